@@ -1,0 +1,1 @@
+"""Streamlit-side code: the entry point, shared UI pieces and figure builders."""

@@ -1,0 +1,1 @@
+"""ShardScope core: pure Python (no streamlit) layout maths, design files, codegen, launch and logs."""

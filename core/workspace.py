@@ -1,0 +1,39 @@
+"""Where ShardScope keeps designs, generated jobs and runs, and names that cannot escape it."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES_DIR = REPO_ROOT / "examples"
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class WorkspaceError(ValueError):
+    """A name or path the workspace refuses (it would escape the workspace or is unreadable)."""
+
+
+def default_workspace() -> Path:
+    """The workspace the dashboard and CLI use: $SHARDSCOPE_WORKSPACE, else the embedded ./workspace."""
+    return Path(os.environ.get("SHARDSCOPE_WORKSPACE") or REPO_ROOT / "workspace").resolve()
+
+
+def check_name(name: str, what: str = "name") -> str:
+    """Return `name` if it is a plain file name (letters, digits, . _ -), else raise WorkspaceError."""
+    if not isinstance(name, str) or not _SAFE_NAME.fullmatch(name) or name in {".", ".."}:
+        raise WorkspaceError(
+            f"{what} {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (no '/', spaces or '..')."
+        )
+    return name
+
+
+def child(root: Path, name: str, what: str = "name") -> Path:
+    """`root / name` for a checked name, guaranteed to stay inside `root`."""
+    path = (root / check_name(name, what)).resolve()
+    if path.parent != root.resolve():
+        raise WorkspaceError(f"{what} {name!r} would leave the workspace {root}")
+    return path
