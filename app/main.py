@@ -11,19 +11,20 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from app.nav import PAGES  # noqa: E402
 from core.workspace import default_workspace  # noqa: E402
-
-PAGES_DIR = REPO_ROOT / "pages"
 
 st.set_page_config(page_title="ShardScope", page_icon="🧩", layout="wide")
 
-pages = [
-    st.Page(PAGES_DIR / "home.py", title="Home", icon="🏠", default=True, url_path="home"),
-    st.Page(PAGES_DIR / "designer.py", title="Layout Designer", icon="🧩", url_path="designer"),
-    st.Page(PAGES_DIR / "launch.py", title="Launch", icon="🚀", url_path="launch"),
-    st.Page(PAGES_DIR / "monitor.py", title="Monitor", icon="📈", url_path="monitor"),
-]
-navigation = st.navigation(pages)
+navigation = st.navigation(
+    [
+        st.Page(info.path, title=info.title, icon=info.icon, url_path=key, default=key == "home")
+        for key, info in PAGES.items()
+    ]
+)
 with st.sidebar:
+    design = st.session_state.get("design")
+    if design is not None:
+        st.caption(f"Design: **{design.name}** · {design.device_num} devices")
     st.caption(f"Workspace: `{default_workspace()}`")
 navigation.run()
