@@ -12,7 +12,8 @@ A design is JSON (see README "Design file"):
                    {"name": "relu1", "type": "ReLU", "inputs": ["matmul1"], "strategy": [[4, 1]]}]}
 
 An operator input names a tensor or an earlier operator (its output). A strategy entry is either a
-Layout strategy `{"layout": NAME, "map": [...]}` or a tuple strategy `[4, 1]`. Loading collects every
+Layout strategy `{"layout": NAME, "map": [...]}` or a tuple strategy `[4, 1]`; an optional
+`out_strategy` (one Layout strategy) is MindSpore's `shard(in_strategy, out_strategy)`. Loading collects every
 problem with the JSON path of the bad field (`$.tensors.x.shape[1]`) instead of stopping at the first.
 """
 
@@ -96,6 +97,7 @@ class OperatorSpec:
     type: str
     inputs: tuple[str, ...]
     strategy: tuple[Sharding, ...] | None = None
+    out_strategy: Sharding | None = None  # MindSpore's out_strategy (a Layout): e.g. ReduceScatter output
     transpose_a: bool = False
     transpose_b: bool = False
 
@@ -170,6 +172,8 @@ def design_to_dict(design: Design) -> dict[str, Any]:
         o: dict[str, Any] = {"name": op.name, "type": op.type, "inputs": list(op.inputs)}
         if op.strategy is not None:
             o["strategy"] = [_sharding_to_json(s) for s in op.strategy]
+        if op.out_strategy is not None:
+            o["out_strategy"] = [_sharding_to_json(op.out_strategy)]
         if op.transpose_a:
             o["transpose_a"] = True
         if op.transpose_b:
@@ -313,7 +317,9 @@ class _Reader:
         obj = self.object_(value, path, "an operator")
         if obj is None:
             return None
-        self.unknown_keys(obj, {"name", "type", "inputs", "strategy", "transpose_a", "transpose_b"}, path)
+        self.unknown_keys(
+            obj, {"name", "type", "inputs", "strategy", "out_strategy", "transpose_a", "transpose_b"}, path
+        )
         name = self.identifier(obj.get("name"), f"{path}.name", "operator name")
         op_type = obj.get("type")
         if not isinstance(op_type, str) or op_type not in OP_ARITY:
@@ -333,18 +339,37 @@ class _Reader:
                 self.fail(
                     f"{path}.strategy", f"give one strategy per input: {len(inputs)} inputs, {len(raw)} given"
                 )
+        out_strategy: Sharding | None = None
+        out_ok = True
+        if obj.get("out_strategy") is not None:
+            raw_out = self.list_(obj["out_strategy"], f"{path}.out_strategy", "out_strategy")
+            if raw_out is not None and len(raw_out) != 1:
+                self.fail(f"{path}.out_strategy", "give exactly one output strategy (a list with one entry)")
+            elif raw_out is not None:
+                out_strategy = self.sharding(raw_out[0], f"{path}.out_strategy[0]")
+                if out_strategy is not None and not out_strategy.is_layout:
+                    self.fail(f"{path}.out_strategy[0]", "an output strategy must be a Layout strategy {layout, map}")
+                    out_strategy = None
+            out_ok = out_strategy is not None
         flags = {}
         for flag in ("transpose_a", "transpose_b"):
             flags[flag] = obj.get(flag, False)
             if not isinstance(flags[flag], bool):
                 self.fail(f"{path}.{flag}", "must be true or false")
-        if name is None or not known_type or None in names or (strategy is not None and None in strategy):
+        if (
+            name is None
+            or not known_type
+            or not out_ok
+            or None in names
+            or (strategy is not None and None in strategy)
+        ):
             return None
         return OperatorSpec(
             name=name,
             type=op_type,
             inputs=tuple(names),  # type: ignore[arg-type]
             strategy=None if strategy is None else tuple(strategy),  # type: ignore[arg-type]
+            out_strategy=out_strategy,
             transpose_a=flags["transpose_a"] is True,
             transpose_b=flags["transpose_b"] is True,
         )
@@ -432,6 +457,8 @@ def design_problems(design: Design) -> list[Problem]:
         for j, sharding in enumerate(op.strategy or ()):
             if sharding.is_layout:
                 problems.extend(_sharding_problems(design, sharding, None, f"{path}.strategy[{j}]", op.name))
+        if op.out_strategy is not None:
+            problems.extend(_sharding_problems(design, op.out_strategy, None, f"{path}.out_strategy[0]", op.name))
         known.add(op.name)
     return problems
 

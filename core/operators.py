@@ -894,21 +894,11 @@ def _analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAna
         rule = _elementwise_rule(ready, shapes, out_shape, names)
     problems.extend(rule.problems)
     comms: list[Communication] = []
-    if rule.output is not None and rule.reduce_axes:
-        groups = rank_groups(rule.output.layout, rule.reduce_axes)
-        nbytes = _local_bytes(out_shape, rule.output, dtype)
-        size = len(groups[0]) if groups else math.prod(rule.output.layout.axis_size(a) for a in rule.reduce_axes)
-        comms.append(
-            Communication(
-                "AllReduce",
-                rule.reduce_axes,
-                groups,
-                nbytes,
-                f"The reduce dimension is split over {_axes_text(rule.reduce_axes)}, so every rank holds a partial "
-                f"sum of its {format_bytes(nbytes)} output slice; an AllReduce (sum) over "
-                f"{_axes_text(rule.reduce_axes)} in groups of {size} ranks adds them up",
-            )
-        )
+    output = rule.output
+    if output is not None and op.out_strategy is not None:
+        output = _apply_out_strategy(design, op, out_shape, output, rule.reduce_axes, dtype, comms, problems)
+    elif output is not None and rule.reduce_axes:
+        comms.append(_reduction("AllReduce", out_shape, output, rule.reduce_axes, dtype))
     if rule.output is not None:
         for source, required in zip(sources, ready, strict=True):
             if source is None or source.stored is None or source.shape is None:
@@ -916,7 +906,79 @@ def _analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAna
             comm = _redistribution(source.shape, source.dtype, source.stored, required, source.origin, op.name)
             if comm is not None:
                 comms.append(comm)
-    return finish(shapes, layouts, out_shape, rule.output, comms, dtype)
+    return finish(shapes, layouts, out_shape, output, comms, dtype)
+
+
+def _reduction(
+    kind: str, out_shape: tuple[int, ...], partial: TensorLayout, axes: tuple[str, ...], dtype: str
+) -> Communication:
+    """The collective that sums the partial outputs left by a split reduce dimension."""
+    groups = rank_groups(partial.layout, axes)
+    nbytes = _local_bytes(out_shape, partial, dtype)
+    size = len(groups[0]) if groups else math.prod(partial.layout.axis_size(a) for a in axes)
+    how = (
+        "an AllReduce (sum) over {axes} in groups of {size} ranks adds them up"
+        if kind == "AllReduce"
+        else "the output strategy splits the result over {axes}, so a ReduceScatter in groups of {size} ranks "
+        "sums them and leaves each rank only its part"
+    )
+    return Communication(
+        kind,
+        axes,
+        groups,
+        nbytes,
+        f"The reduce dimension is split over {_axes_text(axes)}, so every rank holds a partial sum of its "
+        f"{format_bytes(nbytes)} output slice; " + how.format(axes=_axes_text(axes), size=size),
+    )
+
+
+def _apply_out_strategy(
+    design: Design,
+    op: OperatorSpec,
+    out_shape: tuple[int, ...],
+    natural: TensorLayout,
+    reduce_axes: tuple[str, ...],
+    dtype: str,
+    comms: list[Communication],
+    problems: list[str],
+) -> TensorLayout | None:
+    """MindSpore's out_strategy: reduce axes the output is split over become a ReduceScatter."""
+    assert op.out_strategy is not None
+    try:
+        wanted = design.tensor_layout(op.out_strategy)
+    except LayoutError as exc:
+        problems.append(f"out_strategy: {exc}")
+        return None
+    problem = _shape_problem(wanted, out_shape, f"{op.name} output")
+    if problem:
+        problems.append(f"out_strategy: {problem}")
+        return None
+    if wanted.layout != natural.layout:
+        problems.append(
+            f"out_strategy uses {wanted.layout.to_code()} but the inputs use {natural.layout.to_code()}: "
+            "build the output strategy from the same Layout"
+        )
+        return None
+    scattered = tuple(a for a in reduce_axes if a in wanted.used_axes)
+    summed = tuple(a for a in reduce_axes if a not in scattered)
+    if summed:
+        comms.append(_reduction("AllReduce", out_shape, natural, summed, dtype))
+    if scattered:
+        comms.append(_reduction("ReduceScatter", out_shape, natural, scattered, dtype))
+    # Beyond the scattered axes: a finer split is a local slice, a coarser one needs an AllGather.
+    lost = tuple(a for a in natural.used_axes if a not in wanted.used_axes)
+    if lost:
+        comms.append(
+            Communication(
+                "AllGather",
+                lost,
+                rank_groups(natural.layout, lost),
+                _local_bytes(out_shape, wanted, dtype),
+                f"the output strategy {_layout_text(wanted)} no longer splits over {_axes_text(lost)}, which the "
+                f"natural output {_layout_text(natural)} does, so the pieces are gathered",
+            )
+        )
+    return wanted
 
 
 def _safe_analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAnalysis]) -> OperatorAnalysis:

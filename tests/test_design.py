@@ -177,3 +177,14 @@ def test_any_mutation_gives_a_design_or_a_design_error(name: str, data: st.DataO
         else:
             assert isinstance(design, Design)
             design_problems(design)
+
+
+def test_out_strategy_must_be_one_layout_strategy() -> None:
+    data = example("seed004_dense_matmul")
+    data["operators"][0]["out_strategy"] = [[8, 1]]
+    assert "Layout strategy" in _problems(data)["$.operators[0].out_strategy[0]"]
+    one = {"layout": "layout", "map": ["dp", "None"]}
+    data["operators"][0]["out_strategy"] = [one, one]
+    assert "exactly one" in _problems(data)["$.operators[0].out_strategy"]
+    data["operators"][0]["out_strategy"] = [{"layout": "layout", "map": ["dp", "dp"]}]
+    assert "already used" in _problems(data)["$.operators[0].out_strategy[0]"]

@@ -13,7 +13,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.design import OP_ARITY, Design, DesignError, LayoutSpec, OperatorSpec, Sharding, TensorSpec, design_from_dict
+from core.design import (
+    OP_ARITY,
+    Design,
+    DesignError,
+    LayoutSpec,
+    OperatorSpec,
+    Sharding,
+    TensorSpec,
+    design_from_dict,
+    load_design,
+)
 from core.layout import Layout, LayoutError
 from core.operators import (
     Communication,
@@ -96,12 +106,15 @@ def test_seed004_matmul1_allreduce_over_sp_dp_in_mp_groups() -> None:
     assert "reduce dimension" in reduce.reason
 
 
-def test_seed004_dense_matmul_example_agrees() -> None:
-    a = analyze_design(design_from_dict(example("seed004_dense_matmul")))[0]
+def test_seed004_dense_matmul_without_out_strategy_allreduces() -> None:
+    data = example("seed004_dense_matmul")
+    del data["operators"][0]["out_strategy"]
+    a = analyze_design(design_from_dict(data))[0]
     assert a.valid
     assert a.output_layout is not None and a.output_layout.tensor_map == (0, -1)
+    assert [c.kind for c in a.communications] == ["AllReduce"]
     assert a.communications[0].groups == [[0, 2, 4, 6], [1, 3, 5, 7]]
-    assert a.communications[0].bytes_per_rank == 1 * 8 * 4
+    assert a.communications[0].bytes_per_rank == 4 * 8 * 4
 
 
 def test_seed004_matmul2_allreduce_over_all_eight_tp_ranks() -> None:
@@ -690,7 +703,7 @@ def test_analyze_never_raises_on_mutated_examples(base: dict[str, Any], steps: i
         assert a.valid == (a.problems == [])
         for c in a.communications:
             assert isinstance(c, Communication)
-            assert c.kind in ("AllReduce", "Redistribution")
+            assert c.kind in ("AllReduce", "ReduceScatter", "AllGather", "Redistribution")
             assert c.bytes_per_rank >= 0 and c.reason
         if a.valid:
             assert a.output_shape is not None and a.output_layout is not None
@@ -731,3 +744,29 @@ def test_elementwise_validator_property(sa: list[int], sb: list[int], data: st.D
             ]
             assert a.output_layout.split[d] == parts[0]
             assert len(set(parts)) == 1
+
+
+def test_seed_004_dense_matmul_out_strategy_is_a_reduce_scatter() -> None:
+    """DenseMatMulNet's out_strategy layout(("mp","sp","dp"), "None") scatters the partial sums."""
+    design = load_design(EXAMPLES / "seed004_dense_matmul.json")
+    (analysis,) = analyze_design(design)
+    assert analysis.valid, analysis.problems
+    assert analysis.output_layout is not None
+    assert analysis.output_layout.entries == (("mp", "sp", "dp"), "None")
+    (comm,) = analysis.communications
+    assert comm.kind == "ReduceScatter"
+    assert comm.axes == ("sp", "dp")
+    assert comm.groups == [[0, 2, 4, 6], [1, 3, 5, 7]]
+    assert comm.bytes_per_rank == 4 * 8 * 4  # the (4, 8) float32 partial output slice each rank holds
+
+
+def test_out_strategy_problems_are_reported() -> None:
+    data = json.loads((EXAMPLES / "seed004_dense_matmul.json").read_text())
+    data["tensors"]["x"]["shape"] = [2, 4]
+    analysis = analyze_design(design_from_dict(data, strict=False))[0]
+    assert any("out_strategy" in p and "not divisible" in p for p in analysis.problems)
+    data["tensors"]["x"]["shape"] = [8, 4]
+    data["operators"][0]["out_strategy"] = [{"layout": "layout", "map": ["None", "None"]}]
+    analysis = analyze_design(design_from_dict(data, strict=False))[0]
+    kinds = [c.kind for c in analysis.communications]
+    assert kinds == ["AllReduce", "AllGather"], kinds
