@@ -1,0 +1,295 @@
+"""Figures and tables for the Monitor page, built from core.logs snapshots (no parsing here)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from core.logs import RunSnapshot, rank_status
+from core.metrics import N_OUT, add_global_step, add_time_axes, downsample, ema_smooth, outlier_range, rank_band
+
+X_MODES = {"Step": "global_step", "Relative time": "relative_s", "Wall time": "wall_time"}
+STATE_LABELS = {
+    "running": "🟢 running",
+    "stalled": "🟠 stalled",
+    "crashed": "🔴 crashed",
+    "nan": "🟣 NaN/inf loss",
+    "finished": "✅ finished",
+    "stopped": "⚪ stopped",
+    "waiting": "⏳ waiting",
+}
+_PALETTE = [
+    "#2563eb",
+    "#dc2626",
+    "#16a34a",
+    "#9333ea",
+    "#ea580c",
+    "#0891b2",
+    "#ca8a04",
+    "#db2777",
+    "#4b5563",
+    "#65a30d",
+    "#7c3aed",
+    "#0d9488",
+]
+_COMPARE_DASH = ["dash", "dot", "dashdot", "longdash"]
+
+
+@dataclass
+class ChartOptions:
+    """What the user picked for the loss chart."""
+
+    smoothing: float = 0.6
+    x_mode: str = "Step"
+    log_y: bool = False
+    ignore_outliers: bool = False
+    show_band: bool = True
+    show_ranks: bool = True
+    ranks: tuple[int, ...] | None = None  # None = all
+
+
+def prepare(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Metrics with global_step, relative_s and wall_time columns (all x-axis choices)."""
+    return add_time_axes(add_global_step(metrics))
+
+
+def x_column(df: pd.DataFrame, x_mode: str) -> tuple[str, str | None]:
+    """The column for the chosen x mode, falling back to steps when the log has no timestamps."""
+    col = X_MODES.get(x_mode, "global_step")
+    if col != "global_step" and (df.empty or df["relative_s"].isna().all()):
+        return "global_step", (
+            "These logs carry no timestamps and were not watched live, so time axes are unavailable: showing steps."
+        )
+    return col, None
+
+
+def _color(rank: int) -> str:
+    return _PALETTE[rank % len(_PALETTE)]
+
+
+def _xy(x: pd.Series, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    xs = x.to_numpy()
+    keep = ~pd.isna(xs)
+    xs, ys = xs[keep], y[keep]
+    idx = downsample(
+        xs.astype("datetime64[ns]").astype("int64")
+        if np.issubdtype(xs.dtype, np.datetime64)
+        else xs.astype(np.float64),
+        ys,
+        N_OUT,
+    )
+    return xs[idx], ys[idx]
+
+
+def loss_figure(
+    df: pd.DataFrame,
+    opts: ChartOptions,
+    compare: list[tuple[str, pd.DataFrame]] | None = None,
+) -> tuple[go.Figure, int, str | None]:
+    """Per-rank loss curves (+ mean/min/max band, + other runs' means). Returns (figure, points, note)."""
+    fig = go.Figure()
+    xcol, note = x_column(df, opts.x_mode)
+    n_points = 0
+    shown_values: list[np.ndarray] = []
+    ranks = sorted(df["rank"].unique()) if not df.empty else []
+    selected = [r for r in ranks if opts.ranks is None or r in opts.ranks]
+    sub = df[df["rank"].isin(selected)] if selected else df.iloc[:0]
+    if opts.show_band and len(selected) > 1 and not sub.empty:
+        band = rank_band(sub.assign(_x=sub[xcol]).dropna(subset=["_x"]), x="_x", y="loss")
+        if not band.empty:
+            xs = band["_x"]
+            for name in ("max", "min"):
+                bx, by = _xy(xs, band[name].to_numpy(dtype=np.float64))
+                fig.add_trace(
+                    go.Scatter(
+                        x=bx,
+                        y=by,
+                        mode="lines",
+                        line={"width": 0},
+                        hoverinfo="skip",
+                        showlegend=name == "min",
+                        name="min-max across ranks",
+                        legendgroup="band",
+                        fill="tonexty" if name == "min" else None,
+                        fillcolor="rgba(100,116,139,0.18)",
+                    )
+                )
+                n_points += len(bx)
+            smooth_mean = ema_smooth(band["mean"].to_numpy(dtype=np.float64), opts.smoothing)
+            mx, my = _xy(xs, smooth_mean)
+            fig.add_trace(
+                go.Scatter(x=mx, y=my, mode="lines", name="mean of ranks", line={"color": "#111827", "width": 2.5})
+            )
+            n_points += len(mx)
+            shown_values.append(smooth_mean)
+    if opts.show_ranks:
+        for rank in selected:
+            g = sub[sub["rank"] == rank]
+            raw = g["loss"].to_numpy(dtype=np.float64)
+            smooth = ema_smooth(raw, opts.smoothing)
+            color = _color(int(rank))
+            if opts.smoothing > 0:
+                rx, ry = _xy(g[xcol], raw)
+                fig.add_trace(
+                    go.Scatter(
+                        x=rx,
+                        y=ry,
+                        mode="lines",
+                        line={"color": color, "width": 1},
+                        opacity=0.25,
+                        hoverinfo="skip",
+                        showlegend=False,
+                        legendgroup=f"rank{rank}",
+                    )
+                )
+                n_points += len(rx)
+            sx, sy = _xy(g[xcol], smooth)
+            fig.add_trace(
+                go.Scatter(
+                    x=sx,
+                    y=sy,
+                    mode="lines",
+                    name=f"rank {rank}",
+                    line={"color": color, "width": 1.6},
+                    legendgroup=f"rank{rank}",
+                )
+            )
+            n_points += len(sx)
+            shown_values.append(smooth)
+    for i, (label, other) in enumerate(compare or []):
+        if other.empty:
+            continue
+        ocol, _ = x_column(other, opts.x_mode)
+        if ocol != xcol:
+            ocol = "global_step"
+        band = rank_band(other.assign(_x=other[ocol]).dropna(subset=["_x"]), x="_x", y="loss")
+        smooth = ema_smooth(band["mean"].to_numpy(dtype=np.float64), opts.smoothing)
+        cx, cy = _xy(band["_x"], smooth)
+        fig.add_trace(
+            go.Scatter(
+                x=cx,
+                y=cy,
+                mode="lines",
+                name=f"{label} (mean)",
+                line={
+                    "color": _PALETTE[(i + 3) % len(_PALETTE)],
+                    "width": 2,
+                    "dash": _COMPARE_DASH[i % len(_COMPARE_DASH)],
+                },
+            )
+        )
+        n_points += len(cx)
+        shown_values.append(smooth)
+    yaxis: dict = {"title": "loss", "type": "log" if opts.log_y else "linear", "gridcolor": "#e5e7eb"}
+    if opts.ignore_outliers and shown_values:
+        vals = np.concatenate(shown_values)
+        if opts.log_y:
+            vals = np.log10(vals[vals > 0])
+        rng = outlier_range(vals)
+        if rng is not None:
+            yaxis["range"] = list(rng)
+    fig.update_layout(
+        template="plotly_white",
+        margin={"l": 60, "r": 20, "t": 30, "b": 45},
+        xaxis={
+            "title": {"global_step": "step", "relative_s": "seconds since start", "wall_time": "wall time"}[xcol],
+            "gridcolor": "#e5e7eb",
+        },
+        yaxis=yaxis,
+        hovermode="x unified",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.01, "x": 0, "font": {"size": 11}},
+    )
+    return fig, n_points, note
+
+
+def step_time_figure(df: pd.DataFrame, timings: pd.DataFrame, ranks: tuple[int, ...] | None) -> go.Figure | None:
+    """Step time per rank: MindFormers' per-line step time, else TimeMonitor's per-epoch figure."""
+    fig = go.Figure()
+    have = df.dropna(subset=["step_time_ms"]) if not df.empty else df
+    if not have.empty:
+        for rank, g in have.groupby("rank"):
+            if ranks is not None and rank not in ranks:
+                continue
+            x, y = _xy(g["global_step"], g["step_time_ms"].to_numpy(dtype=np.float64))
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=f"rank {rank}", line={"color": _color(int(rank))}))
+        xtitle = "step"
+    elif not timings.empty:
+        for rank, g in timings.groupby("rank"):
+            if ranks is not None and rank not in ranks:
+                continue
+            fig.add_trace(
+                go.Scatter(
+                    x=g["epoch"],
+                    y=g["step_time_ms"],
+                    mode="lines+markers",
+                    name=f"rank {rank}",
+                    line={"color": _color(int(rank))},
+                )
+            )
+        xtitle = "epoch (TimeMonitor)"
+    else:
+        return None
+    fig.update_layout(
+        template="plotly_white",
+        margin={"l": 60, "r": 20, "t": 30, "b": 45},
+        xaxis={"title": xtitle},
+        yaxis={"title": "ms per step", "rangemode": "tozero"},
+        hovermode="x unified",
+        showlegend=False,
+    )
+    return fig
+
+
+def status_table(snap: RunSnapshot, stall_after_s: float, run_status: str | None) -> pd.DataFrame:
+    """The per-rank table shown to the user (formatted, one row per rank)."""
+    st = rank_status(snap, now=time.time(), stall_after_s=stall_after_s, run_status=run_status)
+    if st.empty:
+        return pd.DataFrame(columns=["rank", "state", "epoch", "step", "last loss", "last line", "detail"])
+
+    def age(v: float) -> str:
+        if v != v:
+            return "–"
+        if v < 120:
+            return f"{v:.0f} s ago"
+        if v < 7200:
+            return f"{v / 60:.0f} min ago"
+        return f"{v / 3600:.1f} h ago"
+
+    def num(v: float, fmt: str) -> str:
+        return "–" if v != v else (format(v, fmt) if math.isfinite(v) else str(v))
+
+    return pd.DataFrame(
+        {
+            "rank": st["rank"].astype(int),
+            "state": st["state"].map(STATE_LABELS).fillna(st["state"]),
+            "epoch": st["last_epoch"].map(lambda v: num(v, ".0f")),
+            "step": st["last_step"].map(lambda v: num(v, ".0f")),
+            "last loss": st["last_loss"].map(lambda v: num(v, ".5g")),
+            "last line": st["age_s"].map(age),
+            "detail": st["detail"],
+        }
+    )
+
+
+def csv_bytes(snap: RunSnapshot) -> bytes:
+    """Every parsed point (never the downsampled ones) as CSV."""
+    df = prepare(snap.metrics)
+    cols = [
+        "rank",
+        "epoch",
+        "step",
+        "global_step",
+        "loss",
+        "step_time_ms",
+        "lr",
+        "time",
+        "relative_s",
+        "file",
+        "offset",
+    ]
+    return df[cols].to_csv(index=False).encode()

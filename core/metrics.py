@@ -1,0 +1,160 @@
+"""Curve maths for the Monitor: TensorBoard smoothing, global step, time axes, rank aggregates, downsampling.
+
+Pure numpy/pandas; figures are built from these results in `app/`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "N_OUT",
+    "add_global_step",
+    "add_time_axes",
+    "downsample",
+    "ema_smooth",
+    "infer_steps_per_epoch",
+    "outlier_range",
+    "rank_band",
+]
+
+N_OUT = 2000
+"""Points kept per trace by `downsample`: 8 traces x 2000 points stay well under 1 MB of JSON."""
+
+
+def ema_smooth(values: np.ndarray | pd.Series | list[float], weight: float) -> np.ndarray:
+    """TensorBoard's scalar-dashboard smoothing: debiased EMA, non-finite points passed through.
+
+    last = last * w + (1 - w) * v; smoothed = last / (1 - w ** n) with n = finite points so far;
+    a non-finite v keeps its value and does not enter the average; a constant series is unchanged.
+    Equal to pandas' `ewm(alpha=1 - w, adjust=True, ignore_na=True)`, which is what runs here.
+    """
+    y = np.asarray(values, dtype=np.float64)
+    if not 0.0 <= weight < 1.0:
+        if weight == 1.0:
+            weight = 1.0 - 1e-12
+        else:
+            raise ValueError(f"smoothing weight must be in [0, 1), got {weight}")
+    if y.size == 0 or weight == 0.0:
+        return y.copy()
+    finite = np.isfinite(y)
+    if finite.all() and (y == y[0]).all():
+        return y.copy()
+    clean = np.where(finite, y, np.nan)
+    smoothed = pd.Series(clean).ewm(alpha=1.0 - weight, adjust=True, ignore_na=True).mean().to_numpy()
+    return np.where(finite, smoothed, y)
+
+
+def infer_steps_per_epoch(df: pd.DataFrame) -> float | None:
+    """Steps per epoch: the printed total (MindFormers `step:[ 4/125]`) or the largest step seen in an
+    epoch that a later epoch followed (LossMonitor prints the step within the epoch). None if unknown."""
+    if df.empty or "epoch" not in df or df["epoch"].isna().all():
+        return None
+    if "steps_total" in df and df["steps_total"].notna().any():
+        return float(df["steps_total"].dropna().max())
+    epochs = df["epoch"].dropna()
+    last_epoch = epochs.max()
+    done = df[df["epoch"] < last_epoch]
+    if done.empty or done["step"].isna().all():
+        return None
+    return float(done["step"].max())
+
+
+def add_global_step(df: pd.DataFrame, steps_per_epoch: float | None = None) -> pd.DataFrame:
+    """Add `global_step`: (epoch - first epoch) x steps per epoch + step when the epoch length is known
+    (given or inferable) and steps restart each epoch; the step itself when it already counts globally;
+    else a per-rank monotonic counter (1, 2, 3, ...)."""
+    out = df.copy()
+    if out.empty:
+        out["global_step"] = pd.Series(dtype="float64")
+        return out
+    counter = out.groupby("rank").cumcount().to_numpy(dtype=np.float64) + 1
+    step = out["step"].to_numpy(dtype=np.float64)
+    epoch = out["epoch"].to_numpy(dtype=np.float64)
+    if np.isnan(step).all():
+        out["global_step"] = counter
+        return out
+    spe = steps_per_epoch if steps_per_epoch is not None else infer_steps_per_epoch(out)
+    if spe and not np.isnan(epoch).all() and np.nanmax(step) <= spe:
+        first = np.nanmin(epoch)
+        gs = (epoch - first) * spe + step
+    else:
+        gs = step.copy()
+    gs = np.where(np.isnan(gs), counter, gs)
+    out["global_step"] = gs
+    return out
+
+
+def add_time_axes(df: pd.DataFrame, start: float | None = None) -> pd.DataFrame:
+    """Add `wall_time` (datetime, local) and `relative_s` (seconds since the run's first timed point).
+
+    Rows without a time (logs read after the fact carry no timestamps) keep NaN/NaT.
+    """
+    out = df.copy()
+    t = out["time"].to_numpy(dtype=np.float64) if "time" in out else np.full(len(out), np.nan)
+    t0 = start if start is not None else (np.nanmin(t) if np.isfinite(t).any() else np.nan)
+    out["relative_s"] = t - t0
+    out["wall_time"] = pd.to_datetime(t, unit="s", utc=True).tz_convert(None)
+    return out
+
+
+def rank_band(df: pd.DataFrame, x: str = "global_step", y: str = "loss") -> pd.DataFrame:
+    """Mean / min / max of `y` across ranks for every `x` (non-finite values ignored)."""
+    if df.empty:
+        return pd.DataFrame(columns=[x, "mean", "min", "max", "n_ranks"])
+    clean = df[[x, y, "rank"]].replace([np.inf, -np.inf], np.nan).dropna(subset=[x])
+    grouped = clean.groupby(x, sort=True)[y]
+    out = pd.DataFrame({"mean": grouped.mean(), "min": grouped.min(), "max": grouped.max(),
+                        "n_ranks": clean.groupby(x, sort=True)["rank"].nunique()})
+    return out.reset_index()
+
+
+def downsample(x: np.ndarray, y: np.ndarray, n_out: int = N_OUT) -> np.ndarray:
+    """Indices of the points to draw: MinMaxLTTB (tsdownsample) when there are more than `n_out`.
+
+    Keeps the visual shape (spikes included) of millions of points in ~2000. Non-finite y values are
+    never dropped silently: their indices are kept as well so NaN/inf steps stay visible.
+    """
+    x = np.asarray(x)
+    y = np.asarray(y, dtype=np.float64)
+    n = len(y)
+    if n <= n_out:
+        return np.arange(n)
+    finite = np.isfinite(y)
+    idx_f = np.flatnonzero(finite)
+    if len(idx_f) <= n_out:
+        return np.arange(n)
+    from tsdownsample import MinMaxLTTBDownsampler
+
+    xf = x[idx_f]
+    if np.issubdtype(xf.dtype, np.datetime64):
+        xf = xf.astype("int64")
+    xf = xf.astype(np.float64)
+    order = np.argsort(xf, kind="stable")
+    if not (order == np.arange(len(order))).all():
+        idx_f = idx_f[order]
+        xf = xf[order]
+    picked = MinMaxLTTBDownsampler().downsample(xf, np.ascontiguousarray(y[idx_f]), n_out=n_out)
+    keep = idx_f[np.asarray(picked, dtype=np.int64)]
+    bad = np.flatnonzero(~finite)
+    if len(bad):
+        keep = np.union1d(keep, bad[:n_out])
+    return np.sort(keep)
+
+
+def outlier_range(values: np.ndarray | pd.Series, lower: float = 5.0, upper: float = 95.0,
+                  pad: float = 0.1) -> tuple[float, float] | None:
+    """A y range that ignores outliers (TensorBoard's "ignore outliers"): the [lower, upper] percentile
+    span padded by `pad` of its height on each side. None when there is nothing finite."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return None
+    lo, hi = np.percentile(v, [lower, upper])
+    span = hi - lo
+    if span <= 0 or not math.isfinite(span):
+        span = abs(hi) * 0.1 or 1.0
+    return float(lo - pad * span), float(hi + pad * span)

@@ -1,0 +1,141 @@
+"""Monitor page logic through Streamlit's AppTest (the live chart component renders as an unknown element)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import monitor_widgets as ui
+from core.logs import read_run
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "monitor.py")
+REAL = Path(__file__).parent / "fixtures" / "real_msrun_logs"
+
+
+@pytest.fixture(autouse=True)
+def _workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(ws))
+    monkeypatch.setenv("SHARDSCOPE_RECORDINGS", str(tmp_path / "recordings"))
+    return ws
+
+
+def _run(**params: str) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_no_source_explains_what_to_do() -> None:
+    at = _run()
+    assert any("Pick what to watch" in i.value for i in at.info)
+    assert not at.metric
+
+
+def test_log_folder_ok_run() -> None:
+    at = _run(logdir=str(REAL / "dp8_cpu_ok"))
+    assert [m.value for m in at.metric][:3] == ["8", "120", "30"]
+    table = at.dataframe[0].value
+    assert table["rank"].tolist() == list(range(8))
+    assert set(table["state"]) == {ui.STATE_LABELS["finished"]}
+
+
+def test_log_folder_failed_run_shows_crashes() -> None:
+    at = _run(logdir=str(REAL / "semi_auto_on_cpu_error"))
+    assert at.metric[3].value == "7"
+    table = at.dataframe[0].value.set_index("rank")
+    assert table.loc[0, "state"] == ui.STATE_LABELS["crashed"]
+    assert "Invalid communication backend" in table.loc[0, "detail"]
+    assert any("No loss lines yet" in i.value for i in at.info)
+    codes = [c.value for c in at.code]
+    assert any("RuntimeError: Invalid communication backend" in c for c in codes)
+
+
+def test_missing_folder_is_an_error(tmp_path: Path) -> None:
+    at = _run(logdir=str(tmp_path / "nope"))
+    assert any("is not a folder" in e.value for e in at.error)
+
+
+def test_empty_folder_waits_for_logs(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    at = _run(logdir=str(tmp_path / "empty"))
+    assert any("No rank logs" in i.value for i in at.info)
+
+
+def test_bad_custom_regex_is_reported(tmp_path: Path) -> None:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["logdir"] = str(REAL / "dp8_cpu_ok")
+    at.run()
+    at.sidebar.text_input(key="mon_regex").input("loss=(\\d+").run()
+    assert not at.exception
+    assert any("does not compile" in e.value for e in at.sidebar.error)
+
+
+def test_custom_regex_parses_unusual_lines(tmp_path: Path) -> None:
+    run = tmp_path / "custom"
+    run.mkdir()
+    (run / "worker_0.log").write_text("it 1 l=0.5\nit 2 l=0.25\n")
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["logdir"] = str(run)
+    at.run()
+    assert at.metric[1].value == "0"
+    at.sidebar.text_input(key="mon_regex").input(r"it (?P<step>\d+) l=(?P<loss>\S+)").run()
+    assert at.metric[1].value == "2"
+
+
+def test_replay_without_recordings_explains() -> None:
+    at = _run()
+    at.segmented_control(key="mon_source").set_value("Replay recorded run").run()
+    assert any("No recorded runs yet" in i.value for i in at.info)
+
+
+def test_replay_of_a_synthetic_recording(tmp_path: Path) -> None:
+    from core.replay import synthetic_recording
+
+    synthetic_recording(REAL / "dp8_cpu_ok", tmp_path / "recordings" / "dp8-synthetic", seconds_per_line=0.001)
+    at = _run()
+    at.segmented_control(key="mon_source").set_value("Replay recorded run").run()
+    assert any("synthetic" in c.value for c in at.caption)
+    at.button[0].click().run()
+    assert not at.exception
+    out = Path(at.session_state["mon_replay_out"])
+    assert out.is_dir()
+
+
+def test_launched_run_from_registry(tmp_path: Path, _workspace: Path) -> None:
+    launch = pytest.importorskip("core.launch")
+    run_dir = launch.runs_root(_workspace) / "r1"
+    shutil.copytree(REAL / "semi_auto_on_cpu_error", run_dir / "log_output")
+    (run_dir / "launcher.log").write_text(
+        (Path(__file__).parent / "fixtures" / "logs" / "msrun_launcher.log").read_text())
+    (run_dir / "run.json").write_text(json.dumps({
+        "run_id": "r1", "status": "failed", "scenario": "semi_auto", "started_at": 1.0, "ended_at": 2.0,
+        "log_dir": "log_output", "launcher": "msrun"}))
+    at = _run(run="r1")
+    assert at.selectbox(key="mon_run").value == "r1"
+    table = at.dataframe[0].value.set_index("rank")
+    assert table.loc[3, "state"] == ui.STATE_LABELS["stopped"]  # the run failed elsewhere
+    assert table.loc[1, "state"] == ui.STATE_LABELS["crashed"]
+
+
+def test_figures_and_csv() -> None:
+    snap = read_run(REAL / "dp8_cpu_ok")
+    df = ui.prepare(snap.metrics)
+    fig, n, note = ui.loss_figure(df, ui.ChartOptions(x_mode="Wall time"))
+    assert note and "no timestamps" in note  # read after the fact: falls back to steps
+    names = [t.name for t in fig.data]
+    assert "mean of ranks" in names and "rank 7" in names and n > 0
+    fig2, _, _ = ui.loss_figure(df, ui.ChartOptions(ranks=(1,), show_band=True, log_y=True, ignore_outliers=True))
+    assert [t.name for t in fig2.data if t.showlegend is not False] == ["rank 1"]
+    assert fig2.layout.yaxis.type == "log" and fig2.layout.yaxis.range is not None
+    assert ui.step_time_figure(df, snap.timings, None) is not None
+    csv = ui.csv_bytes(snap).decode().splitlines()
+    assert len(csv) == 121 and csv[0].startswith("rank,epoch,step,global_step,loss")
