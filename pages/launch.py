@@ -1,6 +1,102 @@
-"""Launch page (placeholder until its issue lands)."""
+"""Launch page: pick a scenario, see the generated job, check the machine, launch / stop runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import streamlit as st
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from app import launch_widgets as ui  # noqa: E402
+from core.codegen import CodegenError, job_notes, render_job, write_job  # noqa: E402
+from core.design import Design, DesignError, load_design  # noqa: E402
+from core.launch import LaunchError, launch  # noqa: E402
+from core.preflight import can_launch, run_preflight  # noqa: E402
+from core.workspace import EXAMPLES_DIR, WorkspaceError, child, default_workspace  # noqa: E402
+
+DEFAULT_DESIGN = EXAMPLES_DIR / "data_parallel_8.json"
+
+
+def current_design() -> Design | None:
+    design = st.session_state.get("design")
+    if isinstance(design, Design):
+        return design
+    try:
+        design = load_design(DEFAULT_DESIGN)
+    except DesignError as exc:
+        st.error(f"Cannot load the default design: {exc}")
+        return None
+    st.session_state["design"] = design
+    return design
+
+
 st.title("Launch")
-st.info("This page is being built.")
+workspace = default_workspace()
+design = current_design()
+if design is None:
+    st.stop()
+st.caption(f"Design **{design.name}** · {design.device_num} devices — edit it on the Layout Designer page.")
+
+settings, preview = st.columns([2, 3], gap="large")
+files: dict[str, str] | None = None
+with settings:
+    options = ui.options_form(design.device_num)
+    ui.target_notice(options)
+    try:
+        files = render_job(design, options)
+        notes = job_notes(design, options)
+    except (CodegenError, DesignError) as exc:
+        st.error(str(exc))
+        notes = []
+    for note in notes:
+        st.caption(f"• {note}")
+
+with preview:
+    if files is not None:
+        previous = st.session_state.get("launch_prev_files")
+        if previous is not None and previous.get("__key__") != files:
+            st.session_state["launch_diff"] = ui.unified_diff(previous.get("__key__"), files)
+        st.session_state["launch_prev_files"] = {"__key__": files}
+        ui.files_view(files, st.session_state.get("launch_diff", ""))
+        folder = f"{design.name}-{options.scenario}"
+        st.download_button(
+            "Download job (.zip)", ui.zip_bytes(files, folder), file_name=f"{folder}.zip", mime="application/zip"
+        )
+    else:
+        st.info("Fix the options on the left to see the generated job.")
+
+if files is not None:
+    st.subheader("Preflight")
+    checks = [ui.cached_mindspore_check(sys.executable)]
+    checks += run_preflight(options, import_check=False)
+    ui.preflight_view(checks)
+    ready = can_launch(checks)
+    if st.button("Launch", type="primary", disabled=not ready, key="launch_button"):
+        try:
+            job_dir = child(workspace / "jobs", f"{design.name}-{options.scenario}", "job name")
+            write_job(design, options, job_dir)
+            record = launch(job_dir, workspace)
+        except (LaunchError, CodegenError, WorkspaceError, OSError) as exc:
+            st.error(f"Launch failed: {exc}")
+        else:
+            st.session_state["launch_last_run"] = record.run_id
+            st.success(f"Started run **{record.run_id}**; open it on the Monitor page.")
+    if not ready:
+        st.caption("Launch is disabled until every check passes.")
+
+st.subheader("Runs")
+
+
+@st.fragment(run_every=2)
+def runs_fragment() -> None:
+    try:
+        ui.runs_table(workspace)
+    except (LaunchError, OSError) as exc:
+        st.error(str(exc))
+
+
+runs_fragment()

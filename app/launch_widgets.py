@@ -1,0 +1,180 @@
+"""UI pieces of the Launch page: options form, generated files, preflight, run list.
+
+Pages wire these to core; nothing here builds code strings or touches processes itself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import time
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from core.codegen import DATASETS, LAUNCHERS, SCENARIOS, RunOptions
+from core.launch import LaunchError, list_runs, stop
+from core.preflight import Check, check_mindspore
+
+STATUS_ICON = {"running": "● running", "succeeded": "✓ succeeded", "failed": "✗ failed", "stopped": "■ stopped"}
+LANGUAGE = {"train.py": "python", "run.sh": "bash", "README.md": "markdown", "job.json": "json"}
+
+
+def options_form(device_num: int, key: str = "launch") -> RunOptions:
+    """Scenario + target + launcher and the run knobs; returns the RunOptions (not yet validated)."""
+    scenario = st.selectbox("Scenario", list(SCENARIOS), format_func=lambda s: SCENARIOS[s], key=f"{key}_scenario")
+    target = st.radio("Device target", ["CPU", "Ascend", "GPU"], horizontal=True, key=f"{key}_target")
+    left, right = st.columns(2)
+    devices = left.number_input("Devices", 1, 4096, value=int(device_num), step=1, key=f"{key}_devices")
+    launcher = right.selectbox(
+        "Launcher", list(LAUNCHERS), format_func=lambda s: LAUNCHERS[s], key=f"{key}_launcher"
+    )
+    dataset = st.selectbox("Dataset", list(DATASETS), format_func=lambda s: DATASETS[s], key=f"{key}_dataset")
+    data_path = "./MNIST_Data/train"
+    if dataset == "mnist":
+        data_path = st.text_input("DATA_PATH (MNIST folder)", data_path, key=f"{key}_data_path")
+    c1, c2, c3 = st.columns(3)
+    epochs = c1.number_input("Epochs", 1, 100_000, 2, key=f"{key}_epochs")
+    batch = c2.number_input("Batch size", 1, 1_000_000, 32 if target != "CPU" else 8, key=f"{key}_batch")
+    lr = c3.number_input("Learning rate", 1e-6, 10.0, 0.01, format="%.4f", key=f"{key}_lr")
+    extra: dict[str, object] = {}
+    if scenario == "multi_copy":
+        extra["interleave_num"] = st.number_input("interleave_num (copies)", 1, 64, 2, key=f"{key}_inter")
+    if scenario == "sapp_pipeline":
+        s1, s2, s3, s4 = st.columns(4)
+        extra["pipeline_stages"] = s1.number_input("Stages", 1, 64, 2, key=f"{key}_stages")
+        extra["micro_batches"] = s2.number_input("Micro-batches", 1, 4096, 4, key=f"{key}_micro")
+        extra["recompute"] = s3.checkbox("Recompute", True, key=f"{key}_recompute")
+        extra["hsdp"] = s4.checkbox("Optimizer parallel", True, key=f"{key}_hsdp")
+    with st.expander("Cluster and logging"):
+        a, b = st.columns(2)
+        local = a.number_input(
+            "Workers per node (0 = one node)", 0, 4096, 0, key=f"{key}_local", help="msrun --local_worker_num"
+        )
+        port = b.number_input("Master port", 1024, 65535, 8118, key=f"{key}_port")
+        addr = a.text_input("Master address", "127.0.0.1", key=f"{key}_addr")
+        loss_every = b.number_input("Print loss every N steps", 1, 1_000_000, 1, key=f"{key}_loss_every")
+        samples = a.number_input("Synthetic samples", 8, 10_000_000, 256, key=f"{key}_samples")
+    return RunOptions(
+        scenario=scenario,
+        device_target=target,
+        launcher=launcher,
+        device_num=int(devices),
+        local_worker_num=int(local) or None,
+        master_addr=addr.strip(),
+        master_port=int(port),
+        dataset=dataset,
+        data_path=data_path,
+        synthetic_samples=int(samples),
+        epochs=int(epochs),
+        batch_size=int(batch),
+        learning_rate=float(lr),
+        loss_interval=int(loss_every),
+        **{k: (v if isinstance(v, bool) else int(v)) for k, v in extra.items()},  # type: ignore[arg-type]
+    )
+
+
+def target_notice(options: RunOptions) -> None:
+    if options.device_target in {"Ascend", "GPU"}:
+        st.info(
+            f"This machine has no {options.device_target} devices: the job is generated and compile-checked "
+            f"here but cannot run here. Download it and run `bash run.sh` on {options.device_num} x "
+            f"{options.device_target}.",
+            icon="ℹ️",
+        )
+
+
+def unified_diff(old: dict[str, str] | None, new: dict[str, str]) -> str:
+    """What changed in the generated files since the previous render ('' if nothing)."""
+    if not old:
+        return ""
+    chunks = []
+    for name in new:
+        if old.get(name) != new[name]:
+            chunks.extend(
+                difflib.unified_diff(
+                    (old.get(name) or "").splitlines(keepends=True),
+                    new[name].splitlines(keepends=True),
+                    fromfile=f"previous/{name}",
+                    tofile=f"current/{name}",
+                    n=2,
+                )
+            )
+    return "".join(chunks)
+
+
+def zip_bytes(files: dict[str, str], folder: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in files.items():
+            info = zipfile.ZipInfo(f"{folder}/{name}", date_time=time.localtime()[:6])
+            info.external_attr = (0o755 if name.endswith(".sh") else 0o644) << 16
+            archive.writestr(info, text)
+    return buffer.getvalue()
+
+
+def files_view(files: dict[str, str], diff: str) -> None:
+    names = [n for n in ("train.py", "run.sh", "README.md") if n in files]
+    tabs = st.tabs([*names, "Changes"])
+    for tab, name in zip(tabs, names, strict=False):
+        with tab:
+            st.code(files[name], language=LANGUAGE[name], line_numbers=name != "README.md", height=480)
+    with tabs[-1]:
+        if diff:
+            st.code(diff, language="diff", height=480)
+        else:
+            st.caption("No changes since the previous render.")
+
+
+@st.cache_data(ttl=600, show_spinner="Checking that MindSpore imports…")
+def cached_mindspore_check(python: str) -> Check:
+    return check_mindspore(python)
+
+
+def preflight_view(checks: list[Check]) -> None:
+    for check in checks:
+        icon = ":green[:material/check_circle:]" if check.ok else ":red[:material/cancel:]"
+        st.markdown(f"{icon} **{check.name}** — {check.message}")
+
+
+def runs_table(workspace: Path) -> None:
+    """The run list (newest first) with links to the Monitor, and a Stop control for running runs."""
+    records = list_runs(workspace)
+    if not records:
+        st.caption("No runs yet.")
+        return
+    now = time.time()
+    rows = []
+    for r in records[:50]:
+        duration = ((r.ended_at or now) - r.started_at) if r.started_at else None
+        rows.append(
+            {
+                "Run": r.run_id,
+                "Status": STATUS_ICON.get(r.status, r.status),
+                "Exit": "" if r.exit_code is None else str(r.exit_code),
+                "Scenario": r.scenario,
+                "Devices": f"{r.device_num} x {r.device_target}",
+                "Started": time.strftime("%H:%M:%S", time.localtime(r.started_at)) if r.started_at else "",
+                "Duration": f"{duration:.0f} s" if duration is not None else "",
+                "Monitor": f"/monitor?run={r.run_id}",
+            }
+        )
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        column_config={"Monitor": st.column_config.LinkColumn("Monitor", display_text="Open ↗")},
+    )
+    running = [r.run_id for r in records if r.is_running]
+    if running:
+        left, right = st.columns([3, 1], vertical_alignment="bottom")
+        chosen = left.selectbox("Running", running, key="launch_stop_choice")
+        if right.button("Stop", type="secondary", key="launch_stop", width="stretch"):
+            try:
+                with st.spinner(f"Stopping {chosen}…"):
+                    record = stop(chosen, workspace, grace=10.0)
+                st.success(f"{record.run_id} {record.status}; no process of it is left.")
+            except LaunchError as exc:
+                st.error(str(exc))

@@ -1,0 +1,182 @@
+"""Run options for a generated job, and the checks that keep user text out of code.
+
+Every string that reaches generated Python or shell is either validated here (identifiers, host
+names, plain file names) or rendered later as a literal (`repr` / `shlex.quote`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, fields
+
+SCENARIOS: dict[str, str] = {
+    "data_parallel": "Data parallel (seed 001)",
+    "operator_parallel": "Operator parallel, tuple strategies",
+    "layout_parallel": "Layout strategies (seed 004)",
+    "multi_copy": "Multi-copy, MicroBatchInterleaved (seeds 000/002)",
+    "sapp_pipeline": "SAPP + pipeline + recompute + hsdp (seed 003)",
+}
+DEVICE_TARGETS = ("Ascend", "GPU", "CPU")
+LAUNCHERS: dict[str, str] = {
+    "msrun": "msrun",
+    "mpirun": "mpirun",
+    "rank_table": "rank table (Ascend)",
+}
+DATASETS: dict[str, str] = {
+    "synthetic": "built-in synthetic data (runs anywhere)",
+    "mnist": "MNIST folder from DATA_PATH",
+}
+
+_HOST = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*\.?$")
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MAX_PATH = 1024
+
+
+class CodegenError(ValueError):
+    """Options or a design the generator refuses, with a message that says what to change."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to generate (and later launch) a job. Defaults give a job that runs on this CPU machine."""
+
+    scenario: str = "data_parallel"
+    device_target: str = "CPU"
+    launcher: str = "msrun"
+    device_num: int = 8  # total workers (msrun --worker_num)
+    local_worker_num: int | None = None  # workers per node; None = all on one node
+    master_addr: str = "127.0.0.1"
+    master_port: int = 8118
+    log_dir: str = "log_output"
+    dataset: str = "synthetic"
+    data_path: str = "./MNIST_Data/train"
+    synthetic_samples: int = 512
+    epochs: int = 2
+    batch_size: int = 32
+    learning_rate: float = 0.01
+    loss_interval: int = 1  # LossMonitor(per_print_times)
+    time_monitor: bool = True
+    interleave_num: int = 2  # multi_copy
+    pipeline_stages: int = 2  # sapp_pipeline
+    micro_batches: int = 4  # sapp_pipeline
+    recompute: bool = True  # sapp_pipeline
+    hsdp: bool = True  # sapp_pipeline: optimizer parallel
+    cluster_time_out: int = 600
+
+    @property
+    def workers_per_node(self) -> int:
+        return self.local_worker_num or self.device_num
+
+    @property
+    def node_num(self) -> int:
+        return math.ceil(self.device_num / self.workers_per_node)
+
+    @property
+    def multi_node(self) -> bool:
+        return self.node_num > 1
+
+    def to_dict(self) -> dict[str, object]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> RunOptions:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise CodegenError(f"unknown run option(s): {', '.join(unknown)}")
+        return cls(**data)  # type: ignore[arg-type]
+
+
+def _int(value: object, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CodegenError(f"{name} must be a whole number, got {value!r}")
+    if not low <= value <= high:
+        raise CodegenError(f"{name} = {value} is out of range: use {low}..{high}")
+    return value
+
+
+def check_text_path(value: object, name: str) -> str:
+    """A path that is rendered as a literal: any printable text, no control characters."""
+    if not isinstance(value, str) or not value.strip():
+        raise CodegenError(f"{name} must be a non-empty path")
+    if len(value) > MAX_PATH:
+        raise CodegenError(f"{name} is longer than {MAX_PATH} characters")
+    if not value.isprintable():
+        raise CodegenError(f"{name} {value!r} contains a newline or control character: use a plain path")
+    return value
+
+
+def validate_options(options: RunOptions) -> None:
+    """Raise CodegenError (one clear message) for options no correct job can be generated from."""
+    if not isinstance(options, RunOptions):
+        raise CodegenError("options must be a RunOptions")
+    if options.scenario not in SCENARIOS:
+        raise CodegenError(f"unknown scenario {options.scenario!r}: use one of {', '.join(SCENARIOS)}")
+    if options.device_target not in DEVICE_TARGETS:
+        raise CodegenError(f"unknown device target {options.device_target!r}: use one of {', '.join(DEVICE_TARGETS)}")
+    if options.launcher not in LAUNCHERS:
+        raise CodegenError(f"unknown launcher {options.launcher!r}: use one of {', '.join(LAUNCHERS)}")
+    if options.dataset not in DATASETS:
+        raise CodegenError(f"unknown dataset {options.dataset!r}: use one of {', '.join(DATASETS)}")
+    if options.device_target == "CPU" and options.scenario != "data_parallel":
+        raise CodegenError(
+            f"the {options.scenario} scenario cannot target CPU: MindSpore runs distributed CPU jobs in "
+            "data-parallel mode only (semi_auto/auto parallel fail with 'Invalid communication backend: CPU'). "
+            "Pick data_parallel for CPU, or target Ascend/GPU."
+        )
+    if options.launcher == "rank_table" and options.device_target != "Ascend":
+        raise CodegenError(
+            "the rank-table launch is Ascend-only (the rank table describes HCCL devices): "
+            "use msrun or mpirun for GPU/CPU"
+        )
+    _int(options.device_num, "device count", 1, 4096)
+    if options.local_worker_num is not None:
+        local = _int(options.local_worker_num, "workers per node", 1, 4096)
+        if options.device_num % local:
+            raise CodegenError(
+                f"{options.device_num} devices cannot be split evenly into nodes of {local} workers: "
+                "make the device count a multiple of the workers per node"
+            )
+    if not isinstance(options.master_addr, str) or not _HOST.fullmatch(options.master_addr):
+        raise CodegenError(
+            f"master address {options.master_addr!r} is not an IPv4 address or host name "
+            "(letters, digits, '-' and '.')"
+        )
+    _int(options.master_port, "master port", 1024, 65535)
+    if not isinstance(options.log_dir, str) or not _PLAIN.fullmatch(options.log_dir):
+        raise CodegenError(
+            f"log folder {options.log_dir!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-'"
+        )
+    if options.dataset == "mnist":
+        check_text_path(options.data_path, "DATA_PATH")
+    _int(options.synthetic_samples, "synthetic samples", 8, 10_000_000)
+    _int(options.epochs, "epochs", 1, 100_000)
+    batch = _int(options.batch_size, "batch size", 1, 1_000_000)
+    if isinstance(options.learning_rate, bool) or not isinstance(options.learning_rate, int | float):
+        raise CodegenError(f"learning rate must be a number, got {options.learning_rate!r}")
+    if not (0 < float(options.learning_rate) < 1e3) or not math.isfinite(float(options.learning_rate)):
+        raise CodegenError(f"learning rate {options.learning_rate!r} must be a positive finite number below 1000")
+    _int(options.loss_interval, "loss print interval", 1, 1_000_000)
+    if not isinstance(options.time_monitor, bool):
+        raise CodegenError("time_monitor must be true or false")
+    _int(options.cluster_time_out, "cluster time-out", 1, 86_400)
+    if options.scenario == "multi_copy":
+        inter = _int(options.interleave_num, "interleave_num", 1, 64)
+        if batch % inter:
+            raise CodegenError(f"batch size {batch} must be divisible by interleave_num {inter}")
+    if options.scenario == "sapp_pipeline":
+        stages = _int(options.pipeline_stages, "pipeline stages", 1, 64)
+        if options.device_num % stages:
+            raise CodegenError(
+                f"{options.device_num} devices cannot be split into {stages} pipeline stages: "
+                "the stage count must divide the device count"
+            )
+        micro = _int(options.micro_batches, "micro-batches", 1, 4096)
+        if micro < stages:
+            raise CodegenError(f"use at least as many micro-batches ({micro}) as pipeline stages ({stages})")
+        if batch % micro:
+            raise CodegenError(f"batch size {batch} must be divisible by the {micro} micro-batches")
+    for flag in ("recompute", "hsdp"):
+        if not isinstance(getattr(options, flag), bool):
+            raise CodegenError(f"{flag} must be true or false")

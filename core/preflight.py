@@ -1,0 +1,106 @@
+"""Checks before a launch: can this machine run the generated job, and if not, why not."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+from core.codegen import RunOptions
+from core.launch import port_in_use
+
+
+class Check(NamedTuple):
+    name: str
+    ok: bool
+    message: str
+
+
+def _venv_path() -> str:
+    return os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+
+
+def check_mindspore(python: str = sys.executable, timeout: float = 90.0) -> Check:
+    """Import MindSpore in the python the workers will use (a subprocess: the import is slow and noisy)."""
+    try:
+        result = subprocess.run(
+            [python, "-c", "import mindspore, sys; sys.stdout.write(mindspore.__version__)"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "GLOG_v": "3"},
+        )
+    except subprocess.TimeoutExpired:
+        return Check("MindSpore", False, f"importing mindspore took more than {timeout:.0f} s")
+    except OSError as exc:
+        return Check("MindSpore", False, f"cannot run {python}: {exc}")
+    if result.returncode != 0:
+        last = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
+        return Check("MindSpore", False, f"`import mindspore` fails in {python}: {last}")
+    return Check("MindSpore", True, f"mindspore {result.stdout.strip()} in {python}")
+
+
+def check_launcher(options: RunOptions) -> Check:
+    tool = {"msrun": "msrun", "mpirun": "mpirun", "rank_table": "bash"}[options.launcher]
+    found = shutil.which(tool, path=_venv_path())
+    if found:
+        return Check("Launcher", True, f"{tool} at {found}")
+    hint = " (install OpenMPI: apt-get install openmpi-bin)" if tool == "mpirun" else ""
+    return Check("Launcher", False, f"{tool} is not on PATH{hint}")
+
+
+def check_devices(options: RunOptions) -> Check:
+    target = options.device_target
+    if target == "CPU":
+        cores = os.cpu_count() or 1
+        note = ""
+        if options.device_num > cores:
+            note = f" ({options.device_num} workers share {cores} cores: slow but fine)"
+        return Check("Devices", True, f"CPU: {options.device_num} worker processes{note}")
+    tool = "npu-smi" if target == "Ascend" else "nvidia-smi"
+    if shutil.which(tool) is None:
+        return Check(
+            "Devices",
+            False,
+            f"this machine has no {target} devices ({tool} not found): the script is generated and "
+            "compile-checked but cannot run here; copy the job folder to a machine with "
+            f"{options.device_num} x {target}",
+        )
+    return Check("Devices", True, f"{tool} found: check that {options.workers_per_node} {target} devices are free")
+
+
+def check_port(options: RunOptions) -> Check:
+    if options.launcher != "msrun":
+        return Check("Port", True, "no scheduler port needed")
+    if port_in_use(options.master_port):
+        return Check("Port", False, f"master port {options.master_port} is busy: pick another one")
+    return Check("Port", True, f"master port {options.master_port} is free")
+
+
+def check_dataset(options: RunOptions, job_dir: Path | None = None) -> Check:
+    if options.dataset != "mnist":
+        return Check("Dataset", True, "synthetic data (built into train.py)")
+    path = Path(os.environ.get("DATA_PATH") or options.data_path).expanduser()
+    if not path.is_absolute() and job_dir is not None:
+        path = job_dir / path
+    if path.is_dir():
+        return Check("Dataset", True, f"DATA_PATH {path} exists")
+    return Check("Dataset", False, f"DATA_PATH {path} does not exist: download MNIST there or use synthetic data")
+
+
+def run_preflight(
+    options: RunOptions, job_dir: Path | None = None, python: str = sys.executable, import_check: bool = True
+) -> list[Check]:
+    """Every check, in the order a user fixes them. `import_check=False` skips the slow import."""
+    checks = []
+    if import_check:
+        checks.append(check_mindspore(python))
+    checks += [check_launcher(options), check_devices(options), check_port(options), check_dataset(options, job_dir)]
+    return checks
+
+
+def can_launch(checks: list[Check]) -> bool:
+    return all(c.ok for c in checks)

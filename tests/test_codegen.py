@@ -1,0 +1,270 @@
+"""Codegen: every scenario x target x launcher renders Python that compiles and shell that parses;
+layouts in the layout_parallel script equal the design's; hostile text is refused or inert."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.codegen import (
+    LAUNCHERS,
+    SCENARIOS,
+    CodegenError,
+    RunOptions,
+    read_job,
+    render_job,
+    write_job,
+)
+from core.design import Design, load_design
+from core.layout import Layout as CoreLayout
+from core.workspace import EXAMPLES_DIR
+
+DP = load_design(EXAMPLES_DIR / "data_parallel_8.json")
+MLP = load_design(EXAMPLES_DIR / "seed004_mlp.json")
+
+
+def bash_ok(text: str) -> None:
+    result = subprocess.run(["bash", "-n"], input=text, text=True, capture_output=True)
+    assert result.returncode == 0, result.stderr
+
+
+def design_for(scenario: str) -> Design:
+    return MLP if scenario in {"layout_parallel", "operator_parallel"} else DP
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize("target", ["Ascend", "GPU"])
+@pytest.mark.parametrize("launcher", list(LAUNCHERS))
+@pytest.mark.parametrize("dataset", ["synthetic", "mnist"])
+def test_every_combination_compiles(scenario: str, target: str, launcher: str, dataset: str) -> None:
+    options = RunOptions(scenario=scenario, device_target=target, launcher=launcher, dataset=dataset)
+    if launcher == "rank_table" and target == "GPU":
+        with pytest.raises(CodegenError, match="Ascend-only"):
+            render_job(design_for(scenario), options)
+        return
+    files = render_job(design_for(scenario), options)
+    assert set(files) >= {"train.py", "run.sh", "README.md"}
+    compile(files["train.py"], "train.py", "exec")
+    bash_ok(files["run.sh"])
+    assert "bash run.sh" in files["README.md"]
+    assert f'ms.set_device("{target}"' in files["train.py"]
+
+
+@pytest.mark.parametrize("launcher", ["msrun", "mpirun", "rank_table"])
+def test_multi_node_shows_one_command_per_node(launcher: str) -> None:
+    options = RunOptions(device_target="Ascend", launcher=launcher, device_num=16, local_worker_num=8)
+    files = render_job(DP, options)
+    bash_ok(files["run.sh"])
+    if launcher != "mpirun":
+        assert "bash run.sh 0" in files["README.md"] and "bash run.sh 1" in files["README.md"]
+    if launcher == "msrun":
+        assert "--local_worker_num=8" in files["run.sh"] and '--node_rank="$NODE_RANK"' in files["run.sh"]
+
+
+def test_cpu_only_data_parallel() -> None:
+    files = render_job(DP, RunOptions(device_target="CPU"))
+    compile(files["train.py"], "train.py", "exec")
+    assert "DATA_PARALLEL" in files["train.py"] and "num_shards=rank_size" in files["train.py"]
+    for scenario in set(SCENARIOS) - {"data_parallel"}:
+        with pytest.raises(CodegenError, match="data-parallel mode only"):
+            render_job(design_for(scenario), RunOptions(scenario=scenario, device_target="CPU"))
+
+
+def test_launcher_log_layouts() -> None:
+    msrun = render_job(DP, RunOptions(device_target="Ascend"))
+    assert "--log_dir=log_output --join=True" in msrun["run.sh"]
+    mpirun = render_job(DP, RunOptions(device_target="GPU", launcher="mpirun"))
+    assert "--output-filename log_output --merge-stderr-to-stdout" in mpirun["run.sh"]
+    table = render_job(DP, RunOptions(device_target="Ascend", launcher="rank_table"))
+    assert 'train.log$rank' in table["run.sh"] and "DEVICE_ID" in table["train.py"]
+
+
+def _exec_layouts(code: str) -> dict[str, object]:
+    """Run shard_network() of the generated script against MindSpore's own Layout, capture shard() args."""
+    from mindspore.parallel import Layout
+
+    tree = ast.parse(code)
+    func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "shard_network")
+    namespace: dict[str, object] = {"Layout": Layout}
+    exec(compile(ast.Module(body=[func], type_ignores=[]), "shard", "exec"), namespace)
+
+    class Op:
+        def __init__(self) -> None:
+            self.strategy: object = None
+
+        def shard(self, strategy: object) -> None:
+            self.strategy = strategy
+
+    class Net:
+        def __init__(self) -> None:
+            for name in ("matmul1", "relu1", "matmul2", "relu2", "matmul3"):
+                setattr(self, name, Op())
+
+    net = namespace["shard_network"](Net())  # type: ignore[operator]
+    return {name: getattr(net, name).strategy for name in ("matmul1", "relu1", "matmul2", "relu2", "matmul3")}
+
+
+def _as_plain(value: object) -> object:
+    return json.loads(json.dumps(value, default=list))
+
+
+def test_layout_parallel_layouts_equal_the_design() -> None:
+    files = render_job(MLP, RunOptions(scenario="layout_parallel", device_target="Ascend"))
+    got = _exec_layouts(files["train.py"])
+    for op in MLP.operators:
+        if not op.strategy:
+            assert got[op.name] is None
+            continue
+        for produced, sharding in zip(got[op.name], op.strategy, strict=True):  # type: ignore[call-overload]
+            if sharding.is_layout:
+                expected = MLP.tensor_layout(sharding).to_dict()
+                assert _as_plain(produced.to_dict()) == _as_plain(expected)
+            else:
+                assert tuple(produced) == sharding.split
+    # the device matrices are defined exactly as in the design file
+    assert 'layout = Layout((2, 2, 2), ("dp", "sp", "mp"))' in files["train.py"]
+    assert 'layout2 = Layout((8,), ("tp",))' in files["train.py"]
+    assert CoreLayout((2, 2, 2), ("dp", "sp", "mp")).to_code()  # core model still agrees on the API
+
+
+def test_operator_parallel_uses_tuple_strategies() -> None:
+    files = render_job(MLP, RunOptions(scenario="operator_parallel", device_target="GPU"))
+    got = _exec_layouts(files["train.py"])
+    assert got["matmul1"] == ((2, 4), (4, 1))  # split counts of the Layout strategy
+    assert got["relu1"] == ((4, 1),) and got["matmul2"] == ((1, 8), (8, 1))
+    assert "from mindspore.parallel import Layout" not in files["train.py"]
+
+
+def test_operator_parallel_derives_a_strategy_without_matching_operators() -> None:
+    design = load_design(EXAMPLES_DIR / "dp_sp_mp_2x2x2.json")
+    files = render_job(design, RunOptions(scenario="operator_parallel", device_target="Ascend"))
+    assert "derived" in files["train.py"] and "no counterpart" in files["README.md"]
+    compile(files["train.py"], "train.py", "exec")
+
+
+def test_layout_device_count_mismatch_is_refused() -> None:
+    with pytest.raises(CodegenError, match="spans 8 devices but the job has 16"):
+        render_job(MLP, RunOptions(scenario="layout_parallel", device_target="Ascend", device_num=16))
+
+
+def test_sapp_pipeline_follows_seed_003() -> None:
+    files = render_job(DP, RunOptions(scenario="sapp_pipeline", device_target="Ascend", pipeline_stages=2))
+    code = files["train.py"]
+    for needle in ('parallel_mode="recursive_programming"', ".hsdp()", 'pipeline(stages=2, scheduler="1f1b")',
+                   '"_backbone.layer1": 0', '"_backbone.layer3": 1', "net.relu1.recompute()", "no_init_parameters"):
+        assert needle in code
+    assert "opt_shard=False)" not in code.replace("opt_shard=False fails", "")
+    with pytest.raises(CodegenError, match="divide the device count"):
+        render_job(DP, RunOptions(scenario="sapp_pipeline", device_target="Ascend", pipeline_stages=3))
+
+
+def test_multi_copy_follows_seeds() -> None:
+    code = render_job(DP, RunOptions(scenario="multi_copy", device_target="GPU", interleave_num=4))["train.py"]
+    assert "MicroBatchInterleaved(nn.WithLossCell(net, loss_fn), 4)" in code
+    assert 'AutoParallel(net_with_loss, parallel_mode="semi_auto")' in code
+
+
+def test_write_and_read_job(tmp_path: Path) -> None:
+    options = RunOptions(master_port=9001, epochs=3)
+    out = write_job(DP, options, tmp_path / "job")
+    assert (out / "run.sh").stat().st_mode & 0o111
+    assert read_job(out) == ("data_parallel_8", options)
+    with pytest.raises(CodegenError, match="not a ShardScope job folder"):
+        read_job(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("master_addr", "127.0.0.1; rm -rf /", "master address"),
+        ("master_addr", "$(reboot)", "master address"),
+        ("log_dir", "../escape", "log folder"),
+        ("data_path", "a\nb", "newline or control"),
+        ("device_num", 0, "out of range"),
+        ("master_port", 80, "out of range"),
+        ("scenario", "evil()", "unknown scenario"),
+        ("learning_rate", float("nan"), "learning rate"),
+    ],
+)
+def test_bad_options_are_refused(field: str, value: object, message: str) -> None:
+    options = RunOptions(dataset="mnist", **{field: value})  # type: ignore[arg-type]
+    with pytest.raises(CodegenError, match=message):
+        render_job(DP, options)
+
+
+HOSTILE = st.lists(
+    st.sampled_from([*"abc'\"`$();|&\\\n\r\t {}#*!<>", "$(touch /tmp/pwned)", "`id`", "\'\'\'", '"""']),
+    min_size=1,
+    max_size=12,
+).map("".join)
+
+
+def _assert_inert(files: dict[str, str], text: str) -> None:
+    compile(files["train.py"], "train.py", "exec")
+    bash_ok(files["run.sh"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=HOSTILE)
+def test_hostile_data_path_is_a_literal_or_refused(text: str) -> None:
+    options = RunOptions(dataset="mnist", data_path=text)
+    try:
+        files = render_job(DP, options)
+    except CodegenError as exc:
+        assert "DATA_PATH" in str(exc)
+        return
+    _assert_inert(files, text)
+    tree = ast.parse(files["train.py"])
+    literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    assert text in literals  # the path is one string constant, nothing else
+    # the shell sees it as one quoted word: evaluate the assignment safely
+    line = next(ln for ln in files["run.sh"].splitlines() if ln.startswith("DEFAULT_DATA_PATH="))
+    echoed = subprocess.run(["bash", "-c", line + '\nprintf %s "$DEFAULT_DATA_PATH"'], capture_output=True, text=True)
+    assert echoed.stdout == text
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=HOSTILE)
+def test_hostile_master_addr_and_log_dir_are_refused(text: str) -> None:
+    for field in ("master_addr", "log_dir"):
+        try:
+            files = render_job(DP, RunOptions(**{field: text}))  # type: ignore[arg-type]
+        except CodegenError as exc:
+            assert ("master address" if field == "master_addr" else "log folder") in str(exc)
+            continue
+        assert re.fullmatch(r"[A-Za-z0-9._-]+", text)  # only plain tokens get through
+        _assert_inert(files, text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=HOSTILE)
+def test_hostile_design_name_is_refused_and_description_inert(text: str) -> None:
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", text):
+        _assert_inert(render_job(Design(name=text), RunOptions()), text)
+    else:
+        with pytest.raises(CodegenError, match="design name"):
+            render_job(Design(name=text), RunOptions())
+    files = render_job(Design(name="ok", description=text), RunOptions())
+    _assert_inert(files, text)
+    header = ast.get_docstring(ast.parse(files["train.py"])) or ""
+    assert "ok" in header
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=HOSTILE)
+def test_hostile_layout_names_are_refused(text: str) -> None:
+    from core.design import LayoutSpec
+
+    design = Design(name="d", layouts={text: LayoutSpec((8,), ("dp",))})
+    try:
+        files = render_job(design, RunOptions(scenario="layout_parallel", device_target="Ascend"))
+    except CodegenError:
+        return
+    _assert_inert(files, text)

@@ -1,0 +1,151 @@
+"""Real 8-worker msrun runs on CPU: CLI generate + launch, stop without orphans, a killed worker,
+and the Launch page's button. Slow (~40 s each on two cores)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from core.launch import get_run, list_runs, run_processes, stop, wait
+from core.workspace import REPO_ROOT
+
+pytestmark = pytest.mark.integration
+LOSS = re.compile(r"epoch: \d+ step: \d+, loss is [0-9.]+")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600
+    )
+
+
+def generate(out: Path, samples: int, epochs: int) -> None:
+    result = cli(
+        "generate", "--scenario", "data_parallel", "--device-target", "CPU", "--devices", "8",
+        "--out", str(out), "--master-port", str(free_port()), "--samples", str(samples),
+        "--epochs", str(epochs), "--batch-size", "8", "--loss-interval", "1",
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def workers(record_dir: Path) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "cwd"]):
+        try:
+            if proc.info["cwd"] == str(record_dir) and "train.py" in (proc.info["cmdline"] or [])[-1:]:
+                found.append(proc)
+        except (psutil.Error, TypeError):
+            continue
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_orphans(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Whatever happens in a test, stop every run it started so no worker outlives it."""
+    yield
+    for record in list_runs(tmp_path / "ws"):
+        if record.is_running:
+            stop(record.run_id, tmp_path / "ws", grace=2)
+
+
+def wait_for(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def test_cli_runs_8_workers_for_real(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    generate(job, samples=256, epochs=2)
+    result = cli("launch", str(job), "--wait", "--name", "dp8", "--workspace", str(tmp_path / "ws"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "succeeded (exit code 0)" in result.stdout
+    record = get_run("dp8", tmp_path / "ws")
+    assert record.status == "succeeded" and record.exit_code == 0
+    for rank in range(8):
+        text = (record.log_dir / f"worker_{rank}.log").read_text(errors="replace")
+        assert len(LOSS.findall(text)) == 8, f"rank {rank}"  # 256/8 samples / batch 8 = 4 steps x 2 epochs
+        assert "per step time" in text
+    assert not run_processes(record)
+
+
+def test_stop_leaves_no_process(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    job = tmp_path / "job"
+    generate(job, samples=64_000, epochs=50)
+    assert cli("launch", str(job), "--name", "long", "--workspace", str(ws)).returncode == 0
+    record = get_run("long", ws)
+    assert wait_for(lambda: len(workers(record.run_dir)) >= 9, 90)
+    log0 = record.log_dir / "worker_0.log"
+    assert wait_for(lambda: log0.exists() and LOSS.search(log0.read_text(errors="replace")) is not None, 120)
+    pids = [p.pid for p in run_processes(record)]
+    assert len(pids) >= 10  # msrun, the scheduler and 8 workers all run train.py under msrun
+    result = cli("stop", "long", "--workspace", str(ws), "--grace", "10")
+    assert result.returncode == 0, result.stderr
+    final = get_run("long", ws)
+    assert final.status == "stopped"
+    alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert alive == [] and run_processes(final) == []
+
+
+def test_killed_worker_fails_the_run(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    job = tmp_path / "job"
+    generate(job, samples=64_000, epochs=50)
+    assert cli("launch", str(job), "--name", "crash", "--workspace", str(ws)).returncode == 0
+    record = get_run("crash", ws)
+    assert wait_for(lambda: len(workers(record.run_dir)) >= 9, 90)
+    log3 = record.log_dir / "worker_3.log"
+    assert wait_for(lambda: log3.exists() and LOSS.search(log3.read_text(errors="replace")) is not None, 120)
+    victim = next(p for p in workers(record.run_dir) if f"DISTRIBUTED({p.pid}," in log3.read_text(errors="replace"))
+    os.kill(victim.pid, signal.SIGKILL)
+    final = wait("crash", ws, timeout=180)
+    if final.status == "running":
+        stop("crash", ws, grace=1)
+        pytest.fail("msrun did not end after a worker was killed")
+    assert final.status == "failed" and final.exit_code not in (None, 0)
+    assert wait_for(lambda: not run_processes(final), 30)
+
+
+def test_launch_button_starts_a_real_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    ws = tmp_path / "ws"
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(ws))
+    monkeypatch.syspath_prepend(str(REPO_ROOT))
+    at = AppTest.from_file(str(REPO_ROOT / "pages" / "launch.py"), default_timeout=180)
+    at.run()
+    at.number_input(key="launch_port").set_value(free_port())
+    at.number_input(key="launch_samples").set_value(64_000)
+    at.number_input(key="launch_epochs").set_value(50)
+    at.run()
+    at.button(key="launch_button").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Started run" in s.value for s in at.success)
+    runs = list_runs(ws)
+    assert len(runs) == 1 and runs[0].status == "running"
+    record = runs[0]
+    assert wait_for(lambda: len(workers(record.run_dir)) >= 9, 90)
+    at.run()
+    at.button(key="launch_stop").click().run()
+    assert any("no process of it is left" in s.value for s in at.success), [e.value for e in at.error]
+    final = get_run(record.run_id, ws)
+    assert final.status == "stopped" and run_processes(final) == []

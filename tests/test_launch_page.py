@@ -1,0 +1,119 @@
+"""Launch page: AppTest (options, errors as messages, diff, preflight, runs) and one browser screenshot."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.codegen import RunOptions, write_job
+from core.design import load_design
+from core.launch import launch, wait
+from core.workspace import EXAMPLES_DIR, REPO_ROOT
+
+PAGE = str(REPO_ROOT / "pages" / "launch.py")
+
+
+@pytest.fixture()
+def page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.syspath_prepend(str(REPO_ROOT))
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    return at
+
+
+def test_defaults_render_a_runnable_cpu_job(page: AppTest) -> None:
+    assert not page.exception and not page.error
+    assert page.title[0].value == "Launch"
+    codes = [c.value for c in page.code]
+    assert any("DATA_PARALLEL" in c for c in codes) and any(c.startswith("#!/usr/bin/env bash") for c in codes)
+    assert any("MindSpore" in m.value and "check_circle" in m.value for m in page.markdown)
+    assert not page.button(key="launch_button").disabled
+
+
+def test_cpu_semi_auto_is_explained_not_crashed(page: AppTest) -> None:
+    page.selectbox(key="launch_scenario").set_value("layout_parallel").run()
+    assert not page.exception
+    assert any("data-parallel mode only" in e.value for e in page.error)
+
+
+def test_ascend_target_says_it_cannot_run_here_and_shows_a_diff(page: AppTest) -> None:
+    page.selectbox(key="launch_scenario").set_value("sapp_pipeline").run()
+    page.radio(key="launch_target").set_value("Ascend").run()
+    assert not page.exception and not page.error
+    assert any("no Ascend devices" in i.value for i in page.info)
+    assert page.button(key="launch_button").disabled  # preflight: no npu-smi here
+    diffs = [c.value for c in page.code if c.language == "diff"]
+    assert diffs and "+ms.set_device(\"Ascend\")" in diffs[0]
+
+
+def test_bad_input_is_an_error_message(page: AppTest) -> None:
+    page.text_input(key="launch_addr").set_value("127.0.0.1; rm -rf /").run()
+    assert not page.exception
+    assert any("master address" in e.value for e in page.error)
+
+
+def test_runs_are_listed_with_monitor_links(page: AppTest, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    job = write_job(load_design(EXAMPLES_DIR / "data_parallel_8.json"), RunOptions(master_port=9555), tmp_path / "j")
+    (job / "run.sh").write_text("exit 0\n")
+    launch(job, ws, name="listed")
+    wait("listed", ws, timeout=30)
+    page.run()
+    frame = page.dataframe[0].value
+    assert list(frame["Run"]) == ["listed"] and "succeeded" in frame["Status"][0]
+    assert frame["Monitor"][0] == "/monitor?run=listed"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.browser
+def test_screenshot(tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    port = _free_port()
+    env = {**os.environ, "SHARDSCOPE_WORKSPACE": str(tmp_path / "ws")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path="/usr/bin/chromium",
+                args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+            )
+            tab = browser.new_page(viewport={"width": 1280, "height": 1500})
+            tab.goto(f"http://127.0.0.1:{port}/launch")
+            tab.get_by_text("Preflight").wait_for(timeout=90_000)
+            tab.get_by_text("Runs", exact=True).wait_for(timeout=30_000)
+            tab.wait_for_timeout(2500)
+            out = REPO_ROOT / "test-artifacts" / "launch_page.png"
+            out.parent.mkdir(exist_ok=True)
+            tab.screenshot(path=str(out))
+            assert tab.locator("text=Traceback").count() == 0
+            browser.close()
+    finally:
+        os.killpg(server.pid, 15)
+        server.wait(timeout=20)
