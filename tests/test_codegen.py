@@ -98,9 +98,11 @@ def _exec_layouts(code: str) -> dict[str, object]:
     class Op:
         def __init__(self) -> None:
             self.strategy: object = None
+            self.out_strategy: object = None
 
-        def shard(self, strategy: object) -> None:
+        def shard(self, strategy: object, out_strategy: object = None) -> None:
             self.strategy = strategy
+            self.out_strategy = out_strategy
 
     class Net:
         def __init__(self) -> None:
@@ -108,7 +110,10 @@ def _exec_layouts(code: str) -> dict[str, object]:
                 setattr(self, name, Op())
 
     net = namespace["shard_network"](Net())  # type: ignore[operator]
-    return {name: getattr(net, name).strategy for name in ("matmul1", "relu1", "matmul2", "relu2", "matmul3")}
+    names = ("matmul1", "relu1", "matmul2", "relu2", "matmul3")
+    return {name: getattr(net, name).strategy for name in names} | {
+        f"{name}.out": getattr(net, name).out_strategy for name in names
+    }
 
 
 def _as_plain(value: object) -> object:
@@ -132,6 +137,16 @@ def test_layout_parallel_layouts_equal_the_design() -> None:
     assert 'layout = Layout((2, 2, 2), ("dp", "sp", "mp"))' in files["train.py"]
     assert 'layout2 = Layout((8,), ("tp",))' in files["train.py"]
     assert CoreLayout((2, 2, 2), ("dp", "sp", "mp")).to_code()  # core model still agrees on the API
+
+
+def test_layout_parallel_renders_the_out_strategy_of_seed_004_dense_matmul() -> None:
+    design = load_design(EXAMPLES_DIR / "seed004_dense_matmul.json")
+    got = _exec_layouts(render_job(design, RunOptions(scenario="layout_parallel", device_target="GPU"))["train.py"])
+    op = design.operators[0]
+    assert op.out_strategy is not None
+    (produced,) = got["matmul1.out"]  # type: ignore[misc]
+    assert _as_plain(produced.to_dict()) == _as_plain(design.tensor_layout(op.out_strategy).to_dict())
+    assert got["matmul2.out"] is None
 
 
 def test_operator_parallel_uses_tuple_strategies() -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from core.codegen.common import lit
 from core.codegen.options import CodegenError, RunOptions
-from core.design import Design, Sharding
+from core.design import Design, OperatorSpec, Sharding
 from core.layout import LayoutError
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -148,7 +148,10 @@ def plan_strategies(design: Design, options: RunOptions) -> StrategyPlan:
             continue
         if use_layouts and any(s.is_layout for s in strategy):
             code = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
-            plan.lines.append((slot.name, code, f"design operator {op.name}"))  # type: ignore[attr-defined]
+            out_code, out_note = _out_strategy_code(design, op, slot, options.device_num)  # type: ignore[arg-type]
+            if out_note:
+                plan.notes.append(f"{slot.name}: {out_note}")
+            plan.lines.append((slot.name, code + out_code, f"design operator {op.name}"))  # type: ignore[attr-defined]
         else:
             derived = any(s.is_layout for s in strategy)
             note = f"design operator {op.name}" + (" (split counts of its Layout strategy)" if derived else "")  # type: ignore[attr-defined]
@@ -157,6 +160,24 @@ def plan_strategies(design: Design, options: RunOptions) -> StrategyPlan:
         plan.lines.extend(_derived_default(options.device_num, global_batch))
         plan.notes.append("no design operator fits the MLP: using a derived dp x mp strategy")
     return plan
+
+
+def _out_strategy_code(design: Design, op: OperatorSpec, slot: Slot, device_num: int) -> tuple[str, str | None]:
+    """`, (layout(...),)` for a MatMul's out_strategy (seed 004's DenseMatMulNet), or a note why not."""
+    if op.out_strategy is None:
+        return "", None
+    if slot.type != "MatMul":
+        return "", "out_strategy is only rendered for MatMul: skipped"
+    out_shape = (slot.shapes[0][0], slot.shapes[1][1])
+    try:
+        tensor_layout = design.tensor_layout(op.out_strategy)
+    except LayoutError as exc:
+        return "", f"out_strategy skipped, {exc}"
+    why = _fits_split(tensor_layout.split, out_shape, device_num)
+    if why:
+        return "", f"out_strategy skipped, it {why}"
+    entries = ", ".join(lit(e) for e in tensor_layout.entries)
+    return f", ({op.out_strategy.layout}({entries}),)", None
 
 
 def _derived_default(device_num: int, global_batch: int) -> list[tuple[str, str, str]]:
