@@ -23,25 +23,25 @@ class PageInfo:
 PAGES: dict[str, PageInfo] = {
     page.key: page
     for page in (
-        PageInfo("home", "Home", "🏠", "What ShardScope does and where to start."),
+        PageInfo("home", "Home", ":material/home:", "What ShardScope does and where to start."),
         PageInfo(
             "designer",
             "Layout Designer",
-            "🧩",
+            ":material/grid_view:",
             "Compose a device matrix and drag device axes onto tensor dimensions; see which slice lives on "
             "which rank and what communication each operator implies.",
         ),
         PageInfo(
             "launch",
             "Launch",
-            "🚀",
+            ":material/rocket_launch:",
             "Generate train.py + run.sh for a MindSpore scenario from the design, check the machine, "
             "launch and stop the job with one click.",
         ),
         PageInfo(
             "monitor",
             "Monitor",
-            "📈",
+            ":material/monitoring:",
             "Live per-rank loss curves parsed from the workers' logs; crashed, stalled and NaN ranks at a glance.",
         ),
     )

@@ -84,7 +84,12 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
             runs = list_runs(default_workspace())
         except Exception as exc:  # a broken registry must not break the page
             registry_error = str(exc)
-    default = "Log folder" if params.get("logdir") else ("Launched run" if runs or params.get("run") else None)
+    if params.get("replay"):
+        default = "Replay recorded run"
+    elif params.get("logdir"):
+        default = "Log folder"
+    else:
+        default = "Launched run" if runs or params.get("run") else None
     options = SOURCES if list_runs is not None else SOURCES[1:]
     if default not in options:
         default = None
@@ -125,10 +130,15 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
                     "run (`core.replay.record`); put it under `examples/recordings/`.")
             return None, "", None, ()
         c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
-        name = c1.selectbox("Recording", list(recs), key="mon_rec")
+        names = list(recs)
+        wanted = params.get("replay")
+        name = c1.selectbox("Recording", names, index=names.index(wanted) if wanted in names else 0, key="mon_rec")
         rec = load_recording(recs[name])
         speed = c2.selectbox("Speed", [1.0, 2.0, 5.0, 10.0], index=1, key="mon_speed", format_func=lambda s: f"{s:g}×")
-        if c3.button("▶ Start replay", width="stretch"):
+        # ?replay=NAME (the Home page's "Watch the replay") starts it once, without another click.
+        autostart = wanted == name and st.session_state.get("mon_replay_autostarted") != name
+        if c3.button("▶ Start replay", width="stretch") or autostart:
+            st.session_state["mon_replay_autostarted"] = name
             st.session_state["mon_replay_out"] = str(start_replay(name, recs[name], speed,
                                                                    st.session_state.get("mon_polling", False)))
         if rec.synthetic:

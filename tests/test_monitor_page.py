@@ -91,10 +91,15 @@ def test_custom_regex_parses_unusual_lines(tmp_path: Path) -> None:
     assert at.metric[1].value == "2"
 
 
-def test_replay_without_recordings_explains() -> None:
-    at = _run()
-    at.segmented_control(key="mon_source").set_value("Replay recorded run").run()
-    assert any("No recorded runs yet" in i.value for i in at.info)
+def test_shipped_real_recording_is_offered_and_autostarts_from_the_link() -> None:
+    at = _run(replay="dp8_cpu_msrun")
+    assert at.segmented_control(key="mon_source").value == "Replay recorded run"
+    assert at.selectbox(key="mon_rec").value == "dp8_cpu_msrun"
+    assert not any("synthetic" in c.value for c in at.caption)
+    out = Path(at.session_state["mon_replay_out"])
+    assert out.is_dir() and "dp8_cpu_msrun" in out.name
+    at.run()
+    assert at.session_state["mon_replay_out"] == str(out), "a rerun must not restart the replay"
 
 
 def test_replay_of_a_synthetic_recording(tmp_path: Path) -> None:
@@ -103,6 +108,7 @@ def test_replay_of_a_synthetic_recording(tmp_path: Path) -> None:
     synthetic_recording(REAL / "dp8_cpu_ok", tmp_path / "recordings" / "dp8-synthetic", seconds_per_line=0.001)
     at = _run()
     at.segmented_control(key="mon_source").set_value("Replay recorded run").run()
+    at.selectbox(key="mon_rec").set_value("dp8-synthetic").run()
     assert any("synthetic" in c.value for c in at.caption)
     at.button[0].click().run()
     assert not at.exception
