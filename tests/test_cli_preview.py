@@ -15,9 +15,8 @@ def test_preview_prints_seed_004_row_0_ranks(capsys) -> None:
     assert main(["preview", "--design", str(REPO / "examples/seed004_dense_matmul.json"), "--tensor", "x"]) == 0
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines() if line[:1].isdigit()]
-    row0_ranks = [int(r[0]) for r in rows if r[4].startswith("[0:1,")]
-    row0_columns = [r[5] for r in rows if r[4].startswith("[0:1,")]
-    assert dict(zip(row0_columns, row0_ranks, strict=True)) == {"0:1]": 0, "1:2]": 4, "2:3]": 2, "3:4]": 6}
+    row0 = {r[5]: int(r[0]) for r in rows if r[4].startswith("[0:")}  # column slice -> rank, first row block
+    assert row0 == {"0:1]": 0, "1:2]": 4, "2:3]": 2, "3:4]": 6}
     assert "tensor_map=(0, (1, 2))" in out
 
 
