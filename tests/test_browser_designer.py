@@ -5,110 +5,42 @@ Screenshots of every state worth seeing go to test-artifacts/ (gitignored).
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.browser import VIEWPORT, chromium, dashboard, drag, require_browser, sortables_frame, wait_idle
+from tests.browser import shot as _shot
+
 pytestmark = pytest.mark.browser
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = REPO_ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ROW0 = re.compile(r"Row 0 of this view lies on ranks: ([0-9, ]+)")
-
-sync_api = pytest.importorskip("playwright.sync_api")
-if not Path(CHROMIUM).exists():
-    pytest.skip("Debian chromium is not installed", allow_module_level=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+require_browser()
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    workspace = tmp_path_factory.mktemp("workspace")
-    port = _free_port()
-    env = {**os.environ, "SHARDSCOPE_WORKSPACE": str(workspace), "PYTHONUNBUFFERED": "1"}
-    log = (tmp_path_factory.mktemp("log") / "streamlit.log").open("w")
-    argv = [
-        sys.executable, "-m", "streamlit", "run", "app/main.py",
-        "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
-        "--browser.gatherUsageStats", "false",
-    ]  # fmt: skip
-    proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("streamlit did not start")
+    with dashboard(tmp_path_factory.mktemp("workspace")) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 @pytest.fixture(scope="module")
-def chromium_browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+def chromium_browser() -> Iterator[Any]:
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture
-def designer(chromium_browser: object, server: str) -> Iterator[object]:
-    ARTIFACTS.mkdir(exist_ok=True)
-    context = chromium_browser.new_context(viewport={"width": 1280, "height": 900})
+def designer(chromium_browser: Any, server: str) -> Iterator[Any]:
+    context = chromium_browser.new_context(viewport=VIEWPORT)
     pg = context.new_page()
     pg.goto(f"{server}/designer")
     pg.get_by_text("Layout Designer", exact=True).first.wait_for(timeout=30_000)
     wait_idle(pg)
     yield pg
     context.close()
-
-
-def wait_idle(pg: object, timeout: float = 30.0) -> None:
-    """Wait until Streamlit has finished the current run (no 'Running...' status widget)."""
-    deadline = time.monotonic() + timeout
-    pg.wait_for_timeout(300)
-    while time.monotonic() < deadline:
-        if pg.locator('[data-testid="stStatusWidget"]').count() == 0:
-            pg.wait_for_timeout(400)
-            if pg.locator('[data-testid="stStatusWidget"]').count() == 0:
-                return
-        pg.wait_for_timeout(200)
-    raise AssertionError("streamlit kept running")
 
 
 def row0_caption(pg: object) -> str:
@@ -130,48 +62,8 @@ def grid_annotations(pg: object) -> list[str]:
     return pg.evaluate(GRID_JS)
 
 
-def shot(pg: object, name: str, full: bool = False) -> Path:
-    path = ARTIFACTS / f"designer_{name}.png"
-    if full:
-        height = pg.evaluate(
-            '() => Math.max(...[...document.querySelectorAll(\'[data-testid="stMain"], section.main, '
-            '[data-testid="stAppViewContainer"]\')].map(e => e.scrollHeight), 900)'
-        )
-        pg.set_viewport_size({"width": 1280, "height": min(int(height) + 40, 4000)})
-        pg.wait_for_timeout(800)
-        pg.screenshot(path=str(path))
-        pg.set_viewport_size({"width": 1280, "height": 900})
-        pg.wait_for_timeout(300)
-    else:
-        pg.screenshot(path=str(path))
-    return path
-
-
-def sortables_frame(pg: object, index: int = 0) -> object:
-    frame = pg.frame_locator('iframe[title*="sortable"]').nth(index)
-    frame.locator(".sortable-item").first.wait_for(timeout=30_000)
-    return frame
-
-
-def drag(pg: object, source: object, target: object, steps: int = 12) -> None:
-    """A real pointer drag: press on the chip, move in small steps, release over the target."""
-    source.scroll_into_view_if_needed()
-    box = source.bounding_box()
-    to = target.bounding_box()
-    assert box and to, "chip or drop zone not visible"
-    x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    # aim just below the zone's header: zones shrink when a chip leaves, so the bottom edge may move away
-    x1, y1 = to["x"] + to["width"] / 2, to["y"] + min(40, to["height"] / 2)
-    pg.mouse.move(x0, y0)
-    pg.mouse.down()
-    pg.mouse.move(x0 + 4, y0 + 4, steps=3)
-    pg.mouse.move(x0 + 15, y0 + 15, steps=3)
-    for i in range(1, steps + 1):
-        pg.mouse.move(x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps)
-        pg.wait_for_timeout(30)
-    pg.mouse.move(x1, y1 + 1, steps=2)
-    pg.wait_for_timeout(200)
-    pg.mouse.up()
+def shot(pg: Any, name: str, full: bool = False) -> Path:
+    return _shot(pg, f"designer_{name}", full)
 
 
 def click_tab(pg: object, name: str) -> None:

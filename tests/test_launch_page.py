@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -17,6 +11,7 @@ from core.codegen import RunOptions, write_job
 from core.design import load_design
 from core.launch import launch, wait
 from core.workspace import EXAMPLES_DIR, REPO_ROOT
+from tests.browser import chromium, dashboard, shot
 
 PAGE = str(REPO_ROOT / "pages" / "launch.py")
 
@@ -73,47 +68,13 @@ def test_runs_are_listed_with_monitor_links(page: AppTest, tmp_path: Path) -> No
     assert frame["Monitor"][0] == "/monitor?run=listed"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.browser
 def test_screenshot(tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
-    port = _free_port()
-    env = {**os.environ, "SHARDSCOPE_WORKSPACE": str(tmp_path / "ws")}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path="/usr/bin/chromium",
-                args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-            )
-            tab = browser.new_page(viewport={"width": 1280, "height": 1500})
-            tab.goto(f"http://127.0.0.1:{port}/launch")
-            tab.get_by_text("Preflight").wait_for(timeout=90_000)
-            tab.get_by_text("Runs", exact=True).wait_for(timeout=30_000)
-            tab.wait_for_timeout(2500)
-            out = REPO_ROOT / "test-artifacts" / "launch_page.png"
-            out.parent.mkdir(exist_ok=True)
-            tab.screenshot(path=str(out))
-            assert tab.locator("text=Traceback").count() == 0
-            browser.close()
-    finally:
-        os.killpg(server.pid, 15)
-        server.wait(timeout=20)
+    with dashboard(tmp_path / "ws") as url, chromium() as browser:
+        tab = browser.new_page(viewport={"width": 1280, "height": 1500})
+        tab.goto(f"{url}/launch")
+        tab.get_by_text("Preflight").wait_for(timeout=90_000)
+        tab.get_by_text("Runs", exact=True).wait_for(timeout=30_000)
+        tab.wait_for_timeout(2500)
+        shot(tab, "launch_page")
+        assert tab.locator("text=Traceback").count() == 0
