@@ -533,30 +533,51 @@ def set_tensor_dtype(design: Design, name: str, dtype: str) -> Design:
     return design.with_tensor(name, replace(_tensor(design, name), dtype=dtype))
 
 
+def _reshard_tensor(design: Design, name: str, sharding: Sharding | None) -> Design:
+    """Give a tensor a new sharding; operator inputs that read it with its old sharding follow along.
+
+    An operator strategy equal to the tensor's sharding means "use the tensor as it is stored", so
+    a drag in the Tensors tab reaches the operators (and the generated `.shard(...)` code); a strategy
+    the user set differently on the operator stays as it is.
+    """
+    spec = _tensor(design, name)
+    old = spec.sharding
+    design = design.with_tensor(name, replace(spec, sharding=sharding))
+    if old is None or sharding is None:
+        return design
+    operators = []
+    for op in design.operators:
+        if op.strategy is not None and name in op.inputs:
+            strategy = tuple(
+                sharding if source == name and current == old else current
+                for source, current in zip(op.inputs, op.strategy, strict=False)
+            )
+            op = replace(op, strategy=strategy)
+        operators.append(op)
+    return replace(design, operators=tuple(operators))
+
+
 def set_tensor_layout(design: Design, name: str, layout_name: str | None) -> Design:
     """Put a tensor on a layout (keeping the aliases that layout has), or make it replicated (None)."""
     spec = _tensor(design, name)
     if layout_name is None:
-        return design.with_tensor(name, replace(spec, sharding=None))
+        return _reshard_tensor(design, name, None)
     target = _spec(design, layout_name)
     old = spec.sharding.map if spec.sharding is not None and spec.sharding.map is not None else ()
     entries = strip_aliases(fit_map(old, len(spec.shape)), target.alias_name)
-    return design.with_tensor(name, replace(spec, sharding=Sharding(layout_name, entries)))
+    return _reshard_tensor(design, name, Sharding(layout_name, entries))
 
 
 def set_tensor_split(design: Design, name: str, split: Sequence[int]) -> Design:
     """A tuple strategy for a tensor (MindSpore builds the device matrix itself)."""
-    spec = _tensor(design, name)
-    return design.with_tensor(name, replace(spec, sharding=Sharding(split=tuple(int(s) for s in split))))
+    return _reshard_tensor(design, name, Sharding(split=tuple(int(s) for s in split)))
 
 
 def set_tensor_map(design: Design, name: str, entries: Sequence[DimEntry]) -> Design:
     spec = _tensor(design, name)
     if spec.sharding is None or spec.sharding.layout is None:
         raise EditError(f"{name} is not on a layout: pick a layout for it first")
-    return design.with_tensor(
-        name, replace(spec, sharding=replace(spec.sharding, map=fit_map(entries, len(spec.shape))))
-    )
+    return _reshard_tensor(design, name, replace(spec.sharding, map=fit_map(entries, len(spec.shape))))
 
 
 def set_dim_axes(design: Design, name: str, dim: int, axes: Sequence[str]) -> Design:
@@ -564,9 +585,7 @@ def set_dim_axes(design: Design, name: str, dim: int, axes: Sequence[str]) -> De
     spec = _tensor(design, name)
     if spec.sharding is None or spec.sharding.map is None:
         raise EditError(f"{name} is not on a layout: pick a layout for it first")
-    return design.with_tensor(
-        name, replace(spec, sharding=replace(spec.sharding, map=assign_axes(spec.sharding.map, dim, axes)))
-    )
+    return _reshard_tensor(design, name, replace(spec.sharding, map=assign_axes(spec.sharding.map, dim, axes)))
 
 
 def assign_axes(entries: Sequence[DimEntry], dim: int, axes: Sequence[str]) -> tuple[DimEntry, ...]:

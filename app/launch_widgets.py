@@ -17,7 +17,10 @@ import streamlit as st
 from core.codegen import DATASETS, LAUNCHERS, SCENARIOS, RunOptions
 from core.launch import LaunchError, list_runs, stop
 from core.preflight import Check, check_mindspore
+from core.rehearsal import rehearsal_options
 
+# The form starts from the CPU rehearsal's values: a short run whose loss visibly falls.
+DEFAULTS = rehearsal_options()
 STATUS_ICON = {"running": "● running", "succeeded": "✓ succeeded", "failed": "✗ failed", "stopped": "■ stopped"}
 LANGUAGE = {"train.py": "python", "run.sh": "bash", "README.md": "markdown", "job.json": "json"}
 
@@ -36,9 +39,11 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
     if dataset == "mnist":
         data_path = st.text_input("DATA_PATH (MNIST folder)", data_path, key=f"{key}_data_path")
     c1, c2, c3 = st.columns(3)
-    epochs = c1.number_input("Epochs", 1, 100_000, 2, key=f"{key}_epochs")
-    batch = c2.number_input("Batch size", 1, 1_000_000, 32 if target != "CPU" else 8, key=f"{key}_batch")
-    lr = c3.number_input("Learning rate", 1e-6, 10.0, 0.01, format="%.4f", key=f"{key}_lr")
+    epochs = c1.number_input("Epochs", 1, 100_000, DEFAULTS.epochs, key=f"{key}_epochs")
+    batch = c2.number_input(
+        "Batch size", 1, 1_000_000, 32 if target != "CPU" else DEFAULTS.batch_size, key=f"{key}_batch"
+    )
+    lr = c3.number_input("Learning rate", 1e-6, 10.0, DEFAULTS.learning_rate, format="%.4f", key=f"{key}_lr")
     extra: dict[str, object] = {}
     if scenario == "multi_copy":
         extra["interleave_num"] = st.number_input("interleave_num (copies)", 1, 64, 2, key=f"{key}_inter")
@@ -55,8 +60,12 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
         )
         port = b.number_input("Master port", 1024, 65535, 8118, key=f"{key}_port")
         addr = a.text_input("Master address", "127.0.0.1", key=f"{key}_addr")
-        loss_every = b.number_input("Print loss every N steps", 1, 1_000_000, 1, key=f"{key}_loss_every")
-        samples = a.number_input("Synthetic samples", 8, 10_000_000, 256, key=f"{key}_samples")
+        loss_every = b.number_input(
+            "Print loss every N steps", 1, 1_000_000, DEFAULTS.loss_interval, key=f"{key}_loss_every"
+        )
+        samples = a.number_input(
+            "Synthetic samples", 8, 10_000_000, DEFAULTS.synthetic_samples, key=f"{key}_samples"
+        )
     return RunOptions(
         scenario=scenario,
         device_target=target,
@@ -82,7 +91,7 @@ def target_notice(options: RunOptions) -> None:
             f"This machine has no {options.device_target} devices: the job is generated and compile-checked "
             f"here but cannot run here. Download it and run `bash run.sh` on {options.device_num} x "
             f"{options.device_target}.",
-            icon="ℹ️",
+            icon=":material/info:",
         )
 
 
@@ -120,7 +129,9 @@ def files_view(files: dict[str, str], diff: str) -> None:
     tabs = st.tabs([*names, "Changes"])
     for tab, name in zip(tabs, names, strict=False):
         with tab:
-            st.code(files[name], language=LANGUAGE[name], line_numbers=name != "README.md", height=480)
+            st.code(
+                files[name], language=LANGUAGE[name], line_numbers=name != "README.md", height=480, wrap_lines=True
+            )
     with tabs[-1]:
         if diff:
             st.code(diff, language="diff", height=480)

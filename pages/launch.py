@@ -12,6 +12,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from app import launch_widgets as ui  # noqa: E402
+from app.nav import page_path  # noqa: E402
 from core.codegen import CodegenError, job_notes, render_job, write_job  # noqa: E402
 from core.design import Design, DesignError, load_design  # noqa: E402
 from core.launch import LaunchError, launch  # noqa: E402
@@ -84,7 +85,11 @@ if files is not None:
             st.error(f"Launch failed: {exc}")
         else:
             st.session_state["launch_last_run"] = record.run_id
-            st.success(f"Started run **{record.run_id}**; open it on the Monitor page.")
+            st.success(f"Started run **{record.run_id}**.")
+            st.page_link(
+                page_path("monitor"), label=f"Watch {record.run_id} on the Monitor", icon=":material/monitoring:",
+                query_params={"run": record.run_id},
+            )
     if not ready:
         st.caption("Launch is disabled until every check passes.")
 

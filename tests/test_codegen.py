@@ -18,11 +18,12 @@ from core.codegen import (
     SCENARIOS,
     CodegenError,
     RunOptions,
+    job_notes,
     read_job,
     render_job,
     write_job,
 )
-from core.design import Design, load_design
+from core.design import Design, design_from_dict, load_design
 from core.layout import Layout as CoreLayout
 from core.workspace import EXAMPLES_DIR
 
@@ -283,3 +284,14 @@ def test_hostile_layout_names_are_refused(text: str) -> None:
     except CodegenError:
         return
     _assert_inert(files, text)
+
+
+def test_an_invalid_operator_strategy_is_skipped_with_the_reason() -> None:
+    """x's reduce dimension split differently from w's: MindSpore would refuse to compile it."""
+    data = json.loads((EXAMPLES_DIR / "seed004_dense_matmul.json").read_text())
+    data["operators"][0]["strategy"][0]["map"] = [["mp", "dp"], "sp"]
+    design = design_from_dict(data)
+    files = render_job(design, RunOptions(scenario="layout_parallel", device_target="Ascend"))
+    assert "net.matmul1.shard(" not in files["train.py"]
+    assert "matmul1: strategy skipped, it is invalid" in files["train.py"]
+    assert "reduce" in " ".join(job_notes(design, RunOptions(scenario="layout_parallel", device_target="Ascend")))

@@ -553,3 +553,20 @@ def test_crafted_designs_never_make_collect_problems_raise() -> None:
     assert "used for more than one axis" in text
     assert "'missing' is not a tensor" in text
     assert "needs 3 devices" in text
+
+
+def test_operator_inputs_that_follow_a_tensor_follow_its_drag() -> None:
+    """A drag in the Tensors tab reaches operators reading that tensor with its stored sharding."""
+    design = ds.default_design()
+    assert design.operators[0].strategy[0] == design.tensors["x"].sharding  # type: ignore[index]
+    moved = ds.set_dim_axes(design, "x", 0, ["mp", "dp"])
+    assert moved.tensors["x"].sharding.map == (("mp", "dp"), "sp")  # type: ignore[union-attr]
+    assert moved.operators[0].strategy[0] == moved.tensors["x"].sharding  # type: ignore[index]
+    assert moved.operators[0].strategy[1] == design.operators[0].strategy[1]  # type: ignore[index]
+
+
+def test_an_operator_strategy_set_on_its_own_stays_put() -> None:
+    design = ds.set_operator_dim_axes(ds.default_design(), "matmul1", 0, 0, ["dp"])
+    own = design.operators[0].strategy[0]  # type: ignore[index]
+    moved = ds.set_dim_axes(design, "x", 0, ["sp"])
+    assert moved.operators[0].strategy[0] == own  # type: ignore[index]

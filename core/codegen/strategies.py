@@ -17,6 +17,7 @@ from core.codegen.common import lit
 from core.codegen.options import CodegenError, RunOptions
 from core.design import Design, OperatorSpec, Sharding
 from core.layout import LayoutError
+from core.operators import analyze_design
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 # Names the generated shard_network() function uses itself: a design layout may not shadow them.
@@ -112,6 +113,7 @@ def plan_strategies(design: Design, options: RunOptions) -> StrategyPlan:
             rank_part = "" if spec.rank_list is None else f", rank_list={lit(list(spec.rank_list))}"
             plan.layouts.append((name, f"Layout({lit(layout.device_matrix)}, {lit(layout.alias_name)}{rank_part})"))
     assigned = _assign(design, slots, plan.notes)
+    analyses = {a.name: a for a in analyze_design(design)}
     for slot in slots:
         if slot.name not in assigned:
             continue
@@ -119,6 +121,11 @@ def plan_strategies(design: Design, options: RunOptions) -> StrategyPlan:
         strategy: tuple[Sharding, ...] | None = op.strategy  # type: ignore[attr-defined]
         if not strategy:
             plan.notes.append(f"{slot.name}: no strategy in the design, MindSpore picks the default")
+            continue
+        analysis = analyses.get(op.name)  # type: ignore[attr-defined]
+        if analysis is not None and not analysis.valid:
+            # MindSpore would refuse it at graph compile time: leave the operator unsharded instead.
+            plan.notes.append(f"{slot.name}: strategy skipped, it is invalid: {analysis.problems[0]}")
             continue
         if len(strategy) != len(slot.shapes):
             plan.notes.append(f"{slot.name}: the design gives {len(strategy)} strategies for {len(slot.shapes)} inputs")
