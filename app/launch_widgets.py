@@ -21,6 +21,7 @@ from core.rehearsal import rehearsal_options
 
 # The form starts from the CPU rehearsal's values: a short run whose loss visibly falls.
 DEFAULTS = rehearsal_options()
+STOP_RESULT = "launch_stop_result"
 STATUS_ICON = {"running": "● running", "succeeded": "✓ succeeded", "failed": "✗ failed", "stopped": "■ stopped"}
 LANGUAGE = {"train.py": "python", "run.sh": "bash", "README.md": "markdown", "job.json": "json"}
 
@@ -186,6 +187,11 @@ def runs_table(workspace: Path) -> None:
             try:
                 with st.spinner(f"Stopping {chosen}…"):
                     record = stop(chosen, workspace, grace=10.0)
-                st.success(f"{record.run_id} {record.status}; no process of it is left.")
+                message = f"{record.run_id} {record.status}; no process of it is left."
+                st.session_state[STOP_RESULT] = ("success", message)
             except LaunchError as exc:
-                st.error(str(exc))
+                st.session_state[STOP_RESULT] = ("error", str(exc))
+    # Shown until the next stop: the table refreshes every 2 s and would wipe a one-off message.
+    if STOP_RESULT in st.session_state:
+        kind, message = st.session_state[STOP_RESULT]
+        (st.success if kind == "success" else st.error)(message)

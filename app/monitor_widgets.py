@@ -14,14 +14,15 @@ from core.logs import RunSnapshot, rank_status
 from core.metrics import N_OUT, add_global_step, add_time_axes, downsample, ema_smooth, outlier_range, rank_band
 
 X_MODES = {"Step": "global_step", "Relative time": "relative_s", "Wall time": "wall_time"}
+# Plain symbols, not emoji: emoji need a colour-emoji font many Linux desktops lack.
 STATE_LABELS = {
-    "running": "🟢 running",
-    "stalled": "🟠 stalled",
-    "crashed": "🔴 crashed",
-    "nan": "🟣 NaN/inf loss",
-    "finished": "✅ finished",
-    "stopped": "⚪ stopped",
-    "waiting": "⏳ waiting",
+    "running": "● running",
+    "stalled": "◌ stalled",
+    "crashed": "✗ crashed",
+    "nan": "✗ NaN/inf loss",
+    "finished": "✓ finished",
+    "stopped": "■ stopped",
+    "waiting": "… waiting",
 }
 _PALETTE = [
     "#2563eb",

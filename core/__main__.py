@@ -6,26 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from core import cli_preview
-
-
-def _register_optional(sub: argparse._SubParsersAction) -> None:
-    """Subcommands whose modules may be absent in a partial checkout are added when importable."""
-    for module_name in ("core.cli_run", "core.cli_watch"):
-        try:
-            module = __import__(module_name, fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        module.register(sub)
+from core import cli_preview, cli_run, cli_watch
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="ShardScope command line")
     sub = parser.add_subparsers(dest="command", required=True)
-    cli_preview.register(sub)
-    _register_optional(sub)
+    for module in (cli_preview, cli_run, cli_watch):
+        module.register(sub)
     return parser
 
 
