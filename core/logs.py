@@ -1,9 +1,12 @@
 """Per-rank training logs: layout discovery, a fast incremental parser, `read_run` and `RunWatcher`.
 
-Real MindSpore logs are ~90 % `[WARNING]`/`[INFO]` noise, so the hot loop never looks at every line:
-it finds a handful of keywords with `bytes.find` (C speed) and only parses the lines they land on.
-Every file is read from a saved offset to its last complete line, so a watcher and a one-shot read
-produce exactly the same rows however the writes were chunked.
+Real MindSpore logs are ~90 % `[WARNING]`/`[INFO]` noise, so the hot loop never looks at every line
+from Python: one compiled regex pass (C) yields the start of each line that is not `[...]` chatter,
+numpy turns the LossMonitor lines among them into rows in bulk (bit-identical to `float`), and only
+the rare other lines (timings, tracebacks, errors, other loss formats) are parsed one by one.
+Every file is read from a saved offset to its last complete line (the next block is read on a
+helper thread while one is parsed), so a watcher and a one-shot read produce exactly the same rows
+however the writes were chunked.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -41,8 +46,10 @@ __all__ = [
 MAX_PARTIAL_LINE = 1 << 20
 """Longest incomplete line we hold in memory (1 MiB); past it the line is dropped and counted."""
 
-_READ_BLOCK = 32 << 20  # bytes read and parsed per step while catching up on a huge file
+_READ_BLOCK = 32 << 20  # bytes read and parsed per step while catching up (the next one is read meanwhile)
+_PREFETCH_MIN = 1 << 20  # a rest smaller than this is read in line, without the helper thread
 _TB_CARRY_MAX = 64 << 10  # traceback context kept across reads
+_KEEP_BUF = 1 << 20  # read buffer a watcher keeps between refreshes
 _NOISE_PREFIXES = (b"[WARNING]", b"[INFO]", b"[DEBUG]")
 _ERROR_PREFIXES = (b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")
 
@@ -274,11 +281,176 @@ def compile_user_regex(pattern: str) -> re.Pattern[str]:
 _ROW_KEYS = ("epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "time", "offset")
 _NAN = float("nan")
 # A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line): one C-speed
-# regex scan over the chunk finds exactly those, skipping the [WARNING]/[INFO] noise without a Python loop.
-_LM = rb"epoch: (\d+),? step: (\d+),? loss is ([-+\w.]+)\r?(?=\n)"
-_RE_SCAN = re.compile(rb"\n(?:" + _LM + rb"|(?=[^\[\n]|\[[EC]))")
+# regex scan over the chunk finds exactly those, skipping the [WARNING]/[INFO] noise without a Python loop
+# (both alternatives start with a class or a literal, so sre rejects a noise line without entering it).
+_RE_SCAN = re.compile(rb"\n(?:[^\[\n]|\[[EC])")
+# The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the
+# plain-decimal form of it (`_lm_block`); any other candidate, or a loss line it does not take
+# (nan, exponents, odd spacing), goes through `_line`, which gives the same row for it.
+_LM = rb"epoch: (\d+),? step: (\d+),? loss is (" + _NUM + rb")\r?(?=\n)"
 _RE_LM_AT = re.compile(_LM)
+_MATCH_START = re.Match.start
+_BLOCK_MIN = 64  # chunks with at least this many candidate lines are classified by numpy, others by regex
+_DIGITS_W = 12  # epoch/step digit runs parsed by numpy; longer ones take the exact Python path
+_VALUE_W = 24  # loss values parsed by numpy; longer ones (and nan/inf/exponents) take `float`
+_POW10 = np.array([10.0 ** k for k in range(19)])  # exact: every 10**k with k <= 22 is a double
+_MANTISSA_MAX = 1 << 53  # integers up to here are exact doubles, so mantissa / 10**k is correctly rounded
 _FATAL_KINDS = ("exception", "nan", "worker_exit", "timeout")
+
+
+class _Rows:
+    """A file's metric rows (_ROW_KEYS) in file order: numpy blocks from the bulk path, tuples otherwise."""
+
+    __slots__ = ("_blocks", "_n", "_tail")
+
+    def __init__(self) -> None:
+        self._blocks: list[np.ndarray] = []
+        self._tail: list[tuple] = []
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def append(self, row: tuple) -> None:
+        self._tail.append(row)
+        self._n += 1
+
+    def add_block(self, block: np.ndarray) -> None:
+        self._flush()
+        self._blocks.append(block)
+        self._n += len(block)
+
+    def last(self) -> tuple | None:
+        if self._tail:
+            return self._tail[-1]
+        return tuple(self._blocks[-1][-1].tolist()) if self._blocks else None
+
+    def array(self) -> np.ndarray:
+        """All rows as one (n, len(_ROW_KEYS)) float64 array (kept, so the next call only adds the new rows)."""
+        self._flush()
+        if len(self._blocks) != 1:
+            self._blocks = [np.concatenate(self._blocks) if self._blocks
+                            else np.empty((0, len(_ROW_KEYS)), dtype=np.float64)]
+        return self._blocks[0]
+
+    def _flush(self) -> None:
+        if self._tail:
+            self._blocks.append(np.array(self._tail, dtype=np.float64).reshape(-1, len(_ROW_KEYS)))
+            self._tail = []
+
+
+def _digit_runs(chunk: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Values and lengths of the ASCII digit runs at `starts`; `ok` is False where the run is too
+    long (or too near the end of the buffer) for this path, which then must use the exact one.
+    """
+    ok = starts <= len(chunk) - _DIGITS_W
+    windows = np.lib.stride_tricks.sliding_window_view(chunk, _DIGITS_W)
+    digits = np.ascontiguousarray(windows[np.where(ok, starts, 0)].T) - np.uint8(48)
+    value = np.zeros(len(starts), dtype=np.int64)
+    length = np.zeros(len(starts), dtype=np.int64)
+    active = np.ones(len(starts), dtype=bool)
+    for d in digits:
+        active &= d < 10
+        if not active.any():
+            break
+        value = np.where(active, value * 10 + d, value)
+        length += active
+    return value, length, ok & ~active
+
+
+def _decimals(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The plain decimal (`-12.5`, `.5`, `3.`) at each `start`: value, length in bytes, ok.
+
+    The value is `float(text)` bit for bit: mantissa <= 2**53 and 10**k (k <= 18) are both doubles
+    and IEEE division rounds correctly (Clinger's fast path). `ok` is False for anything else
+    (nan, inf, exponents, too many digits): those lines go through the exact path.
+    """
+    n = len(start)
+    ok = (start >= 0) & (start <= len(chunk) - _VALUE_W)
+    windows = np.lib.stride_tricks.sliding_window_view(chunk, _VALUE_W)
+    cols = np.ascontiguousarray(windows[np.where(ok, start, 0)].T)
+    neg = cols[0] == ord("-")
+    signed = neg | (cols[0] == ord("+"))
+    mantissa = np.zeros(n, dtype=np.int64)
+    frac = np.zeros(n, dtype=np.int64)
+    ndigits = np.zeros(n, dtype=np.int64)
+    ndots = np.zeros(n, dtype=np.int64)
+    length = np.zeros(n, dtype=np.int64)
+    active = np.ones(n, dtype=bool)
+    for j, c in enumerate(cols):
+        d = c - np.uint8(48)
+        digit = d < 10
+        dot = c == ord(".")
+        active &= digit | dot | (signed if j == 0 else False)
+        if not active.any():
+            break
+        length += active
+        digit &= active
+        dot &= active
+        mantissa = np.where(digit, mantissa * 10 + d, mantissa)  # > 18 digits may wrap: rejected below
+        frac += digit & (ndots > 0)
+        ndots += dot
+        ndigits += digit
+    ok &= ~active & (ndigits >= 1) & (ndigits <= 18) & (ndots <= 1) & (mantissa >= 0) & (mantissa <= _MANTISSA_MAX)
+    value = mantissa / _POW10[np.where(ok, frac, 0)]
+    return np.where(neg, -value, value), length, ok
+
+
+def _literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
+    """Whether `text` is at each `pos` (False too near the end of the buffer)."""
+    ok = (pos >= 0) & (pos <= len(chunk) - len(text))
+    windows = np.lib.stride_tricks.sliding_window_view(chunk, len(text))
+    return ok & (windows[np.where(ok, pos, 0)] == np.frombuffer(text, dtype=np.uint8)).all(axis=1)
+
+
+def _lm_row(m: re.Match, off: int, obs_time: float) -> tuple:
+    """The row of one `_RE_LM_AT` match (the exact reference for what `_lm_block` computes in bulk)."""
+    return (float(m[1]), float(m[2]), _NAN, _NAN, float(m[3]), _NAN, _NAN, obs_time, off)
+
+
+def _add_rows(st: _FileState, block: np.ndarray) -> None:
+    if len(block) >= _BLOCK_MIN:
+        st.rows.add_block(block)
+    else:
+        for row in block.tolist():
+            st.rows.append(tuple(row))
+
+
+def _lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int,
+              obs_time: float) -> tuple[np.ndarray, np.ndarray]:
+    """Find, among the candidate lines at `starts`, the LossMonitor lines numpy can read exactly and
+    build their rows column-wise: returns (mask over `starts`, rows of the masked lines).
+
+    A line is taken only if it is all of `epoch: <digits>[,] step: <digits>[,] loss is <decimal>`
+    then an optional CR and the newline (so `_LM` matches it whole and `float` gives the same
+    numbers); the rest is left to `_line`.
+    """
+    chunk = np.frombuffer(buf, dtype=np.uint8)
+    top = len(chunk) - 1
+    take = _literal_at(chunk, starts, b"epoch: ")
+    idx = np.flatnonzero(take)
+    ls = starts[idx]
+    epoch, e_len, ok = _digit_runs(chunk, ls + 7)
+    pos = np.minimum(ls + 7 + e_len, top)
+    pos += chunk[pos] == ord(",")
+    ok &= (e_len >= 1) & _literal_at(chunk, pos, b" step: ")
+    step, s_len, s_ok = _digit_runs(chunk, pos + 7)
+    pos = np.minimum(pos + 7 + s_len, top)
+    pos += chunk[pos] == ord(",")
+    ok &= s_ok & (s_len >= 1) & _literal_at(chunk, pos, b" loss is ")
+    loss, v_len, v_ok = _decimals(chunk, pos + 9)
+    pos = np.minimum(pos + 9 + v_len, top - 1)
+    ok &= v_ok & ((chunk[pos] == ord("\n")) | ((chunk[pos] == ord("\r")) & (chunk[pos + 1] == ord("\n"))))
+    take[idx] = ok
+    out = np.empty((int(ok.sum()), len(_ROW_KEYS)), dtype=np.float64)
+    out[:, 0] = epoch[ok]
+    out[:, 1] = step[ok]
+    out[:, 2:4] = _NAN
+    out[:, 4] = loss[ok]
+    out[:, 5:7] = _NAN
+    out[:, 7] = obs_time
+    out[:, 8] = ls[ok] + base
+    return take, out
 
 
 @dataclass
@@ -301,7 +473,7 @@ class _FileState:
     live: bool = False  # rows get the observation time (the file was read while being written)
     tb_start: int | None = None  # offset of a pending "Traceback" header
     tb_carry: bytes = b""
-    rows: list[tuple] = field(default_factory=list)  # _ROW_KEYS tuples, file order
+    rows: _Rows = field(default_factory=_Rows)  # _ROW_KEYS rows, file order
     timings: list[tuple] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
     unregistered: set[int] = field(default_factory=set)
@@ -321,8 +493,11 @@ class _Parser:
     def __init__(self, user_regex: re.Pattern[str] | None = None) -> None:
         self.user_regex = user_regex
 
-    def feed(self, st: _FileState, buf: bytes, base: int, now: float, end: int) -> None:
-        """Parse `buf[:end]` (complete lines, buf[end-1] is b"\n") found at absolute offset `base`."""
+    def feed(self, st: _FileState, buf: bytes | bytearray, base: int, now: float, end: int) -> None:
+        """Parse `buf[:end]` (complete lines, buf[end-1] is b"\n") found at absolute offset `base`.
+
+        `buf` may be a reused bytearray longer than `end`: nothing past `end` is looked at.
+        """
         info = st.info
         if info.role == "worker" and st.pid is None:
             m = _RE_DISTRIBUTED_PID.search(buf, 0, end) or _RE_PID.search(buf, 0, end)
@@ -331,28 +506,43 @@ class _Parser:
         if info.role == "scheduler":
             st.unregistered.update(int(m.group(1)) for m in _RE_UNREGISTERED.finditer(buf, 0, end))
         obs_time = now if st.live else _NAN
-        append = st.rows.append
         find = buf.find
         metrics = info.role == "worker"
         fast = metrics and self.user_regex is None
-        nan = _NAN
         if buf[:1] != b"[" or buf[1:2] in (b"E", b"C"):  # the first line has no b"\n" before it
             m = _RE_LM_AT.match(buf, 0, end) if fast else None
             if m is not None:
-                append((float(m[1]), float(m[2]), nan, nan, float(m[3]), nan, nan, obs_time, base))
+                st.rows.append(_lm_row(m, base, obs_time))
             else:
                 self._line(st, buf, 0, find(b"\n", 0, end), base, obs_time, metrics)
-        for m in _RE_SCAN.finditer(buf, 0, end):
-            e = m[1]
-            if e is not None and fast:
-                # LossMonitor / tutorial print, the overwhelmingly common line: parsed by the scan itself
-                append((float(e), float(m[2]), nan, nan, float(m[3]), nan, nan, obs_time, base + m.start() + 1))
-            else:
-                ls = m.start() + 1
-                self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
+        # Every candidate line in one C-level pass, kept as a flat array of line starts (no match
+        # objects pile up; they would also wake the cyclic GC). In a big chunk numpy picks out the
+        # LossMonitor lines and builds their rows at once; the block's slices are added in file order
+        # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
+        starts = np.fromiter(map(_MATCH_START, _RE_SCAN.finditer(buf, 0, end)), dtype=np.int64) + 1
+        if fast and len(starts) >= _BLOCK_MIN:
+            is_lm, block = _lm_block(buf, starts, base, obs_time)
+        else:
+            rows, lm = [], []
+            for ls in starts.tolist() if fast else ():
+                m = _RE_LM_AT.match(buf, ls, end)
+                lm.append(m is not None)
+                if m is not None:
+                    rows.append(_lm_row(m, base + ls, obs_time))
+            is_lm = np.array(lm, dtype=bool) if fast else np.zeros(len(starts), dtype=bool)
+            block = np.array(rows, dtype=np.float64).reshape(-1, len(_ROW_KEYS))
+        done = 0
+        others = np.flatnonzero(~is_lm)
+        for t, (j, ls) in enumerate(zip(others.tolist(), starts[others].tolist(), strict=True)):
+            if j - t > done:  # j - t LossMonitor lines come before this one
+                _add_rows(st, block[done:j - t])
+                done = j - t
+            self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
+        if len(block) > done:
+            _add_rows(st, block[done:])
         if st.tb_start is not None:
             if st.tb_start >= base:
-                st.tb_carry = buf[st.tb_start - base:end][:_TB_CARRY_MAX]
+                st.tb_carry = bytes(buf[st.tb_start - base:end][:_TB_CARRY_MAX])
             else:
                 st.tb_carry += buf[:min(end, max(0, _TB_CARRY_MAX - len(st.tb_carry)))]
 
@@ -361,9 +551,9 @@ class _Parser:
         st.errors.append({"rank": rank, "kind": kind, "message": message, "context": context,
                           "line": None, "offset": off, "file": st.info.rel, "pid": pid, "time": t})
 
-    def _line(self, st: _FileState, buf: bytes, ls: int, le: int, base: int, obs_time: float,
+    def _line(self, st: _FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float,
               metrics: bool) -> None:
-        line = buf[ls:le]
+        line = bytes(buf[ls:le])
         if line.endswith(b"\r"):
             line = line[:-1]
         if not line:
@@ -423,7 +613,7 @@ class _Parser:
         if b"per step time" in line:
             m = _RE_TIMEMONITOR.search(line)
             if m:
-                last = st.rows[-1] if st.rows else (_NAN, _NAN)
+                last = st.rows.last() or (_NAN, _NAN)
                 st.timings.append((last[0], last[1], _num(m.group(1)), _num(m.group(2)), obs_time, off))
             return
         if b"loss" in line:
@@ -491,6 +681,45 @@ def _empty_metrics() -> pd.DataFrame:
     return pd.DataFrame({k: pd.Series(dtype=v) for k, v in dtypes.items()})
 
 
+def _read_into(f: BinaryIO, buf: bytearray, n: int) -> int:
+    """Read up to `n` bytes into the start of `buf` (no fresh 32 MB bytes object per block)."""
+    got = 0
+    with memoryview(buf) as view:
+        while got < n:
+            k = f.readinto(view[got:n])
+            if not k:
+                break
+            got += k
+    return got
+
+
+_HAVE_PREAD = hasattr(os, "preadv")
+
+
+def _pread_into(fd: int, buf: bytearray, n: int, pos: int) -> int:
+    """Read up to `n` bytes at file offset `pos` into the start of `buf` (thread-safe: no seek)."""
+    got = 0
+    with memoryview(buf) as view:
+        while got < n:
+            k = os.preadv(fd, [view[got:n]], pos + got)
+            if not k:
+                break
+            got += k
+    return got
+
+
+def _read_exact(f: BinaryIO, n: int) -> bytes:
+    """Up to `n` bytes from an unbuffered file (a raw read may come back short)."""
+    parts: list[bytes] = []
+    while n > 0:
+        part = f.read(n)
+        if not part:
+            break
+        parts.append(part)
+        n -= len(part)
+    return b"".join(parts)
+
+
 class _RunState:
     """The engine behind read_run and RunWatcher (not thread-safe by itself)."""
 
@@ -505,7 +734,8 @@ class _RunState:
         self._cache: RunSnapshot | None = None
         self._cache_version = -1
         self._last_discover = 0.0
-        self._blocks: dict[Path, tuple[int, np.ndarray]] = {}
+        self._bufs = [bytearray(), bytearray()]  # read buffers reused across the blocks/files of a refresh
+        self._pool: ThreadPoolExecutor | None = None  # reads the next block while one is parsed
 
     def discover(self) -> bool:
         """Add newly appeared files; True when something new was found."""
@@ -528,16 +758,34 @@ class _RunState:
         changed = self.discover() if rediscover else False
         targets = self.files.values() if paths is None else [self.files[p] for p in paths if p in self.files]
         now = time.time()
-        for st in list(targets):
-            changed |= self._read(st, now)
+        try:
+            for st in list(targets):
+                changed |= self._read(st, now)
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown()
+                self._pool = None
+            # a watcher keeps only small buffers between refreshes
+            self._bufs = [b if len(b) <= _KEEP_BUF else bytearray() for b in self._bufs]
         if changed:
             self.version += 1
         self.started = True
         return changed
 
+    def _buffer(self, slot: int, n: int) -> bytearray:
+        buf = self._bufs[slot]
+        if len(buf) < n:
+            buf = self._bufs[slot] = bytearray(max(n, min(2 * len(buf), _READ_BLOCK)))
+        return buf
+
+    def _prefetch(self, fd: int, slot: int, pos: int, n: int) -> Future[int]:
+        """Start reading `n` bytes at `pos` into buffer `slot` on the helper thread (pread releases the GIL)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logs-read")
+        return self._pool.submit(_pread_into, fd, self._buffer(slot, n), n, pos)
+
     def _reset(self, st: _FileState) -> None:
         st.reset()
-        self._blocks.pop(st.info.path, None)
 
     def _read(self, st: _FileState, now: float) -> bool:
         """Parse from the end of the last complete line to the last newline now in the file.
@@ -559,71 +807,85 @@ class _RunState:
         if size == st.offset:
             return changed
         try:
-            f = open(st.info.path, "rb")  # noqa: SIM115 - closed by the with below
+            f = open(st.info.path, "rb", buffering=0)  # noqa: SIM115 - closed by the with below
         except OSError:
             return changed
         with f:
-            if st.head and f.read(len(st.head)) != st.head:
+            if st.head and _read_exact(f, len(st.head)) != st.head:
                 self._reset(st)  # rewritten in place (truncate + write before we looked)
                 changed = True
             if len(st.head) < 256:
                 f.seek(0)
-                st.head = f.read(256)
+                st.head = _read_exact(f, 256)
             pos = st.consumed
-            while pos < size:
-                f.seek(pos)
-                data = f.read(min(size - pos, _READ_BLOCK))
-                if not data:
-                    break
-                if st.skipping:
-                    nl = data.find(b"\n")
-                    if nl == -1:
-                        st.dropped_bytes += len(data)
-                        pos += len(data)
+            slot = 0
+            pending: tuple[int, int, Future[int]] | None = None  # (pos, slot, read) running on the helper
+            try:
+                while pos < size:
+                    want = min(size - pos, _READ_BLOCK)
+                    if pending is not None and pending[0] == pos:
+                        _, slot, fut = pending
+                        pending = None
+                        data, got = self._bufs[slot], fut.result()
                     else:
-                        st.dropped_bytes += nl
-                        st.dropped_lines += 1
-                        st.skipping = False
-                        pos += nl + 1
-                    st.consumed = pos
-                    changed = True
-                    continue
-                last_nl = data.rfind(b"\n")
-                if last_nl == -1:
-                    if len(data) > MAX_PARTIAL_LINE:
-                        st.skipping = True
-                        st.dropped_bytes += len(data)
-                        st.errors.append({
-                            "rank": st.info.rank if st.info.role == "worker" else -1, "kind": "overlong_line",
-                            "message": f"a line longer than {MAX_PARTIAL_LINE} bytes was dropped",
-                            "context": "", "line": None, "offset": pos, "file": st.info.rel, "pid": st.pid,
-                            "time": now if st.live else _NAN})
-                        pos += len(data)
+                        if pending is not None:  # not where we are now (cannot happen): let it finish
+                            pending[2].result()
+                            pending = None
+                        f.seek(pos)
+                        data = self._buffer(slot, want)
+                        got = _read_into(f, data, want)
+                    if not got:
+                        break
+                    if st.skipping:
+                        nl = data.find(b"\n", 0, got)
+                        if nl == -1:
+                            st.dropped_bytes += got
+                            pos += got
+                        else:
+                            st.dropped_bytes += nl
+                            st.dropped_lines += 1
+                            st.skipping = False
+                            pos += nl + 1
                         st.consumed = pos
                         changed = True
                         continue
-                    break  # an incomplete last line: wait for its newline
-                self.parser.feed(st, data, pos, now, last_nl + 1)
-                pos += last_nl + 1
-                st.consumed = pos
-                changed = True
+                    last_nl = data.rfind(b"\n", 0, got)
+                    if last_nl == -1:
+                        if got > MAX_PARTIAL_LINE:
+                            st.skipping = True
+                            st.dropped_bytes += got
+                            st.errors.append({
+                                "rank": st.info.rank if st.info.role == "worker" else -1,
+                                "kind": "overlong_line",
+                                "message": f"a line longer than {MAX_PARTIAL_LINE} bytes was dropped",
+                                "context": "", "line": None, "offset": pos, "file": st.info.rel, "pid": st.pid,
+                                "time": now if st.live else _NAN})
+                            pos += got
+                            st.consumed = pos
+                            changed = True
+                            continue
+                        break  # an incomplete last line: wait for its newline
+                    nxt = pos + last_nl + 1
+                    if size - nxt >= _PREFETCH_MIN and _HAVE_PREAD:
+                        pending = (nxt, 1 - slot, self._prefetch(f.fileno(), 1 - slot, nxt,
+                                                                 min(size - nxt, _READ_BLOCK)))
+                    self.parser.feed(st, data, pos, now, last_nl + 1)
+                    pos = nxt
+                    st.consumed = pos
+                    changed = True
+            finally:
+                if pending is not None:
+                    pending[2].result()  # never close the file (or reuse its buffer) under a running read
         st.offset = size
         st.size = size
         st.last_growth = now if st.live else stat.st_mtime
         return changed
 
     # -- snapshot
-    def _file_array(self, st: _FileState) -> np.ndarray:
-        """Rows of one file as an (n, len(_ROW_KEYS)) float array, converting only the new rows."""
-        n = len(st.rows)
-        cached = self._blocks.get(st.info.path)
-        if cached is not None and cached[0] == n:
-            return cached[1]
-        have = cached[0] if cached is not None else 0
-        new = np.array(st.rows[have:], dtype=np.float64).reshape(-1, len(_ROW_KEYS))
-        arr = np.concatenate([cached[1], new]) if cached is not None else new
-        self._blocks[st.info.path] = (n, arr)
-        return arr
+    @staticmethod
+    def _file_array(st: _FileState) -> np.ndarray:
+        """Rows of one file as an (n, len(_ROW_KEYS)) float array (the rows keep it between snapshots)."""
+        return st.rows.array()
 
     def snapshot(self) -> RunSnapshot:
         if self._cache is not None and self._cache_version == self.version:
@@ -632,14 +894,17 @@ class _RunState:
         workers.sort(key=lambda s: (s.info.rank if s.info.rank is not None else -1, s.info.rel))
         if workers:
             blocks = [self._file_array(st) for st in workers]
-            table = np.concatenate(blocks)
-            data = {k: table[:, i] for i, k in enumerate(_ROW_KEYS)}
-            data["offset"] = data["offset"].astype(np.int64)
-            data["rank"] = np.concatenate([np.full(len(b), s.info.rank if s.info.rank is not None else -1,
-                                                   np.int64) for b, s in zip(blocks, workers, strict=True)])
-            data["file"] = np.concatenate([np.full(len(b), s.info.rel, dtype=object)
-                                           for b, s in zip(blocks, workers, strict=True)])
-            metrics = pd.DataFrame(data)[METRIC_COLUMNS]
+            n_float = len(_ROW_KEYS) - 1  # epoch .. time: the float columns, already in METRIC_COLUMNS order
+            columns = np.empty((len(_ROW_KEYS), sum(len(b) for b in blocks)), dtype=np.float64)
+            np.concatenate([b.T for b in blocks], axis=1, out=columns)  # one transposing copy
+            # pandas keeps a 2-D float block as (columns, rows): hand it over as is instead of stacking
+            metrics = pd.DataFrame(columns[:n_float].T, columns=list(_ROW_KEYS[:n_float]), copy=False)
+            metrics.insert(0, "rank", np.concatenate([
+                np.full(len(b), s.info.rank if s.info.rank is not None else -1, np.int64)
+                for b, s in zip(blocks, workers, strict=True)]))
+            metrics["offset"] = columns[n_float].astype(np.int64)
+            metrics["file"] = np.concatenate([np.full(len(b), s.info.rel, dtype=object)
+                                              for b, s in zip(blocks, workers, strict=True)])
         else:
             metrics = _empty_metrics()
         timings = pd.DataFrame([(st.info.rank, *t, st.info.rel) for st in workers for t in st.timings],
@@ -675,7 +940,7 @@ class _RunState:
         rows = []
         for rank in sorted(by_rank):
             sts = by_rank[rank]
-            last = next((s.rows[-1] for s in reversed(sts) if s.rows), None)
+            last = next((s.rows.last() for s in reversed(sts) if len(s.rows)), None)
             n_loss = sum(len(s.rows) for s in sts)
             epoch, step, epochs_total, steps_total, loss = last[:5] if last else (_NAN,) * 5
             done_by_totals = bool(last and epochs_total == epochs_total and steps_total == steps_total
@@ -716,16 +981,20 @@ class RunWatcher:
     """Live view of a run's logs: watchdog events + periodic rescan, incremental reads, thread-safe.
 
     `polling=True` uses watchdog's PollingObserver (the only thing that works on NFS-like shared
-    filesystems). `snapshot()` is cheap when nothing changed (cached by version).
+    filesystems) to find new files, plus a cheap check every `stat_poll_s` that only stats the files
+    already known and reads those that grew: an append shows up within ~`stat_poll_s` instead of
+    a full directory snapshot every `poll_timeout_s`. `snapshot()` is cheap when nothing changed
+    (cached by version).
     """
 
     def __init__(self, log_dir: Path | str, polling: bool = False, loss_regex: str | None = None,
                  extra_files: Sequence[Path | str] = (), rescan_s: float = 1.0,
-                 poll_timeout_s: float = 0.2) -> None:
+                 poll_timeout_s: float = 0.2, stat_poll_s: float = 0.05) -> None:
         self.log_dir = Path(log_dir)
         self.polling = polling
         self.rescan_s = rescan_s
         self.poll_timeout_s = poll_timeout_s
+        self.stat_poll_s = stat_poll_s
         self._state = _RunState(self.log_dir, loss_regex, extra_files)
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
@@ -835,10 +1104,22 @@ class RunWatcher:
                 self._changed.notify_all()
 
     def _rescan_loop(self) -> None:
-        while not self._stop.wait(self.rescan_s):
+        tick = min(self.rescan_s, self.stat_poll_s) if self.polling and self.stat_poll_s > 0 else self.rescan_s
+        next_full = time.monotonic() + self.rescan_s
+        while not self._stop.wait(tick):
+            if time.monotonic() < next_full:
+                self._refresh_known()
+                continue
+            next_full = time.monotonic() + self.rescan_s
             with contextlib.suppress(Exception):
                 self._ensure_observer()
             self.refresh()
+
+    def _refresh_known(self) -> None:
+        """One os.stat per known file; only files that changed are read (no directory walk)."""
+        with self._lock:
+            if self._state.refresh(rediscover=False):
+                self._changed.notify_all()
 
 
 # ----------------------------------------------------------------------------- status + tail

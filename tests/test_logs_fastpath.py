@@ -1,0 +1,239 @@
+"""core.logs fast path: the bulk scan / numpy rows / prefetching reader give exactly the rows of a
+plain line-by-line parse, on random mixes of noise, loss, timing, traceback and error lines and any
+chunking of the writes or of the reads."""
+
+from __future__ import annotations
+
+import math
+import struct
+from contextlib import ExitStack
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from core import logs
+from core.logs import _RE_EXC_LINE, _RunState, parse_loss_line, read_run
+
+NOISE = [
+    b"[WARNING] ME(7587:140022789684800,MainProcess):2026-11-22-07:09:00.372.000 [mindspore/context.py:1343] "
+    b"For 'context.set_context', the parameter 'device_target' will be deprecated.\n",
+    b"[INFO] DISTRIBUTED(7587,7f5998a3be40,python):2026-11-22-07:09:00.377.254 [tcp_comm.cc:485] Connect] "
+    b"epoch: 1 step: 2, loss is 5\n",
+    b"[DEBUG] ME(1:2,MainProcess):x [a.py:1] loss is 3\n",
+    b"[Epoch 3]\n",
+    b"[\n",
+    b"[ERRORS are not errors]\n",
+    b"\n",
+    b"\r\n",
+]
+OTHER = [
+    b"Train epoch time: 146463.0 ms, per step time: 146.463 ms\n",
+    b"Traceback (most recent call last):\n",
+    b'  File "train.py", line 3, in <module>\n',
+    b"\tepoch: 1 step: 9, loss is 9.0\n",
+    b"ValueError: boom\n",
+    b"RuntimeError: loss is NAN or INF\n",
+    b"[ERROR] ME(123:1,MainProcess):2026-11-22-07:05:10.230.794 [a.cc:1] F] something bad\n",
+    b"[CRITICAL] DISTRIBUTED(9,1,python):x [b.cc:2] The node: 3 is timed out\n",
+    b"[EXCEPTION] x\n",
+    b"2026-01-01 10:00:00,123 - mindformers - INFO - Epoch:[  1/  2], step:[ 5/ 10], loss: 3.25, "
+    b"per_step_time: 120ms, lr: 1e-4\n",
+    b"global_step: 194, loss: 1.997\n",
+    b"epoch: 1 step: 2, loss is Tensor(shape=[], dtype=Float32, value= 2.30)\n",
+    b"epoch: 1 step: 2, loss is 2.5 per step time: 3 ms\n",
+    b"some text with a loss word\n",
+]
+# values that the bulk path must read bit for bit like `float`, or leave to the exact path
+SPECIAL_VALUES = [
+    b"4.52", b"2.297702297702298", b"0.30000000000000004", b"-0.0", b"+1.5", b".5", b"5.", b"007", b"0",
+    b"nan", b"NaN", b"-nan", b"inf", b"-Infinity", b"infinity", b"1e-5", b"1E+3", b"-2.5e10",
+    b"9007199254740993", b"9007199254740992", b"123456789012345678", b"1234567890123456789",
+    b"12345678901234567890.5", b"0.000000000000000000000001", b"0.1234567890123456789",
+    b"1e", b"1.5.2", b"3x", b"abc", b"-",
+]
+
+
+def _value() -> st.SearchStrategy[bytes]:
+    finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+    return st.one_of(
+        st.sampled_from(SPECIAL_VALUES),
+        finite.map(lambda x: repr(x).encode()),
+        st.tuples(finite, st.integers(1, 17)).map(lambda t: b"%.*g" % (t[1], t[0])),
+        st.tuples(finite.filter(lambda x: abs(x) < 1e6), st.integers(0, 12)).map(lambda t: b"%.*f" % (t[1], t[0])),
+    )
+
+
+def _loss_line() -> st.SearchStrategy[bytes]:
+    ints = st.one_of(st.integers(0, 5000), st.sampled_from([123456789012, 99999999999, 10 ** 20])).map(
+        lambda i: str(i).encode())
+    return st.builds(
+        lambda e, c1, s, c2, v, tail, cr: b"epoch: " + e + c1 + b" step: " + s + c2 + b" loss is " + v + tail + cr
+        + b"\n",
+        st.one_of(ints, st.just(b"0001")), st.sampled_from([b",", b""]), ints, st.sampled_from([b",", b""]),
+        _value(), st.sampled_from([b"", b"", b"", b"", b" extra", b"\r"]), st.sampled_from([b"", b"", b"", b"\r"]),
+    )
+
+
+def _log() -> st.SearchStrategy[bytes]:
+    line = st.one_of(_loss_line(), _loss_line(), _loss_line(), st.sampled_from(NOISE), st.sampled_from(OTHER))
+    run = st.lists(_loss_line(), min_size=1, max_size=12).map(b"".join)  # a burst of loss lines
+    return st.lists(st.one_of(line, run), max_size=40).map(b"".join)
+
+
+def reference_rows(data: bytes) -> list[tuple]:
+    """The metric rows of a worker log, one line at a time with the public `parse_loss_line`."""
+    rows, pending_traceback, pos = [], False, 0
+    for raw in data.split(b"\n")[:-1]:  # complete lines only
+        off, pos = pos, pos + len(raw) + 1
+        line = raw[:-1] if raw.endswith(b"\r") else raw
+        if not line or line.startswith(b"["):
+            continue  # MindSpore chatter and [ERROR] lines carry no metrics
+        if line.startswith(b"Traceback (most recent call last)"):
+            pending_traceback = True
+            continue
+        if pending_traceback and line.startswith((b" ", b"\t")):
+            continue
+        if _RE_EXC_LINE.match(line):
+            pending_traceback = False
+            continue
+        if b"per step time" in line or b"loss" not in line:
+            continue
+        r = parse_loss_line(line)
+        if r is not None:
+            rows.append((r["epoch"], r["step"], r["epochs_total"], r["steps_total"], r["loss"],
+                         r["step_time_ms"], r["lr"], r["time"], float(off)))
+    return rows
+
+
+def _bits(rows: list[tuple] | np.ndarray) -> list[tuple]:
+    """Rows as exact bit patterns, so -0.0 != 0.0 and nan == nan (of the same sign)."""
+    return [tuple(struct.pack("<d", float(v)) for v in row) for row in rows]
+
+
+def _metric_rows(snap) -> np.ndarray:
+    return snap.metrics[list(logs._ROW_KEYS)].to_numpy(dtype=np.float64)
+
+
+def _small_blocks(stack: ExitStack, read_block: int, prefetch_min: int, block_min: int) -> None:
+    """Tiny read blocks / prefetch threshold / bulk threshold so small inputs cross every path."""
+    stack.enter_context(mock.patch.object(logs, "_READ_BLOCK", read_block))
+    stack.enter_context(mock.patch.object(logs, "_PREFETCH_MIN", prefetch_min))
+    stack.enter_context(mock.patch.object(logs, "_BLOCK_MIN", block_min))
+    stack.enter_context(mock.patch.object(logs, "MAX_PARTIAL_LINE", read_block - 1))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(data=_log(), block_min=st.sampled_from([1, 2, 5, 64]))
+@example(data=b"epoch: 1 step: 2, loss is 1e\nepoch: 1 step: 3, loss is 1.5.2\n" * 3, block_min=1)
+def test_one_shot_rows_match_line_by_line_reference(tmp_path_factory: pytest.TempPathFactory, data: bytes,
+                                                    block_min: int) -> None:
+    root = tmp_path_factory.mktemp("oneshot")
+    (root / "worker_0.log").write_bytes(data)
+    with mock.patch.object(logs, "_BLOCK_MIN", block_min):
+        snap = read_run(root)
+    assert _bits(_metric_rows(snap)) == _bits(reference_rows(data))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(data=_log(), cuts=st.lists(st.integers(min_value=0, max_value=1 << 14), max_size=10),
+       read_block=st.sampled_from([300, 512, 4096]), prefetch_min=st.sampled_from([1, 100, 1 << 20]),
+       block_min=st.sampled_from([1, 3, 64]))
+def test_chunked_writes_and_reads_match_one_shot(tmp_path_factory: pytest.TempPathFactory, data: bytes,
+                                                 cuts: list[int], read_block: int, prefetch_min: int,
+                                                 block_min: int) -> None:
+    """Any write chunking x tiny read blocks (several per refresh, next one prefetched) = one-shot read."""
+    one_shot_dir = tmp_path_factory.mktemp("ref")
+    (one_shot_dir / "worker_0.log").write_bytes(data)
+    one_shot = read_run(one_shot_dir)
+    root = tmp_path_factory.mktemp("chunks")
+    path = root / "worker_0.log"
+    path.write_bytes(b"")
+    with ExitStack() as stack:
+        _small_blocks(stack, read_block, prefetch_min, block_min)
+        state = _RunState(root)
+        state.refresh()
+        prev = 0
+        for p in [*sorted({min(c, len(data)) for c in cuts}), len(data)]:
+            with open(path, "ab") as f:
+                f.write(data[prev:p])
+            prev = p
+            state.refresh()
+        snap = state.snapshot()
+    if max((len(line) for line in data.split(b"\n")), default=0) < read_block - 1:  # no line was dropped
+        assert _bits(_metric_rows(snap)) == _bits(reference_rows(data))
+        assert _bits(_metric_rows(snap)) == _bits(_metric_rows(one_shot))
+        cols = ["epoch", "step", "epoch_time_ms", "step_time_ms", "offset"]
+        assert snap.timings[cols].astype(str).values.tolist() == one_shot.timings[cols].astype(str).values.tolist()
+        ecols = ["kind", "message", "context", "offset"]
+        assert snap.errors[ecols].astype(str).values.tolist() == one_shot.errors[ecols].astype(str).values.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_value())
+def test_bulk_decimals_are_bit_identical_to_float(text: bytes) -> None:
+    buf = b"\n" + text + b"\n" + b" " * 64
+    values, length, ok = logs._decimals(np.frombuffer(buf, dtype=np.uint8), np.array([1]))
+    whole = bool(ok[0]) and int(length[0]) == len(text)  # what _lm_block requires (then b"\n" follows)
+    if whole:
+        assert struct.pack("<d", values[0]) == struct.pack("<d", float(text))
+    else:  # only nan/inf/exponents/too many digits (or not a number at all) are left to the exact path
+        body = text[1:] if text[:1] in (b"+", b"-") else text
+        digits = body.replace(b".", b"", 1)
+        assert not (digits.isdigit() and len(digits) <= 18 and int(digits) <= 1 << 53)
+
+
+def test_values_float_rejects_fall_back_instead_of_crashing(tmp_path: Path) -> None:
+    """`loss is 1e` / `loss is 1.5.2` parse like parse_loss_line (1.0 / 1.5), in bulk and one by one."""
+    lines = [b"epoch: 1 step: %d, loss is %s\n" % (i, v) for i, v in enumerate([b"1e", b"1.5.2", b"2.5"] * 40)]
+    (tmp_path / "worker_0.log").write_bytes(b"".join(lines))
+    snap = read_run(tmp_path)
+    assert snap.metrics["loss"].tolist()[:3] == [1.0, 1.5, 2.5]
+    assert _bits(_metric_rows(snap)) == _bits(reference_rows(b"".join(lines)))
+
+
+def test_bulk_rows_keep_order_around_timing_and_errors(tmp_path: Path) -> None:
+    """TimeMonitor lines take the epoch/step of the loss row just before them, even inside a bulk block."""
+    out = []
+    for epoch in (1, 2, 3):
+        out += [b"[WARNING] ME(1:2,MainProcess):x [a.py:1] noise\n"] * 3
+        out += [b"epoch: %d step: %d, loss is %.3f\n" % (epoch, s, 1 / s) for s in range(1, 101)]
+        out.append(b"Train epoch time: 10.0 ms, per step time: 0.1 ms\n")
+    out.append(b"Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n")
+    out += [b"epoch: 4 step: %d, loss is 0.5\n" % s for s in range(1, 80)]
+    out.append(b"RuntimeError: boom\n")
+    data = b"".join(out)
+    (tmp_path / "worker_0.log").write_bytes(data)
+    snap = read_run(tmp_path)
+    assert len(snap.metrics) == 379
+    assert snap.timings[["epoch", "step"]].values.tolist() == [[1.0, 100.0], [2.0, 100.0], [3.0, 100.0]]
+    assert snap.errors["kind"].tolist() == ["exception"]
+    assert "File \"t.py\"" in snap.errors["context"].iloc[0] and "epoch: 4 step: 79" in snap.errors["context"].iloc[0]
+    assert snap.metrics["offset"].tolist() == [r[-1] for r in reference_rows(data)]
+    assert snap.metrics["offset"].dtype == np.int64 and snap.metrics["rank"].dtype == np.int64
+    last = snap.ranks.iloc[0]
+    assert (last["last_epoch"], last["last_step"], last["n_loss"]) == (4.0, 79.0, 379)
+    assert math.isclose(last["last_loss"], 0.5)
+
+
+def test_prefetching_reader_matches_plain_reads_on_a_multi_block_file(tmp_path: Path) -> None:
+    lines = []
+    for i in range(20000):
+        lines.append(b"[INFO] ME(1:2,MainProcess):x [a.py:1] chatter %d\n" % i)
+        if i % 7 == 0:
+            lines.append(b"epoch: 1 step: %d, loss is %r\n" % (i, 1.0 / (i + 1)))
+        if i % 5000 == 4999:
+            lines.append(b"Train epoch time: 1.0 ms, per step time: 0.5 ms\n")
+    data = b"".join(lines)
+    (tmp_path / "worker_0.log").write_bytes(data)
+    plain = read_run(tmp_path)
+    with ExitStack() as stack:
+        _small_blocks(stack, 64 << 10, 1, 64)
+        prefetched = read_run(tmp_path)
+    assert _bits(_metric_rows(prefetched)) == _bits(_metric_rows(plain)) == _bits(reference_rows(data))
+    assert prefetched.timings.astype(str).values.tolist() == plain.timings.astype(str).values.tolist()
