@@ -1,0 +1,160 @@
+"""The whole journey in a real browser, as a user does it, with a screenshot of every step.
+
+Home -> open seed 004's example in the Layout Designer -> drag a chip and see the preview change ->
+Launch the CPU data_parallel rehearsal on 8 devices (real msrun) -> the Monitor shows eight ranks'
+curves growing live -> launch a second run and stop it -> open the generated layout_parallel files.
+Screenshots: test-artifacts/journey_*.png.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import launch as runs
+from tests.browser import (
+    VIEWPORT,
+    chart_state,
+    chromium,
+    dashboard,
+    drag,
+    live_chart_frame,
+    require_browser,
+    shot,
+    sortables_frame,
+    wait_idle,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+ROW0 = re.compile(r"Row 0 of this view lies on ranks: ([0-9, ]+)")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Iterator[Path]:
+    require_browser()
+    ws = tmp_path / "ws"
+    yield ws
+    for record in runs.list_runs(ws) if ws.exists() else []:  # never leave a job behind
+        if record.is_running:
+            runs.stop(record.run_id, ws, grace=5)
+
+
+def row0(page: Any) -> str:
+    caption = page.get_by_text(ROW0).first
+    caption.wait_for(timeout=60_000)
+    match = ROW0.search(caption.inner_text())
+    assert match
+    return match.group(1).strip()
+
+
+def nav(page: Any, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    wait_idle(page)
+
+
+def pick(page: Any, label: str, option: str) -> None:
+    """Choose `option` in the Streamlit selectbox labelled `label`."""
+    page.get_by_label(label, exact=True).click()
+    page.get_by_role("option", name=option).click()
+    wait_idle(page)
+
+
+def set_number(page: Any, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+    wait_idle(page)
+
+
+def test_the_whole_journey(workspace: Path) -> None:
+    with dashboard(workspace) as url, chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+
+        # 1. Home explains itself; open seed 004's example in the designer
+        page.goto(url)
+        page.get_by_text("Start here").wait_for(timeout=60_000)
+        wait_idle(page)
+        shot(page, "journey_01_home")
+        page.get_by_role("button", name="Open in the Layout Designer").click()
+        wait_idle(page)
+        assert row0(page) == "0, 4, 2, 6"
+        shot(page, "journey_02_designer_seed004", full=True)
+
+        # 2. drag mp off dimension 0 (rows unsplit, replicated over mp): the preview changes
+        frame = sortables_frame(page)
+        zones = frame.locator(".sortable-container")
+        drag(page, frame.locator(".sortable-item", has_text="mp·2"), zones.filter(has_text="Device axes"))
+        wait_idle(page)
+        page.wait_for_function(
+            "() => !document.body.innerText.includes('Row 0 of this view lies on ranks: 0, 4, 2, 6')",
+            timeout=30_000,
+        )
+        assert row0(page).startswith("0, 1, 4, 5"), "each column block is now held by both mp ranks"
+        page.get_by_text("Every slice is held by 2 ranks").first.wait_for(timeout=30_000)
+        shot(page, "journey_03_after_drag", full=True)
+
+        # 3. Launch: the CPU data_parallel rehearsal on 8 devices, for real through msrun
+        nav(page, "Launch")
+        page.get_by_text("Preflight").wait_for(timeout=120_000)
+        assert page.get_by_text("seed004_dense_matmul").count() > 0, "the designer's design reaches Launch"
+        pick(page, "Scenario", "Data parallel (seed 001)")
+        set_number(page, "Devices", "8")
+        page.get_by_role("button", name="Launch", exact=True).click()
+        page.get_by_text(re.compile(r"Started run \S+")).wait_for(timeout=120_000)
+        first_run = runs.list_runs(workspace)[0]
+        assert first_run.status == "running" and first_run.device_num == 8
+        shot(page, "journey_04_launched", full=True)
+
+        # 4. Monitor: eight ranks' curves grow live
+        page.get_by_role("link", name=f"Watch {first_run.run_id} on the Monitor").click()
+        wait_idle(page)
+        chart = live_chart_frame(page, timeout=180)
+        deadline = time.monotonic() + 240
+        state = chart_state(chart)
+        while time.monotonic() < deadline:
+            state = chart_state(chart)
+            if sum(str(name).startswith("rank ") for name in state["traces"]) == 8 and state["points"] >= 40:
+                break
+            page.wait_for_timeout(1000)
+        assert sum(str(name).startswith("rank ") for name in state["traces"]) == 8, state["traces"]
+        earlier = state["points"]
+        shot(page, "journey_05_monitor_live", full=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and chart_state(chart)["points"] <= earlier:
+            page.wait_for_timeout(1000)
+        assert chart_state(chart)["points"] > earlier, "the curves did not grow while we watched"
+
+        # 5. a second run, stopped from the Launch page
+        nav(page, "Launch")
+        page.get_by_text("Preflight").wait_for(timeout=120_000)
+        page.get_by_text("Cluster and logging").click()
+        set_number(page, "Master port", "8139")
+        page.get_by_role("button", name="Launch", exact=True).click()
+        page.get_by_text(re.compile(r"Started run \S+")).wait_for(timeout=120_000)
+        second = runs.list_runs(workspace)[0]
+        assert second.run_id != first_run.run_id and second.status == "running"
+        pick(page, "Running", second.run_id)
+        page.get_by_role("button", name="Stop", exact=True).click()
+        page.get_by_text(f"{second.run_id} stopped; no process of it is left.").wait_for(timeout=120_000)
+        stopped = runs.get_run(second.run_id, workspace)
+        assert stopped.status == "stopped" and runs.run_processes(stopped) == []
+        shot(page, "journey_06_second_run_stopped", full=True)
+
+        # 6. the generated layout_parallel files for the design (Ascend: generated, not runnable here)
+        pick(page, "Scenario", "Layout strategies (seed 004)")
+        page.get_by_text("Ascend", exact=True).click()
+        wait_idle(page)
+        page.get_by_text("cannot run here").first.wait_for(timeout=30_000)
+        code = page.locator('[data-testid="stCode"]').first.inner_text()
+        assert 'Layout((2, 2, 2), ("dp", "sp", "mp"))' in code
+        assert 'layout("None", ("sp", "dp"))' in code, "the dragged strategy reaches the generated script"
+        shot(page, "journey_07_layout_parallel_files", full=True)
+
+        # the first run finishes by itself and is reported as such
+        final = runs.wait(first_run.run_id, workspace, timeout=300)
+        assert final.status == "succeeded", final
