@@ -34,6 +34,7 @@ from core.design import (
     load_design,
 )
 from core.layout import INTERLEAVED, NONE, DimEntry, Layout, LayoutError, TensorLayout
+from core.operators import strategy_layouts
 from core.placement import DTYPE_BYTES, OwnerGrid, Placement, place
 from core.workspace import EXAMPLES_DIR, WorkspaceError, child
 
@@ -773,31 +774,18 @@ def collect_problems(design: Design, analyses: Sequence[Any] | None = None) -> l
 # previews: tensor layouts and view data (plain data for app/figures.py)
 # ---------------------------------------------------------------------------------------------
 def derived_tensor_layout(split: Sequence[int], device_num: int) -> TensorLayout:
-    """The layout MindSpore builds for a tuple strategy: (repeat, s0, s1, ...) with repeat = N / prod(s)
-    as the outermost axis (dims split 1 way take no axis)."""
+    """The layout MindSpore builds for a tuple strategy (the repeated-calculation axis 'rep' outermost).
+
+    The same conversion core.operators uses for an elementwise operator's input, so the tensor
+    preview and the operator analysis agree.
+    """
     pieces = math.prod(split)
     if pieces < 1 or device_num % pieces:
         raise LayoutError(
             f"the split {tuple(split)} needs {pieces} devices, which does not divide {device_num}: "
             f"use split counts whose product divides {device_num}"
         )
-    sizes: list[int] = []
-    names: list[str] = []
-    repeat = device_num // pieces
-    if repeat > 1:
-        sizes.append(repeat)
-        names.append("repeat")
-    entries: list[DimEntry] = []
-    for dim, s in enumerate(split):
-        if s > 1:
-            sizes.append(s)
-            names.append(f"d{dim}")
-            entries.append(f"d{dim}")
-        else:
-            entries.append(NONE)
-    if not sizes:
-        sizes, names = [1], ["repeat"]
-    return Layout(tuple(sizes), tuple(names))(*entries)
+    return strategy_layouts("ReLU", [tuple(split)], device_num)[0]
 
 
 def sharding_tensor_layout(design: Design, sharding: Sharding | None, ndim: int) -> TensorLayout:
