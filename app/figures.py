@@ -7,6 +7,7 @@ Colours mean "which slice": the tensor grid and the device matrix use the same p
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -113,22 +114,7 @@ def tensor_grid_figure(
         ]
         for i in range(n_rows)
     ]
-    fig = go.Figure(
-        go.Heatmap(
-            z=colour_index,
-            x=list(range(n_cols)),
-            y=list(range(n_rows)),
-            zmin=-0.5,
-            zmax=n_colours - 0.5,
-            colorscale=_discrete_colourscale(n_colours),
-            showscale=False,
-            xgap=3,
-            ygap=3,
-            hovertext=hover,
-            hoverinfo="text",
-            name="blocks",
-        )
-    )
+    fig = go.Figure(_cell_heatmap(colour_index, n_colours, hover, "blocks"))
     annotate = n_rows * n_cols <= MAX_ANNOTATED_CELLS
     font_size = 15 if n_cols <= 8 else 12 if n_cols <= 16 else 9
     if annotate:
@@ -143,48 +129,99 @@ def tensor_grid_figure(
                     font={"size": font_size, "color": "#111827"},
                 )
     if highlight_rank is not None:
-        for i in range(n_rows):
-            for j in range(n_cols):
-                if highlight_rank in grid.owners[i][j]:
-                    fig.add_shape(
-                        type="rect",
-                        x0=j - 0.5,
-                        x1=j + 0.5,
-                        y0=i - 0.5,
-                        y1=i + 0.5,
-                        line={"color": HIGHLIGHT, "width": 4},
-                        fillcolor="rgba(0,0,0,0)",
-                    )
-    row_ticks = [f"{grid.row_edges[i]}:{grid.row_edges[i + 1]}" for i in range(n_rows)]
-    col_ticks = [f"{grid.col_edges[j]}:{grid.col_edges[j + 1]}" for j in range(n_cols)]
+        _outline_cells(
+            fig, [(i, j) for i in range(n_rows) for j in range(n_cols) if highlight_rank in grid.owners[i][j]]
+        )
     cell = max(34, min(90, 520 // max(n_rows, 1)))
+    _grid_axes(
+        fig,
+        title,
+        height=min(620, 90 + cell * n_rows),
+        col_title=col_title,
+        col_ticks=[f"{grid.col_edges[j]}:{grid.col_edges[j + 1]}" for j in range(n_cols)],
+        row_title=row_title,
+        row_ticks=[f"{grid.row_edges[i]}:{grid.row_edges[i + 1]}" for i in range(n_rows)],
+        show_col_ticks=n_cols <= 32,
+        show_row_ticks=n_rows <= 40,
+    )
+    return fig
+
+
+def _cell_heatmap(
+    colour_index: list[list[int]], n_colours: int, hover: list[list[str]], name: str, **extra: Any
+) -> go.Heatmap:
+    """One coloured cell per block/rank with gaps between them (shared by the grid figures)."""
+    n_rows, n_cols = len(colour_index), len(colour_index[0])
+    return go.Heatmap(
+        z=colour_index,
+        x=list(range(n_cols)),
+        y=list(range(n_rows)),
+        zmin=-0.5,
+        zmax=n_colours - 0.5,
+        colorscale=_discrete_colourscale(n_colours),
+        showscale=False,
+        xgap=3,
+        ygap=3,
+        hovertext=hover,
+        hoverinfo="text",
+        name=name,
+        **extra,
+    )
+
+
+def _outline_cells(fig: go.Figure, cells: Sequence[tuple[int, int]]) -> None:
+    """Draw the highlight frame around each (row, column) cell."""
+    for i, j in cells:
+        fig.add_shape(
+            type="rect",
+            x0=j - 0.5,
+            x1=j + 0.5,
+            y0=i - 0.5,
+            y1=i + 0.5,
+            line={"color": HIGHLIGHT, "width": 4},
+            fillcolor="rgba(0,0,0,0)",
+        )
+
+
+def _grid_axes(
+    fig: go.Figure,
+    title: str,
+    *,
+    height: int,
+    col_title: str,
+    col_ticks: Sequence[str],
+    row_title: str,
+    row_ticks: Sequence[str],
+    show_col_ticks: bool = True,
+    show_row_ticks: bool = True,
+) -> None:
+    """Column labels on top, rows top-down, no grid lines: the layout every grid figure shares."""
     fig.update_layout(
         title={"text": title, "font": {"size": 14}} if title else None,
-        height=min(620, 90 + cell * n_rows),
+        height=height,
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         plot_bgcolor="white",
         xaxis={
             "title": {"text": col_title},
             "side": "top",
             "tickmode": "array",
-            "tickvals": list(range(n_cols)),
-            "ticktext": col_ticks,
+            "tickvals": list(range(len(col_ticks))),
+            "ticktext": list(col_ticks),
             "showgrid": False,
             "zeroline": False,
-            "showticklabels": n_cols <= 32,
+            "showticklabels": show_col_ticks,
         },
         yaxis={
             "title": {"text": row_title},
             "autorange": "reversed",
             "tickmode": "array",
-            "tickvals": list(range(n_rows)),
-            "ticktext": row_ticks,
+            "tickvals": list(range(len(row_ticks))),
+            "ticktext": list(row_ticks),
             "showgrid": False,
             "zeroline": False,
-            "showticklabels": n_rows <= 40,
+            "showticklabels": show_row_ticks,
         },
     )
-    return fig
 
 
 def device_matrix_figure(
@@ -203,62 +240,29 @@ def device_matrix_figure(
     text = [[f"r{r}" for r in row] for row in grid.ranks]
     hovertext = [[hover[p] for p in row] for row in grid.positions]
     fig = go.Figure(
-        go.Heatmap(
-            z=colour_index,
-            x=list(range(n_cols)),
-            y=list(range(n_rows)),
-            zmin=-0.5,
-            zmax=n_colours - 0.5,
-            colorscale=_discrete_colourscale(n_colours),
-            showscale=False,
-            xgap=3,
-            ygap=3,
+        _cell_heatmap(
+            colour_index,
+            n_colours,
+            hovertext,
+            value_label,
             text=text,
             texttemplate="%{text}" if n_rows * n_cols <= 512 else None,
             textfont={"size": 13 if n_cols <= 8 else 10, "color": "#111827"},
-            hovertext=hovertext,
-            hoverinfo="text",
-            name=value_label,
         )
     )
     if highlight_rank is not None:
-        for i, row in enumerate(grid.ranks):
-            for j, rank in enumerate(row):
-                if rank == highlight_rank:
-                    fig.add_shape(
-                        type="rect",
-                        x0=j - 0.5,
-                        x1=j + 0.5,
-                        y0=i - 0.5,
-                        y1=i + 0.5,
-                        line={"color": HIGHLIGHT, "width": 4},
-                        fillcolor="rgba(0,0,0,0)",
-                    )
+        cells = [(i, j) for i, row in enumerate(grid.ranks) for j, rank in enumerate(row) if rank == highlight_rank]
+        _outline_cells(fig, cells)
     cell = max(22, min(56, 480 // max(n_rows, 1)))
-    fig.update_layout(
-        title={"text": title, "font": {"size": 14}} if title else None,
+    _grid_axes(
+        fig,
+        title,
         height=min(760, 90 + cell * n_rows),
-        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        plot_bgcolor="white",
-        xaxis={
-            "title": {"text": grid.col_title},
-            "side": "top",
-            "tickmode": "array",
-            "tickvals": list(range(n_cols)),
-            "ticktext": grid.col_labels,
-            "showgrid": False,
-            "zeroline": False,
-        },
-        yaxis={
-            "title": {"text": grid.row_title},
-            "autorange": "reversed",
-            "tickmode": "array",
-            "tickvals": list(range(n_rows)),
-            "ticktext": grid.row_labels,
-            "showgrid": False,
-            "zeroline": False,
-            "showticklabels": bool(grid.row_title),
-        },
+        col_title=grid.col_title,
+        col_ticks=grid.col_labels,
+        row_title=grid.row_title,
+        row_ticks=grid.row_labels,
+        show_row_ticks=bool(grid.row_title),
     )
     return fig
 

@@ -485,6 +485,11 @@ def test_tensor_grid_figure_labels_and_highlight(seed: Design) -> None:
     # colours match between the block and the rank holding it in the device matrix
     slices = ds.position_slice_ids(placement)
     assert slices[4] == ids[0][1]
+    hover = [f"rank {r}" for r in range(8)]
+    matrix = figures.device_matrix_figure(ds.device_grid(placement.tensor_layout.layout), slices, hover, 4)
+    (frame,) = matrix.layout.shapes  # rank 4 sits at row dp=1 sp=0, column mp=0
+    assert (frame.x0, frame.y0) == (-0.5, 1.5)
+    assert matrix.data[0].text[2][0] == "r4"
 
 
 def test_replicated_blocks_list_all_ranks() -> None:
