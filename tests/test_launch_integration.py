@@ -131,7 +131,8 @@ def test_launch_button_starts_a_real_run(tmp_path: Path, monkeypatch: pytest.Mon
     ws = tmp_path / "ws"
     monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(ws))
     monkeypatch.syspath_prepend(str(REPO_ROOT))
-    at = AppTest.from_file(str(REPO_ROOT / "pages" / "launch.py"), default_timeout=180)
+    at = AppTest.from_file(str(REPO_ROOT / "app" / "main.py"), default_timeout=180)
+    at.switch_page("../pages/launch.py")  # through the app's navigation: the page links to the Monitor
     at.run()
     at.number_input(key="launch_port").set_value(free_port())
     at.number_input(key="launch_samples").set_value(64_000)
@@ -141,6 +142,7 @@ def test_launch_button_starts_a_real_run(tmp_path: Path, monkeypatch: pytest.Mon
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("Started run" in s.value for s in at.success)
     runs = list_runs(ws)
+    assert [link.label for link in at.get("page_link")] [-1] == f"Watch {runs[0].run_id} on the Monitor"
     assert len(runs) == 1 and runs[0].status == "running"
     record = runs[0]
     assert wait_for(lambda: len(workers(record.run_dir)) >= 9, 90)
