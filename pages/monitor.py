@@ -139,6 +139,7 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
         autostart = wanted == name and st.session_state.get("mon_replay_autostarted") != name
         if c3.button("▶ Start replay", width="stretch") or autostart:
             st.session_state["mon_replay_autostarted"] = name
+            st.session_state["mon_replay_speed"] = speed
             st.session_state["mon_replay_out"] = str(start_replay(name, recs[name], speed,
                                                                    st.session_state.get("mon_polling", False)))
         if rec.synthetic:
@@ -148,6 +149,14 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
             return None, "", None, ()
         thread = replay_sessions().get(out, (None, None))[0]
         status = "running" if thread is not None and thread.is_alive() else None
+        pace = "synthetic" if rec.synthetic else "recorded"
+        started_speed = st.session_state.get("mon_replay_speed", speed)
+        st.info(
+            f"**Replay** of the recorded run `{name}` ({rec.source or 'no source noted'}), written into a "
+            f"fresh log folder at {started_speed:g}× its {pace} pace ({rec.duration_s:.0f} s recorded): "
+            "not a live job.",
+            icon=":material/replay:",
+        )
         return Path(out), f"replay of {name}", status, ()
     st.info("**Pick what to watch.** *Launched run*: a run started from the Launch page. *Log folder*: any "
             "msrun `--log_dir` (worker_N.log), mpirun output (1/rank.N/stdout) or rank-table run "

@@ -98,6 +98,9 @@ def test_shipped_real_recording_is_offered_and_autostarts_from_the_link() -> Non
     assert not any("synthetic" in c.value for c in at.caption)
     out = Path(at.session_state["mon_replay_out"])
     assert out.is_dir() and "dp8_cpu_msrun" in out.name
+    banner = " ".join(i.value for i in at.info)
+    assert "**Replay** of the recorded run `dp8_cpu_msrun` (real 8-worker msrun" in banner
+    assert "not a live job" in banner
     at.run()
     assert at.session_state["mon_replay_out"] == str(out), "a rerun must not restart the replay"
 
