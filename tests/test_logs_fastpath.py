@@ -237,3 +237,36 @@ def test_prefetching_reader_matches_plain_reads_on_a_multi_block_file(tmp_path: 
         prefetched = read_run(tmp_path)
     assert _bits(_metric_rows(prefetched)) == _bits(_metric_rows(plain)) == _bits(reference_rows(data))
     assert prefetched.timings.astype(str).values.tolist() == plain.timings.astype(str).values.tolist()
+
+
+_SCAN_BYTES = st.sampled_from([b"\n", b"\r", b"[", b"E", b"C", b"W", b"I", b"a", b" "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.lists(_SCAN_BYTES, max_size=300).map(b"".join), pad=st.binary(max_size=8))
+def test_numpy_candidate_scan_matches_the_regex(body: bytes, pad: bytes) -> None:
+    """`_candidate_starts` finds exactly the line starts `_RE_SCAN` matches (buffer may run past `end`)."""
+    data = body + b"\n"
+    buf = bytearray(data + pad)  # a reused read buffer is longer than the complete lines in it
+    expected = [m.start() + 1 for m in logs._RE_SCAN.finditer(buf, 0, len(data))]
+    got = logs._candidate_starts(np.frombuffer(buf, dtype=np.uint8), len(data))
+    assert got.tolist() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=40), text=st.binary(min_size=1, max_size=12),
+       pos=st.lists(st.integers(min_value=-3, max_value=45), max_size=20))
+def test_word_literal_check_matches_slicing(data: bytes, text: bytes, pos: list[int]) -> None:
+    if pos:
+        data = data[:pos[0] % (len(data) + 1)] + text + data[pos[0] % (len(data) + 1):]
+    chunk = np.frombuffer(data, dtype=np.uint8)
+    got = logs._literal_at(chunk, np.array(pos, dtype=np.int64), text)
+    assert got.tolist() == [p >= 0 and data[p:p + len(text)] == text for p in pos]
+
+
+def test_short_buffer_with_bracketed_candidates_does_not_crash(tmp_path: Path) -> None:
+    """A file shorter than the bulk path's windows (found by hypothesis: it raised ValueError)."""
+    (tmp_path / "worker_0.log").write_bytes(b"[Epoch 3]\n[Epoch 3]\n")
+    with mock.patch.object(logs, "_BLOCK_MIN", 1):
+        snap = read_run(tmp_path)
+    assert snap.metrics.empty and snap.errors.empty
