@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.axis_editor import commit as commit_design
 from app.nav import PAGES, page_path
 from core.codegen import CodegenError
 from core.design import DesignError, load_design
@@ -44,8 +45,7 @@ with left.container(border=True, height="stretch"):
     else:
         st.caption(chosen.description)
         if st.button("Open in the Layout Designer", type="primary", key="home_open_example", width="stretch"):
-            st.session_state["design"] = chosen
-            st.session_state["designer_version"] = st.session_state.get("designer_version", 0) + 1
+            commit_design(chosen, notice=f"Loaded the example {name}.")
             st.switch_page(page_path("designer"))
 
 with middle.container(border=True, height="stretch"):
