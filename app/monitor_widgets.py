@@ -204,6 +204,7 @@ def loss_figure(
         yaxis=yaxis,
         hovermode="x unified",
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.01, "x": 0, "font": {"size": 11}},
+        modebar={"orientation": "v"},  # keep the toolbar clear of the legend row
     )
     return fig, n_points, note
 

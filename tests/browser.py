@@ -127,12 +127,22 @@ def shot(page: Any, name: str, full: bool = False) -> Path:
         size = page.viewport_size
         page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, 4000)})
         page.wait_for_timeout(800)
+        _wait_rendered(page)
         page.screenshot(path=str(path))
         page.set_viewport_size(size)
         page.wait_for_timeout(300)
     else:
+        _wait_rendered(page)
         page.screenshot(path=str(path))
     return path
+
+
+def _wait_rendered(page: Any, timeout_ms: int = 15_000) -> None:
+    """Charts redraw after a resize: wait until no element is still a loading skeleton."""
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=\"stSkeleton\"]').length === 0", timeout=timeout_ms
+    )
+    page.wait_for_timeout(300)
 
 
 def sortables_frame(page: Any, index: int = 0) -> Any:
