@@ -22,6 +22,7 @@ from core.rehearsal import rehearsal_options
 # The form starts from the CPU rehearsal's values: a short run whose loss visibly falls.
 DEFAULTS = rehearsal_options()
 STOP_RESULT = "launch_stop_result"
+STOP_CHOICE = "launch_stop_choice"
 STATUS_ICON = {"running": "● running", "succeeded": "✓ succeeded", "failed": "✗ failed", "stopped": "■ stopped"}
 LANGUAGE = {"train.py": "python", "run.sh": "bash", "README.md": "markdown", "job.json": "json"}
 
@@ -182,7 +183,9 @@ def runs_table(workspace: Path) -> None:
     running = [r.run_id for r in records if r.is_running]
     if running:
         left, right = st.columns([3, 1], vertical_alignment="bottom")
-        chosen = left.selectbox("Running", running, key="launch_stop_choice")
+        if st.session_state.get(STOP_CHOICE) not in running:
+            st.session_state.pop(STOP_CHOICE, None)
+        chosen = left.selectbox("Running", running, key=STOP_CHOICE)
         if right.button("Stop", type="secondary", key="launch_stop", width="stretch"):
             try:
                 with st.spinner(f"Stopping {chosen}…"):

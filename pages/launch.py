@@ -85,6 +85,7 @@ if files is not None:
             st.error(f"Launch failed: {exc}")
         else:
             st.session_state["launch_last_run"] = record.run_id
+            st.session_state[ui.STOP_CHOICE] = record.run_id  # Stop now points at the run just started
             st.success(f"Started run **{record.run_id}**.")
             st.page_link(
                 page_path("monitor"), label=f"Watch {record.run_id} on the Monitor", icon=":material/monitoring:",

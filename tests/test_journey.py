@@ -138,7 +138,7 @@ def test_the_whole_journey(workspace: Path) -> None:
         page.get_by_text(re.compile(r"Started run \S+")).wait_for(timeout=120_000)
         second = runs.list_runs(workspace)[0]
         assert second.run_id != first_run.run_id and second.status == "running"
-        pick(page, "Running", second.run_id)
+        # the newest running run is preselected in the Stop control (runs are listed newest first)
         page.get_by_role("button", name="Stop", exact=True).click()
         page.get_by_text(f"{second.run_id} stopped; no process of it is left.").wait_for(timeout=120_000)
         stopped = runs.get_run(second.run_id, workspace)
