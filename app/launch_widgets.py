@@ -180,7 +180,16 @@ def runs_table(workspace: Path) -> None:
         width="stretch",
         column_config={"Monitor": st.column_config.LinkColumn("Monitor", display_text="Open ↗")},
     )
-    running = [r.run_id for r in records if r.is_running]
+
+
+def stop_control(workspace: Path) -> None:
+    """Pick a running run and stop it.
+
+    Rendered outside the auto-refreshing runs table on purpose: a click on a widget inside a
+    fragment that a full rerun has just replaced is dropped by Streamlit, so a Stop there could
+    silently do nothing.
+    """
+    running = [r.run_id for r in list_runs(workspace) if r.is_running]
     if running:
         left, right = st.columns([3, 1], vertical_alignment="bottom")
         if st.session_state.get(STOP_CHOICE) not in running:
@@ -194,7 +203,6 @@ def runs_table(workspace: Path) -> None:
                 st.session_state[STOP_RESULT] = ("success", message)
             except LaunchError as exc:
                 st.session_state[STOP_RESULT] = ("error", str(exc))
-    # Shown until the next stop: the table refreshes every 2 s and would wipe a one-off message.
     if STOP_RESULT in st.session_state:
         kind, message = st.session_state[STOP_RESULT]
         (st.success if kind == "success" else st.error)(message)

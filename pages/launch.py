@@ -106,3 +106,7 @@ def runs_fragment() -> None:
 
 
 runs_fragment()
+try:
+    ui.stop_control(workspace)
+except (LaunchError, OSError) as exc:
+    st.error(str(exc))
