@@ -269,13 +269,3 @@ class TensorLayout:
         """`layout("mp", ("sp", "dp"))` as MindSpore code."""
         return f"{layout_name}({self.entry_code()})"
 
-
-def parse_entry(text: str) -> DimEntry:
-    """Parse one dimension's entry as typed by a user: `dp`, `None`, `(sp, dp)` or `sp,dp`."""
-    cleaned = text.strip().strip("()[]").replace("'", "").replace('"', "")
-    parts = [p.strip() for p in cleaned.split(",") if p.strip()]
-    if not parts:
-        return NONE
-    if len(parts) == 1 and not text.strip().startswith(("(", "[")):
-        return parts[0]
-    return tuple(parts)
