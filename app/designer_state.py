@@ -13,7 +13,7 @@ import contextlib
 import keyword
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -276,14 +276,8 @@ def set_name(design: Design, name: str) -> Design:
     return replace(design, name=name)
 
 
-def _map_shardings(design: Design, layout_name: str, fn: Any) -> Design:
-    """Apply fn(entries) to every Layout strategy (tensors and operator inputs) that uses `layout_name`."""
-
-    def fix(sharding: Sharding | None) -> Sharding | None:
-        if sharding is None or sharding.layout != layout_name or sharding.map is None:
-            return sharding
-        return replace(sharding, map=fn(sharding.map))
-
+def _map_every_sharding(design: Design, fix: Callable[[Sharding | None], Sharding | None]) -> Design:
+    """Apply `fix` to every sharding in the design: tensors, operator input strategies, out_strategies."""
     tensors = {n: replace(t, sharding=fix(t.sharding)) for n, t in design.tensors.items()}
     operators = tuple(
         replace(
@@ -294,6 +288,17 @@ def _map_shardings(design: Design, layout_name: str, fn: Any) -> Design:
         for op in design.operators
     )
     return replace(design, tensors=tensors, operators=operators)
+
+
+def _map_shardings(design: Design, layout_name: str, fn: Any) -> Design:
+    """Apply fn(entries) to every Layout strategy (tensors and operator inputs) that uses `layout_name`."""
+
+    def fix(sharding: Sharding | None) -> Sharding | None:
+        if sharding is None or sharding.layout != layout_name or sharding.map is None:
+            return sharding
+        return replace(sharding, map=fn(sharding.map))
+
+    return _map_every_sharding(design, fix)
 
 
 # -- layouts ----------------------------------------------------------------------------------
@@ -352,16 +357,7 @@ def rename_layout(design: Design, old: str, new: str) -> Design:
     def fix(sharding: Sharding | None) -> Sharding | None:
         return replace(sharding, layout=new) if sharding is not None and sharding.layout == old else sharding
 
-    tensors = {n: replace(t, sharding=fix(t.sharding)) for n, t in design.tensors.items()}
-    operators = tuple(
-        replace(
-            op,
-            strategy=None if op.strategy is None else tuple(fix(s) for s in op.strategy),  # type: ignore[misc]
-            out_strategy=fix(op.out_strategy),
-        )
-        for op in design.operators
-    )
-    return replace(design, layouts=layouts, tensors=tensors, operators=operators)
+    return _map_every_sharding(replace(design, layouts=layouts), fix)
 
 
 def _physical(spec: LayoutSpec) -> list[tuple[str, int]]:
