@@ -15,9 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from core.codegen import DATASETS, LAUNCHERS, SCENARIOS, RunOptions
-from core.launch import LaunchError, list_runs, stop
-from core.preflight import Check, check_mindspore
-from core.rehearsal import rehearsal_options
+from core.run.launch import stop
+from core.run.preflight import Check, check_mindspore
+from core.run.registry import LaunchError, list_runs
+from core.run.rehearsal import rehearsal_options
 
 # The form starts from the CPU rehearsal's values: a short run whose loss visibly falls.
 DEFAULTS = rehearsal_options()

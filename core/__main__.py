@@ -1,4 +1,4 @@
-"""Command line: `python -m core preview|generate|launch|stop|runs|watch ...`."""
+"""Command line: `python -m core <command> ...` (the commands are listed in core.cli.COMMANDS)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from core import cli_preview, cli_run, cli_watch
+from core.cli import COMMANDS
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="ShardScope command line")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (cli_preview, cli_run, cli_watch):
+    for module in COMMANDS:
         module.register(sub)
     return parser
 

@@ -15,8 +15,9 @@ from app import launch_widgets as ui  # noqa: E402
 from app.nav import page_path  # noqa: E402
 from core.codegen import CodegenError, job_notes, render_job, write_job  # noqa: E402
 from core.design import Design, DesignError, load_design  # noqa: E402
-from core.launch import LaunchError, launch  # noqa: E402
-from core.preflight import can_launch, run_preflight  # noqa: E402
+from core.run.launch import launch  # noqa: E402
+from core.run.preflight import can_launch, run_preflight  # noqa: E402
+from core.run.registry import LaunchError  # noqa: E402
 from core.workspace import EXAMPLES_DIR, WorkspaceError, child, default_workspace  # noqa: E402
 
 DEFAULT_DESIGN = EXAMPLES_DIR / "data_parallel_8.json"

@@ -19,13 +19,8 @@ from app import monitor_widgets as ui  # noqa: E402
 from app.live_chart import live_chart  # noqa: E402
 from core.logs import LogFormatError, RunWatcher, compile_user_regex, tail_lines  # noqa: E402
 from core.replay import load_recording, replay  # noqa: E402
+from core.run.registry import LAUNCHER_LOG, list_runs  # noqa: E402
 from core.workspace import EXAMPLES_DIR, default_workspace  # noqa: E402
-
-try:  # the run registry (core/launch.py); the page still works on plain folders without it
-    from core.launch import LAUNCHER_LOG, list_runs
-except ImportError:  # pragma: no cover - partial checkout
-    list_runs = None
-    LAUNCHER_LOG = "launcher.log"
 
 SOURCES = ["Launched run", "Log folder", "Replay recorded run"]
 RECORDINGS_DIRS = [EXAMPLES_DIR / "recordings"]
@@ -79,21 +74,17 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
     params = st.query_params
     runs = []
     registry_error = None
-    if list_runs is not None:
-        try:
-            runs = list_runs(default_workspace())
-        except Exception as exc:  # a broken registry must not break the page
-            registry_error = str(exc)
+    try:
+        runs = list_runs(default_workspace())
+    except Exception as exc:  # a broken registry must not break the page
+        registry_error = str(exc)
     if params.get("replay"):
         default = "Replay recorded run"
     elif params.get("logdir"):
         default = "Log folder"
     else:
         default = "Launched run" if runs or params.get("run") else None
-    options = SOURCES if list_runs is not None else SOURCES[1:]
-    if default not in options:
-        default = None
-    source = st.segmented_control("Source", options, default=default, key="mon_source",
+    source = st.segmented_control("Source", SOURCES, default=default, key="mon_source",
                                   label_visibility="collapsed")
     if registry_error:
         st.warning(f"Could not read the run registry: {registry_error}")
@@ -207,12 +198,11 @@ if source_dir is not None:
     watcher = get_watcher(str(source_dir), polling, loss_regex, extra_files)
     compare_labels: list[str] = []
     compare_dirs: dict[str, Path] = {}
-    if list_runs is not None:
-        try:
-            others = [r for r in list_runs(default_workspace()) if Path(r.log_dir) != source_dir]
-        except Exception:  # the registry is optional here
-            others = []
-        compare_dirs = {r.run_id: Path(r.log_dir) for r in others}
+    try:
+        others = [r for r in list_runs(default_workspace()) if Path(r.log_dir) != source_dir]
+    except Exception:  # a broken registry only hides the comparison choices
+        others = []
+    compare_dirs = {r.run_id: Path(r.log_dir) for r in others}
     live = run_status in (None, "running") and not paused
 
     @st.fragment(run_every=1.0 if live else None)

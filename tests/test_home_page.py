@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import launch
+from core.run import launch
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 

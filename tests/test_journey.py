@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from core import launch as runs
+from core.run import launch as runs
 from tests.browser import (
     VIEWPORT,
     chart_state,

@@ -14,8 +14,9 @@ import pytest
 
 from core.codegen import RunOptions, write_job
 from core.design import load_design
-from core.launch import LaunchError, get_run, launch, list_runs, run_processes, stop, wait
-from core.preflight import can_launch, check_dataset, check_devices, check_port, run_preflight
+from core.run.launch import launch, run_processes, stop, wait
+from core.run.preflight import can_launch, check_dataset, check_devices, check_port, run_preflight
+from core.run.registry import LaunchError, get_run, list_runs
 from core.workspace import EXAMPLES_DIR, REPO_ROOT
 
 DP = load_design(EXAMPLES_DIR / "data_parallel_8.json")

@@ -15,7 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core.launch import get_run, list_runs, run_processes, stop, wait
+from core.run.launch import run_processes, stop, wait
+from core.run.registry import get_run, list_runs
 from core.workspace import REPO_ROOT
 
 pytestmark = pytest.mark.integration

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import monitor_widgets as ui
 from core.logs import read_run
+from core.run.registry import runs_root
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "monitor.py")
 REAL = Path(__file__).parent / "fixtures" / "real_msrun_logs"
@@ -120,8 +121,7 @@ def test_replay_of_a_synthetic_recording(tmp_path: Path) -> None:
 
 
 def test_launched_run_from_registry(tmp_path: Path, _workspace: Path) -> None:
-    launch = pytest.importorskip("core.launch")
-    run_dir = launch.runs_root(_workspace) / "r1"
+    run_dir = runs_root(_workspace) / "r1"
     shutil.copytree(REAL / "semi_auto_on_cpu_error", run_dir / "log_output")
     (run_dir / "launcher.log").write_text(
         (Path(__file__).parent / "fixtures" / "logs" / "msrun_launcher.log").read_text())

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from core.codegen import RunOptions
-from core.launch import port_in_use
+from core.run.launchers import launcher_for
+from core.run.processes import port_in_use
 
 
 class Check(NamedTuple):
@@ -44,12 +45,11 @@ def check_mindspore(python: str = sys.executable, timeout: float = 90.0) -> Chec
 
 
 def check_launcher(options: RunOptions) -> Check:
-    tool = {"msrun": "msrun", "mpirun": "mpirun", "rank_table": "bash"}[options.launcher]
-    found = shutil.which(tool, path=_venv_path())
+    launcher = launcher_for(options)
+    found = shutil.which(launcher.tool, path=_venv_path())
     if found:
-        return Check("Launcher", True, f"{tool} at {found}")
-    hint = " (install OpenMPI: apt-get install openmpi-bin)" if tool == "mpirun" else ""
-    return Check("Launcher", False, f"{tool} is not on PATH{hint}")
+        return Check("Launcher", True, f"{launcher.tool} at {found}")
+    return Check("Launcher", False, f"{launcher.tool} is not on PATH{launcher.install_hint}")
 
 
 def check_devices(options: RunOptions) -> Check:
@@ -73,11 +73,12 @@ def check_devices(options: RunOptions) -> Check:
 
 
 def check_port(options: RunOptions) -> Check:
-    if options.launcher != "msrun":
+    port = launcher_for(options).scheduler_port(options)
+    if port is None:
         return Check("Port", True, "no scheduler port needed")
-    if port_in_use(options.master_port):
-        return Check("Port", False, f"master port {options.master_port} is busy: pick another one")
-    return Check("Port", True, f"master port {options.master_port} is free")
+    if port_in_use(port):
+        return Check("Port", False, f"master port {port} is busy: pick another one")
+    return Check("Port", True, f"master port {port} is free")
 
 
 def check_dataset(options: RunOptions, job_dir: Path | None = None) -> Check:

@@ -1,0 +1,11 @@
+"""The command line, one module per `python -m core <command>`; each module has `register(sub)`.
+
+`core/__main__.py` only builds the parser from `COMMANDS` (a plain list, in help order).
+"""
+
+from __future__ import annotations
+
+from core import cli_watch as watch  # moves to core/cli/watch.py with the core/logs package
+from core.cli import generate, preview, runs
+
+COMMANDS = [preview, generate, runs, watch]

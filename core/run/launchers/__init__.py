@@ -1,0 +1,21 @@
+"""The launchers a job can use, one module each; `launcher_for` picks the job's."""
+
+from __future__ import annotations
+
+from core.codegen import CodegenError, RunOptions
+from core.run.launchers import mpirun, msrun, ranktable
+from core.run.launchers.base import Launcher
+
+LAUNCHERS: dict[str, Launcher] = {
+    module.LAUNCHER.name: module.LAUNCHER for module in (msrun, mpirun, ranktable)
+}
+
+
+def launcher_for(options: RunOptions) -> Launcher:
+    try:
+        return LAUNCHERS[options.launcher]
+    except KeyError:
+        raise CodegenError(f"unknown launcher {options.launcher!r}: use one of {', '.join(LAUNCHERS)}") from None
+
+
+__all__ = ["LAUNCHERS", "Launcher", "launcher_for"]

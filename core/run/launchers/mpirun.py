@@ -1,0 +1,26 @@
+"""mpirun (OpenMPI): one process per card; mpirun forwards SIGINT to its ranks."""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+
+from core.codegen import RunOptions
+from core.codegen.launchers import mpirun_argv
+
+
+@dataclass(frozen=True)
+class Mpirun:
+    name: str = "mpirun"
+    tool: str = "mpirun"
+    install_hint: str = " (install OpenMPI: apt-get install openmpi-bin)"
+    stop_signal: int = signal.SIGINT
+
+    def command(self, options: RunOptions) -> list[str]:
+        return mpirun_argv(options)
+
+    def scheduler_port(self, options: RunOptions) -> int | None:
+        return None  # MindSpore's MPI start-up needs no scheduler port of ours
+
+
+LAUNCHER = Mpirun()

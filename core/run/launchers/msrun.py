@@ -1,0 +1,30 @@
+"""msrun: MindSpore's own launcher. It starts a scheduler on the master port plus the workers.
+
+Stop semantics (DESIGN.md, msrun 2.10): SIGINT to msrun (join=True) stops workers and scheduler;
+SIGTERM would kill only msrun and leave them running.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+
+from core.codegen import RunOptions
+from core.codegen.launchers import msrun_argv
+
+
+@dataclass(frozen=True)
+class Msrun:
+    name: str = "msrun"
+    tool: str = "msrun"
+    install_hint: str = " (it comes with `pip install mindspore`)"
+    stop_signal: int = signal.SIGINT
+
+    def command(self, options: RunOptions) -> list[str]:
+        return msrun_argv(options, "0" if options.multi_node else None)
+
+    def scheduler_port(self, options: RunOptions) -> int | None:
+        return options.master_port
+
+
+LAUNCHER = Msrun()

@@ -1,0 +1,181 @@
+"""The run registry on disk: one folder per run with its `run.json`, read back after any restart.
+
+Layout: `<workspace>/runs/<run_id>/` holds a copy of the job files, the launcher's logs and
+`run.json` (options, command, pids, times, status, exit code). The final status of a run is
+decided here (`refresh`) or by its supervisor (`core.run.launch.supervise`), nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from core.run.processes import ENV_RUN_ID, alive
+from core.workspace import WorkspaceError, child
+
+RUN_FILE = "run.json"
+STOP_FILE = "stop_requested"
+LAUNCHER_LOG = "launcher.log"
+__all__ = ["ENV_RUN_ID", "LAUNCHER_LOG", "RUN_FILE", "STOP_FILE", "LaunchError", "RunRecord", "RunStatus"]
+
+
+class RunStatus(StrEnum):
+    """A run's state as stored in run.json (plain strings on disk)."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+STATUSES = tuple(RunStatus)
+
+
+class LaunchError(RuntimeError):
+    """A launch or stop that cannot be done, with a message for the user."""
+
+
+@dataclass
+class RunRecord:
+    """One run as stored in run.json (paths resolved)."""
+
+    run_id: str
+    run_dir: Path
+    log_dir: Path
+    status: str = RunStatus.RUNNING
+    scenario: str = ""
+    design: str = ""
+    command: list[str] = field(default_factory=list)
+    started_at: float | None = None
+    ended_at: float | None = None
+    exit_code: int | None = None
+    pid: int | None = None
+    pgid: int | None = None
+    pid_create_time: float | None = None
+    supervisor_pid: int | None = None
+    supervisor_create_time: float | None = None
+    master_port: int | None = None
+    launcher: str = "msrun"
+    device_target: str = "CPU"
+    device_num: int = 0
+    job_dir: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+
+    @property
+    def is_running(self) -> bool:
+        return self.status == RunStatus.RUNNING
+
+    @property
+    def duration(self) -> float | None:
+        if self.started_at is None:
+            return None
+        return (self.ended_at or time.time()) - self.started_at
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: v for k, v in self.__dict__.items() if k not in {"run_dir", "log_dir"}}
+        data["status"] = str(self.status)
+        data["log_dir"] = os.path.relpath(self.log_dir, self.run_dir)
+        return data
+
+    @classmethod
+    def from_json(cls, run_dir: Path, data: dict[str, Any]) -> RunRecord:
+        known = set(cls.__dataclass_fields__) - {"run_dir", "log_dir"}
+        values = {k: v for k, v in data.items() if k in known}
+        log_rel = str(data.get("log_dir") or ".")
+        log_path = (run_dir / log_rel).resolve()
+        if run_dir.resolve() not in (log_path, *log_path.parents):
+            log_path = run_dir.resolve()
+        return cls(run_dir=run_dir, log_dir=log_path, **values)
+
+
+def runs_root(workspace: Path) -> Path:
+    return Path(workspace).resolve() / "runs"
+
+
+def run_dir_of(run_id: str, workspace: Path) -> Path:
+    return child(runs_root(workspace), run_id, "run id")
+
+
+def write_record(record: RunRecord) -> None:
+    """Atomic (temp file + rename): a reader never sees half a record."""
+    path = record.run_dir / RUN_FILE
+    tmp = path.with_name(f"{RUN_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record.to_json(), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def read_record(run_dir: Path) -> RunRecord:
+    try:
+        data = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LaunchError(f"run {run_dir.name} has no readable {RUN_FILE}: {exc}") from None
+    return RunRecord.from_json(run_dir, data)
+
+
+def get_run(run_id: str, workspace: Path) -> RunRecord:
+    """The run's record, refreshed against the live processes."""
+    try:
+        run_dir = run_dir_of(run_id, workspace)
+    except WorkspaceError as exc:
+        raise LaunchError(str(exc)) from None
+    if not (run_dir / RUN_FILE).is_file():
+        raise LaunchError(f"no run called {run_id!r} in {runs_root(workspace)}")
+    return refresh(read_record(run_dir))
+
+
+def refresh(record: RunRecord) -> RunRecord:
+    """Re-attach: a 'running' record whose supervisor and launcher are both gone gets a final status."""
+    if record.status != RunStatus.RUNNING:
+        return record
+    if alive(record.supervisor_pid, record.supervisor_create_time):
+        return record
+    if alive(record.pid, record.pid_create_time):
+        return record  # supervisor lost (killed); the job still runs and can be stopped
+    time.sleep(0.05)  # the supervisor may have just written its final status
+    latest = read_record(record.run_dir)
+    if latest.status != RunStatus.RUNNING:
+        return latest
+    latest.ended_at = latest.ended_at or time.time()
+    if (latest.run_dir / STOP_FILE).exists():
+        latest.status, latest.message = RunStatus.STOPPED, "stopped by the user"
+    else:
+        latest.status = RunStatus.FAILED
+        latest.message = latest.message or "the launcher ended while nobody was watching: exit code unknown"
+    write_record(latest)
+    return latest
+
+
+def status(run_id: str, workspace: Path) -> str:
+    return get_run(run_id, workspace).status
+
+
+def list_runs(workspace: Path) -> list[RunRecord]:
+    """Every run in the workspace, newest first (unreadable folders are skipped)."""
+    root = runs_root(workspace)
+    if not root.is_dir():
+        return []
+    records = []
+    for run_dir in root.iterdir():
+        if not (run_dir / RUN_FILE).is_file():
+            continue
+        try:
+            records.append(refresh(read_record(run_dir)))
+        except (LaunchError, TypeError, ValueError):
+            continue
+    return sorted(records, key=lambda r: (r.started_at or 0.0, r.run_id), reverse=True)
+
+
+def new_run_id(scenario: str, root: Path) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = f"{stamp}-{scenario}"
+    run_id, n = base, 1
+    while (root / run_id).exists():
+        n += 1
+        run_id = f"{base}-{n}"
+    return run_id
