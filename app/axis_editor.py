@@ -1,7 +1,7 @@
 """Streamlit pieces of the Layout Designer: session state, the device-matrix editor, the drag-and-pick
 axis-chip editor (streamlit_sortables) and its click-only twin (one multiselect per dimension).
 
-Every widget writes through an `app.designer_state` function in an on_change callback, then bumps a
+Every widget writes through an `app.design_edits` function in an on_change callback, then bumps a
 version counter that is part of every widget key: widgets (and the sortables iframe, which ignores new
 items under a fixed key) remount from the new design, so nothing shows a stale value.
 """
@@ -15,9 +15,10 @@ from typing import Any
 import streamlit as st
 import streamlit_sortables
 
-from app import designer_state as ds
-from core.design import Design, LayoutSpec
-from core.layout import INTERLEAVED, NONE, DimEntry, LayoutError
+from app import design_edits as edits
+from app import designer_view as view
+from core.sharding.design import Design, LayoutSpec
+from core.sharding.layout import INTERLEAVED, NONE, DimEntry, LayoutError
 from core.workspace import WorkspaceError
 
 DESIGN_KEY = "design"
@@ -46,7 +47,7 @@ body { margin: 0; }
 def init_state() -> None:
     """First visit: seed 004's DenseMatMulNet. A non-Design value (stale session) is replaced too."""
     if not isinstance(st.session_state.get(DESIGN_KEY), Design):
-        st.session_state[DESIGN_KEY] = ds.default_design()
+        st.session_state[DESIGN_KEY] = edits.default_design()
     st.session_state.setdefault(VERSION_KEY, 0)
 
 
@@ -78,7 +79,7 @@ def apply(scope: str, fn: Callable[..., Any], *args: Any) -> Any:
     """Run an edit on the current design; store the result, or the reason it was refused."""
     try:
         result = fn(get_design(), *args)
-    except (ds.EditError, LayoutError, WorkspaceError, KeyError, IndexError) as exc:
+    except (edits.EditError, LayoutError, WorkspaceError, KeyError, IndexError) as exc:
         fail(scope, str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
         return FAILED
     design, extra = result if isinstance(result, tuple) else (result, None)
@@ -127,26 +128,26 @@ def product_status(spec: LayoutSpec, device_num: int) -> tuple[bool, str]:
 
 def _rename_layout_cb(scope: str, key: str, old: str) -> None:
     new = st.session_state[key]
-    if apply(scope, ds.rename_layout, old, new) is not FAILED:
+    if apply(scope, edits.rename_layout, old, new) is not FAILED:
         st.session_state["designer_layout_sel"] = new.strip()
 
 
 def _add_layout_cb(scope: str) -> None:
-    name = apply(scope, ds.add_layout)
+    name = apply(scope, edits.add_layout)
     if name is not FAILED:
         st.session_state["designer_layout_sel"] = name
 
 
 def _preset_cb(scope: str, layout_name: str, key: str) -> None:
     preset = st.session_state[key]
-    if preset in ds.PRESETS and apply(scope, ds.apply_preset, layout_name, preset) is not FAILED:
-        st.session_state[NOTICE_KEY] = f"Applied preset {ds.PRESETS[preset].label} to {layout_name}."
+    if preset in edits.PRESETS and apply(scope, edits.apply_preset, layout_name, preset) is not FAILED:
+        st.session_state[NOTICE_KEY] = f"Applied preset {edits.PRESETS[preset].label} to {layout_name}."
 
 
 def _interleave_cb(scope: str, layout_name: str, on_key: str, size_key: str) -> None:
     on = st.session_state[on_key]
     size = st.session_state.get(size_key, 2) if on else None
-    apply(scope, ds.set_interleave, layout_name, size or 2 if on else None)
+    apply(scope, edits.set_interleave, layout_name, size or 2 if on else None)
 
 
 def selected_layout(design: Design) -> str | None:
@@ -172,7 +173,7 @@ def matrix_header(design: Design, scope: str = "matrix") -> str | None:
         step=1,
         key=key,
         on_change=_value_cb,
-        args=(scope, key, ds.set_device_num),
+        args=(scope, key, edits.set_device_num),
         help="Cards in the job (one pipeline stage). Every layout's axis sizes must multiply to this.",
     )
     layout_name = selected_layout(design)
@@ -211,7 +212,7 @@ def axes_editor(design: Design, layout_name: str, scope: str = "matrix") -> None
             key=name_key,
             label_visibility="visible" if i == 0 else "collapsed",
             on_change=_value_cb,
-            args=(scope, name_key, ds.rename_axis, layout_name, alias),
+            args=(scope, name_key, edits.rename_axis, layout_name, alias),
         )
         size_key = vkey("size", layout_name, i)
         row[1].number_input(
@@ -223,14 +224,14 @@ def axes_editor(design: Design, layout_name: str, scope: str = "matrix") -> None
             key=size_key,
             label_visibility="visible" if i == 0 else "collapsed",
             on_change=_value_cb,
-            args=(scope, size_key, ds.set_axis_size, layout_name, alias),
+            args=(scope, size_key, edits.set_axis_size, layout_name, alias),
         )
         row[2].button(
             ":material/arrow_upward:",
             key=vkey("up", layout_name, i),
             help=f"Move {alias} outwards",
             on_click=apply,
-            args=(scope, ds.move_axis, layout_name, alias, -1),
+            args=(scope, edits.move_axis, layout_name, alias, -1),
             disabled=i == 0,
             width="stretch",
         )
@@ -239,7 +240,7 @@ def axes_editor(design: Design, layout_name: str, scope: str = "matrix") -> None
             key=vkey("down", layout_name, i),
             help=f"Move {alias} inwards",
             on_click=apply,
-            args=(scope, ds.move_axis, layout_name, alias, 1),
+            args=(scope, edits.move_axis, layout_name, alias, 1),
             disabled=i == len(physical) - 1,
             width="stretch",
         )
@@ -248,7 +249,7 @@ def axes_editor(design: Design, layout_name: str, scope: str = "matrix") -> None
             key=vkey("rm", layout_name, i),
             help=f"Remove {alias} (and from every map)",
             on_click=apply,
-            args=(scope, ds.remove_axis, layout_name, alias),
+            args=(scope, edits.remove_axis, layout_name, alias),
             disabled=len(physical) == 1,
             width="stretch",
         )
@@ -257,7 +258,7 @@ def axes_editor(design: Design, layout_name: str, scope: str = "matrix") -> None
         icon=":material/add:",
         key=vkey("add_axis", layout_name),
         on_click=apply,
-        args=(scope, ds.add_axis, layout_name),
+        args=(scope, edits.add_axis, layout_name),
     )
 
     ok, sentence = product_status(spec, design.device_num)
@@ -267,8 +268,8 @@ def axes_editor(design: Design, layout_name: str, scope: str = "matrix") -> None
     pcols = st.columns([3, 1.2], vertical_alignment="bottom")
     pcols[0].selectbox(
         "Preset",
-        list(ds.PRESETS),
-        format_func=lambda k: ds.PRESETS[k].label,
+        list(edits.PRESETS),
+        format_func=lambda k: edits.PRESETS[k].label,
         key=preset_key,
         help="Device matrices from the seed documents. Applying one also sets the device count.",
     )
@@ -292,14 +293,14 @@ def axes_editor(design: Design, layout_name: str, scope: str = "matrix") -> None
         rank_key = vkey("rank_list", layout_name)
         st.text_input(
             "rank_list (optional)",
-            value="" if spec.rank_list is None else ds.format_ints(spec.rank_list),
+            value="" if spec.rank_list is None else view.format_ints(spec.rank_list),
             key=rank_key,
             placeholder="default: 0, 1, 2, … (row-major)",
             help="rank_list[position] renames device-matrix positions to ranks. One rank per position, no repeats.",
             on_change=_value_cb,
-            args=(scope, rank_key, ds.set_rank_list, layout_name),
+            args=(scope, rank_key, edits.set_rank_list, layout_name),
         )
-        interleave = ds.interleave_of(spec)
+        interleave = edits.interleave_of(spec)
         on_key = vkey("interleave_on", layout_name)
         size_key = vkey("interleave_size", layout_name)
         icols = st.columns([2, 1], vertical_alignment="bottom")
@@ -324,7 +325,7 @@ def axes_editor(design: Design, layout_name: str, scope: str = "matrix") -> None
             f"Remove layout {layout_name}",
             key=vkey("rm_layout", layout_name),
             on_click=apply,
-            args=(scope, ds.remove_layout, layout_name),
+            args=(scope, edits.remove_layout, layout_name),
             icon=":material/delete:",
         )
 
@@ -341,7 +342,7 @@ def drag_and_pick(
     """The sortables editor: returns the new map when the user dropped something, else None.
 
     `key` must include the version counter (see module docstring)."""
-    items = ds.sortable_items(spec, entries, shape)
+    items = view.sortable_items(spec, entries, shape)
     try:
         result = streamlit_sortables.sort_items(
             items, multi_containers=True, direction="vertical", custom_style=CHIP_STYLE, key=key
@@ -351,7 +352,7 @@ def drag_and_pick(
         return None
     if not isinstance(result, list):
         return None
-    new = ds.map_from_sortables(result, len(entries))
+    new = view.map_from_sortables(result, len(entries))
     return new if tuple(new) != tuple(entries) else None
 
 
@@ -368,13 +369,13 @@ def click_pick(
     for dim, entry in enumerate(entries):
         key = f"{key_prefix}:dim{dim}@{version()}"
         size = shape[dim] if shape is not None and dim < len(shape) else None
-        current = [a for a in ds.entry_axes(entry) if a in sizes]
+        current = [a for a in view.entry_axes(entry) if a in sizes]
         cols[dim % len(cols)].multiselect(
-            ds.dim_header(dim, size),
+            view.dim_header(dim, size),
             list(spec.alias_name),
             default=current,
             key=key,
-            format_func=lambda a: ds.chip_label(a, sizes[a]),
+            format_func=lambda a: view.chip_label(a, sizes[a]),
             placeholder="None (not split)",
             on_change=lambda d=dim, k=key: on_pick(d, list(st.session_state[k])),
         )
@@ -385,7 +386,7 @@ def entries_caption(entries: Sequence[DimEntry], spec: LayoutSpec, shape: Sequen
     sizes = dict(zip(spec.alias_name, spec.device_matrix, strict=False))
     parts = []
     for dim, entry in enumerate(entries):
-        axes = ds.entry_axes(entry)
+        axes = view.entry_axes(entry)
         pieces = math.prod(sizes.get(a, 1) for a in axes)
         label = "None" if not axes else (axes[0] if len(axes) == 1 else "(" + ", ".join(axes) + ")")
         bad = shape is not None and dim < len(shape) and shape[dim] % pieces

@@ -6,8 +6,8 @@ The strings are built from validated pieces only: layout / tensor / operator nam
 
 from __future__ import annotations
 
-from core.design import Design, OperatorSpec, Sharding
-from core.layout import LayoutError
+from core.sharding.design import Design, OperatorSpec, Sharding
+from core.sharding.layout import LayoutError
 
 
 def _safe_name(name: str, fallback: str) -> str:

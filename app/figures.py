@@ -11,8 +11,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from app.designer_state import DeviceGrid
-from core.placement import OwnerGrid
+from app.designer_view import DeviceGrid
+from core.sharding.placement import OwnerGrid
 
 # Light, distinguishable colours (dark text stays readable on all of them).
 PALETTE: tuple[str, ...] = (

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mindspore.parallel._tensor import _get_tensor_slice_index, _get_tensor_strategy
 
-from core.layout import Layout
-from core.placement import place, rank_slices
+from core.sharding.layout import Layout
+from core.sharding.placement import place, rank_slices
 
 CASES = [
     ("8 ranks (2,2,2), 2-D", (2, 2, 2), ("dp", "sp", "mp"), ("mp", ("sp", "dp")), (1024, 4096)),

@@ -1,6 +1,7 @@
 """Layout Designer: edit the design (device matrices, tensors, operator strategies) and see live which
 slice of every tensor lives on which rank. The design lives in st.session_state["design"]; every edit
-goes through app.designer_state, figures come from app.figures, code from app.code_view."""
+goes through app.design_edits (view data from app.designer_view), figures come from app.figures, code
+from app.code_view."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ import streamlit as st
 
 from app import axis_editor as ui
 from app import code_view, figures
-from app import designer_state as ds
-from core.design import OP_ARITY, Design, DesignError, dumps_design, loads_design
-from core.layout import LayoutError
-from core.placement import DTYPE_BYTES, Placement, rank_table_rows
+from app import design_edits as edits
+from app import designer_view as view
+from core.sharding.catalog import OP_ARITY
+from core.sharding.design import Design, DesignError, dumps_design, loads_design
+from core.sharding.layout import LayoutError
+from core.sharding.operators import analyze_design
+from core.sharding.placement import DTYPE_BYTES, Placement, rank_table_rows
 from core.workspace import EXAMPLES_DIR, WorkspaceError, default_workspace
 
 TENSOR_SEL = "designer_tensor_sel"
@@ -28,16 +32,12 @@ PLACEMENT_OPTIONS = {
 
 
 # ---------------------------------------------------------------------------------------------
-# operator analysis (core/operators.py is optional until it lands)
+# operator analysis
 # ---------------------------------------------------------------------------------------------
 def operator_analyses(design: Design) -> tuple[list[Any] | None, str | None]:
-    """(analyses, None) or (None, why the analysis is unavailable). Never raises."""
+    """(analyses, None) or (None, why the analysis failed): a bug in the rules must not break the page."""
     if not design.operators:
         return [], None
-    try:
-        from core.operators import analyze_design
-    except ImportError:
-        return None, "Operator analysis unavailable: core.operators is not installed yet."
     try:
         return list(analyze_design(design)), None
     except Exception as exc:  # another module's bug must not break the page
@@ -47,7 +47,7 @@ def operator_analyses(design: Design) -> tuple[list[Any] | None, str | None]:
 # ---------------------------------------------------------------------------------------------
 # header and problems
 # ---------------------------------------------------------------------------------------------
-def render_problems(messages: list[ds.Message]) -> None:
+def render_problems(messages: list[view.Message]) -> None:
     errors = [m for m in messages if m.severity == "error"]
     warnings = [m for m in messages if m.severity != "error"]
     if errors:
@@ -128,7 +128,7 @@ def render_placement(design: Design, placement: Placement, dtype: str, key: str,
     except LayoutError as exc:
         st.error(str(exc))
         return
-    slice_ids = ds.view_slice_ids(placement, grid, fixed)
+    slice_ids = view.view_slice_ids(placement, grid, fixed)
     one_d = len(placement.shape) == 1
     left, right = st.columns([1.15, 1], gap="medium")
     with left:
@@ -137,12 +137,12 @@ def render_placement(design: Design, placement: Placement, dtype: str, key: str,
             grid, slice_ids, "" if one_d else f"dim {row_dim}", f"dim {col_dim}", highlight_rank=highlight
         )
         st.plotly_chart(fig, width="stretch", key=f"{key}:grid@{ui.version()}", config={"displayModeBar": False})
-        row0 = ds.row_ranks(grid, 0)
+        row0 = view.row_ranks(grid, 0)
         st.caption(f"Row 0 of this view lies on ranks: {', '.join(str(r) for r in row0)}")
     with right:
         layout = placement.tensor_layout.layout
-        dgrid = ds.device_grid(layout)
-        pos_slices = ds.position_slice_ids(placement)
+        dgrid = view.device_grid(layout)
+        pos_slices = view.position_slice_ids(placement)
         pieces = placement.rank_pieces()
         hover = []
         for pos, rank in enumerate(placement.ranks.tolist()):
@@ -169,10 +169,10 @@ def render_placement(design: Design, placement: Placement, dtype: str, key: str,
             st.caption("Every rank holds a different slice (no replicas).")
     rows = rank_table_rows(placement, dtype)
     table = pd.DataFrame(rows)
-    table["size"] = table["bytes"].map(ds.human_bytes)
+    table["size"] = table["bytes"].map(view.human_bytes)
     with st.expander(
         f"Per-rank table ({len(set(table['rank']))} ranks, "
-        f"{ds.human_bytes(int(table['bytes'].iloc[0]) * placement.pieces_per_rank)} each)",
+        f"{view.human_bytes(int(table['bytes'].iloc[0]) * placement.pieces_per_rank)} each)",
         expanded=False,
     ):
         st.dataframe(table, hide_index=True, width="stretch", height=min(36 * len(table) + 38, 320))
@@ -196,7 +196,7 @@ def matrix_tab(design: Design) -> None:
             st.error(f"{layout_name} cannot be built: {exc}", icon=":material/warning:")
             return
         st.markdown(f"**{layout_name}: the rank at every device-matrix position**")
-        dgrid = ds.device_grid(layout)
+        dgrid = view.device_grid(layout)
         ranks = [r for row in dgrid.ranks for r in row]
         positions = [p for row in dgrid.positions for p in row]
         hover = [f"position {p}<br>rank {r}" for p, r in zip(positions, ranks, strict=True)]
@@ -215,19 +215,19 @@ def _tensor_cb(fn: Any, *args: Any) -> None:
 
 
 def _add_tensor_cb() -> None:
-    name = ui.apply("tensor", ds.add_tensor)
+    name = ui.apply("tensor", edits.add_tensor)
     if name is not ui.FAILED:
         st.session_state[TENSOR_SEL] = name
 
 
 def _rename_tensor_cb(key: str, old: str) -> None:
     new = st.session_state[key].strip()
-    if ui.apply("tensor", ds.rename_tensor, old, new) is not ui.FAILED:
+    if ui.apply("tensor", edits.rename_tensor, old, new) is not ui.FAILED:
         st.session_state[TENSOR_SEL] = new
 
 
 def _shape_cb(key: str, name: str) -> None:
-    ui.apply("tensor", lambda d, text: ds.set_tensor_shape(d, name, ds.parse_shape(text)), st.session_state[key])
+    ui.apply("tensor", lambda d, text: edits.set_tensor_shape(d, name, view.parse_shape(text)), st.session_state[key])
 
 
 def _placement_cb(key: str, name: str) -> None:
@@ -235,22 +235,22 @@ def _placement_cb(key: str, name: str) -> None:
     design = ui.get_design()
     tensor = design.tensors[name]
     if choice == "none":
-        ui.apply("tensor", ds.set_tensor_layout, name, None)
+        ui.apply("tensor", edits.set_tensor_layout, name, None)
     elif choice == "tuple":
         split = (1,) * len(tensor.shape)
         if tensor.sharding is not None and tensor.sharding.is_layout:
             with contextlib.suppress(LayoutError):
                 split = design.tensor_layout(tensor.sharding).split
-        ui.apply("tensor", ds.set_tensor_split, name, split)
+        ui.apply("tensor", edits.set_tensor_split, name, split)
     else:
         if not design.layouts:
             ui.fail("tensor", "the design has no layout: add one in the Device matrix tab first")
             return
-        ui.apply("tensor", ds.set_tensor_layout, name, choice)
+        ui.apply("tensor", edits.set_tensor_layout, name, choice)
 
 
 def _split_cb(key: str, name: str) -> None:
-    ui.apply("tensor", lambda d, text: ds.set_tensor_split(d, name, ds.parse_split(text)), st.session_state[key])
+    ui.apply("tensor", lambda d, text: edits.set_tensor_split(d, name, view.parse_split(text)), st.session_state[key])
 
 
 def tensor_tab(design: Design) -> None:
@@ -275,7 +275,7 @@ def tensor_tab(design: Design) -> None:
         "Remove tensor",
         key=ui.vkey("rm_tensor", name),
         on_click=_tensor_cb,
-        args=(ds.remove_tensor, name),
+        args=(edits.remove_tensor, name),
         width="stretch",
     )
     tensor = design.tensors[name]
@@ -288,7 +288,7 @@ def tensor_tab(design: Design) -> None:
     shape_key = ui.vkey("tensor_shape", name)
     props[1].text_input(
         "Shape",
-        value=ds.format_ints(tensor.shape),
+        value=view.format_ints(tensor.shape),
         key=shape_key,
         on_change=_shape_cb,
         args=(shape_key, name),
@@ -301,7 +301,7 @@ def tensor_tab(design: Design) -> None:
         dtypes,
         index=dtypes.index(tensor.dtype),
         key=dtype_key,
-        on_change=lambda: ui.apply("tensor", ds.set_tensor_dtype, name, st.session_state[dtype_key]),
+        on_change=lambda: ui.apply("tensor", edits.set_tensor_dtype, name, st.session_state[dtype_key]),
     )
     place_key = ui.vkey("tensor_place", name)
     options = [*design.layouts, "tuple", "none"]
@@ -327,7 +327,7 @@ def tensor_tab(design: Design) -> None:
         dnd_key = ui.vkey("dnd", name, sharding.layout)
         dropped = ui.drag_and_pick(spec, sharding.map, tensor.shape, dnd_key)
         if dropped is not None:
-            ui.apply("tensor", ds.set_tensor_map, name, dropped)
+            ui.apply("tensor", edits.set_tensor_map, name, dropped)
             st.rerun()
         with st.expander("Pick axes without dragging (keyboard)"):
             ui.click_pick(
@@ -335,7 +335,7 @@ def tensor_tab(design: Design) -> None:
                 sharding.map,
                 tensor.shape,
                 f"designer:pick:{name}",
-                lambda dim, axes: ui.apply("tensor", ds.set_dim_axes, name, dim, axes),
+                lambda dim, axes: ui.apply("tensor", edits.set_dim_axes, name, dim, axes),
             )
         st.caption(ui.entries_caption(sharding.map, spec, tensor.shape))
     elif mode == "layout":
@@ -344,7 +344,7 @@ def tensor_tab(design: Design) -> None:
         split_key = ui.vkey("tensor_split", name)
         st.text_input(
             "Tuple strategy (pieces per dimension)",
-            value=ds.format_ints(sharding.split or ()),
+            value=view.format_ints(sharding.split or ()),
             key=split_key,
             on_change=_split_cb,
             args=(split_key, name),
@@ -354,7 +354,7 @@ def tensor_tab(design: Design) -> None:
         st.caption(f"{name} is replicated: every rank holds the whole tensor.")
 
     try:
-        placement = ds.tensor_placement(design, name)
+        placement = view.tensor_placement(design, name)
     except LayoutError as exc:
         st.error(f"No preview for {name}: {exc}", icon=":material/warning:")
         return
@@ -374,7 +374,7 @@ def _add_op_cb() -> None:
     op_type = st.session_state.get("designer_newop_type", "MatMul")
     inputs = [st.session_state.get(f"designer_newop_in{i}") for i in range(OP_ARITY.get(op_type, 0))]
     name = (st.session_state.get("designer_newop_name") or "").strip() or None
-    added = ui.apply("operator", ds.add_operator, op_type, inputs, name)
+    added = ui.apply("operator", edits.add_operator, op_type, inputs, name)
     if added is not ui.FAILED:
         st.session_state[OP_SEL] = added
         st.session_state["designer_newop_name"] = ""
@@ -403,7 +403,7 @@ def operators_tab(design: Design, analyses: list[Any] | None, note: str | None) 
             st.info("No operators yet.")
         with st.expander(":material/add: Add operator", expanded=not names):
             op_type = st.selectbox("Type", list(OP_ARITY), key="designer_newop_type")
-            sources = ds.op_sources(design)
+            sources = edits.op_sources(design)
             for i in range(OP_ARITY[op_type]):
                 if st.session_state.get(f"designer_newop_in{i}") not in sources:
                     st.session_state[f"designer_newop_in{i}"] = sources[min(i, len(sources) - 1)] if sources else None
@@ -435,7 +435,9 @@ def _input_editor(design: Design, op_name: str, index: int, shape: tuple[int, ..
         horizontal=True,
         format_func=lambda m: "Layout (drag axes)" if m == "layout" else "Tuple, e.g. 4,1",
         label_visibility="collapsed",
-        on_change=lambda: ui.apply("operator", ds.set_operator_input_mode, op_name, index, st.session_state[mode_key]),
+        on_change=lambda: ui.apply(
+            "operator", edits.set_operator_input_mode, op_name, index, st.session_state[mode_key]
+        ),
     )
     if mode == "layout" and sharding is not None:
         layouts = list(design.layouts)
@@ -450,14 +452,14 @@ def _input_editor(design: Design, op_name: str, index: int, shape: tuple[int, ..
             index=layouts.index(sharding.layout),
             key=lkey,
             on_change=lambda: ui.apply(
-                "operator", ds.set_operator_input_mode, op_name, index, "layout", st.session_state[lkey]
+                "operator", edits.set_operator_input_mode, op_name, index, "layout", st.session_state[lkey]
             ),
         )
         if sharding.layout in design.layouts:
             spec = design.layouts[sharding.layout]
             dropped = ui.drag_and_pick(spec, sharding.map or (), shape, ui.vkey("op_dnd", op_name, index))
             if dropped is not None:
-                ui.apply("operator", ds.set_operator_map, op_name, index, dropped)
+                ui.apply("operator", edits.set_operator_map, op_name, index, dropped)
                 st.rerun()
             with st.expander("Pick axes without dragging"):
                 ui.click_pick(
@@ -465,15 +467,17 @@ def _input_editor(design: Design, op_name: str, index: int, shape: tuple[int, ..
                     sharding.map or (),
                     shape,
                     f"designer:oppick:{op_name}:{index}",
-                    lambda dim, axes: ui.apply("operator", ds.set_operator_dim_axes, op_name, index, dim, axes),
+                    lambda dim, axes: ui.apply("operator", edits.set_operator_dim_axes, op_name, index, dim, axes),
                 )
     elif sharding is not None:
         skey = ui.vkey("op_split", op_name, index)
         st.text_input(
             "Pieces per dimension",
-            value=ds.format_ints(sharding.split or ()),
+            value=view.format_ints(sharding.split or ()),
             key=skey,
-            on_change=lambda: ui.apply("operator", ds.set_operator_split_text, op_name, index, st.session_state[skey]),
+            on_change=lambda: ui.apply(
+                "operator", edits.set_operator_split_text, op_name, index, st.session_state[skey]
+            ),
         )
 
 
@@ -495,7 +499,7 @@ def _output_editor(design: Design, op_name: str, analysis: Any | None) -> None:
         help="shard(in_strategy, out_strategy): split the output over reduce axes to get a ReduceScatter.",
         on_change=lambda: ui.apply(
             "operator",
-            ds.set_operator_out_strategy,
+            edits.set_operator_out_strategy,
             op_name,
             (layouts[0] if layouts else None) if st.session_state[okey] else None,
             ndim,
@@ -513,14 +517,14 @@ def _output_editor(design: Design, op_name: str, analysis: Any | None) -> None:
         index=layouts.index(out.layout),
         key=lkey,
         label_visibility="collapsed",
-        on_change=lambda: ui.apply("operator", ds.set_operator_out_strategy, op_name, st.session_state[lkey], ndim),
+        on_change=lambda: ui.apply("operator", edits.set_operator_out_strategy, op_name, st.session_state[lkey], ndim),
     )
     if out.layout in design.layouts:
         spec = design.layouts[out.layout]
-        entries = ds.fit_map(out.map or (), ndim)
+        entries = view.fit_map(out.map or (), ndim)
         dropped = ui.drag_and_pick(spec, entries, out_shape, ui.vkey("op_out_dnd", op_name))
         if dropped is not None:
-            ui.apply("operator", ds.set_operator_out_map, op_name, dropped)
+            ui.apply("operator", edits.set_operator_out_map, op_name, dropped)
             st.rerun()
         with st.expander("Pick axes without dragging"):
             ui.click_pick(
@@ -528,7 +532,7 @@ def _output_editor(design: Design, op_name: str, analysis: Any | None) -> None:
                 entries,
                 out_shape,
                 f"designer:outpick:{op_name}",
-                lambda dim, axes: ui.apply("operator", ds.set_operator_out_dim_axes, op_name, dim, axes),
+                lambda dim, axes: ui.apply("operator", edits.set_operator_out_dim_axes, op_name, dim, axes),
             )
 
 
@@ -541,9 +545,9 @@ def operator_editor(design: Design, op_name: str, analysis: Any | None, analyses
         key=ui.vkey("rm_op", op_name),
         width="stretch",
         on_click=ui.apply,
-        args=("operator", ds.remove_operator, op_name),
+        args=("operator", edits.remove_operator, op_name),
     )
-    sources = ds.op_sources(design, before=op_name)
+    sources = edits.op_sources(design, before=op_name)
     icols = st.columns(len(op.inputs) + (1 if op.type in ("MatMul", "BatchMatMul") else 0))
     for i, source in enumerate(op.inputs):
         options = sources if source in sources else [source, *sources]
@@ -554,7 +558,7 @@ def operator_editor(design: Design, op_name: str, analysis: Any | None, analyses
             index=options.index(source),
             key=key,
             on_change=lambda i=i, key=key: ui.apply(
-                "operator", ds.set_operator_input, op_name, i, st.session_state[key]
+                "operator", edits.set_operator_input, op_name, i, st.session_state[key]
             ),
         )
     if op.type in ("MatMul", "BatchMatMul"):
@@ -566,7 +570,7 @@ def operator_editor(design: Design, op_name: str, analysis: Any | None, analyses
                     value=getattr(op, flag),
                     key=fkey,
                     on_change=lambda flag=flag, fkey=fkey: ui.apply(
-                        "operator", ds.set_operator_transpose, op_name, flag, st.session_state[fkey]
+                        "operator", edits.set_operator_transpose, op_name, flag, st.session_state[fkey]
                     ),
                 )
 
@@ -575,10 +579,10 @@ def operator_editor(design: Design, op_name: str, analysis: Any | None, analyses
         "Give this operator a shard strategy",
         value=op.strategy is not None,
         key=skey,
-        on_change=lambda: ui.apply("operator", ds.enable_operator_strategy, op_name, st.session_state[skey]),
+        on_change=lambda: ui.apply("operator", edits.enable_operator_strategy, op_name, st.session_state[skey]),
         help="Off: MindSpore picks the strategy (shown as `ops.X()` without `.shard`).",
     )
-    shapes = ds.input_shapes(design, op_name, analyses)
+    shapes = edits.input_shapes(design, op_name, analyses)
     if op.strategy is not None:
         for i in range(len(op.inputs)):
             with st.container(border=True):
@@ -595,7 +599,7 @@ def _analysis_layout(design: Design, analysis: Any) -> Any:
         if tl is not None:
             return tl.layout
     try:
-        return ds.derived_tensor_layout((1,), design.device_num).layout
+        return view.derived_tensor_layout((1,), design.device_num).layout
     except LayoutError:
         return None
 
@@ -628,7 +632,7 @@ def render_analysis(design: Design, analysis: Any | None) -> None:
                 "axes": ", ".join(c.axes) or "—",
                 "groups": len(c.groups),
                 "ranks per group": len(c.groups[0]) if c.groups else 0,
-                "bytes per rank": ds.human_bytes(c.bytes_per_rank),
+                "bytes per rank": view.human_bytes(c.bytes_per_rank),
             }
             for c in comms
         ]
@@ -638,7 +642,7 @@ def render_analysis(design: Design, analysis: Any | None) -> None:
     layout = _analysis_layout(design, analysis)
     if layout is None:
         return
-    dgrid = ds.device_grid(layout)
+    dgrid = view.device_grid(layout)
     ccols = st.columns(min(len(comms), 2))
     for n, c in enumerate(comms):
         with ccols[n % len(ccols)]:
@@ -662,7 +666,7 @@ def _load_cb(folder: Any, key: str, where: str) -> None:
     if not file_name:
         ui.fail("file", "pick a file to load")
         return
-    design, problems = ds.load_from_folder(folder, file_name)
+    design, problems = edits.load_from_folder(folder, file_name)
     if design is None:
         st.session_state["designer_load_problems"] = (file_name, problems)
         return
@@ -673,7 +677,7 @@ def _load_cb(folder: Any, key: str, where: str) -> None:
 def _save_cb(key: str) -> None:
     name = (st.session_state.get(key) or "").strip()
     try:
-        path = ds.save_to_folder(ui.get_design(), designs_folder(), name)
+        path = edits.save_to_folder(ui.get_design(), designs_folder(), name)
     except (WorkspaceError, OSError) as exc:
         ui.fail("file", str(exc))
         return
@@ -712,7 +716,7 @@ def file_tab(design: Design) -> None:
             "Design name",
             value=design.name,
             key=nkey,
-            on_change=lambda: ui.apply("file", ds.set_name, st.session_state[nkey]),
+            on_change=lambda: ui.apply("file", edits.set_name, st.session_state[nkey]),
         )
         dkey = ui.vkey("design_desc")
         st.text_area(
@@ -720,7 +724,7 @@ def file_tab(design: Design) -> None:
             value=design.description,
             key=dkey,
             height=90,
-            on_change=lambda: ui.apply("file", ds.set_description, st.session_state[dkey]),
+            on_change=lambda: ui.apply("file", edits.set_description, st.session_state[dkey]),
         )
         st.download_button(
             "Download design JSON",
@@ -747,7 +751,7 @@ def file_tab(design: Design) -> None:
             args=(skey,),
             width="stretch",
         )
-        saved = ds.list_designs(folder)
+        saved = edits.list_designs(folder)
         if saved:
             st.selectbox("Saved designs", saved, key="designer_ws_pick")
             st.button(
@@ -761,7 +765,7 @@ def file_tab(design: Design) -> None:
             st.caption("No saved designs yet.")
     with c3:
         st.markdown("**Examples (from the seed documents)**")
-        examples = ds.list_designs(EXAMPLES_DIR)
+        examples = edits.list_designs(EXAMPLES_DIR)
         st.selectbox("Example", examples, key="designer_example_pick")
         st.button(
             "Load example",
@@ -791,7 +795,7 @@ st.caption(
 with st.container():
     ui.show_notice()
 with st.container():
-    render_problems(ds.collect_problems(design, analyses))
+    render_problems(view.collect_problems(design, analyses))
 
 tab_tensors, tab_matrix, tab_ops, tab_file = st.tabs(
     [

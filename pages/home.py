@@ -7,9 +7,9 @@ import streamlit as st
 from app.axis_editor import commit as commit_design
 from app.nav import PAGES, page_path
 from core.codegen import CodegenError
-from core.design import DesignError, load_design
 from core.run.registry import LaunchError, list_runs
 from core.run.rehearsal import start_rehearsal
+from core.sharding.design import DesignError, load_design
 from core.workspace import EXAMPLES_DIR, WorkspaceError, default_workspace
 
 RECORDING = "dp8_cpu_msrun"

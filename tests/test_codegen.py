@@ -23,8 +23,8 @@ from core.codegen import (
     render_job,
     write_job,
 )
-from core.design import Design, design_from_dict, load_design
-from core.layout import Layout as CoreLayout
+from core.sharding.design import Design, design_from_dict, load_design
+from core.sharding.layout import Layout as CoreLayout
 from core.workspace import EXAMPLES_DIR
 
 DP = load_design(EXAMPLES_DIR / "data_parallel_8.json")
@@ -276,7 +276,7 @@ def test_hostile_design_name_is_refused_and_description_inert(text: str) -> None
 @settings(max_examples=40, deadline=None)
 @given(text=HOSTILE)
 def test_hostile_layout_names_are_refused(text: str) -> None:
-    from core.design import LayoutSpec
+    from core.sharding.design import LayoutSpec
 
     design = Design(name="d", layouts={text: LayoutSpec((8,), ("dp",))})
     try:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.design import (
+from core.sharding.design import (
     Design,
     DesignError,
     design_from_dict,
@@ -22,7 +22,7 @@ from core.design import (
     loads_design,
     save_design,
 )
-from core.placement import place
+from core.sharding.placement import place
 from core.workspace import EXAMPLES_DIR
 
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.json"))

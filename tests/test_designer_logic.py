@@ -1,4 +1,5 @@
-"""Unit tests for the Layout Designer's pure logic: app/designer_state.py, app/code_view.py, app/figures.py."""
+"""Unit tests for the Layout Designer's pure logic: app/design_edits.py, app/designer_view.py, app/code_view.py,
+app/figures.py."""
 
 from __future__ import annotations
 
@@ -11,19 +12,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import code_view, figures
-from app import designer_state as ds
-from core.design import Design, LayoutSpec, OperatorSpec, Sharding, TensorSpec, design_problems
-from core.layout import NONE, Layout, LayoutError
+from app import design_edits as edits
+from app import designer_view as view
+from core.sharding.design import Design, LayoutSpec, OperatorSpec, Sharding, TensorSpec, design_problems
+from core.sharding.layout import NONE, Layout, LayoutError
 from core.workspace import EXAMPLES_DIR, WorkspaceError
 
 
 @pytest.fixture
 def seed() -> Design:
-    return ds.default_design()
+    return edits.default_design()
 
 
 def mlp() -> Design:
-    design, problems = ds.load_from_folder(EXAMPLES_DIR, "seed004_mlp.json")
+    design, problems = edits.load_from_folder(EXAMPLES_DIR, "seed004_mlp.json")
     assert design is not None, problems
     return design
 
@@ -34,47 +36,47 @@ def mlp() -> Design:
 def test_default_design_is_seed004_and_row0_is_on_ranks_0_4_2_6(seed: Design) -> None:
     assert seed.name == "seed004_dense_matmul"
     assert design_problems(seed) == []
-    placement = ds.tensor_placement(seed, "x")
+    placement = view.tensor_placement(seed, "x")
     grid = placement.owner_grid(0, 1)
-    assert ds.row_ranks(grid, 0) == [0, 4, 2, 6]
-    assert ds.row_ranks(grid, 1) == [1, 5, 3, 7]
+    assert view.row_ranks(grid, 0) == [0, 4, 2, 6]
+    assert view.row_ranks(grid, 1) == [1, 5, 3, 7]
 
 
 def test_chip_labels_round_trip() -> None:
-    assert ds.chip_label("mp", 2) == "mp·2"
-    assert ds.chip_alias("mp·2") == "mp"
-    assert ds.chip_alias("interleaved_parallel·4") == "interleaved_parallel"
-    assert ds.chip_alias("dp") == "dp"
+    assert view.chip_label("mp", 2) == "mp·2"
+    assert view.chip_alias("mp·2") == "mp"
+    assert view.chip_alias("interleaved_parallel·4") == "interleaved_parallel"
+    assert view.chip_alias("dp") == "dp"
 
 
 def test_sortable_items_for_seed(seed: Design) -> None:
     spec = seed.layouts["layout"]
-    items = ds.sortable_items(spec, seed.tensors["x"].sharding.map, (2, 4))
+    items = view.sortable_items(spec, seed.tensors["x"].sharding.map, (2, 4))
     assert items == [
-        {"header": ds.FREE_HEADER, "items": []},
+        {"header": view.FREE_HEADER, "items": []},
         {"header": "dim 0 (size 2)", "items": ["mp·2"]},
         {"header": "dim 1 (size 4)", "items": ["sp·2", "dp·2"]},
     ]
-    w_items = ds.sortable_items(spec, seed.tensors["w"].sharding.map, (4, 8))
+    w_items = view.sortable_items(spec, seed.tensors["w"].sharding.map, (4, 8))
     assert w_items[0]["items"] == ["mp·2"]
     assert w_items[2]["items"] == []
 
 
 def test_map_from_sortables_keeps_order_and_empty_is_none() -> None:
     result = [
-        {"header": ds.FREE_HEADER, "items": ["sp·2"]},
+        {"header": view.FREE_HEADER, "items": ["sp·2"]},
         {"header": "dim 0 (size 2)", "items": []},
         {"header": "dim 1 (size 4)", "items": ["dp·2", "mp·2"]},
     ]
-    assert ds.map_from_sortables(result, 2) == (NONE, ("dp", "mp"))
-    assert ds.map_from_sortables(result[:2], 2) == (NONE, NONE)  # missing container = None
+    assert view.map_from_sortables(result, 2) == (NONE, ("dp", "mp"))
+    assert view.map_from_sortables(result[:2], 2) == (NONE, NONE)  # missing container = None
 
 
 entries_strategy = st.lists(st.sampled_from(["dp", "sp", "mp", "tp"]), unique=True).flatmap(
     lambda axes: st.integers(1, 4).flatmap(
         lambda ndim: st.lists(st.integers(0, ndim - 1), min_size=len(axes), max_size=len(axes)).map(
             lambda dims: tuple(
-                ds.axes_entry([a for a, d in zip(axes, dims, strict=True) if d == k]) for k in range(ndim)
+                view.axes_entry([a for a, d in zip(axes, dims, strict=True) if d == k]) for k in range(ndim)
             )
         )
     )
@@ -84,19 +86,19 @@ entries_strategy = st.lists(st.sampled_from(["dp", "sp", "mp", "tp"]), unique=Tr
 @given(entries_strategy)
 def test_sortables_round_trip(entries: tuple) -> None:
     spec = LayoutSpec((2, 2, 2, 1), ("dp", "sp", "mp", "tp"))
-    items = ds.sortable_items(spec, entries, None)
-    assert ds.map_from_sortables(items, len(entries)) == entries
-    used = [a for e in entries for a in ds.entry_axes(e)]
-    assert sorted(ds.chip_alias(c) for c in items[0]["items"]) == sorted(set(spec.alias_name) - set(used))
+    items = view.sortable_items(spec, entries, None)
+    assert view.map_from_sortables(items, len(entries)) == entries
+    used = [a for e in entries for a in view.entry_axes(e)]
+    assert sorted(view.chip_alias(c) for c in items[0]["items"]) == sorted(set(spec.alias_name) - set(used))
 
 
 @given(entries_strategy, st.integers(0, 3), st.lists(st.sampled_from(["dp", "sp", "mp", "tp"]), max_size=4))
 def test_assign_axes_uses_every_axis_at_most_once(entries: tuple, dim: int, axes: list[str]) -> None:
     dim = dim % len(entries)
-    result = ds.assign_axes(entries, dim, axes)
-    used = [a for e in result for a in ds.entry_axes(e)]
+    result = view.assign_axes(entries, dim, axes)
+    used = [a for e in result for a in view.entry_axes(e)]
     assert len(used) == len(set(used))
-    assert ds.entry_axes(result[dim]) == list(dict.fromkeys(axes))
+    assert view.entry_axes(result[dim]) == list(dict.fromkeys(axes))
     Layout((2, 2, 2, 1), ("dp", "sp", "mp", "tp"))(*result)  # MindSpore-valid map
 
 
@@ -105,16 +107,16 @@ def test_assign_axes_uses_every_axis_at_most_once(entries: tuple, dim: int, axes
 # ---------------------------------------------------------------------------------------------
 @given(st.lists(st.integers(1, 10_000), min_size=1, max_size=8), st.sampled_from([", ", ",", " ", " x "]))
 def test_parse_shape_round_trip(values: list[int], sep: str) -> None:
-    assert ds.parse_shape(sep.join(str(v) for v in values)) == tuple(values)
-    assert ds.parse_shape(f"({', '.join(str(v) for v in values)})") == tuple(values)
+    assert view.parse_shape(sep.join(str(v) for v in values)) == tuple(values)
+    assert view.parse_shape(f"({', '.join(str(v) for v in values)})") == tuple(values)
 
 
 @given(st.text(max_size=30))
 def test_parsers_raise_only_edit_error(text: str) -> None:
-    for parser in (ds.parse_shape, ds.parse_split, ds.parse_rank_list):
+    for parser in (view.parse_shape, view.parse_split, view.parse_rank_list):
         try:
             parser(text)
-        except ds.EditError as exc:
+        except edits.EditError as exc:
             assert str(exc)
 
 
@@ -123,27 +125,27 @@ def test_parsers_raise_only_edit_error(text: str) -> None:
     [("", "at least one"), ("2, a", "'a' is not a whole number"), ("0, 4", "too small"), ("1," * 9, "at most")],
 )
 def test_parse_shape_errors(text: str, message: str) -> None:
-    with pytest.raises(ds.EditError, match=message):
-        ds.parse_shape(text)
+    with pytest.raises(edits.EditError, match=message):
+        view.parse_shape(text)
 
 
 def test_parse_rank_list() -> None:
-    assert ds.parse_rank_list("  ") is None
-    assert ds.parse_rank_list("7, 6 5") == (7, 6, 5)
-    assert ds.parse_rank_list("0") == (0,)
-    with pytest.raises(ds.EditError, match="too small"):
-        ds.parse_rank_list("-1, 2")
+    assert view.parse_rank_list("  ") is None
+    assert view.parse_rank_list("7, 6 5") == (7, 6, 5)
+    assert view.parse_rank_list("0") == (0,)
+    with pytest.raises(edits.EditError, match="too small"):
+        view.parse_rank_list("-1, 2")
 
 
 # ---------------------------------------------------------------------------------------------
 # layout edits
 # ---------------------------------------------------------------------------------------------
 def messages(design: Design) -> str:
-    return "\n".join(m.text for m in ds.collect_problems(design))
+    return "\n".join(m.text for m in view.collect_problems(design))
 
 
 def test_rename_axis_updates_every_map(seed: Design) -> None:
-    renamed = ds.rename_axis(seed, "layout", "mp", "tp")
+    renamed = edits.rename_axis(seed, "layout", "mp", "tp")
     assert renamed.layouts["layout"].alias_name == ("dp", "sp", "tp")
     assert renamed.tensors["x"].sharding.map == ("tp", ("sp", "dp"))
     assert renamed.operators[0].strategy[0].map == ("tp", ("sp", "dp"))
@@ -155,8 +157,8 @@ def test_rename_axis_updates_every_map(seed: Design) -> None:
     [("dp", "already used"), ("1x", "not allowed"), ("None", None), ("interleaved_parallel", "reserved")],
 )
 def test_rename_axis_refuses_bad_names(seed: Design, new: str, message: str | None) -> None:
-    with pytest.raises((ds.EditError, LayoutError), match=message):
-        ds.rename_axis(seed, "layout", "mp", new)
+    with pytest.raises((edits.EditError, LayoutError), match=message):
+        edits.rename_axis(seed, "layout", "mp", new)
 
 
 def test_duplicate_alias_is_a_live_problem(seed: Design) -> None:
@@ -165,26 +167,26 @@ def test_duplicate_alias_is_a_live_problem(seed: Design) -> None:
 
 
 def test_add_remove_move_axis(seed: Design) -> None:
-    added = ds.add_axis(seed, "layout", "pp", 1)
+    added = edits.add_axis(seed, "layout", "pp", 1)
     assert added.layouts["layout"].alias_name == ("dp", "sp", "mp", "pp")
     assert design_problems(added) == []  # size 1 keeps the product
-    moved = ds.move_axis(seed, "layout", "mp", -1)
+    moved = edits.move_axis(seed, "layout", "mp", -1)
     assert moved.layouts["layout"].alias_name == ("dp", "mp", "sp")
-    assert ds.move_axis(seed, "layout", "dp", -1) == seed  # already outermost
-    removed = ds.remove_axis(seed, "layout", "sp")
+    assert edits.move_axis(seed, "layout", "dp", -1) == seed  # already outermost
+    removed = edits.remove_axis(seed, "layout", "sp")
     assert removed.layouts["layout"].device_matrix == (2, 2)
     assert removed.tensors["x"].sharding.map == ("mp", "dp")
     assert removed.tensors["w"].sharding.map == ("dp", NONE)
     assert "spans 4 devices but the job has 8" in messages(removed)
-    with pytest.raises(ds.EditError, match="already used"):
-        ds.add_axis(seed, "layout", "dp", 2)
-    single = ds.apply_preset(seed, "layout", "tp8")
-    with pytest.raises(ds.EditError, match="at least one axis"):
-        ds.remove_axis(single, "layout", "tp")
+    with pytest.raises(edits.EditError, match="already used"):
+        edits.add_axis(seed, "layout", "dp", 2)
+    single = edits.apply_preset(seed, "layout", "tp8")
+    with pytest.raises(edits.EditError, match="at least one axis"):
+        edits.remove_axis(single, "layout", "tp")
 
 
 def test_product_mismatch_message(seed: Design) -> None:
-    resized = ds.set_axis_size(seed, "layout", "mp", 3)
+    resized = edits.set_axis_size(seed, "layout", "mp", 3)
     text = messages(resized)
     assert "spans 12 devices but the job has 8" in text
     assert "change the axis sizes" in text
@@ -192,127 +194,127 @@ def test_product_mismatch_message(seed: Design) -> None:
 
 
 def test_dim_not_divisible_message(seed: Design) -> None:
-    design = ds.set_tensor_shape(seed, "x", (6, 4))
-    design = ds.set_dim_axes(design, "x", 0, ["mp", "sp"])
+    design = edits.set_tensor_shape(seed, "x", (6, 4))
+    design = edits.set_dim_axes(design, "x", 0, ["mp", "sp"])
     assert design.tensors["x"].sharding.map == (("mp", "sp"), "dp")
     assert "x dimension 0 has size 6, which is not divisible by its split 4" in messages(design)
 
 
 def test_presets(seed: Design) -> None:
-    big = ds.apply_preset(seed, "layout", "cluster128")
+    big = edits.apply_preset(seed, "layout", "cluster128")
     assert big.device_num == 128
     assert big.layouts["layout"].device_matrix == (8, 4, 4)
     assert big.tensors["x"].sharding.map == ("mp", ("sp", "dp"))  # aliases kept
     assert "not divisible" in messages(big)  # (2, 4) cannot be split 4 x 32
-    tp = ds.apply_preset(seed, "layout", "tp8")
+    tp = edits.apply_preset(seed, "layout", "tp8")
     assert tp.layouts["layout"].alias_name == ("tp",)
     assert tp.tensors["x"].sharding.map == (NONE, NONE)
-    dpmp = ds.apply_preset(seed, "layout", "dp_mp")
+    dpmp = edits.apply_preset(seed, "layout", "dp_mp")
     assert dpmp.layouts["layout"].device_matrix == (2, 4)
     assert design_problems(dpmp) == []
-    for key, preset in ds.PRESETS.items():
-        assert ds.apply_preset(seed, "layout", key).device_num == preset.device_num
+    for key, preset in edits.PRESETS.items():
+        assert edits.apply_preset(seed, "layout", key).device_num == preset.device_num
 
 
 def test_rank_list(seed: Design) -> None:
-    design = ds.set_rank_list(seed, "layout", "7,6,5,4,3,2,1,0")
+    design = edits.set_rank_list(seed, "layout", "7,6,5,4,3,2,1,0")
     assert design.layouts["layout"].rank_list == (7, 6, 5, 4, 3, 2, 1, 0)
-    grid = ds.tensor_placement(design, "x").owner_grid(0, 1)
-    assert ds.row_ranks(grid) == [7, 3, 5, 1]
-    assert "rank_list has 2 ranks" in messages(ds.set_rank_list(seed, "layout", "0, 1"))
-    assert "appears more than once" in messages(ds.set_rank_list(seed, "layout", "0,0,1,2,3,4,5,6"))
-    assert ds.set_rank_list(design, "layout", "").layouts["layout"].rank_list is None
-    with pytest.raises(ds.EditError):
-        ds.set_rank_list(seed, "layout", "0, one")
+    grid = view.tensor_placement(design, "x").owner_grid(0, 1)
+    assert view.row_ranks(grid) == [7, 3, 5, 1]
+    assert "rank_list has 2 ranks" in messages(edits.set_rank_list(seed, "layout", "0, 1"))
+    assert "appears more than once" in messages(edits.set_rank_list(seed, "layout", "0,0,1,2,3,4,5,6"))
+    assert edits.set_rank_list(design, "layout", "").layouts["layout"].rank_list is None
+    with pytest.raises(edits.EditError):
+        edits.set_rank_list(seed, "layout", "0, one")
 
 
 def test_interleaved_axis_is_last_and_virtual(seed: Design) -> None:
-    design = ds.set_interleave(seed, "layout", 2)
+    design = edits.set_interleave(seed, "layout", 2)
     assert design.layouts["layout"].alias_name[-1] == "interleaved_parallel"
     assert design_problems(design) == []  # virtual axis adds no devices
-    added = ds.add_axis(design, "layout", "pp", 1)
+    added = edits.add_axis(design, "layout", "pp", 1)
     assert added.layouts["layout"].alias_name == ("dp", "sp", "mp", "pp", "interleaved_parallel")
-    design = ds.set_tensor_shape(design, "x", (4, 4))
-    design = ds.set_dim_axes(design, "x", 0, ["mp", "interleaved_parallel"])
-    placement = ds.tensor_placement(design, "x")
+    design = edits.set_tensor_shape(design, "x", (4, 4))
+    design = edits.set_dim_axes(design, "x", 0, ["mp", "interleaved_parallel"])
+    placement = view.tensor_placement(design, "x")
     assert placement.pieces_per_rank == 2
-    off = ds.set_interleave(design, "layout", None)
+    off = edits.set_interleave(design, "layout", None)
     assert "interleaved_parallel" not in off.layouts["layout"].alias_name
     assert off.tensors["x"].sharding.map[0] == "mp"
     misplaced = seed.with_layout("layout", LayoutSpec((2, 2, 2), ("interleaved_parallel", "sp", "mp")))
     assert "must be the last axis" in messages(misplaced)
-    with_ranks = ds.set_interleave(ds.set_rank_list(seed, "layout", "0,1,2,3,4,5,6,7"), "layout", 2)
+    with_ranks = edits.set_interleave(edits.set_rank_list(seed, "layout", "0,1,2,3,4,5,6,7"), "layout", 2)
     assert "rank_list has 8 ranks but the device matrix (2, 2, 2, 2) has 16 positions" in messages(with_ranks)
 
 
 def test_layouts_add_rename_remove() -> None:
     design = mlp()
     assert set(design.layouts) == {"layout", "layout2"}
-    design, name = ds.add_layout(design)
+    design, name = edits.add_layout(design)
     assert name == "layout3" and design.layouts[name].device_matrix == (8,)
-    renamed = ds.rename_layout(design, "layout2", "tp_layout")
+    renamed = edits.rename_layout(design, "layout2", "tp_layout")
     assert renamed.tensors["fc2_weight"].sharding.layout == "tp_layout"
     assert renamed.operator("matmul2").strategy[0].layout == "tp_layout"
-    with pytest.raises(ds.EditError, match="already exists"):
-        ds.rename_layout(design, "layout2", "layout")
-    with pytest.raises(ds.EditError, match="not allowed"):
-        ds.rename_layout(design, "layout2", "my layout")
-    removed = ds.remove_layout(design, "layout2")
+    with pytest.raises(edits.EditError, match="already exists"):
+        edits.rename_layout(design, "layout2", "layout")
+    with pytest.raises(edits.EditError, match="not allowed"):
+        edits.rename_layout(design, "layout2", "my layout")
+    removed = edits.remove_layout(design, "layout2")
     assert removed.tensors["fc2_weight"].sharding is None
     assert removed.operator("matmul2").strategy is None
     assert design_problems(removed) == []
 
 
 def test_device_num(seed: Design) -> None:
-    assert "spans 8 devices but the job has 16" in messages(ds.set_device_num(seed, 16))
-    with pytest.raises(ds.EditError):
-        ds.set_device_num(seed, 0)
+    assert "spans 8 devices but the job has 16" in messages(edits.set_device_num(seed, 16))
+    with pytest.raises(edits.EditError):
+        edits.set_device_num(seed, 0)
 
 
 # ---------------------------------------------------------------------------------------------
 # tensor edits
 # ---------------------------------------------------------------------------------------------
 def test_tensor_add_rename_remove(seed: Design) -> None:
-    design, name = ds.add_tensor(seed)
+    design, name = edits.add_tensor(seed)
     assert name == "t" and design.tensors["t"].sharding == Sharding("layout", (NONE, NONE))
-    assert any("not split at all" in m.text and m.severity == "warning" for m in ds.collect_problems(design))
-    renamed = ds.rename_tensor(seed, "x", "activation")
+    assert any("not split at all" in m.text and m.severity == "warning" for m in view.collect_problems(design))
+    renamed = edits.rename_tensor(seed, "x", "activation")
     assert "activation" in renamed.tensors and "x" not in renamed.tensors
     assert renamed.operators[0].inputs == ("activation", "w")
-    with pytest.raises(ds.EditError, match="already a tensor"):
-        ds.rename_tensor(seed, "x", "w")
-    with pytest.raises(ds.EditError, match="already a tensor"):
-        ds.rename_tensor(seed, "x", "matmul1")
-    removed = ds.remove_tensor(seed, "x")
+    with pytest.raises(edits.EditError, match="already a tensor"):
+        edits.rename_tensor(seed, "x", "w")
+    with pytest.raises(edits.EditError, match="already a tensor"):
+        edits.rename_tensor(seed, "x", "matmul1")
+    removed = edits.remove_tensor(seed, "x")
     assert "'x' is not a tensor or an earlier operator" in messages(removed)
 
 
 def test_tensor_shape_pads_and_cuts_map(seed: Design) -> None:
-    three = ds.set_tensor_shape(seed, "x", (2, 4, 8))
+    three = edits.set_tensor_shape(seed, "x", (2, 4, 8))
     assert three.tensors["x"].sharding.map == ("mp", ("sp", "dp"), NONE)
-    one = ds.set_tensor_shape(seed, "x", (2,))
+    one = edits.set_tensor_shape(seed, "x", (2,))
     assert one.tensors["x"].sharding.map == ("mp",)
-    grid = ds.tensor_placement(one, "x").owner_grid(0, 0)
+    grid = view.tensor_placement(one, "x").owner_grid(0, 0)
     assert len(grid.owners) == 1
 
 
 def test_tensor_layout_tuple_and_replicated(seed: Design) -> None:
-    tup = ds.set_tensor_split(seed, "x", (2, 4))
-    placement = ds.tensor_placement(tup, "x")
+    tup = edits.set_tensor_split(seed, "x", (2, 4))
+    placement = view.tensor_placement(tup, "x")
     assert placement.split == (2, 4)
-    assert ds.row_ranks(placement.owner_grid(0, 1)) == [0, 1, 2, 3]
-    bad = ds.set_tensor_split(seed, "x", (1, 3))
+    assert view.row_ranks(placement.owner_grid(0, 1)) == [0, 1, 2, 3]
+    bad = edits.set_tensor_split(seed, "x", (1, 3))
     assert "needs 3 devices, which does not divide the 8 devices" in messages(bad)
     with pytest.raises(LayoutError, match="does not divide 8"):
-        ds.tensor_placement(bad, "x")
-    rep = ds.set_tensor_layout(seed, "x", None)
-    groups = ds.tensor_placement(rep, "x").replica_groups()
+        view.tensor_placement(bad, "x")
+    rep = edits.set_tensor_layout(seed, "x", None)
+    groups = view.tensor_placement(rep, "x").replica_groups()
     assert groups == [list(range(8))]
-    back = ds.set_tensor_layout(rep, "x", "layout")
+    back = edits.set_tensor_layout(rep, "x", "layout")
     assert back.tensors["x"].sharding.map == (NONE, NONE)
-    with pytest.raises(ds.EditError):
-        ds.set_tensor_dtype(seed, "x", "complex64")
-    assert ds.set_tensor_dtype(seed, "x", "bfloat16").tensors["x"].dtype == "bfloat16"
+    with pytest.raises(edits.EditError):
+        edits.set_tensor_dtype(seed, "x", "complex64")
+    assert edits.set_tensor_dtype(seed, "x", "bfloat16").tensors["x"].dtype == "bfloat16"
 
 
 def test_unknown_layout_reference_is_reported(seed: Design) -> None:
@@ -324,57 +326,58 @@ def test_unknown_layout_reference_is_reported(seed: Design) -> None:
 # operators
 # ---------------------------------------------------------------------------------------------
 def test_operator_edits(seed: Design) -> None:
-    design, name = ds.add_operator(seed, "ReLU", ["matmul1"])
+    design, name = edits.add_operator(seed, "ReLU", ["matmul1"])
     assert name == "relu" and design.operators[-1].inputs == ("matmul1",)
-    with pytest.raises(ds.EditError, match="takes 2 input"):
-        ds.add_operator(seed, "MatMul", ["x"])
-    with pytest.raises(ds.EditError, match="not a tensor or an earlier operator"):
-        ds.add_operator(seed, "ReLU", ["nothing"])
-    with pytest.raises(ds.EditError, match="unsupported"):
-        ds.add_operator(seed, "Conv2D", ["x"])
-    design = ds.enable_operator_strategy(design, "relu", True)
+    with pytest.raises(edits.EditError, match="takes 2 input"):
+        edits.add_operator(seed, "MatMul", ["x"])
+    with pytest.raises(edits.EditError, match="not a tensor or an earlier operator"):
+        edits.add_operator(seed, "ReLU", ["nothing"])
+    with pytest.raises(edits.EditError, match="unsupported"):
+        edits.add_operator(seed, "Conv2D", ["x"])
+    design = edits.enable_operator_strategy(design, "relu", True)
     assert design.operator("relu").strategy == (Sharding(split=(1, 1)),)
-    design = ds.set_operator_split_text(design, "relu", 0, "4,1")
+    design = edits.set_operator_split_text(design, "relu", 0, "4,1")
     assert design.operator("relu").strategy == (Sharding(split=(4, 1)),)
-    with pytest.raises(ds.EditError):
-        ds.set_operator_split_text(design, "relu", 0, "four")
-    design = ds.set_operator_input_mode(design, "relu", 0, "layout")
+    with pytest.raises(edits.EditError):
+        edits.set_operator_split_text(design, "relu", 0, "four")
+    design = edits.set_operator_input_mode(design, "relu", 0, "layout")
     assert design.operator("relu").strategy[0] == Sharding("layout", (NONE, NONE))
-    design = ds.set_operator_dim_axes(design, "relu", 0, 0, ["dp", "sp"])
+    design = edits.set_operator_dim_axes(design, "relu", 0, 0, ["dp", "sp"])
     assert design.operator("relu").strategy[0].map == (("dp", "sp"), NONE)
-    design = ds.set_operator_input_mode(design, "relu", 0, "tuple")
+    design = edits.set_operator_input_mode(design, "relu", 0, "tuple")
     assert design.operator("relu").strategy[0] == Sharding(split=(4, 1))  # split counts kept
-    assert ds.enable_operator_strategy(design, "relu", False).operator("relu").strategy is None
-    assert ds.remove_operator(design, "relu").operators == seed.operators
+    assert edits.enable_operator_strategy(design, "relu", False).operator("relu").strategy is None
+    assert edits.remove_operator(design, "relu").operators == seed.operators
 
 
 def test_operator_map_and_inputs(seed: Design) -> None:
-    design = ds.set_operator_map(seed, "matmul1", 1, (NONE, "mp"))
+    design = edits.set_operator_map(seed, "matmul1", 1, (NONE, "mp"))
     assert design.operator("matmul1").strategy[1].map == (NONE, "mp")
-    swapped = ds.set_operator_input(seed, "matmul1", 1, "x")
+    swapped = edits.set_operator_input(seed, "matmul1", 1, "x")
     assert swapped.operator("matmul1").inputs == ("x", "x")
-    with pytest.raises(ds.EditError):
-        ds.set_operator_input(seed, "matmul1", 0, "matmul1")  # not before itself
-    flagged = ds.set_operator_transpose(seed, "matmul1", "transpose_b", True)
+    with pytest.raises(edits.EditError):
+        edits.set_operator_input(seed, "matmul1", 0, "matmul1")  # not before itself
+    flagged = edits.set_operator_transpose(seed, "matmul1", "transpose_b", True)
     assert flagged.operator("matmul1").transpose_b
-    assert ds.input_shapes(seed, "matmul1") == [(8, 4), (4, 8)]
-    assert ds.source_ndim(seed, "matmul1") == 2
-    design, _ = ds.add_operator(seed, "Add", ["matmul1", "w"])
-    assert ds.source_ndim(design, "add") == 2
-    assert ds.source_ndim(design, "nothing") is None
+    assert edits.input_shapes(seed, "matmul1") == [(8, 4), (4, 8)]
+    assert edits.source_ndim(seed, "matmul1") == 2
+    design, _ = edits.add_operator(seed, "Add", ["matmul1", "w"])
+    assert edits.source_ndim(design, "add") == 2
+    assert edits.source_ndim(design, "nothing") is None
 
 
 def test_operator_problems_are_collected(seed: Design) -> None:
     fake = SimpleNamespace(name="matmul1", problems=["reduce dimension split differently: use the same axes"])
-    assert "operator matmul1" in [m.where for m in ds.collect_problems(seed, [fake])]
+    assert "operator matmul1" in [m.where for m in view.collect_problems(seed, [fake])]
 
 
-def test_real_operator_analysis_if_available(seed: Design) -> None:
-    operators = pytest.importorskip("core.operators")
+def test_real_operator_analysis(seed: Design) -> None:
+    import core.sharding.operators as operators
+
     analyses = operators.analyze_design(seed)
     assert [a.name for a in analyses] == ["matmul1"]
-    bad = ds.set_operator_map(seed, "matmul1", 1, ("dp", NONE))  # reduce dim split differently
-    problems = ds.collect_problems(bad, operators.analyze_design(bad))
+    bad = edits.set_operator_map(seed, "matmul1", 1, ("dp", NONE))  # reduce dim split differently
+    problems = view.collect_problems(bad, operators.analyze_design(bad))
     assert any(m.where == "operator matmul1" for m in problems)
 
 
@@ -383,49 +386,49 @@ def test_real_operator_analysis_if_available(seed: Design) -> None:
 # ---------------------------------------------------------------------------------------------
 EDITS = st.sampled_from(
     [
-        lambda d: ds.add_axis(d, "layout", None, 2),
-        lambda d: ds.remove_axis(d, "layout", d.layouts["layout"].alias_name[0]),
-        lambda d: ds.move_axis(d, "layout", d.layouts["layout"].alias_name[-1], -1),
-        lambda d: ds.set_axis_size(d, "layout", d.layouts["layout"].alias_name[0], 3),
-        lambda d: ds.rename_axis(d, "layout", d.layouts["layout"].alias_name[0], "zz"),
-        lambda d: ds.apply_preset(d, "layout", "cluster128"),
-        lambda d: ds.apply_preset(d, "layout", "dp_mp"),
-        lambda d: ds.set_interleave(d, "layout", 2),
-        lambda d: ds.set_interleave(d, "layout", None),
-        lambda d: ds.set_rank_list(d, "layout", "0,1,2"),
-        lambda d: ds.set_tensor_shape(d, "x", (6, 4, 2)),
-        lambda d: ds.set_tensor_shape(d, "x", (5,)),
-        lambda d: ds.set_dim_axes(d, "x", 0, list(d.layouts["layout"].alias_name)),
-        lambda d: ds.set_tensor_split(d, "x", (3, 1)),
-        lambda d: ds.set_tensor_layout(d, "x", "layout"),
-        lambda d: ds.set_device_num(d, 6),
-        lambda d: ds.remove_tensor(d, "w"),
-        lambda d: ds.add_operator(d, "Add", ["x", "x"])[0],
+        lambda d: edits.add_axis(d, "layout", None, 2),
+        lambda d: edits.remove_axis(d, "layout", d.layouts["layout"].alias_name[0]),
+        lambda d: edits.move_axis(d, "layout", d.layouts["layout"].alias_name[-1], -1),
+        lambda d: edits.set_axis_size(d, "layout", d.layouts["layout"].alias_name[0], 3),
+        lambda d: edits.rename_axis(d, "layout", d.layouts["layout"].alias_name[0], "zz"),
+        lambda d: edits.apply_preset(d, "layout", "cluster128"),
+        lambda d: edits.apply_preset(d, "layout", "dp_mp"),
+        lambda d: edits.set_interleave(d, "layout", 2),
+        lambda d: edits.set_interleave(d, "layout", None),
+        lambda d: edits.set_rank_list(d, "layout", "0,1,2"),
+        lambda d: edits.set_tensor_shape(d, "x", (6, 4, 2)),
+        lambda d: edits.set_tensor_shape(d, "x", (5,)),
+        lambda d: edits.set_dim_axes(d, "x", 0, list(d.layouts["layout"].alias_name)),
+        lambda d: edits.set_tensor_split(d, "x", (3, 1)),
+        lambda d: edits.set_tensor_layout(d, "x", "layout"),
+        lambda d: edits.set_device_num(d, 6),
+        lambda d: edits.remove_tensor(d, "w"),
+        lambda d: edits.add_operator(d, "Add", ["x", "x"])[0],
     ]
 )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(EDITS, max_size=8))
-def test_random_edits_never_crash(edits: list) -> None:
-    design = ds.default_design()
-    for edit in edits:
+def test_random_edits_never_crash(steps: list) -> None:
+    design = edits.default_design()
+    for edit in steps:
         try:
             design = edit(design)
-        except (ds.EditError, LayoutError, KeyError):
+        except (edits.EditError, LayoutError, KeyError):
             continue
-        ds.collect_problems(design)
+        view.collect_problems(design)
         for name in design.tensors:
             try:
-                placement = ds.tensor_placement(design, name)
+                placement = view.tensor_placement(design, name)
             except LayoutError:
                 continue
             grid = placement.owner_grid(0, 1 if len(placement.shape) > 1 else 0)
-            ids = ds.view_slice_ids(placement, grid, [0] * len(placement.shape))
+            ids = view.view_slice_ids(placement, grid, [0] * len(placement.shape))
             figures.tensor_grid_figure(grid, ids, "r", "c")
             figures.device_matrix_figure(
-                ds.device_grid(placement.tensor_layout.layout),
-                ds.position_slice_ids(placement),
+                view.device_grid(placement.tensor_layout.layout),
+                view.position_slice_ids(placement),
                 [""] * len(placement.positions),
             )
 
@@ -435,25 +438,25 @@ def test_random_edits_never_crash(edits: list) -> None:
 # ---------------------------------------------------------------------------------------------
 def test_save_and_load_workspace(tmp_path: Path, seed: Design) -> None:
     folder = tmp_path / "designs"
-    path = ds.save_to_folder(seed, folder, "mine")
+    path = edits.save_to_folder(seed, folder, "mine")
     assert path == folder / "mine.json"
-    assert ds.list_designs(folder) == ["mine.json"]
-    loaded, problems = ds.load_from_folder(folder, "mine.json")
+    assert edits.list_designs(folder) == ["mine.json"]
+    loaded, problems = edits.load_from_folder(folder, "mine.json")
     assert problems == [] and loaded == seed
     with pytest.raises(WorkspaceError):
-        ds.save_to_folder(seed, folder, "../escape")
-    assert ds.load_from_folder(folder, "../x.json")[0] is None
+        edits.save_to_folder(seed, folder, "../escape")
+    assert edits.load_from_folder(folder, "../x.json")[0] is None
     (folder / "bad.json").write_text('{"layouts": {"l": {"device_matrix": [2, "x"], "alias_name": ["a", "b"]}}}')
-    design, problems = ds.load_from_folder(folder, "bad.json")
+    design, problems = edits.load_from_folder(folder, "bad.json")
     assert design is None and any("$.layouts.l.device_matrix[1]" in p for p in problems)
-    assert ds.list_designs(tmp_path / "missing") == []
+    assert edits.list_designs(tmp_path / "missing") == []
 
 
 def test_examples_all_load() -> None:
-    names = ds.list_designs(EXAMPLES_DIR)
+    names = edits.list_designs(EXAMPLES_DIR)
     assert "seed004_dense_matmul.json" in names
     for name in names:
-        design, problems = ds.load_from_folder(EXAMPLES_DIR, name)
+        design, problems = edits.load_from_folder(EXAMPLES_DIR, name)
         assert design is not None, problems
 
 
@@ -461,21 +464,21 @@ def test_examples_all_load() -> None:
 # previews data, figures and code
 # ---------------------------------------------------------------------------------------------
 def test_device_grid_flattens_outer_axes() -> None:
-    grid = ds.device_grid(Layout((8, 4, 4), ("dp", "sp", "mp")))
+    grid = view.device_grid(Layout((8, 4, 4), ("dp", "sp", "mp")))
     assert len(grid.positions) == 32 and len(grid.positions[0]) == 4
     assert grid.row_labels[5] == "dp=1 sp=1"
     assert grid.col_labels == ["mp=0", "mp=1", "mp=2", "mp=3"]
     assert grid.row_title == "dp × sp"
-    one = ds.device_grid(Layout((8,), ("tp",)))
+    one = view.device_grid(Layout((8,), ("tp",)))
     assert one.ranks == [list(range(8))]
-    renamed = ds.device_grid(Layout((2, 2), ("a", "b"), [3, 2, 1, 0]))
+    renamed = view.device_grid(Layout((2, 2), ("a", "b"), [3, 2, 1, 0]))
     assert renamed.ranks == [[3, 2], [1, 0]]
 
 
 def test_tensor_grid_figure_labels_and_highlight(seed: Design) -> None:
-    placement = ds.tensor_placement(seed, "x")
+    placement = view.tensor_placement(seed, "x")
     grid = placement.owner_grid(0, 1)
-    ids = ds.view_slice_ids(placement, grid, [0, 0])
+    ids = view.view_slice_ids(placement, grid, [0, 0])
     assert ids == [[0, 1, 2, 3], [4, 5, 6, 7]]
     fig = figures.tensor_grid_figure(grid, ids, "dim 0", "dim 1", highlight_rank=4)
     texts = [a.text for a in fig.layout.annotations]
@@ -483,10 +486,10 @@ def test_tensor_grid_figure_labels_and_highlight(seed: Design) -> None:
     assert len(fig.layout.shapes) == 1  # rank 4 holds one block
     assert "ranks: 4" in fig.data[0].hovertext[0][1]
     # colours match between the block and the rank holding it in the device matrix
-    slices = ds.position_slice_ids(placement)
+    slices = view.position_slice_ids(placement)
     assert slices[4] == ids[0][1]
     hover = [f"rank {r}" for r in range(8)]
-    matrix = figures.device_matrix_figure(ds.device_grid(placement.tensor_layout.layout), slices, hover, 4)
+    matrix = figures.device_matrix_figure(view.device_grid(placement.tensor_layout.layout), slices, hover, 4)
     (frame,) = matrix.layout.shapes  # rank 4 sits at row dp=1 sp=0, column mp=0
     assert (frame.x0, frame.y0) == (-0.5, 1.5)
     assert matrix.data[0].text[2][0] == "r4"
@@ -494,16 +497,16 @@ def test_tensor_grid_figure_labels_and_highlight(seed: Design) -> None:
 
 def test_replicated_blocks_list_all_ranks() -> None:
     design = mlp()
-    placement = ds.tensor_placement(design, "fc1_weight")  # (sp, dp) x None: replicated over mp
+    placement = view.tensor_placement(design, "fc1_weight")  # (sp, dp) x None: replicated over mp
     grid = placement.owner_grid(0, 1)
     assert grid.owners[0][0] == [0, 1]
-    fig = figures.tensor_grid_figure(grid, ds.view_slice_ids(placement, grid, [0, 0]), "a", "b")
+    fig = figures.tensor_grid_figure(grid, view.view_slice_ids(placement, grid, [0, 0]), "a", "b")
     assert fig.layout.annotations[0].text == "r0, r1"
     assert figures.rank_label(list(range(8))) == "r0, r1, r2, r3, … (+4)"
 
 
 def test_comm_figure_colours_groups() -> None:
-    grid = ds.device_grid(Layout((2, 4), ("dp", "mp")))
+    grid = view.device_grid(Layout((2, 4), ("dp", "mp")))
     fig = figures.comm_figure(grid, [[0, 1, 2, 3], [4, 5, 6, 7]])
     z = fig.data[0].z
     assert z[0] == (0, 0, 0, 0) or list(z[0]) == [0, 0, 0, 0]
@@ -518,7 +521,7 @@ def test_code_view(seed: Design) -> None:
     assert "self.matmul2 = ops.MatMul().shard((layout2('None', 'tp'), layout2('tp', 'None')))" in ops_code
     assert "self.relu1 = ops.ReLU().shard(((4, 1),))" in ops_code
     assert "self.matmul3 = ops.MatMul()  # no strategy" in ops_code
-    ranked = ds.set_rank_list(seed, "layout", "7,6,5,4,3,2,1,0")
+    ranked = edits.set_rank_list(seed, "layout", "7,6,5,4,3,2,1,0")
     assert "rank_list=[7, 6, 5, 4, 3, 2, 1, 0]" in code_view.layout_code(ranked, "layout")
     info = code_view.tensor_map_dict(seed, seed.tensors["x"].sharding)
     assert info["tensor_map"] == (0, (1, 2))
@@ -539,9 +542,9 @@ def test_tensor_map_matches_mindspore(seed: Design) -> None:
 
 
 def test_human_bytes() -> None:
-    assert ds.human_bytes(32) == "32 B"
-    assert ds.human_bytes(2048) == "2.0 KiB"
-    assert ds.human_bytes(3 * 1024**3) == "3.0 GiB"
+    assert view.human_bytes(32) == "32 B"
+    assert view.human_bytes(2048) == "2.0 KiB"
+    assert view.human_bytes(3 * 1024**3) == "3.0 GiB"
 
 
 def test_crafted_designs_never_make_collect_problems_raise() -> None:
@@ -562,16 +565,16 @@ def test_crafted_designs_never_make_collect_problems_raise() -> None:
 
 def test_operator_inputs_that_follow_a_tensor_follow_its_drag() -> None:
     """A drag in the Tensors tab reaches operators reading that tensor with its stored sharding."""
-    design = ds.default_design()
+    design = edits.default_design()
     assert design.operators[0].strategy[0] == design.tensors["x"].sharding  # type: ignore[index]
-    moved = ds.set_dim_axes(design, "x", 0, ["mp", "dp"])
+    moved = edits.set_dim_axes(design, "x", 0, ["mp", "dp"])
     assert moved.tensors["x"].sharding.map == (("mp", "dp"), "sp")  # type: ignore[union-attr]
     assert moved.operators[0].strategy[0] == moved.tensors["x"].sharding  # type: ignore[index]
     assert moved.operators[0].strategy[1] == design.operators[0].strategy[1]  # type: ignore[index]
 
 
 def test_an_operator_strategy_set_on_its_own_stays_put() -> None:
-    design = ds.set_operator_dim_axes(ds.default_design(), "matmul1", 0, 0, ["dp"])
+    design = edits.set_operator_dim_axes(edits.default_design(), "matmul1", 0, 0, ["dp"])
     own = design.operators[0].strategy[0]  # type: ignore[index]
-    moved = ds.set_dim_axes(design, "x", 0, ["sp"])
+    moved = edits.set_dim_axes(design, "x", 0, ["sp"])
     assert moved.operators[0].strategy[0] == own  # type: ignore[index]

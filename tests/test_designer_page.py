@@ -7,7 +7,6 @@ module, so the patch is seen) to return the containers a user would have produce
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -17,9 +16,10 @@ from unittest import mock
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import designer_state as ds
-from core.design import Design, LayoutSpec, OperatorSpec, Sharding, TensorSpec
-from core.layout import NONE
+from app import design_edits as edits
+from app import designer_view as view
+from core.sharding.design import Design, LayoutSpec, OperatorSpec, Sharding, TensorSpec
+from core.sharding.layout import NONE
 from core.workspace import EXAMPLES_DIR
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -135,7 +135,7 @@ def test_drop_a_chip_changes_the_map_and_the_preview(at: AppTest, drop: Callable
     drop(
         vkey(at, "dnd", "x", "layout"),
         [
-            {"header": ds.FREE_HEADER, "items": []},
+            {"header": view.FREE_HEADER, "items": []},
             {"header": "dim 0 (size 8)", "items": ["dp·2"]},
             {"header": "dim 1 (size 4)", "items": ["mp·2", "sp·2"]},
         ],
@@ -147,7 +147,7 @@ def test_drop_a_chip_changes_the_map_and_the_preview(at: AppTest, drop: Callable
     drop(
         vkey(at, "dnd", "x", "layout"),
         [
-            {"header": ds.FREE_HEADER, "items": []},
+            {"header": view.FREE_HEADER, "items": []},
             {"header": "dim 0 (size 8)", "items": []},
             {"header": "dim 1 (size 4)", "items": ["mp·2", "sp·2", "dp·2"]},
         ],
@@ -163,7 +163,7 @@ def test_drop_back_to_the_free_zone_unsplits(at: AppTest, drop: Callable) -> Non
     drop(
         vkey(at, "dnd", "x", "layout"),
         [
-            {"header": ds.FREE_HEADER, "items": ["sp·2", "dp·2"]},
+            {"header": view.FREE_HEADER, "items": ["sp·2", "dp·2"]},
             {"header": "dim 0", "items": ["mp·2"]},
             {"header": "dim 1", "items": []},
         ],
@@ -186,7 +186,7 @@ def test_click_path_sets_axes_in_selection_order(at: AppTest) -> None:
 # validation: every message, never a traceback
 # ---------------------------------------------------------------------------------------------
 def seed() -> Design:
-    return ds.default_design()
+    return edits.default_design()
 
 
 @pytest.mark.parametrize(
@@ -197,12 +197,12 @@ def seed() -> Design:
             "is used for more than one axis",
         ),
         (
-            lambda d: ds.set_tensor_shape(d, "x", (8, 6)),
+            lambda d: edits.set_tensor_shape(d, "x", (8, 6)),
             "x dimension 1 has size 6, which is not divisible by its split 4",
         ),
-        (lambda d: ds.set_axis_size(d, "layout", "mp", 3), "spans 12 devices but the job has 8"),
-        (lambda d: ds.set_rank_list(d, "layout", "0, 1"), "rank_list has 2 ranks"),
-        (lambda d: ds.set_rank_list(d, "layout", "0,0,1,2,3,4,5,6"), "rank 0 appears more than once"),
+        (lambda d: edits.set_axis_size(d, "layout", "mp", 3), "spans 12 devices but the job has 8"),
+        (lambda d: edits.set_rank_list(d, "layout", "0, 1"), "rank_list has 2 ranks"),
+        (lambda d: edits.set_rank_list(d, "layout", "0,0,1,2,3,4,5,6"), "rank 0 appears more than once"),
         (
             lambda d: d.with_layout("layout", LayoutSpec((2, 2, 2), ("interleaved_parallel", "sp", "mp"))),
             "must be the last axis",
@@ -211,7 +211,7 @@ def seed() -> Design:
             lambda d: d.with_tensor("x", replace(d.tensors["x"], sharding=Sharding("gone", ("mp", NONE)))),
             "no layout called 'gone'",
         ),
-        (lambda d: ds.set_tensor_split(d, "x", (3, 1)), "needs 3 devices, which does not divide the 8 devices"),
+        (lambda d: edits.set_tensor_split(d, "x", (3, 1)), "needs 3 devices, which does not divide the 8 devices"),
         (
             lambda d: replace(d, operators=(*d.operators, OperatorSpec("relu", "ReLU", ("ghost",)))),
             "'ghost' is not a tensor or an earlier operator",
@@ -226,8 +226,7 @@ def test_invalid_designs_are_explained(at: AppTest, make: Callable[[Design], Des
 
 
 def test_operator_problem_is_shown(at: AppTest) -> None:
-    pytest.importorskip("core.operators")
-    bad = ds.set_operator_map(seed(), "matmul1", 1, ("dp", NONE))  # reduce dim split over different axes
+    bad = edits.set_operator_map(seed(), "matmul1", 1, ("dp", NONE))  # reduce dim split over different axes
     with_design(at, bad)
     text = page_text(at)
     assert "operator matmul1" in text
@@ -390,7 +389,6 @@ def test_rename_tensor_updates_operator_inputs(at: AppTest) -> None:
 # operators
 # ---------------------------------------------------------------------------------------------
 def test_operator_analysis_is_shown(at: AppTest) -> None:
-    pytest.importorskip("core.operators")
     text = page_text(at)
     assert "Valid strategy." in text
     assert "self.matmul1 = ops.MatMul().shard(" in text
@@ -438,7 +436,7 @@ def test_operator_input_drop_and_click(at: AppTest, drop: Callable) -> None:
     drop(
         vkey(at, "op_dnd", "matmul1", 1),
         [
-            {"header": ds.FREE_HEADER, "items": ["mp·2"]},
+            {"header": view.FREE_HEADER, "items": ["mp·2"]},
             {"header": "dim 0", "items": ["sp·2"]},
             {"header": "dim 1", "items": ["dp·2"]},
         ],
@@ -465,7 +463,7 @@ def test_out_strategy_toggle_and_drop(at: AppTest, drop: Callable) -> None:
     drop(
         vkey(at, "op_out_dnd", "matmul1"),
         [
-            {"header": ds.FREE_HEADER, "items": []},
+            {"header": view.FREE_HEADER, "items": []},
             {"header": "dim 0", "items": ["mp·2", "sp·2", "dp·2"]},
             {"header": "dim 1", "items": []},
         ],
@@ -474,15 +472,8 @@ def test_out_strategy_toggle_and_drop(at: AppTest, drop: Callable) -> None:
     assert design_of(at).operator("matmul1").out_strategy.map == (("mp", "sp", "dp"), NONE)
 
 
-def test_operator_analysis_unavailable(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "core.operators", None)  # import raises ImportError
-    app = AppTest.from_file(PAGE, default_timeout=90)
-    rerun(app)
-    assert "Operator analysis unavailable" in page_text(app)
-
-
 def test_operator_analysis_crash_is_contained(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    operators = pytest.importorskip("core.operators")
+    import core.sharding.operators as operators
 
     def boom(design: Design) -> list:
         raise RuntimeError("kaboom")
@@ -502,7 +493,7 @@ def test_save_and_load_workspace(at: AppTest, workspace: Path) -> None:
     rerun(at)
     assert (workspace / "designs" / "mine.json").is_file()
     assert "Saved to" in page_text(at)
-    with_design(at, ds.apply_preset(seed(), "layout", "tp8"))
+    with_design(at, edits.apply_preset(seed(), "layout", "tp8"))
     at.selectbox(key="designer_ws_pick").set_value("mine.json")
     at.button(key="designer_ws_load").click()
     rerun(at)
@@ -533,7 +524,7 @@ def test_broken_workspace_file_lists_problems_and_keeps_design(at: AppTest, work
     assert design_of(at) == before
 
 
-@pytest.mark.parametrize("example", ds.list_designs(EXAMPLES_DIR))
+@pytest.mark.parametrize("example", edits.list_designs(EXAMPLES_DIR))
 def test_every_example_loads_and_previews(at: AppTest, example: str) -> None:
     at.selectbox(key="designer_example_pick").set_value(example)
     at.button(key="designer_example_load").click()

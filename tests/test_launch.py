@@ -13,10 +13,10 @@ import psutil
 import pytest
 
 from core.codegen import RunOptions, write_job
-from core.design import load_design
 from core.run.launch import launch, run_processes, stop, wait
 from core.run.preflight import can_launch, check_dataset, check_devices, check_port, run_preflight
 from core.run.registry import LaunchError, get_run, list_runs
+from core.sharding.design import load_design
 from core.workspace import EXAMPLES_DIR, REPO_ROOT
 
 DP = load_design(EXAMPLES_DIR / "data_parallel_8.json")

@@ -8,8 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.codegen import RunOptions, write_job
-from core.design import load_design
 from core.run.launch import launch, wait
+from core.sharding.design import load_design
 from core.workspace import EXAMPLES_DIR, REPO_ROOT
 from tests.browser import chromium, dashboard, shot
 

@@ -1,4 +1,4 @@
-"""core.layout against mindspore.parallel.Layout: identical to_dict, identical rejections."""
+"""core.sharding.layout against mindspore.parallel.Layout: identical to_dict, identical rejections."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mindspore.parallel import Layout as MsLayout
 
-from core.layout import INTERLEAVED, NONE, Layout, LayoutError
+from core.sharding.layout import INTERLEAVED, NONE, Layout, LayoutError
 
 ALIASES = ["dp", "sp", "mp", "tp", "ep", "pp"]
 

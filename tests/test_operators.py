@@ -1,4 +1,4 @@
-"""Operator strategy rules: validity, output layouts and implied communication (core/operators.py)."""
+"""Operator strategy rules: validity, output layouts and implied communication (core/sharding/operators/)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.design import (
-    OP_ARITY,
+from core.sharding.catalog import OP_ARITY
+from core.sharding.design import (
     Design,
     DesignError,
     LayoutSpec,
@@ -24,8 +24,8 @@ from core.design import (
     design_from_dict,
     load_design,
 )
-from core.layout import Layout, LayoutError
-from core.operators import (
+from core.sharding.layout import Layout, LayoutError
+from core.sharding.operators import (
     Communication,
     OperatorAnalysis,
     analyze_design,

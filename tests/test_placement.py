@@ -1,4 +1,4 @@
-"""core.placement against MindSpore's own slicing code (`_expand_layout` + `_load_tensor`)."""
+"""core.sharding.placement against MindSpore's own slicing code (`_expand_layout` + `_load_tensor`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from mindspore.parallel._tensor import _expand_layout, _load_tensor
 
-from core.layout import INTERLEAVED, Layout, LayoutError
-from core.placement import dtype_bytes, place, rank_slices, rank_table_rows
+from core.sharding.layout import INTERLEAVED, Layout, LayoutError
+from core.sharding.placement import dtype_bytes, place, rank_slices, rank_table_rows
 from tests.test_layout import layouts_and_maps
 
 

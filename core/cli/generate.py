@@ -6,7 +6,7 @@ import argparse
 
 from core.cli.common import fail as _fail
 from core.codegen import DATASETS, DEVICE_TARGETS, LAUNCHERS, SCENARIOS, CodegenError, RunOptions, write_job
-from core.design import Design, DesignError, load_design
+from core.sharding.design import Design, DesignError, load_design
 from core.workspace import EXAMPLES_DIR, WorkspaceError
 
 DEFAULT_DESIGN = EXAMPLES_DIR / "data_parallel_8.json"

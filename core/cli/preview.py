@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from core.design import Design, DesignError, entry_label, load_design
-from core.layout import LayoutError
-from core.placement import place, rank_table_rows
+from core.sharding.design import Design, DesignError, entry_label, load_design
+from core.sharding.layout import LayoutError
+from core.sharding.placement import place, rank_table_rows
 
 COLUMNS = ("rank", "coordinate", "slice", "local_shape", "bytes")
 

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from core.codegen import RunOptions, write_job
-from core.design import Design, load_design
 from core.run.launch import launch
 from core.run.registry import RunRecord
+from core.sharding.design import Design, load_design
 from core.workspace import EXAMPLES_DIR, child
 
 REHEARSAL_DESIGN = EXAMPLES_DIR / "data_parallel_8.json"

@@ -27,20 +27,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.layout import INTERLEAVED, NONE, DimEntry, Layout, LayoutError, TensorLayout
-from core.placement import DTYPE_BYTES
+from core.sharding.catalog import OP_ARITY
+from core.sharding.layout import INTERLEAVED, NONE, DimEntry, Layout, LayoutError, TensorLayout
+from core.sharding.placement import DTYPE_BYTES
 from core.workspace import WorkspaceError, check_name
 
 FORMAT_KEY = "shardscope_design"
 FORMAT_VERSION = 1
 MAX_DIMS = 8
 MAX_DEVICES = 1 << 16
-
-# Operator type -> number of inputs. Elementwise binary ops broadcast like numpy.
-MATMUL_OPS = {"MatMul": 2, "BatchMatMul": 2}
-BINARY_OPS = {"Add": 2, "Sub": 2, "Mul": 2, "RealDiv": 2, "Maximum": 2, "Minimum": 2}
-UNARY_OPS = {"ReLU": 1, "GeLU": 1, "SiLU": 1, "Sigmoid": 1, "Tanh": 1, "Exp": 1, "Neg": 1, "Cast": 1}
-OP_ARITY: dict[str, int] = {**MATMUL_OPS, **BINARY_OPS, **UNARY_OPS}
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 

@@ -15,7 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from core.layout import INTERLEAVED, LayoutError, TensorLayout
+from core.sharding.layout import INTERLEAVED, LayoutError, TensorLayout
 
 DTYPE_BYTES: dict[str, int] = {
     "float64": 8,

@@ -1,0 +1,1 @@
+"""Layout maths, placement, the design file and the operator rules (see CONTRIBUTING's map)."""

@@ -1,0 +1,249 @@
+"""Shared pieces of the operator rules: result types, small helpers and the `OperatorFamily` protocol.
+
+Every operator family (one module each: matmul, elementwise, ...) implements `OperatorFamily`;
+`registry.family_of(op_type)` finds it and `convert` / `analyze` only talk to the protocol, so a new
+operator is one new module plus a line in the registry and the catalogue.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from core.sharding.layout import INTERLEAVED, NONE, DimEntry, Layout, LayoutError, TensorLayout
+from core.sharding.placement import DTYPE_BYTES
+
+COMMUNICATION_KINDS = ("AllReduce", "AllGather", "ReduceScatter", "AllToAll", "Redistribution")
+REPEAT_AXIS = "rep"
+# Device-matrix positions above which groups / redistribution sizes are not computed (memory bound).
+MAX_POSITIONS = 1 << 20
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Communication:
+    kind: str  # "AllReduce" | "AllGather" | "ReduceScatter" | "AllToAll" | "Redistribution"
+    axes: tuple[str, ...]  # device axes the collective runs over
+    groups: list[list[int]]  # rank groups that communicate together
+    bytes_per_rank: int
+    reason: str  # one sentence a user understands
+
+
+@dataclass(frozen=True)
+class OperatorAnalysis:
+    """Everything the Designer shows about one operator. `input_shapes[i]` is () when unknown."""
+
+    name: str
+    type: str
+    input_names: tuple[str, ...]
+    input_shapes: list[tuple[int, ...]]
+    input_layouts: list[TensorLayout | None]  # tuple strategies converted to layouts; None if unknown
+    output_shape: tuple[int, ...] | None
+    output_layout: TensorLayout | None
+    communications: list[Communication]
+    problems: list[str]  # empty when valid; each says what is wrong and how to fix it
+    output_dtype: str = "float32"  # dtype of the first input (Cast keeps it: its target is not in the design)
+    notes: list[str] = field(default_factory=list)  # assumptions and how tuple strategies were converted
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True)
+class OpAttrs:
+    """The operator attributes a rule may need (design-file fields besides name/type/inputs/strategies)."""
+
+    transpose_a: bool = False
+    transpose_b: bool = False
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """What a family's rule derives from the input layouts: the output layout and the partial-sum axes."""
+
+    output: TensorLayout | None
+    reduce_axes: tuple[str, ...]
+    problems: list[str]
+
+
+@dataclass(frozen=True)
+class DeviceDims:
+    """A tuple strategy read by a family: one device-matrix dimension per independent split.
+
+    `maps[i][j]` is the index in `dims` that input i's dimension j is split over (None = unsplit);
+    `roles[k]` names dimension k for the explanation ("the reduce dimension (K)").
+    """
+
+    dims: list[int]
+    roles: list[str]
+    maps: list[list[int | None]]
+    problems: list[str] = field(default_factory=list)
+
+
+class OperatorFamily(Protocol):
+    """The rules of one operator family; see `matmul.py` for a full example."""
+
+    name: str
+
+    def input_names(self, arity: int) -> list[str]:
+        """Default names of the inputs in messages ("x", "w" for MatMul)."""
+        ...
+
+    def infer_shape(
+        self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
+    ) -> tuple[Shape | None, list[str]]:
+        """The output shape, or None and why the input shapes do not fit."""
+        ...
+
+    def device_dims(
+        self,
+        op_type: str,
+        splits: Sequence[Shape],
+        shapes: Sequence[Sequence[int]] | None,
+        names: Sequence[str],
+        attrs: OpAttrs,
+    ) -> DeviceDims:
+        """How MindSpore builds the device matrix of a tuple strategy for this family."""
+        ...
+
+    def rule(
+        self,
+        layouts: Sequence[TensorLayout],
+        shapes: Sequence[Shape],
+        out_shape: Shape,
+        names: Sequence[str],
+        attrs: OpAttrs,
+    ) -> RuleResult:
+        """Check the input layouts, derive the output layout and the axes of a partial sum."""
+        ...
+
+    def default_strategy(
+        self, shapes: Sequence[Shape], out_shape: Shape, device_num: int, attrs: OpAttrs
+    ) -> list[list[int]]:
+        """Data parallel: split the first output dimension `device_num` ways (it divides)."""
+        ...
+
+    def notes(self, op_type: str, shapes: Sequence[Shape], attrs: OpAttrs) -> list[str]:
+        """Extra remarks on a valid operator (e.g. platform limits)."""
+        ...
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+# ---------------------------------------------------------------------------------------------
+def format_bytes(n: int) -> str:
+    """`16384` -> `16.0 KiB`: sizes as users read them."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def axes_text(axes: Sequence[str]) -> str:
+    """`("sp", "dp")` -> `(sp, dp)`; one axis bare; none says so."""
+    if not axes:
+        return "no axis (unsplit)"
+    return axes[0] if len(axes) == 1 else "(" + ", ".join(axes) + ")"
+
+
+def layout_text(tensor_layout: TensorLayout) -> str:
+    return f"({tensor_layout.entry_code()}) on {tensor_layout.layout.to_code()}"
+
+
+def physical(layout: Layout, axes: Sequence[str]) -> tuple[str, ...]:
+    """The axes (in the given order) that really cross cards: size > 1 and not the virtual interleaved axis."""
+    return tuple(a for a in axes if a in layout.alias_name and a != INTERLEAVED and layout.axis_size(a) > 1)
+
+
+def dtype_bytes(dtype: str) -> int:
+    return DTYPE_BYTES.get(dtype, 4)
+
+
+def local_bytes(shape: Sequence[int], tensor_layout: TensorLayout, dtype: str) -> int:
+    """Bytes one rank holds of a tensor (interleaved pieces of one card counted together)."""
+    elements = math.prod(s // p for s, p in zip(shape, tensor_layout.split, strict=True))
+    return elements * dtype_bytes(dtype) * tensor_layout.layout.interleave_num
+
+
+def broadcast(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    """numpy broadcasting of two shapes (aligned from the right); None if incompatible."""
+    out: list[int] = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(max(x, y))
+    return tuple(reversed(out))
+
+
+def aligned(shape_len: int, out_len: int, k: int) -> int | None:
+    """Index in an input of output dimension k (shapes aligned from the right), None if absent."""
+    j = k - (out_len - shape_len)
+    return j if j >= 0 else None
+
+
+def merge_split(values: Sequence[tuple[int, int | None, str]], dim_label: str) -> tuple[int, list[str]]:
+    """Device-axis size for one aligned dimension: (split, size or None, input name) per input holding it.
+
+    Inputs whose dimension has size 1 while another's is larger are broadcast and must be unsplit;
+    the others must agree. Without shapes a split of 1 facing a larger split is taken as broadcast.
+    """
+    sizes = [s for _, s, _ in values if s is not None]
+    full = max(sizes) if sizes else None
+    problems: list[str] = []
+    real: list[tuple[int, str]] = []
+    for split, size, name in values:
+        if size == 1 and full is not None and full > 1:
+            if split != 1:
+                problems.append(
+                    f"{name}'s {dim_label} has size 1 and is broadcast, so it must be unsplit: use 1 there"
+                )
+            continue
+        real.append((split, name))
+    splits = {s for s, _ in real}
+    if len(splits) > 1 and full is None and 1 in splits:
+        splits.discard(1)  # no shapes: a 1 facing a split is a broadcast dimension
+    if len(splits) > 1:
+        text = " but ".join(f"{name} splits it {split} ways" for split, name in real)
+        problems.append(f"the {dim_label} must be split the same number of ways on every input: {text}")
+    return (max(splits) if splits else 1), problems
+
+
+def output_layout(layout: Layout, entries: Sequence[DimEntry], sources: Sequence[str]) -> RuleResult:
+    """Build the output layout; an axis may split only one output dimension."""
+    seen: dict[str, str] = {}
+    for entry, source in zip(entries, sources, strict=True):
+        for axis in entry if isinstance(entry, tuple) else (entry,):
+            if axis == NONE:
+                continue
+            if axis in seen:
+                return RuleResult(
+                    None,
+                    (),
+                    [
+                        f"device axis {axis!r} splits both {seen[axis]} and {source}, so the output would be "
+                        f"split twice over {axis!r}: use a different axis (or 'None') for one of them"
+                    ],
+                )
+            seen[axis] = source
+    try:
+        return RuleResult(layout(*entries), (), [])
+    except LayoutError as exc:  # pragma: no cover - the check above covers what Layout rejects
+        return RuleResult(None, (), [str(exc)])
+
+
+def first_dim_data_parallel(shapes: Sequence[Shape], out_shape: Shape, device_num: int) -> list[list[int]]:
+    """Split, on every input holding it (aligned from the right, same size), output dimension 0."""
+    strategies = [[1] * len(s) for s in shapes]
+    for i, shape in enumerate(shapes):
+        j = aligned(len(shape), len(out_shape), 0)
+        if j is not None and shape[j] == out_shape[0]:
+            strategies[i][j] = device_num
+    return strategies
