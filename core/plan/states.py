@@ -1,0 +1,208 @@
+"""Model states per card (weights, gradients, optimizer states), counted from the placement of every weight.
+
+Not a parameter-count formula: every weight tensor of the model-library design is placed on the
+recipe's device matrix (`core.sharding.placement.place`) and its local bytes are summed, so a
+weight MindSpore keeps replicated over mp (RMSNorm gammas) costs its full size on every card and a
+split one (wq, w1, lm_head, ...) its slice.
+
+Mixed-precision Adam (Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion
+Parameter Models", 2020, §3.1, https://arxiv.org/abs/1910.02054): 2 bytes of 16-bit weight, 2 of
+16-bit gradient and K = 12 of optimizer state (fp32 master weight, momentum, variance) per
+parameter, 16 in all. fp32 models need no master copy: 4 + 4 + 8. With optimizer parallel on
+(MindSpore `enable_parallel_optimizer`, ZeRO stage 1) a weight's optimizer state is split over the
+dp cards holding the same slice when its first local dimension divides by dp (MindSpore's
+condition); weights and gradients stay whole (conservative: MindSpore also shards the stored weight
+and gathers it for the forward pass, which this model does not credit).
+With pp stages, stage i holds layers/pp copies of the repeated block's weights, the weights read
+before the block on stage 0 and those read after it on the last stage.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from core.sharding.design import Design, Sharding, TensorSpec
+from core.sharding.layout import TensorLayout
+from core.sharding.operators import strategy_layouts
+from core.sharding.placement import place
+
+ADAM_STATE_BYTES = 8  # fp32 momentum + fp32 variance
+MASTER_BYTES = 4  # fp32 master copy of a 16-bit weight
+
+
+@dataclass(frozen=True)
+class WeightSlice:
+    """One weight tensor as one card holds it."""
+
+    name: str
+    block: str  # "before" (first stage), "repeat" (once per layer), "after" (last stage)
+    shape: tuple[int, ...]
+    local_shape: tuple[int, ...]
+    local_bytes: int  # placement.local_bytes(dtype)
+    dtype: str
+    replicas: int  # cards holding this same slice
+
+
+@dataclass(frozen=True)
+class StageStates:
+    """Model-state bytes one card of a pipeline stage holds."""
+
+    stage: int
+    weight_bytes: int
+    gradient_bytes: int
+    optimizer_bytes: int
+
+    @property
+    def total(self) -> int:
+        return self.weight_bytes + self.gradient_bytes + self.optimizer_bytes
+
+
+def optimizer_bytes_per_param(dtype: str) -> int:
+    """Adam state per parameter: two fp32 moments, plus an fp32 master copy unless the weight is fp32."""
+    return ADAM_STATE_BYTES + (0 if dtype == "float32" else MASTER_BYTES)
+
+
+# ---------------------------------------------------------------------------------------------
+# which tensors are weights, and where they sit relative to the repeated block
+# ---------------------------------------------------------------------------------------------
+def is_weight(design: Design, name: str) -> bool:
+    """The design file's rule: an explicit role, else integer dtypes and the first tensor are inputs."""
+    tensor = design.tensors[name]
+    role = getattr(tensor, "role", None)
+    if role:
+        return str(role) == "weight"
+    if tensor.dtype.startswith(("int", "uint", "bool")):
+        return False
+    return name != next(iter(design.tensors))
+
+
+def weight_blocks(design: Design) -> dict[str, str]:
+    """weight name -> 'before' / 'repeat' / 'after': where the first operator reading it sits."""
+    repeat = getattr(design, "repeat", None)
+    names = [op.name for op in design.operators]
+    first = names.index(repeat.first) if repeat is not None else len(names)
+    last = names.index(repeat.last) if repeat is not None else len(names)
+    blocks: dict[str, str] = {}
+    for index, op in enumerate(design.operators):
+        block = "before" if index < first else "repeat" if index <= last else "after"
+        for source in op.inputs:
+            if source in design.tensors and source not in blocks and is_weight(design, source):
+                blocks[source] = block
+    for name in design.tensors:
+        if name not in blocks and is_weight(design, name):
+            blocks[name] = "before"  # a weight no operator reads still occupies memory
+    return blocks
+
+
+def repeat_count(design: Design) -> int:
+    repeat = getattr(design, "repeat", None)
+    return 1 if repeat is None else int(repeat.count)
+
+
+# ---------------------------------------------------------------------------------------------
+# the layout each weight is stored with
+# ---------------------------------------------------------------------------------------------
+def _tuple_layout(split: tuple[int, ...], device_num: int) -> TensorLayout:
+    """MindSpore's layout for a tuple strategy on an elementwise input (repeat axis outermost)."""
+    return strategy_layouts("ReLU", [split], device_num)[0]
+
+
+def weight_layout(design: Design, name: str) -> TensorLayout:
+    """How a weight is stored: its own sharding, else the strategy of the first operator reading it,
+    else replicated on every card."""
+    tensor: TensorSpec = design.tensors[name]
+    if tensor.sharding is not None:
+        return _sharding_layout(design, tensor.sharding, tensor.shape)
+    for op in design.operators:
+        if name in op.inputs and op.strategy is not None:
+            index = op.inputs.index(name)
+            sharding = op.strategy[index]
+            if sharding.is_layout:
+                return design.tensor_layout(sharding)
+            splits = [s.split or () for s in op.strategy]
+            shapes = [_shape_of(design, source) for source in op.inputs]
+            return strategy_layouts(
+                op.type, splits, design.device_num, op.transpose_a, op.transpose_b,
+                shapes=shapes if all(shapes) else None,
+            )[index]
+    return _tuple_layout((1,) * len(tensor.shape), design.device_num)
+
+
+def _sharding_layout(design: Design, sharding: Sharding, shape: tuple[int, ...]) -> TensorLayout:
+    if sharding.is_layout:
+        return design.tensor_layout(sharding)
+    return _tuple_layout(tuple(sharding.split or (1,) * len(shape)), design.device_num)
+
+
+def _shape_of(design: Design, source: str) -> tuple[int, ...]:
+    tensor = design.tensors.get(source)
+    return tensor.shape if tensor is not None else ()
+
+
+@lru_cache(maxsize=4096)
+def _placed(shape: tuple[int, ...], tensor_layout: TensorLayout, dtype: str) -> tuple[tuple[int, ...], int, int]:
+    """(local shape, local bytes, replicas) from the placement; cached per distinct shape and layout."""
+    placement = place(shape, tensor_layout)
+    distinct = len(set(placement.slice_id.tolist()))
+    replicas = len(placement.positions) // distinct  # positions holding each slice, one per card
+    return placement.local_shape, placement.local_bytes(dtype), replicas
+
+
+def weight_slices(design: Design) -> list[WeightSlice]:
+    """Every weight of the design as one card holds it (one entry per tensor, not per layer)."""
+    slices: list[WeightSlice] = []
+    for name, block in weight_blocks(design).items():
+        tensor = design.tensors[name]
+        local_shape, nbytes, replicas = _placed(tuple(tensor.shape), weight_layout(design, name), tensor.dtype)
+        slices.append(WeightSlice(name, block, tuple(tensor.shape), local_shape, nbytes, tensor.dtype, replicas))
+    return slices
+
+
+# ---------------------------------------------------------------------------------------------
+# per stage
+# ---------------------------------------------------------------------------------------------
+def stage_weight_counts(block: str, stage: int, pp: int, layers: int) -> int:
+    """Copies of a weight of `block` that stage `stage` of `pp` holds."""
+    if block == "repeat":
+        return layers // pp
+    if block == "before":
+        return int(stage == 0)
+    return int(stage == pp - 1)
+
+
+def optimizer_shard_size(weight: WeightSlice, dp: int, optimizer_shard: bool) -> int:
+    """Over how many cards the weight's optimizer state is split (1 when it is not)."""
+    if not optimizer_shard or dp <= 1 or weight.replicas % dp or not weight.local_shape:
+        return 1
+    return dp if weight.local_shape[0] % dp == 0 else 1
+
+
+def stage_states(
+    weights: Iterable[WeightSlice], stage: int, pp: int, layers: int, dp: int, optimizer_shard: bool
+) -> StageStates:
+    """Weight, gradient and optimizer bytes one card of `stage` holds."""
+    weight_bytes = gradient_bytes = optimizer = 0
+    for w in weights:
+        copies = stage_weight_counts(w.block, stage, pp, layers)
+        if not copies:
+            continue
+        elements = math.prod(w.local_shape)
+        weight_bytes += copies * w.local_bytes
+        gradient_bytes += copies * w.local_bytes
+        shard = optimizer_shard_size(w, dp, optimizer_shard)
+        optimizer += copies * elements * optimizer_bytes_per_param(w.dtype) // shard
+    return StageStates(stage, weight_bytes, gradient_bytes, optimizer)
+
+
+def all_stage_states(
+    weights: list[WeightSlice], pp: int, layers: int, dp: int, optimizer_shard: bool
+) -> list[StageStates]:
+    return [stage_states(weights, i, pp, layers, dp, optimizer_shard) for i in range(pp)]
+
+
+def bytes_by_weight(weights: Iterable[WeightSlice]) -> Mapping[str, int]:
+    """name -> local bytes, for tables."""
+    return {w.name: w.local_bytes for w in weights}
