@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from core.codegen import DATASETS, LAUNCHERS, SCENARIOS, RunOptions
+from core.run.check import CheckResult
 from core.run.launch import stop
 from core.run.preflight import Check, check_mindspore
 from core.run.registry import LaunchError, list_runs
@@ -145,6 +146,19 @@ def files_view(files: dict[str, str], diff: str) -> None:
 @st.cache_data(ttl=600, show_spinner="Checking that MindSpore imports…")
 def cached_mindspore_check(python: str) -> Check:
     return check_mindspore(python)
+
+
+def check_view(result: CheckResult) -> None:
+    """The outcome of `train.py --check`: green with the losses, or red with the reason and the output."""
+    losses = ", ".join(f"{v:.4g}" for v in result.losses)
+    if result.passed:
+        text = f"Check passed in {result.seconds:.1f} s — losses {losses}. {result.message}"
+        st.success(text, icon=":material/check_circle:")
+        return
+    st.error(f"Check failed after {result.seconds:.1f} s: {result.message}", icon=":material/cancel:")
+    if result.output_tail:
+        with st.expander("Output of train.py --check"):
+            st.code("\n".join(result.output_tail), language="text")
 
 
 def preflight_view(checks: list[Check]) -> None:

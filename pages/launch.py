@@ -14,10 +14,11 @@ if str(REPO_ROOT) not in sys.path:
 from app import launch_widgets as ui  # noqa: E402
 from app.nav import page_path  # noqa: E402
 from core.codegen import CodegenError, job_notes, render_job, write_job  # noqa: E402
-from core.design import Design, DesignError, load_design  # noqa: E402
+from core.run.check import check_job  # noqa: E402
 from core.run.launch import launch  # noqa: E402
 from core.run.preflight import can_launch, run_preflight  # noqa: E402
 from core.run.registry import LaunchError  # noqa: E402
+from core.sharding.design import Design, DesignError, load_design  # noqa: E402
 from core.workspace import EXAMPLES_DIR, WorkspaceError, child, default_workspace  # noqa: E402
 
 DEFAULT_DESIGN = EXAMPLES_DIR / "data_parallel_8.json"
@@ -71,7 +72,29 @@ with preview:
     else:
         st.info("Fix the options on the left to see the generated job.")
 
+def job_folder() -> Path:
+    """Where the page writes the job it checks and launches (one folder per design and scenario)."""
+    return child(workspace / "jobs", f"{design.name}-{options.scenario}", "job name")
+
+
 if files is not None:
+    st.subheader("Check on CPU")
+    st.caption(
+        "Trains the design's own network for 2 real steps on this machine's CPU, stand-alone: MindSpore accepts "
+        "the strategies and ignores them there, so the network, shapes, loss and optimizer are proven first."
+    )
+    if st.button("Check on CPU", key="check_button", icon=":material/fact_check:"):
+        try:
+            job_dir = write_job(design, options, job_folder())
+        except (CodegenError, WorkspaceError, OSError) as exc:
+            st.error(f"Cannot write the job: {exc}")
+        else:
+            with st.spinner("Running train.py --check on the CPU…"):
+                st.session_state["check_result"] = (files["train.py"], check_job(job_dir))
+    checked = st.session_state.get("check_result")
+    if checked is not None and checked[0] == files["train.py"]:
+        ui.check_view(checked[1])
+
     st.subheader("Preflight")
     checks = [ui.cached_mindspore_check(sys.executable)]
     checks += run_preflight(options, import_check=False)
@@ -79,8 +102,7 @@ if files is not None:
     ready = can_launch(checks)
     if st.button("Launch", type="primary", disabled=not ready, key="launch_button"):
         try:
-            job_dir = child(workspace / "jobs", f"{design.name}-{options.scenario}", "job name")
-            write_job(design, options, job_dir)
+            job_dir = write_job(design, options, job_folder())
             record = launch(job_dir, workspace)
         except (LaunchError, CodegenError, WorkspaceError, OSError) as exc:
             st.error(f"Launch failed: {exc}")

@@ -41,13 +41,15 @@ def test_cpu_semi_auto_is_explained_not_crashed(page: AppTest) -> None:
 
 
 def test_ascend_target_says_it_cannot_run_here_and_shows_a_diff(page: AppTest) -> None:
-    page.selectbox(key="launch_scenario").set_value("sapp_pipeline").run()
+    page.selectbox(key="launch_scenario").set_value("multi_copy").run()
     page.radio(key="launch_target").set_value("Ascend").run()
     assert not page.exception and not page.error
     assert any("no Ascend devices" in i.value for i in page.info)
     assert page.button(key="launch_button").disabled  # preflight: no npu-smi here
     diffs = [c.value for c in page.code if c.language == "diff"]
-    assert diffs and "+ms.set_device(\"Ascend\")" in diffs[0]
+    assert diffs and any(
+        line.startswith("+") and 'ms.set_device("Ascend")' in line for line in diffs[0].splitlines()
+    )
 
 
 def test_bad_input_is_an_error_message(page: AppTest) -> None:
@@ -78,3 +80,15 @@ def test_screenshot(tmp_path: Path) -> None:
         tab.wait_for_timeout(2500)
         shot(tab, "launch_page")
         assert tab.locator("text=Traceback").count() == 0
+
+
+def test_check_on_cpu_trains_the_design_for_real(page: AppTest) -> None:
+    """The button writes the job and runs its train.py --check: 2 real steps of the design's network."""
+    page.radio(key="launch_target").set_value("Ascend").run()
+    page.button(key="check_button").click().run()
+    assert not page.exception
+    passed = [s.value for s in page.success if "Check passed" in s.value]
+    assert passed and "losses" in passed[0] and "CHECK PASSED" in passed[0]
+    # a different job (another scenario) hides the stale result instead of showing it as its own
+    page.selectbox(key="launch_scenario").set_value("multi_copy").run()
+    assert not [s for s in page.success if "Check passed" in s.value]

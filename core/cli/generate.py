@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     gen.add_argument("--samples", type=int, default=512, help="synthetic samples")
     gen.add_argument("--epochs", type=int, default=2)
     gen.add_argument("--batch-size", type=int, default=32)
-    gen.add_argument("--lr", type=float, default=0.01)
+    gen.add_argument("--lr", type=float, default=0.001, help="Adam learning rate")
     gen.add_argument("--loss-interval", type=int, default=1, help="print the loss every N steps")
     gen.add_argument("--interleave-num", type=int, default=2, help="multi_copy copies")
     gen.add_argument("--stages", type=int, default=2, help="sapp_pipeline stages")

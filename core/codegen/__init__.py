@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from core.codegen import launchers, scenarios
+from core.codegen.network import NetworkCode
 from core.codegen.options import (
     DATASETS,
     DEVICE_TARGETS,
@@ -25,8 +26,7 @@ from core.codegen.options import (
     RunOptions,
     validate_options,
 )
-from core.codegen.strategies import plan_strategies
-from core.design import Design
+from core.sharding.design import Design
 
 __all__ = [
     "DATASETS",
@@ -58,24 +58,35 @@ def _check_design(design: Design) -> None:
 
 
 def job_notes(design: Design, options: RunOptions) -> list[str]:
-    """What the generator had to decide (strategies mapped / skipped); shown in README and the UI."""
+    """What a user should know about the generated job; shown in its README and on the Launch page."""
     _check_design(design)
     validate_options(options)
-    if options.scenario in {"operator_parallel", "layout_parallel"}:
-        return plan_strategies(design, options).notes
-    notes = []
-    if options.scenario in {"multi_copy", "sapp_pipeline"} and design.operators:
+    _, code = scenarios.render_train_py(design, options)
+    return _notes(design, options, code)
+
+
+def _notes(design: Design, options: RunOptions, code: NetworkCode) -> list[str]:
+    notes = [
+        f"The network is the design itself: {len(design.operators)} operators, {code.parameters:,} parameters"
+        + (f", the repeat block {code.layers} times" if code.has_block else "")
+        + "; `python train.py --check` trains it for 2 steps on this machine's CPU."
+    ]
+    if options.scenario == "data_parallel":
         notes.append(
-            f"{options.scenario} trains the seed's MLP; the design's operator strategies are not used "
-            "(pick operator_parallel or layout_parallel to apply them)"
+            "Data parallel: the design's strategies are not applied (every rank holds the whole network and "
+            f"reads batches of {code.inputs[0].shape[0]} samples, its own shard of the data)."
         )
+    if any(t.dtype == "bfloat16" for t in design.tensors.values()):
+        notes.append("Check mode computes bfloat16 tensors in float32: MindSpore has no bfloat16 MatMul on CPU.")
     return notes
 
 
 def render_job(design: Design, options: RunOptions) -> dict[str, str]:
     """filename -> text for the job folder. Raises CodegenError for a job that cannot work."""
-    notes = job_notes(design, options)
-    train_py = scenarios.RENDERERS[options.scenario](design, options)
+    _check_design(design)
+    validate_options(options)
+    train_py, code = scenarios.render_train_py(design, options)
+    notes = _notes(design, options, code)
     job = {
         "shardscope_job": 1,
         "design": design.name,

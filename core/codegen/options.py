@@ -54,7 +54,7 @@ class RunOptions:
     synthetic_samples: int = 512
     epochs: int = 2
     batch_size: int = 32
-    learning_rate: float = 0.01
+    learning_rate: float = 0.001  # Adam
     loss_interval: int = 1  # LossMonitor(per_print_times)
     time_monitor: bool = True
     interleave_num: int = 2  # multi_copy

@@ -1,294 +1,267 @@
-"""One train.py per scenario, written the way the MindSpore 2.10 docs (the seeds) write them."""
+"""One train.py per scenario, each training the design's own network the way the seeds do.
+
+* data_parallel (seed 001): DATA_PARALLEL, each rank reads its own shard, gradients averaged, Model.train.
+* operator_parallel / layout_parallel (seed 004): semi_auto, the design's tuple / Layout strategies,
+  full-batch data, a functional training loop wrapped in AutoParallel.
+* multi_copy (seeds 000/002): the loss cell in MicroBatchInterleaved, semi_auto.
+* sapp_pipeline (seed 003): recursive-programming search, the repeat block's layers spread over
+  pipeline stages (the head on the last), recompute, optimizer parallel (hsdp).
+
+All share the skeleton of `core.codegen.trainpy`, so `python train.py --check` runs the same network.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.codegen import common
-from core.codegen.options import RunOptions
-from core.codegen.strategies import StrategyPlan, plan_strategies
-from core.design import Design
+from core.codegen import common, trainpy
+from core.codegen.network import NetworkCode, layout_definitions, render_network
+from core.codegen.options import CodegenError, RunOptions
+from core.sharding.design import Design
+from core.sharding.operators import analyze_design
 
 
 def _section(title: str) -> str:
     return f"# -- {title} " + "-" * max(4, 86 - len(title)) + "\n"
 
 
-def data_parallel(design: Design, options: RunOptions) -> str:
-    """Seed 001 with today's API: DATA_PARALLEL, gradients averaged over ranks, Model.train."""
-    return "\n".join(
-        [
-            common.header(design.name, design.description, options),
-            common.imports(options, []),
-            common.environment(
-                options,
-                "# Data parallel: every rank holds the whole model; gradients are averaged with AllReduce.\n"
-                "ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)",
-            ),
-            common.dataset(options, shard=True),
-            "",
-            _section("network"),
-            common.dense_mlp("Seed 001's MNIST classifier: 784 -> 512 -> 512 -> 10."),
-            "",
-            "net = Network()",
-            "",
-            _section("training"),
-            "loss_fn = nn.CrossEntropyLoss()",
-            f"optimizer = nn.SGD(net.trainable_params(), learning_rate={options.learning_rate!r})",
-            "model = ms.Model(net, loss_fn=loss_fn, optimizer=optimizer)",
-            common.callbacks(options),
-            f"model.train({options.epochs!r}, data_set, callbacks=callbacks, dataset_sink_mode=False)",
-            "",
-        ]
-    )
-
-
-def multi_copy(design: Design, options: RunOptions) -> str:
-    """Seeds 000/002: the loss cell wrapped in MicroBatchInterleaved, semi-auto via AutoParallel."""
-    return "\n".join(
-        [
-            common.header(design.name, design.description, options),
-            common.imports(
-                options,
-                [
-                    "from mindspore.nn.utils import no_init_parameters",
-                    "from mindspore.parallel.auto_parallel import AutoParallel",
-                    "from mindspore.parallel.nn import MicroBatchInterleaved",
-                ],
-            ),
-            common.environment(options, ""),
-            common.dataset(options, shard=False),
-            "",
-            _section("network"),
-            common.dense_mlp("Seeds 000/002's MNIST classifier: 784 -> 512 -> 512 -> 10."),
-            "",
-            "# Parameters are created later, already sharded, when AutoParallel compiles the graph.",
-            "with no_init_parameters():",
-            "    net = Network()",
-            f"    optimizer = nn.SGD(net.trainable_params(), learning_rate={options.learning_rate!r})",
-            "",
-            _section("training"),
-            "loss_fn = nn.CrossEntropyLoss()",
-            f"# Multi-copy: split every batch into {options.interleave_num} copies along dimension 0 so that one",
-            "# copy's model-parallel communication overlaps the other copy's computation.",
-            "# The printed loss is the sum over the copies.",
-            f"net_with_loss = MicroBatchInterleaved(nn.WithLossCell(net, loss_fn), {options.interleave_num!r})",
-            'parallel_net = AutoParallel(net_with_loss, parallel_mode="semi_auto")',
-            "model = ms.Model(parallel_net, optimizer=optimizer)",
-            common.callbacks(options),
-            f"model.train({options.epochs!r}, data_set, callbacks=callbacks)",
-            "",
-        ]
-    )
-
-
-def _pipeline_network(hidden_blocks: int) -> str:
-    lines = [
-        "class Network(nn.Cell):",
-        f'    """Seed 003\'s MLP, {hidden_blocks} Dense+ReLU blocks; named cells so each gets a stage."""',
-        "",
-        "    def __init__(self):",
-        "        super().__init__()",
-        "        self.flatten = nn.Flatten()",
+def _imports(options: RunOptions) -> str:
+    stdlib = ["import argparse", *(["import os"] if options.dataset == "mnist" or options.launcher == "rank_table"
+                                   else []), "import sys", "import time"]
+    third = [
+        "import numpy as np",
+        "import mindspore as ms",
+        "import mindspore.dataset as ds",
+        "from mindspore import nn, ops, train",
+        "from mindspore.common.initializer import Normal, One, Zero, initializer",
+        "from mindspore.communication import get_group_size, get_rank, init",
+        "from mindspore.nn.utils import no_init_parameters",
+        "from mindspore.parallel import Layout",
     ]
-    for i in range(1, hidden_blocks + 1):
-        size_in = "28 * 28" if i == 1 else "512"
-        lines += [f"        self.layer{i} = nn.Dense({size_in}, 512)", f"        self.relu{i} = nn.ReLU()"]
-    lines += [f"        self.layer{hidden_blocks + 1} = nn.Dense(512, 10)", "", "    def construct(self, x):"]
-    lines.append("        x = self.flatten(x)")
-    for i in range(1, hidden_blocks + 1):
-        lines += [f"        x = self.layer{i}(x)", f"        x = self.relu{i}(x)"]
-    lines.append(f"        return self.layer{hidden_blocks + 1}(x)")
-    return "\n".join(lines) + "\n"
+    if options.scenario != "data_parallel":
+        third.append("from mindspore.parallel.auto_parallel import AutoParallel")
+    if options.scenario == "multi_copy":
+        third.append("from mindspore.parallel.nn import MicroBatchInterleaved")
+    if options.scenario == "sapp_pipeline":
+        third.append("from mindspore.parallel.nn import Pipeline")
+    return "\n".join(stdlib) + "\n\n" + "\n".join(third) + "\n"
 
 
-def stage_config(stages: int) -> tuple[int, dict[str, int]]:
-    """(hidden blocks, cell -> stage): blocks spread evenly over the stages, the head on the last one."""
-    blocks = max(2, stages)
-    config: dict[str, int] = {}
-    for i in range(1, blocks + 1):
-        stage = (i - 1) * stages // blocks
-        config[f"_backbone.layer{i}"] = stage
-        config[f"_backbone.relu{i}"] = stage
-    config[f"_backbone.layer{blocks + 1}"] = stages - 1
-    return blocks, config
+def _distributed(options: RunOptions) -> list[str]:
+    """Lines of setup_distributed(): graph mode, the device, communication init."""
+    out = ["    ms.set_context(mode=ms.GRAPH_MODE)  # parallel training needs graph mode"]
+    if options.launcher == "rank_table":
+        out.append("    # rank-table launch: run.sh exports DEVICE_ID (the card on this server) for every process")
+        out.append(f'    ms.set_device({common.lit(options.device_target)}, int(os.environ["DEVICE_ID"]))')
+    else:
+        target = common.lit(options.device_target)
+        out.append(f"    ms.set_device({target})  # msrun/mpirun assign each process its card")
+    if options.device_target == "Ascend":
+        out.append('    ms.runtime.set_memory(max_size="28GB")  # leave device memory for HCCL buffers')
+    backend = {"Ascend": "HCCL", "GPU": "NCCL", "CPU": "MindSpore's CPU collectives"}[options.device_target]
+    out.append(f"    init()  # {backend}; rank and group size come from the launcher")
+    out.append("    ms.set_seed(1)")
+    return out
 
 
-def sapp_pipeline(design: Design, options: RunOptions) -> str:
-    """Seed 003: recursive-programming search + pipeline stages + recompute + optimizer parallel (hsdp)."""
-    blocks, config = stage_config(options.pipeline_stages)
-    config_lines = ["stage_config = {"] + [f"    {common.lit(k)}: {v!r}," for k, v in config.items()] + ["}"]
-    recompute = [f"net.relu{i}.recompute()" for i in range(1, blocks + 1)]
-    body = [
-        common.header(design.name, design.description, options),
-        common.imports(
-            options,
-            [
-                "from mindspore.nn.utils import no_init_parameters",
-                "from mindspore.parallel.auto_parallel import AutoParallel",
-                "from mindspore.parallel.nn import Pipeline",
-            ],
-        ),
-        common.environment(options, ""),
-        common.dataset(options, shard=False),
-        "",
-        _section("network"),
-        _pipeline_network(blocks),
-        "",
-        "with no_init_parameters():",
+def _train_data_parallel(options: RunOptions) -> list[str]:
+    return [
+        "def run():",
+        '    """Data parallel: every rank holds the whole network and reads its own shard of the data."""',
+        *_distributed(options),
+        "    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)",
         "    net = Network()",
-        f"    optimizer = nn.SGD(net.trainable_params(), learning_rate={options.learning_rate!r})",
+        "    optimizer = nn.Adam(net.trainable_params(), learning_rate=LEARNING_RATE)",
+        "    model = ms.Model(NetWithLoss(net), optimizer=optimizer)",
+        "    data = create_dataset(num_shards=get_group_size(), shard_id=get_rank())",
+        f"    model.train(EPOCHS, data, callbacks={_callbacks(options)}, dataset_sink_mode=False)",
+    ]
+
+
+def _callbacks(options: RunOptions) -> str:
+    items = [f"train.LossMonitor({options.loss_interval!r})"]
+    if options.time_monitor:
+        items.append("train.TimeMonitor()")
+    return "[" + ", ".join(items) + "]"
+
+
+def _train_semi_auto(options: RunOptions) -> list[str]:
+    kind = "Layout" if options.scenario == "layout_parallel" else "tuple"
+    loop = [
+        "    for epoch in range(1, EPOCHS + 1):",
+        "        start, steps = time.time(), 0",
+        "        for step, batch in enumerate(data.create_tuple_iterator(), start=1):",
+        "            loss = parallel_step(*batch)",
+        "            steps = step",
+        f"            if step % {options.loss_interval!r} == 0:",
+        '                print("epoch: %s step: %s, loss is %s" % (epoch, step, loss), flush=True)',
+    ]
+    if options.time_monitor:  # the line TimeMonitor prints, so the Monitor reads both alike
+        loop += [
+            "        elapsed_ms = (time.time() - start) * 1000",
+            '        per_step = elapsed_ms / max(steps, 1)',
+            '        print("Train epoch time: %.3f ms, per step time: %.3f ms" % (elapsed_ms, per_step), flush=True)',
+        ]
+    return [
+        "def run():",
+        f'    """semi_auto: MindSpore applies the design\'s {kind} strategies and inserts their communication."""',
+        *_distributed(options),
+        "    with no_init_parameters():  # parameters are created already sharded when the graph compiles",
+        "        net = Network()",
+        "        optimizer = nn.Adam(net.trainable_params(), learning_rate=LEARNING_RATE)",
+        "    parallel_step = AutoParallel(make_train_step(NetWithLoss(net), optimizer), parallel_mode=\"semi_auto\")",
+        '    parallel_step.dataset_strategy("full_batch")  # every rank reads the global batch the design describes',
+        "    data = create_dataset()",
+        *loop,
+    ]
+
+
+def _train_multi_copy(options: RunOptions) -> list[str]:
+    return [
+        "def run():",
+        f'    """Multi-copy: each batch split into {options.interleave_num} copies along dimension 0 so one copy\'s',
+        "    communication overlaps the other's computation; the printed loss is the sum over the copies.\"\"\"",
+        *_distributed(options),
+        "    with no_init_parameters():",
+        "        net = Network()",
+        "        optimizer = nn.Adam(net.trainable_params(), learning_rate=LEARNING_RATE)",
+        f"    net_with_loss = MicroBatchInterleaved(NetWithLoss(net), {options.interleave_num!r})",
+        '    parallel_net = AutoParallel(net_with_loss, parallel_mode="semi_auto")',
+        '    parallel_net.dataset_strategy("full_batch")',
+        "    model = ms.Model(parallel_net, optimizer=optimizer)",
+        f"    model.train(EPOCHS, create_dataset(), callbacks={_callbacks(options)})",
+    ]
+
+
+def stage_config(layers: int, stages: int) -> dict[str, int]:
+    """cell -> stage: the repeat block's layers spread evenly, the embedding on 0 and the head on the last."""
+    config = {f"network.layers.{i}": i * stages // layers for i in range(layers)}
+    config["network.head"] = stages - 1
+    return config
+
+
+def _train_pipeline(options: RunOptions, code: NetworkCode) -> list[str]:
+    if not code.has_block:
+        raise CodegenError(
+            "sapp_pipeline spreads the design's repeat block (its layers) over pipeline stages: this design "
+            "has no repeat block; add one (`repeat` in the design file) or pick another scenario"
+        )
+    if code.layers < options.pipeline_stages:
+        raise CodegenError(
+            f"{code.layers} layer(s) cannot fill {options.pipeline_stages} pipeline stages: use at most "
+            f"{code.layers} stages"
+        )
+    config = stage_config(code.layers, options.pipeline_stages)
+    body = [
+        "def run():",
+        '    """SAPP picks operator strategies inside each stage; the layers run as a 1F1B pipeline."""',
+        *_distributed(options),
+        "    with no_init_parameters():",
+        "        net = Network()",
+        "        optimizer = nn.Adam(net.trainable_params(), learning_rate=LEARNING_RATE)",
     ]
     if options.recompute:
-        body += ["# Recompute the ReLUs in the backward pass instead of keeping their activations.", *recompute]
+        body += [
+            "    for layer in net.layers:  # keep only each layer's input; recompute the rest in the backward pass",
+            "        layer.recompute()",
+        ]
     body += [
-        "",
-        _section("parallel configuration"),
-        "loss_fn = nn.CrossEntropyLoss()",
-        "# Which pipeline stage every cell runs on (the loss cell wraps the network as `_backbone`).",
-        *config_lines,
-        f"# {options.micro_batches} micro-batches per step keep the {options.pipeline_stages} stages busy;"
-        " the printed loss is their sum.",
-        "net_with_loss = Pipeline(",
-        f"    nn.WithLossCell(net, loss_fn), {options.micro_batches!r}, stage_config=stage_config",
-        ")",
-        "# SAPP (double recursive search) picks the operator strategies inside every stage.",
-        'parallel_net = AutoParallel(net_with_loss, parallel_mode="recursive_programming")',
+        "    # Which pipeline stage every cell runs on (NetWithLoss holds the network as `network`).",
+        "    stage_config = {" + ", ".join(f"{common.lit(k)}: {v}" for k, v in config.items()) + "}",
+        f"    # {options.micro_batches} micro-batches keep the {options.pipeline_stages} stages busy; the printed "
+        "loss is their sum.",
+        f"    net_with_loss = Pipeline(NetWithLoss(net), {options.micro_batches!r}, stage_config=stage_config)",
+        '    parallel_net = AutoParallel(net_with_loss, parallel_mode="recursive_programming")',
     ]
     if options.hsdp:
-        body.append("parallel_net.hsdp()  # optimizer parallel: shard optimizer state over data-parallel ranks")
+        body.append("    parallel_net.hsdp()  # optimizer parallel: shard optimizer state over data-parallel ranks")
     body += [
-        'parallel_net.dataset_strategy("full_batch")  # every rank reads the whole batch',
-        f'parallel_net.pipeline(stages={options.pipeline_stages!r}, scheduler="1f1b")',
-        "# Model.train builds the pipeline training step itself. In a hand-written loop reduce the",
-        "# gradients with mindspore.nn.PipelineGradReducer(optimizer.parameters) (or the",
-        "# mindspore.parallel.nn one with opt_shard=True: opt_shard=False fails to compile in 2.10).",
-        "model = ms.Model(parallel_net, optimizer=optimizer)",
-        common.callbacks(options),
-        f"model.train({options.epochs!r}, data_set, callbacks=callbacks, dataset_sink_mode=True)",
+        '    parallel_net.dataset_strategy("full_batch")',
+        f'    parallel_net.pipeline(stages={options.pipeline_stages!r}, scheduler="1f1b")',
+        "    # Model.train builds the pipeline step itself; in a hand-written loop reduce gradients with",
+        "    # mindspore.nn.PipelineGradReducer (parallel.nn's needs opt_shard=True: False fails to compile in 2.10).",
+        "    model = ms.Model(parallel_net, optimizer=optimizer)",
+        f"    model.train(EPOCHS, create_dataset(), callbacks={_callbacks(options)}, dataset_sink_mode=True)",
+    ]
+    return body
+
+
+def _train(options: RunOptions, code: NetworkCode) -> list[str]:
+    if options.scenario == "data_parallel":
+        return _train_data_parallel(options)
+    if options.scenario in {"operator_parallel", "layout_parallel"}:
+        return _train_semi_auto(options)
+    if options.scenario == "multi_copy":
+        return _train_multi_copy(options)
+    return _train_pipeline(options, code)
+
+
+def _check_strategies(design: Design, options: RunOptions, code: NetworkCode) -> None:
+    uses_layout = any(s.is_layout for op in design.operators for s in (op.strategy or ()))
+    if options.scenario == "operator_parallel" and uses_layout:
+        raise CodegenError(
+            "this design gives Layout strategies, which operator_parallel (tuple strategies) cannot express: "
+            "pick layout_parallel"
+        )
+    for name, spec in design.layouts.items():
+        if spec.build().device_num != options.device_num and any(
+            s.layout == name for op in design.operators for s in [*(op.strategy or ()), op.out_strategy] if s
+        ):
+            raise CodegenError(
+                f"layout {name} spans {spec.build().device_num} devices but the job has {options.device_num}: "
+                "generate the job for the design's device count"
+            )
+    if options.scenario == "multi_copy":
+        batch = code.inputs[0].shape[0]
+        if batch % options.interleave_num:
+            raise CodegenError(
+                f"the design's batch {batch} must be divisible by interleave_num {options.interleave_num}"
+            )
+
+
+def render_train_py(design: Design, options: RunOptions) -> tuple[str, NetworkCode]:
+    """The job's train.py for `options.scenario`, and the rendered network (for notes and the README)."""
+    code = render_network(design, analyze_design(design))
+    _check_strategies(design, options, code)
+    uses_bf16 = any(t.dtype == "bfloat16" for t in design.tensors.values())
+    layouts = layout_definitions(design)
+    constants = [
+        f"EPOCHS = {options.epochs!r}",
+        f"LEARNING_RATE = {options.learning_rate!r}",
+        f"LAYERS = {code.layers!r}  # layers of the repeat block" if code.has_block else "",
+        f"BF16 = {uses_bf16!r}  # the design computes in bfloat16",
+    ]
+    if options.dataset == "mnist":
+        constants.append(f"DEFAULT_DATA_PATH = {common.lit(options.data_path)}")
+    parts = [
+        common.header(design.name, design.description, options),
+        _imports(options),
+        trainpy.check_switch(),
+        "\n".join(c for c in constants if c) + "\n",
+        _section("device matrices (the design's layouts)")
+        + ("\n".join(layouts) if layouts else "# none: tuple strategies only"),
         "",
+        _section(f"network: the design's {len(design.operators)} operators, {code.parameters:,} parameters"),
+        code.source,
+        "",
+        trainpy.net_with_loss(code),
+        "",
+        _section("data"),
+        trainpy.dataset(code, options),
+        "",
+        _section("training"),
+        trainpy.train_step(),
+        "",
+        trainpy.check_function(design.name, code),
+        "",
+        "\n".join(_train(options, code)) + "\n",
+        "",
+        trainpy.main_block(code.has_block),
     ]
-    return "\n".join(body)
+    return "\n".join(parts), code
 
 
-def _shard_function(plan: StrategyPlan, options: RunOptions) -> str:
-    kind = "Layout" if options.scenario == "layout_parallel" else "tuple"
-    lines = [
-        "def shard_network(net):",
-        f'    """Operator strategies ({kind}) taken from the design file."""',
-    ]
-    if plan.layouts:
-        lines.append("    # Device matrices: axes are named so tensor dimensions can be mapped onto them.")
-        lines += [f"    {name} = {code}" for name, code in plan.layouts]
-    for slot, code, note in plan.lines:
-        lines.append(f"    net.{slot}.shard({code})  # {common.one_line(note, 120)}")
-    if not plan.lines:
-        lines.append("    # No design strategy fits this network: MindSpore uses its default strategies.")
-    lines.append("    return net")
-    return "\n".join(lines) + "\n"
-
-
-SHARDED_MLP = '''class Network(nn.Cell):
-    """Seed 004's MLP written with ops primitives, so each MatMul/ReLU can be given a strategy."""
-
-    def __init__(self):
-        super().__init__()
-        self.flatten = ops.Flatten()
-        self.fc1_weight = ms.Parameter(initializer("normal", [28 * 28, 512], ms.float32))
-        self.fc2_weight = ms.Parameter(initializer("normal", [512, 512], ms.float32))
-        self.fc3_weight = ms.Parameter(initializer("normal", [512, 10], ms.float32))
-        self.matmul1 = ops.MatMul()
-        self.relu1 = ops.ReLU()
-        self.matmul2 = ops.MatMul()
-        self.relu2 = ops.ReLU()
-        self.matmul3 = ops.MatMul()
-
-    def construct(self, x):
-        x = self.flatten(x)
-        x = self.matmul1(x, self.fc1_weight)
-        x = self.relu1(x)
-        x = self.matmul2(x, self.fc2_weight)
-        x = self.relu2(x)
-        return self.matmul3(x, self.fc3_weight)
-'''
-
-
-def sharded_mlp(design: Design, options: RunOptions) -> str:
-    """operator_parallel / layout_parallel: seed 004's network, shard() per operator, functional loop."""
-    plan = plan_strategies(design, options)
-    extra = [
-        "from mindspore.common.initializer import initializer",
-        "from mindspore.nn.utils import no_init_parameters",
-        "from mindspore.parallel.auto_parallel import AutoParallel",
-    ]
-    if options.scenario == "layout_parallel":
-        extra.insert(2, "from mindspore.parallel import Layout")
-    notes = [f"# NOTE: {common.one_line(n, 150)}" for n in plan.notes]
-    return "\n".join(
-        [
-            common.header(design.name, design.description, options),
-            common.imports(options, extra, ms_names="nn, ops"),
-            common.environment(options, ""),
-            common.dataset(options, shard=False),
-            "",
-            _section("network"),
-            SHARDED_MLP,
-            "",
-            _shard_function(plan, options),
-            *(notes and ["", *notes]),
-            "",
-            "with no_init_parameters():  # parameters are created sharded when the graph compiles",
-            "    net = shard_network(Network())",
-            f"    optimizer = nn.SGD(net.trainable_params(), learning_rate={options.learning_rate!r})",
-            "",
-            _section("training"),
-            "loss_fn = nn.CrossEntropyLoss()",
-            "",
-            "",
-            "def forward_fn(data, target):",
-            "    logits = net(data)",
-            "    return loss_fn(logits, target), logits",
-            "",
-            "",
-            "grad_fn = ms.value_and_grad(forward_fn, None, net.trainable_params(), has_aux=True)",
-            "",
-            "",
-            "def train_step(inputs, targets):",
-            "    (loss_value, _), grads = grad_fn(inputs, targets)",
-            "    optimizer(grads)",
-            "    return loss_value",
-            "",
-            "",
-            "# semi_auto: MindSpore applies the strategies above and inserts the communication they need.",
-            'parallel_step = AutoParallel(train_step, parallel_mode="semi_auto")',
-            f"for epoch in range(1, {options.epochs!r} + 1):",
-            "    start = time.time()",
-            "    steps = 0",
-            "    for step, (image, label) in enumerate(data_set.create_tuple_iterator(), start=1):",
-            "        loss_output = parallel_step(image, label)",
-            "        steps = step",
-            f"        if step % {options.loss_interval!r} == 0:",
-            '            print("epoch: %s, step: %s, loss is %s" % (epoch, step, loss_output), flush=True)',
-            *(_EPOCH_TIME if options.time_monitor else []),
-            "",
-        ]
-    )
-
-
-# The same line TimeMonitor prints under Model.train, so the Monitor page reads both alike.
-_EPOCH_TIME = [
-    "    elapsed_ms = (time.time() - start) * 1000",
-    "    print(",
-    '        "Train epoch time: %.3f ms, per step time: %.3f ms" % (elapsed_ms, elapsed_ms / max(steps, 1)),',
-    "        flush=True,",
-    "    )",
-]
-
-
-RENDERERS: dict[str, Callable[[Design, RunOptions], str]] = {
-    "data_parallel": data_parallel,
-    "operator_parallel": sharded_mlp,
-    "layout_parallel": sharded_mlp,
-    "multi_copy": multi_copy,
-    "sapp_pipeline": sapp_pipeline,
+RENDERERS: dict[str, Callable[[Design, RunOptions], tuple[str, NetworkCode]]] = {
+    name: render_train_py for name in ("data_parallel", "operator_parallel", "layout_parallel", "multi_copy",
+                                       "sapp_pipeline")
 }
