@@ -121,7 +121,7 @@ def test_inconsistent_designs_are_reported(mutate: Any, path: str, phrase: str) 
 def test_every_problem_is_collected_not_just_the_first() -> None:
     data = example("seed004_mlp")
     data["tensors"]["x"]["dtype"] = "f32"
-    data["operators"][1]["type"] = "Softmax"
+    data["operators"][1]["type"] = "Conv2D"
     data["layouts"]["layout2"]["device_matrix"] = [0]
     assert len(_problems(data)) == 3
 

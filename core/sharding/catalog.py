@@ -19,6 +19,7 @@ class OpType:
     family: str
     attributes: tuple[str, ...] = ()
     primitive: str = ""  # the mindspore.ops primitive codegen renders (informative)
+    required: tuple[str, ...] = ()  # attributes the design file must give
 
 
 def _types(*specs: OpType) -> dict[str, OpType]:
@@ -44,6 +45,12 @@ OP_TYPES: dict[str, OpType] = _types(
     OpType("Exp", 1, "elementwise", (), "ops.Exp"),
     OpType("Neg", 1, "elementwise", (), "ops.Neg"),
     OpType("Cast", 1, "elementwise", (), "ops.Cast"),
+    # the operators a Transformer needs
+    OpType("Transpose", 1, "transpose", ("perm",), "ops.Transpose", ("perm",)),
+    OpType("Reshape", 1, "reshape", ("shape",), "ops.Reshape", ("shape",)),
+    OpType("Softmax", 1, "softmax", ("axis",), "ops.Softmax"),
+    OpType("RMSNorm", 2, "norm", ("eps",), "Square, ReduceMean, Add, Rsqrt, Mul"),
+    OpType("Gather", 2, "gather", (), "ops.Gather (axis 0)"),
 )
 
 # Operator type -> number of inputs (what the editor and the reader need most often).

@@ -11,15 +11,16 @@ User mistakes never raise: they come back as `OperatorAnalysis.problems`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.sharding.catalog import OP_ARITY
 from core.sharding.design import Design, OperatorSpec, Sharding
-from core.sharding.layout import LayoutError, TensorLayout
+from core.sharding.layout import NONE, DimEntry, LayoutError, TensorLayout
 from core.sharding.operators.base import (
     Communication,
     OpAttrs,
     OperatorAnalysis,
+    RuleResult,
     Shape,
     axes_text,
     layout_text,
@@ -40,7 +41,14 @@ class _Source:
 
 def attrs_of(op: OperatorSpec) -> OpAttrs:
     """The rule-relevant attributes of a design operator."""
-    return OpAttrs(transpose_a=op.transpose_a, transpose_b=op.transpose_b)
+    return OpAttrs(
+        transpose_a=op.transpose_a,
+        transpose_b=op.transpose_b,
+        perm=op.perm,
+        shape=op.shape,
+        axis=op.axis,
+        eps=op.eps,
+    )
 
 
 def _stored_layout(design: Design, sharding: Sharding | None, shape: tuple[int, ...], name: str) -> TensorLayout | None:
@@ -138,10 +146,20 @@ def _from_layout_strategies(
     return _Layouts(layouts, problems, [])
 
 
-def _input_layouts(design: Design, op: OperatorSpec, shapes: Sequence[Shape], names: Sequence[str]) -> _Layouts:
-    """One TensorLayout per input: the strategy as written, converted from tuples, or the default."""
+def _input_layouts(
+    design: Design, op: OperatorSpec, shapes: Sequence[Shape], names: Sequence[str], sources: Sequence[_Source | None]
+) -> _Layouts:
+    """One TensorLayout per input: the strategy as written, converted from tuples, kept, or the default."""
     attrs = attrs_of(op)
     strategy = op.strategy
+    family = family_of(op.type)
+    stored = [s.stored if s is not None else None for s in sources]
+    if strategy is None and family is not None and family.inherits_layout and all(stored):
+        return _Layouts(
+            list(stored),
+            [],
+            [f"no strategy given: like MindSpore, {op.type} keeps the layout its input already has"],
+        )
     if strategy is not None and len(strategy) != len(names):
         return _Layouts(
             [None] * len(names),
@@ -259,6 +277,7 @@ def _analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAna
     dtype = sources[0].dtype if sources and sources[0] is not None else "float32"
     if problems:
         return finish(shapes=[s.shape or () if s else () for s in sources], dtype=dtype)
+    problems.extend(family.dtype_problems([s.dtype if s else "float32" for s in sources], names))
     shapes = [s.shape for s in sources if s is not None and s.shape is not None]
     attrs = attrs_of(op)
     out_shape, shape_problems = infer_output_shape(op.type, shapes, names, attrs=attrs)
@@ -266,7 +285,7 @@ def _analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAna
     if out_shape is None:
         return finish(shapes=shapes, dtype=dtype)
 
-    found = _input_layouts(design, op, shapes, names)
+    found = _input_layouts(design, op, shapes, names, sources)
     problems.extend(found.problems)
     notes.extend(found.notes)
     layouts = found.layouts
@@ -276,23 +295,49 @@ def _analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAna
 
     rule = family.rule(ready, shapes, out_shape, names, attrs)
     notes.extend(family.notes(op.type, shapes, attrs))
+    notes.extend(rule.notes)
     problems.extend(rule.problems)
-    comms: list[Communication] = []
-    output = rule.output
-    if output is not None and op.out_strategy is not None:
-        output, out_comms, out_problems = _apply_out_strategy(design, op, out_shape, output, rule.reduce_axes, dtype)
-        comms.extend(out_comms)
-        problems.extend(out_problems)
-    elif output is not None and rule.reduce_axes:
-        comms.append(reduction("AllReduce", out_shape, output, rule.reduce_axes, dtype))
+    output, comms, out_problems = _output_communication(design, op, out_shape, rule, dtype)
+    problems.extend(out_problems)
     if rule.output is not None:
-        for source, required in zip(sources, ready, strict=True):
-            if source is None or source.stored is None or source.shape is None:
+        computed = rule.required or ready
+        for source, given, required in zip(sources, ready, computed, strict=True):
+            if source is None or source.shape is None or (source.stored is None and rule.required is None):
                 continue
-            comm = redistribution(source.shape, source.dtype, source.stored, required, source.origin, op.name)
+            held = source.stored if source.stored is not None else given
+            comm = redistribution(source.shape, source.dtype, held, required, source.origin, op.name)
             if comm is not None:
                 comms.append(comm)
     return finish(shapes, layouts, out_shape, output, comms, dtype)
+
+
+def _output_communication(
+    design: Design, op: OperatorSpec, out_shape: tuple[int, ...], rule: RuleResult, dtype: str
+) -> tuple[TensorLayout | None, list[Communication], list[str]]:
+    """The output layout and the collective summing partial results: out_strategy, MindSpore's default
+    ReduceScatter (`rule.scatter_dim`), or an AllReduce. Returns (output, communications, problems)."""
+    natural = rule.output
+    if natural is None:
+        return None, [], []
+    if op.out_strategy is not None:
+        return _apply_out_strategy(design, op, out_shape, natural, rule.reduce_axes, dtype)
+    if not rule.reduce_axes:
+        return natural, [], []
+    why = rule.reduce_reason
+    if rule.scatter_dim is not None:
+        entries = list(natural.entries)
+        before = [a for a in natural.dim_axes(rule.scatter_dim)]
+        entries[rule.scatter_dim] = _entry([*before, *rule.reduce_axes])
+        scattered = natural.layout(*entries)
+        comm = reduction("ReduceScatter", out_shape, natural, rule.reduce_axes, dtype, why, scatter_by_default=True)
+        return scattered, [comm], []
+    return natural, [reduction("AllReduce", out_shape, natural, rule.reduce_axes, dtype, why)], []
+
+
+def _entry(axes: Sequence[str]) -> DimEntry:
+    if not axes:
+        return NONE
+    return axes[0] if len(axes) == 1 else tuple(axes)
 
 
 def _safe_analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAnalysis]) -> OperatorAnalysis:
@@ -314,24 +359,96 @@ def _safe_analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, Operat
 
 
 def analyze_design(design: Design) -> list[OperatorAnalysis]:
-    """Every operator in order; shapes, dtypes and layouts flow from tensors and earlier operators."""
+    """Every operator in order; shapes, dtypes and layouts flow from tensors and earlier operators.
+
+    A repeat block is analysed once (one layer): its operators carry `layers` = the repeat count and a
+    note, their communication is per layer, and the reads of `carry` are checked against what layers
+    2..N really get there, the output of the block's `last` operator.
+    """
     outputs: dict[str, OperatorAnalysis] = {}
     results: list[OperatorAnalysis] = []
     for op in design.operators:
         analysis = _safe_analyze(design, op, outputs)
         results.append(analysis)
         outputs.setdefault(op.name, analysis)
-    return results
+    return _with_repeat(design, results)
+
+
+def _with_repeat(design: Design, results: list[OperatorAnalysis]) -> list[OperatorAnalysis]:
+    block = design.block_range()
+    repeat = design.repeat
+    if block is None or repeat is None:
+        return results
+    first, last = block
+    last_out = results[last]
+    carry_shape = _carry_shape(design, results, repeat.carry)
+    mismatch = (
+        last_out.output_shape is not None and carry_shape is not None and tuple(last_out.output_shape) != carry_shape
+    )
+    note = (
+        f"× {repeat.count} layers: this operator is in the repeat block {repeat.first}..{repeat.last}; shapes, "
+        "layouts and communication shown are per layer"
+    )
+    updated = list(results)
+    for k in range(first, last + 1):
+        analysis = results[k]
+        extra: list[Communication] = []
+        problems = list(analysis.problems)
+        if k == last and mismatch:
+            problems.append(
+                f"layer i+1 reads this output in place of {repeat.carry!r}, but it has shape "
+                f"{tuple(last_out.output_shape or ())} and {repeat.carry!r} has {carry_shape}: the block's last "
+                "operator must give back the shape the block starts from"
+            )
+        elif not mismatch and repeat.count > 1:
+            extra = _carry_redistributions(analysis, repeat.carry, repeat.last, last_out)
+        updated[k] = replace(
+            analysis,
+            layers=repeat.count,
+            problems=problems,
+            notes=[*analysis.notes, note],
+            communications=[*analysis.communications, *extra],
+        )
+    return updated
+
+
+def _carry_shape(design: Design, results: Sequence[OperatorAnalysis], carry: str) -> tuple[int, ...] | None:
+    if carry in design.tensors:
+        return tuple(design.tensors[carry].shape)
+    for analysis in results:
+        if analysis.name == carry and analysis.output_shape is not None:
+            return tuple(analysis.output_shape)
+    return None
+
+
+def _carry_redistributions(
+    analysis: OperatorAnalysis, carry: str, last: str, last_out: OperatorAnalysis
+) -> list[Communication]:
+    """From layer 2 on, an input reading `carry` gets `last`'s output: moving it costs what this says."""
+    if last_out.output_layout is None or last_out.output_shape is None:
+        return []
+    comms = []
+    for name, required in zip(analysis.input_names, analysis.input_layouts, strict=True):
+        if name != carry or required is None:
+            continue
+        comm = redistribution(
+            tuple(last_out.output_shape),
+            last_out.output_dtype,
+            last_out.output_layout,
+            required,
+            f"from layer 2 on, the output of {last} (in place of {carry})",
+            analysis.name,
+        )
+        if comm is not None:
+            comms.append(comm)
+    return comms
 
 
 def analyze_operator(design: Design, op_name: str) -> OperatorAnalysis:
-    """One operator (the earlier ones are analysed too, for their output shapes and layouts)."""
-    outputs: dict[str, OperatorAnalysis] = {}
-    for op in design.operators:
-        analysis = _safe_analyze(design, op, outputs)
-        if op.name == op_name:
+    """One operator (the whole design is analysed, for earlier outputs and the repeat block)."""
+    for analysis in analyze_design(design):
+        if analysis.name == op_name:
             return analysis
-        outputs.setdefault(op.name, analysis)
     return OperatorAnalysis(
         name=op_name,
         type="?",

@@ -47,6 +47,7 @@ class OperatorAnalysis:
     problems: list[str]  # empty when valid; each says what is wrong and how to fix it
     output_dtype: str = "float32"  # dtype of the first input (Cast keeps it: its target is not in the design)
     notes: list[str] = field(default_factory=list)  # assumptions and how tuple strategies were converted
+    layers: int = 1  # times the operator runs in the full model (the repeat count inside the repeat block)
 
     @property
     def valid(self) -> bool:
@@ -59,15 +60,29 @@ class OpAttrs:
 
     transpose_a: bool = False
     transpose_b: bool = False
+    perm: tuple[int, ...] | None = None
+    shape: tuple[int, ...] | None = None
+    axis: int | None = None
+    eps: float | None = None
 
 
 @dataclass(frozen=True)
 class RuleResult:
-    """What a family's rule derives from the input layouts: the output layout and the partial-sum axes."""
+    """What a family's rule derives from the input layouts: the output layout and the partial-sum axes.
+
+    `required` (optional) are the layouts the operator really computes on when MindSpore redistributes
+    the given ones first (Reshape); `scatter_dim` says that, without an out_strategy, MindSpore sums the
+    partial results with a ReduceScatter that splits that output dimension over `reduce_axes` (Gather);
+    `reduce_reason` replaces the MatMul wording of why partial sums arise.
+    """
 
     output: TensorLayout | None
     reduce_axes: tuple[str, ...]
     problems: list[str]
+    required: list[TensorLayout] | None = None
+    scatter_dim: int | None = None
+    reduce_reason: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -130,6 +145,29 @@ class OperatorFamily(Protocol):
     def notes(self, op_type: str, shapes: Sequence[Shape], attrs: OpAttrs) -> list[str]:
         """Extra remarks on a valid operator (e.g. platform limits)."""
         ...
+
+    def dtype_problems(self, dtypes: Sequence[str], names: Sequence[str]) -> list[str]:
+        """Inputs whose dtype the operator cannot take (Gather's indices must be integers)."""
+        ...
+
+    @property
+    def inherits_layout(self) -> bool:
+        """True when, without a strategy, the operator keeps its input's layout (MindSpore's Reshape)."""
+        ...
+
+
+class FamilyBase:
+    """Defaults for the optional parts of `OperatorFamily` (no notes, any dtype, no inherited layout)."""
+
+    def notes(self, op_type: str, shapes: Sequence[Shape], attrs: OpAttrs) -> list[str]:
+        return []
+
+    def dtype_problems(self, dtypes: Sequence[str], names: Sequence[str]) -> list[str]:
+        return []
+
+    @property
+    def inherits_layout(self) -> bool:
+        return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,6 +275,20 @@ def output_layout(layout: Layout, entries: Sequence[DimEntry], sources: Sequence
         return RuleResult(layout(*entries), (), [])
     except LayoutError as exc:  # pragma: no cover - the check above covers what Layout rejects
         return RuleResult(None, (), [str(exc)])
+
+
+def identity_dims(splits: Sequence[Shape], names: Sequence[str]) -> DeviceDims:
+    """One device-matrix dimension per dimension of the single input (Transpose, Softmax, Reshape)."""
+    split = splits[0]
+    return DeviceDims(list(split), [f"{names[0]} dimension {d}" for d in range(len(split))], [list(range(len(split)))])
+
+
+def normalised_axis(axis: int | None, ndim: int) -> int | None:
+    """`axis` (None = -1) as an index into `ndim` dimensions, None when out of range."""
+    value = -1 if axis is None else axis
+    if not -ndim <= value < ndim:
+        return None
+    return value % ndim
 
 
 def first_dim_data_parallel(shapes: Sequence[Shape], out_shape: Shape, device_num: int) -> list[list[int]]:

@@ -169,24 +169,38 @@ def redistribution(
 
 
 def reduction(
-    kind: str, out_shape: tuple[int, ...], partial: TensorLayout, axes: tuple[str, ...], dtype: str
+    kind: str,
+    out_shape: tuple[int, ...],
+    partial: TensorLayout,
+    axes: tuple[str, ...],
+    dtype: str,
+    why: str = "",
+    scatter_by_default: bool = False,
 ) -> Communication:
-    """The collective that sums the partial outputs left by a split reduce dimension."""
+    """The collective that sums the partial outputs left by a split reduce dimension (or table rows).
+
+    `why` (with a `{bytes}` slot) replaces the MatMul wording of where the partial sums come from;
+    `scatter_by_default` says a ReduceScatter is MindSpore's own choice, not the output strategy's.
+    """
     groups = rank_groups(partial.layout, axes)
     nbytes = local_bytes(out_shape, partial, dtype)
     size = len(groups[0]) if groups else math.prod(partial.layout.axis_size(a) for a in axes)
-    how = (
-        "an AllReduce (sum) over {axes} in groups of {size} ranks adds them up"
-        if kind == "AllReduce"
-        else "the output strategy splits the result over {axes}, so a ReduceScatter in groups of {size} ranks "
-        "sums them and leaves each rank only its part"
+    if kind == "AllReduce":
+        how = "an AllReduce (sum) over {axes} in groups of {size} ranks adds them up"
+    elif scatter_by_default:
+        how = (
+            "MindSpore sums them with a ReduceScatter over {axes} in groups of {size} ranks, which leaves each "
+            "rank only its part of output dimension 0"
+        )
+    else:
+        how = (
+            "the output strategy splits the result over {axes}, so a ReduceScatter in groups of {size} ranks "
+            "sums them and leaves each rank only its part"
+        )
+    head = (
+        why.format(bytes=format_bytes(nbytes))
+        if why
+        else f"The reduce dimension is split over {axes_text(axes)}, so every rank holds a partial sum of its "
+        f"{format_bytes(nbytes)} output slice; "
     )
-    return Communication(
-        kind,
-        axes,
-        groups,
-        nbytes,
-        f"The reduce dimension is split over {axes_text(axes)}, so every rank holds a partial sum of its "
-        f"{format_bytes(nbytes)} output slice; " + how.format(axes=axes_text(axes), size=size),
-    )
-
+    return Communication(kind, axes, groups, nbytes, head + how.format(axes=axes_text(axes), size=size))

@@ -230,6 +230,11 @@ def default_strategy(
     family = family_of(op_type)
     assert family is not None  # infer_output_shape found a shape
     strategies = family.default_strategy(shapes, out, device_num, attrs)
+    if all(v == 1 for s in strategies for v in s):
+        return [tuple(s) for s in strategies], (
+            f"no strategy given: assumed replicated (every rank computes the whole operator): {op_type} cannot "
+            "split the dimension data parallelism would split"
+        )
     return [tuple(s) for s in strategies], (
         f"no strategy given: assumed MindSpore's semi-auto default, data parallel — the first output "
         f"dimension (size {out[0]}) is split {device_num} ways, everything else is whole"

@@ -13,6 +13,7 @@ from core.sharding.catalog import OP_ARITY
 from core.sharding.layout import DimEntry, TensorLayout
 from core.sharding.operators.base import (
     DeviceDims,
+    FamilyBase,
     OpAttrs,
     RuleResult,
     Shape,
@@ -25,7 +26,7 @@ from core.sharding.operators.base import (
 )
 
 
-class ElementwiseFamily:
+class ElementwiseFamily(FamilyBase):
     name = "elementwise"
 
     def input_names(self, arity: int) -> list[str]:
@@ -118,9 +119,6 @@ class ElementwiseFamily:
         self, shapes: Sequence[Shape], out_shape: Shape, device_num: int, attrs: OpAttrs
     ) -> list[list[int]]:
         return first_dim_data_parallel(shapes, out_shape, device_num)
-
-    def notes(self, op_type: str, shapes: Sequence[Shape], attrs: OpAttrs) -> list[str]:
-        return []
 
 
 FAMILY = ElementwiseFamily()

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from core.sharding.layout import NONE, DimEntry, TensorLayout
 from core.sharding.operators.base import (
     DeviceDims,
+    FamilyBase,
     OpAttrs,
     RuleResult,
     Shape,
@@ -33,7 +34,7 @@ def matmul_roles(ndim: int, transposed: bool, first: bool) -> tuple[int, int]:
     return (second, last) if transposed else (last, second)
 
 
-class MatMulFamily:
+class MatMulFamily(FamilyBase):
     name = "matmul"
 
     def input_names(self, arity: int) -> list[str]:

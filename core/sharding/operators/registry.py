@@ -7,10 +7,18 @@ in `FAMILIES` below, and its type (arity, family name, attributes) in `core/shar
 from __future__ import annotations
 
 from core.sharding.catalog import OP_TYPES
-from core.sharding.operators import elementwise, matmul
+from core.sharding.operators import elementwise, gather, matmul, norm, reshape, softmax, transpose
 from core.sharding.operators.base import OperatorFamily
 
-FAMILIES: list[OperatorFamily] = [matmul.FAMILY, elementwise.FAMILY]
+FAMILIES: list[OperatorFamily] = [
+    matmul.FAMILY,
+    elementwise.FAMILY,
+    transpose.FAMILY,
+    reshape.FAMILY,
+    softmax.FAMILY,
+    norm.FAMILY,
+    gather.FAMILY,
+]
 
 _BY_NAME: dict[str, OperatorFamily] = {family.name: family for family in FAMILIES}
 

@@ -1,0 +1,355 @@
+"""Reading a design file: untrusted JSON -> `Design`, every problem recorded with its JSON path.
+
+`core.sharding.design.design_from_dict` calls `read_design` and then, when strict, the consistency
+checks; nothing here raises at the first fault, so the editor can show all of them at once.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import re
+from typing import Any
+
+from core.sharding.catalog import ALL_ATTRIBUTES, OP_ARITY, OP_TYPES
+from core.sharding.design_types import (
+    FLOAT_DTYPES,
+    FORMAT_KEY,
+    FORMAT_VERSION,
+    LOSSES,
+    MAX_DEVICES,
+    MAX_DIMS,
+    ROLES,
+    Design,
+    DesignError,
+    LayoutSpec,
+    OperatorSpec,
+    Problem,
+    RepeatSpec,
+    Sharding,
+    TensorSpec,
+)
+from core.sharding.layout import INTERLEAVED, DimEntry, LayoutError
+from core.sharding.placement import DTYPE_BYTES
+from core.workspace import WorkspaceError, check_name
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_OPERATOR_KEYS = {"name", "type", "inputs", "strategy", "out_strategy"}
+_DESIGN_KEYS = {FORMAT_KEY, "name", "description", "device_num", "layouts", "tensors", "operators", "loss", "repeat"}
+_ATTRIBUTE_HELP = {
+    "perm": "a permutation of the input's dimensions, e.g. [0, 2, 1, 3]",
+    "shape": "the global target shape, e.g. [8, 128, 32, 128]",
+}
+MAX_REPEAT = 100_000
+
+
+class _Reader:
+    """Walks untrusted JSON, recording every problem with its path instead of raising at the first."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def fail(self, path: str, message: str) -> None:
+        self.problems.append(Problem(path, message))
+
+    def int_(self, value: Any, path: str, minimum: int = 1, maximum: int = MAX_DEVICES * 1024) -> int | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(path, f"expected a whole number, got {json.dumps(value)}")
+            return None
+        if not minimum <= value <= maximum:
+            self.fail(path, f"{value} is out of range: use {minimum}..{maximum}")
+            return None
+        return value
+
+    def identifier(self, value: Any, path: str, what: str) -> str | None:
+        if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value) or keyword.iskeyword(value):
+            self.fail(
+                path,
+                f"{what} {json.dumps(value)} is not allowed: use a Python identifier "
+                "(letters, digits, '_', not starting with a digit, at most 64 characters)",
+            )
+            return None
+        return value
+
+    def list_(self, value: Any, path: str, what: str) -> list[Any] | None:
+        if not isinstance(value, list):
+            self.fail(path, f"{what} must be a JSON list, got {json.dumps(value)[:60]}")
+            return None
+        return value
+
+    def object_(self, value: Any, path: str, what: str) -> dict[str, Any] | None:
+        if not isinstance(value, dict):
+            self.fail(path, f"{what} must be a JSON object, got {json.dumps(value)[:60]}")
+            return None
+        return value
+
+    def unknown_keys(self, obj: dict[str, Any], allowed: set[str], path: str) -> None:
+        for key in obj:
+            if key not in allowed:
+                self.fail(f"{path}.{key}", f"unknown field {key!r}; allowed: {', '.join(sorted(allowed))}")
+
+    # -- pieces --------------------------------------------------------------------------------
+    def layout_spec(self, value: Any, path: str) -> LayoutSpec | None:
+        obj = self.object_(value, path, "a layout")
+        if obj is None:
+            return None
+        self.unknown_keys(obj, {"device_matrix", "alias_name", "rank_list"}, path)
+        sizes = self.list_(obj.get("device_matrix"), f"{path}.device_matrix", "device_matrix")
+        names = self.list_(obj.get("alias_name"), f"{path}.alias_name", "alias_name")
+        ok = sizes is not None and names is not None
+        matrix = [self.int_(s, f"{path}.device_matrix[{i}]", 1, MAX_DEVICES) for i, s in enumerate(sizes or [])]
+        aliases = [
+            a if a == INTERLEAVED else self.identifier(a, f"{path}.alias_name[{i}]", "axis name")
+            for i, a in enumerate(names or [])
+        ]
+        ranks: list[int | None] | None = None
+        if obj.get("rank_list") is not None:
+            raw = self.list_(obj["rank_list"], f"{path}.rank_list", "rank_list")
+            ranks = [self.int_(r, f"{path}.rank_list[{i}]", 0, MAX_DEVICES * 1024) for i, r in enumerate(raw or [])]
+            ok = ok and raw is not None
+        if not ok or None in matrix or None in aliases or (ranks is not None and None in ranks):
+            return None
+        spec = LayoutSpec(
+            tuple(matrix),  # type: ignore[arg-type]
+            tuple(aliases),  # type: ignore[arg-type]
+            None if ranks is None else tuple(ranks),  # type: ignore[arg-type]
+        )
+        try:
+            spec.build()
+        except LayoutError as exc:
+            self.fail(path, str(exc))
+            return None
+        return spec
+
+    def entry(self, value: Any, path: str) -> DimEntry | None:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        self.fail(path, f"expected an axis name, 'None' or a list of axis names, got {json.dumps(value)}")
+        return None
+
+    def sharding(self, value: Any, path: str) -> Sharding | None:
+        if isinstance(value, list):
+            split = [self.int_(s, f"{path}[{i}]", 1, MAX_DEVICES) for i, s in enumerate(value)]
+            return None if None in split else Sharding(split=tuple(split))  # type: ignore[arg-type]
+        obj = self.object_(value, path, "a strategy (a list of split counts or {layout, map})")
+        if obj is None:
+            return None
+        self.unknown_keys(obj, {"layout", "map"}, path)
+        layout = self.identifier(obj.get("layout"), f"{path}.layout", "layout name")
+        raw = self.list_(obj.get("map"), f"{path}.map", "map")
+        entries = [self.entry(e, f"{path}.map[{i}]") for i, e in enumerate(raw or [])]
+        if layout is None or raw is None or None in entries:
+            return None
+        return Sharding(layout=layout, map=tuple(entries))  # type: ignore[arg-type]
+
+    def tensor(self, value: Any, path: str) -> TensorSpec | None:
+        obj = self.object_(value, path, "a tensor")
+        if obj is None:
+            return None
+        self.unknown_keys(obj, {"shape", "dtype", "layout", "map", "split", "role"}, path)
+        raw = self.list_(obj.get("shape"), f"{path}.shape", "shape")
+        if raw is not None and len(raw) > MAX_DIMS:
+            self.fail(f"{path}.shape", f"{len(raw)} dimensions: at most {MAX_DIMS} are supported")
+        shape = [self.int_(s, f"{path}.shape[{i}]", 1, 1 << 40) for i, s in enumerate(raw or [])]
+        dtype = obj.get("dtype", "float32")
+        if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
+            self.fail(f"{path}.dtype", f"unknown dtype {json.dumps(dtype)}: use one of {', '.join(DTYPE_BYTES)}")
+        sharding: Sharding | None = None
+        if "layout" in obj or "map" in obj:
+            sharding = self.sharding({"layout": obj.get("layout"), "map": obj.get("map")}, path)
+        elif "split" in obj:
+            sharding = self.sharding(self.list_(obj["split"], f"{path}.split", "split"), f"{path}.split")
+        if raw is None or None in shape:
+            return None
+        known_dtype = dtype if isinstance(dtype, str) and dtype in DTYPE_BYTES else "float32"
+        role = obj.get("role")
+        if role is not None and role not in ROLES:
+            self.fail(f"{path}.role", f"unknown role {json.dumps(role)}: use \"input\" (data) or \"weight\" (trained)")
+            role = None
+        elif role == "weight" and known_dtype not in FLOAT_DTYPES:
+            self.fail(
+                f"{path}.role",
+                f"a weight is trained, so it needs a float dtype, but this tensor is {known_dtype}: "
+                f"use one of {', '.join(FLOAT_DTYPES)} or make it an input",
+            )
+            role = None
+        return TensorSpec(tuple(shape), known_dtype, sharding, role)  # type: ignore[arg-type]
+
+    def operator(self, value: Any, path: str) -> OperatorSpec | None:
+        obj = self.object_(value, path, "an operator")
+        if obj is None:
+            return None
+        op_type = obj.get("type")
+        spec = OP_TYPES.get(op_type) if isinstance(op_type, str) else None
+        attributes = set(spec.attributes) if spec is not None else set(ALL_ATTRIBUTES)
+        self.unknown_keys(obj, _OPERATOR_KEYS | attributes, path)
+        name = self.identifier(obj.get("name"), f"{path}.name", "operator name")
+        if spec is None:
+            self.fail(
+                f"{path}.type", f"unsupported operator {json.dumps(op_type)}: use one of {', '.join(OP_ARITY)}"
+            )
+        for required in spec.required if spec is not None else ():
+            if obj.get(required) is None:
+                self.fail(f"{path}.{required}", f"{op_type} needs {required!r} ({_ATTRIBUTE_HELP[required]})")
+        inputs = self.list_(obj.get("inputs"), f"{path}.inputs", "inputs") or []
+        names = [self.identifier(v, f"{path}.inputs[{i}]", "input name") for i, v in enumerate(inputs)]
+        known_type = isinstance(op_type, str) and op_type in OP_ARITY
+        if known_type and len(inputs) != OP_ARITY[op_type]:
+            self.fail(f"{path}.inputs", f"{op_type} takes {OP_ARITY[op_type]} input(s), got {len(inputs)}")
+        strategy: list[Sharding | None] | None = None
+        if obj.get("strategy") is not None:
+            raw = self.list_(obj["strategy"], f"{path}.strategy", "strategy") or []
+            strategy = [self.sharding(s, f"{path}.strategy[{i}]") for i, s in enumerate(raw)]
+            if len(raw) != len(inputs):
+                self.fail(
+                    f"{path}.strategy", f"give one strategy per input: {len(inputs)} inputs, {len(raw)} given"
+                )
+        out_strategy: Sharding | None = None
+        out_ok = True
+        if obj.get("out_strategy") is not None:
+            raw_out = self.list_(obj["out_strategy"], f"{path}.out_strategy", "out_strategy")
+            if raw_out is not None and len(raw_out) != 1:
+                self.fail(f"{path}.out_strategy", "give exactly one output strategy (a list with one entry)")
+            elif raw_out is not None:
+                out_strategy = self.sharding(raw_out[0], f"{path}.out_strategy[0]")
+                if out_strategy is not None and not out_strategy.is_layout:
+                    self.fail(f"{path}.out_strategy[0]", "an output strategy must be a Layout strategy {layout, map}")
+                    out_strategy = None
+            out_ok = out_strategy is not None
+        flags = {}
+        for flag in ("transpose_a", "transpose_b"):
+            flags[flag] = obj.get(flag, False)
+            if not isinstance(flags[flag], bool):
+                self.fail(f"{path}.{flag}", "must be true or false")
+        attrs, attrs_ok = self.attributes(obj, path)
+        if (
+            name is None
+            or not known_type
+            or not out_ok
+            or not attrs_ok
+            or None in names
+            or (strategy is not None and None in strategy)
+        ):
+            return None
+        return OperatorSpec(
+            name=name,
+            type=op_type,
+            inputs=tuple(names),  # type: ignore[arg-type]
+            strategy=None if strategy is None else tuple(strategy),  # type: ignore[arg-type]
+            out_strategy=out_strategy,
+            transpose_a=flags["transpose_a"] is True,
+            transpose_b=flags["transpose_b"] is True,
+            **attrs,
+        )
+
+    def attributes(self, obj: dict[str, Any], path: str) -> tuple[dict[str, Any], bool]:
+        """perm / shape / axis / eps, each checked on its own; (values given, all valid)."""
+        values: dict[str, Any] = {}
+        ok = True
+        if obj.get("perm") is not None:
+            perm = self.int_list(obj["perm"], f"{path}.perm", "perm", 0)
+            if perm is not None and sorted(perm) != list(range(len(perm))):
+                self.fail(
+                    f"{path}.perm",
+                    f"{list(perm)} is not a permutation: give every dimension 0..{len(perm) - 1} exactly once",
+                )
+                perm = None
+            ok = ok and perm is not None
+            values["perm"] = perm
+        if obj.get("shape") is not None:
+            shape = self.int_list(obj["shape"], f"{path}.shape", "shape", 1)
+            ok = ok and shape is not None
+            values["shape"] = shape
+        if obj.get("axis") is not None:
+            axis = self.int_(obj["axis"], f"{path}.axis", -MAX_DIMS, MAX_DIMS - 1)
+            ok = ok and axis is not None
+            values["axis"] = axis
+        if obj.get("eps") is not None:
+            eps = obj["eps"]
+            if isinstance(eps, bool) or not isinstance(eps, int | float) or not 0 < eps < 1:
+                self.fail(f"{path}.eps", f"expected a small positive number such as 1e-6, got {json.dumps(eps)}")
+                ok = False
+            else:
+                values["eps"] = float(eps)
+        return values, ok
+
+    def int_list(self, value: Any, path: str, what: str, minimum: int) -> tuple[int, ...] | None:
+        """A non-empty list of at most MAX_DIMS whole numbers >= minimum, or None (with the problem recorded)."""
+        raw = self.list_(value, path, what)
+        if raw is None:
+            return None
+        if not raw or len(raw) > MAX_DIMS:
+            self.fail(path, f"{what} needs 1..{MAX_DIMS} entries, got {len(raw)}")
+            return None
+        items = [self.int_(v, f"{path}[{i}]", minimum, 1 << 40) for i, v in enumerate(raw)]
+        return None if None in items else tuple(items)  # type: ignore[arg-type]
+
+    def repeat(self, value: Any, path: str) -> RepeatSpec | None:
+        """{"count": N, "first": OP, "last": OP, "carry": NAME}; references are checked by design_problems."""
+        obj = self.object_(value, path, "repeat")
+        if obj is None:
+            return None
+        self.unknown_keys(obj, {"count", "first", "last", "carry"}, path)
+        count = self.int_(obj.get("count"), f"{path}.count", 1, MAX_REPEAT)
+        names = {
+            key: self.identifier(obj.get(key), f"{path}.{key}", f"repeat {key}") for key in ("first", "last", "carry")
+        }
+        if count is None or None in names.values():
+            return None
+        return RepeatSpec(count, names["first"], names["last"], names["carry"])  # type: ignore[arg-type]
+
+
+def read_design(data: Any) -> Design:
+    """Parsed JSON -> Design, field by field; raises DesignError listing every malformed field."""
+    reader = _Reader()
+    obj = reader.object_(data, "$", "a design file")
+    if obj is None:
+        raise DesignError(reader.problems)
+    reader.unknown_keys(obj, _DESIGN_KEYS, "$")
+    version = obj.get(FORMAT_KEY, FORMAT_VERSION)
+    if version != FORMAT_VERSION:
+        reader.fail(f"$.{FORMAT_KEY}", f"this ShardScope reads design format {FORMAT_VERSION}, got {version!r}")
+    name = obj.get("name", "untitled")
+    try:
+        check_name(name, "design name")
+    except WorkspaceError as exc:
+        reader.fail("$.name", str(exc))
+    description = obj.get("description", "")
+    if not isinstance(description, str) or len(description) > 2000:
+        reader.fail("$.description", "must be text of at most 2000 characters")
+    device_num = reader.int_(obj.get("device_num", 8), "$.device_num", 1, MAX_DEVICES)
+    layouts: dict[str, LayoutSpec] = {}
+    for key, value in (reader.object_(obj.get("layouts", {}), "$.layouts", "layouts") or {}).items():
+        if reader.identifier(key, f"$.layouts.{key}", "layout name") is not None:
+            spec = reader.layout_spec(value, f"$.layouts.{key}")
+            if spec is not None:
+                layouts[key] = spec
+    tensors: dict[str, TensorSpec] = {}
+    for key, value in (reader.object_(obj.get("tensors", {}), "$.tensors", "tensors") or {}).items():
+        if reader.identifier(key, f"$.tensors.{key}", "tensor name") is not None:
+            tensor = reader.tensor(value, f"$.tensors.{key}")
+            if tensor is not None:
+                tensors[key] = tensor
+    operators: list[OperatorSpec] = []
+    for i, value in enumerate(reader.list_(obj.get("operators", []), "$.operators", "operators") or []):
+        op = reader.operator(value, f"$.operators[{i}]")
+        if op is not None:
+            operators.append(op)
+    loss = obj.get("loss", "mse")
+    if loss not in LOSSES:
+        reader.fail("$.loss", f"unknown loss {json.dumps(loss)[:60]}: use one of {', '.join(LOSSES)}")
+    repeat = reader.repeat(obj["repeat"], "$.repeat") if obj.get("repeat") is not None else None
+    if reader.problems:
+        raise DesignError(reader.problems)
+    return Design(
+        name=name,
+        description=description,
+        device_num=device_num or 8,
+        layouts=layouts,
+        tensors=tensors,
+        operators=tuple(operators),
+        loss=loss,
+        repeat=repeat,
+    )
