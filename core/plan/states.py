@@ -68,38 +68,20 @@ def optimizer_bytes_per_param(dtype: str) -> int:
 # ---------------------------------------------------------------------------------------------
 # which tensors are weights, and where they sit relative to the repeated block
 # ---------------------------------------------------------------------------------------------
-def is_weight(design: Design, name: str) -> bool:
-    """The design file's rule: an explicit role, else integer dtypes and the first tensor are inputs."""
-    tensor = design.tensors[name]
-    role = getattr(tensor, "role", None)
-    if role:
-        return str(role) == "weight"
-    if tensor.dtype.startswith(("int", "uint", "bool")):
-        return False
-    return name != next(iter(design.tensors))
-
-
 def weight_blocks(design: Design) -> dict[str, str]:
     """weight name -> 'before' / 'repeat' / 'after': where the first operator reading it sits."""
-    repeat = getattr(design, "repeat", None)
-    names = [op.name for op in design.operators]
-    first = names.index(repeat.first) if repeat is not None else len(names)
-    last = names.index(repeat.last) if repeat is not None else len(names)
+    block = design.block_range()
+    first, last = block if block is not None else (len(design.operators), len(design.operators))
     blocks: dict[str, str] = {}
     for index, op in enumerate(design.operators):
-        block = "before" if index < first else "repeat" if index <= last else "after"
+        where = "before" if index < first else "repeat" if index <= last else "after"
         for source in op.inputs:
-            if source in design.tensors and source not in blocks and is_weight(design, source):
-                blocks[source] = block
+            if source in design.tensors and source not in blocks and design.tensor_role(source) == "weight":
+                blocks[source] = where
     for name in design.tensors:
-        if name not in blocks and is_weight(design, name):
+        if name not in blocks and design.tensor_role(name) == "weight":
             blocks[name] = "before"  # a weight no operator reads still occupies memory
     return blocks
-
-
-def repeat_count(design: Design) -> int:
-    repeat = getattr(design, "repeat", None)
-    return 1 if repeat is None else int(repeat.count)
 
 
 # ---------------------------------------------------------------------------------------------
