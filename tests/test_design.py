@@ -188,3 +188,100 @@ def test_out_strategy_must_be_one_layout_strategy() -> None:
     assert "exactly one" in _problems(data)["$.operators[0].out_strategy"]
     data["operators"][0]["out_strategy"] = [{"layout": "layout", "map": ["dp", "dp"]}]
     assert "already used" in _problems(data)["$.operators[0].out_strategy[0]"]
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 11: operator attributes, tensor roles, loss and repeat
+# ---------------------------------------------------------------------------------------------
+def _op_index(data: dict[str, Any], name: str) -> int:
+    return next(i for i, op in enumerate(data["operators"]) if op["name"] == name)
+
+
+def test_transformer_example_round_trips_every_new_field() -> None:
+    data = example("attention_block")
+    design = design_from_dict(data)
+    assert design_to_dict(design) == data
+    assert design.loss == "cross_entropy"
+    assert design.repeat is not None and (design.repeat.count, design.repeat.carry) == (2, "embed")
+    assert design.operator("qt").perm == (0, 2, 1, 3)
+    assert design.operator("x2d").shape == (64, 32)
+    assert design.operator("probs").axis == -1 and design.operator("attn_norm").eps == 1e-6
+    assert design.tensors["tokens"].role == "input"
+    assert [design.layers_of(n) for n in ("embed", "probs", "h", "logits")] == [1, 2, 2, 1]
+
+
+def test_tensor_role_defaults() -> None:
+    data = {
+        "tensors": {"x": {"shape": [2]}, "ids": {"shape": [2], "dtype": "int32"}, "w": {"shape": [2]},
+                    "b": {"shape": [2], "role": "input"}}
+    }
+    design = design_from_dict(data)
+    assert {n: design.tensor_role(n) for n in design.tensors} == {
+        "x": "input", "ids": "input", "w": "weight", "b": "input"
+    }
+    assert "role" not in design_to_dict(design)["tensors"]["x"]
+
+
+def _set_op(name: str, key: str, value: Any) -> Any:
+    return lambda d: d["operators"][_op_index(d, name)].__setitem__(key, value)
+
+
+NEW_BAD_FIELDS = [
+    (_set_op("qt", "perm", [0, 2, 2, 3]), "qt", "perm", "not a permutation"),
+    (_set_op("qt", "perm", [0, 1.5]), "qt", "perm[1]", "whole number"),
+    (_set_op("x2d", "shape", [64, 0]), "x2d", "shape[1]", "out of range"),
+    (_set_op("x2d", "shape", []), "x2d", "shape", "needs 1..8 entries"),
+    (_set_op("probs", "axis", True), "probs", "axis", "whole number"),
+    (_set_op("probs", "axis", 9), "probs", "axis", "out of range"),
+    (_set_op("attn_norm", "eps", -1), "attn_norm", "eps", "small positive number"),
+    (_set_op("q", "perm", [1, 0]), "q", "perm", "unknown field"),
+    (_set_op("embed", "transpose_a", True), "embed", "transpose_a", "unknown field"),
+    (lambda d: d["operators"][_op_index(d, "qt")].pop("perm"), "qt", "perm", "Transpose needs 'perm'"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "op", "field", "phrase"), NEW_BAD_FIELDS)
+def test_bad_operator_attributes_are_reported_with_their_path(mutate: Any, op: str, field: str, phrase: str) -> None:
+    data = example("attention_block")
+    path = f"$.operators[{_op_index(data, op)}].{field}"
+    mutate(data)
+    problems = _problems(data)
+    assert phrase in problems[path], problems
+
+
+DESIGN_BAD_FIELDS = [
+    (lambda d: d["tensors"]["tokens"].__setitem__("role", "label"), "$.tensors.tokens.role", "unknown role"),
+    (lambda d: d["tensors"]["tokens"].__setitem__("role", "weight"), "$.tensors.tokens.role", "needs a float dtype"),
+    (lambda d: d.__setitem__("loss", "hinge"), "$.loss", "unknown loss"),
+    (lambda d: d["repeat"].__setitem__("count", 0), "$.repeat.count", "out of range"),
+    (lambda d: d["repeat"].__setitem__("first", "nope"), "$.repeat.first", "not an operator"),
+    (lambda d: d["repeat"].__setitem__("carry", "logits"), "$.repeat.carry", "before the block"),
+    (lambda d: d["repeat"].__setitem__("layers", 3), "$.repeat.layers", "unknown field"),
+    (lambda d: d.__setitem__("repeat", [1]), "$.repeat", "JSON object"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "path", "phrase"), DESIGN_BAD_FIELDS)
+def test_bad_roles_losses_and_repeats_are_reported(mutate: Any, path: str, phrase: str) -> None:
+    data = example("attention_block")
+    mutate(data)
+    assert phrase in _problems(data)[path]
+
+
+NEW_KEYS = st.sampled_from(["perm", "shape", "axis", "eps", "role", "loss", "repeat", "count", "first", "carry"])
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.data(), NEW_KEYS, JSON_VALUES)
+def test_any_value_in_the_new_fields_gives_a_design_or_paths(data: st.DataObject, key: str, value: Any) -> None:
+    """The reader never crashes on the new fields: a Design, or DesignError problems that all carry a path."""
+    doc = copy.deepcopy(example("attention_block"))
+    holders = [doc, doc["repeat"], *doc["operators"], *doc["tensors"].values()]
+    target = data.draw(st.sampled_from(holders))
+    target[key] = value
+    try:
+        design = design_from_dict(doc)
+    except DesignError as exc:
+        assert exc.problems and all(p.path.startswith("$") and p.message for p in exc.problems)
+    else:
+        assert design_from_dict(design_to_dict(design)) == design
