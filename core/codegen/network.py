@@ -284,14 +284,6 @@ def _check_valid(analyses: Sequence[OperatorAnalysis]) -> None:
         raise CodegenError("the design has invalid operators, fix them first: " + "; ".join(bad))
 
 
-def _block_range(design: Design) -> tuple[int, int] | None:
-    repeat = getattr(design, "repeat", None)
-    if repeat is None:
-        return None
-    names = [op.name for op in design.operators]
-    return names.index(repeat.first), names.index(repeat.last)
-
-
 def _int_high(design: Design, name: str) -> int:
     """Integer inputs index something: a Gather table's rows; otherwise small class ids."""
     for op in design.operators:
@@ -305,13 +297,6 @@ def _int_high(design: Design, name: str) -> int:
 _INT = re.compile(r"^u?int\d+$")
 
 
-def _role(design: Design, name: str) -> str:  # TEMPORARY until the design schema lands
-    if hasattr(design, "tensor_role"):
-        return design.tensor_role(name)
-    first = next(iter(design.tensors))
-    return "input" if name == first or _INT.match(design.tensors[name].dtype) else "weight"
-
-
 def render_network(design: Design, analyses: Sequence[OperatorAnalysis]) -> NetworkCode:
     """The design as `Network(nn.Cell)` (and `Block` for its repeat block). Raises CodegenError."""
     if not design.operators:
@@ -319,7 +304,7 @@ def render_network(design: Design, analyses: Sequence[OperatorAnalysis]) -> Netw
     _check_valid(analyses)
     _check_names(design)
     by_name = {a.name: a for a in analyses}
-    roles = {name: _role(design, name) for name in design.tensors}
+    roles = {name: design.tensor_role(name) for name in design.tensors}
     inputs = [n for n, r in roles.items() if r == "input"]
     weights = [n for n, r in roles.items() if r == "weight"]
     if not inputs:
@@ -330,8 +315,8 @@ def render_network(design: Design, analyses: Sequence[OperatorAnalysis]) -> Netw
             "every data input must share its first (batch) dimension, got "
             + ", ".join(f"{n} {design.tensors[n].shape}" for n in inputs)
         )
-    span = _block_range(design)
-    layers = design.repeat.count if getattr(design, "repeat", None) is not None else 1
+    span = design.block_range()
+    layers = design.repeat.count if design.repeat is not None else 1
     lines = _render_all(design, by_name, weights, inputs, span)
     in_block = set()
     if span is not None:
@@ -352,7 +337,7 @@ def render_network(design: Design, analyses: Sequence[OperatorAnalysis]) -> Netw
         source="\n".join(lines) + "\n",
         inputs=data,
         output_shape=tuple(last.output_shape),
-        loss=getattr(design, "loss", "mse"),
+        loss=design.loss,
         layers=layers,
         has_block=span is not None,
         parameters=params,

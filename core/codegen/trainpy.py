@@ -216,6 +216,9 @@ def check_function(design_name: str, code: NetworkCode) -> str:
     with no_init_parameters():
         net = Network()
         optimizer = nn.Adam(net.trainable_params(), learning_rate=LEARNING_RATE)
+    # Stand-alone, no parallel compile materialises the deferred parameters: do it as AutoParallel would.
+    net.init_parameters_data()
+    optimizer.init_parameters_data()
     step = make_train_step(NetWithLoss(net), optimizer)
     start = time.time()
     losses = []
