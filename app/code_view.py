@@ -71,7 +71,11 @@ def operator_code(design: Design, op: OperatorSpec) -> str:
         kwargs.append("transpose_a=True")
     if op.transpose_b:
         kwargs.append("transpose_b=True")
-    ctor = f"ops.{op.type}({', '.join(kwargs)})"
+    if op.type == "Softmax":
+        kwargs.append(f"axis={-1 if op.axis is None else op.axis}")
+    if op.type == "RMSNorm":  # ops.RmsNorm (Ascend); generated scripts compose it from shardable primitives
+        kwargs.append(f"epsilon={1e-6 if op.eps is None else op.eps!r}")
+    ctor = f"ops.{'RmsNorm' if op.type == 'RMSNorm' else op.type}({', '.join(kwargs)})"
     if op.strategy is None:
         return f"self.{var} = {ctor}  # no strategy: MindSpore chooses one"
     ndims = [len(design.tensors[i].shape) if i in design.tensors else 2 for i in op.inputs]

@@ -22,14 +22,19 @@ from app.designer_view import (
     assign_axes,
     check_identifier,
     fit_map,
+    parse_int_list,
     parse_rank_list,
+    parse_shape,
     parse_split,
     rename_in_entries,
     strip_aliases,
 )
 from core.sharding.catalog import OP_ARITY
 from core.sharding.design import (
+    FLOAT_DTYPES,
     MAX_DEVICES,
+    MAX_DIMS,
+    ROLES,
     Design,
     DesignError,
     LayoutSpec,
@@ -40,6 +45,7 @@ from core.sharding.design import (
     save_design,
 )
 from core.sharding.layout import INTERLEAVED, NONE, DimEntry, LayoutError
+from core.sharding.operators import analyze_design
 from core.sharding.placement import DTYPE_BYTES
 from core.workspace import EXAMPLES_DIR, WorkspaceError, child
 
@@ -383,7 +389,22 @@ def rename_tensor(design: Design, old: str, new: str) -> Design:
         raise EditError(f"{new!r} is already a tensor or operator name: pick another name")
     tensors = {(new if n == old else n): (spec if n == old else t) for n, t in design.tensors.items()}
     operators = tuple(replace(op, inputs=tuple(new if i == old else i for i in op.inputs)) for op in design.operators)
-    return replace(design, tensors=tensors, operators=operators)
+    repeat = design.repeat
+    if repeat is not None and repeat.carry == old:
+        repeat = replace(repeat, carry=new)
+    return replace(design, tensors=tensors, operators=operators, repeat=repeat)
+
+
+def set_tensor_role(design: Design, name: str, role: str | None) -> Design:
+    """"input" (the dataset feeds it), "weight" (trained) or None (the default: `Design.tensor_role`)."""
+    spec = _tensor(design, name)
+    if role is not None and role not in ROLES:
+        raise EditError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
+    if role == "weight" and spec.dtype not in FLOAT_DTYPES:
+        raise EditError(
+            f"{name} is {spec.dtype}: a weight is trained, so it needs a float dtype ({', '.join(FLOAT_DTYPES)})"
+        )
+    return design.with_tensor(name, replace(spec, role=role))
 
 
 def set_tensor_shape(design: Design, name: str, shape: Sequence[int]) -> Design:
@@ -507,12 +528,22 @@ def source_ndim(design: Design, source: str, _depth: int = 0) -> int | None:
         return None
     for op in design.operators:
         if op.name == source:
-            ranks = [source_ndim(design, i, _depth + 1) for i in op.inputs]
-            if op.type == "MatMul":
-                return 2
-            known = [r for r in ranks if r is not None]
-            return max(known) if known else None
+            return _output_ndim(op, [source_ndim(design, i, _depth + 1) for i in op.inputs])
     return None
+
+
+def _output_ndim(op: OperatorSpec, ranks: Sequence[int | None]) -> int | None:
+    """An operator's output rank from its inputs' ranks, by type."""
+    if op.type == "MatMul":
+        return 2
+    if op.type == "Reshape":
+        return len(op.shape) if op.shape else None
+    if op.type == "Gather":  # indices' dims + the table's columns
+        return None if ranks[1] is None else ranks[1] + 1
+    if op.type in ("Transpose", "Softmax", "RMSNorm"):
+        return ranks[0]
+    known = [r for r in ranks if r is not None]
+    return max(known) if known else None
 
 
 def input_ndims(design: Design, op_name: str, analyses: Sequence[Any] | None = None) -> list[int | None]:
@@ -549,8 +580,61 @@ def add_operator(design: Design, op_type: str, inputs: Sequence[str], name: str 
     for source in inputs:
         if source not in known:
             raise EditError(f"input {source!r} is not a tensor or an earlier operator")
-    op = OperatorSpec(name=name, type=op_type, inputs=tuple(inputs))
+    op = OperatorSpec(name=name, type=op_type, inputs=tuple(inputs), **_default_attributes(design, op_type, inputs))
     return replace(design, operators=(*design.operators, op)), name
+
+
+def _default_attributes(design: Design, op_type: str, inputs: Sequence[str]) -> dict[str, Any]:
+    """What a new Transpose / Reshape starts with, so the design stays loadable: swap the last two
+    dimensions; keep the input's shape (edit it afterwards)."""
+    if op_type == "Transpose":
+        ndim = source_ndim(design, inputs[0]) or 2
+        return {"perm": (*range(ndim - 2), ndim - 1, ndim - 2) if ndim >= 2 else (0,)}
+    if op_type == "Reshape":
+        shape = source_shape(design, inputs[0])
+        return {"shape": shape if shape else (1,)}
+    return {}
+
+
+def source_shape(design: Design, source: str) -> tuple[int, ...] | None:
+    """The global shape of a tensor or of an operator's output (None when the analysis cannot tell)."""
+    if source in design.tensors:
+        return tuple(design.tensors[source].shape)
+    for analysis in analyze_design(design):
+        if analysis.name == source:
+            return None if analysis.output_shape is None else tuple(analysis.output_shape)
+    return None
+
+
+def set_operator_perm(design: Design, name: str, text: str) -> Design:
+    """Transpose's perm as typed, e.g. `0, 2, 1, 3`: every dimension exactly once."""
+    op = design.operators[op_index(design, name)]
+    perm = parse_int_list(text, "perm", minimum=0)
+    if sorted(perm) != list(range(len(perm))):
+        raise EditError(f"perm: {perm} is not a permutation: give every dimension 0..{len(perm) - 1} exactly once")
+    return _replace_op(design, replace(op, perm=perm))
+
+
+def set_operator_shape(design: Design, name: str, text: str) -> Design:
+    """Reshape's global target shape as typed, e.g. `8, 128, 32, 128`."""
+    op = design.operators[op_index(design, name)]
+    return _replace_op(design, replace(op, shape=parse_shape(text)))
+
+
+def set_operator_axis(design: Design, name: str, axis: int) -> Design:
+    """Softmax's normalised dimension (negative counts from the end)."""
+    op = design.operators[op_index(design, name)]
+    if not -MAX_DIMS <= int(axis) < MAX_DIMS:
+        raise EditError(f"axis {axis} is out of range: use {-MAX_DIMS}..{MAX_DIMS - 1}")
+    return _replace_op(design, replace(op, axis=int(axis)))
+
+
+def set_operator_eps(design: Design, name: str, eps: float) -> Design:
+    """RMSNorm's epsilon: a small positive number."""
+    op = design.operators[op_index(design, name)]
+    if not 0 < float(eps) < 1:
+        raise EditError(f"eps {eps} must be a small positive number such as 1e-6")
+    return _replace_op(design, replace(op, eps=float(eps)))
 
 
 def remove_operator(design: Design, name: str) -> Design:

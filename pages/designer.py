@@ -15,8 +15,8 @@ from app import axis_editor as ui
 from app import code_view, figures
 from app import design_edits as edits
 from app import designer_view as view
-from core.sharding.catalog import OP_ARITY
-from core.sharding.design import Design, DesignError, dumps_design, loads_design
+from core.sharding.catalog import OP_ARITY, OP_TYPES
+from core.sharding.design import ROLES, Design, DesignError, dumps_design, loads_design
 from core.sharding.layout import LayoutError
 from core.sharding.operators import analyze_design
 from core.sharding.placement import DTYPE_BYTES, Placement, rank_table_rows
@@ -282,7 +282,7 @@ def tensor_tab(design: Design) -> None:
     sharding = tensor.sharding
     mode = "none" if sharding is None else "layout" if sharding.is_layout else "tuple"
 
-    props = st.columns([1.2, 1.2, 1, 2])
+    props = st.columns([1.2, 1.2, 1, 1, 2])
     name_key = ui.vkey("tensor_name", name)
     props[0].text_input("Name", value=name, key=name_key, on_change=_rename_tensor_cb, args=(name_key, name))
     shape_key = ui.vkey("tensor_shape", name)
@@ -303,12 +303,28 @@ def tensor_tab(design: Design) -> None:
         key=dtype_key,
         on_change=lambda: ui.apply("tensor", edits.set_tensor_dtype, name, st.session_state[dtype_key]),
     )
+    role_key = ui.vkey("tensor_role", name)
+    roles = ["default", *ROLES]
+    props[3].selectbox(
+        "Role",
+        roles,
+        index=roles.index(tensor.role or "default"),
+        key=role_key,
+        format_func=lambda r: f"{design.tensor_role(name)} (default)" if r == "default" else r,
+        on_change=lambda: ui.apply(
+            "tensor",
+            edits.set_tensor_role,
+            name,
+            None if st.session_state[role_key] == "default" else st.session_state[role_key],
+        ),
+        help="input: the dataset feeds it; weight: a trained Parameter (float dtypes only).",
+    )
     place_key = ui.vkey("tensor_place", name)
     options = [*design.layouts, "tuple", "none"]
     current = sharding.layout if mode == "layout" and sharding.layout in design.layouts else mode
     if current not in options:
         options.insert(0, current)
-    props[3].selectbox(
+    props[4].selectbox(
         "Placement",
         options,
         index=options.index(current),
@@ -396,7 +412,8 @@ def operators_tab(design: Design, analyses: list[Any] | None, note: str | None) 
                 op = design.operator(n)
                 a = by_name.get(n)
                 mark = "" if a is None else (" :material/check_circle:" if a.valid else " :material/warning:")
-                return f"{n} · {op.type}{mark}"
+                layers = f" × {a.layers}" if a is not None and a.layers > 1 else ""
+                return f"{n} · {op.type}{layers}{mark}"
 
             st.radio("Operators (in order)", names, key=OP_SEL, format_func=label)
         else:
@@ -536,6 +553,63 @@ def _output_editor(design: Design, op_name: str, analysis: Any | None) -> None:
             )
 
 
+def _attribute_editor(op: Any) -> None:
+    """The type's own fields: transpose flags, Transpose perm, Reshape shape, Softmax axis, RMSNorm eps."""
+    op_name = op.name
+    for flag in ("transpose_a", "transpose_b"):
+        if flag not in OP_TYPES[op.type].attributes:
+            continue
+        fkey = ui.vkey("op_flag", op_name, flag)
+        st.checkbox(
+            flag,
+            value=getattr(op, flag),
+            key=fkey,
+            on_change=lambda flag=flag, fkey=fkey: ui.apply(
+                "operator", edits.set_operator_transpose, op_name, flag, st.session_state[fkey]
+            ),
+        )
+    if op.type == "Transpose":
+        pkey = ui.vkey("op_perm", op_name)
+        st.text_input(
+            "perm",
+            value=view.format_ints(op.perm or ()),
+            key=pkey,
+            on_change=lambda: ui.apply("operator", edits.set_operator_perm, op_name, st.session_state[pkey]),
+            help="Output dimension i is input dimension perm[i], e.g. 0, 2, 1, 3 (heads before sequence).",
+        )
+    if op.type == "Reshape":
+        rkey = ui.vkey("op_shape", op_name)
+        st.text_input(
+            "shape",
+            value=view.format_ints(op.shape or ()),
+            key=rkey,
+            on_change=lambda: ui.apply("operator", edits.set_operator_shape, op_name, st.session_state[rkey]),
+            help="The global target shape (same number of elements), e.g. 8, 128, 32, 128.",
+        )
+    if op.type == "Softmax":
+        akey = ui.vkey("op_axis", op_name)
+        st.number_input(
+            "axis",
+            value=-1 if op.axis is None else op.axis,
+            step=1,
+            key=akey,
+            on_change=lambda: ui.apply("operator", edits.set_operator_axis, op_name, st.session_state[akey]),
+            help="The normalised dimension; it must stay unsplit. -1 = the last one.",
+        )
+    if op.type == "RMSNorm":
+        ekey = ui.vkey("op_eps", op_name)
+        st.number_input(
+            "eps",
+            value=1e-6 if op.eps is None else op.eps,
+            min_value=1e-12,
+            max_value=0.5,
+            format="%.1e",
+            key=ekey,
+            on_change=lambda: ui.apply("operator", edits.set_operator_eps, op_name, st.session_state[ekey]),
+            help="Added to the mean square before the square root.",
+        )
+
+
 def operator_editor(design: Design, op_name: str, analysis: Any | None, analyses: list[Any] | None) -> None:
     op = design.operator(op_name)
     head = st.columns([3, 1], vertical_alignment="bottom")
@@ -548,7 +622,8 @@ def operator_editor(design: Design, op_name: str, analysis: Any | None, analyses
         args=("operator", edits.remove_operator, op_name),
     )
     sources = edits.op_sources(design, before=op_name)
-    icols = st.columns(len(op.inputs) + (1 if op.type in ("MatMul", "BatchMatMul") else 0))
+    attributes = OP_TYPES[op.type].attributes if op.type in OP_TYPES else ()
+    icols = st.columns(len(op.inputs) + (1 if attributes else 0))
     for i, source in enumerate(op.inputs):
         options = sources if source in sources else [source, *sources]
         key = ui.vkey("op_in", op_name, i)
@@ -561,18 +636,9 @@ def operator_editor(design: Design, op_name: str, analysis: Any | None, analyses
                 "operator", edits.set_operator_input, op_name, i, st.session_state[key]
             ),
         )
-    if op.type in ("MatMul", "BatchMatMul"):
+    if attributes:
         with icols[-1]:
-            for flag in ("transpose_a", "transpose_b"):
-                fkey = ui.vkey("op_flag", op_name, flag)
-                st.checkbox(
-                    flag,
-                    value=getattr(op, flag),
-                    key=fkey,
-                    on_change=lambda flag=flag, fkey=fkey: ui.apply(
-                        "operator", edits.set_operator_transpose, op_name, flag, st.session_state[fkey]
-                    ),
-                )
+            _attribute_editor(op)
 
     skey = ui.vkey("op_strategy_on", op_name)
     st.toggle(

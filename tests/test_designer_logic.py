@@ -14,7 +14,17 @@ from hypothesis import strategies as st
 from app import code_view, figures
 from app import design_edits as edits
 from app import designer_view as view
-from core.sharding.design import Design, LayoutSpec, OperatorSpec, Sharding, TensorSpec, design_problems
+from core.sharding.design import (
+    Design,
+    LayoutSpec,
+    OperatorSpec,
+    RepeatSpec,
+    Sharding,
+    TensorSpec,
+    design_from_dict,
+    design_problems,
+    design_to_dict,
+)
 from core.sharding.layout import NONE, Layout, LayoutError
 from core.workspace import EXAMPLES_DIR, WorkspaceError
 
@@ -578,3 +588,70 @@ def test_an_operator_strategy_set_on_its_own_stays_put() -> None:
     own = design.operators[0].strategy[0]  # type: ignore[index]
     moved = edits.set_dim_axes(design, "x", 0, ["sp"])
     assert moved.operators[0].strategy[0] == own  # type: ignore[index]
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 11: Transformer operators, their attributes and tensor roles in the editor
+# ---------------------------------------------------------------------------------------------
+def attention() -> Design:
+    return edits.load_from_folder(EXAMPLES_DIR, "attention_block.json")[0]  # type: ignore[return-value]
+
+
+def test_new_transpose_and_reshape_start_loadable() -> None:
+    design = attention()
+    design, name = edits.add_operator(design, "Transpose", ["q4"])
+    assert design.operator(name).perm == (0, 1, 3, 2)  # the last two dims swapped
+    design, name2 = edits.add_operator(design, "Reshape", ["q4"])
+    assert design.operator(name2).shape == (8, 8, 4, 8)  # the input's shape, to edit afterwards
+    assert design_from_dict(design_to_dict(design)) == design
+
+
+def test_operator_attribute_edits_validate_what_is_typed() -> None:
+    design = attention()
+    design = edits.set_operator_perm(design, "qt", "0 2 3 1")
+    assert design.operator("qt").perm == (0, 2, 3, 1)
+    with pytest.raises(edits.EditError, match="not a permutation"):
+        edits.set_operator_perm(design, "qt", "0, 0, 1")
+    design = edits.set_operator_shape(design, "x2d", "8 x 256")
+    assert design.operator("x2d").shape == (8, 256)
+    with pytest.raises(edits.EditError, match="whole number"):
+        edits.set_operator_shape(design, "x2d", "8, a")
+    assert edits.set_operator_axis(design, "probs", 2).operator("probs").axis == 2
+    with pytest.raises(edits.EditError, match="out of range"):
+        edits.set_operator_axis(design, "probs", 9)
+    assert edits.set_operator_eps(design, "attn_norm", 1e-5).operator("attn_norm").eps == 1e-5
+    with pytest.raises(edits.EditError, match="small positive"):
+        edits.set_operator_eps(design, "attn_norm", 0)
+
+
+def test_tensor_role_edit() -> None:
+    design = attention()
+    design = edits.set_tensor_role(design, "embedding", None)
+    assert design.tensors["embedding"].role is None and design.tensor_role("embedding") == "weight"
+    with pytest.raises(edits.EditError, match="needs a float dtype"):
+        edits.set_tensor_role(design, "tokens", "weight")
+    with pytest.raises(edits.EditError, match="unknown role"):
+        edits.set_tensor_role(design, "tokens", "label")
+
+
+def test_source_ndim_follows_the_new_operator_types() -> None:
+    design = attention()
+    assert [edits.source_ndim(design, n) for n in ("embed", "x2d", "q4", "qt", "probs", "attn_norm")] == [
+        3, 2, 4, 4, 4, 3
+    ]
+
+
+def test_renaming_the_carry_tensor_keeps_the_repeat_block() -> None:
+    design = Design(
+        tensors={"x": TensorSpec((4, 4)), "w": TensorSpec((4, 4))},
+        operators=(OperatorSpec("mm", "MatMul", ("x", "w")),),
+        repeat=RepeatSpec(3, "mm", "mm", "x"),
+    )
+    renamed = edits.rename_tensor(design, "x", "h")
+    assert renamed.repeat is not None and renamed.repeat.carry == "h" and not design_problems(renamed)
+
+
+def test_code_view_renders_softmax_axis_and_rmsnorm_eps() -> None:
+    design = attention()
+    assert "ops.Softmax(axis=-1).shard(" in code_view.operator_code(design, design.operator("probs"))
+    assert "ops.RmsNorm(epsilon=1e-06).shard(" in code_view.operator_code(design, design.operator("attn_norm"))

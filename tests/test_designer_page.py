@@ -20,6 +20,7 @@ from app import design_edits as edits
 from app import designer_view as view
 from core.sharding.design import Design, LayoutSpec, OperatorSpec, Sharding, TensorSpec
 from core.sharding.layout import NONE
+from core.sharding.operators import analyze_design
 from core.workspace import EXAMPLES_DIR
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -597,3 +598,80 @@ def test_tensor_only_design_without_operators(at: AppTest) -> None:
     with_design(at, design)
     assert "Row 0 of this view lies on ranks: 0, 1, 2, 3" in page_text(at)
     assert "No operators yet." in page_text(at)
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 11: Transformer operators and tensor roles
+# ---------------------------------------------------------------------------------------------
+def load_example(at: AppTest, name: str) -> None:
+    at.selectbox(key="designer_example_pick").set_value(name)
+    at.button(key="designer_example_load").click()
+    rerun(at)
+
+
+def test_transformer_operator_fields(at: AppTest) -> None:
+    load_example(at, "attention_block.json")
+    at.radio(key="designer_op_sel").set_value("qt")
+    rerun(at)
+    assert any("qt · Transpose × 2" in str(o) for o in at.radio(key="designer_op_sel").options)
+    at.text_input(key=vkey(at, "op_perm", "qt")).input("0, 2, 1")
+    rerun(at)
+    assert "Edit not applied" not in page_text(at)
+    assert design_of(at).operator("qt").perm == (0, 2, 1)
+    assert "perm (0, 2, 1) does not fit" in page_text(at)  # the analysis explains the 4-D input
+    at.text_input(key=vkey(at, "op_perm", "qt")).input("0, 0, 1, 2")
+    rerun(at)
+    assert "Edit not applied: perm: (0, 0, 1, 2) is not a permutation" in page_text(at)
+    at.text_input(key=vkey(at, "op_perm", "qt")).input("0, 2, 1, 3")
+    rerun(at)
+
+    at.radio(key="designer_op_sel").set_value("x2d")
+    rerun(at)
+    at.text_input(key=vkey(at, "op_shape", "x2d")).input("8, 256")
+    rerun(at)
+    assert design_of(at).operator("x2d").shape == (8, 256)
+    at.text_input(key=vkey(at, "op_shape", "x2d")).input("64, 32")
+    rerun(at)
+    assert all(a.valid for a in analyze_design(design_of(at)))
+
+    at.radio(key="designer_op_sel").set_value("probs")
+    rerun(at)
+    at.number_input(key=vkey(at, "op_axis", "probs")).set_value(1)
+    rerun(at)
+    assert design_of(at).operator("probs").axis == 1
+    assert "Softmax normalises dimension 1" in page_text(at)  # dimension 1 is split over mp
+
+    at.radio(key="designer_op_sel").set_value("attn_norm")
+    rerun(at)
+    at.number_input(key=vkey(at, "op_eps", "attn_norm")).set_value(1e-5)
+    rerun(at)
+    assert design_of(at).operator("attn_norm").eps == pytest.approx(1e-5)
+
+
+def test_add_gather_and_transpose_from_the_type_picker(at: AppTest) -> None:
+    assert {"Transpose", "Reshape", "Softmax", "RMSNorm", "Gather"} <= set(
+        at.selectbox(key="designer_newop_type").options
+    )
+    at.selectbox(key="designer_newop_type").set_value("Transpose")
+    rerun(at)
+    at.selectbox(key="designer_newop_in0").set_value("x")
+    at.button(key="designer_newop_add").click()
+    rerun(at)
+    op = design_of(at).operators[-1]
+    assert (op.type, op.perm) == ("Transpose", (1, 0))
+    assert at.text_input(key=vkey(at, "op_perm", op.name)).value == "1, 0"
+
+
+def test_tensor_role_picker(at: AppTest) -> None:
+    at.selectbox(key=vkey(at, "tensor_role", "x")).set_value("weight")
+    rerun(at)
+    assert design_of(at).tensors["x"].role == "weight"
+    at.selectbox(key=vkey(at, "tensor_dtype", "x")).set_value("int32")
+    rerun(at)
+    at.selectbox(key=vkey(at, "tensor_role", "x")).set_value("input")
+    rerun(at)
+    assert design_of(at).tensors["x"].role == "input"
+    at.selectbox(key=vkey(at, "tensor_role", "x")).set_value("weight")
+    rerun(at)
+    assert "Edit not applied: x is int32: a weight is trained" in page_text(at)
+    assert design_of(at).tensors["x"].role == "input"
