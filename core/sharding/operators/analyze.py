@@ -11,7 +11,7 @@ User mistakes never raise: they come back as `OperatorAnalysis.problems`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from core.sharding.catalog import OP_ARITY
 from core.sharding.design import Design, OperatorSpec, Sharding
@@ -29,6 +29,7 @@ from core.sharding.operators.base import (
 from core.sharding.operators.communication import rank_groups, redistribution, reduction
 from core.sharding.operators.convert import convert, default_strategy, infer_output_shape
 from core.sharding.operators.registry import family_of
+from core.sharding.operators.repeat import with_repeat
 
 
 @dataclass(frozen=True)
@@ -371,77 +372,7 @@ def analyze_design(design: Design) -> list[OperatorAnalysis]:
         analysis = _safe_analyze(design, op, outputs)
         results.append(analysis)
         outputs.setdefault(op.name, analysis)
-    return _with_repeat(design, results)
-
-
-def _with_repeat(design: Design, results: list[OperatorAnalysis]) -> list[OperatorAnalysis]:
-    block = design.block_range()
-    repeat = design.repeat
-    if block is None or repeat is None:
-        return results
-    first, last = block
-    last_out = results[last]
-    carry_shape = _carry_shape(design, results, repeat.carry)
-    mismatch = (
-        last_out.output_shape is not None and carry_shape is not None and tuple(last_out.output_shape) != carry_shape
-    )
-    note = (
-        f"× {repeat.count} layers: this operator is in the repeat block {repeat.first}..{repeat.last}; shapes, "
-        "layouts and communication shown are per layer"
-    )
-    updated = list(results)
-    for k in range(first, last + 1):
-        analysis = results[k]
-        extra: list[Communication] = []
-        problems = list(analysis.problems)
-        if k == last and mismatch:
-            problems.append(
-                f"layer i+1 reads this output in place of {repeat.carry!r}, but it has shape "
-                f"{tuple(last_out.output_shape or ())} and {repeat.carry!r} has {carry_shape}: the block's last "
-                "operator must give back the shape the block starts from"
-            )
-        elif not mismatch and repeat.count > 1:
-            extra = _carry_redistributions(analysis, repeat.carry, repeat.last, last_out)
-        updated[k] = replace(
-            analysis,
-            layers=repeat.count,
-            problems=problems,
-            notes=[*analysis.notes, note],
-            communications=[*analysis.communications, *extra],
-        )
-    return updated
-
-
-def _carry_shape(design: Design, results: Sequence[OperatorAnalysis], carry: str) -> tuple[int, ...] | None:
-    if carry in design.tensors:
-        return tuple(design.tensors[carry].shape)
-    for analysis in results:
-        if analysis.name == carry and analysis.output_shape is not None:
-            return tuple(analysis.output_shape)
-    return None
-
-
-def _carry_redistributions(
-    analysis: OperatorAnalysis, carry: str, last: str, last_out: OperatorAnalysis
-) -> list[Communication]:
-    """From layer 2 on, an input reading `carry` gets `last`'s output: moving it costs what this says."""
-    if last_out.output_layout is None or last_out.output_shape is None:
-        return []
-    comms = []
-    for name, required in zip(analysis.input_names, analysis.input_layouts, strict=True):
-        if name != carry or required is None:
-            continue
-        comm = redistribution(
-            tuple(last_out.output_shape),
-            last_out.output_dtype,
-            last_out.output_layout,
-            required,
-            f"from layer 2 on, the output of {last} (in place of {carry})",
-            analysis.name,
-        )
-        if comm is not None:
-            comms.append(comm)
-    return comms
+    return with_repeat(design, results)
 
 
 def analyze_operator(design: Design, op_name: str) -> OperatorAnalysis:
