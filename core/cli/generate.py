@@ -6,6 +6,7 @@ import argparse
 
 from core.cli.common import fail as _fail
 from core.codegen import DATASETS, DEVICE_TARGETS, LAUNCHERS, SCENARIOS, CodegenError, RunOptions, write_job
+from core.codegen.launchers import extra_files
 from core.sharding.design import Design, DesignError, load_design
 from core.workspace import EXAMPLES_DIR, WorkspaceError
 
@@ -33,14 +34,23 @@ def _generate(args: argparse.Namespace) -> int:
             interleave_num=args.interleave_num,
             pipeline_stages=args.stages,
             micro_batches=args.micro_batches,
+            slurm_partition=args.partition or "",
+            slurm_account=args.account or "",
+            slurm_time=args.time or "",
+            slurm_gres=args.gres or "",
+            slurm_cpus_per_task=args.cpus_per_task,
         )
         out = write_job(design, options, args.out)
+        written = ["train.py", "run.sh", "README.md"]
+        for name, text in extra_files(options, design.name).items():  # job.sbatch for Slurm
+            (out / name).write_text(text, encoding="utf-8")
+            written.append(name)
     except (CodegenError, DesignError, WorkspaceError) as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
     what = f"{options.scenario}, {options.device_num} x {options.device_target}"
-    print(f"wrote {out}/train.py, run.sh, README.md ({what})")
+    print(f"wrote {out}/{', '.join(written)} ({what})")
     return 0
 
 
@@ -65,4 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     gen.add_argument("--interleave-num", type=int, default=2, help="multi_copy copies")
     gen.add_argument("--stages", type=int, default=2, help="sapp_pipeline stages")
     gen.add_argument("--micro-batches", type=int, default=4, help="sapp_pipeline micro-batches")
+    slurm = gen.add_argument_group("Slurm (--launcher slurm; nodes = devices / --local-workers)")
+    slurm.add_argument("--partition", help="Slurm partition (default: the cluster's default)")
+    slurm.add_argument("--account", help="Slurm account")
+    slurm.add_argument("--time", help="time limit: minutes, HH:MM:SS or D-HH:MM:SS")
+    slurm.add_argument("--gres", help="generic resources per node, e.g. gpu:8")
+    slurm.add_argument("--cpus-per-task", type=int, default=1, help="CPUs per worker")
     gen.set_defaults(func=_generate)

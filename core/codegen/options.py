@@ -22,6 +22,7 @@ LAUNCHERS: dict[str, str] = {
     "msrun": "msrun",
     "mpirun": "mpirun",
     "rank_table": "rank table (Ascend)",
+    "slurm": "Slurm (sbatch + srun, MindSpore dynamic cluster)",
 }
 DATASETS: dict[str, str] = {
     "synthetic": "built-in synthetic data (runs anywhere)",
@@ -30,6 +31,11 @@ DATASETS: dict[str, str] = {
 
 _HOST = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*\.?$")
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# Slurm names (partition, account) and the --time / --gres forms sbatch accepts; nothing a shell reads.
+_SLURM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
+_SLURM_TIME = re.compile(r"^(?:\d{1,7}|\d{1,7}:\d{2}|\d{1,4}:\d{2}:\d{2}|\d{1,4}-\d{1,2}(?::\d{2}(?::\d{2})?)?)$")
+_GRES_ONE = r"[A-Za-z0-9_]{1,32}(?::[A-Za-z0-9_.-]{1,32}){0,2}"
+_SLURM_GRES = re.compile(rf"^{_GRES_ONE}(?:,{_GRES_ONE}){{0,7}}$")
 MAX_PATH = 1024
 
 
@@ -63,6 +69,12 @@ class RunOptions:
     recompute: bool = True  # sapp_pipeline
     hsdp: bool = True  # sapp_pipeline: optimizer parallel
     cluster_time_out: int = 600
+    # Slurm (launcher "slurm"): nodes = device_num / local_worker_num, one task per worker
+    slurm_partition: str = ""  # empty: the cluster's default partition
+    slurm_account: str = ""
+    slurm_time: str = ""  # sbatch --time: minutes, HH:MM:SS or D-HH:MM:SS; empty: the partition's limit
+    slurm_cpus_per_task: int = 1
+    slurm_gres: str = ""  # per node, e.g. gpu:8 or npu:8
 
     @property
     def workers_per_node(self) -> int:
@@ -177,6 +189,29 @@ def validate_options(options: RunOptions) -> None:
             raise CodegenError(f"use at least as many micro-batches ({micro}) as pipeline stages ({stages})")
         if batch % micro:
             raise CodegenError(f"batch size {batch} must be divisible by the {micro} micro-batches")
+    check_slurm(options)
     for flag in ("recompute", "hsdp"):
         if not isinstance(getattr(options, flag), bool):
             raise CodegenError(f"{flag} must be true or false")
+
+
+def check_slurm_name(value: object, name: str) -> str:
+    """A partition or account: Slurm's own name characters only (empty = the cluster's default)."""
+    if not isinstance(value, str) or (value and not _SLURM_NAME.fullmatch(value)):
+        raise CodegenError(f"Slurm {name} {value!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-'")
+    return value
+
+
+def check_slurm(options: RunOptions) -> None:
+    """The Slurm fields: names, a time limit sbatch understands, a plain gres list, a sane cpu count."""
+    check_slurm_name(options.slurm_partition, "partition")
+    check_slurm_name(options.slurm_account, "account")
+    time_limit = options.slurm_time
+    if not isinstance(time_limit, str) or (time_limit and not _SLURM_TIME.fullmatch(time_limit)):
+        raise CodegenError(
+            f"Slurm time limit {options.slurm_time!r} is not allowed: use minutes, MM:SS, HH:MM:SS or D-HH:MM:SS"
+        )
+    gres = options.slurm_gres
+    if not isinstance(gres, str) or (gres and not _SLURM_GRES.fullmatch(gres)):
+        raise CodegenError(f"Slurm gres {options.slurm_gres!r} is not allowed: use e.g. gpu:8 or npu:8")
+    _int(options.slurm_cpus_per_task, "CPUs per task", 1, 1024)

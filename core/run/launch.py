@@ -1,8 +1,10 @@
-"""Start and stop generated jobs as runs of the registry (msrun, mpirun, rank table).
+"""Start and stop jobs as runs of the registry (msrun, mpirun, rank table, Slurm).
 
-A detached supervisor process (`python -m core.run.launch _supervise RUN_DIR`) starts `bash run.sh`
-in its own process group, waits for it and records the exit code, so the registry stays right after
-the dashboard restarts.
+A detached supervisor process (`python -m core.run.launch _supervise RUN_DIR`) execs the argv list
+stored in run.json (`bash run.sh` for a generated job, the msrun/mpirun argv for an own script; one
+process per node started here) in its own process group, waits for it and records the exit code,
+so the registry stays right after the dashboard restarts. For a queued launcher (Slurm) the
+supervisor submits the batch file and polls the scheduler instead.
 
 Stopping: the launcher's stop signal (SIGINT for msrun: it stops its workers and scheduler), then
 SIGKILL to the whole process group after a grace period, then every process of the run that is
@@ -25,16 +27,21 @@ from pathlib import Path
 import psutil
 
 from core.codegen import JOB_FILE, CodegenError, RunOptions, read_job
+from core.codegen.launchers import extra_files
 from core.codegen.launchers import log_dir as job_log_dir
-from core.run.launchers import Launcher, launcher_for
+from core.codegen.sbatch import SBATCH_FILE
+from core.run.launchers import BatchLauncher, Launcher, launcher_for
+from core.run.preflight import check_partition
 from core.run.processes import ENV_RUN_ID, alive, create_time, port_in_use, processes_of, send_signal
 from core.run.registry import (
     LAUNCHER_LOG,
     STOP_FILE,
     LaunchError,
+    RunKind,
     RunRecord,
     RunStatus,
     get_run,
+    launcher_alive,
     list_runs,
     new_run_id,
     read_record,
@@ -43,7 +50,8 @@ from core.run.registry import (
 )
 from core.workspace import REPO_ROOT, WorkspaceError, check_name, child
 
-_JOB_FILES = ("train.py", "run.sh", "README.md", JOB_FILE)
+_JOB_FILES = ("train.py", "run.sh", "README.md", JOB_FILE, SBATCH_FILE)
+POLL = 1.0  # seconds between two questions to a batch scheduler
 
 
 def run_processes(record: RunRecord, include_supervisor: bool = False) -> list[psutil.Process]:
@@ -63,7 +71,7 @@ def launcher_env(run_id: str, extra: dict[str, str] | None = None) -> dict[str, 
     return env
 
 
-def _check_port(port: int | None, workspace: Path) -> None:
+def check_scheduler_port(port: int | None, workspace: Path) -> None:
     if port is None:
         return
     busy = [r for r in list_runs(workspace) if r.is_running and r.master_port == port]
@@ -78,14 +86,61 @@ def _check_port(port: int | None, workspace: Path) -> None:
         )
 
 
+def check_queue(launcher: Launcher, options: RunOptions) -> None:
+    """A queued launcher's preflight that must pass (the partition exists and has the nodes)."""
+    if launcher.queued:
+        check = check_partition(options)
+        if not check.ok:
+            raise LaunchError(check.message)
+
+
+def new_run_dir(workspace: Path, name: str | None, default_stem: str) -> tuple[str, Path]:
+    """A fresh run folder name under runs/ (a user name is checked so it cannot escape)."""
+    root = runs_root(workspace)
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        run_id = check_name(name, "run name") if name else new_run_id(default_stem, root)
+        run_dir = child(root, run_id, "run name")
+    except WorkspaceError as exc:
+        raise LaunchError(str(exc)) from None
+    if run_dir.exists():
+        raise LaunchError(f"a run called {run_id!r} already exists: pick another name")
+    return run_id, run_dir
+
+
+def node_plan(options: RunOptions, node_exec: dict[int, list[str]] | None) -> list[dict[str, object]]:
+    """Which nodes of a multi-node msrun job start here: node 0, plus every node given a command prefix.
+
+    A prefix is an argv list put before `bash run.sh K` (e.g. `ip netns exec ns2`, or `ssh host`):
+    it is never parsed by a shell here.
+    """
+    if not node_exec:
+        return []
+    if options.launcher != "msrun" or not options.multi_node:
+        raise LaunchError("per-node commands need a multi-node msrun job (generate it with --local-workers)")
+    plan: list[dict[str, object]] = []
+    for node in sorted({0, *node_exec}):
+        if not 0 <= node < options.node_num:
+            raise LaunchError(f"node {node} does not exist: the job has nodes 0..{options.node_num - 1}")
+        prefix = list(node_exec.get(node, []))
+        if not all(isinstance(a, str) and a and "\0" not in a for a in prefix):
+            raise LaunchError(f"the command for node {node} must be a list of non-empty words")
+        plan.append({"node": node, "argv": [*prefix, "bash", "run.sh", str(node)]})
+    return plan
+
+
 def launch(
     job_dir: str | Path,
     workspace: Path,
     name: str | None = None,
     env: dict[str, str] | None = None,
     wait_started: float = 10.0,
+    node_exec: dict[int, list[str]] | None = None,
 ) -> RunRecord:
-    """Copy the job into runs/<id>/ and start it under a detached supervisor. Returns the record."""
+    """Copy the job into runs/<id>/ and start it under a detached supervisor. Returns the record.
+
+    `node_exec` starts more nodes of a multi-node msrun job on this machine: {node: argv prefix}.
+    """
     job_dir = Path(job_dir).resolve()
     if not (job_dir / "run.sh").is_file():
         raise LaunchError(f"{job_dir} has no run.sh: generate the job first")
@@ -94,20 +149,17 @@ def launch(
     except CodegenError as exc:
         raise LaunchError(str(exc)) from None
     launcher = launcher_for(options)
-    root = runs_root(workspace)
-    root.mkdir(parents=True, exist_ok=True)
-    try:
-        run_id = check_name(name, "run name") if name else new_run_id(options.scenario, root)
-        run_dir = child(root, run_id, "run name")
-    except WorkspaceError as exc:
-        raise LaunchError(str(exc)) from None
-    if run_dir.exists():
-        raise LaunchError(f"a run called {run_id!r} already exists: pick another name")
-    _check_port(launcher.scheduler_port(options), workspace)
+    nodes = node_plan(options, node_exec)
+    run_id, run_dir = new_run_dir(workspace, name, options.scenario)
+    check_scheduler_port(launcher.scheduler_port(options), workspace)
+    check_queue(launcher, options)
     run_dir.mkdir(parents=True)
     for name_ in _JOB_FILES:
         if (job_dir / name_).is_file():
             shutil.copy2(job_dir / name_, run_dir / name_)
+    for name_, text in extra_files(options, design).items():
+        if not (run_dir / name_).is_file():  # a job generated before the launcher wrote it
+            (run_dir / name_).write_text(text, encoding="utf-8")
     record = RunRecord(
         run_id=run_id,
         run_dir=run_dir,
@@ -124,10 +176,18 @@ def launch(
         job_dir=str(job_dir),
         options=options.to_dict(),
         message="starting",
+        kind=RunKind.GENERATED,
+        argv=["bash", "run.sh"],
+        nodes=nodes,
     )
+    return start_run(record, env, wait_started)
+
+
+def start_run(record: RunRecord, env: dict[str, str] | None, wait_started: float = 10.0) -> RunRecord:
+    """Write run.json and the extra environment, then hand the run to a detached supervisor."""
     write_record(record)
-    (run_dir / "env.json").write_text(json.dumps(env or {}), encoding="utf-8")
-    return _start_supervisor(run_dir, wait_started)
+    (record.run_dir / "env.json").write_text(json.dumps(env or {}), encoding="utf-8")
+    return _start_supervisor(record.run_dir, wait_started)
 
 
 def _start_supervisor(run_dir: Path, wait_started: float) -> RunRecord:
@@ -146,13 +206,13 @@ def _start_supervisor(run_dir: Path, wait_started: float) -> RunRecord:
     deadline = time.time() + wait_started
     while time.time() < deadline:
         record = read_record(run_dir)
-        if record.pid or record.status != RunStatus.RUNNING:
+        if record.pid or record.slurm_job_id or record.status != RunStatus.RUNNING:
             return record
         if supervisor.poll() is not None:
             break
         time.sleep(0.05)
     record = read_record(run_dir)
-    if not record.pid and record.status == RunStatus.RUNNING:
+    if not record.pid and not record.slurm_job_id and record.status == RunStatus.RUNNING:
         record.status, record.ended_at = RunStatus.FAILED, time.time()
         record.message = "the supervisor did not start the job (see supervisor.log)"
         write_record(record)
@@ -160,55 +220,139 @@ def _start_supervisor(run_dir: Path, wait_started: float) -> RunRecord:
 
 
 def supervise(run_dir: Path) -> int:
-    """Start `bash run.sh` in its own process group, wait, record exit code and status."""
+    """Run the job to its end and record how it ended (a local child, or a batch scheduler's job)."""
     record = read_record(run_dir)
     extra = json.loads((run_dir / "env.json").read_text(encoding="utf-8") or "{}")
     record.supervisor_pid = os.getpid()
     record.supervisor_create_time = create_time(os.getpid())
-    with open(run_dir / LAUNCHER_LOG, "ab") as out:
+    env = launcher_env(record.run_id, extra)
+    launcher = launcher_for_record(record)
+    if launcher.queued:
+        return _supervise_batch(record, launcher, env)  # type: ignore[arg-type]
+    return _supervise_local(record, env)
+
+
+def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
+    run_dir = record.run_dir
+    plan = record.nodes or [{"node": 0, "argv": record.argv or ["bash", "run.sh"]}]
+    cwd = record.workdir or str(run_dir)
+    procs: list[subprocess.Popen[bytes]] = []
+    for entry in plan:
+        log_name = LAUNCHER_LOG if len(plan) == 1 else f"launcher_node{entry['node']}.log"
         try:
-            proc = subprocess.Popen(
-                ["bash", "run.sh"],
-                cwd=str(run_dir),
-                env=launcher_env(record.run_id, extra),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            with open(run_dir / log_name, "ab") as out:
+                proc = subprocess.Popen(
+                    [str(a) for a in entry["argv"]],
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
         except OSError as exc:
+            for started in procs:
+                with contextlib.suppress(OSError):
+                    os.killpg(started.pid, signal.SIGKILL)
             record.status, record.ended_at, record.exit_code = RunStatus.FAILED, time.time(), None
-            record.message = f"could not start run.sh: {exc}"
+            record.message = f"could not start {' '.join(map(str, entry['argv']))}: {exc}"
             write_record(record)
             return 1
-        record.pid, record.pgid = proc.pid, proc.pid
-        record.pid_create_time = create_time(proc.pid)
-        record.message = ""
-        write_record(record)
-        code = proc.wait()
+        procs.append(proc)
+        entry.update(pid=proc.pid, pgid=proc.pid, create_time=create_time(proc.pid))
+    record.pid, record.pgid = procs[0].pid, procs[0].pid
+    record.pid_create_time = create_time(procs[0].pid)
+    record.nodes = plan if record.nodes else []
+    record.message = ""
+    write_record(record)
+    codes = [proc.wait() for proc in procs]
+    if not record.options.get("join", True):
+        _wait_detached(record)
     time.sleep(0.2)  # let the launcher's stragglers (msrun's tail, a scheduler after a crash) go first
+    _finish_local(run_dir, plan, codes)
+    return 0
+
+
+def _wait_detached(record: RunRecord) -> None:
+    """msrun --join=False returns at once: the run lasts while its tagged processes do."""
+    latest = read_record(record.run_dir)
+    latest.message = "msrun returned (join=False); waiting for the workers it left running"
+    write_record(latest)
+    while run_processes(latest) and not (record.run_dir / STOP_FILE).exists():
+        time.sleep(1.0)
+
+
+def _finish_local(run_dir: Path, plan: list[dict[str, object]], codes: list[int]) -> None:
     latest = read_record(run_dir)
     latest.ended_at = time.time()
-    latest.exit_code = code
+    bad = [code for code in codes if code != 0]
+    latest.exit_code = bad[0] if bad else 0
+    for entry, code in zip(latest.nodes, codes, strict=False):
+        entry["exit_code"] = code
+    per_node = ", ".join(f"node {e['node']} {_ended(c)}" for e, c in zip(plan, codes, strict=True))
     if (run_dir / STOP_FILE).exists():
         latest.status, latest.message = RunStatus.STOPPED, "stopped by the user"
-    elif code == 0:
+    elif not bad:
         latest.status = RunStatus.SUCCEEDED
+        latest.message = per_node if len(plan) > 1 else ""
     else:
         latest.status = RunStatus.FAILED
-        latest.message = f"the launcher exited with code {code}" if code > 0 else f"killed by signal {-code}"
+        latest.message = per_node if len(plan) > 1 else f"the launcher {_ended(bad[0])}"
+    if not latest.options.get("join", True) and latest.status == RunStatus.SUCCEEDED:
+        latest.message = "msrun --join=False: the workers' exit codes are unknown; read their logs"
     write_record(latest)
-    return 0
+
+
+def _ended(code: int) -> str:
+    return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
+
+
+def _supervise_batch(record: RunRecord, launcher: BatchLauncher, env: dict[str, str]) -> int:
+    """Submit the batch file, then follow the scheduler's state (queued, running, the end) into run.json."""
+    run_dir = record.run_dir
+    try:
+        job_id = launcher.submit(run_dir, env)
+    except LaunchError as exc:
+        record.status, record.ended_at, record.message = RunStatus.FAILED, time.time(), str(exc)
+        write_record(record)
+        return 1
+    record.slurm_job_id, record.status = job_id, RunStatus.QUEUED
+    record.message = f"submitted as Slurm job {job_id}"
+    write_record(record)
+    if (run_dir / STOP_FILE).exists():  # stopped while sbatch ran
+        with contextlib.suppress(LaunchError):
+            launcher.cancel(job_id)
+    while True:
+        try:
+            status_, message, code = launcher.outcome(job_id, run_dir, (run_dir / STOP_FILE).exists())
+        except LaunchError as exc:
+            status_, message, code = RunStatus.RUNNING, f"cannot ask Slurm (will retry): {exc}", None
+        latest = read_record(run_dir)
+        if status_ not in (RunStatus.QUEUED, RunStatus.RUNNING):
+            latest.status, latest.message, latest.exit_code = status_, message, code
+            latest.ended_at = time.time()
+            write_record(latest)
+            return 0
+        if (latest.status, latest.message) != (status_, message) and latest.is_running:
+            latest.status, latest.message = status_, message
+            write_record(latest)
+        time.sleep(POLL)
 
 
 def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
     """The launcher's stop signal, SIGKILL to the group after `grace` s, then verify nothing is left."""
     record = get_run(run_id, workspace)
+    if record.watch_only:
+        raise LaunchError(f"run {run_id} is a watched folder: ShardScope did not start it and cannot stop it")
     (record.run_dir / STOP_FILE).write_text(str(time.time()), encoding="utf-8")
-    if alive(record.pid, record.pid_create_time):
-        stop_signal = launcher_for_record(record).stop_signal
-        with contextlib.suppress(psutil.Error):
-            psutil.Process(record.pid).send_signal(stop_signal)
+    launcher = launcher_for_record(record)
+    if launcher.queued:
+        record = _stop_batch(record, launcher, grace)  # type: ignore[arg-type]
+    elif launcher_alive(record):
+        for pid, created in _launcher_pids(record):
+            with contextlib.suppress(psutil.Error):
+                if alive(pid, created):
+                    psutil.Process(pid).send_signal(launcher.stop_signal)
         deadline = time.time() + grace
         while time.time() < deadline and run_processes(record):
             time.sleep(0.2)
@@ -218,10 +362,37 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
     while time.time() < deadline and alive(record.supervisor_pid, record.supervisor_create_time):
         time.sleep(0.1)
     final = read_record(record.run_dir)
-    if final.status == RunStatus.RUNNING:
+    if final.is_running:
         final.status, final.ended_at, final.message = RunStatus.STOPPED, time.time(), "stopped by the user"
         write_record(final)
     return final
+
+
+def _launcher_pids(record: RunRecord) -> list[tuple[int | None, float | None]]:
+    pids = [(record.pid, record.pid_create_time)]
+    pids += [(n.get("pid"), n.get("create_time")) for n in record.nodes if n.get("pid") != record.pid]
+    return pids
+
+
+def _stop_batch(record: RunRecord, launcher: BatchLauncher, grace: float) -> RunRecord:
+    """scancel, then wait until the scheduler runs no step of the job (grace + the kill wait)."""
+    deadline = time.time() + 15
+    while not record.slurm_job_id and time.time() < deadline and alive(
+        record.supervisor_pid, record.supervisor_create_time
+    ):
+        time.sleep(0.2)  # the supervisor is still submitting
+        record = read_record(record.run_dir)
+    if not record.slurm_job_id:
+        return record
+    launcher.cancel(record.slurm_job_id)
+    deadline = time.time() + grace + 60
+    left = launcher.leftovers(record.slurm_job_id)
+    while left and time.time() < deadline:
+        time.sleep(0.5)
+        left = launcher.leftovers(record.slurm_job_id)
+    if left:
+        raise LaunchError(f"Slurm still runs {', '.join(left)} of job {record.slurm_job_id} after scancel")
+    return record
 
 
 def launcher_for_record(record: RunRecord) -> Launcher:
@@ -233,11 +404,14 @@ def launcher_for_record(record: RunRecord) -> Launcher:
 
 
 def _kill_leftovers(record: RunRecord) -> None:
+    groups = [(record.pgid, record.pid, record.pid_create_time)]
+    groups += [(n.get("pgid"), n.get("pid"), n.get("create_time")) for n in record.nodes]
     for _attempt in range(5):
         left = run_processes(record)
-        if record.pgid and alive(record.pid, record.pid_create_time):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(record.pgid, signal.SIGKILL)
+        for pgid, pid, created in groups:
+            if pgid and alive(pid, created):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pgid, signal.SIGKILL)
         if not left:
             break
         send_signal(left, signal.SIGKILL)

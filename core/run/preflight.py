@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from core.codegen import RunOptions
+from core.run import slurm
 from core.run.launchers import launcher_for
 from core.run.processes import port_in_use
+from core.run.states import LaunchError
 
 
 class Check(NamedTuple):
@@ -92,6 +94,27 @@ def check_dataset(options: RunOptions, job_dir: Path | None = None) -> Check:
     return Check("Dataset", False, f"DATA_PATH {path} does not exist: download MNIST there or use synthetic data")
 
 
+def check_partition(options: RunOptions) -> Check:
+    """Slurm: the partition exists (sinfo) and has at least as many usable nodes as the job asks for."""
+    wanted = options.slurm_partition
+    label = f"partition {wanted!r}" if wanted else "the default partition"
+    try:
+        found = slurm.partition(wanted)
+    except LaunchError as exc:
+        return Check("Slurm", False, str(exc))
+    if found is None:
+        return Check("Slurm", False, f"Slurm has no {label} (sinfo lists none): pick one that `sinfo -s` shows")
+    if found.nodes < options.node_num:
+        return Check(
+            "Slurm",
+            False,
+            f"partition {found.name!r} has {found.nodes} usable node(s) of {found.total}; the job needs "
+            f"{options.node_num} ({options.device_num} workers, {options.workers_per_node} per node)",
+        )
+    ready = f"partition {found.name!r}: {found.nodes} usable node(s), the job needs {options.node_num}"
+    return Check("Slurm", True, ready)
+
+
 def run_preflight(
     options: RunOptions, job_dir: Path | None = None, python: str = sys.executable, import_check: bool = True
 ) -> list[Check]:
@@ -100,6 +123,8 @@ def run_preflight(
     if import_check:
         checks.append(check_mindspore(python))
     checks += [check_launcher(options), check_devices(options), check_port(options), check_dataset(options, job_dir)]
+    if launcher_for(options).queued and checks[-4].ok:
+        checks.append(check_partition(options))
     return checks
 
 

@@ -11,33 +11,29 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from core.run import slurm
 from core.run.processes import ENV_RUN_ID, alive
+from core.run.states import ACTIVE, LaunchError, RunStatus
 from core.workspace import WorkspaceError, child
 
 RUN_FILE = "run.json"
 STOP_FILE = "stop_requested"
 LAUNCHER_LOG = "launcher.log"
+SLURM_EXIT_FILE = "slurm_exit_code"  # written by job.sbatch (core.codegen.sbatch.EXIT_FILE)
 __all__ = ["ENV_RUN_ID", "LAUNCHER_LOG", "RUN_FILE", "STOP_FILE", "LaunchError", "RunRecord", "RunStatus"]
-
-
-class RunStatus(StrEnum):
-    """A run's state as stored in run.json (plain strings on disk)."""
-
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    STOPPED = "stopped"
-
 
 STATUSES = tuple(RunStatus)
 
 
-class LaunchError(RuntimeError):
-    """A launch or stop that cannot be done, with a message for the user."""
+class RunKind:
+    """Where a run came from: a generated job folder, the user's own script, or a watched folder."""
+
+    GENERATED = "generated"
+    OWN = "own"
+    EXTERNAL = "external"  # watch only: ShardScope did not start it and cannot stop it
 
 
 @dataclass
@@ -66,10 +62,20 @@ class RunRecord:
     job_dir: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     message: str = ""
+    kind: str = RunKind.GENERATED
+    argv: list[str] = field(default_factory=list)  # what the supervisor execs (no shell); [] = bash run.sh
+    workdir: str = ""  # the argv's working folder; "" = the run folder
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # one entry per node started here
+    slurm_job_id: str = ""
 
     @property
     def is_running(self) -> bool:
-        return self.status == RunStatus.RUNNING
+        """Still active: running, or queued at a scheduler."""
+        return self.status in ACTIVE
+
+    @property
+    def watch_only(self) -> bool:
+        return self.kind == RunKind.EXTERNAL
 
     @property
     def duration(self) -> float | None:
@@ -80,7 +86,9 @@ class RunRecord:
     def to_json(self) -> dict[str, Any]:
         data = {k: v for k, v in self.__dict__.items() if k not in {"run_dir", "log_dir"}}
         data["status"] = str(self.status)
-        data["log_dir"] = os.path.relpath(self.log_dir, self.run_dir)
+        data["log_dir"] = (
+            str(self.log_dir) if self.kind == RunKind.EXTERNAL else os.path.relpath(self.log_dir, self.run_dir)
+        )
         return data
 
     @classmethod
@@ -89,8 +97,9 @@ class RunRecord:
         values = {k: v for k, v in data.items() if k in known}
         log_rel = str(data.get("log_dir") or ".")
         log_path = (run_dir / log_rel).resolve()
-        if run_dir.resolve() not in (log_path, *log_path.parents):
-            log_path = run_dir.resolve()
+        outside = run_dir.resolve() not in (log_path, *log_path.parents)
+        if outside and values.get("kind") != RunKind.EXTERNAL:
+            log_path = run_dir.resolve()  # only a watched folder may point outside its run folder
         return cls(run_dir=run_dir, log_dir=log_path, **values)
 
 
@@ -129,17 +138,29 @@ def get_run(run_id: str, workspace: Path) -> RunRecord:
     return refresh(read_record(run_dir))
 
 
+def launcher_alive(record: RunRecord) -> bool:
+    """The launcher process (or, multi-node, any node's launcher) started here still runs."""
+    if alive(record.pid, record.pid_create_time):
+        return True
+    return any(alive(node.get("pid"), node.get("create_time")) for node in record.nodes)
+
+
 def refresh(record: RunRecord) -> RunRecord:
-    """Re-attach: a 'running' record whose supervisor and launcher are both gone gets a final status."""
-    if record.status != RunStatus.RUNNING:
+    """Re-attach: a 'running' record whose supervisor and launcher are both gone gets a final status.
+
+    A Slurm run outlives its supervisor on purpose: Slurm is asked for its state instead.
+    """
+    if not record.is_running or record.watch_only:
         return record
     if alive(record.supervisor_pid, record.supervisor_create_time):
         return record
-    if alive(record.pid, record.pid_create_time):
+    if record.slurm_job_id:
+        return refresh_slurm(record)
+    if launcher_alive(record):
         return record  # supervisor lost (killed); the job still runs and can be stopped
     time.sleep(0.05)  # the supervisor may have just written its final status
     latest = read_record(record.run_dir)
-    if latest.status != RunStatus.RUNNING:
+    if not latest.is_running:
         return latest
     latest.ended_at = latest.ended_at or time.time()
     if (latest.run_dir / STOP_FILE).exists():
@@ -149,6 +170,29 @@ def refresh(record: RunRecord) -> RunRecord:
         latest.message = latest.message or "the launcher ended while nobody was watching: exit code unknown"
     write_record(latest)
     return latest
+
+
+def slurm_outcome(record: RunRecord) -> tuple[str, str, int | None]:
+    """(status, message, exit code) of a Slurm run, from Slurm and the batch script's exit file."""
+    job = slurm.job_state(record.slurm_job_id)
+    exit_code = slurm.read_exit_file(record.run_dir / SLURM_EXIT_FILE)
+    return slurm.outcome(job, exit_code, (record.run_dir / STOP_FILE).exists())
+
+
+def refresh_slurm(record: RunRecord) -> RunRecord:
+    """Ask Slurm (no supervisor watches the job any more) and store what it says."""
+    try:
+        status_, message, code = slurm_outcome(record)
+    except LaunchError as exc:
+        record.message = f"cannot ask Slurm about job {record.slurm_job_id}: {exc}"
+        return record
+    if (status_, message) == (record.status, record.message):
+        return record
+    record.status, record.message = status_, message
+    if status_ not in ACTIVE:
+        record.exit_code, record.ended_at = code, record.ended_at or time.time()
+    write_record(record)
+    return record
 
 
 def status(run_id: str, workspace: Path) -> str:

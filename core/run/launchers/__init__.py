@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from core.codegen import CodegenError, RunOptions
-from core.run.launchers import mpirun, msrun, ranktable
-from core.run.launchers.base import Launcher
+from core.run.launchers import mpirun, msrun, ranktable, slurm
+from core.run.launchers.base import BatchLauncher, Launcher
 
 LAUNCHERS: dict[str, Launcher] = {
-    module.LAUNCHER.name: module.LAUNCHER for module in (msrun, mpirun, ranktable)
+    module.LAUNCHER.name: module.LAUNCHER for module in (msrun, mpirun, ranktable, slurm)
 }
 
 
@@ -18,4 +18,4 @@ def launcher_for(options: RunOptions) -> Launcher:
         raise CodegenError(f"unknown launcher {options.launcher!r}: use one of {', '.join(LAUNCHERS)}") from None
 
 
-__all__ = ["LAUNCHERS", "Launcher", "launcher_for"]
+__all__ = ["LAUNCHERS", "BatchLauncher", "Launcher", "launcher_for"]

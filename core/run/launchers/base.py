@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from core.codegen import RunOptions
@@ -20,6 +21,7 @@ class Launcher(Protocol):
     tool: str  # the executable preflight looks for on PATH
     install_hint: str  # appended to "not on PATH"
     stop_signal: int  # sent first on stop; the whole process group is killed after a grace period
+    queued: bool  # True: a batch scheduler runs the job (submit/status/cancel below), not a local child
 
     def command(self, options: RunOptions) -> list[str]:
         """The argv run.sh runs on node 0 (recorded in run.json and shown to the user)."""
@@ -27,6 +29,28 @@ class Launcher(Protocol):
 
     def scheduler_port(self, options: RunOptions) -> int | None:
         """The port this launcher's scheduler listens on (must be free and unique), or None."""
+        ...
+
+
+class BatchLauncher(Launcher, Protocol):
+    """A launcher whose jobs a batch scheduler runs (Slurm): the supervisor submits and polls."""
+
+    batch_file: str  # the script submitted from the run folder
+
+    def submit(self, run_dir: Path, env: dict[str, str]) -> str:
+        """Submit the run folder's batch file; returns the scheduler's job id."""
+        ...
+
+    def outcome(self, job_id: str, run_dir: Path, stop_requested: bool) -> tuple[str, str, int | None]:
+        """(run status, message, exit code) as the scheduler and the batch script report it."""
+        ...
+
+    def cancel(self, job_id: str) -> None:
+        """Ask the scheduler to stop the job (every node)."""
+        ...
+
+    def leftovers(self, job_id: str) -> list[str]:
+        """What the scheduler still runs of the job (steps); empty when nothing is left."""
         ...
 
 
@@ -38,6 +62,7 @@ class ScriptLauncher:
     tool: str = "bash"
     install_hint: str = ""
     stop_signal: int = signal.SIGINT
+    queued: bool = False
 
     def command(self, options: RunOptions) -> list[str]:
         return ["bash", "run.sh"]

@@ -15,6 +15,7 @@ class Mpirun:
     tool: str = "mpirun"
     install_hint: str = " (install OpenMPI: apt-get install openmpi-bin)"
     stop_signal: int = signal.SIGINT
+    queued: bool = False
 
     def command(self, options: RunOptions) -> list[str]:
         return mpirun_argv(options)

@@ -19,6 +19,7 @@ class Msrun:
     tool: str = "msrun"
     install_hint: str = " (it comes with `pip install mindspore`)"
     stop_signal: int = signal.SIGINT
+    queued: bool = False
 
     def command(self, options: RunOptions) -> list[str]:
         return msrun_argv(options, "0" if options.multi_node else None)

@@ -1,0 +1,280 @@
+"""Your own job as a run: an existing script (or MindFormers' run_mindformer.py) under msrun, mpirun
+or Slurm, and "watch an existing log folder" (an external, watch-only run).
+
+Every user string reaches processes as an argv item stored in run.json and exec'd by the
+supervisor (no shell); the Slurm batch script renders them with `shlex.quote`. Environment names
+are identifiers; the variables the launcher itself sets cannot be overridden.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.codegen import CodegenError, RunOptions
+from core.codegen.options import validate_options
+from core.codegen.sbatch import SBATCH_FILE, BatchSpec, check_env_key, job_name, sbatch_script
+from core.run.launch import check_queue, check_scheduler_port, new_run_dir, start_run
+from core.run.launchers import launcher_for
+from core.run.mindformers import parallel_devices, read_parallel_config
+from core.run.processes import ENV_RUN_ID
+from core.run.registry import LaunchError, RunKind, RunRecord, RunStatus, write_record
+
+OWN_LAUNCHERS = ("msrun", "mpirun", "slurm")
+LOG_DIR = "log_output"
+RESERVED_ENV = frozenset(
+    {ENV_RUN_ID, "MS_ROLE", "MS_NODE_ID", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_TOPO_TIMEOUT",
+     "RANK_ID", "RANK_SIZE", "PYTHONUNBUFFERED"}
+)
+_RUN_MODES = ("train", "finetune", "eval", "predict")
+MAX_ARGS, MAX_ARG = 256, 4096
+
+
+@dataclass(frozen=True)
+class OwnJob:
+    """An existing training script and how to start it; paths become absolute in `check_own`."""
+
+    script: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    devices: int = 1
+    local_workers: int | None = None
+    launcher: str = "msrun"
+    master_addr: str = "127.0.0.1"
+    master_port: int = 8118
+    join: bool = True
+    cluster_time_out: int = 600
+    workdir: str = ""  # "" = the script's folder
+    device_target: str = "CPU"  # what preflight checks; the script itself picks its device
+    mindformers_config: str = ""  # MindFormers mode: run_mindformer.py --config YAML --run_mode MODE
+    run_mode: str = "train"
+    slurm_partition: str = ""
+    slurm_account: str = ""
+    slurm_time: str = ""
+    slurm_gres: str = ""
+    slurm_cpus_per_task: int = 1
+
+    def to_options(self) -> RunOptions:
+        """The RunOptions a generated job with this launcher shape would have (shared checks, preflight)."""
+        return RunOptions(
+            device_target=self.device_target,
+            launcher=self.launcher,
+            device_num=self.devices,
+            local_worker_num=self.local_workers,
+            master_addr=self.master_addr,
+            master_port=self.master_port,
+            log_dir=LOG_DIR,
+            cluster_time_out=self.cluster_time_out,
+            slurm_partition=self.slurm_partition,
+            slurm_account=self.slurm_account,
+            slurm_time=self.slurm_time,
+            slurm_gres=self.slurm_gres,
+            slurm_cpus_per_task=self.slurm_cpus_per_task,
+        )
+
+
+def _text(value: object, what: str, limit: int = MAX_ARG) -> str:
+    if not isinstance(value, str):
+        raise LaunchError(f"{what} must be text, got {type(value).__name__}")
+    if "\0" in value:
+        raise LaunchError(f"{what} contains a NUL character")
+    if len(value) > limit:
+        raise LaunchError(f"{what} is longer than {limit} characters")
+    return value
+
+
+def _path(value: object, what: str) -> Path:
+    text = _text(value, what, 1024)
+    if not text.strip() or not text.isprintable():
+        raise LaunchError(f"{what} {text!r} must be a printable path")
+    return Path(text).expanduser().resolve()
+
+
+def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:
+    """`K=V` strings (the CLI's --env) -> pairs; the value is kept verbatim, '=' included."""
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise LaunchError(f"--env {item!r} is not KEY=VALUE")
+        pairs.append((key, value))
+    return tuple(pairs)
+
+
+def check_env(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    for key, value in env:
+        try:
+            check_env_key(key)
+        except CodegenError as exc:
+            raise LaunchError(str(exc)) from None
+        if key in RESERVED_ENV:
+            raise LaunchError(f"{key} is set by the launcher for every rank: it cannot be overridden")
+        _text(value, f"the value of {key}")
+    return env
+
+
+def check_own(job: OwnJob) -> OwnJob:
+    """The job with absolute paths, or LaunchError saying what to change."""
+    if job.launcher not in OWN_LAUNCHERS:
+        choices = ", ".join(OWN_LAUNCHERS)
+        raise LaunchError(f"launcher {job.launcher!r} cannot start an own script: use one of {choices}")
+    script = _path(job.script, "script")
+    if not script.is_file():
+        raise LaunchError(f"script {script} does not exist")
+    if script.suffix != ".py":
+        raise LaunchError(f"script {script.name} is not a Python file: msrun and the workers run `python SCRIPT`")
+    workdir = _path(job.workdir, "working folder") if job.workdir else script.parent
+    if not workdir.is_dir():
+        raise LaunchError(f"working folder {workdir} does not exist")
+    if not isinstance(job.args, tuple | list) or len(job.args) > MAX_ARGS:
+        raise LaunchError(f"script arguments must be a list of at most {MAX_ARGS} items")
+    args = tuple(_text(a, f"argument {i + 1}") for i, a in enumerate(job.args))
+    env = check_env(tuple(job.env))
+    if not isinstance(job.join, bool):
+        raise LaunchError("join must be true or false")
+    config = ""
+    if job.mindformers_config:
+        config = str(_path(job.mindformers_config, "MindFormers config"))
+        if job.run_mode not in _RUN_MODES:
+            raise LaunchError(f"run mode {job.run_mode!r}: use one of {', '.join(_RUN_MODES)}")
+    job = dataclasses.replace(job, script=str(script), workdir=str(workdir), args=args, env=env,
+                              mindformers_config=config)
+    try:
+        validate_options(job.to_options())
+    except CodegenError as exc:
+        raise LaunchError(str(exc)) from None
+    if config:
+        check_mindformers(job)
+    return job
+
+
+def check_mindformers(job: OwnJob) -> dict[str, int]:
+    """The YAML's parallel_config, checked against the device count (a clear message if they differ)."""
+    try:
+        parallel = read_parallel_config(Path(job.mindformers_config))
+    except (OSError, ValueError) as exc:
+        raise LaunchError(f"cannot read the MindFormers config {job.mindformers_config}: {exc}") from None
+    needed, formula = parallel_devices(parallel)
+    if needed != job.devices:
+        raise LaunchError(
+            f"the MindFormers config asks for {formula} = {needed} devices but the job has {job.devices}: "
+            "change --devices or the config's parallel_config"
+        )
+    return parallel
+
+
+def script_argv(job: OwnJob) -> list[str]:
+    """What every rank runs after `python`: the script, MindFormers' flags, then the user's arguments."""
+    argv = [job.script]
+    if job.mindformers_config:
+        argv += ["--config", job.mindformers_config, "--run_mode", job.run_mode]
+        if job.devices > 1 and "--use_parallel" not in job.args:
+            argv += ["--use_parallel", "True"]
+    return argv + list(job.args)
+
+
+def launcher_argv(job: OwnJob, log_dir: Path) -> list[str]:
+    """The msrun / mpirun argv list the supervisor execs (no shell)."""
+    if job.launcher == "msrun":
+        workers = job.local_workers or job.devices
+        return [
+            "msrun",
+            f"--worker_num={job.devices}",
+            f"--local_worker_num={workers}",
+            f"--master_addr={job.master_addr}",
+            f"--master_port={job.master_port}",
+            f"--log_dir={log_dir}",
+            f"--join={job.join}",
+            f"--cluster_time_out={job.cluster_time_out}",
+            *script_argv(job),
+        ]
+    if job.launcher == "mpirun":
+        return ["mpirun", "-n", str(job.devices), "--output-filename", str(log_dir), "--merge-stderr-to-stdout",
+                "python", *script_argv(job)]
+    return ["sbatch", "--parsable", SBATCH_FILE]
+
+
+def batch_spec(job: OwnJob, run_dir: Path, run_id: str) -> BatchSpec:
+    """job.sbatch for an own script: the script's folder as working folder, logs in the run folder."""
+    options = job.to_options()
+    return BatchSpec(
+        job_name=job_name(run_id),
+        nodes=options.node_num,
+        tasks_per_node=options.workers_per_node,
+        worker_argv=("python", *script_argv(job)),
+        sched_port=job.master_port,
+        log_dir=str(run_dir / LOG_DIR),
+        workdir=job.workdir,
+        partition=job.slurm_partition,
+        account=job.slurm_account,
+        time=job.slurm_time,
+        gres=job.slurm_gres,
+        cpus_per_task=job.slurm_cpus_per_task,
+        cluster_time_out=job.cluster_time_out,
+        env=job.env,
+        title=f"own script {Path(job.script).name}: {job.devices} workers",
+    )
+
+
+def launch_own(job: OwnJob, workspace: Path, name: str | None = None, wait_started: float = 10.0) -> RunRecord:
+    """Start an own script as a run of the registry (status, Monitor, Stop, restart survival)."""
+    job = check_own(job)
+    options = job.to_options()
+    launcher = launcher_for(options)
+    run_id, run_dir = new_run_dir(workspace, name, "own-" + job_name(Path(job.script).stem)[:40])
+    check_scheduler_port(launcher.scheduler_port(options), workspace)
+    check_queue(launcher, options)
+    run_dir.mkdir(parents=True)
+    log_dir = (run_dir / LOG_DIR).resolve()
+    log_dir.mkdir()
+    if launcher.queued:
+        (run_dir / SBATCH_FILE).write_text(sbatch_script(batch_spec(job, run_dir, run_id)), encoding="utf-8")
+    argv = launcher_argv(job, log_dir)
+    record = RunRecord(
+        run_id=run_id,
+        run_dir=run_dir,
+        log_dir=log_dir,
+        status=RunStatus.RUNNING,
+        scenario="mindformers" if job.mindformers_config else "own",
+        design=Path(job.script).name,
+        command=argv,
+        started_at=time.time(),
+        master_port=job.master_port,
+        launcher=job.launcher,
+        device_target=job.device_target,
+        device_num=job.devices,
+        job_dir=job.workdir,
+        options={**options.to_dict(), "join": job.join, "script": job.script, "args": list(job.args)},
+        message="starting",
+        kind=RunKind.OWN,
+        argv=argv,
+        workdir="" if launcher.queued else job.workdir,
+    )
+    return start_run(record, dict(job.env), wait_started)
+
+
+def watch_folder(folder: str | Path, workspace: Path, name: str | None = None) -> RunRecord:
+    """Register an existing log folder as an external run: the Monitor watches it; there is no Stop."""
+    path = _path(str(folder), "log folder")
+    if not path.is_dir():
+        raise LaunchError(f"log folder {path} does not exist")
+    stem = "watch-" + re.sub(r"[^A-Za-z0-9._-]+", "-", path.name).strip("-.")[:40]
+    run_id, run_dir = new_run_dir(workspace, name, stem or "watch")
+    run_dir.mkdir(parents=True)
+    record = RunRecord(
+        run_id=run_id,
+        run_dir=run_dir,
+        log_dir=path,
+        status=RunStatus.RUNNING,
+        scenario="external",
+        design=path.name,
+        started_at=time.time(),
+        launcher="",
+        kind=RunKind.EXTERNAL,
+        message="watch only: ShardScope did not start this job and cannot stop it",
+    )
+    write_record(record)
+    return record

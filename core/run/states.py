@@ -1,0 +1,25 @@
+"""The words every part of the run side shares: run statuses and the error users see.
+
+Kept apart from the registry so low-level helpers (`core.run.slurm`) can use them without a cycle.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class RunStatus(StrEnum):
+    """A run's state as stored in run.json (plain strings on disk)."""
+
+    QUEUED = "queued"  # submitted to a scheduler (Slurm PENDING), not started yet
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+ACTIVE = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
+
+
+class LaunchError(RuntimeError):
+    """A launch or stop that cannot be done, with a message for the user."""
