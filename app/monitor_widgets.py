@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.logs import RunSnapshot, rank_status
-from core.metrics import N_OUT, add_global_step, add_time_axes, downsample, ema_smooth, outlier_range, rank_band
+from core.logs.metrics import N_OUT, add_global_step, add_time_axes, downsample, ema_smooth, outlier_range, rank_band
 
 X_MODES = {"Step": "global_step", "Relative time": "relative_s", "Wall time": "wall_time"}
 # Plain symbols, not emoji: emoji need a colour-emoji font many Linux desktops lack.

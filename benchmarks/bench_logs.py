@@ -25,7 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from core.logs import RunWatcher, _RunState, read_run  # noqa: E402
+from core.logs import RunWatcher, read_run  # noqa: E402
+from core.logs.reader import _RunState  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "real_msrun_logs"
 

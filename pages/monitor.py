@@ -18,7 +18,7 @@ if str(REPO_ROOT) not in sys.path:
 from app import monitor_widgets as ui  # noqa: E402
 from app.live_chart import live_chart  # noqa: E402
 from core.logs import LogFormatError, RunWatcher, compile_user_regex, tail_lines  # noqa: E402
-from core.replay import load_recording, replay  # noqa: E402
+from core.logs.replay import load_recording, replay  # noqa: E402
 from core.run.registry import LAUNCHER_LOG, list_runs  # noqa: E402
 from core.workspace import EXAMPLES_DIR, default_workspace  # noqa: E402
 
@@ -118,7 +118,7 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
         recs = recordings()
         if not recs:
             st.info("No recorded runs yet. A recording is a log folder plus `timing.json` captured from a real "
-                    "run (`core.replay.record`); put it under `examples/recordings/`.")
+                    "run (`core.logs.replay.record`); put it under `examples/recordings/`.")
             return None, "", None, ()
         c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
         names = list(recs)

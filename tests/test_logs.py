@@ -17,7 +17,6 @@ from core.logs import (
     MAX_PARTIAL_LINE,
     LogFormatError,
     RunWatcher,
-    _RunState,
     compile_user_regex,
     discover_logs,
     parse_loss_line,
@@ -25,6 +24,7 @@ from core.logs import (
     read_run,
     tail_lines,
 )
+from core.logs.reader import _RunState
 
 FIX = Path(__file__).parent / "fixtures"
 REAL = FIX / "real_msrun_logs"
@@ -424,3 +424,15 @@ def test_stat_failures_are_tolerated(tmp_path: Path) -> None:
     os.remove(p)
     state.refresh()
     assert state.snapshot().metrics["loss"].tolist() == [1.0]
+
+
+def test_every_registered_format_reads_its_own_sample() -> None:
+    """Each FORMATS entry carries a real line and its source; its parser (and parse_loss_line) takes it."""
+    from core.logs import FORMATS
+
+    assert len({f.name for f in FORMATS}) == len(FORMATS)
+    for fmt in FORMATS:
+        assert fmt.source, fmt.name
+        row = fmt.parse(fmt.sample.encode())
+        assert row is not None and math.isfinite(row["loss"]), fmt.name
+        assert parse_loss_line(fmt.sample) == row or math.isnan(row["time"]), fmt.name

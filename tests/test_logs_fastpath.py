@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import math
 import struct
-from contextlib import ExitStack
 from pathlib import Path
-from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from core import logs
-from core.logs import _RE_EXC_LINE, _RunState, parse_loss_line, read_run
+from core.logs import ReaderSettings, parse_loss_line, read_run
+from core.logs import bulk as logs
+from core.logs.formats import RE_EXC_LINE
+from core.logs.reader import _RunState
 
 NOISE = [
     b"[WARNING] ME(7587:140022789684800,MainProcess):2026-11-22-07:09:00.372.000 [mindspore/context.py:1343] "
@@ -97,7 +97,7 @@ def reference_rows(data: bytes) -> list[tuple]:
             continue
         if pending_traceback and line.startswith((b" ", b"\t")):
             continue
-        if _RE_EXC_LINE.match(line):
+        if RE_EXC_LINE.match(line):
             pending_traceback = False
             continue
         if b"per step time" in line or b"loss" not in line:
@@ -115,15 +115,13 @@ def _bits(rows: list[tuple] | np.ndarray) -> list[tuple]:
 
 
 def _metric_rows(snap) -> np.ndarray:
-    return snap.metrics[list(logs._ROW_KEYS)].to_numpy(dtype=np.float64)
+    return snap.metrics[list(logs.ROW_KEYS)].to_numpy(dtype=np.float64)
 
 
-def _small_blocks(stack: ExitStack, read_block: int, prefetch_min: int, block_min: int) -> None:
+def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderSettings:
     """Tiny read blocks / prefetch threshold / bulk threshold so small inputs cross every path."""
-    stack.enter_context(mock.patch.object(logs, "_READ_BLOCK", read_block))
-    stack.enter_context(mock.patch.object(logs, "_PREFETCH_MIN", prefetch_min))
-    stack.enter_context(mock.patch.object(logs, "_BLOCK_MIN", block_min))
-    stack.enter_context(mock.patch.object(logs, "MAX_PARTIAL_LINE", read_block - 1))
+    return ReaderSettings(read_block=read_block, prefetch_min=prefetch_min, block_min=block_min,
+                          max_partial_line=read_block - 1)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -134,8 +132,7 @@ def test_one_shot_rows_match_line_by_line_reference(tmp_path_factory: pytest.Tem
                                                     block_min: int) -> None:
     root = tmp_path_factory.mktemp("oneshot")
     (root / "worker_0.log").write_bytes(data)
-    with mock.patch.object(logs, "_BLOCK_MIN", block_min):
-        snap = read_run(root)
+    snap = read_run(root, settings=ReaderSettings(block_min=block_min))
     assert _bits(_metric_rows(snap)) == _bits(reference_rows(data))
 
 
@@ -154,17 +151,15 @@ def test_chunked_writes_and_reads_match_one_shot(tmp_path_factory: pytest.TempPa
     root = tmp_path_factory.mktemp("chunks")
     path = root / "worker_0.log"
     path.write_bytes(b"")
-    with ExitStack() as stack:
-        _small_blocks(stack, read_block, prefetch_min, block_min)
-        state = _RunState(root)
+    state = _RunState(root, settings=_small_blocks(read_block, prefetch_min, block_min))
+    state.refresh()
+    prev = 0
+    for p in [*sorted({min(c, len(data)) for c in cuts}), len(data)]:
+        with open(path, "ab") as f:
+            f.write(data[prev:p])
+        prev = p
         state.refresh()
-        prev = 0
-        for p in [*sorted({min(c, len(data)) for c in cuts}), len(data)]:
-            with open(path, "ab") as f:
-                f.write(data[prev:p])
-            prev = p
-            state.refresh()
-        snap = state.snapshot()
+    snap = state.snapshot()
     if max((len(line) for line in data.split(b"\n")), default=0) < read_block - 1:  # no line was dropped
         assert _bits(_metric_rows(snap)) == _bits(reference_rows(data))
         assert _bits(_metric_rows(snap)) == _bits(_metric_rows(one_shot))
@@ -178,7 +173,7 @@ def test_chunked_writes_and_reads_match_one_shot(tmp_path_factory: pytest.TempPa
 @given(text=_value())
 def test_bulk_decimals_are_bit_identical_to_float(text: bytes) -> None:
     buf = b"\n" + text + b"\n" + b" " * 64
-    values, length, ok = logs._decimals(np.frombuffer(buf, dtype=np.uint8), np.array([1]))
+    values, length, ok = logs.decimals(np.frombuffer(buf, dtype=np.uint8), np.array([1]))
     whole = bool(ok[0]) and int(length[0]) == len(text)  # what _lm_block requires (then b"\n" follows)
     if whole:
         assert struct.pack("<d", values[0]) == struct.pack("<d", float(text))
@@ -232,9 +227,7 @@ def test_prefetching_reader_matches_plain_reads_on_a_multi_block_file(tmp_path: 
     data = b"".join(lines)
     (tmp_path / "worker_0.log").write_bytes(data)
     plain = read_run(tmp_path)
-    with ExitStack() as stack:
-        _small_blocks(stack, 64 << 10, 1, 64)
-        prefetched = read_run(tmp_path)
+    prefetched = read_run(tmp_path, settings=_small_blocks(64 << 10, 1, 64))
     assert _bits(_metric_rows(prefetched)) == _bits(_metric_rows(plain)) == _bits(reference_rows(data))
     assert prefetched.timings.astype(str).values.tolist() == plain.timings.astype(str).values.tolist()
 
@@ -248,8 +241,8 @@ def test_numpy_candidate_scan_matches_the_regex(body: bytes, pad: bytes) -> None
     """`_candidate_starts` finds exactly the line starts `_RE_SCAN` matches (buffer may run past `end`)."""
     data = body + b"\n"
     buf = bytearray(data + pad)  # a reused read buffer is longer than the complete lines in it
-    expected = [m.start() + 1 for m in logs._RE_SCAN.finditer(buf, 0, len(data))]
-    got = logs._candidate_starts(np.frombuffer(buf, dtype=np.uint8), len(data))
+    expected = [m.start() + 1 for m in logs.RE_SCAN.finditer(buf, 0, len(data))]
+    got = logs.candidate_starts(np.frombuffer(buf, dtype=np.uint8), len(data))
     assert got.tolist() == expected
 
 
@@ -260,13 +253,12 @@ def test_word_literal_check_matches_slicing(data: bytes, text: bytes, pos: list[
     if pos:
         data = data[:pos[0] % (len(data) + 1)] + text + data[pos[0] % (len(data) + 1):]
     chunk = np.frombuffer(data, dtype=np.uint8)
-    got = logs._literal_at(chunk, np.array(pos, dtype=np.int64), text)
+    got = logs.literal_at(chunk, np.array(pos, dtype=np.int64), text)
     assert got.tolist() == [p >= 0 and data[p:p + len(text)] == text for p in pos]
 
 
 def test_short_buffer_with_bracketed_candidates_does_not_crash(tmp_path: Path) -> None:
     """A file shorter than the bulk path's windows (found by hypothesis: it raised ValueError)."""
     (tmp_path / "worker_0.log").write_bytes(b"[Epoch 3]\n[Epoch 3]\n")
-    with mock.patch.object(logs, "_BLOCK_MIN", 1):
-        snap = read_run(tmp_path)
+    snap = read_run(tmp_path, settings=ReaderSettings(block_min=1))
     assert snap.metrics.empty and snap.errors.empty

@@ -107,7 +107,7 @@ def test_shipped_real_recording_is_offered_and_autostarts_from_the_link() -> Non
 
 
 def test_replay_of_a_synthetic_recording(tmp_path: Path) -> None:
-    from core.replay import synthetic_recording
+    from core.logs.replay import synthetic_recording
 
     synthetic_recording(REAL / "dp8_cpu_ok", tmp_path / "recordings" / "dp8-synthetic", seconds_per_line=0.001)
     at = _run()

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-from core import cli_watch as watch  # moves to core/cli/watch.py with the core/logs package
-from core.cli import check, generate, preview, runs
+from core.cli import check, generate, preview, runs, watch
 
 COMMANDS = [preview, generate, check, runs, watch]

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.logs import discover_logs
+from core.logs.discover import discover_logs
 
 __all__ = ["TIMING_FILE", "Recording", "load_recording", "record", "replay", "synthetic_recording"]
 

@@ -1,0 +1,233 @@
+"""The numpy fast path: find candidate lines and read LossMonitor lines in bulk, bit-identical to `float`.
+
+Real MindSpore logs are ~90 % `[WARNING]`/`[INFO]` noise, so the hot loop never looks at every line
+from Python: numpy finds every newline of a block (a SIMD compare, packed to bits) and keeps the
+start of each line that is not `[...]` chatter, then turns the LossMonitor lines among them into
+rows in bulk; every other candidate goes through the per-line formats (core.logs.formats), and a
+property test holds the two paths to the same rows.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from core.logs.formats import NUM
+
+__all__ = [
+    "RE_LM_AT",
+    "RE_SCAN",
+    "ROW_KEYS",
+    "Rows",
+    "candidate_starts",
+    "decimals",
+    "literal_at",
+    "lm_block",
+    "lm_row",
+]
+
+ROW_KEYS = ("epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "time", "offset")
+_NAN = float("nan")
+# A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line): `RE_SCAN` says
+# which, and `candidate_starts` finds exactly its matches with numpy, skipping the [WARNING]/[INFO]
+# noise without a Python loop.
+RE_SCAN = re.compile(rb"\n(?:[^\[\n]|\[[EC])")
+# The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the
+# plain-decimal form of it (`lm_block`); any other candidate, or a loss line it does not take
+# (nan, exponents, odd spacing), goes through `_line`, which gives the same row for it.
+_LM = rb"epoch: (\d+),? step: (\d+),? loss is (" + NUM + rb")\r?(?=\n)"
+RE_LM_AT = re.compile(_LM)
+_DIGITS_W = 12  # epoch/step digit runs parsed by numpy; longer ones take the exact Python path
+_VALUE_W = 24  # loss values parsed by numpy; longer ones (and nan/inf/exponents) take `float`
+_POW10 = np.array([10.0 ** k for k in range(19)])  # exact: every 10**k with k <= 22 is a double
+_MANTISSA_MAX = 1 << 53  # integers up to here are exact doubles, so mantissa / 10**k is correctly rounded
+
+
+class Rows:
+    """A file's metric rows (ROW_KEYS) in file order: numpy blocks from the bulk path, tuples otherwise."""
+
+    __slots__ = ("_blocks", "_n", "_tail")
+
+    def __init__(self) -> None:
+        self._blocks: list[np.ndarray] = []
+        self._tail: list[tuple] = []
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def append(self, row: tuple) -> None:
+        self._tail.append(row)
+        self._n += 1
+
+    def add_block(self, block: np.ndarray) -> None:
+        self._flush()
+        self._blocks.append(block)
+        self._n += len(block)
+
+    def last(self) -> tuple | None:
+        if self._tail:
+            return self._tail[-1]
+        return tuple(self._blocks[-1][-1].tolist()) if self._blocks else None
+
+    def array(self) -> np.ndarray:
+        """All rows as one (n, len(ROW_KEYS)) float64 array (kept, so the next call only adds the new rows)."""
+        self._flush()
+        if len(self._blocks) != 1:
+            self._blocks = [np.concatenate(self._blocks) if self._blocks
+                            else np.empty((0, len(ROW_KEYS)), dtype=np.float64)]
+        return self._blocks[0]
+
+    def _flush(self) -> None:
+        if self._tail:
+            self._blocks.append(np.array(self._tail, dtype=np.float64).reshape(-1, len(ROW_KEYS)))
+            self._tail = []
+
+
+def _at_least(chunk: np.ndarray, n: int) -> np.ndarray:
+    """`chunk`, zero-padded to `n` bytes when shorter (a window view needs that many; callers mark
+    every position of such a short chunk not ok, so the padding is never read as data)."""
+    return chunk if len(chunk) >= n else np.concatenate((chunk, np.zeros(n - len(chunk), dtype=np.uint8)))
+
+
+def _digit_runs(chunk: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Values and lengths of the ASCII digit runs at `starts`; `ok` is False where the run is too
+    long (or too near the end of the buffer) for this path, which then must use the exact one.
+    """
+    ok = starts <= len(chunk) - _DIGITS_W
+    windows = np.lib.stride_tricks.sliding_window_view(_at_least(chunk, _DIGITS_W), _DIGITS_W)
+    digits = np.ascontiguousarray(windows[np.where(ok, starts, 0)].T) - np.uint8(48)
+    value = np.zeros(len(starts), dtype=np.int64)
+    length = np.zeros(len(starts), dtype=np.int64)
+    active = np.ones(len(starts), dtype=bool)
+    for d in digits:
+        active &= d < 10
+        if not active.any():
+            break
+        value = np.where(active, value * 10 + d, value)
+        length += active
+    return value, length, ok & ~active
+
+
+def decimals(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The plain decimal (`-12.5`, `.5`, `3.`) at each `start`: value, length in bytes, ok.
+
+    The value is `float(text)` bit for bit: mantissa <= 2**53 and 10**k (k <= 18) are both doubles
+    and IEEE division rounds correctly (Clinger's fast path). `ok` is False for anything else
+    (nan, inf, exponents, too many digits): those lines go through the exact path.
+    """
+    n = len(start)
+    ok = (start >= 0) & (start <= len(chunk) - _VALUE_W)
+    windows = np.lib.stride_tricks.sliding_window_view(_at_least(chunk, _VALUE_W), _VALUE_W)
+    cols = np.ascontiguousarray(windows[np.where(ok, start, 0)].T)
+    neg = cols[0] == ord("-")
+    signed = neg | (cols[0] == ord("+"))
+    mantissa = np.zeros(n, dtype=np.int64)
+    frac = np.zeros(n, dtype=np.int64)
+    ndigits = np.zeros(n, dtype=np.int64)
+    ndots = np.zeros(n, dtype=np.int64)
+    length = np.zeros(n, dtype=np.int64)
+    active = np.ones(n, dtype=bool)
+    for j, c in enumerate(cols):
+        d = c - np.uint8(48)
+        digit = d < 10
+        dot = c == ord(".")
+        active &= digit | dot | (signed if j == 0 else False)
+        if not active.any():
+            break
+        length += active
+        digit &= active
+        dot &= active
+        mantissa = np.where(digit, mantissa * 10 + d, mantissa)  # > 18 digits may wrap: rejected below
+        frac += digit & (ndots > 0)
+        ndots += dot
+        ndigits += digit
+    ok &= ~active & (ndigits >= 1) & (ndigits <= 18) & (ndots <= 1) & (mantissa >= 0) & (mantissa <= _MANTISSA_MAX)
+    value = mantissa / _POW10[np.where(ok, frac, 0)]
+    return np.where(neg, -value, value), length, ok
+
+
+def _unaligned(chunk: np.ndarray, width: int) -> np.ndarray:
+    """The `width`-byte little-endian unsigned word starting at every byte of `chunk` (a view, no copy)."""
+    return np.ndarray((len(chunk) - width + 1,), dtype=f"<u{width}", buffer=chunk, strides=(1,))
+
+
+def literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
+    """Whether `text` is at each `pos` (False too near the end of the buffer).
+
+    Compared in 8/4/2/1-byte words gathered straight from the buffer (one gather per word, no
+    (n, len(text)) byte matrix).
+    """
+    ok = (pos >= 0) & (pos <= len(chunk) - len(text))
+    chunk = _at_least(chunk, len(text))
+    at = np.where(ok, pos, 0)
+    i = 0
+    while i < len(text):
+        width = next(w for w in (8, 4, 2, 1) if w <= len(text) - i)
+        ok &= _unaligned(chunk, width)[at + i] == int.from_bytes(text[i:i + width], "little")
+        i += width
+    return ok
+
+
+def candidate_starts(chunk: np.ndarray, end: int) -> np.ndarray:
+    """Start of every line after a newline in `chunk[:end]` that `RE_SCAN` matches: a line that
+    does not begin with `[` or a newline, or begins with `[E`/`[C`.
+
+    numpy finds the newlines (SIMD compare, then nonzero over the mask packed 8 bytes to a byte, so
+    it walks an eighth of the elements: several times faster than sre stepping over each newline);
+    one 2-byte gather per newline then classifies the next two bytes. `chunk[end-1]` is a newline,
+    so a newline at end-2 or end-1 never starts a candidate and both bytes after any earlier one are
+    inside `chunk[:end]`.
+    """
+    packed = np.packbits(chunk[:max(end - 2, 0)] == 10)  # bit 7 - (i % 8) of byte i // 8: chunk[i] is "\n"
+    hit = np.flatnonzero(packed != 0)  # bytes with at least one newline
+    bits = np.flatnonzero(np.unpackbits(packed[hit]).view(bool))
+    nl = hit[bits >> 3] * 8 + (bits & 7)
+    pair = _unaligned(chunk[:end], 2)[nl + 1]  # byte after the newline | the one after that << 8
+    first = pair & 0xFF
+    keep = (first != 0x5B) & (first != 0x0A)
+    keep |= (pair == 0x455B) | (pair == 0x435B)  # "[E", "[C"
+    return nl[keep] + 1
+
+
+def lm_row(m: re.Match, off: int, obs_time: float) -> tuple:
+    """The row of one `RE_LM_AT` match (the exact reference for what `lm_block` computes in bulk)."""
+    return (float(m[1]), float(m[2]), _NAN, _NAN, float(m[3]), _NAN, _NAN, obs_time, off)
+
+
+def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int,
+              obs_time: float) -> tuple[np.ndarray, np.ndarray]:
+    """Find, among the candidate lines at `starts`, the LossMonitor lines numpy can read exactly and
+    build their rows column-wise: returns (mask over `starts`, rows of the masked lines).
+
+    A line is taken only if it is all of `epoch: <digits>[,] step: <digits>[,] loss is <decimal>`
+    then an optional CR and the newline (so `_LM` matches it whole and `float` gives the same
+    numbers); the rest is left to `_line`.
+    """
+    chunk = np.frombuffer(buf, dtype=np.uint8)
+    top = len(chunk) - 1
+    take = literal_at(chunk, starts, b"epoch: ")
+    idx = np.flatnonzero(take)
+    ls = starts[idx]
+    epoch, e_len, ok = _digit_runs(chunk, ls + 7)
+    pos = np.minimum(ls + 7 + e_len, top)
+    pos += chunk[pos] == ord(",")
+    ok &= (e_len >= 1) & literal_at(chunk, pos, b" step: ")
+    step, s_len, s_ok = _digit_runs(chunk, pos + 7)
+    pos = np.minimum(pos + 7 + s_len, top)
+    pos += chunk[pos] == ord(",")
+    ok &= s_ok & (s_len >= 1) & literal_at(chunk, pos, b" loss is ")
+    loss, v_len, v_ok = decimals(chunk, pos + 9)
+    pos = np.minimum(pos + 9 + v_len, top - 1)
+    ok &= v_ok & ((chunk[pos] == ord("\n")) | ((chunk[pos] == ord("\r")) & (chunk[pos + 1] == ord("\n"))))
+    take[idx] = ok
+    out = np.empty((int(ok.sum()), len(ROW_KEYS)), dtype=np.float64)
+    out[:, 0] = epoch[ok]
+    out[:, 1] = step[ok]
+    out[:, 2:4] = _NAN
+    out[:, 4] = loss[ok]
+    out[:, 5:7] = _NAN
+    out[:, 7] = obs_time
+    out[:, 8] = ls[ok] + base
+    return take, out

@@ -1,0 +1,247 @@
+"""Parsing one file's complete lines into loss rows, timings and errors (a pure function of the bytes).
+
+`_Parser.feed` takes a block of complete lines: numpy picks the candidate lines (core.logs.bulk),
+LossMonitor lines become rows in bulk, and each remaining candidate goes through `_line`: errors
+(`[ERROR]` lines, tracebacks, msrun's worker-exit and scheduler time-outs), TimeMonitor timings,
+and loss lines in any of core.logs.formats.FORMATS (or the user's regex).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from core.logs.bulk import RE_LM_AT, ROW_KEYS, Rows, candidate_starts, lm_block, lm_row
+from core.logs.discover import LogFile
+from core.logs.formats import (
+    ERROR_PREFIXES,
+    NUM,
+    RE_EXC_LINE,
+    ROW_FIELDS,
+    LogFormat,
+    parse_loss_line,
+    to_float,
+)
+
+__all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings"]
+
+MAX_PARTIAL_LINE = 1 << 20
+"""Longest incomplete line we hold in memory (1 MiB); past it the line is dropped and counted."""
+_NAN = float("nan")
+
+
+class ErrorKind(StrEnum):
+    """What an error row is (the `kind` column; the strings are what the snapshot always held)."""
+
+    EXCEPTION = "exception"
+    NAN = "nan"
+    WORKER_EXIT = "worker_exit"
+    TIMEOUT = "timeout"
+    ERROR_LOG = "error_log"
+    OVERLONG_LINE = "overlong_line"
+
+
+FATAL_KINDS = (ErrorKind.EXCEPTION, ErrorKind.NAN, ErrorKind.WORKER_EXIT, ErrorKind.TIMEOUT)
+"""Error kinds that end a rank (the others are only reported)."""
+
+
+@dataclass(frozen=True)
+class ReaderSettings:
+    """Block sizes of the reader, passed in (tests shrink them so tiny inputs cross every path)."""
+
+    read_block: int = 8 << 20  # bytes read and parsed per step while catching up (the next one is read
+    # meanwhile); small enough that a block is still in cache when numpy scans it (32 MB was ~30 % slower)
+    prefetch_min: int = 1 << 20  # a rest smaller than this is read in line, without the helper thread
+    block_min: int = 64  # chunks with at least this many candidate lines are classified by numpy
+    max_partial_line: int = MAX_PARTIAL_LINE
+    tb_carry_max: int = 64 << 10  # traceback context kept across reads
+    keep_buf: int = 1 << 20  # read buffer a watcher keeps between refreshes
+
+
+_RE_TIMEMONITOR = re.compile(
+    rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms"
+)
+_RE_MS_LOG = re.compile(rb"^\[(\w+)\]\s+(\w+)\((\d+)[,:][^)]*\):(\S+)\s+\[[^\]]*\](?:\s+\w+\])?\s?(.*)$")
+_RE_TIMED_OUT = re.compile(rb"The node: (\d+) is timed out")
+_RE_WORKER_EXIT = re.compile(rb"Worker process (\d+) exit with exception")
+_RE_UNREGISTERED = re.compile(rb"Node (\d+) has unregistered")
+_RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
+_RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
+
+
+def _add_rows(st: FileState, block: np.ndarray, block_min: int) -> None:
+    if len(block) >= block_min:
+        st.rows.add_block(block)
+    else:
+        for row in block.tolist():
+            st.rows.append(tuple(row))
+
+
+@dataclass
+class FileState:
+    """Everything we know about one file: read position, held partial line, parsed rows."""
+
+    info: LogFile
+    offset: int = 0  # file size when we last looked (a smaller size means truncation)
+    consumed: int = 0  # absolute offset just after the last complete line parsed
+    skipping: bool = False  # inside an over-long line: drop bytes until its newline
+    dropped_bytes: int = 0
+    dropped_lines: int = 0
+    head: bytes = b""
+    ino: int = -1
+    size: int = 0
+    mtime: float = _NAN
+    last_growth: float = _NAN
+    pid: int | None = None
+    restarts: int = 0
+    live: bool = False  # rows get the observation time (the file was read while being written)
+    tb_start: int | None = None  # offset of a pending "Traceback" header
+    tb_carry: bytes = b""
+    rows: Rows = field(default_factory=Rows)  # ROW_KEYS rows, file order
+    timings: list[tuple] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+    unregistered: set[int] = field(default_factory=set)
+
+    def reset(self) -> None:
+        """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""
+        restarts = self.restarts + 1
+        fresh = FileState(self.info)
+        self.__dict__.update(fresh.__dict__)
+        self.restarts = restarts
+        self.live = True
+
+
+class Parser:
+    """Parses complete-line chunks of one file into rows/errors; a pure function of the bytes."""
+
+    def __init__(self, user: LogFormat | None = None, settings: ReaderSettings | None = None) -> None:
+        self.user = user  # the user's regex as a format: replaces the built-in ones (and the fast path)
+        self.settings = settings or ReaderSettings()
+
+    def feed(self, st: FileState, buf: bytes | bytearray, base: int, now: float, end: int) -> None:
+        """Parse `buf[:end]` (complete lines, buf[end-1] is b"\n") found at absolute offset `base`.
+
+        `buf` may be a reused bytearray longer than `end`: nothing past `end` is looked at.
+        """
+        info = st.info
+        if info.role == "worker" and st.pid is None:
+            m = _RE_DISTRIBUTED_PID.search(buf, 0, end) or _RE_PID.search(buf, 0, end)
+            if m:
+                st.pid = int(m.group(1))
+        if info.role == "scheduler":
+            st.unregistered.update(int(m.group(1)) for m in _RE_UNREGISTERED.finditer(buf, 0, end))
+        obs_time = now if st.live else _NAN
+        find = buf.find
+        metrics = info.role == "worker"
+        fast = metrics and self.user is None
+        if buf[:1] != b"[" or buf[1:2] in (b"E", b"C"):  # the first line has no b"\n" before it
+            m = RE_LM_AT.match(buf, 0, end) if fast else None
+            if m is not None:
+                st.rows.append(lm_row(m, base, obs_time))
+            else:
+                self._line(st, buf, 0, find(b"\n", 0, end), base, obs_time, metrics)
+        # Every candidate line in a few numpy passes, kept as a flat array of line starts (no match
+        # objects pile up; they would also wake the cyclic GC). In a big chunk numpy picks out the
+        # LossMonitor lines and builds their rows at once; the block's slices are added in file order
+        # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
+        starts = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end)
+        block_min = self.settings.block_min
+        if fast and len(starts) >= block_min:
+            is_lm, block = lm_block(buf, starts, base, obs_time)
+        else:
+            rows, lm = [], []
+            for ls in starts.tolist() if fast else ():
+                m = RE_LM_AT.match(buf, ls, end)
+                lm.append(m is not None)
+                if m is not None:
+                    rows.append(lm_row(m, base + ls, obs_time))
+            is_lm = np.array(lm, dtype=bool) if fast else np.zeros(len(starts), dtype=bool)
+            block = np.array(rows, dtype=np.float64).reshape(-1, len(ROW_KEYS))
+        done = 0
+        others = np.flatnonzero(~is_lm)
+        for t, (j, ls) in enumerate(zip(others.tolist(), starts[others].tolist(), strict=True)):
+            if j - t > done:  # j - t LossMonitor lines come before this one
+                _add_rows(st, block[done:j - t], block_min)
+                done = j - t
+            self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
+        if len(block) > done:
+            _add_rows(st, block[done:], block_min)
+        if st.tb_start is not None:
+            if st.tb_start >= base:
+                st.tb_carry = bytes(buf[st.tb_start - base:end][:self.settings.tb_carry_max])
+            else:
+                st.tb_carry += buf[:min(end, max(0, self.settings.tb_carry_max - len(st.tb_carry)))]
+
+    def _error(self, st: FileState, kind: ErrorKind, message: str, context: str, off: int,
+               rank: int | None, pid: int | None, t: float) -> None:
+        st.errors.append({"rank": rank, "kind": str(kind), "message": message, "context": context,
+                          "line": None, "offset": off, "file": st.info.rel, "pid": pid, "time": t})
+
+    def _line(self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float,
+              metrics: bool) -> None:
+        line = bytes(buf[ls:le])
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line:
+            return
+        off = base + ls
+        info = st.info
+        rank = info.rank if info.role == "worker" else -1
+        if line.startswith(ERROR_PREFIXES):
+            m = _RE_MS_LOG.match(line)
+            msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
+            mt = _RE_TIMED_OUT.search(line)
+            if mt:
+                self._error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time)
+            elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
+                self._error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time)
+            else:
+                self._error(st, ErrorKind.ERROR_LOG, msg, "", off, rank, st.pid, obs_time)
+            return
+        if line.startswith(b"["):
+            return
+        if line.startswith(b"Traceback (most recent call last)"):
+            st.tb_start = off
+            st.tb_carry = b""
+            return
+        if st.tb_start is not None and line.startswith((b" ", b"\t")):
+            return  # a frame of the pending traceback
+        mexc = RE_EXC_LINE.match(line)
+        if mexc:
+            text = line.decode("utf-8", "replace").strip()
+            context = ""
+            if st.tb_start is not None:
+                end = off - base + len(line)
+                raw = buf[st.tb_start - base:end] if st.tb_start >= base else st.tb_carry + buf[:end]
+                context = raw[-self.settings.tb_carry_max:].decode("utf-8", "replace").replace("\r\n", "\n")
+                st.tb_start = None
+                st.tb_carry = b""
+            kind = ErrorKind.NAN if b"NAN or INF" in line else ErrorKind.EXCEPTION
+            self._error(st, kind, text, context, off, rank, st.pid, obs_time)
+            return
+        if not metrics:
+            return
+        if self.user is not None:
+            row = self.user.parse(line)
+            if row is not None:
+                st.rows.append(_row_tuple(row, obs_time, off))
+            return
+        if b"per step time" in line:
+            m = _RE_TIMEMONITOR.search(line)
+            if m:
+                last = st.rows.last() or (_NAN, _NAN)
+                st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
+            return
+        if b"loss" in line:
+            row = parse_loss_line(line)
+            if row is not None:
+                st.rows.append(_row_tuple(row, obs_time, off))
+
+
+def _row_tuple(row: dict[str, float], obs_time: float, off: int) -> tuple:
+    """A parsed row as a ROW_KEYS tuple: the line's own time, else the observation time."""
+    t = row["time"]
+    return (*(row[k] for k in ROW_FIELDS[:-1]), t if t == t else obs_time, off)

@@ -1,0 +1,384 @@
+"""Reading a run: `_RunState` reads every file from its saved offset to its last complete line, and
+`snapshot()` turns what the parser collected into a `RunSnapshot`; `read_run` does it once.
+
+Every file is read from a saved offset to its last complete line (the next block is read on a
+helper thread while one is parsed), so a watcher and a one-shot read produce exactly the same rows
+however the writes were chunked.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pandas as pd
+
+from core.logs.bulk import ROW_KEYS
+from core.logs.discover import LogFile, discover_logs
+from core.logs.formats import user_format
+from core.logs.parser import FATAL_KINDS, ErrorKind, FileState, Parser, ReaderSettings
+
+__all__ = ["ERROR_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunSnapshot", "read_run"]
+
+METRIC_COLUMNS = [
+    "rank", "epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "time", "offset", "file",
+]
+TIMING_COLUMNS = ["rank", "epoch", "step", "epoch_time_ms", "step_time_ms", "time", "offset", "file"]
+ERROR_COLUMNS = ["rank", "kind", "message", "context", "line", "offset", "file", "pid", "time"]
+_NAN = float("nan")
+
+
+@dataclass
+class RunSnapshot:
+    """A consistent view of a run's logs: what `read_run` returns and `RunWatcher.snapshot()` gives.
+
+    metrics: one row per loss line per rank in file order (rank, epoch, step, loss, step_time_ms, lr,
+    time = line timestamp or observation time when watched live else NaN, offset, file);
+    timings: TimeMonitor lines; errors: rank, kind (exception/nan/worker_exit/timeout/error_log),
+    message, context (traceback), line, offset, file; ranks: per-rank facts for `rank_status`.
+    """
+
+    log_dir: Path
+    metrics: pd.DataFrame
+    timings: pd.DataFrame
+    errors: pd.DataFrame
+    ranks: pd.DataFrame
+    files: list[LogFile]
+    layout: str
+    version: int
+    taken_at: float
+
+    @property
+    def n_ranks(self) -> int:
+        return len(self.ranks)
+
+    def crashed_ranks(self) -> list[int]:
+        """Ranks with an exception, a worker-exit report, or a scheduler timeout."""
+        if self.errors.empty:
+            return []
+        bad = self.errors[self.errors["kind"].isin([str(k) for k in FATAL_KINDS])]
+        return sorted({int(r) for r in bad["rank"].dropna() if int(r) >= 0})
+
+
+def _line_number(path: Path, offset: int) -> int | None:
+    """1-based line number of the byte at `offset` (only used for the rare error rows)."""
+    try:
+        with open(path, "rb") as f:
+            count = 0
+            remaining = offset
+            while remaining > 0:
+                data = f.read(min(remaining, 8 << 20))
+                if not data:
+                    break
+                count += data.count(b"\n")
+                remaining -= len(data)
+        return count + 1
+    except OSError:
+        return None
+
+
+def _empty_metrics() -> pd.DataFrame:
+    dtypes = {k: "float64" for k in METRIC_COLUMNS}
+    dtypes.update(rank="int64", offset="int64", file="object")
+    return pd.DataFrame({k: pd.Series(dtype=v) for k, v in dtypes.items()})
+
+
+def _read_into(f: BinaryIO, buf: bytearray, n: int) -> int:
+    """Read up to `n` bytes into the start of `buf` (no fresh 32 MB bytes object per block)."""
+    got = 0
+    with memoryview(buf) as view:
+        while got < n:
+            k = f.readinto(view[got:n])
+            if not k:
+                break
+            got += k
+    return got
+
+
+_HAVE_PREAD = hasattr(os, "preadv")
+
+
+def _pread_into(fd: int, buf: bytearray, n: int, pos: int) -> int:
+    """Read up to `n` bytes at file offset `pos` into the start of `buf` (thread-safe: no seek)."""
+    got = 0
+    with memoryview(buf) as view:
+        while got < n:
+            k = os.preadv(fd, [view[got:n]], pos + got)
+            if not k:
+                break
+            got += k
+    return got
+
+
+def _read_exact(f: BinaryIO, n: int) -> bytes:
+    """Up to `n` bytes from an unbuffered file (a raw read may come back short)."""
+    parts: list[bytes] = []
+    while n > 0:
+        part = f.read(n)
+        if not part:
+            break
+        parts.append(part)
+        n -= len(part)
+    return b"".join(parts)
+
+
+class _RunState:
+    """The engine behind read_run and RunWatcher (not thread-safe by itself)."""
+
+    def __init__(self, log_dir: Path | str, loss_regex: str | None = None,
+                 extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None) -> None:
+        self.log_dir = Path(log_dir)
+        self.settings = settings or ReaderSettings()
+        self.parser = Parser(user_format(loss_regex) if loss_regex else None, self.settings)
+        self.extra_files = [Path(p) for p in extra_files]
+        self.files: dict[Path, FileState] = {}
+        self.version = 0
+        self.started = False
+        self._cache: RunSnapshot | None = None
+        self._cache_version = -1
+        self._last_discover = 0.0
+        self._bufs = [bytearray(), bytearray()]  # read buffers reused across the blocks/files of a refresh
+        self._pool: ThreadPoolExecutor | None = None  # reads the next block while one is parsed
+
+    def discover(self) -> bool:
+        """Add newly appeared files; True when something new was found."""
+        infos = discover_logs(self.log_dir) if self.log_dir.is_dir() else []
+        for extra in self.extra_files:
+            if extra.is_file():
+                infos.append(LogFile(extra, extra.name, "launcher", None, "other"))
+        new = False
+        for info in infos:
+            if info.path not in self.files:
+                st = FileState(info)
+                st.live = self.started  # files that appear after the first scan are live
+                self.files[info.path] = st
+                new = True
+        self._last_discover = time.monotonic()
+        return new
+
+    def refresh(self, paths: Iterable[Path] | None = None, rediscover: bool = True) -> bool:
+        """Read new complete lines of `paths` (all files when None); True when anything changed."""
+        changed = self.discover() if rediscover else False
+        targets = self.files.values() if paths is None else [self.files[p] for p in paths if p in self.files]
+        now = time.time()
+        try:
+            for st in list(targets):
+                changed |= self._read(st, now)
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown()
+                self._pool = None
+            # a watcher keeps only small buffers between refreshes
+            self._bufs = [b if len(b) <= self.settings.keep_buf else bytearray() for b in self._bufs]
+        if changed:
+            self.version += 1
+        self.started = True
+        return changed
+
+    def _buffer(self, slot: int, n: int) -> bytearray:
+        buf = self._bufs[slot]
+        if len(buf) < n:
+            buf = self._bufs[slot] = bytearray(max(n, min(2 * len(buf), self.settings.read_block)))
+        return buf
+
+    def _prefetch(self, fd: int, slot: int, pos: int, n: int) -> Future[int]:
+        """Start reading `n` bytes at `pos` into buffer `slot` on the helper thread (pread releases the GIL)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logs-read")
+        return self._pool.submit(_pread_into, fd, self._buffer(slot, n), n, pos)
+
+    def _reset(self, st: FileState) -> None:
+        st.reset()
+
+    def _read(self, st: FileState, now: float) -> bool:
+        """Parse from the end of the last complete line to the last newline now in the file.
+
+        The incomplete tail stays on disk (re-read next time), so memory is bounded; a tail longer
+        than settings.max_partial_line is dropped up to its newline and counted.
+        """
+        try:
+            stat = os.stat(st.info.path)
+        except OSError:
+            return False
+        changed = False
+        size = stat.st_size
+        if st.ino not in (-1, stat.st_ino) or size < st.offset:
+            self._reset(st)
+            changed = True
+        st.ino = stat.st_ino
+        st.mtime = stat.st_mtime
+        if size == st.offset:
+            return changed
+        try:
+            f = open(st.info.path, "rb", buffering=0)  # noqa: SIM115 - closed by the with below
+        except OSError:
+            return changed
+        with f:
+            if st.head and _read_exact(f, len(st.head)) != st.head:
+                self._reset(st)  # rewritten in place (truncate + write before we looked)
+                changed = True
+            if len(st.head) < 256:
+                f.seek(0)
+                st.head = _read_exact(f, 256)
+            pos = st.consumed
+            slot = 0
+            pending: tuple[int, int, Future[int]] | None = None  # (pos, slot, read) running on the helper
+            try:
+                while pos < size:
+                    want = min(size - pos, self.settings.read_block)
+                    if pending is not None and pending[0] == pos:
+                        _, slot, fut = pending
+                        pending = None
+                        data, got = self._bufs[slot], fut.result()
+                    else:
+                        if pending is not None:  # not where we are now (cannot happen): let it finish
+                            pending[2].result()
+                            pending = None
+                        f.seek(pos)
+                        data = self._buffer(slot, want)
+                        got = _read_into(f, data, want)
+                    if not got:
+                        break
+                    if st.skipping:
+                        nl = data.find(b"\n", 0, got)
+                        if nl == -1:
+                            st.dropped_bytes += got
+                            pos += got
+                        else:
+                            st.dropped_bytes += nl
+                            st.dropped_lines += 1
+                            st.skipping = False
+                            pos += nl + 1
+                        st.consumed = pos
+                        changed = True
+                        continue
+                    last_nl = data.rfind(b"\n", 0, got)
+                    if last_nl == -1:
+                        if got > self.settings.max_partial_line:
+                            st.skipping = True
+                            st.dropped_bytes += got
+                            st.errors.append({
+                                "rank": st.info.rank if st.info.role == "worker" else -1,
+                                "kind": ErrorKind.OVERLONG_LINE.value,
+                                "message": f"a line longer than {self.settings.max_partial_line} bytes was dropped",
+                                "context": "", "line": None, "offset": pos, "file": st.info.rel, "pid": st.pid,
+                                "time": now if st.live else _NAN})
+                            pos += got
+                            st.consumed = pos
+                            changed = True
+                            continue
+                        break  # an incomplete last line: wait for its newline
+                    nxt = pos + last_nl + 1
+                    if size - nxt >= self.settings.prefetch_min and _HAVE_PREAD:
+                        pending = (nxt, 1 - slot, self._prefetch(f.fileno(), 1 - slot, nxt,
+                                                                 min(size - nxt, self.settings.read_block)))
+                    self.parser.feed(st, data, pos, now, last_nl + 1)
+                    pos = nxt
+                    st.consumed = pos
+                    changed = True
+            finally:
+                if pending is not None:
+                    pending[2].result()  # never close the file (or reuse its buffer) under a running read
+        st.offset = size
+        st.size = size
+        st.last_growth = now if st.live else stat.st_mtime
+        return changed
+
+    # -- snapshot
+    @staticmethod
+    def _file_array(st: FileState) -> np.ndarray:
+        """Rows of one file as an (n, len(ROW_KEYS)) float array (the rows keep it between snapshots)."""
+        return st.rows.array()
+
+    def snapshot(self) -> RunSnapshot:
+        if self._cache is not None and self._cache_version == self.version:
+            return self._cache
+        workers = [st for st in self.files.values() if st.info.role == "worker"]
+        workers.sort(key=lambda s: (s.info.rank if s.info.rank is not None else -1, s.info.rel))
+        if workers:
+            blocks = [self._file_array(st) for st in workers]
+            n_float = len(ROW_KEYS) - 1  # epoch .. time: the float columns, already in METRIC_COLUMNS order
+            columns = np.empty((len(ROW_KEYS), sum(len(b) for b in blocks)), dtype=np.float64)
+            np.concatenate([b.T for b in blocks], axis=1, out=columns)  # one transposing copy
+            # pandas keeps a 2-D float block as (columns, rows): hand it over as is instead of stacking
+            metrics = pd.DataFrame(columns[:n_float].T, columns=list(ROW_KEYS[:n_float]), copy=False)
+            metrics.insert(0, "rank", np.concatenate([
+                np.full(len(b), s.info.rank if s.info.rank is not None else -1, np.int64)
+                for b, s in zip(blocks, workers, strict=True)]))
+            metrics["offset"] = columns[n_float].astype(np.int64)
+            metrics["file"] = np.concatenate([np.full(len(b), s.info.rel, dtype=object)
+                                              for b, s in zip(blocks, workers, strict=True)])
+        else:
+            metrics = _empty_metrics()
+        timings = pd.DataFrame([(st.info.rank, *t, st.info.rel) for st in workers for t in st.timings],
+                               columns=TIMING_COLUMNS)
+        pid_to_rank = {st.pid: st.info.rank for st in workers if st.pid is not None}
+        error_rows: list[dict] = []
+        for st in self.files.values():
+            for err in st.errors:
+                if err["line"] is None:
+                    err["line"] = _line_number(st.info.path, err["offset"])
+                row = dict(err)
+                if row["rank"] is None and row["pid"] is not None:
+                    row["rank"] = pid_to_rank.get(row["pid"])
+                error_rows.append(row)
+        errors = pd.DataFrame(error_rows, columns=ERROR_COLUMNS)
+        errors["rank"] = pd.to_numeric(errors["rank"], errors="coerce").astype("Int64")
+        unregistered: set[int] = set()
+        for st in self.files.values():
+            unregistered |= st.unregistered
+        ranks = self._rank_table(workers, metrics, unregistered)
+        layouts = {st.info.layout for st in workers}
+        layout = layouts.pop() if len(layouts) == 1 else ("mixed" if layouts else "none")
+        snap = RunSnapshot(self.log_dir, metrics, timings, errors, ranks,
+                           [st.info for st in self.files.values()], layout, self.version, time.time())
+        self._cache, self._cache_version = snap, self.version
+        return snap
+
+    @staticmethod
+    def _rank_table(workers: list[FileState], metrics: pd.DataFrame, unregistered: set[int]) -> pd.DataFrame:
+        by_rank: dict[int, list[FileState]] = {}
+        for st in workers:
+            by_rank.setdefault(st.info.rank if st.info.rank is not None else -1, []).append(st)
+        rows = []
+        for rank in sorted(by_rank):
+            sts = by_rank[rank]
+            last = next((s.rows.last() for s in reversed(sts) if len(s.rows)), None)
+            n_loss = sum(len(s.rows) for s in sts)
+            epoch, step, epochs_total, steps_total, loss = last[:5] if last else (_NAN,) * 5
+            done_by_totals = bool(last and epochs_total == epochs_total and steps_total == steps_total
+                                  and epoch >= epochs_total and step >= steps_total)
+            rows.append({
+                "rank": rank,
+                "files": ", ".join(s.info.rel for s in sts),
+                "pid": next((s.pid for s in sts if s.pid is not None), None),
+                "bytes": sum(s.size for s in sts),
+                "n_loss": n_loss,
+                "last_epoch": epoch,
+                "last_step": step,
+                "last_loss": loss,
+                "last_activity": max((s.last_growth for s in sts if s.last_growth == s.last_growth),
+                                     default=_NAN),
+                "mtime": max((s.mtime for s in sts if s.mtime == s.mtime), default=_NAN),
+                "finished": done_by_totals or rank in unregistered,
+                "restarts": max(s.restarts for s in sts),
+                "dropped_bytes": sum(s.dropped_bytes for s in sts),
+                "dropped_lines": sum(s.dropped_lines for s in sts),
+            })
+        cols = ["rank", "files", "pid", "bytes", "n_loss", "last_epoch", "last_step", "last_loss",
+                "last_activity", "mtime", "finished", "restarts", "dropped_bytes", "dropped_lines"]
+        return pd.DataFrame(rows, columns=cols)
+
+
+def read_run(log_dir: Path | str, loss_regex: str | None = None,
+             extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None) -> RunSnapshot:
+    """Parse every log under `log_dir` once (complete lines only) and return the snapshot."""
+    state = _RunState(log_dir, loss_regex, extra_files, settings)
+    state.refresh()
+    return state.snapshot()
