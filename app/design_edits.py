@@ -32,13 +32,16 @@ from app.designer_view import (
 from core.sharding.catalog import OP_ARITY
 from core.sharding.design import (
     FLOAT_DTYPES,
+    LOSSES,
     MAX_DEVICES,
     MAX_DIMS,
+    MAX_REPEAT,
     ROLES,
     Design,
     DesignError,
     LayoutSpec,
     OperatorSpec,
+    RepeatSpec,
     Sharding,
     TensorSpec,
     load_design,
@@ -604,6 +607,24 @@ def source_shape(design: Design, source: str) -> tuple[int, ...] | None:
         if analysis.name == source:
             return None if analysis.output_shape is None else tuple(analysis.output_shape)
     return None
+
+
+def set_loss(design: Design, loss: str) -> Design:
+    """How the network's output (the last operator) is trained: "mse" or "cross_entropy"."""
+    if loss not in LOSSES:
+        raise EditError(f"unknown loss {loss!r}: use one of {', '.join(LOSSES)}")
+    return replace(design, loss=loss)
+
+
+def set_repeat(design: Design, count: int | None, first: str = "", last: str = "", carry: str = "") -> Design:
+    """Operators first..last as one layer repeated `count` times (None: no repeat block).
+
+    References are stored as given and checked live by `design_problems` (paths `$.repeat.*`)."""
+    if count is None:
+        return replace(design, repeat=None)
+    if not 1 <= int(count) <= MAX_REPEAT:
+        raise EditError(f"repeat count {count} is out of range: use 1..{MAX_REPEAT}")
+    return replace(design, repeat=RepeatSpec(int(count), first, last, carry))
 
 
 def set_operator_perm(design: Design, name: str, text: str) -> Design:

@@ -16,7 +16,7 @@ from app import code_view, figures
 from app import design_edits as edits
 from app import designer_view as view
 from core.sharding.catalog import OP_ARITY, OP_TYPES
-from core.sharding.design import ROLES, Design, DesignError, dumps_design, loads_design
+from core.sharding.design import LOSSES, ROLES, Design, DesignError, dumps_design, loads_design
 from core.sharding.layout import LayoutError
 from core.sharding.operators import analyze_design
 from core.sharding.placement import DTYPE_BYTES, Placement, rank_table_rows
@@ -429,6 +429,8 @@ def operators_tab(design: Design, analyses: list[Any] | None, note: str | None) 
             st.button(
                 "Add operator", key="designer_newop_add", on_click=_add_op_cb, disabled=not sources, type="primary"
             )
+        with st.expander(":material/repeat: Loss and repeated layers"):
+            _model_editor(design)
     with right:
         if names:
             operator_editor(design, st.session_state[OP_SEL], by_name.get(st.session_state[OP_SEL]), analyses)
@@ -551,6 +553,50 @@ def _output_editor(design: Design, op_name: str, analysis: Any | None) -> None:
                 f"designer:outpick:{op_name}",
                 lambda dim, axes: ui.apply("operator", edits.set_operator_out_dim_axes, op_name, dim, axes),
             )
+
+
+def _repeat_cb(on_key: str, count_key: str, first_key: str, last_key: str, carry_key: str) -> None:
+    if not st.session_state[on_key]:
+        ui.apply("operator", edits.set_repeat, None)
+        return
+    design = ui.get_design()
+    if design.repeat is None and design.operators:  # switched on: the whole chain, fed by its first input
+        first, last = design.operators[0], design.operators[-1]
+        ui.apply("operator", edits.set_repeat, 2, first.name, last.name, first.inputs[0] if first.inputs else "")
+        return
+    ui.apply(
+        "operator",
+        edits.set_repeat,
+        st.session_state.get(count_key) or 2,
+        *(st.session_state.get(k) or "" for k in (first_key, last_key, carry_key)),
+    )
+
+
+def _model_editor(design: Design) -> None:
+    """The design-level training settings: the loss, and one layer (first..last) repeated N times."""
+    lkey = ui.vkey("loss")
+    st.selectbox(
+        "Loss on the last operator's output",
+        list(LOSSES),
+        index=list(LOSSES).index(design.loss),
+        key=lkey,
+        on_change=lambda: ui.apply("operator", edits.set_loss, st.session_state[lkey]),
+        help="mse: a target of the output's shape; cross_entropy: logits with the classes on the last dimension.",
+    )
+    names = [op.name for op in design.operators]
+    repeat = design.repeat
+    keys = [ui.vkey("repeat", part) for part in ("on", "count", "first", "last", "carry")]
+    st.toggle("Repeat a block of operators", value=repeat is not None, key=keys[0], on_change=_repeat_cb, args=keys)
+    if repeat is None or not names:
+        return
+    st.number_input("Layers", min_value=1, value=repeat.count, step=1, key=keys[1], on_change=_repeat_cb, args=keys)
+    for key, label, value, options in (
+        (keys[2], "First operator of the block", repeat.first, names),
+        (keys[3], "Last operator of the block", repeat.last, names),
+        (keys[4], "Carry (what layer 1 reads)", repeat.carry, [*design.tensors, *names]),
+    ):
+        choices = options if value in options else [value, *options]
+        st.selectbox(label, choices, index=choices.index(value), key=key, on_change=_repeat_cb, args=keys)
 
 
 def _attribute_editor(op: Any) -> None:

@@ -655,3 +655,17 @@ def test_code_view_renders_softmax_axis_and_rmsnorm_eps() -> None:
     design = attention()
     assert "ops.Softmax(axis=-1).shard(" in code_view.operator_code(design, design.operator("probs"))
     assert "ops.RmsNorm(epsilon=1e-06).shard(" in code_view.operator_code(design, design.operator("attn_norm"))
+
+
+def test_loss_and_repeat_edits(seed: Design) -> None:
+    assert edits.set_loss(seed, "cross_entropy").loss == "cross_entropy"
+    with pytest.raises(edits.EditError, match="unknown loss"):
+        edits.set_loss(seed, "hinge")
+    repeated = edits.set_repeat(seed, 4, "matmul1", "matmul1", "x")
+    assert repeated.repeat == RepeatSpec(4, "matmul1", "matmul1", "x") and not design_problems(repeated)
+    assert design_from_dict(design_to_dict(repeated)) == repeated
+    dangling = edits.set_repeat(seed, 4, "matmul1", "gone", "x")  # stored as given, reported live with its path
+    assert [m.where for m in view.collect_problems(dangling)] == ["$.repeat.last"]
+    with pytest.raises(edits.EditError, match="out of range"):
+        edits.set_repeat(seed, 0, "matmul1", "matmul1", "x")
+    assert edits.set_repeat(repeated, None).repeat is None

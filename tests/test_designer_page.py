@@ -675,3 +675,24 @@ def test_tensor_role_picker(at: AppTest) -> None:
     rerun(at)
     assert "Edit not applied: x is int32: a weight is trained" in page_text(at)
     assert design_of(at).tensors["x"].role == "input"
+
+
+def test_loss_and_repeat_block_editor(at: AppTest) -> None:
+    at.selectbox(key=vkey(at, "loss")).set_value("cross_entropy")
+    rerun(at)
+    assert design_of(at).loss == "cross_entropy"
+    at.toggle(key=vkey(at, "repeat", "on")).set_value(True)
+    rerun(at)
+    repeat = design_of(at).repeat
+    assert repeat is not None
+    assert (repeat.count, repeat.first, repeat.last, repeat.carry) == (2, "matmul1", "matmul1", "x")
+    assert any("matmul1 · MatMul × 2" in str(o) for o in at.radio(key="designer_op_sel").options)
+    at.number_input(key=vkey(at, "repeat", "count")).set_value(32)
+    rerun(at)
+    assert design_of(at).repeat.count == 32
+    at.selectbox(key=vkey(at, "repeat", "carry")).set_value("matmul1")
+    rerun(at)
+    assert "$.repeat.carry" in page_text(at)  # carry must come before the block: explained live
+    at.toggle(key=vkey(at, "repeat", "on")).set_value(False)
+    rerun(at)
+    assert design_of(at).repeat is None

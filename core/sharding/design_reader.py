@@ -19,6 +19,7 @@ from core.sharding.design_types import (
     LOSSES,
     MAX_DEVICES,
     MAX_DIMS,
+    MAX_REPEAT,
     ROLES,
     Design,
     DesignError,
@@ -40,7 +41,6 @@ _ATTRIBUTE_HELP = {
     "perm": "a permutation of the input's dimensions, e.g. [0, 2, 1, 3]",
     "shape": "the global target shape, e.g. [8, 128, 32, 128]",
 }
-MAX_REPEAT = 100_000
 
 
 class _Reader:

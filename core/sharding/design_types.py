@@ -15,6 +15,7 @@ FORMAT_KEY = "shardscope_design"
 FORMAT_VERSION = 1
 MAX_DIMS = 8
 MAX_DEVICES = 1 << 16
+MAX_REPEAT = 100_000  # layers a repeat block may stand for
 LOSSES = ("mse", "cross_entropy")
 ROLES = ("input", "weight")
 FLOAT_DTYPES = ("float64", "float32", "float16", "bfloat16")
