@@ -177,10 +177,22 @@ def test_bulk_decimals_are_bit_identical_to_float(text: bytes) -> None:
     whole = bool(ok[0]) and int(length[0]) == len(text)  # what _lm_block requires (then b"\n" follows)
     if whole:
         assert struct.pack("<d", values[0]) == struct.pack("<d", float(text))
-    else:  # only nan/inf/exponents/too many digits (or not a number at all) are left to the exact path
+    else:  # only nan/inf/exponents/over-long texts (or not a number at all) are left to the exact path
         body = text[1:] if text[:1] in (b"+", b"-") else text
         digits = body.replace(b".", b"", 1)
-        assert not (digits.isdigit() and len(digits) <= 18 and int(digits) <= 1 << 53)
+        assert not (digits.isdigit() and len(text) <= 24)
+
+
+def test_full_float_repr_loss_lines_take_the_bulk_path() -> None:
+    """MindSpore prints `loss is 2.3139476776123047` (17 digits): numpy reads them all, exactly."""
+    values = [2.3139476776123047, -0.00012345678901234567, 1234567.8901234567, 0.1, 5e-324 * 0 + 1.0]
+    lines = [b"epoch: 1 step: %d, loss is %r\n" % (i + 1, v) for i, v in enumerate(values)]
+    buf = b"\n" + b"".join(lines) + b" " * 64
+    starts = np.array([1 + sum(len(x) for x in lines[:i]) for i in range(len(lines))])
+    take, rows = logs.lm_block(buf, starts, 0, float("nan"))
+    assert take.all()
+    assert [struct.pack("<d", v) for v in rows[:, logs.ROW_KEYS.index("loss")]] == [
+        struct.pack("<d", v) for v in values]
 
 
 def test_values_float_rejects_fall_back_instead_of_crashing(tmp_path: Path) -> None:

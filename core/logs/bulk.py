@@ -114,8 +114,9 @@ def decimals(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """The plain decimal (`-12.5`, `.5`, `3.`) at each `start`: value, length in bytes, ok.
 
     The value is `float(text)` bit for bit: mantissa <= 2**53 and 10**k (k <= 18) are both doubles
-    and IEEE division rounds correctly (Clinger's fast path). `ok` is False for anything else
-    (nan, inf, exponents, too many digits): those lines go through the exact path.
+    and IEEE division rounds correctly (Clinger's fast path); longer ones (full float repr) are cast
+    by numpy in one batch. `ok` is False for anything else (nan, inf, exponents, over `_VALUE_W`
+    bytes): those lines go through the exact path.
     """
     n = len(start)
     ok = (start >= 0) & (start <= len(chunk) - _VALUE_W)
@@ -143,9 +144,22 @@ def decimals(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarr
         frac += digit & (ndots > 0)
         ndots += dot
         ndigits += digit
-    ok &= ~active & (ndigits >= 1) & (ndigits <= 18) & (ndots <= 1) & (mantissa >= 0) & (mantissa <= _MANTISSA_MAX)
+    plain = ok & ~active & (ndigits >= 1) & (ndots <= 1)
+    ok = plain & (ndigits <= 18) & (mantissa >= 0) & (mantissa <= _MANTISSA_MAX)
     value = mantissa / _POW10[np.where(ok, frac, 0)]
-    return np.where(neg, -value, value), length, ok
+    value = np.where(neg, -value, value)
+    slow = np.flatnonzero(plain & ~ok)
+    if len(slow):
+        value[slow] = _parse_texts(cols[:, slow].T, length[slow])
+    return value, length, plain
+
+
+def _parse_texts(windows: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Plain decimals with too many digits for Clinger's path (MindSpore prints `repr(float)`:
+    `2.3139476776123047`, 17 digits): cut each window at its length and let numpy's string-to-double
+    cast (correctly rounded, the same result as `float`) read them all in one C loop."""
+    text = np.where(np.arange(windows.shape[1]) < length[:, None], windows, 0).astype(np.uint8)
+    return np.ascontiguousarray(text).view(f"S{windows.shape[1]}").ravel().astype(np.float64)
 
 
 def _unaligned(chunk: np.ndarray, width: int) -> np.ndarray:
