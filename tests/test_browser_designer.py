@@ -144,3 +144,20 @@ def test_other_tabs_and_validation_screenshots(designer: object) -> None:
     wait_idle(pg)
     pg.get_by_text("spans 8 devices but the job has 16").first.wait_for(timeout=30_000)
     shot(pg, "08_invalid_device_count", full=True)
+
+
+def test_attention_block_operators_and_fields(designer: object) -> None:
+    """The Transformer example: the operator list says × 2 layers, Transpose shows its perm, Softmax its axis."""
+    pg = designer
+    load_example(pg, "attention_block.json")
+    click_tab(pg, "Operators")
+    pg.get_by_text("qt · Transpose × 2").first.click()
+    wait_idle(pg)
+    perm = pg.get_by_role("textbox", name="perm", exact=True)
+    perm.wait_for(timeout=30_000)
+    assert perm.input_value() == "0, 2, 1, 3"
+    shot(pg, "09_attention_transpose", full=True)
+    pg.get_by_text("attn · MatMul × 2").first.click()
+    wait_idle(pg)
+    pg.get_by_text("AllReduce").first.wait_for(timeout=30_000)
+    shot(pg, "10_attention_row_split_allreduce", full=True)
