@@ -599,6 +599,16 @@ def _model_editor(design: Design) -> None:
         st.selectbox(label, choices, index=choices.index(value), key=key, on_change=_repeat_cb, args=keys)
 
 
+TEXT_ATTRIBUTES: dict[str, tuple[tuple[str, Any, str], ...]] = {
+    "Transpose": (
+        ("perm", edits.set_operator_perm, "Output dimension i is input dimension perm[i], e.g. 0, 2, 1, 3."),
+    ),
+    "Reshape": (
+        ("shape", edits.set_operator_shape, "The global target shape (same number of elements), e.g. 8, 128, 32, 128."),
+    ),
+}
+
+
 def _attribute_editor(op: Any) -> None:
     """The type's own fields: transpose flags, Transpose perm, Reshape shape, Softmax axis, RMSNorm eps."""
     op_name = op.name
@@ -614,23 +624,14 @@ def _attribute_editor(op: Any) -> None:
                 "operator", edits.set_operator_transpose, op_name, flag, st.session_state[fkey]
             ),
         )
-    if op.type == "Transpose":
-        pkey = ui.vkey("op_perm", op_name)
+    for attr, edit, help_text in TEXT_ATTRIBUTES.get(op.type, ()):
+        tkey = ui.vkey(f"op_{attr}", op_name)
         st.text_input(
-            "perm",
-            value=view.format_ints(op.perm or ()),
-            key=pkey,
-            on_change=lambda: ui.apply("operator", edits.set_operator_perm, op_name, st.session_state[pkey]),
-            help="Output dimension i is input dimension perm[i], e.g. 0, 2, 1, 3 (heads before sequence).",
-        )
-    if op.type == "Reshape":
-        rkey = ui.vkey("op_shape", op_name)
-        st.text_input(
-            "shape",
-            value=view.format_ints(op.shape or ()),
-            key=rkey,
-            on_change=lambda: ui.apply("operator", edits.set_operator_shape, op_name, st.session_state[rkey]),
-            help="The global target shape (same number of elements), e.g. 8, 128, 32, 128.",
+            attr,
+            value=view.format_ints(getattr(op, attr) or ()),
+            key=tkey,
+            on_change=lambda edit=edit, tkey=tkey: ui.apply("operator", edit, op_name, st.session_state[tkey]),
+            help=help_text,
         )
     if op.type == "Softmax":
         akey = ui.vkey("op_axis", op_name)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from core.sharding.catalog import OP_ARITY
 from core.sharding.design import Design, OperatorSpec, Sharding
-from core.sharding.layout import NONE, DimEntry, LayoutError, TensorLayout
+from core.sharding.layout import LayoutError, TensorLayout
 from core.sharding.operators.base import (
     Communication,
     OpAttrs,
@@ -23,6 +23,7 @@ from core.sharding.operators.base import (
     RuleResult,
     Shape,
     axes_text,
+    entry_of,
     layout_text,
     local_bytes,
 )
@@ -328,17 +329,12 @@ def _output_communication(
     if rule.scatter_dim is not None:
         entries = list(natural.entries)
         before = [a for a in natural.dim_axes(rule.scatter_dim)]
-        entries[rule.scatter_dim] = _entry([*before, *rule.reduce_axes])
+        entries[rule.scatter_dim] = entry_of([*before, *rule.reduce_axes])
         scattered = natural.layout(*entries)
         comm = reduction("ReduceScatter", out_shape, natural, rule.reduce_axes, dtype, why, scatter_by_default=True)
         return scattered, [comm], []
     return natural, [reduction("AllReduce", out_shape, natural, rule.reduce_axes, dtype, why)], []
 
-
-def _entry(axes: Sequence[str]) -> DimEntry:
-    if not axes:
-        return NONE
-    return axes[0] if len(axes) == 1 else tuple(axes)
 
 
 def _safe_analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAnalysis]) -> OperatorAnalysis:

@@ -157,7 +157,21 @@ class OperatorFamily(Protocol):
 
 
 class FamilyBase:
-    """Defaults for the optional parts of `OperatorFamily` (no notes, any dtype, no inherited layout)."""
+    """Defaults for the parts of `OperatorFamily` most families share: one input called x whose
+    strategy is the device matrix, no notes, any dtype, no inherited layout."""
+
+    def input_names(self, arity: int) -> list[str]:
+        return ["x"] if arity == 1 else [f"input {i}" for i in range(arity)]
+
+    def device_dims(
+        self,
+        op_type: str,
+        splits: Sequence[Shape],
+        shapes: Sequence[Sequence[int]] | None,
+        names: Sequence[str],
+        attrs: OpAttrs,
+    ) -> DeviceDims:
+        return identity_dims(splits, names)
 
     def notes(self, op_type: str, shapes: Sequence[Shape], attrs: OpAttrs) -> list[str]:
         return []
@@ -181,6 +195,13 @@ def format_bytes(n: int) -> str:
             return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{n} B"  # pragma: no cover
+
+
+def entry_of(axes: Sequence[str]) -> DimEntry:
+    """[] -> 'None', ['mp'] -> 'mp', ['sp', 'dp'] -> ('sp', 'dp'): a map entry from axes outer -> inner."""
+    if not axes:
+        return NONE
+    return axes[0] if len(axes) == 1 else tuple(axes)
 
 
 def axes_text(axes: Sequence[str]) -> str:

@@ -16,13 +16,12 @@ from collections.abc import Sequence
 
 from core.sharding.layout import NONE, DimEntry, TensorLayout
 from core.sharding.operators.base import (
-    DeviceDims,
     FamilyBase,
     OpAttrs,
     RuleResult,
     Shape,
     axes_text,
-    identity_dims,
+    entry_of,
 )
 
 
@@ -51,11 +50,6 @@ def reshape_groups(a: Sequence[int], b: Sequence[int]) -> list[tuple[list[int], 
         groups.append((list(range(len(a))), list(range(len(b)))))
     return groups
 
-
-def _entry(axes: Sequence[str]) -> DimEntry:
-    if not axes:
-        return NONE
-    return axes[0] if len(axes) == 1 else tuple(axes)
 
 
 def _contiguous_axes(x: TensorLayout, shape: Shape, dims: Sequence[int]) -> list[str]:
@@ -89,9 +83,6 @@ def _spread(axes: Sequence[str], sizes: dict[str, int], out: Sequence[int]) -> t
 class ReshapeFamily(FamilyBase):
     name = "reshape"
 
-    def input_names(self, arity: int) -> list[str]:
-        return ["x"][:arity]
-
     @property
     def inherits_layout(self) -> bool:
         return True
@@ -109,16 +100,6 @@ class ReshapeFamily(FamilyBase):
                 "elements): the target shape must hold the same number of elements"
             ]
         return target, []
-
-    def device_dims(
-        self,
-        op_type: str,
-        splits: Sequence[Shape],
-        shapes: Sequence[Sequence[int]] | None,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> DeviceDims:
-        return identity_dims(splits, names)
 
     def rule(
         self,
@@ -138,11 +119,11 @@ class ReshapeFamily(FamilyBase):
             placed, left = _spread(carried, sizes, [out_shape[d] for d in gj])
             dropped |= set(left)
             for d, axes in zip(gj, placed, strict=True):
-                out_entries[d] = _entry(axes)
+                out_entries[d] = entry_of(axes)
         output = x.layout(*out_entries)
         if not dropped:
             return RuleResult(output, (), [])
-        kept = [_entry([a for a in x.dim_axes(d) if a not in dropped]) for d in range(x.ndim)]
+        kept = [entry_of([a for a in x.dim_axes(d) if a not in dropped]) for d in range(x.ndim)]
         required = x.layout(*kept)
         note = (
             f"the split over {axes_text(sorted(dropped, key=x.layout.alias_name.index))} of {names[0]} cannot be "

@@ -11,22 +11,17 @@ from collections.abc import Sequence
 
 from core.sharding.layout import TensorLayout
 from core.sharding.operators.base import (
-    DeviceDims,
     FamilyBase,
     OpAttrs,
     RuleResult,
     Shape,
     axes_text,
-    identity_dims,
     normalised_axis,
 )
 
 
 class SoftmaxFamily(FamilyBase):
     name = "softmax"
-
-    def input_names(self, arity: int) -> list[str]:
-        return ["x"][:arity]
 
     def infer_shape(
         self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
@@ -37,16 +32,6 @@ class SoftmaxFamily(FamilyBase):
                 f"axis {attrs.axis} is out of range for {names[0]} {x}: use -{len(x)}..{len(x) - 1} (default -1)"
             ]
         return x, []
-
-    def device_dims(
-        self,
-        op_type: str,
-        splits: Sequence[Shape],
-        shapes: Sequence[Sequence[int]] | None,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> DeviceDims:
-        return identity_dims(splits, names)
 
     def rule(
         self,

@@ -11,21 +11,16 @@ from collections.abc import Sequence
 
 from core.sharding.layout import TensorLayout
 from core.sharding.operators.base import (
-    DeviceDims,
     FamilyBase,
     OpAttrs,
     RuleResult,
     Shape,
-    identity_dims,
     output_layout,
 )
 
 
 class TransposeFamily(FamilyBase):
     name = "transpose"
-
-    def input_names(self, arity: int) -> list[str]:
-        return ["x"][:arity]
 
     def infer_shape(
         self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
@@ -41,16 +36,6 @@ class TransposeFamily(FamilyBase):
                 f"0..{len(x) - 1} exactly once"
             ]
         return tuple(x[p] for p in perm), []
-
-    def device_dims(
-        self,
-        op_type: str,
-        splits: Sequence[Shape],
-        shapes: Sequence[Sequence[int]] | None,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> DeviceDims:
-        return identity_dims(splits, names)
 
     def rule(
         self,
