@@ -112,7 +112,16 @@ nodes_idle() {  # both nodes ready to run jobs
 
 stop() {
   export SLURM_CONF="$DIR/slurm.conf"
-  local f name pid
+  local f name pid jobs
+  # Cancel this cluster's jobs first: a job's slurmstepd outlives a stopped slurmd.
+  if pid_alive "$DIR/run/slurmctld.pid" slurmctld; then
+    jobs=$(squeue -h -o %i 2>/dev/null || true)
+    if [ -n "$jobs" ]; then
+      # shellcheck disable=SC2086
+      scancel $jobs 2>/dev/null || true
+      wait_for 60 no_jobs_left || echo "jobs still running: $(squeue -h -o '%i %T' 2>/dev/null | tr '\n' ' ')" >&2
+    fi
+  fi
   for f in slurmd-n1 slurmd-n2 slurmctld munged; do
     name=${f%%-*}
     if pid_alive "$DIR/run/$f.pid" "$name"; then
@@ -123,6 +132,8 @@ stop() {
     rm -f "$DIR/run/$f.pid"
   done
 }
+
+no_jobs_left() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
 
 status() {
   local f name

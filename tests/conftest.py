@@ -1,0 +1,105 @@
+"""Shared fixtures. Append new fixtures; do not rewrite the ones above.
+
+`slurm_cluster`: a real throw-away two-node Slurm cluster on loopback (scripts/slurm_cluster.sh),
+torn down after the session. `netns_node`: a network namespace joined to the host by a veth pair
+(10.231.0.1 <-> 10.231.0.2), so a second msrun "node" does not see the host's addresses.
+Both need root and Debian's packages; without them the tests that use them are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class SlurmCluster:
+    root: Path
+    conf: Path
+    partition: str = "debug"
+
+
+def _slurm_missing() -> str:
+    if os.geteuid() != 0:
+        return "needs root (slurmd, munged)"
+    missing = [t for t in ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "sinfo", "scancel")
+               if shutil.which(t) is None]
+    if missing:
+        return f"not installed: {', '.join(missing)} (apt-get install munge slurmctld slurmd slurm-client)"
+    return ""
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[SlurmCluster]:
+    """Start munged + slurmctld + slurmd n1/n2 under a temp dir; SLURM_CONF points at it for the session."""
+    why = _slurm_missing()
+    if why:
+        pytest.skip(f"Slurm cluster: {why}")
+    root = Path(tempfile.mkdtemp(prefix="shardscope-slurm-"))
+    script = str(REPO / "scripts" / "slurm_cluster.sh")
+    started = subprocess.run(["bash", script, "start", str(root)], capture_output=True, text=True, timeout=120)
+    if started.returncode != 0:
+        subprocess.run(["bash", script, "stop", str(root)], capture_output=True, timeout=120)
+        pytest.fail(f"the test Slurm cluster did not start: {started.stderr}")
+    conf = root / "slurm.conf"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SLURM_CONF", str(conf))
+        try:
+            yield SlurmCluster(root=root, conf=conf)
+        finally:
+            subprocess.run(["bash", script, "stop", str(root)], capture_output=True, timeout=180)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class NetnsNode:
+    name: str
+    host_addr: str = "10.231.0.1"
+    node_addr: str = "10.231.0.2"
+
+    @property
+    def prefix(self) -> list[str]:
+        """argv prefix that runs a command inside the namespace."""
+        return ["ip", "netns", "exec", self.name]
+
+
+def _ip(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
+
+
+@pytest.fixture
+def netns_node() -> Iterator[NetnsNode]:
+    """A namespace `ssn2` with veth ssv1 (10.231.0.2) joined to the host's ssv0 (10.231.0.1); removed after."""
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("network namespaces need root and iproute2")
+    node = NetnsNode(name="ssn2")
+    if _ip("netns", "list").stdout.split().count(node.name) or _ip("link", "show", "ssv0").returncode == 0:
+        pytest.skip("namespace ssn2 / link ssv0 already exist (another test or user owns them)")
+    steps = [
+        ("link", "add", "ssv0", "type", "veth", "peer", "name", "ssv1"),
+        ("netns", "add", node.name),
+        ("link", "set", "ssv1", "netns", node.name),
+        ("addr", "add", f"{node.host_addr}/24", "dev", "ssv0"),
+        ("link", "set", "ssv0", "up"),
+        ("-n", node.name, "addr", "add", f"{node.node_addr}/24", "dev", "ssv1"),
+        ("-n", node.name, "link", "set", "ssv1", "up"),
+        ("-n", node.name, "link", "set", "lo", "up"),
+    ]
+    try:
+        for step in steps:
+            result = _ip(*step)
+            if result.returncode != 0:
+                pytest.skip(f"cannot set up the namespace (ip {' '.join(step)}): {result.stderr.strip()}")
+        yield node
+    finally:
+        _ip("netns", "del", node.name)
+        _ip("link", "del", "ssv0")

@@ -1,0 +1,288 @@
+"""The Slurm launcher: job.sbatch rendering (hostile strings inert), Slurm's answers parsed, and
+(integration) a real two-node Slurm cluster on this machine: a generated 8-worker job as 2 nodes x 4
+workers, a queued job, a cancelled one with nothing left, and preflight refusing a missing partition."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.codegen import CodegenError, RunOptions, render_job
+from core.codegen.launchers import extra_files
+from core.codegen.options import validate_options
+from core.codegen.sbatch import BatchSpec, job_sbatch, sbatch_script
+from core.run import slurm
+from core.run.launch import run_processes, stop, wait
+from core.run.preflight import run_preflight
+from core.run.registry import get_run, list_runs
+from core.run.states import RunStatus
+from core.workspace import REPO_ROOT
+
+SLURM = RunOptions(launcher="slurm", device_num=8, local_worker_num=4, slurm_partition="debug", slurm_time="30")
+
+
+def bash_ok(text: str) -> None:
+    result = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+
+
+STUBS = {
+    # srun: record what each worker would exec (after `bash -c SCRIPT LOG_DIR`) and its environment
+    "srun": '#!/bin/bash\nwhile [ "${1#--}" != "$1" ]; do shift; done\n'
+            'shift 3; printf "%s\\0" "$@" "$OWN_VALUE" > "$STUB_OUT"\n',
+    "scontrol": "#!/bin/bash\necho n1; echo NodeName=n1 NodeAddr=127.0.0.1\n",
+    "python": "#!/bin/bash\nexit 0\n",
+}
+
+
+def run_batch_script(text: str, tmp: Path) -> list[bytes]:
+    """Run job.sbatch for real with stub srun/scontrol/python: [log dir, worker argv..., OWN_VALUE]."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, body in STUBS.items():
+        (bin_dir / name).write_text(body, encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    (tmp / "job.sbatch").write_text(text, encoding="utf-8")
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "SLURM_SUBMIT_DIR": str(tmp), "SLURM_JOB_NODELIST": "n1",
+           "SLURM_JOB_ID": "1", "STUB_OUT": str(tmp / "argv")}
+    result = subprocess.run(["bash", str(tmp / "job.sbatch")], env=env, capture_output=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert (tmp / "slurm_exit_code").read_text().strip() == "0"
+    return (tmp / "argv").read_bytes().split(b"\0")[:-1]
+
+
+# -- job.sbatch ---------------------------------------------------------------------------------
+
+def test_job_sbatch_is_the_dynamic_cluster_shape() -> None:
+    text = job_sbatch(SLURM, "dp8")
+    bash_ok(text)
+    for line in ["#SBATCH --nodes=2", "#SBATCH --ntasks=8", "#SBATCH --ntasks-per-node=4",
+                 "#SBATCH --partition=debug", "#SBATCH --time=30", "#SBATCH --output=slurm-%j.out",
+                 "export MS_WORKER_NUM=8 MS_SCHED_PORT=8118 MS_TOPO_TIMEOUT=600",
+                 'MS_ROLE=MS_SCHED "${WORKER[@]}" > "$LOG_DIR/scheduler.log" 2>&1 &',
+                 "srun --ntasks=8 --ntasks-per-node=4 --kill-on-bad-exit=1 \\"]:
+        assert line in text.splitlines(), line
+    assert 'MS_NODE_ID=\\"$SLURM_PROCID\\"' not in text and 'MS_NODE_ID="$SLURM_PROCID"' in text
+    assert "worker_$SLURM_PROCID.log" in text and 'echo "$code" > "$EXIT_FILE"' in text
+    assert "--account" not in text and "--gres" not in text  # empty fields are left out
+
+
+def test_generated_slurm_job_has_sbatch_and_a_run_sh_that_submits_it() -> None:
+    files = {**render_job_files(SLURM)}
+    assert "job.sbatch" in files and "exec sbatch --parsable job.sbatch" in files["run.sh"]
+    assert "scancel <id>" in files["README.md"] and "sbatch job.sbatch" in files["README.md"]
+    bash_ok(files["run.sh"])
+    assert extra_files(RunOptions(), "dp8") == {}
+
+
+def render_job_files(options: RunOptions) -> dict[str, str]:
+    from core.sharding.design import load_design
+    from core.workspace import EXAMPLES_DIR
+
+    design = load_design(EXAMPLES_DIR / "data_parallel_8.json")
+    return {**render_job(design, options), **extra_files(options, design.name)}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("slurm_partition", "debug;id"), ("slurm_partition", "a b"), ("slurm_account", "$(id)"),
+     ("slurm_account", "x\n#SBATCH --uid=0"), ("slurm_time", "1h"), ("slurm_time", "10;id"),
+     ("slurm_gres", "gpu:8 --x"), ("slurm_cpus_per_task", 0)],
+)
+def test_bad_slurm_fields_are_refused(field: str, value: object) -> None:
+    with pytest.raises(CodegenError, match=r"Slurm|CPUs per task"):
+        validate_options(RunOptions(**{**SLURM.to_dict(), field: value}))  # type: ignore[arg-type]
+
+
+@settings(max_examples=80, deadline=None)
+@given(name=st.text(max_size=30), field=st.sampled_from(["slurm_partition", "slurm_account", "slurm_time",
+                                                        "slurm_gres"]))
+def test_any_slurm_field_is_refused_or_plain(name: str, field: str) -> None:
+    try:
+        validate_options(RunOptions(**{**SLURM.to_dict(), field: name}))  # type: ignore[arg-type]
+    except CodegenError:
+        return
+    assert all(ch.isascii() and (ch.isalnum() or ch in "._-:,") for ch in name)
+    if name:
+        assert f"--{field.removeprefix('slurm_')}={name}" in job_sbatch(RunOptions(**{**SLURM.to_dict(), field: name}),
+                                                                        "dp8")
+
+
+@settings(max_examples=40, deadline=None)
+@given(args=st.lists(st.text(st.characters(blacklist_characters="\0"), max_size=30), max_size=5),
+       value=st.text(st.characters(blacklist_characters="\0"), max_size=30))
+def test_arguments_and_environment_reach_the_workers_verbatim(args: list[str], value: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = BatchSpec(job_name="x", nodes=1, tasks_per_node=1, worker_argv=("python", "t.py", *args),
+                         sched_port=8118, log_dir=f"{tmp}/logs $(touch PWNED)", workdir=tmp,
+                         env=(("OWN_VALUE", value),))
+        seen = run_batch_script(sbatch_script(spec), Path(tmp))
+        assert seen == [a.encode() for a in (spec.log_dir, "python", "t.py", *args, value)]
+        assert not list(Path(tmp).glob("PWNED*")) and (Path(tmp) / "logs $(touch PWNED)").is_dir()
+
+
+# -- what Slurm says ----------------------------------------------------------------------------
+
+LINE = ("JobId=42 JobName=dp8 UserId=root(0) JobState=PENDING Reason=Resources Dependency=(null) "
+        "ExitCode=0:0 NodeList=(null) Command=/tmp/a b/job.sbatch")
+
+
+def test_scontrol_lines_are_parsed() -> None:
+    job = slurm.parse_job_line(LINE)
+    assert job == slurm.SlurmJob(job_id="42", state="PENDING", reason="Resources", exit_code=0, signal=0, nodes="")
+    done = slurm.parse_job_line(LINE.replace("PENDING", "FAILED").replace("0:0", "3:0").replace("(null) C", "n[1-2] C"))
+    assert done is not None and (done.state, done.exit_code, done.nodes) == ("FAILED", 3, "n[1-2]")
+    assert slurm.parse_job_line("no job here") is None
+
+
+@pytest.mark.parametrize(
+    ("state", "code", "exit_file", "stopped", "expected"),
+    [
+        ("PENDING", 0, None, False, (RunStatus.QUEUED, "queued: Resources")),
+        ("RUNNING", 0, None, False, (RunStatus.RUNNING, "running on n[1-2]")),
+        ("COMPLETED", 0, 0, False, (RunStatus.SUCCEEDED, "completed")),
+        ("FAILED", 3, 3, False, (RunStatus.FAILED, "exit code 3")),
+        ("TIMEOUT", 0, None, False, (RunStatus.FAILED, "time limit")),
+        ("CANCELLED", 0, None, True, (RunStatus.STOPPED, "stopped by the user")),
+        ("CANCELLED", 0, None, False, (RunStatus.FAILED, "cancelled outside ShardScope")),
+        (None, None, 0, False, (RunStatus.SUCCEEDED, "exited 0")),
+        (None, None, 2, False, (RunStatus.FAILED, "exited 2")),
+        (None, None, None, False, (RunStatus.FAILED, "no longer knows the job")),
+    ],
+)
+def test_outcome(state: str | None, code: int | None, exit_file: int | None, stopped: bool,
+                 expected: tuple[str, str]) -> None:
+    job = None if state is None else slurm.SlurmJob("7", state, "Resources" if state == "PENDING" else "",
+                                                    code, 0, "n[1-2]" if state != "PENDING" else "")
+    status, message, _ = slurm.outcome(job, exit_file, stopped)
+    assert status == expected[0] and expected[1] in message
+
+
+@pytest.mark.parametrize("job_id", ["", "12;rm", "-1", "1 2", "$(id)", 5])
+def test_job_ids_are_checked_before_any_command(job_id: object) -> None:
+    with pytest.raises(slurm.LaunchError, match="not a Slurm job id"):
+        slurm.check_job_id(job_id)
+
+
+def test_exit_file_is_read_defensively(tmp_path: Path) -> None:
+    (tmp_path / "e").write_text("0\n", encoding="utf-8")
+    assert slurm.read_exit_file(tmp_path / "e") == 0
+    (tmp_path / "e").write_text("junk", encoding="utf-8")
+    assert slurm.read_exit_file(tmp_path / "e") is None
+    assert slurm.read_exit_file(tmp_path / "missing") is None
+
+
+# -- integration: a real two-node Slurm cluster -------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=900
+    )
+
+
+def generate(out: Path, *extra: str, epochs: int = 1) -> None:
+    result = cli("generate", "--out", str(out), "--launcher", "slurm", "--devices", "8", "--local-workers", "4",
+                 "--master-port", str(free_port()), "--samples", "256", "--batch-size", "8",
+                 "--epochs", str(epochs), *extra)
+    assert result.returncode == 0, result.stderr
+
+
+def tagged(run_id: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if f"SHARDSCOPE_RUN_ID={run_id}".encode() in env.split(b"\0"):
+            found.append(int(pid))
+    return found
+
+
+@pytest.fixture
+def ws(tmp_path: Path):  # type: ignore[no-untyped-def]
+    yield tmp_path / "ws"
+    for record in list_runs(tmp_path / "ws"):
+        if record.is_running:
+            stop(record.run_id, tmp_path / "ws", grace=2)
+
+
+@pytest.mark.integration
+def test_generated_job_runs_as_two_nodes_of_four_workers(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+    from core.logs import read_run
+
+    generate(tmp_path / "job", "--partition", "debug", "--time", "20")
+    result = cli("launch", str(tmp_path / "job"), "--workspace", str(ws), "--name", "slurm-dp8", "--wait")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Slurm job" in result.stdout and "succeeded" in result.stdout
+    record = get_run("slurm-dp8", ws)
+    assert record.status == RunStatus.SUCCEEDED and record.exit_code == 0 and record.slurm_job_id
+    assert (record.run_dir / "slurm_exit_code").read_text().strip() == "0"
+    job = slurm.job_state(record.slurm_job_id)
+    assert job is not None and job.state == "COMPLETED" and job.nodes == "n[1-2]"
+    snapshot = read_run(record.log_dir)
+    assert sorted(snapshot.metrics["rank"].unique().tolist()) == list(range(8))
+    assert "scheduler on n1 (127.0.0.1:" in next(record.run_dir.glob("slurm-*.out")).read_text()
+
+
+@pytest.mark.integration
+def test_queued_then_cancelled_from_the_cli_leaves_nothing(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+    generate(tmp_path / "job", epochs=400)
+    # a partition that is down keeps the job PENDING: the run says 'queued' with Slurm's reason
+    subprocess.run(["scontrol", "update", "PartitionName=debug", "State=DOWN"], check=True, timeout=30)
+    try:
+        result = cli("launch", str(tmp_path / "job"), "--workspace", str(ws), "--name", "slurm-long")
+        assert result.returncode == 0, result.stderr
+        deadline = time.time() + 30
+        while time.time() < deadline and get_run("slurm-long", ws).status != RunStatus.QUEUED:
+            time.sleep(0.5)
+        record = get_run("slurm-long", ws)
+        assert record.status == RunStatus.QUEUED and "queued: PartitionDown" in record.message
+    finally:
+        subprocess.run(["scontrol", "update", "PartitionName=debug", "State=UP"], check=True, timeout=30)
+    deadline = time.time() + 300
+    log = record.log_dir / "worker_7.log"
+    while time.time() < deadline and "loss is" not in (log.read_text(errors="replace") if log.exists() else ""):
+        time.sleep(1)
+    assert get_run("slurm-long", ws).status == RunStatus.RUNNING
+    assert tagged("slurm-long"), "the workers carry the run's tag"
+    result = cli("stop", "slurm-long", "--workspace", str(ws), "--grace", "5")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no process of it is left" in result.stdout
+    final = get_run("slurm-long", ws)
+    assert final.status == RunStatus.STOPPED
+    assert not tagged("slurm-long") and not run_processes(final)
+    assert slurm.job_steps(final.slurm_job_id) == []
+    job = slurm.job_state(final.slurm_job_id)
+    assert job is not None and job.state == "CANCELLED"
+    assert wait("slurm-long", ws, timeout=5).status == RunStatus.STOPPED
+
+
+@pytest.mark.integration
+def test_preflight_refuses_a_missing_partition_and_too_many_nodes(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+    generate(tmp_path / "nope", "--partition", "nope")
+    result = cli("launch", str(tmp_path / "nope"), "--workspace", str(ws))
+    assert result.returncode == 2 and "Slurm has no partition 'nope'" in result.stderr
+    assert list_runs(ws) == []
+    checks = run_preflight(RunOptions(**{**SLURM.to_dict(), "slurm_partition": "nope"}), import_check=False)
+    assert [c.ok for c in checks if c.name == "Slurm"] == [False]
+    big = RunOptions(**{**SLURM.to_dict(), "device_num": 12})
+    [check] = [c for c in run_preflight(big, import_check=False) if c.name == "Slurm"]
+    assert not check.ok and "2 usable node(s) of 2; the job needs 3" in check.message
+    [check] = [c for c in run_preflight(SLURM, import_check=False) if c.name == "Slurm"]
+    assert check.ok, check.message
