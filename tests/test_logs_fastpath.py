@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, parse_loss_line, read_run
 from core.logs import bulk as logs
-from core.logs.formats import RE_EXC_LINE
+from core.logs.formats import RE_EXC_LINE, ROW_FIELDS
 from core.logs.reader import _RunState
 
 NOISE = [
@@ -104,8 +104,7 @@ def reference_rows(data: bytes) -> list[tuple]:
             continue
         r = parse_loss_line(line)
         if r is not None:
-            rows.append((r["epoch"], r["step"], r["epochs_total"], r["steps_total"], r["loss"],
-                         r["step_time_ms"], r["lr"], r["time"], float(off)))
+            rows.append((*(r[k] for k in ROW_FIELDS), float(off)))
     return rows
 
 

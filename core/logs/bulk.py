@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from core.logs.formats import NUM
+from core.logs.formats import NUM, ROW_FIELDS
 
 __all__ = [
     "RE_LM_AT",
@@ -27,7 +27,8 @@ __all__ = [
     "lm_row",
 ]
 
-ROW_KEYS = ("epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "time", "offset")
+ROW_KEYS = (*ROW_FIELDS, "offset")
+_I = {k: i for i, k in enumerate(ROW_KEYS)}
 _NAN = float("nan")
 # A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line): `RE_SCAN` says
 # which, and `candidate_starts` finds exactly its matches with numpy, skipping the [WARNING]/[INFO]
@@ -207,7 +208,10 @@ def candidate_starts(chunk: np.ndarray, end: int) -> np.ndarray:
 
 def lm_row(m: re.Match, off: int, obs_time: float) -> tuple:
     """The row of one `RE_LM_AT` match (the exact reference for what `lm_block` computes in bulk)."""
-    return (float(m[1]), float(m[2]), _NAN, _NAN, float(m[3]), _NAN, _NAN, obs_time, off)
+    row = [_NAN] * len(ROW_KEYS)
+    row[_I["epoch"]], row[_I["step"]], row[_I["loss"]] = float(m[1]), float(m[2]), float(m[3])
+    row[_I["time"]], row[_I["offset"]] = obs_time, off
+    return tuple(row)
 
 
 def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int,
@@ -236,12 +240,10 @@ def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int,
     pos = np.minimum(pos + 9 + v_len, top - 1)
     ok &= v_ok & ((chunk[pos] == ord("\n")) | ((chunk[pos] == ord("\r")) & (chunk[pos + 1] == ord("\n"))))
     take[idx] = ok
-    out = np.empty((int(ok.sum()), len(ROW_KEYS)), dtype=np.float64)
-    out[:, 0] = epoch[ok]
-    out[:, 1] = step[ok]
-    out[:, 2:4] = _NAN
-    out[:, 4] = loss[ok]
-    out[:, 5:7] = _NAN
-    out[:, 7] = obs_time
-    out[:, 8] = ls[ok] + base
+    out = np.full((int(ok.sum()), len(ROW_KEYS)), _NAN, dtype=np.float64)
+    out[:, _I["epoch"]] = epoch[ok]
+    out[:, _I["step"]] = step[ok]
+    out[:, _I["loss"]] = loss[ok]
+    out[:, _I["time"]] = obs_time
+    out[:, _I["offset"]] = ls[ok] + base
     return take, out

@@ -17,6 +17,7 @@ from datetime import datetime
 __all__ = [
     "ERROR_PREFIXES",
     "FORMATS",
+    "MARKERS",
     "NOISE_PREFIXES",
     "NUM",
     "RE_EXC_LINE",
@@ -27,13 +28,15 @@ __all__ = [
     "is_noise_line",
     "line_time",
     "parse_loss_line",
+    "parse_step_time_line",
     "to_float",
     "user_format",
 ]
 
 NOISE_PREFIXES = (b"[WARNING]", b"[INFO]", b"[DEBUG]")
 ERROR_PREFIXES = (b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")
-ROW_FIELDS = ("epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "time")
+ROW_FIELDS = ("epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "global_norm",
+              "loss_scale", "overflow", "throughput", "time")
 """What a loss line gives, in the order of the metric columns (then offset, added by the reader)."""
 _NAN = float("nan")
 
@@ -50,13 +53,16 @@ class LogFormat:
     """One line format: `parse(line)` gives a row (ROW_FIELDS) or None when the line is not this format.
 
     `sample` is a real line of that format and `source` where it was seen, so tests can check
-    every entry against its own sample.
+    every entry against its own sample. `marker`: set when the format's lines may start with a
+    `[INFO]`-style prefix (MindFormers 2023), which the reader otherwise skips as chatter without
+    looking; lines holding the marker are read anyway.
     """
 
     name: str
     sample: str
     source: str
     parse: Callable[[bytes], Row | None]
+    marker: bytes | None = None
 
 
 NUM = rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Inf|INF|[Ii]nfinity)"
@@ -71,7 +77,14 @@ _RE_LR = re.compile(rb"\blr:\s*\[?\s*(" + NUM + rb")")
 _RE_LOSS_GENERIC = re.compile(rb"(?<![\w])loss(?: is|\s*[:=])\s*")
 _RE_STEP_GENERIC = re.compile(rb"(?<![\w])(?:global_step|step|iter(?:ation)?)\s*[:=]?\s*\[?\s*(\d+)")
 _RE_EPOCH_GENERIC = re.compile(rb"(?<![\w])epoch\s*[:=]?\s*\[?\s*(\d+)")
-_RE_LINE_TS = re.compile(rb"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[,.](\d{1,6}))?")
+_RE_GLOBAL_NORM = re.compile(rb"\bglobal_norm:?\s*\[?\s*(" + NUM + rb")")
+_RE_LOSS_SCALE = re.compile(rb"\bloss_scale:\s*\[?\s*(" + NUM + rb")")
+_RE_OVERFLOW = re.compile(rb"\boverflow(?: cond)?:\s*\[?\s*(True|False|true|false|1|0)\b")
+_RE_THROUGHPUT = re.compile(rb"\b(?:train_)?throughput(?:_per_npu)?:\s*(" + NUM + rb")")
+_RE_YOLO = re.compile(rb"\bEpoch (\d+)/(\d+), Step (\d+)/(\d+), .*?\bloss: (" + NUM + rb")")
+_RE_YOLO_LR = re.compile(rb"\bcur_lr: (" + NUM + rb")")
+_RE_YOLO_STEPTIME = re.compile(rb"\bEpoch (\d+)/(\d+), Step (\d+)/(\d+), step time: (" + NUM + rb") ms")
+_RE_LINE_TS = re.compile(rb"^(?:\[[A-Z]+\] )?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[,.](\d{1,6}))?")
 RE_EXC_LINE = re.compile(
     rb"^((?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|Exception))(?::|$)"
 )
@@ -143,7 +156,49 @@ def _parse_mindformers(line: bytes) -> Row | None:
     return _row(epoch=float(m.group(1)), epochs_total=float(m.group(2)), step=float(m.group(3)),
                 steps_total=float(m.group(4)), loss=to_float(m.group(5)),
                 step_time_ms=float(st.group(1) or st.group(2)) if st else _NAN,
-                lr=to_float(lr.group(1)) if lr else _NAN, time=line_time(line))
+                lr=to_float(lr.group(1)) if lr else _NAN, time=line_time(line), **_health(line, m.end()))
+
+
+def _health(line: bytes, pos: int) -> dict[str, float]:
+    """Training-health fields MindFormers appends: global_norm, loss_scale, overflow (1/0), throughput."""
+    out: dict[str, float] = {}
+    if (g := _RE_GLOBAL_NORM.search(line, pos)) is not None:
+        out["global_norm"] = to_float(g.group(1))
+    if (s := _RE_LOSS_SCALE.search(line, pos)) is not None:
+        out["loss_scale"] = to_float(s.group(1))
+    if (o := _RE_OVERFLOW.search(line, pos)) is not None:
+        out["overflow"] = 1.0 if o.group(1) in (b"True", b"true", b"1") else 0.0
+    if (t := _RE_THROUGHPUT.search(line, pos)) is not None:
+        out["throughput"] = to_float(t.group(1))
+    return out
+
+
+def _parse_yolo(line: bytes) -> Row | None:
+    """MindYOLO / MindCV / MindOCR: `Epoch 1/200, Step 100/3995, imgsize (640, 640), loss: 11.67, ...,
+    cur_lr: 0.0992`. The step restarts every epoch, so the row carries the global step
+    (epoch - 1) x steps per epoch + step, and steps_total is the run's total."""
+    if b"Epoch " not in line:
+        return None
+    m = _RE_YOLO.search(line)
+    if not m:
+        return None
+    epoch, epochs, step, per_epoch = (float(m.group(i)) for i in range(1, 5))
+    lr = _RE_YOLO_LR.search(line, m.end()) or _RE_LR.search(line, m.end())
+    return _row(epoch=epoch, epochs_total=epochs, step=(epoch - 1) * per_epoch + step,
+                steps_total=epochs * per_epoch, loss=to_float(m.group(5)),
+                lr=to_float(lr.group(1)) if lr else _NAN, time=line_time(line), **_health(line, m.end()))
+
+
+def parse_step_time_line(line: bytes) -> tuple[float, float, float] | None:
+    """MindYOLO's separate `Epoch 146/500, Step 52/422, step time: 993.04 ms` line:
+    (epoch, global step, step time in ms), or None."""
+    if b"step time: " not in line:
+        return None
+    m = _RE_YOLO_STEPTIME.search(line)
+    if not m:
+        return None
+    epoch, per_epoch, step = float(m.group(1)), float(m.group(4)), float(m.group(3))
+    return epoch, (epoch - 1) * per_epoch + step, to_float(m.group(5))
 
 
 def _parse_lossmonitor(line: bytes) -> Row | None:
@@ -169,32 +224,48 @@ def _parse_generic(line: bytes) -> Row | None:
     epoch = _RE_EPOCH_GENERIC.search(line)
     lr = _RE_LR.search(line)
     return _row(epoch=float(epoch.group(1)) if epoch else _NAN, step=float(step.group(1)) if step else _NAN,
-                loss=value, lr=to_float(lr.group(1)) if lr else _NAN, time=line_time(line))
+                loss=value, lr=to_float(lr.group(1)) if lr else _NAN, time=line_time(line), **_health(line, 0))
 
 
 FORMATS: list[LogFormat] = [
-    LogFormat("mindformers", "{ Epoch:[  1/  2], step:[    1/   19], loss: 10.649, per_step_time: 103328ms, "
-              "lr: 1e-05, overflow cond: False, loss_scale: 1.0",
-              "MindFormers MFLossMonitor (docs, DESIGN.md)", _parse_mindformers),
+    LogFormat("mindformers", "- INFO - { Epoch:[  1/  2], step:[    1/ 6500], loss: 0.000, per_step_time: 166756ms, "
+              "lr: 0.0, overflow cond: False, loss_scale: 1.0, global_norm: [44.313248], "
+              "train_throughput_per_npu: 2.849T",
+              "MindFormers docs, 'skip data by global norm' example (MFLossMonitor, 2025)", _parse_mindformers),
+    LogFormat("mindformers_2023", "[INFO] 2023-07-11 10:47:36,427 [/root/workspace/code/mindformers/scripts/"
+              "mf_parallel1/mindformers/core/callback/callback.py:269] print_output_info: Epoch:[  1/  1], "
+              "step:[    4/  125], loss:[2.244/2.244], time:507844.205 ms, lr:[0.], overflow cond: True, "
+              "loss_scale: 268435460.0",
+              "a public GLM-6B fine-tuning write-up (MindFormers, July 2023, output/log/rank_0/info.log)",
+              _parse_mindformers, marker=b"Epoch:["),
+    LogFormat("mindyolo", "2024-09-16 17:20:40,329 [INFO] Epoch 146/500, Step 52/422, imgsize (640, 640), "
+              "loss: 3.8198, lbox: 0.7182, lcls: 1.4714, dfl: 1.6302, cur_lr: 0.007129000034183264",
+              "a public ShipWise README (MindYOLO YOLOv8 training on MindSpore 2.2.14)", _parse_yolo),
     LogFormat("lossmonitor", "epoch: 1 step: 2, loss is 2.3139476776123047",
               "MindSpore 2.10 LossMonitor, shared/fixtures/real_msrun_logs/dp8_cpu_ok/worker_0.log",
               _parse_lossmonitor),
     LogFormat("generic", "global_step: 194, loss: 1.997", "older MindSpore model-zoo prints (DESIGN.md)",
               _parse_generic),
 ]
+MARKERS = tuple(f.marker for f in FORMATS if f.marker)
+"""Bytes that make a `[INFO]`-prefixed line worth parsing (see LogFormat.marker)."""
 
 
 def parse_loss_line(line: bytes | str) -> Row | None:
     """Parse one loss line with the first of FORMATS that takes it; None when it carries no loss.
 
-    Framework chatter (`[WARNING]`/`[INFO]`/`[DEBUG]`) and exception lines never carry a loss.
+    Exception lines never carry a loss; framework chatter (`[WARNING]`/`[INFO]`/`[DEBUG]`) only does
+    for formats with a marker (MindFormers 2023 logs every metric line behind `[INFO]`).
     """
     if isinstance(line, str):
         line = line.encode("utf-8", "replace")
     line = line.rstrip(b"\r\n")
-    if line.startswith(NOISE_PREFIXES) or RE_EXC_LINE.match(line):
+    if RE_EXC_LINE.match(line):
         return None
+    noise = line.startswith(NOISE_PREFIXES)
     for fmt in FORMATS:
+        if noise and not (fmt.marker and fmt.marker in line):
+            continue
         row = fmt.parse(line)
         if row is not None:
             return row

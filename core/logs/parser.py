@@ -18,11 +18,14 @@ from core.logs.bulk import RE_LM_AT, ROW_KEYS, Rows, candidate_starts, lm_block,
 from core.logs.discover import LogFile
 from core.logs.formats import (
     ERROR_PREFIXES,
+    MARKERS,
     NUM,
     RE_EXC_LINE,
     ROW_FIELDS,
     LogFormat,
+    line_time,
     parse_loss_line,
+    parse_step_time_line,
     to_float,
 )
 
@@ -137,7 +140,8 @@ class Parser:
         find = buf.find
         metrics = info.role == "worker"
         fast = metrics and self.user is None
-        if buf[:1] != b"[" or buf[1:2] in (b"E", b"C"):  # the first line has no b"\n" before it
+        if (buf[:1] != b"[" or buf[1:2] in (b"E", b"C")  # the first line has no b"\n" before it
+                or (fast and any(buf.find(k, 0, find(b"\n", 0, end)) != -1 for k in MARKERS))):
             m = RE_LM_AT.match(buf, 0, end) if fast else None
             if m is not None:
                 st.rows.append(lm_row(m, base, obs_time))
@@ -148,6 +152,10 @@ class Parser:
         # LossMonitor lines and builds their rows at once; the block's slices are added in file order
         # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
         starts = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end)
+        if metrics and self.user is None and MARKERS:
+            marked = _marked_starts(buf, end)
+            if marked:
+                starts = np.union1d(starts, np.array(marked, dtype=starts.dtype))
         block_min = self.settings.block_min
         if fast and len(starts) >= block_min:
             is_lm, block = lm_block(buf, starts, base, obs_time)
@@ -201,7 +209,7 @@ class Parser:
             else:
                 self._error(st, ErrorKind.ERROR_LOG, msg, "", off, rank, st.pid, obs_time)
             return
-        if line.startswith(b"["):
+        if line.startswith(b"[") and not (metrics and self.user is None and any(k in line for k in MARKERS)):
             return
         if line.startswith(b"Traceback (most recent call last)"):
             st.tb_start = off
@@ -229,6 +237,10 @@ class Parser:
             if row is not None:
                 st.rows.append(_row_tuple(row, obs_time, off))
             return
+        if b"step time: " in line and (yolo := parse_step_time_line(line)) is not None:
+            t = line_time(line)
+            st.timings.append((yolo[0], yolo[1], _NAN, yolo[2], t if t == t else obs_time, off))
+            return
         if b"per step time" in line:
             m = _RE_TIMEMONITOR.search(line)
             if m:
@@ -239,6 +251,24 @@ class Parser:
             row = parse_loss_line(line)
             if row is not None:
                 st.rows.append(_row_tuple(row, obs_time, off))
+
+
+def _marked_starts(buf: bytes | bytearray, end: int) -> list[int]:
+    """Starts of the `[INFO]`-prefixed lines (after the first) that hold a format's marker: the
+    candidate scan skips every line that starts with `[`, so these are added back. Cheap: one
+    `find` per marker occurrence, and only logs of such formats have any."""
+    out: list[int] = []
+    for marker in MARKERS:
+        i = buf.find(marker, 0, end)
+        while i != -1:
+            ls = buf.rfind(b"\n", 0, i) + 1
+            if ls > 0 and buf[ls:ls + 1] == b"[" and buf[ls + 1:ls + 2] not in (b"E", b"C"):
+                out.append(ls)
+            nl = buf.find(b"\n", i, end)
+            if nl == -1:
+                break
+            i = buf.find(marker, nl, end)
+    return sorted(set(out))
 
 
 def _row_tuple(row: dict[str, float], obs_time: float, off: int) -> tuple:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.logs.formats import NOISE_PREFIXES
+from core.logs.formats import MARKERS, NOISE_PREFIXES
 from core.logs.parser import FATAL_KINDS
 from core.logs.reader import RunSnapshot
 
@@ -87,7 +87,8 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
 
 
 def tail_lines(path: Path | str, n: int = 200, hide_noise: bool = True, max_bytes: int = 4 << 20) -> list[str]:
-    """Last `n` lines of a log (reading at most `max_bytes` from the end), noise optionally hidden."""
+    """Last `n` lines of a log (reading at most `max_bytes` from the end), noise optionally hidden
+    (chatter-prefixed lines that carry metrics, MindFormers 2023, are kept)."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -104,7 +105,7 @@ def tail_lines(path: Path | str, n: int = 200, hide_noise: bool = True, max_byte
         lines.pop()
     out: list[str] = []
     for raw in reversed(lines):
-        if hide_noise and raw.startswith(NOISE_PREFIXES):
+        if hide_noise and raw.startswith(NOISE_PREFIXES) and not any(k in raw for k in MARKERS):
             continue
         out.append(raw.rstrip(b"\r").decode("utf-8", "replace"))
         if len(out) >= n:
