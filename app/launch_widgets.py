@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import shlex
 import time
 import zipfile
 from pathlib import Path
@@ -17,6 +18,8 @@ import streamlit as st
 from core.codegen import DATASETS, LAUNCHERS, SCENARIOS, RunOptions
 from core.run.check import CheckResult
 from core.run.launch import stop
+from core.run.mindformers import parallel_devices, read_parallel_config
+from core.run.own import OWN_LAUNCHERS, OwnJob, launcher_argv, parse_env
 from core.run.preflight import Check, check_mindspore
 from core.run.registry import LaunchError, list_runs
 from core.run.rehearsal import rehearsal_options
@@ -25,8 +28,14 @@ from core.run.rehearsal import rehearsal_options
 DEFAULTS = rehearsal_options()
 STOP_RESULT = "launch_stop_result"
 STOP_CHOICE = "launch_stop_choice"
-STATUS_ICON = {"running": "● running", "succeeded": "✓ succeeded", "failed": "✗ failed", "stopped": "■ stopped"}
-LANGUAGE = {"train.py": "python", "run.sh": "bash", "README.md": "markdown", "job.json": "json"}
+STATUS_ICON = {
+    "queued": "◷ queued",
+    "running": "● running",
+    "succeeded": "✓ succeeded",
+    "failed": "✗ failed",
+    "stopped": "■ stopped",
+}
+LANGUAGE = {"train.py": "python", "run.sh": "bash", "job.sbatch": "bash", "README.md": "markdown", "job.json": "json"}
 
 
 def options_form(device_num: int, key: str = "launch") -> RunOptions:
@@ -70,6 +79,7 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
         samples = a.number_input(
             "Synthetic samples", 8, 10_000_000, DEFAULTS.synthetic_samples, key=f"{key}_samples"
         )
+    slurm = slurm_fields(key) if launcher == "slurm" else {}
     return RunOptions(
         scenario=scenario,
         device_target=target,
@@ -86,7 +96,81 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
         learning_rate=float(lr),
         loss_interval=int(loss_every),
         **{k: (v if isinstance(v, bool) else int(v)) for k, v in extra.items()},  # type: ignore[arg-type]
+        **slurm,  # type: ignore[arg-type]
     )
+
+
+def slurm_fields(key: str) -> dict[str, object]:
+    """Partition, account, time limit, gres and CPUs per worker (nodes = devices / workers per node)."""
+    with st.expander("Slurm", expanded=True):
+        st.caption("Nodes = devices / workers per node (set under *Cluster and logging*); one task per worker.")
+        a, b = st.columns(2)
+        values: dict[str, object] = {
+            "slurm_partition": a.text_input("Partition", "", key=f"{key}_partition", help="empty: the default"),
+            "slurm_account": b.text_input("Account", "", key=f"{key}_account"),
+            "slurm_time": a.text_input("Time limit", "", key=f"{key}_time", help="minutes, HH:MM:SS or D-HH:MM:SS"),
+            "slurm_gres": b.text_input("GRES per node", "", key=f"{key}_gres", help="e.g. gpu:8"),
+            "slurm_cpus_per_task": a.number_input("CPUs per worker", 1, 1024, 1, key=f"{key}_cpus"),
+        }
+    return {k: (v.strip() if isinstance(v, str) else v) for k, v in values.items()}
+
+
+def own_job_form(key: str = "own") -> tuple[OwnJob | None, str]:
+    """An existing script and how to start it; (job, '') or (None, what is wrong with the text)."""
+    script = st.text_input("Script", "", key=f"{key}_script", placeholder="/path/to/train.py or run_mindformer.py")
+    args_text = st.text_input(
+        "Arguments", "", key=f"{key}_args", help="split into words like a shell would, but never run by one"
+    )
+    env_text = st.text_area("Environment (KEY=VALUE, one per line)", "", key=f"{key}_env", height=80)
+    a, b, c = st.columns(3)
+    launcher = a.selectbox("Launcher", list(OWN_LAUNCHERS), key=f"{key}_launcher")
+    devices = b.number_input("Workers", 1, 4096, 8, key=f"{key}_devices")
+    local = c.number_input("Per node (0 = one node)", 0, 4096, 0, key=f"{key}_local")
+    with st.expander("msrun: master, logs, time-out"):
+        d, e = st.columns(2)
+        addr = d.text_input("Master address", "127.0.0.1", key=f"{key}_addr")
+        port = e.number_input("Master port", 1024, 65535, 8118, key=f"{key}_port")
+        join = d.checkbox("Join (wait for the workers)", True, key=f"{key}_join")
+        timeout = e.number_input("Cluster time-out (s)", 1, 86_400, 600, key=f"{key}_timeout")
+        workdir = d.text_input("Working folder (empty: the script's)", "", key=f"{key}_workdir")
+    mindformers = st.toggle("MindFormers (run_mindformer.py --config YAML)", key=f"{key}_mf")
+    config, mode = "", "train"
+    if mindformers:
+        f, g = st.columns([3, 1])
+        config = f.text_input("Config YAML", "", key=f"{key}_mf_config")
+        mode = g.selectbox("Run mode", ["train", "finetune", "eval", "predict"], key=f"{key}_mf_mode")
+    slurm = slurm_fields(key) if launcher == "slurm" else {}
+    try:
+        args = tuple(shlex.split(args_text))
+        env = parse_env([line.strip() for line in env_text.splitlines() if line.strip()])
+    except (ValueError, LaunchError) as exc:
+        return None, f"Cannot read the arguments or environment: {exc}"
+    if not script.strip():
+        return None, ""
+    job = OwnJob(
+        script=script.strip(), args=args, env=env, devices=int(devices), local_workers=int(local) or None,
+        launcher=launcher, master_addr=addr.strip(), master_port=int(port), join=bool(join),
+        cluster_time_out=int(timeout), workdir=workdir.strip(), mindformers_config=config.strip(), run_mode=mode,
+        **slurm,  # type: ignore[arg-type]
+    )
+    return job, ""
+
+
+def own_job_view(job: OwnJob) -> None:
+    """What will run: the launcher's argv (shown quoted; it is exec'd as a list), MindFormers' parallel split."""
+    if job.mindformers_config:
+        try:
+            factors = read_parallel_config(Path(job.mindformers_config))
+        except (OSError, ValueError) as exc:
+            st.warning(f"parallel_config: {exc}")
+        else:
+            total, formula = parallel_devices(factors)
+            st.markdown(f"**parallel_config**: {formula} = **{total}** devices")
+    if job.launcher == "slurm":
+        st.caption("Submitted as job.sbatch (MindSpore dynamic cluster: scheduler on the first node, one srun task "
+                   "per worker) from the run folder.")
+    else:
+        st.code(shlex.join(launcher_argv(job, Path("<run folder>/log_output"))), language="bash", wrap_lines=True)
 
 
 def target_notice(options: RunOptions) -> None:
@@ -129,7 +213,7 @@ def zip_bytes(files: dict[str, str], folder: str) -> bytes:
 
 
 def files_view(files: dict[str, str], diff: str) -> None:
-    names = [n for n in ("train.py", "run.sh", "README.md") if n in files]
+    names = [n for n in ("train.py", "run.sh", "job.sbatch", "README.md") if n in files]
     tabs = st.tabs([*names, "Changes"])
     for tab, name in zip(tabs, names, strict=False):
         with tab:
@@ -186,6 +270,7 @@ def runs_table(workspace: Path) -> None:
                 "Devices": f"{r.device_num} x {r.device_target}",
                 "Started": time.strftime("%H:%M:%S", time.localtime(r.started_at)) if r.started_at else "",
                 "Duration": f"{duration:.0f} s" if duration is not None else "",
+                "Message": r.message,
                 "Monitor": f"/monitor?run={r.run_id}",
             }
         )
@@ -204,7 +289,7 @@ def stop_control(workspace: Path) -> None:
     fragment that a full rerun has just replaced is dropped by Streamlit, so a Stop there could
     silently do nothing.
     """
-    running = [r.run_id for r in list_runs(workspace) if r.is_running]
+    running = [r.run_id for r in list_runs(workspace) if r.is_running and not r.watch_only]
     if running:
         left, right = st.columns([3, 1], vertical_alignment="bottom")
         if st.session_state.get(STOP_CHOICE) not in running:

@@ -1,4 +1,5 @@
-"""Launch page: pick a scenario, see the generated job, check the machine, launch / stop runs."""
+"""Launch page: pick a scenario, see the generated job, check the machine, launch / stop runs;
+launch your own script (msrun, mpirun, Slurm, MindFormers) or watch an existing log folder."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ if str(REPO_ROOT) not in sys.path:
 from app import launch_widgets as ui  # noqa: E402
 from app.nav import page_path  # noqa: E402
 from core.codegen import CodegenError, job_notes, render_job, write_job  # noqa: E402
+from core.codegen.launchers import extra_files, write_extra_files  # noqa: E402
 from core.run.check import check_job  # noqa: E402
 from core.run.launch import launch  # noqa: E402
+from core.run.own import check_own, launch_own, watch_folder  # noqa: E402
 from core.run.preflight import can_launch, run_preflight  # noqa: E402
-from core.run.registry import LaunchError  # noqa: E402
+from core.run.registry import LaunchError, RunRecord  # noqa: E402
 from core.sharding.design import Design, DesignError, load_design  # noqa: E402
 from core.workspace import EXAMPLES_DIR, WorkspaceError, child, default_workspace  # noqa: E402
 
@@ -50,7 +53,7 @@ with settings:
     options = ui.options_form(design.device_num)
     ui.target_notice(options)
     try:
-        files = render_job(design, options)
+        files = {**render_job(design, options), **extra_files(options, design.name)}
         notes = job_notes(design, options)
     except (CodegenError, DesignError) as exc:
         st.error(str(exc))
@@ -71,6 +74,19 @@ with preview:
         )
     else:
         st.info("Fix the options on the left to see the generated job.")
+
+
+def started(record: RunRecord) -> None:
+    """After a launch: remember the run, point Stop at it, link to the Monitor."""
+    st.session_state["launch_last_run"] = record.run_id
+    st.session_state[ui.STOP_CHOICE] = record.run_id  # Stop now points at the run just started
+    where = f" (Slurm job {record.slurm_job_id}: {record.message})" if record.slurm_job_id else ""
+    st.success(f"Started run **{record.run_id}**{where}.")
+    st.page_link(
+        page_path("monitor"), label=f"Watch {record.run_id} on the Monitor", icon=":material/monitoring:",
+        query_params={"run": record.run_id},
+    )
+
 
 def job_folder() -> Path:
     """Where the page writes the job it checks and launches (one folder per design and scenario)."""
@@ -103,19 +119,50 @@ if files is not None:
     if st.button("Launch", type="primary", disabled=not ready, key="launch_button"):
         try:
             job_dir = write_job(design, options, job_folder())
+            write_extra_files(options, design.name, job_dir)
             record = launch(job_dir, workspace)
         except (LaunchError, CodegenError, WorkspaceError, OSError) as exc:
             st.error(f"Launch failed: {exc}")
         else:
-            st.session_state["launch_last_run"] = record.run_id
-            st.session_state[ui.STOP_CHOICE] = record.run_id  # Stop now points at the run just started
-            st.success(f"Started run **{record.run_id}**.")
-            st.page_link(
-                page_path("monitor"), label=f"Watch {record.run_id} on the Monitor", icon=":material/monitoring:",
-                query_params={"run": record.run_id},
-            )
+            started(record)
     if not ready:
         st.caption("Launch is disabled until every check passes.")
+
+
+st.subheader("Your own script")
+with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers' run_mindformer.py too"):
+    own, problem = ui.own_job_form()
+    checked_own = None
+    if problem:
+        st.error(problem)
+    elif own is not None:
+        try:
+            checked_own = check_own(own)
+        except LaunchError as exc:
+            st.error(str(exc))
+    if checked_own is not None:
+        ui.own_job_view(checked_own)
+        own_checks = run_preflight(checked_own.to_options(), import_check=False)
+        ui.preflight_view(own_checks)
+        if st.button("Launch script", type="primary", disabled=not can_launch(own_checks), key="own_launch_button"):
+            try:
+                record = launch_own(checked_own, workspace)
+            except (LaunchError, WorkspaceError, OSError) as exc:
+                st.error(f"Launch failed: {exc}")
+            else:
+                started(record)
+
+with st.expander("Watch an existing log folder (a job ShardScope did not start: watch only, no Stop)"):
+    folder = st.text_input("Log folder", "", key="watch_folder", placeholder="/shared/job/log_output")
+    if st.button("Watch", key="watch_button", disabled=not folder.strip()):
+        try:
+            record = watch_folder(folder.strip(), workspace)
+        except (LaunchError, WorkspaceError) as exc:
+            st.error(str(exc))
+        else:
+            st.success(f"Run **{record.run_id}** watches {record.log_dir}.")
+            st.page_link(page_path("monitor"), label="Open it on the Monitor", icon=":material/monitoring:",
+                         query_params={"run": record.run_id})
 
 st.subheader("Runs")
 

@@ -257,3 +257,98 @@ def _tagged(run_id: str) -> list[int]:
         if f"SHARDSCOPE_RUN_ID={run_id}".encode() in env.split(b"\0"):
             found.append(int(pid))
     return found
+
+
+# -- the Launch page (AppTest) ------------------------------------------------------------------
+
+@pytest.fixture
+def launch_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.syspath_prepend(str(REPO_ROOT))
+    at = AppTest.from_file(str(REPO_ROOT / "pages" / "launch.py"), default_timeout=120)
+    at.run()
+    yield at
+    for record in list_runs(tmp_path / "ws"):
+        if record.is_running and not record.watch_only:
+            stop(record.run_id, tmp_path / "ws", grace=2)
+
+
+def test_page_shows_the_own_script_argv_and_refuses_bad_input(launch_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    page = launch_page
+    assert not page.exception
+    page.text_input(key="own_script").set_value(str(OWN_TRAIN)).run()
+    page.text_input(key="own_args").set_value("--tag '$(id); x'").run()
+    page.number_input(key="own_devices").set_value(4).run()
+    codes = [c.value for c in page.code]
+    assert any(c.startswith("msrun --worker_num=4") and "--tag '$(id); x'" in c for c in codes)
+    assert not page.button(key="own_launch_button").disabled
+    page.text_input(key="own_args").set_value("--tag 'unclosed").run()
+    assert any("Cannot read the arguments" in e.value for e in page.error)
+    page.text_input(key="own_args").set_value("").run()
+    page.text_area(key="own_env").set_value("MS_ROLE=MS_SCHED").run()
+    assert any("cannot be overridden" in e.value for e in page.error)
+    page.text_area(key="own_env").set_value("").run()
+    page.text_input(key="own_script").set_value(str(tmp_path / "missing.py")).run()
+    assert any("does not exist" in e.value for e in page.error)
+
+
+def test_page_mindformers_mode_shows_and_checks_parallel_config(launch_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    page = launch_page
+    entry = script(tmp_path, "run_mindformer.py")
+    (tmp_path / "c.yaml").write_text(MF_YAML, encoding="utf-8")
+    page.text_input(key="own_script").set_value(str(entry)).run()
+    page.toggle(key="own_mf").set_value(True).run()
+    page.text_input(key="own_mf_config").set_value(str(tmp_path / "c.yaml")).run()
+    page.number_input(key="own_devices").set_value(8).run()
+    assert not page.error
+    assert any("dp 2 x mp 4 x cp 1 x pp 1" in m.value for m in page.markdown)
+    assert any("--config" in c.value and "--run_mode train" in c.value for c in page.code)
+    page.number_input(key="own_devices").set_value(4).run()
+    assert any("= 8 devices but the job has 4" in e.value for e in page.error)
+
+
+def test_page_slurm_launcher_shows_job_sbatch_and_checks_the_partition(launch_page) -> None:  # type: ignore[no-untyped-def]
+    page = launch_page
+    page.selectbox(key="launch_launcher").set_value("slurm").run()
+    assert not page.exception
+    page.text_input(key="launch_partition").set_value("debug;id").run()
+    assert any("Slurm partition 'debug;id' is not allowed" in e.value for e in page.error)
+    page.text_input(key="launch_partition").set_value("debug").run()
+    assert any("#SBATCH --partition=debug" in c.value for c in page.code)
+    assert any("**Slurm**" in m.value or "**Launcher**" in m.value for m in page.markdown)
+
+
+def test_page_watches_a_folder_without_stop(launch_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    page = launch_page
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    page.text_input(key="watch_folder").set_value(str(logs)).run()
+    page.button(key="watch_button").click().run()
+    assert any("watches" in s.value for s in page.success)
+    [record] = list_runs(tmp_path / "ws")
+    assert record.watch_only
+    assert not [s for s in page.selectbox if s.key == "launch_stop_choice"]  # nothing to stop
+
+
+@pytest.mark.integration
+def test_page_launches_an_own_script_and_stops_it(launch_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    page = launch_page
+    page.text_input(key="own_script").set_value(str(OWN_TRAIN)).run()
+    page.text_input(key="own_args").set_value("--epochs 50 --step-sleep 0.5").run()
+    page.number_input(key="own_devices").set_value(2).run()
+    page.number_input(key="own_port").set_value(free_port()).run()
+    page.button(key="own_launch_button").click().run()
+    assert any("Started run" in s.value for s in page.success), [e.value for e in page.error]
+    [record] = list_runs(tmp_path / "ws")
+    assert record.kind == RunKind.OWN and record.is_running
+    deadline = time.time() + 240
+    while time.time() < deadline and "loss is" not in _text(record.log_dir / "worker_1.log"):
+        time.sleep(1)
+    page.run()
+    assert page.selectbox(key="launch_stop_choice").value == record.run_id
+    page.button(key="launch_stop").click().run()
+    assert any("no process of it is left" in s.value for s in page.success)
+    final = get_run(record.run_id, tmp_path / "ws")
+    assert final.status == "stopped" and not run_processes(final) and not _tagged(record.run_id)

@@ -6,7 +6,7 @@ import argparse
 
 from core.cli.common import fail as _fail
 from core.codegen import DATASETS, DEVICE_TARGETS, LAUNCHERS, SCENARIOS, CodegenError, RunOptions, write_job
-from core.codegen.launchers import extra_files
+from core.codegen.launchers import write_extra_files
 from core.sharding.design import Design, DesignError, load_design
 from core.workspace import EXAMPLES_DIR, WorkspaceError
 
@@ -41,10 +41,7 @@ def _generate(args: argparse.Namespace) -> int:
             slurm_cpus_per_task=args.cpus_per_task,
         )
         out = write_job(design, options, args.out)
-        written = ["train.py", "run.sh", "README.md"]
-        for name, text in extra_files(options, design.name).items():  # job.sbatch for Slurm
-            (out / name).write_text(text, encoding="utf-8")
-            written.append(name)
+        written = ["train.py", "run.sh", "README.md", *write_extra_files(options, design.name, out)]
     except (CodegenError, DesignError, WorkspaceError) as exc:
         return _fail(str(exc))
     except OSError as exc:
