@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Set up (venv, dev requirements, Debian Chromium for the browser tests) and run every test.
+# Set up (venv, dev requirements, Debian packages for the browser, Slurm and multi-node tests) and run every test.
 # Extra arguments go to pytest, e.g. scripts/test.sh -m "not integration".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev
-if [ ! -x /usr/bin/chromium ]; then
+# Debian packages the tests use, installed only when missing: chromium (browser tests), and a
+# real Slurm + munge (the two-node test cluster) and iproute2 (the multi-node network namespace).
+missing=()
+if command -v dpkg >/dev/null; then
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  for pkg in munge slurmctld slurmd slurm-client iproute2; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
   else
-    echo "browser tests need Debian chromium: sudo apt-get install -y chromium" >&2
+    echo "some tests need Debian packages: sudo apt-get install -y ${missing[*]}" >&2
   fi
 fi
 export PATH="$PWD/.venv/bin:$PATH"
