@@ -31,7 +31,7 @@ from core.codegen.launchers import extra_files
 from core.codegen.launchers import log_dir as job_log_dir
 from core.codegen.sbatch import SBATCH_FILE
 from core.run.launchers import BatchLauncher, Launcher, launcher_for
-from core.run.preflight import check_partition
+from core.run.preflight import check_launcher, check_partition
 from core.run.processes import ENV_RUN_ID, alive, create_time, port_in_use, processes_of, send_signal
 from core.run.registry import (
     LAUNCHER_LOG,
@@ -87,11 +87,11 @@ def check_scheduler_port(port: int | None, workspace: Path) -> None:
 
 
 def check_queue(launcher: Launcher, options: RunOptions) -> None:
-    """A queued launcher's preflight that must pass (the partition exists and has the nodes)."""
+    """A queued launcher's preflight that must pass: its tool (sbatch), the partition, enough nodes."""
     if launcher.queued:
-        check = check_partition(options)
-        if not check.ok:
-            raise LaunchError(check.message)
+        for check in (check_launcher(options), check_partition(options)):
+            if not check.ok:
+                raise LaunchError(check.message)
 
 
 def new_run_dir(workspace: Path, name: str | None, default_stem: str) -> tuple[str, Path]:
