@@ -50,6 +50,7 @@ def test_mindyolo_lines_give_global_steps_and_step_times() -> None:
     assert m["step"].tolist() == [145 * per_epoch + s for s in (52, 104, 156, 416)]
     assert m["loss"].tolist() == [3.8198, 4.2556, 3.3041, 2.7312]
     assert m["epoch"].unique().tolist() == [146] and m["epochs_total"].unique().tolist() == [500]
+    assert m["steps_total"].unique().tolist() == [per_epoch]
     assert m["lr"].unique().tolist() == [0.007129000034183264]
     assert m["time"].notna().all()
     t = snap.timings

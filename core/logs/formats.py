@@ -176,7 +176,7 @@ def _health(line: bytes, pos: int) -> dict[str, float]:
 def _parse_yolo(line: bytes) -> Row | None:
     """MindYOLO / MindCV / MindOCR: `Epoch 1/200, Step 100/3995, imgsize (640, 640), loss: 11.67, ...,
     cur_lr: 0.0992`. The step restarts every epoch, so the row carries the global step
-    (epoch - 1) x steps per epoch + step, and steps_total is the run's total."""
+    (epoch - 1) x steps per epoch + step (steps_total stays the steps per epoch)."""
     if b"Epoch " not in line:
         return None
     m = _RE_YOLO.search(line)
@@ -184,8 +184,8 @@ def _parse_yolo(line: bytes) -> Row | None:
         return None
     epoch, epochs, step, per_epoch = (float(m.group(i)) for i in range(1, 5))
     lr = _RE_YOLO_LR.search(line, m.end()) or _RE_LR.search(line, m.end())
-    return _row(epoch=epoch, epochs_total=epochs, step=(epoch - 1) * per_epoch + step,
-                steps_total=epochs * per_epoch, loss=to_float(m.group(5)),
+    return _row(epoch=epoch, epochs_total=epochs, step=(epoch - 1) * per_epoch + step, steps_total=per_epoch,
+                loss=to_float(m.group(5)),
                 lr=to_float(lr.group(1)) if lr else _NAN, time=line_time(line), **_health(line, m.end()))
 
 

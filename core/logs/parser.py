@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 
 import numpy as np
@@ -29,7 +30,7 @@ from core.logs.formats import (
     to_float,
 )
 
-__all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings"]
+__all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
 MAX_PARTIAL_LINE = 1 << 20
 """Longest incomplete line we hold in memory (1 MiB); past it the line is dropped and counted."""
@@ -184,9 +185,10 @@ class Parser:
                 st.tb_carry += buf[:min(end, max(0, self.settings.tb_carry_max - len(st.tb_carry)))]
 
     def _error(self, st: FileState, kind: ErrorKind, message: str, context: str, off: int,
-               rank: int | None, pid: int | None, t: float) -> None:
+               rank: int | None, pid: int | None, t: float, log_time: float = _NAN) -> None:
         st.errors.append({"rank": rank, "kind": str(kind), "message": message, "context": context,
-                          "line": None, "offset": off, "file": st.info.rel, "pid": pid, "time": t})
+                          "line": None, "offset": off, "file": st.info.rel, "pid": pid, "time": t,
+                          "log_time": log_time})
 
     def _line(self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float,
               metrics: bool) -> None:
@@ -202,12 +204,13 @@ class Parser:
             m = _RE_MS_LOG.match(line)
             msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
             mt = _RE_TIMED_OUT.search(line)
+            lt = last_log_time(line)
             if mt:
-                self._error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time)
+                self._error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
             elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
-                self._error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time)
+                self._error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
             else:
-                self._error(st, ErrorKind.ERROR_LOG, msg, "", off, rank, st.pid, obs_time)
+                self._error(st, ErrorKind.ERROR_LOG, msg, "", off, rank, st.pid, obs_time, lt)
             return
         if line.startswith(b"[") and not (metrics and self.user is None and any(k in line for k in MARKERS)):
             return
@@ -221,6 +224,8 @@ class Parser:
         if mexc:
             text = line.decode("utf-8", "replace").strip()
             context = ""
+            head = st.tb_start - base if st.tb_start is not None and st.tb_start >= base else ls
+            lt = last_log_time(bytes(buf[max(0, head - _LOOKBACK):head]))  # the exception's own time
             if st.tb_start is not None:
                 end = off - base + len(line)
                 raw = buf[st.tb_start - base:end] if st.tb_start >= base else st.tb_carry + buf[:end]
@@ -228,7 +233,7 @@ class Parser:
                 st.tb_start = None
                 st.tb_carry = b""
             kind = ErrorKind.NAN if b"NAN or INF" in line else ErrorKind.EXCEPTION
-            self._error(st, kind, text, context, off, rank, st.pid, obs_time)
+            self._error(st, kind, text, context, off, rank, st.pid, obs_time, lt)
             return
         if not metrics:
             return
@@ -251,6 +256,30 @@ class Parser:
             row = parse_loss_line(line)
             if row is not None:
                 st.rows.append(_row_tuple(row, obs_time, off))
+
+
+_LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line
+_RE_MS_TIME = re.compile(rb"\):(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3}) ")
+_RE_PY_TIME = re.compile(rb"(?m)^(?:\[[A-Z]+\] )?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,6})?")
+
+
+def last_log_time(data: bytes) -> float:
+    """Unix time of the last time-stamped line in `data`: MindSpore's own header
+    (`[WARNING] DEVICE(2386,7f72...,python):2026-11-22-07:04:43.493.282 [...]`) or a python-logging
+    date at a line start; NaN when there is none. Why: a traceback has no time of its own, and the
+    line just before it says when the rank failed (which rank failed first is the root cause)."""
+    best_pos, best = -1, _NAN
+    for m in _RE_MS_TIME.finditer(data):
+        best_pos = m.start()
+        y, mo, d, h, mi, s, ms, us = (int(g) for g in m.groups())
+        try:
+            best = datetime(y, mo, d, h, mi, s).timestamp() + ms / 1e3 + us / 1e6
+        except ValueError:
+            best = _NAN
+    for m in _RE_PY_TIME.finditer(data):
+        if m.start() > best_pos:
+            best_pos, best = m.start(), line_time(m.group(0))
+    return best
 
 
 def _marked_starts(buf: bytes | bytearray, end: int) -> list[int]:

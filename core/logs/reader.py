@@ -30,7 +30,7 @@ METRIC_COLUMNS = [
     "rank", "epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "time", "offset", "file",
 ]
 TIMING_COLUMNS = ["rank", "epoch", "step", "epoch_time_ms", "step_time_ms", "time", "offset", "file"]
-ERROR_COLUMNS = ["rank", "kind", "message", "context", "line", "offset", "file", "pid", "time"]
+ERROR_COLUMNS = ["rank", "kind", "message", "context", "line", "offset", "file", "pid", "time", "log_time"]
 _NAN = float("nan")
 
 
@@ -268,7 +268,7 @@ class _RunState:
                                 "kind": ErrorKind.OVERLONG_LINE.value,
                                 "message": f"a line longer than {self.settings.max_partial_line} bytes was dropped",
                                 "context": "", "line": None, "offset": pos, "file": st.info.rel, "pid": st.pid,
-                                "time": now if st.live else _NAN})
+                                "time": now if st.live else _NAN, "log_time": _NAN})
                             pos += got
                             st.consumed = pos
                             changed = True
@@ -352,8 +352,10 @@ class _RunState:
             last = next((s.rows.last() for s in reversed(sts) if len(s.rows)), None)
             n_loss = sum(len(s.rows) for s in sts)
             epoch, step, epochs_total, steps_total, loss = last[:5] if last else (_NAN,) * 5
+            # a global step (MindYOLO rows) is done at epochs x steps per epoch, a step-in-epoch at the last one
             done_by_totals = bool(last and epochs_total == epochs_total and steps_total == steps_total
-                                  and epoch >= epochs_total and step >= steps_total)
+                                  and epoch >= epochs_total
+                                  and step >= (steps_total if step <= steps_total else steps_total * epochs_total))
             rows.append({
                 "rank": rank,
                 "files": ", ".join(s.info.rel for s in sts),

@@ -1,0 +1,92 @@
+"""`python -m core diagnose LOG_DIR [--json]`: stragglers, hung ranks and failure groups of a run's logs.
+
+Exit status 1 when a rank failed or hung (for scripts and CI), else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from core.logs import LogFormatError, read_run
+from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `diagnose` subcommand."""
+    p = sub.add_parser("diagnose", help="find stragglers, hung ranks and the first failing rank of a run",
+                       description="Read every rank's log once and report stragglers (step time vs the job "
+                                   "median), hung ranks (progress far behind the others) and failure groups "
+                                   "(identical exceptions collapsed, first failing rank marked). "
+                                   "Exit status 1 when a rank failed or hung.")
+    p.add_argument("log_dir", type=Path, help="msrun --log_dir, mpirun output folder or rank-table run folder")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
+    p.add_argument("--alive", action="store_true",
+                   help="the job is still running: also report the whole job as hung when it went silent")
+    p.add_argument("--straggler-ratio", type=float, default=DiagnoseSettings.straggler_ratio,
+                   help="step time / job median at or above this is a straggler (default %(default)s)")
+    p.set_defaults(func=handle)
+
+
+def _when(t: float | None) -> str:
+    return "-" if t is None else datetime.fromtimestamp(t).isoformat(sep=" ", timespec="milliseconds")
+
+
+def _ranks(ranks: list[int], limit: int = 16) -> str:
+    shown = ", ".join(str(r) for r in ranks[:limit])
+    return shown + (f", ... ({len(ranks)} ranks)" if len(ranks) > limit else "")
+
+
+def report(d: Diagnosis) -> str:
+    """Plain-text report: the few lines a person needs first."""
+    lines = [f"ranks: {d.ranks}   median step time: "
+             + (f"{d.median_step_time:.1f} ms ({d.step_time_source})" if d.median_step_time else "-")]
+    if d.failure_groups:
+        lines.append(f"failure groups ({len(d.failure_groups)}), likely root cause: rank {d.root_cause}")
+        for g in d.failure_groups:
+            lines.append(f"  {len(g.ranks)} rank(s): {g.exception}")
+            lines.append(f"    first: rank {g.first_rank} at {_when(g.first_time)} ({g.time_source}); "
+                         f"ranks {_ranks(g.ranks)}")
+            lines.extend(f"    {e}" for e in g.evidence)
+    for e in d.job_errors:
+        lines.append(f"job: {e}")
+    if d.hung:
+        lines.append(f"hung ({len(d.hung)}):")
+        lines.extend(f"  rank {h.rank}: last step {h.last_step:.0f} at {_when(h.last_time)}; {h.reason}"
+                     for h in d.hung[:32])
+    if d.stragglers:
+        lines.append(f"stragglers ({len(d.stragglers)}):")
+        lines.extend(f"  rank {s.rank}: {s.step_time:.1f} ms/step = {s.ratio:.2f}x the median ({s.source})"
+                     for s in d.stragglers[:32])
+    if d.overflow_steps:
+        lines.append(f"loss-scale overflow on {d.overflow_ranks} rank(s) at steps "
+                     + ", ".join(f"{s:.0f}" for s in d.overflow_steps))
+    if d.norm_spikes:
+        lines.append("global_norm spikes: " + ", ".join(f"rank {s.rank} step {s.step:.0f} = {s.global_norm:.3g}"
+                                                       for s in d.norm_spikes[:8]))
+    if not (d.failure_groups or d.hung or d.stragglers):
+        lines.append("no failure, hang or straggler found")
+    return "\n".join(lines)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the diagnosis; 2 on a bad folder or regex, 1 when a rank failed or hung."""
+    if not args.log_dir.is_dir():
+        print(f"error: {args.log_dir} is not a folder", file=sys.stderr)
+        return 2
+    try:
+        snap = read_run(args.log_dir, loss_regex=args.loss_regex)
+    except LogFormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    d = diagnose(snap, now=now_if_alive(args.alive),
+                 settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
+    if args.json:
+        print(json.dumps(d.to_dict()))
+    else:
+        print(report(d))
+    return 1 if d.failed else 0

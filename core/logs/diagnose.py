@@ -1,0 +1,355 @@
+"""Cluster-scale diagnosis of a run's logs: stragglers, hung ranks, failure groups, overflow and norm spikes.
+
+At 1,024 ranks nobody reads 1,024 tracebacks: identical exceptions collapse into one group with its rank
+list, and the rank that failed first (by the time of the last stamped line before its traceback, else
+its file's mtime) is marked as the likely root cause. A straggler is a rank whose step time is well
+above the job's median; a hung rank is one whose progress is far behind the others while their logs
+moved on (Megatron's `--log-straggler` and MegaScale's per-rank timing are the models).
+
+Everything is computed from a `RunSnapshot` (no file access) and returned as plain dataclasses;
+`Diagnosis.to_dict()` is what `python -m core diagnose --json` prints.
+
+Example (ranks 0-3, LossMonitor + TimeMonitor logs): per step times 100, 101, 99, 180 ms ->
+median 100.5 ms, rank 3 ratio 1.79 >= 1.3 -> `Straggler(rank=3, step_time=180, ...)`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from core.logs.metrics import infer_steps_per_epoch
+from core.logs.parser import ErrorKind
+from core.logs.reader import RunSnapshot
+
+__all__ = ["DiagnoseSettings", "Diagnosis", "FailureGroup", "Hung", "NormSpike", "Straggler", "diagnose"]
+
+_NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class DiagnoseSettings:
+    """Thresholds (each a ratio or a count, so they hold at any step time)."""
+
+    straggler_ratio: float = 1.3  # step time / job median at or above this = straggler
+    min_lag_steps: int = 3  # a rank this many steps behind the median may be hung...
+    hang_factor: float = 5.0  # ...when its last line is older than the job's latest by this x step time
+    silent_factor: float = 10.0  # whole job silent this x its step time (needs `now`) = hung
+    spike_factor: float = 3.0  # global_norm above this x the job's median = spike
+    max_listed: int = 20  # spikes / overflow steps listed
+
+
+@dataclass(frozen=True)
+class Straggler:
+    rank: int
+    step_time: float  # ms, this rank's median
+    median_step_time: float  # ms, the job's median over ranks
+    ratio: float
+    source: str  # where the step time came from: per_step_time | TimeMonitor | line times
+
+
+@dataclass(frozen=True)
+class Hung:
+    rank: int
+    last_step: float  # global step of its last loss line
+    last_time: float | None  # unix time of its last progress (line time, else file mtime)
+    behind_steps: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    exception: str  # the shared last line of the traceback (or what msrun / the scheduler said)
+    ranks: list[int]
+    first_rank: int  # likely root cause: the rank that failed first
+    first_time: float | None
+    time_source: str  # "log time" | "file mtime" | "none" (then first_rank is the lowest rank)
+    evidence: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NormSpike:
+    rank: int
+    step: float
+    global_norm: float
+    median: float
+
+
+@dataclass
+class Diagnosis:
+    """What `diagnose` found; `failed` says whether a CI job should fail."""
+
+    ranks: int
+    stragglers: list[Straggler]
+    hung: list[Hung]
+    failure_groups: list[FailureGroup]
+    median_step_time: float | None
+    step_time_source: str
+    median_last_step: float | None
+    job_errors: list[str]  # launcher / scheduler exceptions not tied to one rank
+    overflow_steps: list[float]  # steps where some rank reported overflow (first max_listed)
+    overflow_ranks: int
+    norm_spikes: list[NormSpike]
+    silent_s: float | None  # seconds since the job's last progress (only when `now` was given)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failure_groups or self.hung)
+
+    @property
+    def root_cause(self) -> int | None:
+        """The first failing rank over every group (None without failures)."""
+        timed = [(g.first_time, g.first_rank) for g in self.failure_groups if g.first_time is not None]
+        if timed:
+            return min(timed)[1]
+        return self.failure_groups[0].first_rank if self.failure_groups else None
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready dict (NaN becomes None)."""
+        out = asdict(self)
+        out["failed"] = self.failed
+        out["root_cause_rank"] = self.root_cause
+        return _json_safe(out)
+
+
+def _json_safe(value: object) -> object:
+    if isinstance(value, float):
+        return None if not math.isfinite(value) else value
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        return _json_safe(value.item())
+    return value
+
+
+# ----------------------------------------------------------------------------- step times
+
+def rank_step_times(snap: RunSnapshot) -> tuple[pd.Series, pd.Series]:
+    """Each rank's median step time in ms and where it came from, in order of trust: the log's own
+    per-step time (MindFormers `per_step_time`), TimeMonitor / MindYOLO step-time lines, then the
+    gaps between time-stamped loss lines divided by the steps between them."""
+    m = snap.metrics
+    per_row = m.groupby("rank")["step_time_ms"].median() if not m.empty else pd.Series(dtype=float)
+    t = snap.timings
+    timed = (t.groupby("rank")["step_time_ms"].median() if not t.empty else pd.Series(dtype=float))
+    gaps = pd.Series(dtype=float)
+    if not m.empty and m["time"].notna().any():
+        sub = m.loc[m["time"].notna(), ["rank", "step", "time"]]
+        d = sub.groupby("rank")[["step", "time"]].diff()
+        ok = (d["step"] > 0) & (d["time"] >= 0)
+        gaps = (d.loc[ok, "time"] * 1000.0 / d.loc[ok, "step"]).groupby(sub.loc[ok, "rank"]).median()
+    ranks = snap.ranks["rank"].astype(int).tolist()
+    value, source = [], []
+    for r in ranks:
+        for series, name in ((per_row, "per_step_time"), (timed, "TimeMonitor"), (gaps, "line times")):
+            v = series.get(r, _NAN)
+            if v == v:
+                value.append(float(v))
+                source.append(name)
+                break
+        else:
+            value.append(_NAN)
+            source.append("")
+    return pd.Series(value, index=ranks, dtype=float), pd.Series(source, index=ranks, dtype=object)
+
+
+def _stragglers(times: pd.Series, sources: pd.Series, skip: set[int],
+                settings: DiagnoseSettings) -> tuple[list[Straggler], float | None, str]:
+    ok = times.dropna()
+    ok = ok[~ok.index.isin(list(skip))]
+    if len(ok) < 2:
+        return [], (float(ok.median()) if len(ok) else None), (str(sources[ok.index[0]]) if len(ok) else "")
+    median = float(ok.median())
+    source = str(sources[ok.index].mode().iat[0])
+    if median <= 0:
+        return [], median, source
+    ratio = ok / median
+    slow = ratio[ratio >= settings.straggler_ratio].sort_values(ascending=False)
+    return [Straggler(int(r), float(ok[r]), median, round(float(q), 3), str(sources[r])) for r, q in slow.items()], \
+        median, source
+
+
+# ----------------------------------------------------------------------------- progress and hangs
+
+def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
+    """Per rank: global step of its last loss line and the time of its last progress."""
+    m = snap.metrics
+    ranks = snap.ranks.set_index("rank")
+    out = pd.DataFrame(index=ranks.index.astype(int))
+    if m.empty:
+        out["last_step"] = _NAN
+    else:
+        spe = infer_steps_per_epoch(m)
+        last = m.groupby("rank").tail(1).set_index("rank")
+        step = last["step"]
+        if spe and np.nanmax(m["step"].to_numpy()) <= spe and last["epoch"].notna().any():
+            step = (last["epoch"] - np.nanmin(m["epoch"].to_numpy())) * spe + last["step"]
+        out["last_step"] = step.reindex(out.index)
+        out["line_time"] = last["time"].reindex(out.index)
+    file_time = ranks["last_activity"].where(ranks["last_activity"].notna(), ranks["mtime"])
+    line_time = out["line_time"] if "line_time" in out else pd.Series(_NAN, index=out.index)
+    out["last_time"] = line_time.where(line_time.notna(), file_time.reindex(out.index))
+    out["finished"] = ranks["finished"].reindex(out.index).fillna(False).astype(bool)
+    return out
+
+
+def _hung(progress: pd.DataFrame, failed: set[int], median_step_ms: float | None, now: float | None,
+          settings: DiagnoseSettings) -> tuple[list[Hung], float | None, float | None]:
+    alive = progress[~progress.index.isin(list(failed)) & ~progress["finished"]]
+    steps = alive["last_step"].dropna()
+    if steps.empty:
+        return [], None, None
+    median_last = float(steps.median())
+    latest = float(alive["last_time"].max()) if alive["last_time"].notna().any() else None
+    step_s = (median_step_ms or 0.0) / 1000.0
+    out: list[Hung] = []
+    for rank, row in alive.iterrows():
+        behind = median_last - row["last_step"] if row["last_step"] == row["last_step"] else _NAN
+        if not behind >= max(settings.min_lag_steps, 1):
+            continue
+        t = row["last_time"]
+        if latest is not None and t == t:
+            gap = latest - t
+            need = settings.hang_factor * step_s if step_s > 0 else 0.0
+            if gap <= need or gap <= 0:
+                continue  # its log still moves with the others: slow, not hung
+            reason = f"{behind:.0f} steps behind the median; last progress {gap:.0f} s before the others'"
+        else:
+            reason = f"{behind:.0f} steps behind the median (no time in the log to confirm)"
+        out.append(Hung(int(rank), float(row["last_step"]), None if t != t else float(t), float(behind), reason))
+    silent = None
+    if now is not None and latest is not None:
+        silent = max(0.0, now - latest)
+        if step_s > 0 and silent > settings.silent_factor * step_s:
+            listed = {h.rank for h in out}
+            for rank, row in alive.iterrows():
+                if int(rank) not in listed:
+                    t = row["last_time"]
+                    out.append(Hung(int(rank), float(row["last_step"]), None if t != t else float(t), 0.0,
+                                    f"whole job silent for {silent:.0f} s (~{silent / step_s:.0f} step times)"))
+    out.sort(key=lambda h: (-h.behind_steps, h.rank))
+    return out, median_last, silent
+
+
+# ----------------------------------------------------------------------------- failures
+
+_RE_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_RE_IDS = re.compile(r"\b(rank|node|pid|worker|device|process|Rank|Node|Worker|Device|Process)([ _:=]+)\d+")
+
+
+def _normalise(message: str) -> str:
+    """The part of an exception that is the same on every rank (addresses, rank/pid numbers masked)."""
+    return _RE_IDS.sub(r"\1\2N", _RE_HEX.sub("0x?", message.strip()))
+
+
+def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
+    errs = snap.errors
+    if errs.empty:
+        return [], []
+    ranks = snap.ranks.set_index("rank")
+    fatal = errs[errs["kind"].isin([ErrorKind.EXCEPTION, ErrorKind.NAN, ErrorKind.WORKER_EXIT, ErrorKind.TIMEOUT])]
+    job_errors = [str(m) for m in fatal.loc[fatal["rank"].isna() | (fatal["rank"] < 0), "message"]]
+    fatal = fatal[fatal["rank"].notna() & (fatal["rank"] >= 0)]
+    by_key: dict[str, dict] = {}
+    for rank, rows in fatal.groupby("rank"):
+        rank = int(rank)
+        exc = rows[rows["kind"].isin([ErrorKind.EXCEPTION, ErrorKind.NAN])]
+        evidence = []
+        if (rows["kind"] == ErrorKind.WORKER_EXIT).any():
+            evidence.append(f"msrun: worker process of rank {rank} exited with an exception")
+        if (rows["kind"] == ErrorKind.TIMEOUT).any():
+            evidence.append(f"scheduler: node {rank} timed out")
+        if not exc.empty:
+            pick = exc.iloc[0]
+            key = _normalise(str(pick["message"]))
+            times = exc["log_time"].dropna()
+        else:
+            pick = rows.iloc[0]
+            key = ("msrun: worker exited with an exception (no traceback in its log)"
+                   if (rows["kind"] == ErrorKind.WORKER_EXIT).any()
+                   else "scheduler: node timed out (no traceback in its log)")
+            times = pd.Series(dtype=float)
+        if not times.empty:
+            t, src = float(times.min()), "log time"
+        elif rank in ranks.index and ranks.at[rank, "mtime"] == ranks.at[rank, "mtime"]:
+            t, src = float(ranks.at[rank, "mtime"]), "file mtime"
+        else:
+            t, src = _NAN, "none"
+        g = by_key.setdefault(key, {"ranks": [], "times": [], "srcs": [], "evidence": []})
+        g["ranks"].append(rank)
+        g["times"].append(t)
+        g["srcs"].append(src)
+        g["evidence"].extend(evidence)
+    groups = []
+    for key, g in by_key.items():
+        ranks_sorted = sorted(g["ranks"])
+        best = [(t, r, s) for t, r, s in zip(g["times"], g["ranks"], g["srcs"], strict=True) if t == t]
+        if best:
+            first_time, first_rank, src = min(best)
+        else:
+            first_time, first_rank, src = _NAN, ranks_sorted[0], "none"
+        evidence = sorted(set(g["evidence"]))
+        if len(evidence) > 10:
+            evidence = [*evidence[:10], f"... and {len(evidence) - 10} more"]
+        groups.append(FailureGroup(key, ranks_sorted, int(first_rank),
+                                   None if first_time != first_time else float(first_time), src, evidence))
+    groups.sort(key=lambda g: (-len(g.ranks), g.first_time if g.first_time is not None else math.inf))
+    return groups, job_errors
+
+
+# ----------------------------------------------------------------------------- health
+
+def _overflow(snap: RunSnapshot, settings: DiagnoseSettings) -> tuple[list[float], int]:
+    m = snap.metrics
+    if m.empty or "overflow" not in m or not (m["overflow"] == 1).any():
+        return [], 0
+    hit = m[m["overflow"] == 1]
+    steps = sorted(hit["step"].dropna().unique().tolist())[: settings.max_listed]
+    return [float(s) for s in steps], int(hit["rank"].nunique())
+
+
+def _norm_spikes(snap: RunSnapshot, settings: DiagnoseSettings) -> list[NormSpike]:
+    m = snap.metrics
+    if m.empty or "global_norm" not in m or m["global_norm"].isna().all():
+        return []
+    norms = m["global_norm"]
+    finite = norms[np.isfinite(norms)]
+    if finite.empty:
+        return []
+    median = float(finite.median())
+    bad = m[(~np.isfinite(norms) & norms.notna()) | (norms > settings.spike_factor * median)]
+    bad = bad.sort_values("global_norm", ascending=False).head(settings.max_listed)
+    return [NormSpike(int(r.rank), float(r.step), float(r.global_norm), median) for r in bad.itertuples()]
+
+
+# ----------------------------------------------------------------------------- entry point
+
+def diagnose(snap: RunSnapshot, now: float | None = None, settings: DiagnoseSettings | None = None) -> Diagnosis:
+    """Diagnose a run from its snapshot. `now` (unix time) also checks whether the whole job went
+    silent: pass it only while the job is meant to be running (a finished run's logs are silent too)."""
+    settings = settings or DiagnoseSettings()
+    groups, job_errors = _failure_groups(snap)
+    failed = {r for g in groups for r in g.ranks}
+    times, sources = rank_step_times(snap)
+    stragglers, median_ms, source = _stragglers(times, sources, failed, settings)
+    hung, median_last, silent = _hung(_last_progress(snap), failed, median_ms, now, settings)
+    overflow_steps, overflow_ranks = _overflow(snap, settings)
+    return Diagnosis(
+        ranks=int((snap.ranks["rank"] >= 0).sum()) if not snap.ranks.empty else 0,
+        stragglers=stragglers, hung=hung, failure_groups=groups,
+        median_step_time=median_ms, step_time_source=source, median_last_step=median_last,
+        job_errors=job_errors, overflow_steps=overflow_steps, overflow_ranks=overflow_ranks,
+        norm_spikes=_norm_spikes(snap, settings), silent_s=silent,
+    )
+
+
+def now_if_alive(alive: bool) -> float | None:
+    """`time.time()` when the caller says the job is running, else None (see `diagnose`)."""
+    return time.time() if alive else None
