@@ -243,7 +243,7 @@ def test_prefetching_reader_matches_plain_reads_on_a_multi_block_file(tmp_path: 
     assert prefetched.timings.astype(str).values.tolist() == plain.timings.astype(str).values.tolist()
 
 
-_SCAN_BYTES = st.sampled_from([b"\n", b"\r", b"[", b"E", b"C", b"W", b"I", b"a", b" "])
+_SCAN_BYTES = st.sampled_from([b"\n", b"\r", b"[", b"E", b"C", b"W", b"I", b"a", b" ", b"[INFO] 2", b"[INFO] ", b"2"])
 
 
 @settings(max_examples=300, deadline=None)

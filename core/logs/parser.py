@@ -141,8 +141,7 @@ class Parser:
         find = buf.find
         metrics = info.role == "worker"
         fast = metrics and self.user is None
-        if (buf[:1] != b"[" or buf[1:2] in (b"E", b"C")  # the first line has no b"\n" before it
-                or (fast and any(buf.find(k, 0, find(b"\n", 0, end)) != -1 for k in MARKERS))):
+        if buf[:1] != b"[" or buf[1:2] in (b"E", b"C") or buf[:8] == b"[INFO] 2":  # no b"\n" before it
             m = RE_LM_AT.match(buf, 0, end) if fast else None
             if m is not None:
                 st.rows.append(lm_row(m, base, obs_time))
@@ -153,10 +152,6 @@ class Parser:
         # LossMonitor lines and builds their rows at once; the block's slices are added in file order
         # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
         starts = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end)
-        if metrics and self.user is None and MARKERS:
-            marked = _marked_starts(buf, end)
-            if marked:
-                starts = np.union1d(starts, np.array(marked, dtype=starts.dtype))
         block_min = self.settings.block_min
         if fast and len(starts) >= block_min:
             is_lm, block = lm_block(buf, starts, base, obs_time)
@@ -280,24 +275,6 @@ def last_log_time(data: bytes) -> float:
         if m.start() > best_pos:
             best_pos, best = m.start(), line_time(m.group(0))
     return best
-
-
-def _marked_starts(buf: bytes | bytearray, end: int) -> list[int]:
-    """Starts of the `[INFO]`-prefixed lines (after the first) that hold a format's marker: the
-    candidate scan skips every line that starts with `[`, so these are added back. Cheap: one
-    `find` per marker occurrence, and only logs of such formats have any."""
-    out: list[int] = []
-    for marker in MARKERS:
-        i = buf.find(marker, 0, end)
-        while i != -1:
-            ls = buf.rfind(b"\n", 0, i) + 1
-            if ls > 0 and buf[ls:ls + 1] == b"[" and buf[ls + 1:ls + 2] not in (b"E", b"C"):
-                out.append(ls)
-            nl = buf.find(b"\n", i, end)
-            if nl == -1:
-                break
-            i = buf.find(marker, nl, end)
-    return sorted(set(out))
 
 
 def _row_tuple(row: dict[str, float], obs_time: float, off: int) -> tuple:

@@ -1,0 +1,122 @@
+"""Ingest, memory, diagnosis and live-tick figures at 8, 64, 256, 1,024 ranks, side by side with grep.
+
+    .venv/bin/python benchmarks/bench_logs_scale.py [--ranks 8,64,256,1024] [--steps 500] [--noise 9]
+
+Each folder comes from benchmarks/synth_logs.py (real MindSpore noise, full float repr losses, a
+straggler, a hung and a crashed rank). Per folder, in the same run:
+- `grep -c 'loss is'` over the worker logs (output captured and checked: GNU grep stops at the first
+  match when its output is /dev/null), best of 2;
+- `read_run` in a fresh child process (best of 2): seconds, MB/s, ratio to grep, peak RSS growth
+  against the loss table's own size;
+- `diagnose` on the snapshot, and whether it named the injected ranks;
+- a live tick: one new step (9 noise lines + a loss line) appended to every rank, then refresh +
+  snapshot + diagnose, p50/p95 over 10 ticks.
+Not a test: speed is never asserted, only printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import synth_logs  # noqa: E402
+
+_CHILD = r"""
+import json, resource, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+from core.logs import read_run
+from core.logs.diagnose import diagnose
+from core.logs.reader import _RunState
+root, mode = sys.argv[2], sys.argv[3]
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if mode == "read":
+    t0 = time.perf_counter(); snap = read_run(root); dt = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    table = int(snap.metrics.drop(columns="file").memory_usage(index=False, deep=False).sum()) + 8 * len(snap.metrics)
+    t0 = time.perf_counter(); d = diagnose(snap); ddt = time.perf_counter() - t0
+    print(json.dumps({"read_s": dt, "rows": len(snap.metrics), "rss_growth": (peak - base) * 1024,
+                      "table_bytes": table, "diagnose_s": ddt,
+                      "stragglers": [s.rank for s in d.stragglers], "hung": [h.rank for h in d.hung],
+                      "failed": [g.ranks for g in d.failure_groups]}))
+else:
+    noise = open(sys.argv[4], "rb").read()
+    state = _RunState(root); state.refresh(); state.snapshot()
+    files = sorted(p for p in state.files if p.name.startswith("worker_"))
+    ticks = []
+    for k in range(10):
+        for p in files:
+            with open(p, "ab") as f:
+                f.write(noise + b"epoch: 99 step: %d, loss is 2.3139476776123047\n" % (k + 1))
+        t0 = time.perf_counter(); state.refresh(); diagnose(state.snapshot()); ticks.append(time.perf_counter() - t0)
+    ticks.sort()
+    print(json.dumps({"p50": statistics.median(ticks), "p95": ticks[int(0.95 * (len(ticks) - 1))]}))
+"""
+
+
+def _child(*args: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(REPO), *args], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench(root: Path, ranks: int, steps: int, noise: int) -> None:
+    run_dir = root / f"r{ranks}"
+    t0 = time.perf_counter()
+    run = synth_logs.write_run(run_dir, ranks, steps, straggler=ranks // 3, hung=ranks // 2,
+                               crashed=[2 * ranks // 3 + 1], noise_per_step=noise)
+    gen = time.perf_counter() - t0
+    files = sorted(str(p) for p in run_dir.glob("worker_*.log"))
+    mb = run.bytes / (1 << 20)
+    subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+
+    def grep() -> float:
+        t = time.perf_counter()
+        out = subprocess.run(["grep", "-c", "loss is", *files], capture_output=True, text=True, check=True)
+        dt = time.perf_counter() - t
+        count = sum(int(line.rsplit(":", 1)[1]) for line in out.stdout.split())
+        assert count == run.loss_lines, (count, run.loss_lines)
+        return dt
+
+    t_grep = min(grep() for _ in range(2))
+    reads = [_child(str(run_dir), "read") for _ in range(2)]
+    best = min(reads, key=lambda r: r["read_s"])
+    assert best["rows"] == run.loss_lines, (best["rows"], run.loss_lines)
+    named = (best["stragglers"] == [run.straggler] and best["hung"] == [run.hung]
+             and best["failed"] == [run.crashed])
+    noise_block = root / "noise.bin"
+    noise_block.write_bytes(b"".join(synth_logs.noise_lines()[30:30 + noise]))
+    tick = _child(str(run_dir), "tick", str(noise_block))
+    print(f"{ranks:6d} {mb:8.0f} {run.loss_lines:10d} {t_grep:8.2f} {mb / t_grep:8.0f} "
+          f"{best['read_s']:8.2f} {mb / best['read_s']:8.0f} {t_grep / best['read_s']:6.2f}x "
+          f"{best['rss_growth'] / 1e6:8.0f} {best['table_bytes'] / 1e6:8.0f} "
+          f"{best['rss_growth'] / max(best['table_bytes'], 1):6.2f}x {best['diagnose_s'] * 1000:7.0f} "
+          f"{tick['p50'] * 1000:7.0f} {tick['p95'] * 1000:7.0f}  {'yes' if named else 'NO'}  (gen {gen:.0f} s)",
+          flush=True)
+    shutil.rmtree(run_dir)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ranks", default="8,64,256,1024")
+    ap.add_argument("--steps", type=int, default=500, help="steps per rank (the issue's figure is 2000)")
+    ap.add_argument("--noise", type=int, default=9, help="noise lines per loss line (9 = 90 %% noise)")
+    args = ap.parse_args()
+    print(f"steps per rank {args.steps}, {args.noise} real noise lines per loss line, full float repr losses")
+    print(" ranks       MB  loss rows   grep s   grep/s   ours s   ours/s  ratio   RSS MB table MB  "
+          "RSS/tbl diag ms tick50 tick95  named")
+    with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
+        for n in (int(x) for x in args.ranks.split(",")):
+            bench(Path(tmp), n, args.steps, args.noise)
+
+
+if __name__ == "__main__":
+    main()
