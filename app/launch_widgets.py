@@ -51,12 +51,10 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
     data_path = "./MNIST_Data/train"
     if dataset == "mnist":
         data_path = st.text_input("DATA_PATH (MNIST folder)", data_path, key=f"{key}_data_path")
-    c1, c2, c3 = st.columns(3)
+    c1, c2 = st.columns(2)
     epochs = c1.number_input("Epochs", 1, 100_000, DEFAULTS.epochs, key=f"{key}_epochs")
-    batch = c2.number_input(
-        "Batch size", 1, 1_000_000, 32 if target != "CPU" else DEFAULTS.batch_size, key=f"{key}_batch"
-    )
-    lr = c3.number_input("Learning rate", 1e-6, 10.0, DEFAULTS.learning_rate, format="%.4f", key=f"{key}_lr")
+    lr = c2.number_input("Learning rate (Adam)", 1e-6, 10.0, DEFAULTS.learning_rate, format="%.4f", key=f"{key}_lr")
+    st.caption("The batch is the design's: every data input's first dimension.")
     extra: dict[str, object] = {}
     if scenario == "multi_copy":
         extra["interleave_num"] = st.number_input("interleave_num (copies)", 1, 64, 2, key=f"{key}_inter")
@@ -92,7 +90,6 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
         data_path=data_path,
         synthetic_samples=int(samples),
         epochs=int(epochs),
-        batch_size=int(batch),
         learning_rate=float(lr),
         loss_interval=int(loss_every),
         **{k: (v if isinstance(v, bool) else int(v)) for k, v in extra.items()},  # type: ignore[arg-type]

@@ -51,9 +51,9 @@ with left.container(border=True, height="stretch"):
 with middle.container(border=True, height="stretch"):
     st.markdown("**2 · Run the CPU rehearsal**")
     st.caption(
-        "A real 8-worker MindSpore data-parallel job through `msrun` on this machine's CPU, on synthetic "
-        "MNIST-shaped data: about a minute. Layout and operator-parallel jobs need Ascend or GPU; the "
-        "Launch page generates and compile-checks them."
+        "A real 8-worker MindSpore data-parallel job through `msrun` on this machine's CPU: seed 001's "
+        "MNIST MLP on synthetic data, about a minute. Layout and operator-parallel jobs need Ascend or GPU; "
+        "the Launch page generates them and proves each on this CPU first (Check on CPU)."
     )
     if st.button("Launch the rehearsal", type="primary", key="home_rehearsal", width="stretch"):
         try:

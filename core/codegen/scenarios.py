@@ -211,12 +211,13 @@ def _check_strategies(design: Design, options: RunOptions, code: NetworkCode) ->
                 f"layout {name} spans {spec.build().device_num} devices but the job has {options.device_num}: "
                 "generate the job for the design's device count"
             )
-    if options.scenario == "multi_copy":
-        batch = code.inputs[0].shape[0]
-        if batch % options.interleave_num:
-            raise CodegenError(
-                f"the design's batch {batch} must be divisible by interleave_num {options.interleave_num}"
-            )
+    batch = code.inputs[0].shape[0]
+    if options.scenario == "sapp_pipeline" and batch % options.micro_batches:
+        raise CodegenError(
+            f"the design's batch {batch} must be divisible by the {options.micro_batches} micro-batches"
+        )
+    if options.scenario == "multi_copy" and batch % options.interleave_num:
+        raise CodegenError(f"the design's batch {batch} must be divisible by interleave_num {options.interleave_num}")
 
 
 def render_train_py(design: Design, options: RunOptions) -> tuple[str, NetworkCode]:

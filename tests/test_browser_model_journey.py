@@ -1,0 +1,57 @@
+"""The design is the model, in a real browser: a LLaMA-style decoder from the model library ->
+its attention operators previewed in the Layout Designer -> Launch -> "Check on CPU" green.
+Screenshots: test-artifacts/model_*.png (look at them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser import VIEWPORT, chromium, dashboard, require_browser, shot, wait_idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+
+def nav(page: Any, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    wait_idle(page)
+
+
+def fill(page: Any, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True).first
+    box.fill(value)
+    box.press("Enter")
+    wait_idle(page)
+
+
+def test_model_library_decoder_to_a_green_cpu_check(tmp_path: Path) -> None:
+    require_browser()
+    with dashboard(tmp_path / "ws") as url, chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(url)
+        wait_idle(page, 120)
+        nav(page, "Layout Designer")
+        page.get_by_text("New design from a model").first.click()
+        wait_idle(page)
+        for label, value in {"hidden": "64", "heads": "4", "kv_heads": "2", "ffn": "128", "seq": "16",
+                             "batch": "8", "layers": "2", "vocab": "128", "dp": "2", "mp": "4"}.items():
+            fill(page, label, value)
+        shot(page, "model_01_new_design_form", full=True)
+        page.get_by_role("button", name="Create design").click()
+        wait_idle(page, 120)
+        page.get_by_text("× 2 layers").first.wait_for(timeout=60_000)
+        shot(page, "model_02_decoder_in_designer", full=True)
+        body = page.locator('[data-testid="stMain"]').inner_text()
+        for op_type in ("Gather", "RMSNorm", "Softmax", "Transpose", "Reshape", "BatchMatMul"):
+            assert op_type in body, op_type
+        nav(page, "Launch")
+        page.get_by_text("Ascend", exact=True).first.click()
+        wait_idle(page)
+        page.get_by_role("button", name="Check on CPU").click()
+        wait_idle(page, 300)
+        page.get_by_text("Check passed").first.wait_for(timeout=300_000)
+        shot(page, "model_03_check_on_cpu_green", full=True)
+        text = page.locator('[data-testid="stMain"]').inner_text()
+        assert "CHECK PASSED" in text and "2 layer(s)" in text
