@@ -5,6 +5,7 @@ workers, a queued job, a cancelled one with nothing left, and preflight refusing
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -227,17 +228,40 @@ def test_generated_job_runs_as_two_nodes_of_four_workers(slurm_cluster, tmp_path
     from core.logs import read_run
 
     generate(tmp_path / "job", "--partition", "debug", "--time", "20")
-    result = cli("launch", str(tmp_path / "job"), "--workspace", str(ws), "--name", "slurm-dp8", "--wait")
+    result = cli("launch", str(tmp_path / "job"), "--workspace", str(ws), "--name", "slurm-dp8")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Slurm job" in result.stdout and "succeeded" in result.stdout
+    assert "Slurm job" in result.stdout
+    # the supervisor dies (as after a reboot of the dashboard machine): the registry asks Slurm itself
     record = get_run("slurm-dp8", ws)
-    assert record.status == RunStatus.SUCCEEDED and record.exit_code == 0 and record.slurm_job_id
+    assert record.slurm_job_id and record.supervisor_pid
+    os.kill(record.supervisor_pid, signal.SIGKILL)
+    record = wait("slurm-dp8", ws, timeout=600)
+    assert record.status == RunStatus.SUCCEEDED and record.exit_code == 0, record.message
     assert (record.run_dir / "slurm_exit_code").read_text().strip() == "0"
     job = slurm.job_state(record.slurm_job_id)
     assert job is not None and job.state == "COMPLETED" and job.nodes == "n[1-2]"
     snapshot = read_run(record.log_dir)
     assert sorted(snapshot.metrics["rank"].unique().tolist()) == list(range(8))
     assert "scheduler on n1 (127.0.0.1:" in next(record.run_dir.glob("slurm-*.out")).read_text()
+
+
+@pytest.mark.integration
+def test_own_script_as_two_nodes_of_two_workers(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+    from core.logs import read_run
+
+    folder = tmp_path / "own job $(touch PWNED)"
+    folder.mkdir()
+    (folder / "train.py").write_bytes((REPO_ROOT / "tests/fixtures/own_train/train.py").read_bytes())
+    result = cli("launch", "--script", str(folder / "train.py"), "--devices", "4", "--local-workers", "2",
+                 "--launcher", "slurm", "--partition", "debug", "--master-port", str(free_port()),
+                 "--env", "OWN_NOTE=a b;$(touch PWNED2)", "--workspace", str(ws), "--name", "own-slurm", "--wait",
+                 "--", "--epochs", "1", "--samples", "64", "--tag", "x'; touch PWNED3; '")
+    assert result.returncode == 0, result.stdout + result.stderr
+    record = get_run("own-slurm", ws)
+    assert record.status == RunStatus.SUCCEEDED and record.kind == "own"
+    assert sorted(read_run(record.log_dir).metrics["rank"].unique().tolist()) == [0, 1, 2, 3]
+    assert "tag=\"x'; touch PWNED3; '\"" in (record.log_dir / "worker_2.log").read_text()
+    assert not list(tmp_path.rglob("PWNED*")) and not list(REPO_ROOT.glob("PWNED*"))
 
 
 @pytest.mark.integration
@@ -286,3 +310,34 @@ def test_preflight_refuses_a_missing_partition_and_too_many_nodes(slurm_cluster,
     assert not check.ok and "2 usable node(s) of 2; the job needs 3" in check.message
     [check] = [c for c in run_preflight(SLURM, import_check=False) if c.name == "Slurm"]
     assert check.ok, check.message
+
+
+@pytest.mark.integration
+def test_launch_page_submits_to_slurm_and_stops_it(slurm_cluster, tmp_path: Path, ws: Path,  # type: ignore[no-untyped-def]
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(ws))
+    monkeypatch.syspath_prepend(str(REPO_ROOT))
+    page = AppTest.from_file(str(REPO_ROOT / "pages" / "launch.py"), default_timeout=180)
+    page.run()
+    page.selectbox(key="launch_launcher").set_value("slurm").run()
+    page.number_input(key="launch_local").set_value(4).run()
+    page.number_input(key="launch_port").set_value(free_port()).run()
+    page.number_input(key="launch_epochs").set_value(400).run()
+    page.text_input(key="launch_partition").set_value("debug").run()
+    assert any("partition 'debug': 2 usable node(s), the job needs 2" in m.value for m in page.markdown)
+    page.button(key="launch_button").click().run()
+    assert any("Slurm job" in s.value for s in page.success), [e.value for e in page.error]
+    [record] = list_runs(ws)
+    deadline = time.time() + 300
+    log = record.log_dir / "worker_7.log"
+    while time.time() < deadline and "loss is" not in (log.read_text(errors="replace") if log.exists() else ""):
+        time.sleep(1)
+    page.run()
+    assert page.selectbox(key="launch_stop_choice").value == record.run_id
+    page.button(key="launch_stop").click().run()
+    assert any("no process of it is left" in s.value for s in page.success), [e.value for e in page.error]
+    final = get_run(record.run_id, ws)
+    assert final.status == RunStatus.STOPPED and not tagged(record.run_id)
+    assert slurm.job_steps(final.slurm_job_id) == []
