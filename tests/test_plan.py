@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
+import argparse
+import json
+import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from core.cli import plan as plan_cli
+from core.models.llama import LlamaConfig, llama_parameter_count
 from core.plan import activations as act
 from core.plan.activations import DecoderShape, Recompute
-from core.plan.comm import allgather_bytes, allreduce_bytes, pp_stage_bytes
+from core.plan.comm import (
+    allgather_bytes,
+    allreduce_bytes,
+    pp_stage_bytes,
+    tp_volume_formula,
+    tp_volume_from_analyses,
+)
+from core.plan.explore import Plan, StructureCache, explore
 from core.plan.mindformers import VERSIONS, mindformers_config, mindformers_yaml
 from core.plan.recipes import PlanError, PlanModel, Recipe, enumerate_recipes, factorisations
+from core.plan.states import all_stage_states, weight_layout
+from core.sharding.design import load_design
+from core.sharding.operators import analyze_design
+from core.sharding.placement import place
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -29,6 +49,7 @@ TABLE2_BYTES = {
     "530B": (4110417920, 880803840, 513802240, 545259520, 178257920, 83886080),
     "1T": (5138022400, 1101004800, 642252800, 681574400, 222822400, 104857600),
 }
+MODEL_70B = PlanModel(hidden=8192, heads=64, ffn=28672, layers=80, vocab=32000, seq=4096, kv_heads=8)
 VARIANTS = (
     (1, False, Recompute.NONE),
     (8, False, Recompute.NONE),
@@ -128,6 +149,27 @@ def test_ring_collective_volumes() -> None:
     assert 2 * allgather_bytes(1000, 8) == pytest.approx(allreduce_bytes(1000, 8))
 
 
+def test_tensor_parallel_volume_from_the_operators_implied_collectives() -> None:
+    """examples/attention_block.json: the row-parallel output projection's AllReduce of a 4,096-byte
+    partial output over 4 ranks is the only per-layer collective: 2·3/4·4096 bytes sent per card."""
+    design = load_design(REPO / "examples" / "attention_block.json")
+    volume = tp_volume_from_analyses(analyze_design(design), design.repeat.first, design.repeat.last, samples=1)
+    assert volume.source == "operators"
+    assert volume.per_layer == pytest.approx(allreduce_bytes(4096, 4)) == pytest.approx(6144)
+    assert volume.before == 0 and volume.after == 0
+    formula = tp_volume_formula(seq=128, hidden=4096, t=8, act_bytes=2)
+    assert formula.source == "formula" and formula.per_layer == pytest.approx(2 * allreduce_bytes(128 * 4096 * 2, 8))
+
+
+@pytest.mark.parametrize("sp", [False, True])
+def test_llama_operators_volume_matches_korthikanti(sp: bool) -> None:
+    """The collectives the LLaMA design's strategies imply per layer (2 AllReduce, or with sequence parallel
+    the gathers of the two norm outputs + 2 ReduceScatter) equal Korthikanti's per-layer volume."""
+    volume = StructureCache(MODEL_70B).tp_volume(8, sp)
+    assert volume.source == "operators"
+    assert volume.per_layer == pytest.approx(tp_volume_formula(4096, 8192, 8, 2).per_layer)
+
+
 def test_pipeline_send_recv_per_micro_batch_boundary() -> None:
     boundary = 4096 * 2 * 8192 * 2  # s·b·h bf16
     assert pp_stage_bytes(0, 4, 4096, 8192, 8, 2, 8, False, 2) == 8 * boundary  # first stage: one link
@@ -219,3 +261,183 @@ def test_gradient_accumulation_without_pipeline() -> None:
     assert cfg["parallel_config"]["micro_batch_num"] == 1
     assert cfg["runner_config"] == {"batch_size": 2, "gradient_accumulation_steps": 4}
     assert cfg["recompute_config"]["recompute"] is True
+
+
+# ---------------------------------------------------------------------------------------------
+# model states from the placement (needs core.models.llama)
+# ---------------------------------------------------------------------------------------------
+TINY = PlanModel(hidden=256, heads=8, ffn=688, layers=4, vocab=512, seq=64, kv_heads=4)
+
+
+def _placement_bytes(model: PlanModel, dp: int, mp: int, sp: bool) -> tuple[int, dict[str, int]]:
+    """Σ over every weight tensor of the full model of the bytes one card holds, straight from place();
+    also name -> local bytes. Layers inside the repeat block count `layers` times."""
+    design = StructureCache(model).design(dp, mp, sp, batch=dp)
+    total, local = 0, {}
+    for name, tensor in design.tensors.items():
+        if design.tensor_role(name) != "weight":
+            continue
+        placement = place(tensor.shape, weight_layout(design, name))
+        local[name] = placement.local_bytes(tensor.dtype)
+        readers = [op.name for op in design.operators if name in op.inputs]
+        total += local[name] * design.layers_of(readers[0])
+    return total, local
+
+
+def test_sixteen_bytes_per_parameter_without_optimizer_sharding() -> None:
+    """ZeRO §3.1: 2 (bf16 weight) + 2 (bf16 gradient) + 12 (fp32 master, momentum, variance)."""
+    cache = StructureCache(TINY)
+    weights = cache.weight_slices(1, 1, False)
+    [stage] = all_stage_states(weights, 1, TINY.layers, 1, False)
+    count = llama_parameter_count(
+        LlamaConfig(hidden=256, heads=8, ffn=688, seq=64, batch=1, layers=4, vocab=512, kv_heads=4)
+    )
+    assert stage.weight_bytes == 2 * count and stage.gradient_bytes == 2 * count
+    assert stage.optimizer_bytes == 12 * count and stage.total == 16 * count
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    dp=st.sampled_from([1, 2, 4]),
+    mp=st.sampled_from([1, 2, 4]),
+    pp=st.sampled_from([1, 2, 4]),
+    sp=st.booleans(),
+    shard=st.booleans(),
+)
+def test_model_states_equal_the_placement_local_bytes(dp: int, mp: int, pp: int, sp: bool, shard: bool) -> None:
+    sp = sp and mp > 1
+    total, local = _placement_bytes(TINY, dp, mp, sp)
+    weights = StructureCache(TINY).weight_slices(dp, mp, sp)
+    stages = all_stage_states(weights, pp, TINY.layers, dp, shard)
+    assert {w.name: w.local_bytes for w in weights} == local
+    assert sum(s.weight_bytes for s in stages) == total  # every weight on exactly one stage
+    assert sum(s.gradient_bytes for s in stages) == total
+    if not shard or dp == 1:
+        assert sum(s.optimizer_bytes for s in stages) == 6 * total  # 12 B per 2-byte element
+    else:
+        assert sum(s.optimizer_bytes for s in stages) < 6 * total
+        assert sum(s.optimizer_bytes for s in stages) >= 6 * total // dp
+    if pp > 1:  # the embedding sits on the first stage, the final norm and the LM head on the last
+        per_stage_layers = stages[0].weight_bytes - local["embedding"]
+        assert stages[-1].weight_bytes == per_stage_layers + local["final_norm"] + local["lm_head"]
+        assert all(s.weight_bytes == per_stage_layers for s in stages[1:-1])
+
+
+def test_a_split_weight_costs_its_slice_and_a_replicated_one_its_whole() -> None:
+    weights = {w.name: w for w in StructureCache(TINY).weight_slices(2, 4, False)}
+    assert weights["wq"].local_bytes * 4 == math.prod(weights["wq"].shape) * 2
+    assert weights["attention_norm"].local_bytes == math.prod(weights["attention_norm"].shape) * 2
+
+
+# ---------------------------------------------------------------------------------------------
+# explorer: LLaMA-70B on 64 cards of 64 GB
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def plan_70b() -> Plan:
+    return explore(MODEL_70B, global_batch=64, devices=64, card_memory_gb=64)
+
+
+def test_70b_pure_data_parallel_does_not_fit_and_a_fitting_recipe_is_proposed(plan_70b: Plan) -> None:
+    by_recipe = {e.recipe: e for e in plan_70b.evaluations}
+    dp64 = by_recipe[Recipe(64, 1, 1, False, False, Recompute.NONE, 1, 1)]
+    assert dp64.valid and not dp64.fits
+    assert dp64.model_state_bytes > 16 * 68e9  # ≈ 16 B × 69 B parameters on every card
+    proposal = plan_70b.proposal
+    assert proposal is not None and proposal.fits and proposal.memory_bytes <= 64 * (1 << 30)
+    assert proposal.recipe.mp * proposal.recipe.pp > 1
+    assert proposal in plan_70b.fitting
+
+
+def test_pareto_front_is_not_dominated(plan_70b: Plan) -> None:
+    front = plan_70b.pareto
+    assert front
+    for e in front:
+        assert not any(
+            o.memory_bytes <= e.memory_bytes and o.comm_bytes < e.comm_bytes for o in plan_70b.valid
+        )
+
+
+def test_more_parallelism_never_costs_more_states_per_card(plan_70b: Plan) -> None:
+    by_recipe = {e.recipe: e for e in plan_70b.evaluations}
+    base = by_recipe[Recipe(8, 8, 1, False, False, Recompute.FULL, 8, 1)]
+    sharded = by_recipe[Recipe(8, 8, 1, False, True, Recompute.FULL, 8, 1)]
+    assert sharded.model_state_bytes < base.model_state_bytes
+    selective = by_recipe[Recipe(8, 8, 1, True, False, Recompute.SELECTIVE, 8, 1)]
+    none = by_recipe[Recipe(8, 8, 1, True, False, Recompute.NONE, 8, 1)]
+    assert selective.activation_bytes < none.activation_bytes
+    assert base.tp_comm_bytes > 0 and base.dp_comm_bytes > 0 and base.pp_comm_bytes == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------------
+SMALL_ARGS = ["--hidden", "512", "--heads", "8", "--kv-heads", "4", "--ffn", "1376", "--layers", "4",
+              "--vocab", "1000", "--seq", "128", "--global-batch", "8", "--devices", "8", "--card-memory", "32"]
+JSON_FIELDS = {"dp", "mp", "pp", "sp", "optimizer_shard", "recompute", "micro_batch_size", "micro_batches",
+               "model_state_bytes", "activation_bytes", "memory_bytes", "comm_bytes", "bubble", "fits"}
+
+
+def _cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core")
+    plan_cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["plan", *argv])
+    return args.func(args)
+
+
+def test_cli_json_lists_every_valid_recipe_with_the_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli([*SMALL_ARGS, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(set(r) >= JSON_FIELDS and r["valid"] for r in rows)
+    assert all(r["dp"] * r["mp"] * r["pp"] == 8 for r in rows)
+    assert any(r["fits"] for r in rows)
+    assert all(r["memory_bytes"] == r["model_state_bytes"] + r["activation_bytes"] for r in rows)
+
+
+def test_cli_all_adds_invalid_recipes_with_reasons(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli([*SMALL_ARGS, "--json", "--all"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    invalid = [r for r in rows if not r["valid"]]
+    assert invalid and all(r["reason"] for r in invalid)
+    assert any(r["reason"] == "kv_heads 4 is not divisible by mp 8" for r in invalid)
+
+
+def test_cli_text_names_the_best_fitting_recipe(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli(SMALL_ARGS) == 0
+    out = capsys.readouterr().out
+    assert "Pareto front" in out and "Proposed" in out and "valid" in out
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (["--hidden", "500"], "error: hidden 500 is not divisible by heads 8"),
+        (["--devices", "0"], "error: devices must be a whole number >= 1"),
+        (["--card-memory", "-1"], "error: --card-memory must be > 0 GB"),
+        (["--dtype", "int4"], "error: --dtype 'int4' is not supported"),
+        (["--global-batch", "0"], "error: global batch must be a whole number >= 1"),
+    ],
+)
+def test_cli_bad_input_is_one_line(change: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [*SMALL_ARGS, *change]  # argparse keeps the last value of a repeated flag
+    assert _cli(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == err.strip().splitlines()[0] and message in err and "Traceback" not in err
+
+
+def test_cli_non_numbers_are_argparse_errors_not_tracebacks(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        _cli([*SMALL_ARGS, "--hidden", "abc"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid int value: 'abc'" in err and "Traceback" not in err
+
+
+def test_python_m_core_plan_when_wired() -> None:
+    from core.cli import COMMANDS
+
+    if plan_cli not in COMMANDS:
+        pytest.skip("core/cli/__init__.py does not list the plan command yet (the lead wires it)")
+    done = subprocess.run([sys.executable, "-m", "core", "plan", *SMALL_ARGS, "--json"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads(done.stdout)[0]) >= JSON_FIELDS

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from core.sharding.design import Design, Sharding, TensorSpec
 from core.sharding.layout import TensorLayout
 from core.sharding.operators import strategy_layouts
@@ -128,7 +130,7 @@ def _shape_of(design: Design, source: str) -> tuple[int, ...]:
 def _placed(shape: tuple[int, ...], tensor_layout: TensorLayout, dtype: str) -> tuple[tuple[int, ...], int, int]:
     """(local shape, local bytes, replicas) from the placement; cached per distinct shape and layout."""
     placement = place(shape, tensor_layout)
-    distinct = len(set(placement.slice_id.tolist()))
+    distinct = int(np.unique(placement.slice_id).size)
     replicas = len(placement.positions) // distinct  # positions holding each slice, one per card
     return placement.local_shape, placement.local_bytes(dtype), replicas
 
@@ -162,27 +164,47 @@ def optimizer_shard_size(weight: WeightSlice, dp: int, optimizer_shard: bool) ->
     return dp if weight.local_shape[0] % dp == 0 else 1
 
 
+@dataclass(frozen=True)
+class BlockTotals:
+    """Per card, for one copy of each block ("before", "repeat", "after"): weight bytes and optimizer bytes."""
+
+    weight_bytes: Mapping[str, int]
+    optimizer_bytes: Mapping[str, int]
+
+
+def block_totals(weights: Iterable[WeightSlice], dp: int, optimizer_shard: bool) -> BlockTotals:
+    """Sum each block's weights once, so every pipeline split is arithmetic on three numbers."""
+    weight_bytes = {"before": 0, "repeat": 0, "after": 0}
+    optimizer = {"before": 0, "repeat": 0, "after": 0}
+    for w in weights:
+        weight_bytes[w.block] += w.local_bytes
+        shard = optimizer_shard_size(w, dp, optimizer_shard)
+        optimizer[w.block] += math.prod(w.local_shape) * optimizer_bytes_per_param(w.dtype) // shard
+    return BlockTotals(weight_bytes, optimizer)
+
+
+def stage_states_from(totals: BlockTotals, stage: int, pp: int, layers: int) -> StageStates:
+    weight_bytes = optimizer = 0
+    for block in ("before", "repeat", "after"):
+        copies = stage_weight_counts(block, stage, pp, layers)
+        weight_bytes += copies * totals.weight_bytes[block]
+        optimizer += copies * totals.optimizer_bytes[block]
+    return StageStates(stage, weight_bytes, weight_bytes, optimizer)
+
+
 def stage_states(
     weights: Iterable[WeightSlice], stage: int, pp: int, layers: int, dp: int, optimizer_shard: bool
 ) -> StageStates:
-    """Weight, gradient and optimizer bytes one card of `stage` holds."""
-    weight_bytes = gradient_bytes = optimizer = 0
-    for w in weights:
-        copies = stage_weight_counts(w.block, stage, pp, layers)
-        if not copies:
-            continue
-        elements = math.prod(w.local_shape)
-        weight_bytes += copies * w.local_bytes
-        gradient_bytes += copies * w.local_bytes
-        shard = optimizer_shard_size(w, dp, optimizer_shard)
-        optimizer += copies * elements * optimizer_bytes_per_param(w.dtype) // shard
-    return StageStates(stage, weight_bytes, gradient_bytes, optimizer)
+    """Weight, gradient (same size: one gradient per weight element) and optimizer bytes one card of
+    `stage` holds."""
+    return stage_states_from(block_totals(weights, dp, optimizer_shard), stage, pp, layers)
 
 
 def all_stage_states(
     weights: list[WeightSlice], pp: int, layers: int, dp: int, optimizer_shard: bool
 ) -> list[StageStates]:
-    return [stage_states(weights, i, pp, layers, dp, optimizer_shard) for i in range(pp)]
+    totals = block_totals(weights, dp, optimizer_shard)
+    return [stage_states_from(totals, i, pp, layers) for i in range(pp)]
 
 
 def bytes_by_weight(weights: Iterable[WeightSlice]) -> Mapping[str, int]:

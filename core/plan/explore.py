@@ -1,0 +1,335 @@
+"""Evaluate every recipe for N cards: memory per card, communication per step, bubble; Pareto front; a proposal.
+
+Per card the planner reports the busiest pipeline stage: memory = max over stages of (model states
+from the placement, `states`) + (activations, `activations`: per-layer bytes × layers/pp ×
+micro-batches in flight, plus the embedding on the first stage and the logits on the last); comm =
+max over stages of tensor-parallel + data-parallel + pipeline bytes (`comm`).
+
+Speed: the weights' placement depends only on (dp, mp, sp) and the tensor-parallel volume only on
+(mp, sp), so each is computed once per distinct value (`StructureCache`) and every other knob
+(pp, optimizer parallel, recompute, micro-batches) is arithmetic.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from core.models.llama import LlamaConfig, LlamaRecipe, llama_design
+from core.plan import activations as act
+from core.plan import comm
+from core.plan.activations import DecoderShape, Recompute
+from core.plan.recipes import Candidate, PlanError, PlanModel, Recipe, enumerate_recipes
+from core.plan.states import BlockTotals, WeightSlice, block_totals, stage_states_from, weight_slices
+from core.sharding.design import Design
+from core.sharding.placement import dtype_bytes
+
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One recipe's cost per card (the busiest stage), or why it cannot run."""
+
+    recipe: Recipe
+    reason: str = ""
+    model_state_bytes: int = 0
+    activation_bytes: int = 0
+    memory_bytes: int = 0
+    comm_bytes: int = 0
+    tp_comm_bytes: int = 0
+    dp_comm_bytes: int = 0
+    pp_comm_bytes: int = 0
+    bubble: float = 0.0
+    fits: bool = False
+    peak_stage: int = 0
+    comm_source: str = ""
+    compute_factor: float = 1.0  # extra compute of recompute (Korthikanti §5), for ranking only
+
+    @property
+    def valid(self) -> bool:
+        return not self.reason
+
+    @property
+    def relative_step(self) -> float:
+        """Ranking proxy, not a time: recompute's extra compute over the pipeline's busy fraction."""
+        return self.compute_factor / (1.0 - self.bubble)
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.recipe
+        row: dict[str, Any] = {
+            "dp": r.dp, "mp": r.mp, "pp": r.pp, "sp": r.sp, "optimizer_shard": r.optimizer_shard,
+            "recompute": r.recompute.value, "micro_batch_size": r.micro_batch_size,
+            "micro_batches": r.micro_batches, "valid": self.valid,
+        }
+        if not self.valid:
+            row["reason"] = self.reason
+            return row
+        row.update(
+            model_state_bytes=self.model_state_bytes, activation_bytes=self.activation_bytes,
+            memory_bytes=self.memory_bytes, comm_bytes=self.comm_bytes, tp_comm_bytes=self.tp_comm_bytes,
+            dp_comm_bytes=self.dp_comm_bytes, pp_comm_bytes=self.pp_comm_bytes, bubble=round(self.bubble, 6),
+            fits=self.fits, peak_stage=self.peak_stage, comm_source=self.comm_source,
+        )
+        return row
+
+
+@dataclass
+class StructureCache:
+    """Placement and tensor-parallel volume, computed once per distinct (dp, mp, sp) / (mp, sp)."""
+
+    model: PlanModel
+    weights: dict[tuple[int, int, bool], list[WeightSlice]] = field(default_factory=dict)
+    totals: dict[tuple[int, int, bool, bool], BlockTotals] = field(default_factory=dict)
+    volumes: dict[tuple[int, bool], comm.TensorParallelVolume] = field(default_factory=dict)
+
+    def design(self, dp: int, mp: int, sp: bool, batch: int) -> Design:
+        return llama_design(llama_config(self.model, batch), LlamaRecipe(dp=dp, mp=mp, sp=sp))
+
+    def weight_slices(self, dp: int, mp: int, sp: bool) -> list[WeightSlice]:
+        key = (dp, mp, sp)
+        if key not in self.weights:
+            self.weights[key] = weight_slices(self.design(dp, mp, sp, batch=dp))
+        return self.weights[key]
+
+    def block_totals(self, dp: int, mp: int, sp: bool, optimizer_shard: bool) -> BlockTotals:
+        key = (dp, mp, sp, optimizer_shard)
+        if key not in self.totals:
+            self.totals[key] = block_totals(self.weight_slices(dp, mp, sp), dp, optimizer_shard)
+        return self.totals[key]
+
+    def tp_volume(self, mp: int, sp: bool) -> comm.TensorParallelVolume:
+        key = (mp, sp)
+        if key not in self.volumes:
+            self.volumes[key] = self._tp_volume(mp, sp)
+        return self.volumes[key]
+
+    def _tp_volume(self, mp: int, sp: bool) -> comm.TensorParallelVolume:
+        m = self.model
+        fallback = comm.tp_volume_formula(m.seq, m.hidden, mp, dtype_bytes(m.dtype))
+        if mp == 1:
+            return comm.TensorParallelVolume(0.0, 0.0, 0.0, fallback.source)
+        try:
+            from core.sharding.operators import analyze_design
+
+            design = self.design(1, mp, sp, batch=1)
+            analyses = analyze_design(design)
+        except Exception:  # any failure of the operator rules means: use the formula
+            return fallback
+        if any(not a.valid for a in analyses):
+            return fallback
+        repeat = getattr(design, "repeat", None)
+        weights = [n for n in design.tensors if design.tensor_role(n) == "weight"]
+        volume = comm.tp_volume_from_analyses(
+            analyses, getattr(repeat, "first", None), getattr(repeat, "last", None), samples=1, weights=weights
+        )
+        if volume.per_layer <= 0:
+            return fallback
+        # The LM head's backward AllReduce of its input gradient has no forward twin in the analysis.
+        return replace(volume, after=max(volume.after, fallback.after))
+
+
+def llama_config(model: PlanModel, batch: int) -> LlamaConfig:
+    return LlamaConfig(
+        hidden=model.hidden, heads=model.heads, ffn=model.ffn, seq=model.seq, batch=batch, layers=model.layers,
+        vocab=model.vocab, kv_heads=model.kv_heads, dtype=model.dtype,
+    )
+
+
+def apply_recipe(model: PlanModel, recipe: Recipe) -> Design:
+    """The model library's design for a recipe: one pipeline stage's device matrix (dp × mp cards), fed one
+    micro-batch per data-parallel replica (batch = micro_batch_size × dp); pp, recompute and optimizer
+    parallel are job settings, written into the description."""
+    batch = recipe.micro_batch_size * recipe.dp
+    name = f"llama_dp{recipe.dp}_mp{recipe.mp}_pp{recipe.pp}" + ("_sp" if recipe.sp else "")
+    design = llama_design(llama_config(model, batch), LlamaRecipe(dp=recipe.dp, mp=recipe.mp, sp=recipe.sp), name=name)
+    note = (
+        f"Planner recipe {recipe.label()}: pipeline_stage {recipe.pp}, micro_batch_num {recipe.micro_batches}, "
+        f"optimizer parallel {'on' if recipe.optimizer_shard else 'off'}, recompute {recipe.recompute.value}."
+    )
+    description = f"{design.description} {note}".strip()[:2000]
+    return replace(design, description=description)
+
+
+def model_from_design(design: Design) -> PlanModel | None:
+    """The LLaMA-style model a model-library design was built from, or None for any other design.
+
+    Read from the weights' shapes (embedding (vocab, h), wk (h, h_kv), w1 (h, ffn)), the repeat count,
+    the token input (batch, seq) and the Reshape that splits Q into heads (…, heads, head_dim).
+    """
+    names = ("embedding", "wq", "wk", "w1", "lm_head")
+    if design.repeat is None or any(n not in design.tensors for n in names):
+        return None
+    try:
+        vocab, hidden = design.tensors["embedding"].shape
+        kv_hidden = design.tensors["wk"].shape[-1]
+        ffn = design.tensors["w1"].shape[-1]
+        tokens = next(n for n in design.tensors if design.tensor_role(n) == "input")
+        seq = design.tensors[tokens].shape[-1]
+        q_op = next(op.name for op in design.operators if "wq" in op.inputs)
+        split = next(op for op in design.operators if op.type == "Reshape" and q_op in op.inputs)
+        heads = int((split.shape or ())[-2])
+    except (StopIteration, ValueError, IndexError):
+        return None
+    head_dim = hidden // heads if heads else 0
+    if not head_dim or kv_hidden % head_dim:
+        return None
+    kv_heads = kv_hidden // head_dim
+    model = PlanModel(
+        hidden=hidden, heads=heads, ffn=ffn, layers=design.repeat.count, vocab=vocab, seq=seq,
+        kv_heads=None if kv_heads == heads else kv_heads, dtype=design.tensors["embedding"].dtype,
+    )
+    try:
+        model.check()
+    except PlanError:
+        return None
+    return model
+
+
+@dataclass(frozen=True)
+class Plan:
+    model: PlanModel
+    global_batch: int
+    devices: int
+    card_memory_bytes: int
+    evaluations: list[Evaluation]
+    seconds: float
+
+    @property
+    def valid(self) -> list[Evaluation]:
+        return [e for e in self.evaluations if e.valid]
+
+    @property
+    def invalid(self) -> list[Evaluation]:
+        return [e for e in self.evaluations if not e.valid]
+
+    @property
+    def fitting(self) -> list[Evaluation]:
+        return [e for e in self.evaluations if e.valid and e.fits]
+
+    @property
+    def proposal(self) -> Evaluation | None:
+        """The fitting recipe with the least recompute/bubble cost, then the least communication."""
+        return best(self.fitting)
+
+    @property
+    def pareto(self) -> list[Evaluation]:
+        return pareto_front(self.valid)
+
+
+def rank_key(e: Evaluation) -> tuple[float, int, int, int]:
+    """Least recompute/bubble cost, then least communication, then the larger micro-batch (fewer, fuller
+    kernels), then the least memory."""
+    return (round(e.relative_step, 6), e.comm_bytes, -e.recipe.micro_batch_size, e.memory_bytes)
+
+
+def best(evaluations: Sequence[Evaluation]) -> Evaluation | None:
+    return min(evaluations, key=rank_key) if evaluations else None
+
+
+def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
+    """Recipes no other recipe beats on both memory per card and communication per step."""
+    ordered = sorted(evaluations, key=lambda e: (e.memory_bytes, e.comm_bytes))
+    front: list[Evaluation] = []
+    for e in ordered:
+        if not front or e.comm_bytes < front[-1].comm_bytes:
+            front.append(e)
+    return front
+
+
+def recompute_factor(recompute: Recompute, seq: int, hidden: int) -> float:
+    """Extra compute of recompute (Korthikanti §5; model FLOPs per layer 72bsh² + 12bs²h, the
+    attention core's forward 4bs²h): selective 1 + s/(18h + 3s), full 4/3 (one more forward)."""
+    if recompute is Recompute.FULL:
+        return 4 / 3
+    if recompute is Recompute.SELECTIVE:
+        return 1 + seq / (18 * hidden + 3 * seq)
+    return 1.0
+
+
+def evaluate(candidate: Candidate, model: PlanModel, cache: StructureCache, card_memory_bytes: int) -> Evaluation:
+    """Cost of one recipe on its busiest stage (memory and communication maximised separately)."""
+    r = candidate.recipe
+    if not candidate.valid:
+        return Evaluation(r, candidate.reason)
+    totals = cache.block_totals(r.dp, r.mp, r.sp, r.optimizer_shard)
+    volume = cache.tp_volume(r.mp, r.sp)
+    e_bytes = dtype_bytes(model.dtype)
+    shape = DecoderShape.llama(model.hidden, model.heads, model.ffn, model.kv_heads)
+    per_layer = act.layer_activation_bytes(shape, model.seq, r.micro_batch_size, r.mp, r.sp, r.recompute, e_bytes)
+    embed = act.embedding_activation_bytes(model.seq, r.micro_batch_size, model.hidden)
+    out = act.output_activation_bytes(model.seq, r.micro_batch_size, model.hidden, model.vocab, r.mp, r.sp, e_bytes)
+    layers_here = model.layers // r.pp
+    states = [stage_states_from(totals, i, r.pp, model.layers) for i in range(r.pp)]
+    peak = (-1.0, 0, 0, 0)
+    worst_comm: comm.StageComm | None = None
+    for stage in range(r.pp):
+        flight = act.in_flight_micro_batches(stage, r.pp, r.micro_batches)
+        activation = flight * (layers_here * per_layer + (embed if stage == 0 else 0.0))
+        activation += out if stage == r.pp - 1 else 0.0
+        total = states[stage].total + activation
+        if total > peak[0]:
+            peak = (total, stage, states[stage].total, int(activation))
+        sc = comm.stage_comm(
+            volume, states[stage].gradient_bytes, stage, pp=r.pp, layers=model.layers, dp=r.dp, mp=r.mp,
+            sp=r.sp, seq=model.seq, hidden=model.hidden, micro_batches=r.micro_batches,
+            micro_batch_size=r.micro_batch_size, recompute=r.recompute, act_bytes=e_bytes,
+        )
+        if worst_comm is None or sc.total > worst_comm.total:
+            worst_comm = sc
+    assert worst_comm is not None
+    memory = peak[2] + peak[3]
+    return Evaluation(
+        recipe=r,
+        model_state_bytes=peak[2],
+        activation_bytes=peak[3],
+        memory_bytes=memory,
+        comm_bytes=int(worst_comm.total),
+        tp_comm_bytes=int(worst_comm.tp),
+        dp_comm_bytes=int(worst_comm.dp),
+        pp_comm_bytes=int(worst_comm.pp),
+        bubble=act.bubble_fraction(r.pp, r.micro_batches),
+        fits=memory <= card_memory_bytes,
+        peak_stage=peak[1],
+        comm_source=volume.source,
+        compute_factor=recompute_factor(r.recompute, model.seq, model.hidden),
+    )
+
+
+def explore(model: PlanModel, global_batch: int, devices: int, card_memory_gb: float) -> Plan:
+    """Enumerate and evaluate every recipe. `card_memory_gb` is in GiB (MindSpore's "GB")."""
+    start = time.perf_counter()
+    candidates = enumerate_recipes(model, global_batch, devices)
+    card = int(card_memory_gb * GIB)
+    cache = StructureCache(model)
+    evaluations = [evaluate(c, model, cache, card) for c in candidates]
+    return Plan(model, global_batch, devices, card, evaluations, time.perf_counter() - start)
+
+
+def plan_rows(evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
+    """JSON-ready rows (the CLI's --json and the page's table)."""
+    return [e.to_dict() for e in evaluations]
+
+
+def recipe_dict(recipe: Recipe) -> dict[str, Any]:
+    data = asdict(recipe)
+    data["recompute"] = recipe.recompute.value
+    return data
+
+
+# Shown next to every estimate: users of every planner complain the estimate misses measured memory.
+COUNTED = (
+    "weights, gradients and Adam states of every weight tensor, from its placement on the device matrix",
+    "optimizer states split over dp with optimizer parallel (when the weight's first local dimension divides)",
+    "activations per layer (Korthikanti et al. 2022, adapted to SwiGLU / RMSNorm / GQA) × layers per stage",
+    "1F1B micro-batches in flight on each stage; token ids on the first stage; fp32 logits on the last",
+)
+NOT_COUNTED = (
+    "the framework's workspace, communication buffers and memory-pool fragmentation (often 5-15 %)",
+    "temporary tensors inside an operator (e.g. the full softmax before dropout, flash-attention workspace)",
+    "MindSpore's sharded weight storage with optimizer parallel (weights are counted whole: conservative)",
+    "the gathered full weights / gradients held briefly by optimizer-parallel AllGather / ReduceScatter",
+    "the loss-scale, dataset queues and the compiled graph's own constants",
+)
