@@ -25,6 +25,13 @@ PAGES: dict[str, PageInfo] = {
     for page in (
         PageInfo("home", "Home", ":material/home:", "What ShardScope does and where to start."),
         PageInfo(
+            "planner",
+            "Planner",
+            ":material/insights:",
+            "Every data / model / pipeline / sequence / optimizer-parallel recipe for your cards: memory per card "
+            "against communication per step; apply the one that fits, export MindFormers' parallel_config.",
+        ),
+        PageInfo(
             "designer",
             "Layout Designer",
             ":material/grid_view:",

@@ -441,3 +441,13 @@ def test_python_m_core_plan_when_wired() -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert set(json.loads(done.stdout)[0]) >= JSON_FIELDS
+
+
+def test_a_model_library_design_gives_back_its_model_and_others_give_none() -> None:
+    from core.plan.explore import apply_recipe, model_from_design
+
+    design = apply_recipe(TINY, Recipe(2, 2, 2, True, True, Recompute.SELECTIVE, 4, 1))
+    assert design.device_num == 4 and design.name == "llama_dp2_mp2_pp2_sp"
+    assert "pipeline_stage 2" in design.description and "recompute selective" in design.description
+    assert model_from_design(design) == TINY
+    assert model_from_design(load_design(REPO / "examples" / "attention_block.json")) is None

@@ -1,0 +1,142 @@
+"""The Planner page's figures and tables, built from `core.plan.explore.Plan` (plain data in, Plotly/pandas out)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from core.plan.explore import Evaluation, Plan
+
+GIB = float(1 << 30)
+TABLE_COLUMNS = {
+    "recipe": "recipe",
+    "dp": "dp",
+    "mp": "mp",
+    "pp": "pp",
+    "sp": "sp",
+    "optimizer_shard": "optimizer parallel",
+    "recompute": "recompute",
+    "micro_batches": "micro-batches",
+    "micro_batch_size": "micro-batch size",
+    "memory_gib": "memory/card (GiB)",
+    "states_gib": "model states (GiB)",
+    "activations_gib": "activations (GiB)",
+    "comm_gib": "comm/step (GiB)",
+    "tp_gib": "TP comm (GiB)",
+    "dp_gib": "DP comm (GiB)",
+    "pp_gib": "PP comm (GiB)",
+    "bubble": "bubble",
+    "fits": "fits",
+}
+
+
+def human(n: float) -> str:
+    """Bytes in binary units (MindSpore's "GB" is a GiB)."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def recipes_frame(evaluations: Sequence[Evaluation]) -> pd.DataFrame:
+    """One row per valid recipe, sizes in GiB, for the sortable table and the chart."""
+    rows = []
+    for e in evaluations:
+        r = e.recipe
+        rows.append(
+            {
+                "recipe": r.label(), "dp": r.dp, "mp": r.mp, "pp": r.pp, "sp": r.sp,
+                "optimizer_shard": r.optimizer_shard, "recompute": r.recompute.value,
+                "micro_batches": r.micro_batches, "micro_batch_size": r.micro_batch_size,
+                "memory_gib": e.memory_bytes / GIB, "states_gib": e.model_state_bytes / GIB,
+                "activations_gib": e.activation_bytes / GIB, "comm_gib": e.comm_bytes / GIB,
+                "tp_gib": e.tp_comm_bytes / GIB, "dp_gib": e.dp_comm_bytes / GIB, "pp_gib": e.pp_comm_bytes / GIB,
+                "bubble": e.bubble, "fits": e.fits,
+            }
+        )
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+
+
+def why_not_frame(plan: Plan) -> pd.DataFrame:
+    """Excluded recipes grouped by reason (invalid ones, then valid ones that do not fit), with counts."""
+    counts = Counter(e.reason for e in plan.invalid)
+    examples: dict[str, str] = {}
+    for e in plan.invalid:
+        examples.setdefault(e.reason, e.recipe.label())
+    rows = [{"reason": reason, "recipes": n, "example": examples[reason]} for reason, n in counts.most_common()]
+    too_big = [e for e in plan.valid if not e.fits]
+    if too_big:
+        least = min(too_big, key=lambda e: e.memory_bytes)
+        rows.insert(0, {
+            "reason": f"needs more than {plan.card_memory_bytes / GIB:g} GiB per card",
+            "recipes": len(too_big),
+            "example": f"{least.recipe.label()} ({least.memory_bytes / GIB:.1f} GiB)",
+        })
+    return pd.DataFrame(rows, columns=["reason", "recipes", "example"])
+
+
+def pareto_figure(plan: Plan, selected: Evaluation | None = None) -> go.Figure:
+    """Memory per card (x) against communication per step (y), colour = bubble; the card limit as a line."""
+    frame = recipes_frame(plan.valid)
+    fig = go.Figure()
+    for fits, symbol, name in ((True, "circle", "fits"), (False, "x", "does not fit")):
+        part = frame[frame["fits"] == fits]
+        if part.empty:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=part["memory_gib"], y=part["comm_gib"], mode="markers", name=name, text=part["recipe"],
+                marker={
+                    "symbol": symbol, "size": 8, "color": part["bubble"], "colorscale": "Viridis",
+                    "cmin": 0, "cmax": max(0.01, float(frame["bubble"].max())), "line": {"width": 0},
+                    "colorbar": {"title": {"text": "bubble"}, "tickformat": ".0%"} if fits else None,
+                    "showscale": bool(fits),
+                },
+                hovertemplate="%{text}<br>memory %{x:.1f} GiB<br>comm %{y:.2f} GiB/step<extra>" + name + "</extra>",
+            )
+        )
+    front = recipes_frame(plan.pareto)
+    if not front.empty:
+        fig.add_trace(
+            go.Scatter(
+                x=front["memory_gib"], y=front["comm_gib"], mode="lines", name="Pareto front",
+                line={"color": "#64748b", "dash": "dot", "shape": "hv"}, hoverinfo="skip",
+            )
+        )
+    limit = plan.card_memory_bytes / GIB
+    fig.add_vline(x=limit, line={"color": "#dc2626", "width": 2}, annotation_text=f"card memory {limit:g} GiB",
+                  annotation_position="top left")
+    if selected is not None and selected.valid:
+        fig.add_trace(
+            go.Scatter(
+                x=[selected.memory_bytes / GIB], y=[selected.comm_bytes / GIB], mode="markers",
+                name="selected", marker={"symbol": "star", "size": 18, "color": "#f97316",
+                                         "line": {"color": "#111827", "width": 1}},
+                text=[selected.recipe.label()], hovertemplate="%{text}<extra>selected</extra>",
+            )
+        )
+    fig.update_layout(
+        xaxis_title="memory per card (GiB)", yaxis_title="communication per step per card (GiB)",
+        height=440, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+    )
+    # Log axes spread recipes that differ by orders of magnitude; zeros (one card) need linear axes.
+    fig.update_xaxes(type="log" if not frame.empty and (frame["memory_gib"] > 0).all() else "linear")
+    fig.update_yaxes(type="log" if not frame.empty and (frame["comm_gib"] > 0).all() else "linear")
+    return fig
+
+
+def breakdown_rows(e: Evaluation) -> pd.DataFrame:
+    """Where the selected recipe's memory and communication go, for a small table."""
+    rows = [
+        ("model states (weights + grads + Adam)", e.model_state_bytes / GIB),
+        ("activations (stage at the peak)", e.activation_bytes / GIB),
+        ("memory per card", e.memory_bytes / GIB),
+        ("tensor-parallel comm / step", e.tp_comm_bytes / GIB),
+        ("data-parallel comm / step", e.dp_comm_bytes / GIB),
+        ("pipeline comm / step", e.pp_comm_bytes / GIB),
+    ]
+    return pd.DataFrame(rows, columns=["what", "GiB"])

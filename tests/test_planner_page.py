@@ -1,0 +1,91 @@
+"""Planner page (Streamlit AppTest): renders the trade-off, proposes a recipe, Apply makes it the current design."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.sharding.design import Design
+
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+
+
+@pytest.fixture()
+def planner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.run()
+    at.switch_page("../pages/planner.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_page_renders_chart_table_proposal_and_what_is_counted(planner: AppTest) -> None:
+    assert planner.title[0].value == "Planner"
+    assert any("Proposed:" in s.value for s in planner.success)
+    assert planner.get("plotly_chart")
+    assert len(planner.dataframe) >= 3  # selected-recipe breakdown, all recipes, why not
+    labels = [m.label for m in planner.metric]
+    assert labels[:2] == ["recipes", "valid"]
+    text = " ".join(m.value for m in planner.markdown)
+    assert "Not counted" in text and "fragmentation" in text
+    assert any("parallel_config:" in c.value for c in planner.code)
+
+
+def test_apply_makes_the_recipe_the_current_design(planner: AppTest) -> None:
+    planner.number_input(key="planner_devices").set_value(4).run()
+    planner.number_input(key="planner_batch").set_value(8).run()
+    assert not planner.exception, planner.exception
+    pick = planner.selectbox(key="planner_pick")
+    chosen = pick.options[0]
+    planner.button(key="planner_apply").click().run()
+    assert not planner.exception, planner.exception
+    design = planner.session_state["design"]
+    assert isinstance(design, Design) and design.repeat is not None
+    dp = int(chosen.split()[0].removeprefix("dp"))
+    mp = int(chosen.split()[1].removeprefix("mp"))
+    assert design.device_num == dp * mp
+    assert planner.session_state["designer_version"] >= 1
+    assert any("Current design" in s.value for s in planner.success)
+
+
+def test_not_fitting_model_says_so(planner: AppTest) -> None:
+    planner.selectbox(key="planner_source").set_value("LLaMA-2 70B").run()
+    planner.number_input(key="planner_devices").set_value(8).run()
+    planner.segmented_control(key="planner_card_preset").set_value("32 GB").run()
+    assert not planner.exception, planner.exception
+    assert any("No recipe fits in 32 GB" in e.value for e in planner.error)
+
+
+@pytest.mark.browser
+def test_browser_planner_chart_apply_and_screenshot(tmp_path: Path) -> None:
+    """A user opens the Planner, sees the Pareto chart, applies the proposal; the sidebar shows the new design."""
+    from tests.browser import VIEWPORT, chromium, dashboard, shot, wait_idle
+
+    with dashboard(tmp_path / "ws") as url, chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{url}/planner")
+        page.get_by_text("Proposed:").wait_for(timeout=90_000)
+        page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+        page.get_by_role("button", name="Apply: make it the current design").click()
+        page.get_by_text("Current design").wait_for(timeout=60_000)
+        wait_idle(page)
+        assert page.get_by_text("Design: **", exact=False).count() == 0  # markdown rendered, not raw
+        assert page.locator("[data-testid='stSidebar']").get_by_text("llama_").count() >= 1
+        path = shot(page, "planner", full=True)
+        assert path.stat().st_size > 20_000
+
+
+def test_after_apply_the_current_designs_model_is_offered(planner: AppTest) -> None:
+    planner.number_input(key="planner_devices").set_value(4).run()
+    planner.button(key="planner_apply").click().run()
+    planner.run()
+    assert not planner.exception, planner.exception
+    source = planner.selectbox(key="planner_source")
+    assert source.options[0] == "the current design's model"
+    source.set_value("the current design's model").run()
+    assert not planner.exception, planner.exception
+    assert planner.number_input(key="planner_hidden@the current design's model").value == 4096
