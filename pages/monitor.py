@@ -7,21 +7,28 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+import pandas as pd
 import streamlit as st
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from app import monitor_scale as scale  # noqa: E402
 from app import monitor_widgets as ui  # noqa: E402
 from app.live_chart import live_chart  # noqa: E402
-from core.logs import LogFormatError, RunWatcher, compile_user_regex, tail_lines  # noqa: E402
+from core.logs import LogFormatError, RunSnapshot, RunWatcher, compile_user_regex, tail_lines  # noqa: E402
+from core.logs.diagnose import Diagnosis, diagnose  # noqa: E402
 from core.logs.replay import load_recording, replay  # noqa: E402
+from core.logs.selection import RankSelectionError, select_ranks  # noqa: E402
 from core.run.registry import LAUNCHER_LOG, list_runs  # noqa: E402
 from core.workspace import EXAMPLES_DIR, default_workspace  # noqa: E402
 
+T = TypeVar("T")
 SOURCES = ["Launched run", "Log folder", "Replay recorded run"]
 RECORDINGS_DIRS = [EXAMPLES_DIR / "recordings"]
 
@@ -158,7 +165,7 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
 
 # ----------------------------------------------------------------------------- sidebar options
 
-def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None]:
+def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None, int]:
     with st.sidebar:
         st.subheader("Monitor")
         paused = st.toggle("Pause live updates", key="mon_paused")
@@ -173,6 +180,9 @@ def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None]:
         stall = st.number_input("Stalled after (s)", 5, 3600, 60, 5, key="mon_stall")
         with st.expander("Advanced"):
             polling = st.checkbox("Polling watcher (NFS / shared filesystems)", key="mon_polling")
+            per_node = int(st.number_input("Ranks per node", 1, 1024, 8, key="mon_per_node",
+                                           help="msrun --local_worker_num: `node 3` in a rank expression "
+                                                "means ranks 24-31 with 8 per node."))
             regex = st.text_input("Custom loss regex", key="mon_regex",
                                   placeholder=r"it (?P<step>\d+) loss=(?P<loss>\S+)",
                                   help="Named groups: loss (required), step, epoch, step_time_ms, lr.")
@@ -185,14 +195,125 @@ def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None]:
             st.sidebar.error(str(exc))
     opts = ui.ChartOptions(smoothing=smoothing, x_mode=x_mode, log_y=log_y, ignore_outliers=outliers,
                            show_band=band, show_ranks=per_rank)
-    return opts, float(stall), paused, polling, loss_regex
+    return opts, float(stall), paused, polling, loss_regex, per_node
+
+
+# ----------------------------------------------------------------------------- diagnosis + scale views
+
+def cached(name: str, key: tuple, make: Callable[[], T]) -> T:
+    """Recompute `make()` only when `key` (folder, snapshot version, ...) changes: at 1,024 ranks the
+    diagnosis and the grids cost 0.1-0.5 s, and most live ticks bring no new line."""
+    memo = st.session_state.setdefault("_mon_memo", {})
+    hit = memo.get(name)
+    if hit is None or hit[0] != key:
+        hit = memo[name] = (key, make())
+    return hit[1]
+
+
+def _when(t: float | None) -> str:
+    if t is None:
+        return "time unknown"
+    return time.strftime("%H:%M:%S", time.localtime(t)) + f".{int(t * 1000) % 1000:03d}"
+
+
+def _rank_list(ranks: list[int], limit: int = 24) -> str:
+    text = ", ".join(str(r) for r in ranks[:limit])
+    return text + (f", … ({len(ranks)} ranks)" if len(ranks) > limit else "")
+
+
+def failures_view(diag: Diagnosis, snap: RunSnapshot) -> None:
+    """Identical exceptions as one group each, the rank that failed first marked (not N tracebacks)."""
+    errors = snap.errors
+    n = sum(len(g.ranks) for g in diag.failure_groups)
+    if not diag.failure_groups and not diag.job_errors:
+        return
+    with st.expander(f"Failures: {n} rank(s) in {len(diag.failure_groups)} group(s)", expanded=True):
+        for g in diag.failure_groups:
+            root = g.first_rank == diag.root_cause
+            st.markdown(f"**{len(g.ranks)} rank(s)** · {'likely root cause' if root else 'first of this group'}: "
+                        f"**rank {g.first_rank}** at {_when(g.first_time)} ({g.time_source}) · "
+                        f"ranks {_rank_list(g.ranks)}")
+            mine = errors[(errors["rank"] == g.first_rank) & errors["kind"].isin(["exception", "nan"])] \
+                if not errors.empty else errors
+            context = str(mine.iloc[0]["context"] or mine.iloc[0]["message"]) if not mine.empty else g.exception
+            st.code(context, language=None)
+            for e in g.evidence:
+                st.caption(e)
+        for e in diag.job_errors:
+            st.markdown("**job** (launcher / scheduler)")
+            st.code(e, language=None)
+
+
+def diagnosis_strip(diag: Diagnosis) -> None:
+    """One line of findings above the charts."""
+    parts = []
+    if diag.root_cause is not None:
+        parts.append(f"✗ rank **{diag.root_cause}** failed first")
+    if diag.hung:
+        parts.append(f"◌ hung: {_rank_list([h.rank for h in diag.hung], 8)}")
+    if diag.stragglers:
+        parts.append("🐢 stragglers: " + ", ".join(f"{s.rank} ({s.ratio:.2f}×)" for s in diag.stragglers[:6]))
+    if diag.overflow_steps:
+        parts.append(f"overflow at {len(diag.overflow_steps)} step(s)")
+    if diag.norm_spikes:
+        parts.append(f"global_norm spikes: {len(diag.norm_spikes)}")
+    if parts:
+        st.markdown(" · ".join(parts))
+
+
+def scale_view(snap: RunSnapshot, table: pd.DataFrame, diag: Diagnosis, opts: ui.ChartOptions, per_node: int,
+               source_dir: Path) -> None:
+    """Aggregates, ranks to look at, heatmaps and a filtered status table for runs above SCALE_RANKS."""
+    g = cached("grids", (str(source_dir), snap.version), lambda: scale.grids(snap))
+    look = scale.look_at(diag, g)
+    named = {"failed": [r for gr in diag.failure_groups for r in gr.ranks], "hung": [h.rank for h in diag.hung],
+             "stragglers": [s.rank for s in diag.stragglers], "look": look["rank"].tolist()}
+    ranks = [int(r) for r in g.ranks]
+    expr = st.text_input("Ranks to draw", key="mon_rank_expr",
+                         placeholder="e.g. 0-63, node 3, failed, hung, stragglers (empty: the ranks to look at)")
+    try:
+        chosen = select_ranks(expr, ranks, named, per_node) if expr.strip() else look["rank"].tolist()[:8]
+    except RankSelectionError as exc:
+        st.error(str(exc))
+        chosen = look["rank"].tolist()[:8]
+    if len(chosen) > scale.MAX_HIGHLIGHT:
+        st.caption(f"{len(chosen)} ranks selected: drawing the first {scale.MAX_HIGHLIGHT} as lines; the band "
+                   "and the heatmaps cover every rank.")
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        fig = scale.aggregate_figure(g, chosen, opts.smoothing, opts.log_y)
+        live_chart(fig, key="mon_agg_chart", uirevision=f"{source_dir}|agg|{opts.log_y}", height=400)
+    with right:
+        st.markdown("**Ranks to look at**")
+        if look.empty:
+            st.caption("Nothing stands out: no failure, hang, straggler or diverging loss.")
+        else:
+            st.dataframe(look, hide_index=True, width="stretch", height=min(38 + 35 * len(look), 360),
+                         column_config={"why": st.column_config.TextColumn(width="large")})
+    what = st.segmented_control("Heatmap", ["Loss", "Step time"], default="Loss", key="mon_heat")
+    if what == "Step time" and g.step_time is not None:
+        hfig = scale.heatmap_figure(g.step_time, g.ranks, g.step_time_x, "ms/step", g.step_time_label, "Inferno")
+    elif what == "Step time":
+        hfig = None
+        st.caption("No step times in these logs (add `TimeMonitor()` to the callbacks).")
+    else:
+        hfig = scale.heatmap_figure(g.loss, g.ranks, g.x, "loss", "step")
+    if hfig is not None:
+        live_chart(hfig, key="mon_heatmap", uirevision=f"{source_dir}|heat|{what}", height=420)
+    states = table["state"].value_counts()
+    st.markdown("**Ranks** · " + " · ".join(f"{s}: {n}" for s, n in states.items()))
+    shown = table[table["rank"].isin(chosen)] if expr.strip() else table[
+        ~table["state"].isin([ui.STATE_LABELS["running"], ui.STATE_LABELS["finished"]])]
+    shown = shown.assign(node=shown["rank"] // per_node)
+    st.dataframe(shown.head(300), hide_index=True, width="stretch", height=min(38 + 35 * max(len(shown), 1), 300),
+                 column_config={"detail": st.column_config.TextColumn(width="large")})
 
 
 # ----------------------------------------------------------------------------- page
 
 st.title("Monitor")
 source_dir, label, run_status, extra_files = pick_source()
-opts, stall_after, paused, polling, loss_regex = sidebar_options()
+opts, stall_after, paused, polling, loss_regex, per_node = sidebar_options()
 
 if source_dir is not None:
     watcher = get_watcher(str(source_dir), polling, loss_regex, extra_files)
@@ -208,21 +329,28 @@ if source_dir is not None:
     @st.fragment(run_every=1.0 if live else None)
     def live_panel() -> None:
         snap = watcher.snapshot(refresh=True)
-        df = ui.prepare(snap.metrics)
         ranks = sorted(int(r) for r in snap.ranks["rank"]) if not snap.ranks.empty else []
+        big = len(ranks) > scale.SCALE_RANKS
+        df = snap.metrics if big else ui.prepare(snap.metrics)  # at scale no per-point copy of 2 M rows
         table = ui.status_table(snap, stall_after, run_status)
         states = table["state"].str.split(" ", n=1).str[-1] if not table.empty else table["state"]
+        diag = cached("diag", (str(source_dir), snap.version, run_status),
+                      lambda: diagnose(snap, now=time.time() if run_status == "running" else None))
         c = st.columns(5)
         c[0].metric("Ranks", len(ranks))
         c[1].metric("Loss points", f"{len(df):,}")
-        c[2].metric("Last step", "–" if df.empty else f"{df['global_step'].max():.0f}")
+        last_step = diag.median_last_step if big else (None if df.empty else df["global_step"].max())
+        c[2].metric("Last step", "–" if last_step is None else f"{last_step:.0f}")
         c[3].metric("Crashed / NaN", int(states.isin(["crashed", "NaN/inf loss"]).sum()))
         c[4].metric("Stalled", int((states == "stalled").sum()))
         if not snap.files:
             st.info(f"No rank logs in `{source_dir}` yet (waiting for worker_N.log, 1/rank.N/stdout or "
                     "deviceN/train.logN). New files are picked up automatically.")
             return
-        if ranks:
+        diagnosis_strip(diag)
+        if big:
+            scale_view(snap, table, diag, opts, per_node, source_dir)
+        if ranks and not big:
             if len(ranks) <= 16:
                 chosen = st.pills("Ranks", ranks, selection_mode="multi", default=ranks, key=f"mon_ranks_{len(ranks)}",
                                   format_func=lambda r: f"rank {r}")
@@ -236,7 +364,9 @@ if source_dir is not None:
             for run_id in picked:
                 other = get_watcher(str(compare_dirs[run_id]), polling, loss_regex, ()).snapshot(refresh=True)
                 compare.append((run_id, ui.prepare(other.metrics)))
-        if df.empty and not compare:
+        if big:
+            pass  # scale_view drew the aggregates
+        elif df.empty and not compare:
             st.info("No loss lines yet. Recognised: MindSpore LossMonitor / prints (`epoch: 1 step: 10, loss is "
                     "2.3`), `global_step: N, loss: x`, printed Tensors and MindFormers' MFLossMonitor; set a "
                     "custom regex in the sidebar for anything else.")
@@ -246,29 +376,21 @@ if source_dir is not None:
                 st.caption(note)
             uirev = f"{source_dir}|{opts.x_mode}|{opts.log_y}|{opts.ignore_outliers}"
             live_chart(fig, key="mon_loss_chart", uirevision=uirev, height=430, n_points=n_points)
-        left, right = st.columns([3, 2], gap="medium")
-        with left:
-            st.markdown("**Ranks**")
-            st.dataframe(table, hide_index=True, width="stretch",
-                         height=min(38 + 35 * max(len(table), 1), 360),
-                         column_config={"detail": st.column_config.TextColumn(width="large")})
-        with right:
-            st_fig = ui.step_time_figure(df, snap.timings, opts.ranks)
-            st.markdown("**Step time**")
-            if st_fig is None:
-                st.caption("No step times in these logs (add `TimeMonitor()` to the callbacks).")
-            else:
-                live_chart(st_fig, key="mon_step_chart", uirevision=f"{source_dir}|steptime", height=260)
-        errors = snap.errors
-        fatal = errors[errors["kind"].isin(["exception", "nan", "worker_exit", "timeout"])] if not errors.empty \
-            else errors
-        if not fatal.empty:
-            with st.expander(f"Failures ({len(fatal)})", expanded=True):
-                for _, e in fatal.iterrows():
-                    who = "scheduler" if e["rank"] == -1 else ("rank ?" if str(e["rank"]) == "<NA>"
-                                                               else f"rank {e['rank']}")
-                    st.markdown(f"**{who}** · `{e['file']}:{e['line']}` · {e['kind']}")
-                    st.code(e["context"] or e["message"], language=None)
+        if not big:
+            left, right = st.columns([3, 2], gap="medium")
+            with left:
+                st.markdown("**Ranks**")
+                st.dataframe(table, hide_index=True, width="stretch",
+                             height=min(38 + 35 * max(len(table), 1), 360),
+                             column_config={"detail": st.column_config.TextColumn(width="large")})
+            with right:
+                st_fig = ui.step_time_figure(df, snap.timings, opts.ranks)
+                st.markdown("**Step time**")
+                if st_fig is None:
+                    st.caption("No step times in these logs (add `TimeMonitor()` to the callbacks).")
+                else:
+                    live_chart(st_fig, key="mon_step_chart", uirevision=f"{source_dir}|steptime", height=260)
+        failures_view(diag, snap)
         with st.expander("Raw log tail", expanded=False):
             files = [f for f in snap.files]
             names = [f.rel for f in files]

@@ -148,3 +148,45 @@ def test_figures_and_csv() -> None:
     assert ui.step_time_figure(df, snap.timings, None) is not None
     csv = ui.csv_bytes(snap).decode().splitlines()
     assert len(csv) == 121 and csv[0].startswith("rank,epoch,step,global_step,loss")
+
+
+def _synth():  # noqa: ANN202 - the module object of benchmarks/synth_logs.py
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("synth_logs", Path(__file__).resolve().parent.parent
+                                                  / "benchmarks" / "synth_logs.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["synth_logs"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_big_run_shows_aggregates_the_ranks_to_look_at_and_one_failure_group(tmp_path: Path) -> None:
+    """64 ranks: no pill per rank; the straggler, the hung and the crashed rank are listed by name."""
+    _synth().write_run(tmp_path / "big", 64, 30, straggler=21, hung=32, crashed=[43], noise_per_step=1,
+                       steps_per_epoch=10)
+    at = _run(logdir=str(tmp_path / "big"))
+    assert at.metric[0].value == "64"
+    assert not at.multiselect  # no 64-entry rank picker
+    look = at.dataframe[0].value
+    assert look["rank"].tolist()[:3] == [43, 32, 21]
+    assert look["what"].tolist()[:3] == ["failed first", "hung", "straggler"]
+    strip = " ".join(m.value for m in at.markdown)
+    assert "rank **43** failed first" in strip and "hung: 32" in strip and "21 (1.6" in strip
+    assert sum("RuntimeError: The pointer[device_address] is null." in c.value for c in at.code) == 1
+    assert any("likely root cause" in m.value and "**rank 43**" in m.value for m in at.markdown)
+    status = at.dataframe[1].value  # only ranks that are not simply running or finished
+    assert 43 in status["rank"].tolist() and "node" in status.columns
+
+
+def test_big_run_rank_expression(tmp_path: Path) -> None:
+    _synth().write_run(tmp_path / "big", 40, 10, straggler=3, noise_per_step=0, steps_per_epoch=5)
+    at = _run(logdir=str(tmp_path / "big"))
+    at.text_input(key="mon_rank_expr").input("node 2, stragglers").run()
+    assert not at.exception and not at.error
+    assert at.dataframe[1].value["rank"].tolist() == [3, *range(16, 24)]
+    at.text_input(key="mon_rank_expr").input("node 9").run()
+    assert any("there are 5 nodes" in e.value for e in at.error)
+    at.text_input(key="mon_rank_expr").input("banana").run()
+    assert any("'banana' is not a rank" in e.value for e in at.error)

@@ -1,0 +1,93 @@
+"""core.logs.selection (rank expressions) and the rank x step grids of core.logs.metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.logs.metrics import block_rows, lagging_ranks, rank_grid
+from core.logs.selection import RankSelectionError, nodes_of, select_ranks
+
+RANKS = list(range(32))
+
+
+def test_terms_and_union() -> None:
+    assert select_ranks("0-2, 5", RANKS) == [0, 1, 2, 5]
+    assert select_ranks("node 1", RANKS) == list(range(8, 16))
+    assert select_ranks("node 1", RANKS, per_node=4) == [4, 5, 6, 7]
+    assert select_ranks("failed, 30..31", RANKS, {"failed": [9, 99]}) == [9, 30, 31]  # 99 has no log
+    assert select_ranks("all", [3, 1]) == [1, 3]
+    assert select_ranks("", RANKS) == [] and select_ranks(" , ", RANKS) == []
+    assert select_ranks("FAILED", RANKS, {"failed": [1]}) == [1]
+
+
+@pytest.mark.parametrize(("expr", "message"), [
+    ("40", "rank 40 has no log"), ("9-3", "runs backwards"), ("node 4", "there are 4 nodes"),
+    ("hung", "'hung' is not a rank"), ("1;2", "is not a rank"), ("-3", "is not a rank"),
+])
+def test_bad_terms_name_themselves(expr: str, message: str) -> None:
+    with pytest.raises(RankSelectionError, match=message):
+        select_ranks(expr, RANKS)
+
+
+def test_nodes_of_needs_a_positive_size() -> None:
+    assert nodes_of([0, 1, 2], 2) == {0: [0, 1], 1: [2]}
+    with pytest.raises(RankSelectionError):
+        nodes_of([0], 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lo=st.integers(0, 40), hi=st.integers(0, 40), have=st.sets(st.integers(0, 40), min_size=1))
+def test_ranges_select_exactly_the_ranks_inside(lo: int, hi: int, have: set[int]) -> None:
+    if lo > hi:
+        with pytest.raises(RankSelectionError):
+            select_ranks(f"{lo}-{hi}", have)
+    else:
+        assert select_ranks(f"{lo}-{hi}", have) == sorted(r for r in have if lo <= r <= hi)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=30))
+def test_any_text_selects_or_raises_the_named_error(expr: str) -> None:
+    try:
+        out = select_ranks(expr, RANKS, {"failed": [1]})
+    except RankSelectionError:
+        return
+    assert set(out) <= set(RANKS)
+
+
+def test_rank_grid_means_per_cell() -> None:
+    grid, ranks, x = rank_grid(np.array([0, 0, 1]), np.array([1.0, 2.0, 1.0]), np.array([2.0, 4.0, 6.0]), 1)
+    assert grid.tolist() == [[3.0], [6.0]] and ranks.tolist() == [0, 1] and x.tolist() == [1.5]
+    grid, _, x = rank_grid(np.array([0, 0, 1]), np.array([1.0, 2.0, 1.0]), np.array([2.0, 4.0, 6.0]), 10)
+    assert grid.shape == (2, 2) and np.isnan(grid[1, 1]) and grid[0].tolist() == [2.0, 4.0]
+    grid, ranks, x = rank_grid(np.array([0]), np.array([np.nan]), np.array([1.0]))
+    assert grid.shape == (1, 0) and len(x) == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(n_ranks=st.integers(1, 40), n_steps=st.integers(1, 300), cols=st.integers(1, 50))
+def test_rank_grid_is_bounded_and_keeps_every_rank(n_ranks: int, n_steps: int, cols: int) -> None:
+    rank = np.repeat(np.arange(n_ranks), n_steps)
+    x = np.tile(np.arange(n_steps, dtype=float), n_ranks)
+    grid, _ranks, _ = rank_grid(rank, x, np.ones(len(x)), cols)
+    assert grid.shape == (n_ranks, min(cols, n_steps)) and np.allclose(grid, 1.0)
+
+
+def test_block_rows_keeps_the_outlier_of_each_block() -> None:
+    grid = np.ones((10, 3))
+    grid[7, 1] = 50.0
+    rows, labels = block_rows(grid, np.arange(10), 3)
+    assert len(rows) == 3 and labels == ["ranks 0-3", "ranks 4-7", "ranks 8-9"]
+    assert rows[1, 1] == 50.0 and rows[0].tolist() == [1.0, 1.0, 1.0]
+    same, lab = block_rows(grid, np.arange(10), 10)
+    assert same is grid and lab[0] == "rank 0"
+
+
+def test_lagging_ranks_finds_the_diverging_one() -> None:
+    grid = np.tile(np.linspace(3, 1, 20), (16, 1)) + np.random.default_rng(0).normal(0, 0.01, (16, 20))
+    grid[5, -1] = 9.0
+    assert lagging_ranks(grid, np.arange(16)) == [5]
+    assert lagging_ranks(grid[:2], np.arange(2)) == []
