@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -150,7 +151,8 @@ def test_figures_and_csv() -> None:
     assert len(csv) == 121 and csv[0].startswith("rank,epoch,step,global_step,loss")
 
 
-def _synth():  # noqa: ANN202 - the module object of benchmarks/synth_logs.py
+def _synth() -> ModuleType:
+    """benchmarks/synth_logs.py as a module (benchmarks/ is not a package)."""
     import importlib.util
     import sys
 
