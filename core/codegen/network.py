@@ -102,6 +102,7 @@ class NetworkCode:
     layers: int  # repeat count of the block (1 when the design has no repeat block)
     has_block: bool
     parameters: int  # trainable elements of the full model (every layer)
+    layer_parameters: int = 0  # trainable elements of one layer of the repeat block
 
 
 @dataclass(frozen=True)
@@ -327,7 +328,8 @@ def render_network(design: Design, analyses: Sequence[OperatorAnalysis]) -> Netw
     last = analyses[-1]
     if last.output_shape is None:  # pragma: no cover - _check_valid refuses invalid operators
         raise CodegenError(f"the output shape of {last.name} is unknown")
-    params = sum(math.prod(design.tensors[w].shape) * (layers if w in in_block else 1) for w in weights)
+    per_layer = sum(math.prod(design.tensors[w].shape) for w in weights if w in in_block)
+    params = sum(math.prod(design.tensors[w].shape) for w in weights if w not in in_block) + layers * per_layer
     data = tuple(
         DataInput(n, tuple(design.tensors[n].shape), design.tensors[n].dtype,
                   _int_high(design, n) if _INT.match(design.tensors[n].dtype) else 0)
@@ -341,6 +343,7 @@ def render_network(design: Design, analyses: Sequence[OperatorAnalysis]) -> Netw
         layers=layers,
         has_block=span is not None,
         parameters=params,
+        layer_parameters=per_layer,
     )
 
 

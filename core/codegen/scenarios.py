@@ -26,8 +26,7 @@ def _section(title: str) -> str:
 
 
 def _imports(options: RunOptions) -> str:
-    stdlib = ["import argparse", *(["import os"] if options.dataset == "mnist" or options.launcher == "rank_table"
-                                   else []), "import sys", "import time"]
+    stdlib = ["import argparse", "import os", "import sys", "import time"]
     third = [
         "import numpy as np",
         "import mindspore as ms",

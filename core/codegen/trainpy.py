@@ -210,6 +210,20 @@ def check_function(design_name: str, code: NetworkCode) -> str:
     layers = "LAYERS" if code.has_block else "1"
     return f'''def check(batch_size=BATCH):
     """{CHECK_STEPS} real training steps stand-alone on CPU; strategies are accepted and ignored."""
+    layers = {layers}
+    parameters = {code.parameters - code.layers * code.layer_parameters} + layers * {code.layer_parameters}
+    # weights + gradients + Adam's two moments, in float32: a floor on what the check needs
+    need = parameters * 4 * 4
+    have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if need > 0.8 * have:
+        print(
+            "CHECK REFUSED: %d layer(s) hold %.2f billion parameters, which need at least %.1f GB for "
+            "weights, gradients and Adam state in float32; this machine has %.1f GB. Check fewer layers "
+            "and a smaller batch: python train.py --check --layers 1 --batch 1"
+            % (layers, parameters / 1e9, need / 1e9, have / 1e9),
+            flush=True,
+        )
+        sys.exit(2)
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_device("CPU")
     ms.set_seed(1)
@@ -233,7 +247,7 @@ def check_function(design_name: str, code: NetworkCode) -> str:
     bf16 = " (bfloat16 computed in float32)" if BF16 else ""
     print(
         "CHECK PASSED: %d training steps of %s on CPU in %.1f s, %d layer(s), batch %d%s"
-        % ({CHECK_STEPS}, {lit(design_name)}, time.time() - start, {layers}, batch_size, bf16),
+        % ({CHECK_STEPS}, {lit(design_name)}, time.time() - start, layers, batch_size, bf16),
         flush=True,
     )
 '''

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _LOSS = re.compile(r"^check step (\d+): loss is (\S+)$", re.M)
-_VERDICT = re.compile(r"^CHECK (PASSED|FAILED): .*$", re.M)
+_VERDICT = re.compile(r"^CHECK (PASSED|FAILED|REFUSED): .*$", re.M)
 OUTPUT_TAIL = 40  # lines of output kept for the user when the check fails
 
 
@@ -33,13 +33,14 @@ class CheckResult:
 
 
 def _reason(output: str, code: int | None) -> str:
-    verdict = _VERDICT.findall(output)
+    """The one line that says why: the script's own verdict, else its last exception, else the exit code."""
+    verdicts = [m.group(0) for m in _VERDICT.finditer(output)]
+    if verdicts:
+        return verdicts[-1]
     lines = [ln for ln in output.splitlines() if ln.strip()]
     errors = [ln for ln in lines if re.match(r"^\w*(Error|Exception)\b", ln)]
     if errors:
         return errors[-1]
-    if verdict:
-        return next(m.group(0) for m in _VERDICT.finditer(output))
     return f"train.py --check exited with code {code}" + (f": {lines[-1]}" if lines else "")
 
 
@@ -76,5 +77,5 @@ def check_job(
     seconds = time.time() - start
     losses = [float(v) for _, v in _LOSS.findall(output)]
     passed = proc.returncode == 0 and "CHECK PASSED" in output
-    message = _VERDICT.search(output).group(0) if passed else _reason(output, proc.returncode)  # type: ignore[union-attr]
+    message = _reason(output, proc.returncode)
     return CheckResult(passed, seconds, message, losses, [] if passed else output.splitlines()[-OUTPUT_TAIL:])

@@ -1,0 +1,95 @@
+"""The house rules of core/, checked on the code itself: one package per concern, imports one way.
+
+No module imports streamlit; no module grows past ~500 lines; no import cycle between modules; the
+packages form a one-way stack (cli -> run -> codegen -> models/plan -> sharding -> workspace).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from core.workspace import REPO_ROOT
+
+CORE = REPO_ROOT / "core"
+MAX_LINES = 520  # "no module over ~500 lines"
+PACKAGES = ["workspace", "sharding", "models", "plan", "codegen", "run", "logs", "cli", "__main__"]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in CORE.rglob("*.py"):
+        name = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def _imports(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the core modules it imports (a `from pkg import mod` counts as pkg.mod)."""
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "core":
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    deps.add(full if full in modules else node.module)
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.split(".")[0] == "core"}
+        graph[name] = {d for d in deps if d in modules and d != name}
+    return graph
+
+
+def test_core_never_imports_streamlit() -> None:
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.split(".")[0] == "streamlit" for n in names), name
+
+
+def test_no_module_in_core_is_over_about_500_lines() -> None:
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules().items()}
+    assert {n: s for n, s in sizes.items() if s > MAX_LINES} == {}
+
+
+def test_no_import_cycle_between_modules() -> None:
+    graph = _imports(_modules())
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for dep in graph[node]:
+            if dep.startswith(node + "."):
+                continue  # a package re-exporting its own modules
+            if state.get(dep) == 1:
+                cycles.append([*stack[stack.index(dep):], dep])
+            elif dep not in state:
+                visit(dep, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node, [])
+    assert cycles == []
+
+
+def test_packages_import_one_way() -> None:
+    """A package may import only packages below it in PACKAGES (logs stands beside the others)."""
+    graph = _imports(_modules())
+    upward = []
+    for name, deps in graph.items():
+        if name == "core":
+            continue
+        here = name.split(".")[1]
+        for dep in deps:
+            there = dep.split(".")[1]
+            if here != there and PACKAGES.index(there) > PACKAGES.index(here):
+                upward.append(f"{name} -> {dep}")
+    assert upward == []
+    assert not any(d.split(".")[1] in {"run", "codegen", "cli"} for n, ds in graph.items()
+                   if n.startswith("core.logs") for d in ds)
