@@ -318,18 +318,13 @@ def render_network(design: Design, analyses: Sequence[OperatorAnalysis]) -> Netw
         )
     span = design.block_range()
     layers = design.repeat.count if design.repeat is not None else 1
-    lines = _render_all(design, by_name, weights, inputs, span)
-    in_block = set()
-    if span is not None:
-        block_ops = design.operators[span[0] : span[1] + 1]
-        in_block = {i for op in block_ops for i in op.inputs}
-        outside = {i for op in (*design.operators[: span[0]], *design.operators[span[1] + 1 :]) for i in op.inputs}
-        in_block -= outside
+    parts = _parts(design, weights, span)
+    lines = _render_all(design, by_name, parts, inputs)
     last = analyses[-1]
     if last.output_shape is None:  # pragma: no cover - _check_valid refuses invalid operators
         raise CodegenError(f"the output shape of {last.name} is unknown")
-    per_layer = sum(math.prod(design.tensors[w].shape) for w in weights if w in in_block)
-    params = sum(math.prod(design.tensors[w].shape) for w in weights if w not in in_block) + layers * per_layer
+    per_layer = sum(math.prod(design.tensors[w].shape) for w in parts.block_weights)
+    params = sum(math.prod(design.tensors[w].shape) for w in weights) + (layers - 1) * per_layer
     data = tuple(
         DataInput(n, tuple(design.tensors[n].shape), design.tensors[n].dtype,
                   _int_high(design, n) if _INT.match(design.tensors[n].dtype) else 0)
@@ -379,7 +374,7 @@ def _render_cell(
     first_arg: str,
 ) -> tuple[list[str], list[str]]:
     """`class <cls>(nn.Cell)` running `ops`; returns (source lines, extra argument names after first_arg)."""
-    extra = [n for n in _outside_inputs(design, ops, {*weights, first_arg})]
+    extra = _outside_inputs(design, ops, {*weights, first_arg})
     names = {w: f"self.{w}" for w in weights}
     names.update({n: n for n in [first_arg, *extra]})
     prims, body = _construct(design, ops, by_name, names)
@@ -401,26 +396,40 @@ def _render_cell(
     return lines, extra
 
 
+@dataclass(frozen=True)
+class _Parts:
+    """The design cut at its repeat block, and which weights each part owns (shared ones stay in Network)."""
+
+    prologue: list[OperatorSpec]
+    block: list[OperatorSpec]
+    epilogue: list[OperatorSpec]
+    net_weights: list[str]
+    block_weights: list[str]
+    head_weights: list[str]
+
+
+def _parts(design: Design, weights: Sequence[str], span: tuple[int, int] | None) -> _Parts:
+    ops = list(design.operators)
+    if span is None:
+        return _Parts(ops, [], [], list(weights), [], [])
+    groups = {"prologue": ops[: span[0]], "block": ops[span[0] : span[1] + 1], "epilogue": ops[span[1] + 1 :]}
+    reads = {g: {i for op in group for i in op.inputs} for g, group in groups.items()}
+
+    def owned(group: str) -> list[str]:
+        return [w for w in weights if w in reads[group] and all(w not in r for g, r in reads.items() if g != group)]
+
+    block_w, head_w = owned("block"), owned("epilogue")
+    net_w = [w for w in weights if w not in block_w and w not in head_w]
+    return _Parts(groups["prologue"], groups["block"], groups["epilogue"], net_w, block_w, head_w)
+
+
 def _render_all(
-    design: Design,
-    by_name: dict[str, OperatorAnalysis],
-    weights: Sequence[str],
-    inputs: Sequence[str],
-    span: tuple[int, int] | None,
+    design: Design, by_name: dict[str, OperatorAnalysis], parts: _Parts, inputs: Sequence[str]
 ) -> list[str]:
     """Block (the repeat block) and Head (what follows it) as cells of their own, so pipeline stages and
     recompute can address them; everything before the block runs in Network itself."""
-    ops = list(design.operators)
-    if span is None:
-        prologue, block, epilogue = ops, [], []
-    else:
-        prologue, block, epilogue = ops[: span[0]], ops[span[0] : span[1] + 1], ops[span[1] + 1 :]
-    reads = {name: {i for op in group for i in op.inputs} for name, group in
-             (("prologue", prologue), ("block", block), ("epilogue", epilogue))}
-    def owned(group: str) -> list[str]:
-        return [w for w in weights if w in reads[group] and all(w not in r for g, r in reads.items() if g != group)]
-    block_w, head_w = (owned("block"), owned("epilogue")) if block else ([], [])
-    net_w = [w for w in weights if w not in block_w and w not in head_w]
+    prologue, block, epilogue = parts.prologue, parts.block, parts.epilogue
+    block_w, head_w, net_w = parts.block_weights, parts.head_weights, parts.net_weights
     lines: list[str] = []
     names = {w: f"self.{w}" for w in net_w}
     names.update({n: n for n in inputs})
