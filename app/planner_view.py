@@ -107,8 +107,15 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None) -> go.Figure:
             )
         )
     limit = plan.card_memory_bytes / GIB
-    fig.add_vline(x=limit, line={"color": "#dc2626", "width": 2}, annotation_text=f"card memory {limit:g} GiB",
-                  annotation_position="top left")
+    if not frame.empty:  # a trace, not a shape: shapes on log axes take log10 coordinates
+        low, high = float(frame["comm_gib"].min()), float(frame["comm_gib"].max())
+        fig.add_trace(
+            go.Scatter(
+                x=[limit, limit], y=[low, high], mode="lines+text", name=f"card memory {limit:g} GiB",
+                line={"color": "#dc2626", "width": 2}, text=["", f"  card memory {limit:g} GiB"],
+                textposition="middle right", textfont={"color": "#dc2626"}, hoverinfo="skip",
+            )
+        )
     if selected is not None and selected.valid:
         fig.add_trace(
             go.Scatter(
@@ -123,10 +130,18 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None) -> go.Figure:
         height=440, margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
-    # Log axes spread recipes that differ by orders of magnitude; zeros (one card) need linear axes.
-    fig.update_xaxes(type="log" if not frame.empty and (frame["memory_gib"] > 0).all() else "linear")
-    fig.update_yaxes(type="log" if not frame.empty and (frame["comm_gib"] > 0).all() else "linear")
+    fig.update_xaxes(**axis_scale(frame["memory_gib"]))
+    fig.update_yaxes(**axis_scale(frame["comm_gib"]))
     return fig
+
+
+def axis_scale(values: pd.Series) -> dict[str, object]:
+    """Log axis (labels at powers of ten) when the values span more than ~1.5 decades, else linear:
+    70B on 1,024 cards spans 4 GiB to 1 TiB per card, 7B on 8 cards fits one decade."""
+    positive = values[values > 0]
+    if positive.empty or len(positive) < len(values) or positive.max() / positive.min() < 30:
+        return {"type": "linear"}
+    return {"type": "log", "dtick": 1}
 
 
 def breakdown_rows(e: Evaluation) -> pd.DataFrame:

@@ -15,6 +15,7 @@ if str(REPO_ROOT) not in sys.path:
 from app import planner_view as view  # noqa: E402
 from app.axis_editor import commit as commit_design  # noqa: E402
 from app.nav import page_path  # noqa: E402
+from core.models import ModelError  # noqa: E402
 from core.plan.explore import (  # noqa: E402
     COUNTED,
     NOT_COUNTED,
@@ -26,7 +27,7 @@ from core.plan.explore import (  # noqa: E402
     rank_key,
 )
 from core.plan.mindformers import DEFAULT_VERSION, VERSIONS, mindformers_yaml  # noqa: E402
-from core.plan.recipes import PlanError, PlanModel  # noqa: E402
+from core.plan.recipes import PlanError, PlanModel, Recipe  # noqa: E402
 from core.sharding.design import Design  # noqa: E402
 
 PRESETS: dict[str, PlanModel] = {
@@ -36,6 +37,7 @@ PRESETS: dict[str, PlanModel] = {
 }
 CURRENT = "the current design's model"
 APPLIED_KEY = "planner_applied"
+APPLY_ERROR_KEY = "planner_apply_error"
 FIELDS = ("hidden", "heads", "kv_heads", "ffn", "layers", "vocab", "seq")
 
 
@@ -89,16 +91,23 @@ def choose(plan: Plan) -> Evaluation | None:
     return ranked[index or 0]
 
 
+def apply(model: PlanModel, recipe: Recipe) -> None:
+    """on_click, so the sidebar and every page already see the new design on the rerun it triggers."""
+    try:
+        design = apply_recipe(model, recipe)
+    except (ModelError, PlanError, ValueError) as exc:
+        st.session_state[APPLY_ERROR_KEY] = str(exc)
+        return
+    commit_design(design, notice=f"Applied the planner's recipe {recipe.label()}.")
+    st.session_state[APPLIED_KEY] = recipe.label()
+
+
 def apply_section(plan: Plan, chosen: Evaluation) -> None:
-    if st.button("Apply: make it the current design", type="primary", key="planner_apply",
-                 icon=":material/check_circle:"):
-        try:
-            design = apply_recipe(plan.model, chosen.recipe)
-        except (PlanError, ValueError) as exc:
-            st.error(f"Cannot build the design: {exc}")
-            return
-        commit_design(design, notice=f"Applied the planner's recipe {chosen.recipe.label()}.")
-        st.session_state[APPLIED_KEY] = chosen.recipe.label()
+    st.button("Apply: make it the current design", type="primary", key="planner_apply",
+              icon=":material/check_circle:", on_click=apply, args=(plan.model, chosen.recipe))
+    error = st.session_state.pop(APPLY_ERROR_KEY, None)
+    if error:
+        st.error(f"Cannot build the design: {error}")
     applied = st.session_state.get(APPLIED_KEY)
     design = st.session_state.get("design")
     if applied and isinstance(design, Design):
@@ -159,11 +168,13 @@ if chosen is not None:
 
 st.subheader("All valid recipes")
 frame = view.recipes_frame(plan.valid).sort_values(["fits", "memory_gib"], ascending=[False, True])
+sizes = [label for key, label in view.TABLE_COLUMNS.items() if key.endswith("_gib")]
 st.dataframe(
-    frame, hide_index=True, width="stretch", height=320,
-    column_config={k: st.column_config.NumberColumn(v, format="%.2f") for k, v in view.TABLE_COLUMNS.items()
-                   if k.endswith("_gib")} | {"bubble": st.column_config.NumberColumn("bubble", format="percent")},
+    frame.rename(columns=view.TABLE_COLUMNS), hide_index=True, width="stretch", height=320,
+    column_config={label: st.column_config.NumberColumn(format="%.2f") for label in sizes}
+    | {"bubble": st.column_config.NumberColumn(format="percent")},
 )
+st.caption("Click a column header to sort. Sizes per card; communication = bytes each card sends per step.")
 
 with st.expander(f"Why not: {len(plan.invalid)} invalid recipes, {len(plan.valid) - len(plan.fitting)} too big"):
     st.dataframe(view.why_not_frame(plan), hide_index=True, width="stretch")

@@ -69,7 +69,9 @@ def test_browser_planner_chart_apply_and_screenshot(tmp_path: Path) -> None:
         page = browser.new_page(viewport=VIEWPORT)
         page.goto(f"{url}/planner")
         page.get_by_text("Proposed:").wait_for(timeout=90_000)
+        page.get_by_text("Selected recipe").scroll_into_view_if_needed()  # charts render once on screen
         page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+        assert page.get_by_text("card memory 64 GiB").count() >= 1
         page.get_by_role("button", name="Apply: make it the current design").click()
         page.get_by_text("Current design").wait_for(timeout=60_000)
         wait_idle(page)
