@@ -15,6 +15,7 @@ from app import axis_editor as ui
 from app import code_view, figures
 from app import design_edits as edits
 from app import designer_view as view
+from app.model_picker import created_notice, model_form
 from core.sharding.catalog import OP_ARITY, OP_TYPES
 from core.sharding.design import LOSSES, ROLES, Design, DesignError, dumps_design, loads_design
 from core.sharding.layout import LayoutError
@@ -909,6 +910,11 @@ with st.container():
     ui.show_notice()
 with st.container():
     render_problems(view.collect_problems(design, analyses))
+with st.expander("New design from a model", icon=":material/add_circle:"):
+    created = model_form()
+if created is not None:
+    ui.commit(created, created_notice(created))
+    st.rerun()
 
 tab_tensors, tab_matrix, tab_ops, tab_file = st.tabs(
     [
