@@ -52,6 +52,17 @@ def test_apply_makes_the_recipe_the_current_design(planner: AppTest) -> None:
     assert any("Current design" in s.value for s in planner.success)
 
 
+def test_the_applied_design_is_what_launch_generates(planner: AppTest) -> None:
+    planner.number_input(key="planner_devices").set_value(4).run()
+    planner.button(key="planner_apply").click().run()
+    name = planner.session_state["design"].name
+    planner.switch_page("../pages/launch.py")
+    planner.run()
+    assert not planner.exception, planner.exception
+    assert any(f"Design **{name}** · 4 devices" in c.value for c in planner.caption)
+    assert any("The network is the design itself" in c.value for c in planner.caption)
+
+
 def test_not_fitting_model_says_so(planner: AppTest) -> None:
     planner.selectbox(key="planner_source").set_value("LLaMA-2 70B").run()
     planner.number_input(key="planner_devices").set_value(8).run()
