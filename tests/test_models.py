@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -68,11 +69,8 @@ def test_weights_read_inside_and_outside_the_block_count_once() -> None:
     assert {n for n in design.tensors if weight_layers(design, n) == TINY.layers} == BLOCK_WEIGHTS
     assert weight_layers(design, "embedding") == weight_layers(design, "lm_head") == 1
     # tie the head to an in-block weight's reader: a weight shared across the block boundary exists once
-    ops = [
-        op if op.name != "final_rms" else op.__class__(**{**op.__dict__, "inputs": (op.inputs[0], "ffn_norm")})
-        for op in design.operators
-    ]
-    tied = Design(**{**design.__dict__, "operators": tuple(ops)})
+    ops = [replace(op, inputs=(op.inputs[0], "ffn_norm")) if op.name == "final_rms" else op for op in design.operators]
+    tied = replace(design, operators=tuple(ops))
     assert weight_layers(tied, "ffn_norm") == 1
 
 
