@@ -182,6 +182,39 @@ def test_bulk_decimals_are_bit_identical_to_float(text: bytes) -> None:
         assert not (digits.isdigit() and len(text) <= 24)
 
 
+@settings(max_examples=400, deadline=None)
+@given(mantissa=st.one_of(st.integers(1 << 53, 10 ** 18 - 1), st.integers(0, 10 ** 19),
+                          st.sampled_from([(1 << 53) + 1, (1 << 54) + 2, 9007199254740993, 10 ** 17 + 1])),
+       dot=st.integers(0, 19), sign=st.sampled_from(["", "-", "+"]))
+def test_long_mantissas_are_bit_identical_to_float(mantissa: int, dot: int, sign: str) -> None:
+    """17-18 digit mantissas (MindSpore's repr floats) go through the long-double path; midpoints and
+    longer ones through `float`: always the same double as `float(text)`."""
+    digits = str(mantissa)
+    dot = min(dot, len(digits))
+    text = (sign + digits[:len(digits) - dot] + "." + digits[len(digits) - dot:]).encode()
+    buf = b"\n" + text + b"\n" + b" " * 64
+    values, length, ok = logs.decimals(np.frombuffer(buf, dtype=np.uint8), np.array([1]))
+    if len(text) <= 23:
+        assert ok[0] and length[0] == len(text)
+        assert struct.pack("<d", values[0]) == struct.pack("<d", float(text))
+
+
+@settings(max_examples=400, deadline=None)
+@given(mantissa=st.one_of(st.integers(1 << 53, 10 ** 18 - 1), st.integers(0, 10 ** 19),
+                          st.sampled_from([(1 << 53) + 1, (1 << 54) + 2, 9007199254740993, 10 ** 17 + 1])),
+       dot=st.integers(0, 19), sign=st.sampled_from(["", "-", "+"]))
+def test_long_mantissas_are_bit_identical_to_float(mantissa: int, dot: int, sign: str) -> None:
+    """17-18 digit mantissas (MindSpore's repr floats) take the long-double path; midpoints and longer
+    ones the string cast: always the same double as `float(text)`."""
+    digits = str(mantissa)
+    dot = min(dot, len(digits))
+    text = (sign + digits[:len(digits) - dot] + "." + digits[len(digits) - dot:]).encode()
+    buf = b"\n" + text + b"\n" + b" " * 64
+    values, length, ok = logs.decimals(np.frombuffer(buf, dtype=np.uint8), np.array([1]))
+    assert ok[0] and length[0] == len(text)
+    assert struct.pack("<d", values[0]) == struct.pack("<d", float(text))
+
+
 def test_full_float_repr_loss_lines_take_the_bulk_path() -> None:
     """MindSpore prints `loss is 2.3139476776123047` (17 digits): numpy reads them all, exactly."""
     values = [2.3139476776123047, -0.00012345678901234567, 1234567.8901234567, 0.1, 5e-324 * 0 + 1.0]

@@ -115,9 +115,10 @@ def decimals(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """The plain decimal (`-12.5`, `.5`, `3.`) at each `start`: value, length in bytes, ok.
 
     The value is `float(text)` bit for bit: mantissa <= 2**53 and 10**k (k <= 18) are both doubles
-    and IEEE division rounds correctly (Clinger's fast path); longer ones (full float repr) are cast
-    by numpy in one batch. `ok` is False for anything else (nan, inf, exponents, over `_VALUE_W`
-    bytes): those lines go through the exact path.
+    and IEEE division rounds correctly (Clinger's fast path); 17-18 digit ones (MindSpore prints
+    `repr(float)`) divide in 80-bit long double, exact after the rounding to double except on a
+    midpoint, which (like > 18 digits) numpy's correctly rounded string cast reads. `ok` is False
+    for anything else (nan, inf, exponents, over `_VALUE_W` bytes): those take the exact line path.
     """
     n = len(start)
     ok = (start >= 0) & (start <= len(chunk) - _VALUE_W)
@@ -149,16 +150,40 @@ def decimals(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarr
     ok = plain & (ndigits <= 18) & (mantissa >= 0) & (mantissa <= _MANTISSA_MAX)
     value = mantissa / _POW10[np.where(ok, frac, 0)]
     value = np.where(neg, -value, value)
-    slow = np.flatnonzero(plain & ~ok)
-    if len(slow):
-        value[slow] = _parse_texts(cols[:, slow].T, length[slow])
+    slow = plain & ~ok
+    if slow.any():
+        mid = np.flatnonzero(slow & (ndigits <= 18) & (mantissa >= 0))  # 17-18 digits: MindSpore's repr floats
+        d, tie = _long_double_div(mantissa[mid], frac[mid])
+        value[mid] = np.where(neg[mid], -d, d)
+        rest = np.union1d(np.flatnonzero(slow & ~((ndigits <= 18) & (mantissa >= 0))), mid[tie])
+        if len(rest):
+            value[rest] = _parse_texts(cols[:, rest].T, length[rest])
     return value, length, plain
 
 
+_LONG_DOUBLE = np.finfo(np.longdouble).nmant >= 63  # x87 80-bit: 10**k (k <= 27) and 18-digit integers exact
+_POW10_LD = np.array([10 ** k for k in range(19)], dtype=np.longdouble)
+
+
+def _long_double_div(mantissa: np.ndarray, frac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """mantissa / 10**frac rounded to double, and where that may differ from `float` (a tie).
+
+    q = mantissa / 10**frac rounds once to the 64-bit significand Q; rounding Q to 53 bits gives the
+    correctly rounded double unless Q sits exactly halfway between two doubles (then the true q may lie
+    on either side): those are flagged for the exact path. Without an 80-bit long double all are.
+    """
+    if not _LONG_DOUBLE:
+        return np.zeros(len(mantissa)), np.ones(len(mantissa), dtype=bool)
+    q = mantissa.astype(np.longdouble) / _POW10_LD[frac]
+    d = q.astype(np.float64)
+    r = np.abs(q - d.astype(np.longdouble))  # exact: both have 64-bit significands and are close
+    half = np.spacing(d).astype(np.longdouble) / 2
+    return d, (r == half) | (r == half / 2)  # below a power of two the lower neighbour is half as far
+
+
 def _parse_texts(windows: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """Plain decimals with too many digits for Clinger's path (MindSpore prints `repr(float)`:
-    `2.3139476776123047`, 17 digits): cut each window at its length and let numpy's string-to-double
-    cast (correctly rounded, the same result as `float`) read them all in one C loop."""
+    """Plain decimals neither fast path takes (> 18 digits, long-double ties): cut each window at its
+    length and let numpy's string-to-double cast (correctly rounded, the same as `float`) read them."""
     text = np.where(np.arange(windows.shape[1]) < length[:, None], windows, 0).astype(np.uint8)
     return np.ascontiguousarray(text).view(f"S{windows.shape[1]}").ravel().astype(np.float64)
 
