@@ -341,3 +341,34 @@ def test_launch_page_submits_to_slurm_and_stops_it(slurm_cluster, tmp_path: Path
     final = get_run(record.run_id, ws)
     assert final.status == RunStatus.STOPPED and not tagged(record.run_id)
     assert slurm.job_steps(final.slurm_job_id) == []
+
+
+@pytest.mark.integration
+@pytest.mark.browser
+def test_stop_in_the_browser_cancels_the_slurm_job(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.browser import chromium, dashboard, shot
+
+    generate(tmp_path / "job", epochs=400)
+    result = cli("launch", str(tmp_path / "job"), "--workspace", str(ws), "--name", "slurm-browser")
+    assert result.returncode == 0, result.stderr
+    record = get_run("slurm-browser", ws)
+    deadline = time.time() + 300
+    log = record.log_dir / "worker_7.log"
+    while time.time() < deadline and "loss is" not in (log.read_text(errors="replace") if log.exists() else ""):
+        time.sleep(1)
+    with dashboard(ws, extra_env={"SLURM_CONF": str(slurm_cluster.conf)}) as url, chromium() as browser:
+        tab = browser.new_page(viewport={"width": 1280, "height": 1500})
+        tab.goto(f"{url}/launch")
+        tab.get_by_text("Runs", exact=True).wait_for(timeout=90_000)
+        stop_button = tab.get_by_role("button", name="Stop", exact=True)
+        stop_button.wait_for(timeout=60_000)
+        stop_button.scroll_into_view_if_needed()
+        shot(tab, "launch_slurm_running")
+        stop_button.click()  # the only running run is the one picked
+        tab.get_by_text("slurm-browser stopped; no process of it is left").wait_for(timeout=120_000)
+        shot(tab, "launch_slurm_stopped")
+    final = get_run("slurm-browser", ws)
+    assert final.status == RunStatus.STOPPED and not tagged("slurm-browser")
+    assert slurm.job_steps(final.slurm_job_id) == []
+    job = slurm.job_state(final.slurm_job_id)
+    assert job is not None and job.state == "CANCELLED"
