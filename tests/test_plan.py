@@ -229,6 +229,8 @@ def test_bad_models_are_refused_with_the_field(model: PlanModel, message: str) -
 def test_bad_device_count() -> None:
     with pytest.raises(PlanError, match="devices must be"):
         enumerate_recipes(SMALL, 8, 0)
+    with pytest.raises(PlanError, match="devices 1000000 is more than the 65536 a design holds"):
+        enumerate_recipes(SMALL, 8, 1_000_000)
 
 
 # ---------------------------------------------------------------------------------------------

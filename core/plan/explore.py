@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from core.models import ModelError
 from core.models.llama import LlamaConfig, LlamaRecipe, llama_design
 from core.plan import activations as act
 from core.plan import comm
@@ -254,7 +255,10 @@ def evaluate(candidate: Candidate, model: PlanModel, cache: StructureCache, card
     r = candidate.recipe
     if not candidate.valid:
         return Evaluation(r, candidate.reason)
-    totals = cache.block_totals(r.dp, r.mp, r.sp, r.optimizer_shard)
+    try:
+        totals = cache.block_totals(r.dp, r.mp, r.sp, r.optimizer_shard)
+    except ModelError as exc:  # the model library refuses what the enumeration let through
+        return Evaluation(r, f"the model library cannot build it: {exc}")
     volume = cache.tp_volume(r.mp, r.sp)
     e_bytes = dtype_bytes(model.dtype)
     shape = DecoderShape.llama(model.hidden, model.heads, model.ffn, model.kv_heads)

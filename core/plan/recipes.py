@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from core.plan.activations import Recompute
+from core.sharding.design import MAX_DEVICES
 
 DTYPES = ("bfloat16", "float16", "float32")
 DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -129,6 +130,8 @@ def enumerate_recipes(model: PlanModel, global_batch: int, devices: int) -> list
     model.check()
     if isinstance(devices, bool) or not isinstance(devices, int) or devices < 1:
         raise PlanError(f"devices must be a whole number >= 1, got {devices!r}")
+    if devices > MAX_DEVICES:
+        raise PlanError(f"devices {devices} is more than the {MAX_DEVICES} a design holds")
     if isinstance(global_batch, bool) or not isinstance(global_batch, int) or global_batch < 1:
         raise PlanError(f"global batch must be a whole number >= 1, got {global_batch!r}")
     return list(_candidates(model, global_batch, devices))
