@@ -70,6 +70,8 @@ def test_msrun_argv_is_a_list_with_the_arguments_verbatim(tmp_path: Path) -> Non
         ({"env": (("MS_ROLE", "MS_SCHED"),)}, "cannot be overridden"),
         ({"env": (("SHARDSCOPE_RUN_ID", "other"),)}, "cannot be overridden"),
         ({"args": ("ok", "nul\0byte")}, "NUL"),
+        ({"args": ("\ud800",)}, "UTF-8"),
+        ({"env": (("OK", "\udcff"),)}, "UTF-8"),
         ({"join": "yes"}, "true or false"),
         ({"workdir": "/no/such/folder"}, "does not exist"),
         ({"launcher": "slurm", "slurm_partition": "debug;id"}, "partition"),
@@ -105,12 +107,12 @@ def test_any_script_path_is_refused_or_an_existing_python_file(tmp_path: Path, t
 
 
 @FAST
-@given(args=st.lists(st.text(max_size=40), max_size=6))
+@given(args=st.lists(st.text(st.characters(codec=None), max_size=40), max_size=6))
 def test_any_arguments_are_refused_or_passed_verbatim(tmp_path: Path, args: list[str]) -> None:
     try:
         job = check_own(OwnJob(script=str(script(tmp_path)), args=tuple(args), devices=2))
     except LaunchError:
-        assert any("\0" in a for a in args)
+        assert any("\0" in a or any(0xD800 <= ord(c) <= 0xDFFF for c in a) for a in args)
         return
     assert script_argv(job)[1:] == args
 

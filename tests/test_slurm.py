@@ -119,8 +119,9 @@ def test_any_slurm_field_is_refused_or_plain(name: str, field: str) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(args=st.lists(st.text(st.characters(blacklist_characters="\0"), max_size=30), max_size=5),
-       value=st.text(st.characters(blacklist_characters="\0"), max_size=30))
+@given(args=st.lists(st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=30),
+                     max_size=5),
+       value=st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=30))
 def test_arguments_and_environment_reach_the_workers_verbatim(args: list[str], value: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         spec = BatchSpec(job_name="x", nodes=1, tasks_per_node=1, worker_argv=("python", "t.py", *args),
@@ -180,6 +181,29 @@ def test_exit_file_is_read_defensively(tmp_path: Path) -> None:
     (tmp_path / "e").write_text("junk", encoding="utf-8")
     assert slurm.read_exit_file(tmp_path / "e") is None
     assert slurm.read_exit_file(tmp_path / "missing") is None
+
+
+def test_failed_tasks_are_named_from_sruns_output(tmp_path: Path) -> None:
+    out = tmp_path / "slurm-2.out"
+    out.write_text(
+        "job 2: scheduler on n1 (127.0.0.1:18411), 8 workers\n"  # real lines of a failed 2 x 4 job
+        "srun: error: n1: task 1: Exited with exit code 1\n"
+        "srun: launch/slurm: _step_signal: Terminating StepId=2.0\n"
+        "srun: error: n1: tasks 0,2-3: Terminated\n"
+        "srun: error: n2: tasks 4-7: Terminated\n", encoding="utf-8")
+    assert slurm.task_errors(out) == "n1: task 1: Exited with exit code 1"
+    assert slurm.task_errors(tmp_path / "missing.out") == ""
+
+
+def test_slurm_and_watched_runs_ask_for_a_polling_watcher(tmp_path: Path) -> None:
+    from core.run.registry import RunKind, RunRecord
+
+    def record(**kw: object) -> RunRecord:
+        return RunRecord(run_id="r", run_dir=tmp_path, log_dir=tmp_path, **kw)  # type: ignore[arg-type]
+
+    assert record(launcher="slurm").shared_filesystem and record(kind=RunKind.EXTERNAL).shared_filesystem
+    assert record(nodes=[{"node": 0}, {"node": 1}]).shared_filesystem
+    assert not record(launcher="msrun").shared_filesystem
 
 
 # -- integration: a real two-node Slurm cluster -------------------------------------------------

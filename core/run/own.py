@@ -81,6 +81,10 @@ def _text(value: object, what: str, limit: int = MAX_ARG) -> str:
         raise LaunchError(f"{what} must be text, got {type(value).__name__}")
     if "\0" in value:
         raise LaunchError(f"{what} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise LaunchError(f"{what} is not valid UTF-8 text") from None
     if len(value) > limit:
         raise LaunchError(f"{what} is longer than {limit} characters")
     return value

@@ -78,6 +78,12 @@ class RunRecord:
         return self.kind == RunKind.EXTERNAL
 
     @property
+    def shared_filesystem(self) -> bool:
+        """Logs written by other machines (Slurm nodes, a watched folder, nodes started elsewhere):
+        inotify misses remote writes there, so a watcher should poll."""
+        return self.launcher == "slurm" or self.kind == RunKind.EXTERNAL or len(self.nodes) > 1
+
+    @property
     def duration(self) -> float | None:
         if self.started_at is None:
             return None

@@ -187,6 +187,17 @@ def outcome(job: SlurmJob | None, exit_file_code: int | None, stop_requested: bo
     return RunStatus.FAILED, f"Slurm job {job.job_id} {why}{tail}", code
 
 
+def task_errors(output_file: Path, limit: int = 3) -> str:
+    """Which node and task failed, from srun's own lines in slurm-<id>.out ('n1: task 1: Exited with exit code 1')."""
+    try:
+        lines = output_file.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]
+    except OSError:
+        return ""
+    found = [line.split("srun: error: ", 1)[1] for line in lines if line.startswith("srun: error: ")]
+    first = [line for line in found if "Exited with exit code" in line] or found
+    return "; ".join(first[:limit])
+
+
 def read_exit_file(path: Path) -> int | None:
     """The exit status the batch script wrote, or None (missing, half-written or not a number)."""
     try:

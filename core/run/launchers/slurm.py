@@ -36,7 +36,13 @@ class Slurm:
         return slurm.submit(run_dir / SBATCH_FILE, run_dir, env)
 
     def outcome(self, job_id: str, run_dir: Path, stop_requested: bool) -> tuple[str, str, int | None]:
-        return slurm.outcome(slurm.job_state(job_id), slurm.read_exit_file(run_dir / EXIT_FILE), stop_requested)
+        status, message, code = slurm.outcome(
+            slurm.job_state(job_id), slurm.read_exit_file(run_dir / EXIT_FILE), stop_requested
+        )
+        if status == "failed":
+            detail = slurm.task_errors(run_dir / f"slurm-{job_id}.out")
+            message = f"{message}; {detail}" if detail else message
+        return status, message, code
 
     def cancel(self, job_id: str) -> None:
         slurm.cancel(job_id)
