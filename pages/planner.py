@@ -38,6 +38,8 @@ PRESETS: dict[str, PlanModel] = {
 CURRENT = "the current design's model"
 APPLIED_KEY = "planner_applied"
 APPLY_ERROR_KEY = "planner_apply_error"
+PICK_KEY = "planner_pick"
+TABLE_KEY = "planner_table"
 FIELDS = ("hidden", "heads", "kv_heads", "ffn", "layers", "vocab", "seq")
 
 
@@ -80,15 +82,30 @@ def model_inputs() -> tuple[PlanModel, int, int, float]:
     return model, batch, devices, card
 
 
-def choose(plan: Plan) -> Evaluation | None:
-    """The recipe the user looks at: a row picked in the table, else the select box (default: the proposal)."""
-    ranked = sorted(plan.valid, key=lambda e: (not e.fits, *rank_key(e)))
+def ranked_recipes(plan: Plan) -> list[Evaluation]:
+    """Valid recipes, fitting first, then least recompute and bubble, least communication: the order of the
+    select box and of the table, so a table row and a select-box index name the same recipe."""
+    return sorted(plan.valid, key=lambda e: (not e.fits, *rank_key(e)))
+
+
+def choose(ranked: list[Evaluation]) -> Evaluation | None:
+    """The recipe the user looks at: the select box (default: the proposal), which a table row click sets."""
     if not ranked:
         return None
     labels = [f"{e.recipe.label()}{'' if e.fits else '  (does not fit)'}" for e in ranked]
-    index = st.selectbox("Recipe", range(len(ranked)), format_func=lambda i: labels[i], key="planner_pick",
-                         help="Sorted: fitting first, then least recompute and bubble, then least communication.")
+    if st.session_state.get(PICK_KEY, 0) >= len(ranked):
+        st.session_state[PICK_KEY] = 0
+    index = st.selectbox("Recipe", range(len(ranked)), format_func=lambda i: labels[i], key=PICK_KEY,
+                         help="Sorted: fitting first, then least recompute and bubble, then least communication. "
+                              "Or click a row of the table below.")
     return ranked[index or 0]
+
+
+def pick_from_table() -> None:
+    """on_select of the recipes table: the clicked row becomes the select box's choice."""
+    rows = st.session_state[TABLE_KEY]["selection"]["rows"]
+    if rows:
+        st.session_state[PICK_KEY] = int(rows[0])
 
 
 def apply(model: PlanModel, recipe: Recipe) -> None:
@@ -145,7 +162,8 @@ elif plan.valid:
 else:
     st.error("No valid recipe for this model on this many cards: see 'Why not' below.")
 
-chosen = choose(plan)
+ranked = ranked_recipes(plan)
+chosen = choose(ranked)
 st.plotly_chart(view.pareto_figure(plan, chosen), width="stretch", key="planner_chart",
                 config={"displayModeBar": False})
 
@@ -167,14 +185,15 @@ if chosen is not None:
                            key="planner_yaml_download")
 
 st.subheader("All valid recipes")
-frame = view.recipes_frame(plan.valid).sort_values(["fits", "memory_gib"], ascending=[False, True])
 sizes = [label for key, label in view.TABLE_COLUMNS.items() if key.endswith("_gib")]
 st.dataframe(
-    frame.rename(columns=view.TABLE_COLUMNS), hide_index=True, width="stretch", height=320,
+    view.recipes_frame(ranked).rename(columns=view.TABLE_COLUMNS), hide_index=True, width="stretch", height=320,
     column_config={label: st.column_config.NumberColumn(format="%.2f") for label in sizes}
     | {"bubble": st.column_config.NumberColumn(format="percent")},
+    on_select=pick_from_table, selection_mode="single-row", key=TABLE_KEY,
 )
-st.caption("Click a column header to sort. Sizes per card; communication = bytes each card sends per step.")
+st.caption("Click a row to select that recipe, a column header to sort. Sizes are per card; communication is the "
+           "bytes each card sends per step.")
 
 with st.expander(f"Why not: {len(plan.invalid)} invalid recipes, {len(plan.valid) - len(plan.fitting)} too big"):
     st.dataframe(view.why_not_frame(plan), hide_index=True, width="stretch")

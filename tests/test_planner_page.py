@@ -83,6 +83,13 @@ def test_browser_planner_chart_apply_and_screenshot(tmp_path: Path) -> None:
         page.get_by_text("Selected recipe").scroll_into_view_if_needed()  # charts render once on screen
         page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
         assert page.get_by_text("card memory 64 GiB").count() >= 1
+        yaml_before = page.locator("[data-testid='stCode']").first.inner_text()
+        table = page.locator("[data-testid='stDataFrame']").nth(1)  # 0: the selected recipe's breakdown
+        table.scroll_into_view_if_needed()
+        box = table.bounding_box()
+        page.mouse.click(box["x"] + 14, box["y"] + 35 + 2 * 35 + 17)  # the third row's selection box
+        wait_idle(page)
+        assert page.locator("[data-testid='stCode']").first.inner_text() != yaml_before  # its YAML now
         page.get_by_role("button", name="Apply: make it the current design").click()
         page.get_by_text("Current design").wait_for(timeout=60_000)
         wait_idle(page)
