@@ -22,7 +22,7 @@ SCALE_RANKS = 32
 """Above this many ranks the Monitor shows aggregates and heatmaps instead of one line per rank."""
 MAX_COLS = 600  # steps per aggregate / highlighted line (bounded payload whatever the run length)
 HEAT_ROWS = 256  # heatmap rows (blocks of ranks above this, outliers kept)
-HEAT_COLS = 150
+HEAT_COLS = 100  # 256 x 100 float32 cells: ~140 KB of base64 per tick
 MAX_HIGHLIGHT = 16
 _HIGHLIGHT = ["#dc2626", "#ea580c", "#9333ea", "#0891b2", "#ca8a04", "#db2777", "#16a34a", "#2563eb"]
 

@@ -145,19 +145,15 @@ def rank_step_times(snap: RunSnapshot) -> tuple[pd.Series, pd.Series]:
         d = sub.groupby("rank")[["step", "time"]].diff()
         ok = (d["step"] > 0) & (d["time"] >= 0)
         gaps = (d.loc[ok, "time"] * 1000.0 / d.loc[ok, "step"]).groupby(sub.loc[ok, "rank"]).median()
-    ranks = snap.ranks["rank"].astype(int).tolist()
-    value, source = [], []
-    for r in ranks:
-        for series, name in ((per_row, "per_step_time"), (timed, "TimeMonitor"), (gaps, "line times")):
-            v = series.get(r, _NAN)
-            if v == v:
-                value.append(float(v))
-                source.append(name)
-                break
-        else:
-            value.append(_NAN)
-            source.append("")
-    return pd.Series(value, index=ranks, dtype=float), pd.Series(source, index=ranks, dtype=object)
+    ranks = pd.Index(snap.ranks["rank"].astype(int))
+    value = pd.Series(_NAN, index=ranks, dtype=float)
+    source = pd.Series("", index=ranks, dtype=object)
+    for series, name in ((gaps, "line times"), (timed, "TimeMonitor"), (per_row, "per_step_time")):  # last wins
+        have = series.dropna()
+        have = have[have.index.isin(ranks)]
+        value[have.index] = have.to_numpy()
+        source[have.index] = name
+    return value, source
 
 
 def _stragglers(times: pd.Series, sources: pd.Series, skip: set[int],
@@ -209,21 +205,18 @@ def _hung(progress: pd.DataFrame, failed: set[int], median_step_ms: float | None
     median_last = float(steps.median())
     latest = float(alive["last_time"].max()) if alive["last_time"].notna().any() else None
     step_s = (median_step_ms or 0.0) / 1000.0
+    behind = median_last - alive["last_step"]
+    lag = behind >= max(settings.min_lag_steps, 1)
+    gap = (latest - alive["last_time"]) if latest is not None else pd.Series(_NAN, index=alive.index)
+    need = settings.hang_factor * step_s if step_s > 0 else 0.0
+    timed = gap.notna()
+    hung_mask = lag & (~timed | ((gap > need) & (gap > 0)))  # a rank whose log still moves is slow, not hung
     out: list[Hung] = []
-    for rank, row in alive.iterrows():
-        behind = median_last - row["last_step"] if row["last_step"] == row["last_step"] else _NAN
-        if not behind >= max(settings.min_lag_steps, 1):
-            continue
-        t = row["last_time"]
-        if latest is not None and t == t:
-            gap = latest - t
-            need = settings.hang_factor * step_s if step_s > 0 else 0.0
-            if gap <= need or gap <= 0:
-                continue  # its log still moves with the others: slow, not hung
-            reason = f"{behind:.0f} steps behind the median; last progress {gap:.0f} s before the others'"
-        else:
-            reason = f"{behind:.0f} steps behind the median (no time in the log to confirm)"
-        out.append(Hung(int(rank), float(row["last_step"]), None if t != t else float(t), float(behind), reason))
+    for rank in alive.index[hung_mask.to_numpy()]:
+        b, t, g = float(behind[rank]), alive.at[rank, "last_time"], gap[rank]
+        reason = (f"{b:.0f} steps behind the median; last progress {g:.0f} s before the others'" if g == g
+                  else f"{b:.0f} steps behind the median (no time in the log to confirm)")
+        out.append(Hung(int(rank), float(alive.at[rank, "last_step"]), None if t != t else float(t), b, reason))
     silent = None
     if now is not None and latest is not None:
         silent = max(0.0, now - latest)
