@@ -48,12 +48,18 @@ _MANTISSA_MAX = 1 << 53  # integers up to here are exact doubles, so mantissa / 
 class Rows:
     """A file's metric rows (ROW_KEYS) in file order: numpy blocks from the bulk path, tuples otherwise."""
 
-    __slots__ = ("_blocks", "_n", "_tail")
+    __slots__ = ("_blocks", "_last", "_n", "_tail")
 
     def __init__(self) -> None:
         self._blocks: list[np.ndarray] = []
         self._tail: list[tuple] = []
         self._n = 0
+        self._last: tuple | None = None  # kept by release()
+
+    def release(self) -> None:
+        """Drop the rows once copied elsewhere (a one-shot read): len() and last() still answer."""
+        self._last = self.last() if self._n else None
+        self._blocks, self._tail = [], []
 
     def __len__(self) -> int:
         return self._n
@@ -70,7 +76,7 @@ class Rows:
     def last(self) -> tuple | None:
         if self._tail:
             return self._tail[-1]
-        return tuple(self._blocks[-1][-1].tolist()) if self._blocks else None
+        return tuple(self._blocks[-1][-1].tolist()) if self._blocks else self._last
 
     def array(self) -> np.ndarray:
         """All rows as one (n, len(ROW_KEYS)) float64 array (kept, so the next call only adds the new rows)."""

@@ -135,6 +135,7 @@ class _RunState:
                  extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None) -> None:
         self.log_dir = Path(log_dir)
         self.settings = settings or ReaderSettings()
+        self.one_shot = False  # set by read_run: the snapshot may drop the per-file rows it copied
         self.parser = Parser(user_format(loss_regex) if loss_regex else None, self.settings)
         self.extra_files = [Path(p) for p in extra_files]
         self.files: dict[Path, FileState] = {}
@@ -302,17 +303,23 @@ class _RunState:
         workers = [st for st in self.files.values() if st.info.role == "worker"]
         workers.sort(key=lambda s: (s.info.rank if s.info.rank is not None else -1, s.info.rel))
         if workers:
-            blocks = [self._file_array(st) for st in workers]
+            sizes = [len(st.rows) for st in workers]
             n_float = len(ROW_KEYS) - 1  # epoch .. time: the float columns, already in METRIC_COLUMNS order
-            columns = np.empty((len(ROW_KEYS), sum(len(b) for b in blocks)), dtype=np.float64)
-            np.concatenate([b.T for b in blocks], axis=1, out=columns)  # one transposing copy
+            columns = np.empty((len(ROW_KEYS), sum(sizes)), dtype=np.float64)
+            pos = 0
+            for st, n in zip(workers, sizes, strict=True):  # one transposing copy per file
+                columns[:, pos:pos + n] = self._file_array(st).T
+                pos += n
+                if self.one_shot:
+                    st.rows.release()  # read_run: peak memory ~ the table, not the table twice
+            blocks = sizes
             # pandas keeps a 2-D float block as (columns, rows): hand it over as is instead of stacking
             metrics = pd.DataFrame(columns[:n_float].T, columns=list(ROW_KEYS[:n_float]), copy=False)
             metrics.insert(0, "rank", np.concatenate([
-                np.full(len(b), s.info.rank if s.info.rank is not None else -1, np.int64)
+                np.full(b, s.info.rank if s.info.rank is not None else -1, np.int64)
                 for b, s in zip(blocks, workers, strict=True)]))
             metrics["offset"] = columns[n_float].astype(np.int64)
-            metrics["file"] = np.concatenate([np.full(len(b), s.info.rel, dtype=object)
+            metrics["file"] = np.concatenate([np.full(b, s.info.rel, dtype=object)
                                               for b, s in zip(blocks, workers, strict=True)])
         else:
             metrics = _empty_metrics()
@@ -382,5 +389,6 @@ def read_run(log_dir: Path | str, loss_regex: str | None = None,
              extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None) -> RunSnapshot:
     """Parse every log under `log_dir` once (complete lines only) and return the snapshot."""
     state = _RunState(log_dir, loss_regex, extra_files, settings)
+    state.one_shot = True
     state.refresh()
     return state.snapshot()
