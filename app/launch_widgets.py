@@ -173,9 +173,9 @@ def own_job_view(job: OwnJob) -> None:
 def target_notice(options: RunOptions) -> None:
     if options.device_target in {"Ascend", "GPU"}:
         st.info(
-            f"This machine has no {options.device_target} devices: the job is generated and compile-checked "
-            f"here but cannot run here. Download it and run `bash run.sh` on {options.device_num} x "
-            f"{options.device_target}.",
+            f"This machine has no {options.device_target} devices: the job cannot run here, but *Check on CPU* "
+            "below trains its network for 2 real steps first. Then download it and run `bash run.sh` on "
+            f"{options.device_num} x {options.device_target}.",
             icon=":material/info:",
         )
 

@@ -41,17 +41,29 @@ def test_model_library_decoder_to_a_green_cpu_check(tmp_path: Path) -> None:
         shot(page, "model_01_new_design_form", full=True)
         page.get_by_role("button", name="Create design").click()
         wait_idle(page, 120)
-        page.get_by_text("× 2 layers").first.wait_for(timeout=60_000)
-        shot(page, "model_02_decoder_in_designer", full=True)
-        body = page.locator('[data-testid="stMain"]').inner_text()
-        for op_type in ("Gather", "RMSNorm", "Softmax", "Transpose", "Reshape", "BatchMatMul"):
-            assert op_type in body, op_type
+        page.get_by_role("tab", name="Operators").click()
+        wait_idle(page)
+        ops = page.locator('[data-testid="stRadio"]').filter(has_text="Operators (in order)")
+        ops.get_by_text("scores · BatchMatMul × 2").first.wait_for(timeout=60_000)
+        listing = ops.inner_text()
+        for op_type in ("Gather", "RMSNorm × 2", "Softmax × 2", "Transpose × 2", "Reshape", "SiLU × 2"):
+            assert op_type in listing, op_type
+        ops.get_by_text("attn_out · MatMul × 2").first.click()  # the row-split output projection
+        wait_idle(page)
+        shot(page, "model_02_decoder_attention_in_designer", full=True)
+        assert "AllReduce" in page.locator('[data-testid="stMain"]').inner_text()
         nav(page, "Launch")
+        page.get_by_label("Scenario", exact=True).click()
+        page.get_by_role("option", name="Layout strategies (seed 004)").click()
+        wait_idle(page)
         page.get_by_text("Ascend", exact=True).first.click()
         wait_idle(page)
         page.get_by_role("button", name="Check on CPU").click()
         wait_idle(page, 300)
-        page.get_by_text("Check passed").first.wait_for(timeout=300_000)
+        verdict = page.locator('[data-testid="stAlert"]').filter(has_text="Check passed in")
+        verdict.first.wait_for(timeout=300_000)  # the train.py panel also says CHECK PASSED: wait for the alert
+        wait_idle(page, 120)
+        verdict.first.scroll_into_view_if_needed()
         shot(page, "model_03_check_on_cpu_green", full=True)
-        text = page.locator('[data-testid="stMain"]').inner_text()
-        assert "CHECK PASSED" in text and "2 layer(s)" in text
+        text = verdict.first.inner_text()
+        assert "CHECK PASSED" in text and "2 layer(s)" in text and "losses" in text

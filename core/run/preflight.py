@@ -67,9 +67,8 @@ def check_devices(options: RunOptions) -> Check:
         return Check(
             "Devices",
             False,
-            f"this machine has no {target} devices ({tool} not found): the script is generated and "
-            "compile-checked but cannot run here; copy the job folder to a machine with "
-            f"{options.device_num} x {target}",
+            f"this machine has no {target} devices ({tool} not found): the job cannot run here (its check mode "
+            f"can: Check on CPU); copy the job folder to a machine with {options.device_num} x {target}",
         )
     return Check("Devices", True, f"{tool} found: check that {options.workers_per_node} {target} devices are free")
 
