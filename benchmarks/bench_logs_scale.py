@@ -10,7 +10,8 @@ straggler, a hung and a crashed rank). Per folder, in the same run:
   against the loss table's own size;
 - `diagnose` on the snapshot, and whether it named the injected ranks;
 - a live tick: one new step (9 noise lines + a loss line) appended to every rank, then refresh +
-  snapshot + diagnose, p50/p95 over 10 ticks.
+  snapshot + diagnose, p50/p95 over 10 ticks;
+- above 32 ranks, the Monitor's chart payload per tick (aggregate chart + heatmap, plotly JSON).
 Not a test: speed is never asserted, only printed.
 """
 
@@ -43,8 +44,16 @@ if mode == "read":
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     table = int(snap.metrics.drop(columns="file").memory_usage(index=False, deep=False).sum()) + 8 * len(snap.metrics)
     t0 = time.perf_counter(); d = diagnose(snap); ddt = time.perf_counter() - t0
+    payload = 0
+    if len(snap.ranks) > 32:  # what one Monitor tick sends: aggregate chart + heatmap (plotly JSON)
+        import plotly.io as pio
+        from app import monitor_scale as scale
+        g = scale.grids(snap)
+        look = scale.look_at(d, g)["rank"].tolist()[:8]
+        payload = sum(len(pio.to_json(f, validate=False)) for f in (
+            scale.aggregate_figure(g, look, 0.6), scale.heatmap_figure(g.loss, g.ranks, g.x, "loss", "step")))
     print(json.dumps({"read_s": dt, "rows": len(snap.metrics), "rss_growth": (peak - base) * 1024,
-                      "table_bytes": table, "diagnose_s": ddt,
+                      "table_bytes": table, "diagnose_s": ddt, "payload": payload,
                       "stragglers": [s.rank for s in d.stragglers], "hung": [h.rank for h in d.hung],
                       "failed": [g.ranks for g in d.failure_groups]}))
 else:
@@ -99,7 +108,8 @@ def bench(root: Path, ranks: int, steps: int, noise: int) -> None:
           f"{best['read_s']:8.2f} {mb / best['read_s']:8.0f} {t_grep / best['read_s']:6.2f}x "
           f"{best['rss_growth'] / 1e6:8.0f} {best['table_bytes'] / 1e6:8.0f} "
           f"{best['rss_growth'] / max(best['table_bytes'], 1):6.2f}x {best['diagnose_s'] * 1000:7.0f} "
-          f"{tick['p50'] * 1000:7.0f} {tick['p95'] * 1000:7.0f}  {'yes' if named else 'NO'}  (gen {gen:.0f} s)",
+          f"{tick['p50'] * 1000:7.0f} {tick['p95'] * 1000:7.0f} {best['payload'] / 1e3:7.0f}  "
+          f"{'yes' if named else 'NO'}  (gen {gen:.0f} s)",
           flush=True)
     shutil.rmtree(run_dir)
 
@@ -112,7 +122,7 @@ def main() -> None:
     args = ap.parse_args()
     print(f"steps per rank {args.steps}, {args.noise} real noise lines per loss line, full float repr losses")
     print(" ranks       MB  loss rows   grep s   grep/s   ours s   ours/s  ratio   RSS MB table MB  "
-          "RSS/tbl diag ms tick50 tick95  named")
+          "RSS/tbl diag ms tick50 tick95 chartKB  named")
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         for n in (int(x) for x in args.ranks.split(",")):
             bench(Path(tmp), n, args.steps, args.noise)

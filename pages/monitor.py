@@ -368,8 +368,10 @@ if source_dir is not None:
             pass  # scale_view drew the aggregates
         elif df.empty and not compare:
             st.info("No loss lines yet. Recognised: MindSpore LossMonitor / prints (`epoch: 1 step: 10, loss is "
-                    "2.3`), `global_step: N, loss: x`, printed Tensors and MindFormers' MFLossMonitor; set a "
-                    "custom regex in the sidebar for anything else.")
+                    "2.3`), `global_step: N, loss: x`, printed Tensors, MindFormers' MFLossMonitor (current and "
+                    "2023 `[INFO] ... print_output_info:` lines) and MindYOLO / MindCV / MindOCR "
+                    "(`Epoch 1/200, Step 100/3995, ..., loss: x`); set a custom regex in the sidebar for "
+                    "anything else.")
         else:
             fig, n_points, note = ui.loss_figure(df, opts, compare)
             if note:

@@ -91,3 +91,37 @@ def test_live_curves_grow_and_zoom_survives_updates(live_run) -> None:
         page.get_by_text("Download all points (CSV)").scroll_into_view_if_needed()
         page.wait_for_timeout(800)
         shot(page, "monitor_bottom")
+
+
+def test_1024_rank_monitor_names_the_straggler_and_the_failed_rank(tmp_path: Path) -> None:
+    """1,024 synthetic ranks: the first screen (no scrolling) says which rank failed first, which hung
+    and which straggles; the aggregate chart and the heatmap are drawn from bounded grids."""
+    require_browser()
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("synth_logs", Path(__file__).resolve().parent.parent
+                                                  / "benchmarks" / "synth_logs.py")
+    synth = importlib.util.module_from_spec(spec)
+    sys.modules["synth_logs"] = synth
+    spec.loader.exec_module(synth)
+    logs = tmp_path / "log_output"
+    synth.write_run(logs, 1024, 200, straggler=341, hung=512, crashed=[683], noise_per_step=3, steps_per_epoch=20)
+    with dashboard(tmp_path / "ws") as url, chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        t0 = time.monotonic()
+        page.goto(f"{url}/monitor?logdir={logs}", wait_until="domcontentloaded")
+        page.get_by_text("Ranks to look at").wait_for(timeout=60_000)
+        live_chart_frame(page)
+        first_paint = time.monotonic() - t0
+        page.wait_for_timeout(1500)
+        shot(page, "monitor_1024_ranks")
+        look = page.locator('[data-testid="stDataFrame"]').first
+        box = look.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 1000, box  # visible without scrolling
+        strip = page.get_by_text("failed first").first
+        assert strip.is_visible()
+        body = page.inner_text("body")
+        assert "rank 683 failed first" in body.replace("*", "") or "683" in body
+        assert "hung: 512" in body and "341 (1.6" in body
+        print(f"first paint of the 1,024-rank Monitor: {first_paint:.1f} s")
+        shot(page, "monitor_1024_ranks_full", full=True)

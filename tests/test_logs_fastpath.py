@@ -198,6 +198,20 @@ def test_long_mantissas_are_bit_identical_to_float(mantissa: int, dot: int, sign
     assert struct.pack("<d", values[0]) == struct.pack("<d", float(text))
 
 
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(st.one_of(_value(), st.binary(max_size=30), st.sampled_from([b"+", b"-", b".", b"1-2", b"--1"])),
+                      min_size=1, max_size=40))
+def test_matrix_and_column_decimals_agree(texts: list[bytes]) -> None:
+    """The two forms of `decimals` (small batches / big batches) give the same values, lengths and ok."""
+    buf = b"\n" + b"\n".join(texts) + b"\n" + b" " * 64
+    starts = np.cumsum([0] + [len(x) + 1 for x in texts[:-1]]) + 1
+    chunk = np.frombuffer(buf, dtype=np.uint8)
+    v1, l1, ok1 = logs._decimals_matrix(chunk, starts)
+    v2, l2, ok2 = logs._decimals_columns(chunk, starts)
+    assert ok1.tolist() == ok2.tolist() and l1[ok1].tolist() == l2[ok2].tolist()
+    assert _bits([v1[ok1]]) == _bits([v2[ok2]])
+
+
 def test_full_float_repr_loss_lines_take_the_bulk_path() -> None:
     """MindSpore prints `loss is 2.3139476776123047` (17 digits): numpy reads them all, exactly."""
     values = [2.3139476776123047, -0.00012345678901234567, 1234567.8901234567, 0.1, 5e-324 * 0 + 1.0]
