@@ -5,6 +5,6 @@
 
 from __future__ import annotations
 
-from core.cli import check, generate, model, plan, preview, runs, watch
+from core.cli import check, diagnose, generate, model, plan, preview, runs, watch
 
-COMMANDS = [preview, generate, model, plan, check, runs, watch]
+COMMANDS = [preview, model, plan, generate, check, runs, watch, diagnose]
