@@ -108,11 +108,13 @@ def new_run_dir(workspace: Path, name: str | None, default_stem: str) -> tuple[s
     return run_id, run_dir
 
 
-def node_plan(options: RunOptions, node_exec: dict[int, list[str]] | None) -> list[dict[str, object]]:
+def node_plan(
+    options: RunOptions, node_exec: dict[int, list[str]] | None, run_sh: str = "run.sh"
+) -> list[dict[str, object]]:
     """Which nodes of a multi-node msrun job start here: node 0, plus every node given a command prefix.
 
-    A prefix is an argv list put before `bash run.sh K` (e.g. `ip netns exec ns2`, or `ssh host`):
-    it is never parsed by a shell here.
+    A prefix is an argv list put before `bash RUN_SH K` (e.g. `ip netns exec ns2`): it is never parsed
+    by a shell here. `run_sh` is the run folder's run.sh, absolute, so a prefix may change directory.
     """
     if not node_exec:
         return []
@@ -125,7 +127,7 @@ def node_plan(options: RunOptions, node_exec: dict[int, list[str]] | None) -> li
         prefix = list(node_exec.get(node, []))
         if not all(isinstance(a, str) and a and "\0" not in a for a in prefix):
             raise LaunchError(f"the command for node {node} must be a list of non-empty words")
-        plan.append({"node": node, "argv": [*prefix, "bash", "run.sh", str(node)]})
+        plan.append({"node": node, "argv": [*prefix, "bash", run_sh, str(node)]})
     return plan
 
 
@@ -149,8 +151,9 @@ def launch(
     except CodegenError as exc:
         raise LaunchError(str(exc)) from None
     launcher = launcher_for(options)
-    nodes = node_plan(options, node_exec)
+    node_plan(options, node_exec)  # refuse bad node commands before anything is written
     run_id, run_dir = new_run_dir(workspace, name, options.scenario)
+    nodes = node_plan(options, node_exec, str(run_dir / "run.sh"))
     check_scheduler_port(launcher.scheduler_port(options), workspace)
     check_queue(launcher, options)
     run_dir.mkdir(parents=True)
