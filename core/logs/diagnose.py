@@ -23,7 +23,6 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from core.logs.metrics import infer_steps_per_epoch
 from core.logs.parser import ErrorKind
 from core.logs.reader import RunSnapshot
 
@@ -136,7 +135,8 @@ def rank_step_times(snap: RunSnapshot) -> tuple[pd.Series, pd.Series]:
     per-step time (MindFormers `per_step_time`), TimeMonitor / MindYOLO step-time lines, then the
     gaps between time-stamped loss lines divided by the steps between them."""
     m = snap.metrics
-    per_row = m.groupby("rank")["step_time_ms"].median() if not m.empty else pd.Series(dtype=float)
+    per_row = (m.groupby("rank")["step_time_ms"].median() if not m.empty and m["step_time_ms"].notna().any()
+               else pd.Series(dtype=float))
     t = snap.timings
     timed = (t.groupby("rank")["step_time_ms"].median() if not t.empty else pd.Series(dtype=float))
     gaps = pd.Series(dtype=float)
@@ -182,8 +182,12 @@ def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
     if m.empty:
         out["last_step"] = _NAN
     else:
-        spe = infer_steps_per_epoch(m)
-        last = m.groupby("rank").tail(1).set_index("rank")
+        spe = _steps_per_epoch(m)
+        # rows are grouped by rank in file order: each rank's last row ends its run of rows
+        rank = m["rank"].to_numpy()
+        ends = np.flatnonzero(np.append(rank[1:] != rank[:-1], True))
+        last = pd.DataFrame({k: m[k].to_numpy()[ends] for k in ("epoch", "step", "time")}, index=rank[ends])
+        last = last[~last.index.duplicated(keep="last")]
         step = last["step"]
         if spe and np.nanmax(m["step"].to_numpy()) <= spe and last["epoch"].notna().any():
             step = (last["epoch"] - np.nanmin(m["epoch"].to_numpy())) * spe + last["step"]
@@ -194,6 +198,19 @@ def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
     out["last_time"] = line_time.where(line_time.notna(), file_time.reindex(out.index))
     out["finished"] = ranks["finished"].reindex(out.index).fillna(False).astype(bool)
     return out
+
+
+def _steps_per_epoch(m: pd.DataFrame) -> float | None:
+    """`infer_steps_per_epoch` on numpy columns (no filtered copy of a 2 M-row frame)."""
+    total = m["steps_total"].to_numpy(dtype=np.float64)
+    if np.isfinite(total).any():
+        return float(np.nanmax(total))
+    epoch = m["epoch"].to_numpy(dtype=np.float64)
+    if not np.isfinite(epoch).any():
+        return None
+    done = epoch < np.nanmax(epoch)
+    steps = m["step"].to_numpy(dtype=np.float64)[done]
+    return float(np.nanmax(steps)) if np.isfinite(steps).any() else None
 
 
 def _hung(progress: pd.DataFrame, failed: set[int], median_step_ms: float | None, now: float | None,
