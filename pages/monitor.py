@@ -252,7 +252,7 @@ def diagnosis_strip(diag: Diagnosis) -> None:
     if diag.hung:
         parts.append(f"◌ hung: {_rank_list([h.rank for h in diag.hung], 8)}")
     if diag.stragglers:
-        parts.append("🐢 stragglers: " + ", ".join(f"{s.rank} ({s.ratio:.2f}×)" for s in diag.stragglers[:6]))
+        parts.append("▲ stragglers: " + ", ".join(f"{s.rank} ({s.ratio:.2f}×)" for s in diag.stragglers[:6]))
     if diag.overflow_steps:
         parts.append(f"overflow at {len(diag.overflow_steps)} step(s)")
     if diag.norm_spikes:
