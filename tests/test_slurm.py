@@ -337,6 +337,19 @@ def test_preflight_refuses_a_missing_partition_and_too_many_nodes(slurm_cluster,
 
 
 @pytest.mark.integration
+def test_a_failing_rank_fails_the_run_and_is_named(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("launch", "--script", str(REPO_ROOT / "tests/fixtures/own_train/train.py"), "--devices", "4",
+                 "--local-workers", "2", "--launcher", "slurm", "--master-port", str(free_port()),
+                 "--workspace", str(ws), "--name", "own-fail", "--wait", "--", "--fail-rank", "3")
+    assert result.returncode != 0
+    record = get_run("own-fail", ws)
+    assert record.status == RunStatus.FAILED and record.exit_code, record.message
+    assert "n2: task 3: Exited with exit code 1" in record.message, record.message
+    assert "fails on purpose" in (record.log_dir / "worker_3.log").read_text(errors="replace")
+    assert not tagged("own-fail")
+
+
+@pytest.mark.integration
 def test_launch_page_submits_to_slurm_and_stops_it(slurm_cluster, tmp_path: Path, ws: Path,  # type: ignore[no-untyped-def]
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from streamlit.testing.v1 import AppTest
