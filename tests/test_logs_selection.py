@@ -25,7 +25,7 @@ def test_terms_and_union() -> None:
 
 @pytest.mark.parametrize(("expr", "message"), [
     ("40", "rank 40 has no log"), ("9-3", "runs backwards"), ("node 4", "there are 4 nodes"),
-    ("hung", "'hung' is not a rank"), ("1;2", "is not a rank"), ("-3", "is not a rank"),
+    ("hung", "'hung' is not a rank"), ("1;2", "is not a rank"), ("-3", "is not a rank"), ("²", "is not a rank"),
 ])
 def test_bad_terms_name_themselves(expr: str, message: str) -> None:
     with pytest.raises(RankSelectionError, match=message):

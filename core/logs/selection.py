@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 
 __all__ = ["RankSelectionError", "nodes_of", "select_ranks"]
 
-_RE_RANGE = re.compile(r"^(\d+)\s*(?:-|\.\.)\s*(\d+)$")
-_RE_NODE = re.compile(r"^node\s*(\d+)$", re.IGNORECASE)
+_RE_RANGE = re.compile(r"^([0-9]+)\s*(?:-|\.\.)\s*([0-9]+)$")
+_RE_NODE = re.compile(r"^node\s*([0-9]+)$", re.IGNORECASE)
 
 
 class RankSelectionError(ValueError):
@@ -55,7 +55,7 @@ def select_ranks(expr: str, ranks: Iterable[int], named: Mapping[str, Iterable[i
             picked |= have
         elif low in names:
             picked |= names[low] & have
-        elif term.isdigit():
+        elif term.isascii() and term.isdigit():  # not "²": str.isdigit takes any Unicode digit
             r = int(term)
             if r not in have:
                 raise RankSelectionError(f"rank {r} has no log (ranks are {_span(known)})")
