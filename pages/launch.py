@@ -3,6 +3,7 @@ launch your own script (msrun, mpirun, Slurm, MindFormers) or watch an existing 
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -14,8 +15,7 @@ if str(REPO_ROOT) not in sys.path:
 
 from app import launch_widgets as ui  # noqa: E402
 from app.nav import page_path  # noqa: E402
-from core.codegen import CodegenError, job_notes, render_job, write_job  # noqa: E402
-from core.codegen.launchers import extra_files, write_extra_files  # noqa: E402
+from core.codegen import CodegenError, render_job, write_job  # noqa: E402
 from core.run.check import check_job  # noqa: E402
 from core.run.launch import launch  # noqa: E402
 from core.run.own import check_own, launch_own, watch_folder  # noqa: E402
@@ -53,8 +53,8 @@ with settings:
     options = ui.options_form(design.device_num)
     ui.target_notice(options)
     try:
-        files = {**render_job(design, options), **extra_files(options, design.name)}
-        notes = job_notes(design, options)
+        files = render_job(design, options)
+        notes = json.loads(files["job.json"])["notes"]
     except (CodegenError, DesignError) as exc:
         st.error(str(exc))
         notes = []
@@ -119,7 +119,6 @@ if files is not None:
     if st.button("Launch", type="primary", disabled=not ready, key="launch_button"):
         try:
             job_dir = write_job(design, options, job_folder())
-            write_extra_files(options, design.name, job_dir)
             record = launch(job_dir, workspace)
         except (LaunchError, CodegenError, WorkspaceError, OSError) as exc:
             st.error(f"Launch failed: {exc}")

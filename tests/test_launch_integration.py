@@ -83,7 +83,7 @@ def test_cli_runs_8_workers_for_real(tmp_path: Path) -> None:
     assert record.status == "succeeded" and record.exit_code == 0
     for rank in range(8):
         text = (record.log_dir / f"worker_{rank}.log").read_text(errors="replace")
-        assert len(LOSS.findall(text)) == 8, f"rank {rank}"  # 256/8 samples / batch 8 = 4 steps x 2 epochs
+        assert len(LOSS.findall(text)) == 4, f"rank {rank}"  # 256/8 samples / the design's batch 16 = 2 steps x 2
         assert "per step time" in text
     assert not run_processes(record)
 

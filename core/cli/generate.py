@@ -6,7 +6,6 @@ import argparse
 
 from core.cli.common import fail as _fail
 from core.codegen import DATASETS, DEVICE_TARGETS, LAUNCHERS, SCENARIOS, CodegenError, RunOptions, write_job
-from core.codegen.launchers import write_extra_files
 from core.sharding.design import Design, DesignError, load_design
 from core.workspace import EXAMPLES_DIR, WorkspaceError
 
@@ -41,7 +40,7 @@ def _generate(args: argparse.Namespace) -> int:
             slurm_cpus_per_task=args.cpus_per_task,
         )
         out = write_job(design, options, args.out)
-        written = ["train.py", "run.sh", "README.md", *write_extra_files(options, design.name, out)]
+        written = [name for name in ("train.py", "run.sh", "job.sbatch", "README.md") if (out / name).is_file()]
     except (CodegenError, DesignError, WorkspaceError) as exc:
         return _fail(str(exc))
     except OSError as exc:

@@ -36,7 +36,6 @@ __all__ = [
     "SCENARIOS",
     "CodegenError",
     "RunOptions",
-    "job_notes",
     "read_job",
     "render_job",
     "write_job",
@@ -55,14 +54,6 @@ def _check_design(design: Design) -> None:
         )
     if not isinstance(design.description, str):
         raise CodegenError("design description must be text")
-
-
-def job_notes(design: Design, options: RunOptions) -> list[str]:
-    """What a user should know about the generated job; shown in its README and on the Launch page."""
-    _check_design(design)
-    validate_options(options)
-    _, code = scenarios.render_train_py(design, options)
-    return _notes(design, options, code)
 
 
 def _notes(design: Design, options: RunOptions, code: NetworkCode) -> list[str]:
@@ -96,11 +87,13 @@ def render_job(design: Design, options: RunOptions) -> dict[str, str]:
         "log_pattern": launchers.log_pattern(options),
         "node_commands": launchers.node_commands(options),
     }
+    job["notes"] = notes
     return {
         "train.py": train_py,
         "run.sh": launchers.run_sh(options, design.name),
         "README.md": launchers.readme(options, design.name, design.description, notes),
         JOB_FILE: json.dumps(job, indent=2) + "\n",
+        **launchers.extra_files(options, design.name),  # job.sbatch for Slurm
     }
 
 

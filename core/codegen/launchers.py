@@ -8,7 +8,6 @@ Every value in the shell script is a validated number/host name or goes through 
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 
 from core.codegen.common import one_line
 from core.codegen.options import LAUNCHERS, SCENARIOS, RunOptions
@@ -36,14 +35,6 @@ def extra_files(options: RunOptions, design_name: str) -> dict[str, str]:
     if options.launcher == "slurm":
         return {SBATCH_FILE: job_sbatch(options, design_name)}
     return {}
-
-
-def write_extra_files(options: RunOptions, design_name: str, out: Path) -> list[str]:
-    """Write `extra_files` into a job folder written by `write_job`; returns their names."""
-    files = extra_files(options, design_name)
-    for name, text in files.items():
-        (out / name).write_text(text, encoding="utf-8")
-    return list(files)
 
 
 def _data_path_lines(options: RunOptions) -> list[str]:
