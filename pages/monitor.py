@@ -248,11 +248,14 @@ def diagnosis_strip(diag: Diagnosis) -> None:
     """One line of findings above the charts."""
     parts = []
     if diag.root_cause is not None:
-        parts.append(f"✗ rank **{diag.root_cause}** failed first")
+        parts.append(f":red[:material/cancel:] rank **{diag.root_cause}** failed first")
     if diag.hung:
-        parts.append(f"◌ hung: {_rank_list([h.rank for h in diag.hung], 8)}")
+        parts.append(f":orange[:material/hourglass_empty:] hung: {_rank_list([h.rank for h in diag.hung], 8)}")
     if diag.stragglers:
-        parts.append("▲ stragglers: " + ", ".join(f"{s.rank} ({s.ratio:.2f}×)" for s in diag.stragglers[:6]))
+        parts.append(
+            ":violet[:material/speed:] stragglers: "
+            + ", ".join(f"{s.rank} ({s.ratio:.2f}×)" for s in diag.stragglers[:6])
+        )
     if diag.overflow_steps:
         parts.append(f"overflow at {len(diag.overflow_steps)} step(s)")
     if diag.norm_spikes:
