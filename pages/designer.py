@@ -17,7 +17,16 @@ from app import design_edits as edits
 from app import designer_view as view
 from app.model_picker import created_notice, model_form
 from core.sharding.catalog import OP_ARITY, OP_TYPES
-from core.sharding.design import LOSSES, ROLES, Design, DesignError, dumps_design, loads_design
+from core.sharding.design import (
+    LOSSES,
+    MAX_DESIGN_BYTES,
+    ROLES,
+    Design,
+    DesignError,
+    Problem,
+    dumps_design,
+    loads_design,
+)
 from core.sharding.layout import LayoutError
 from core.sharding.operators import analyze_design
 from core.sharding.placement import DTYPE_BYTES, Placement, rank_table_rows
@@ -804,6 +813,10 @@ def _handle_upload(upload: Any) -> None:
         return
     st.session_state["designer_upload_id"] = upload.file_id
     try:
+        if upload.size > MAX_DESIGN_BYTES:  # refused before its bytes are read, let alone parsed
+            raise DesignError(
+                [Problem("$", f"the file is {upload.size:,} bytes: a design file may be at most {MAX_DESIGN_BYTES:,}")]
+            )
         design = loads_design(upload.getvalue(), strict=False)
     except DesignError as exc:
         st.session_state["designer_load_problems"] = (upload.name, [f"{p.path}: {p.message}" for p in exc.problems])

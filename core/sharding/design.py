@@ -28,6 +28,8 @@ The types live in `design_types.py`, the reader in `design_reader.py`; this modu
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +39,18 @@ from core.sharding.design_types import (
     FORMAT_KEY,
     FORMAT_VERSION,
     LOSSES,
+    MAX_AXES,
+    MAX_DEPTH,
+    MAX_DESIGN_BYTES,
     MAX_DEVICES,
     MAX_DIMS,
+    MAX_LAYOUTS,
+    MAX_NUMBER_CHARS,
+    MAX_OPERATORS,
+    MAX_PROBLEMS,
     MAX_REPEAT,
+    MAX_STRING,
+    MAX_TENSORS,
     ROLES,
     Design,
     DesignError,
@@ -50,16 +61,25 @@ from core.sharding.design_types import (
     Sharding,
     TensorSpec,
 )
-from core.sharding.layout import NONE, DimEntry, LayoutError
+from core.sharding.layout import NONE, DimEntry, Layout, LayoutError
 
 __all__ = [
     "FLOAT_DTYPES",
     "FORMAT_KEY",
     "FORMAT_VERSION",
     "LOSSES",
+    "MAX_AXES",
+    "MAX_DEPTH",
+    "MAX_DESIGN_BYTES",
     "MAX_DEVICES",
     "MAX_DIMS",
+    "MAX_LAYOUTS",
+    "MAX_NUMBER_CHARS",
+    "MAX_OPERATORS",
+    "MAX_PROBLEMS",
     "MAX_REPEAT",
+    "MAX_STRING",
+    "MAX_TENSORS",
     "ROLES",
     "Design",
     "DesignError",
@@ -164,17 +184,21 @@ def design_from_dict(data: Any, strict: bool = True) -> Design:
 def design_problems(design: Design) -> list[Problem]:
     """Consistency checks the editor shows live: references, device counts, ranks and divisibility."""
     problems: list[Problem] = []
+    built: dict[str, Layout] = {}  # each layout built once, not once per tensor (65,536 ranks x 4,096 tensors)
     for name, spec in design.layouts.items():
         try:
-            spec.build().check_device_num(design.device_num)
+            built[name] = spec.build()
+            built[name].check_device_num(design.device_num)
         except LayoutError as exc:
             problems.append(Problem(f"$.layouts.{name}", str(exc)))
+    op_names = {op.name for op in design.operators}  # built once: 4,096 tensors x 4,096 operators is 16 M
     for name, tensor in design.tensors.items():
-        if name in {op.name for op in design.operators}:
+        if name in op_names:
             problems.append(Problem(f"$.tensors.{name}", f"{name!r} is both a tensor and an operator name"))
         if tensor.sharding is not None:
-            problems.extend(_sharding_problems(design, tensor.sharding, tensor.shape, f"$.tensors.{name}", name))
+            problems.extend(_sharding_problems(design, built, tensor.sharding, tensor.shape, f"$.tensors.{name}", name))
     known = set(design.tensors)
+    earlier: set[str] = set()  # names of operators seen so far: one set, not a rebuilt one per operator
     for i, op in enumerate(design.operators):
         path = f"$.operators[{i}]"
         for j, source in enumerate(op.inputs):
@@ -182,13 +206,15 @@ def design_problems(design: Design) -> list[Problem]:
                 problems.append(
                     Problem(f"{path}.inputs[{j}]", f"{source!r} is not a tensor or an earlier operator")
                 )
-        if op.name in {o.name for o in design.operators[:i]}:
+        if op.name in earlier:
             problems.append(Problem(f"{path}.name", f"operator name {op.name!r} is used twice"))
+        earlier.add(op.name)
         for j, sharding in enumerate(op.strategy or ()):
             if sharding.is_layout:
-                problems.extend(_sharding_problems(design, sharding, None, f"{path}.strategy[{j}]", op.name))
+                problems.extend(_sharding_problems(design, built, sharding, None, f"{path}.strategy[{j}]", op.name))
         if op.out_strategy is not None:
-            problems.extend(_sharding_problems(design, op.out_strategy, None, f"{path}.out_strategy[0]", op.name))
+            out_path = f"{path}.out_strategy[0]"
+            problems.extend(_sharding_problems(design, built, op.out_strategy, None, out_path, op.name))
         known.add(op.name)
     problems.extend(_repeat_problems(design))
     return problems
@@ -227,11 +253,17 @@ def _repeat_problems(design: Design) -> list[Problem]:
 
 
 def _sharding_problems(
-    design: Design, sharding: Sharding, shape: tuple[int, ...] | None, path: str, owner: str
+    design: Design,
+    built: dict[str, Layout],
+    sharding: Sharding,
+    shape: tuple[int, ...] | None,
+    path: str,
+    owner: str,
 ) -> list[Problem]:
     try:
         if sharding.is_layout:
-            tensor_layout = design.tensor_layout(sharding)
+            layout = built.get(sharding.layout or "")
+            tensor_layout = (layout or design.layout(sharding.layout or ""))(*(sharding.map or ()))
             if shape is not None:
                 tensor_layout.check_shape(shape, owner)
         elif shape is not None:
@@ -249,23 +281,108 @@ def _sharding_problems(
 # ---------------------------------------------------------------------------------------------
 # files
 # ---------------------------------------------------------------------------------------------
+class _NumberTooLong(ValueError):
+    """Raised from inside json.loads: a number literal longer than MAX_NUMBER_CHARS."""
+
+    def __init__(self, literal: str) -> None:
+        super().__init__(literal)
+        self.literal = literal
+
+
+def _parse_int(literal: str) -> int:
+    # refused before int() runs: int() of a 5,000-digit string is quadratic and, past 4,300 digits, a ValueError
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise _NumberTooLong(literal)
+    return int(literal)
+
+
+def _parse_float(literal: str) -> float:
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise _NumberTooLong(literal)
+    return float(literal)
+
+
+def _parse_constant(literal: str) -> float:
+    raise json.JSONDecodeError(f"{literal} is not a JSON number", literal, 0)
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_INNERMOST = re.compile(r"\[\]|\{\}")
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_DEEP_MESSAGE = f"the JSON nests deeper than {MAX_DEPTH} levels (a design needs 7)"
+_DEEP_RUN = re.compile(r"[\[{]" + f"{{{MAX_DEPTH + 1}}}")  # more openers in a row than MAX_DEPTH
+
+
+def _too_deep(text: str) -> bool:
+    """True when brackets nest deeper than MAX_DEPTH, found without recursion (json.loads would recurse).
+
+    Strings are dropped, then each pass of a C-speed regex removes the innermost bracket pairs: after
+    MAX_DEPTH passes a file nested no deeper than that is empty. Brackets that do not pair up also
+    remain; those files are not JSON, and json.loads says where (so only a file whose brackets *are*
+    balanced, or that goes deeper than MAX_DEPTH before going wrong, is called too deep).
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    for _ in range(MAX_DEPTH):
+        if not brackets:
+            return False
+        shorter = _INNERMOST.sub("", brackets)
+        if shorter == brackets:  # nothing pairs up: a syntax error for json.loads, unless it opens too deep
+            return _DEEP_RUN.search(brackets) is not None
+        brackets = shorter
+    return bool(brackets)
+
+
+def _position(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    return f"line {line}, column {index - (text.rfind(chr(10), 0, index) + 1) + 1}"
+
+
+def _too_big(size: int) -> DesignError:
+    return DesignError(
+        [Problem("$", f"the file is {size:,} bytes: a design file may be at most {MAX_DESIGN_BYTES:,} bytes")]
+    )
+
+
 def loads_design(text: str | bytes, strict: bool = True) -> Design:
+    """Parse and check a design; every failure, however hostile the input, is a DesignError.
+
+    The limits (README "Limits") are checked before the work they bound: size before parsing, depth
+    before json.loads recurses, number length while parsing, counts before the reader walks a list.
+    """
+    if len(text) > MAX_DESIGN_BYTES:
+        raise _too_big(len(text))
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
+        except UnicodeDecodeError:
+            raise DesignError([Problem("$", "not valid JSON: the file is not UTF-8 text")]) from None
+    if _too_deep(text):
+        raise DesignError([Problem("$", _DEEP_MESSAGE)])
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+    except _NumberTooLong as exc:
+        where = _position(text, max(text.find(exc.literal), 0))
+        message = f"a number of {len(exc.literal):,} characters at {where}: at most {MAX_NUMBER_CHARS} are allowed"
+        raise DesignError([Problem("$", message)]) from None
     except json.JSONDecodeError as exc:
         message = f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
         raise DesignError([Problem("$", message)]) from None
-    except UnicodeDecodeError:
-        raise DesignError([Problem("$", "not valid JSON: the file is not UTF-8 text")]) from None
+    except RecursionError:  # the pre-scan should make this unreachable; kept so no traceback can escape
+        raise DesignError([Problem("$", _DEEP_MESSAGE)]) from None
     return design_from_dict(data, strict=strict)
 
 
 def load_design(path: str | Path, strict: bool = True) -> Design:
+    """Read a design file; the size is checked (stat, then a bounded read) before a byte is parsed."""
     path = Path(path)
     try:
-        text = path.read_bytes()
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_DESIGN_BYTES:
+                raise _too_big(size)
+            text = handle.read(MAX_DESIGN_BYTES + 1)  # a file that grew (or a pipe) still stops here
     except OSError as exc:
-        raise DesignError([Problem("$", f"cannot read {path}: {exc.strerror}")]) from None
+        raise DesignError([Problem("$", f"cannot read {path}: {exc.strerror or exc}")]) from None
     return loads_design(text, strict=strict)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import keyword
+import math
 import re
 from typing import Any
 
@@ -17,9 +18,15 @@ from core.sharding.design_types import (
     FORMAT_KEY,
     FORMAT_VERSION,
     LOSSES,
+    MAX_AXES,
     MAX_DEVICES,
     MAX_DIMS,
+    MAX_LAYOUTS,
+    MAX_OPERATORS,
+    MAX_PROBLEMS,
     MAX_REPEAT,
+    MAX_STRING,
+    MAX_TENSORS,
     ROLES,
     Design,
     DesignError,
@@ -37,10 +44,32 @@ from core.workspace import WorkspaceError, check_name
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _OPERATOR_KEYS = {"name", "type", "inputs", "strategy", "out_strategy"}
 _DESIGN_KEYS = {FORMAT_KEY, "name", "description", "device_num", "layouts", "tensors", "operators", "loss", "repeat"}
+_MAX_INPUTS = 16  # more than any operator's arity (2): a longer list is refused before it is walked
 _ATTRIBUTE_HELP = {
     "perm": "a permutation of the input's dimensions, e.g. [0, 2, 1, 3]",
     "shape": "the global target shape, e.g. [8, 128, 32, 128]",
 }
+
+
+def _show(value: Any) -> str:
+    """A short rendering of any JSON value for a message: never the whole of a 1 MB string or list."""
+    if isinstance(value, str):
+        return json.dumps(value[:40]) + ("..." if len(value) > 40 else "")
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'s' * (len(value) != 1)}"
+    if isinstance(value, dict):
+        return f"an object with {len(value)} field{'s' * (len(value) != 1)}"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**18:
+        return f"a {len(str(value)) if value.bit_length() < 10_000 else 'huge'}-digit number"
+    if isinstance(value, bool | int | float) or value is None:
+        return json.dumps(value)
+    return type(value).__name__
+
+
+def _key(key: Any) -> str:
+    """A field name as it appears in a JSON path, cut short so a 1 MB key cannot fill the message."""
+    text = str(key) if isinstance(key, str) else _show(key)
+    return text if len(text) <= 64 else text[:40] + "..."
 
 
 class _Reader:
@@ -48,16 +77,25 @@ class _Reader:
 
     def __init__(self) -> None:
         self.problems: list[Problem] = []
+        self.more = 0  # problems past MAX_PROBLEMS: counted, not kept
 
     def fail(self, path: str, message: str) -> None:
-        self.problems.append(Problem(path, message))
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(path, message))
+        else:
+            self.more += 1
+
+    def error(self) -> DesignError:
+        """Every recorded problem, plus one line counting those past the cap."""
+        extra = [Problem("$", f"... and {self.more:,} more problems")] if self.more else []
+        return DesignError(self.problems + extra)
 
     def int_(self, value: Any, path: str, minimum: int = 1, maximum: int = MAX_DEVICES * 1024) -> int | None:
         if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(path, f"expected a whole number, got {json.dumps(value)}")
+            self.fail(path, f"expected a whole number, got {_show(value)}")
             return None
         if not minimum <= value <= maximum:
-            self.fail(path, f"{value} is out of range: use {minimum}..{maximum}")
+            self.fail(path, f"{_show(value)} is out of range: use {minimum}..{maximum}")
             return None
         return value
 
@@ -65,28 +103,36 @@ class _Reader:
         if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value) or keyword.iskeyword(value):
             self.fail(
                 path,
-                f"{what} {json.dumps(value)} is not allowed: use a Python identifier "
+                f"{what} {_show(value)} is not allowed: use a Python identifier "
                 "(letters, digits, '_', not starting with a digit, at most 64 characters)",
             )
             return None
         return value
 
-    def list_(self, value: Any, path: str, what: str) -> list[Any] | None:
+    def list_(self, value: Any, path: str, what: str, limit: int | None = None) -> list[Any] | None:
+        """The list, or None with the problem recorded; a list longer than `limit` is refused unread."""
         if not isinstance(value, list):
-            self.fail(path, f"{what} must be a JSON list, got {json.dumps(value)[:60]}")
+            self.fail(path, f"{what} must be a JSON list, got {_show(value)}")
+            return None
+        if limit is not None and len(value) > limit:
+            self.fail(path, f"{what} has {len(value):,} entries: at most {limit:,} are supported")
             return None
         return value
 
-    def object_(self, value: Any, path: str, what: str) -> dict[str, Any] | None:
+    def object_(self, value: Any, path: str, what: str, limit: int | None = None) -> dict[str, Any] | None:
+        """The object, or None with the problem recorded; more than `limit` fields are refused unread."""
         if not isinstance(value, dict):
-            self.fail(path, f"{what} must be a JSON object, got {json.dumps(value)[:60]}")
+            self.fail(path, f"{what} must be a JSON object, got {_show(value)}")
+            return None
+        if limit is not None and len(value) > limit:
+            self.fail(path, f"{what} has {len(value):,} entries: at most {limit:,} are supported")
             return None
         return value
 
     def unknown_keys(self, obj: dict[str, Any], allowed: set[str], path: str) -> None:
         for key in obj:
             if key not in allowed:
-                self.fail(f"{path}.{key}", f"unknown field {key!r}; allowed: {', '.join(sorted(allowed))}")
+                self.fail(f"{path}.{_key(key)}", f"unknown field {_key(key)!r}; allowed: {', '.join(sorted(allowed))}")
 
     # -- pieces --------------------------------------------------------------------------------
     def layout_spec(self, value: Any, path: str) -> LayoutSpec | None:
@@ -94,17 +140,31 @@ class _Reader:
         if obj is None:
             return None
         self.unknown_keys(obj, {"device_matrix", "alias_name", "rank_list"}, path)
-        sizes = self.list_(obj.get("device_matrix"), f"{path}.device_matrix", "device_matrix")
-        names = self.list_(obj.get("alias_name"), f"{path}.alias_name", "alias_name")
+        sizes = self.list_(obj.get("device_matrix"), f"{path}.device_matrix", "device_matrix", MAX_AXES)
+        names = self.list_(obj.get("alias_name"), f"{path}.alias_name", "alias_name", MAX_AXES)
         ok = sizes is not None and names is not None
         matrix = [self.int_(s, f"{path}.device_matrix[{i}]", 1, MAX_DEVICES) for i, s in enumerate(sizes or [])]
         aliases = [
             a if a == INTERLEAVED else self.identifier(a, f"{path}.alias_name[{i}]", "axis name")
             for i, a in enumerate(names or [])
         ]
+        positions = math.prod(m for m in matrix if m is not None)
+        if ok and positions > MAX_DEVICES:  # before any Layout builds its rank list
+            self.fail(
+                f"{path}.device_matrix",
+                f"the axis sizes multiply to {positions:,} devices: at most {MAX_DEVICES:,} are supported",
+            )
+            ok = False
         ranks: list[int | None] | None = None
         if obj.get("rank_list") is not None:
-            raw = self.list_(obj["rank_list"], f"{path}.rank_list", "rank_list")
+            raw = self.list_(obj["rank_list"], f"{path}.rank_list", "rank_list", MAX_DEVICES)
+            if ok and raw is not None and None not in matrix and len(raw) != positions:
+                self.fail(
+                    path,  # the layout's path, as when Layout itself finds the mismatch
+                    f"rank_list has {len(raw):,} ranks but the device matrix has {positions:,} positions: "
+                    "give one rank per position",
+                )
+                raw = None
             ranks = [self.int_(r, f"{path}.rank_list[{i}]", 0, MAX_DEVICES * 1024) for i, r in enumerate(raw or [])]
             ok = ok and raw is not None
         if not ok or None in matrix or None in aliases or (ranks is not None and None in ranks):
@@ -124,13 +184,18 @@ class _Reader:
     def entry(self, value: Any, path: str) -> DimEntry | None:
         if isinstance(value, str):
             return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        if isinstance(value, list) and 0 < len(value) <= MAX_AXES and all(isinstance(v, str) for v in value):
             return tuple(value)
-        self.fail(path, f"expected an axis name, 'None' or a list of axis names, got {json.dumps(value)}")
+        self.fail(
+            path, f"expected an axis name, 'None' or a list of 1..{MAX_AXES} axis names, got {_show(value)}"
+        )
         return None
 
     def sharding(self, value: Any, path: str) -> Sharding | None:
         if isinstance(value, list):
+            if len(value) > MAX_DIMS:
+                self.fail(path, f"a split has {len(value):,} entries: at most {MAX_DIMS} (one per dimension)")
+                return None
             split = [self.int_(s, f"{path}[{i}]", 1, MAX_DEVICES) for i, s in enumerate(value)]
             return None if None in split else Sharding(split=tuple(split))  # type: ignore[arg-type]
         obj = self.object_(value, path, "a strategy (a list of split counts or {layout, map})")
@@ -138,7 +203,7 @@ class _Reader:
             return None
         self.unknown_keys(obj, {"layout", "map"}, path)
         layout = self.identifier(obj.get("layout"), f"{path}.layout", "layout name")
-        raw = self.list_(obj.get("map"), f"{path}.map", "map")
+        raw = self.list_(obj.get("map"), f"{path}.map", "map", MAX_DIMS)
         entries = [self.entry(e, f"{path}.map[{i}]") for i, e in enumerate(raw or [])]
         if layout is None or raw is None or None in entries:
             return None
@@ -151,22 +216,24 @@ class _Reader:
         self.unknown_keys(obj, {"shape", "dtype", "layout", "map", "split", "role"}, path)
         raw = self.list_(obj.get("shape"), f"{path}.shape", "shape")
         if raw is not None and len(raw) > MAX_DIMS:
-            self.fail(f"{path}.shape", f"{len(raw)} dimensions: at most {MAX_DIMS} are supported")
+            self.fail(f"{path}.shape", f"{len(raw):,} dimensions: at most {MAX_DIMS} are supported")
+            raw = None
         shape = [self.int_(s, f"{path}.shape[{i}]", 1, 1 << 40) for i, s in enumerate(raw or [])]
         dtype = obj.get("dtype", "float32")
         if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
-            self.fail(f"{path}.dtype", f"unknown dtype {json.dumps(dtype)}: use one of {', '.join(DTYPE_BYTES)}")
+            self.fail(f"{path}.dtype", f"unknown dtype {_show(dtype)}: use one of {', '.join(DTYPE_BYTES)}")
         sharding: Sharding | None = None
         if "layout" in obj or "map" in obj:
             sharding = self.sharding({"layout": obj.get("layout"), "map": obj.get("map")}, path)
         elif "split" in obj:
-            sharding = self.sharding(self.list_(obj["split"], f"{path}.split", "split"), f"{path}.split")
+            split = self.list_(obj["split"], f"{path}.split", "split")
+            sharding = None if split is None else self.sharding(split, f"{path}.split")
         if raw is None or None in shape:
             return None
         known_dtype = dtype if isinstance(dtype, str) and dtype in DTYPE_BYTES else "float32"
         role = obj.get("role")
         if role is not None and role not in ROLES:
-            self.fail(f"{path}.role", f"unknown role {json.dumps(role)}: use \"input\" (data) or \"weight\" (trained)")
+            self.fail(f"{path}.role", f"unknown role {_show(role)}: use \"input\" (data) or \"weight\" (trained)")
             role = None
         elif role == "weight" and known_dtype not in FLOAT_DTYPES:
             self.fail(
@@ -188,19 +255,19 @@ class _Reader:
         name = self.identifier(obj.get("name"), f"{path}.name", "operator name")
         if spec is None:
             self.fail(
-                f"{path}.type", f"unsupported operator {json.dumps(op_type)}: use one of {', '.join(OP_ARITY)}"
+                f"{path}.type", f"unsupported operator {_show(op_type)}: use one of {', '.join(OP_ARITY)}"
             )
         for required in spec.required if spec is not None else ():
             if obj.get(required) is None:
                 self.fail(f"{path}.{required}", f"{op_type} needs {required!r} ({_ATTRIBUTE_HELP[required]})")
-        inputs = self.list_(obj.get("inputs"), f"{path}.inputs", "inputs") or []
+        inputs = self.list_(obj.get("inputs"), f"{path}.inputs", "inputs", _MAX_INPUTS) or []
         names = [self.identifier(v, f"{path}.inputs[{i}]", "input name") for i, v in enumerate(inputs)]
         known_type = isinstance(op_type, str) and op_type in OP_ARITY
         if known_type and len(inputs) != OP_ARITY[op_type]:
             self.fail(f"{path}.inputs", f"{op_type} takes {OP_ARITY[op_type]} input(s), got {len(inputs)}")
         strategy: list[Sharding | None] | None = None
         if obj.get("strategy") is not None:
-            raw = self.list_(obj["strategy"], f"{path}.strategy", "strategy") or []
+            raw = self.list_(obj["strategy"], f"{path}.strategy", "strategy", _MAX_INPUTS) or []
             strategy = [self.sharding(s, f"{path}.strategy[{i}]") for i, s in enumerate(raw)]
             if len(raw) != len(inputs):
                 self.fail(
@@ -209,7 +276,7 @@ class _Reader:
         out_strategy: Sharding | None = None
         out_ok = True
         if obj.get("out_strategy") is not None:
-            raw_out = self.list_(obj["out_strategy"], f"{path}.out_strategy", "out_strategy")
+            raw_out = self.list_(obj["out_strategy"], f"{path}.out_strategy", "out_strategy", _MAX_INPUTS)
             if raw_out is not None and len(raw_out) != 1:
                 self.fail(f"{path}.out_strategy", "give exactly one output strategy (a list with one entry)")
             elif raw_out is not None:
@@ -269,7 +336,7 @@ class _Reader:
         if obj.get("eps") is not None:
             eps = obj["eps"]
             if isinstance(eps, bool) or not isinstance(eps, int | float) or not 0 < eps < 1:
-                self.fail(f"{path}.eps", f"expected a small positive number such as 1e-6, got {json.dumps(eps)}")
+                self.fail(f"{path}.eps", f"expected a small positive number such as 1e-6, got {_show(eps)}")
                 ok = False
             else:
                 values["eps"] = float(eps)
@@ -281,7 +348,7 @@ class _Reader:
         if raw is None:
             return None
         if not raw or len(raw) > MAX_DIMS:
-            self.fail(path, f"{what} needs 1..{MAX_DIMS} entries, got {len(raw)}")
+            self.fail(path, f"{what} needs 1..{MAX_DIMS} entries, got {len(raw):,}")
             return None
         items = [self.int_(v, f"{path}[{i}]", minimum, 1 << 40) for i, v in enumerate(raw)]
         return None if None in items else tuple(items)  # type: ignore[arg-type]
@@ -306,43 +373,46 @@ def read_design(data: Any) -> Design:
     reader = _Reader()
     obj = reader.object_(data, "$", "a design file")
     if obj is None:
-        raise DesignError(reader.problems)
+        raise reader.error()
     reader.unknown_keys(obj, _DESIGN_KEYS, "$")
     version = obj.get(FORMAT_KEY, FORMAT_VERSION)
     if version != FORMAT_VERSION:
-        reader.fail(f"$.{FORMAT_KEY}", f"this ShardScope reads design format {FORMAT_VERSION}, got {version!r}")
+        reader.fail(f"$.{FORMAT_KEY}", f"this ShardScope reads design format {FORMAT_VERSION}, got {_show(version)}")
     name = obj.get("name", "untitled")
     try:
-        check_name(name, "design name")
+        check_name(name if not isinstance(name, str) or len(name) <= 64 else name[:64] + "...", "design name")
     except WorkspaceError as exc:
         reader.fail("$.name", str(exc))
     description = obj.get("description", "")
-    if not isinstance(description, str) or len(description) > 2000:
-        reader.fail("$.description", "must be text of at most 2000 characters")
+    if not isinstance(description, str) or len(description) > MAX_STRING:
+        reader.fail("$.description", f"must be text of at most {MAX_STRING} characters")
     device_num = reader.int_(obj.get("device_num", 8), "$.device_num", 1, MAX_DEVICES)
     layouts: dict[str, LayoutSpec] = {}
-    for key, value in (reader.object_(obj.get("layouts", {}), "$.layouts", "layouts") or {}).items():
-        if reader.identifier(key, f"$.layouts.{key}", "layout name") is not None:
+    raw_layouts = reader.object_(obj.get("layouts", {}), "$.layouts", "layouts", MAX_LAYOUTS) or {}
+    for key, value in raw_layouts.items():
+        if reader.identifier(key, f"$.layouts.{_key(key)}", "layout name") is not None:
             spec = reader.layout_spec(value, f"$.layouts.{key}")
             if spec is not None:
                 layouts[key] = spec
     tensors: dict[str, TensorSpec] = {}
-    for key, value in (reader.object_(obj.get("tensors", {}), "$.tensors", "tensors") or {}).items():
-        if reader.identifier(key, f"$.tensors.{key}", "tensor name") is not None:
+    raw_tensors = reader.object_(obj.get("tensors", {}), "$.tensors", "tensors", MAX_TENSORS) or {}
+    for key, value in raw_tensors.items():
+        if reader.identifier(key, f"$.tensors.{_key(key)}", "tensor name") is not None:
             tensor = reader.tensor(value, f"$.tensors.{key}")
             if tensor is not None:
                 tensors[key] = tensor
     operators: list[OperatorSpec] = []
-    for i, value in enumerate(reader.list_(obj.get("operators", []), "$.operators", "operators") or []):
+    raw_operators = reader.list_(obj.get("operators", []), "$.operators", "operators", MAX_OPERATORS) or []
+    for i, value in enumerate(raw_operators):
         op = reader.operator(value, f"$.operators[{i}]")
         if op is not None:
             operators.append(op)
     loss = obj.get("loss", "mse")
-    if loss not in LOSSES:
-        reader.fail("$.loss", f"unknown loss {json.dumps(loss)[:60]}: use one of {', '.join(LOSSES)}")
+    if not isinstance(loss, str) or loss not in LOSSES:
+        reader.fail("$.loss", f"unknown loss {_show(loss)}: use one of {', '.join(LOSSES)}")
     repeat = reader.repeat(obj["repeat"], "$.repeat") if obj.get("repeat") is not None else None
     if reader.problems:
-        raise DesignError(reader.problems)
+        raise reader.error()
     return Design(
         name=name,
         description=description,

@@ -9,13 +9,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from core.sharding.layout import MAX_DEVICES as MAX_DEVICES  # the bound lives with the Layout it protects
 from core.sharding.layout import DimEntry, Layout, LayoutError, TensorLayout
 
 FORMAT_KEY = "shardscope_design"
 FORMAT_VERSION = 1
 MAX_DIMS = 8
-MAX_DEVICES = 1 << 16
 MAX_REPEAT = 100_000  # layers a repeat block may stand for
+# Bounds on an untrusted design file, each checked before the work it bounds (README "Limits"):
+# the largest shipped example is 14 KB with 13 tensors and 31 operators, so these leave ample room
+# while a hostile file costs milliseconds and a few MB.
+MAX_DESIGN_BYTES = 1 << 20  # file size, checked before parsing
+MAX_DEPTH = 16  # JSON nesting (a valid design needs 7), checked before parsing
+MAX_NUMBER_CHARS = 32  # characters of one JSON number, refused while parsing
+MAX_LAYOUTS = 256
+MAX_TENSORS = 4096
+MAX_OPERATORS = 4096
+MAX_AXES = 16  # device-matrix axes of one layout (and device axes on one tensor dimension)
+MAX_STRING = 2000  # characters of any text field (names are shorter still: 64)
+MAX_PROBLEMS = 100  # problems listed; the rest are counted in a last "... and N more" line
 LOSSES = ("mse", "cross_entropy")
 ROLES = ("input", "weight")
 FLOAT_DTYPES = ("float64", "float32", "float16", "bfloat16")
@@ -25,6 +37,10 @@ class DesignError(ValueError):
     """A design file that cannot be used; `problems` lists (json_path, message) for every fault."""
 
     def __init__(self, problems: list[Problem]) -> None:
+        if len(problems) > MAX_PROBLEMS + 1:  # 490k bad tensors must not become 97 MB of text (+1: a reader's
+            # own "... and N more" line is kept)
+            more = len(problems) - MAX_PROBLEMS
+            problems = [*problems[:MAX_PROBLEMS], Problem("$", f"... and {more:,} more problems")]
         self.problems = problems
         lines = [f"{p.path}: {p.message}" for p in problems]
         joined = "\n  ".join(lines)

@@ -10,11 +10,13 @@ available as `check_device_num` and `TensorLayout.check_shape`.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 NONE = "None"
 INTERLEAVED = "interleaved_parallel"
+MAX_DEVICES = 1 << 16  # device-matrix positions a Layout may span: bounds the rank list it builds
 
 DimEntry = str | tuple[str, ...]
 MapEntry = int | tuple[int, ...]
@@ -22,6 +24,11 @@ MapEntry = int | tuple[int, ...]
 
 class LayoutError(ValueError):
     """A layout MindSpore would refuse, with a message a user can act on."""
+
+
+def _count(n: int) -> str:
+    """A product for a message: exact when short, else its order of magnitude (2^4096 has 1,234 digits)."""
+    return f"{n:,}" if n < 10**15 else f"about 2^{n.bit_length() - 1}"
 
 
 def _is_int(value: object) -> bool:
@@ -78,23 +85,30 @@ class Layout:
                 "'interleaved_parallel' must be the last axis (it is a virtual split inside one card)"
             )
         full_size = math.prod(device_matrix)
+        if full_size > MAX_DEVICES:
+            # checked before any rank list is built: (65536, 65536) would otherwise allocate 2^32 ranks
+            shown = " x ".join(str(s) for s in device_matrix[:8]) + (" x ..." if len(device_matrix) > 8 else "")
+            raise LayoutError(
+                f"the device matrix ({shown}) spans {_count(full_size)} positions: "
+                f"at most {MAX_DEVICES:,} are supported"
+            )
         if rank_list is None:
             ranks = list(range(full_size))
         else:
             if not isinstance(rank_list, list):
                 raise LayoutError(f"rank_list must be a list of ranks, got {type(rank_list).__name__}")
-            for rank in rank_list:
-                if not _is_int(rank):
-                    raise LayoutError(f"rank_list must hold whole numbers, got {rank!r}")
             if len(rank_list) != full_size:
                 raise LayoutError(
                     f"rank_list has {len(rank_list)} ranks but the device matrix {device_matrix} has "
                     f"{full_size} positions: give one rank per position"
                 )
+            for rank in rank_list:
+                if not _is_int(rank):
+                    raise LayoutError(f"rank_list must hold whole numbers, got {str(rank)[:40]}")
             negative = [r for r in rank_list if r < 0]
             if negative:
                 raise LayoutError(f"rank_list holds negative rank {negative[0]}: ranks start at 0")
-            repeated = sorted({r for r in rank_list if rank_list.count(r) > 1})
+            repeated = sorted(r for r, n in Counter(rank_list).items() if n > 1)  # linear, not list.count
             if repeated:
                 raise LayoutError(f"rank {repeated[0]} appears more than once in rank_list")
             if INTERLEAVED in alias_name:
