@@ -351,3 +351,44 @@ def test_fuzz_any_text(text: bytes | str) -> None:
         loads_design(text)
     except DesignError as exc:
         assert exc.problems
+
+
+# -- the designer page: upload and load-from-folder show the problems, never an exception box ------
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "designer.py")
+UPLOADS = {**HOSTILE, "oversized": " " * (MAX_DESIGN_BYTES + 1)}
+
+
+def _page_text(at: Any) -> str:
+    return "\n".join(str(e.value) for kind in ("error", "success", "markdown") for e in getattr(at, kind))
+
+
+def test_designer_upload_and_folder_load_of_hostile_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path))
+    at = AppTest.from_file(PAGE, default_timeout=90)
+    at.run()
+    before = at.session_state["design"]
+    expected = {
+        "matrix": "4,294,967,296 devices",
+        "deep": f"nests deeper than {MAX_DEPTH} levels",
+        "digits": "a number of 5,001 characters",
+        "axes": "device_matrix has 4,096 entries",
+        "oversized": f"may be at most {MAX_DESIGN_BYTES:,}",
+    }
+    for kind, text in UPLOADS.items():
+        at.file_uploader(key="designer_upload").set_value((f"{kind}.json", text.encode(), "application/json"))
+        at.run()
+        assert not at.exception, at.exception
+        assert f"Could not load {kind}.json" in _page_text(at)
+        assert expected[kind] in _page_text(at)
+    folder = tmp_path / "designs"
+    folder.mkdir()
+    (folder / "deep.json").write_text(HOSTILE["deep"])
+    at.run()
+    at.selectbox(key="designer_ws_pick").set_value("deep.json")
+    at.button(key="designer_ws_load").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert "Could not load deep.json" in _page_text(at) and expected["deep"] in _page_text(at)
+    assert at.session_state["design"] == before
