@@ -243,7 +243,7 @@ HOSTILE = {
     "matrix": '{"layouts":{"l":{"device_matrix":[65536,65536],"alias_name":["a","b"]}}}',
     "deep": "[" * 3000 + "]" * 3000,
     "digits": '{"device_num": 1' + "0" * 5000 + "}",
-    "axes": json.dumps({"layouts": {"l": {"device_matrix": [2] * 4096, "alias_name": ["a"] * 4096}}}),
+    "axes": json.dumps({"layouts": {"l": {"device_matrix": [2] * 4096, "alias_name": [f"a{i}" for i in range(4096)]}}}),
 }
 
 
