@@ -29,6 +29,7 @@ DEFAULTS = rehearsal_options()
 STOP_RESULT = "launch_stop_result"
 STOP_CHOICE = "launch_stop_choice"
 STATUS_ICON = {
+    "starting": "◌ starting",
     "queued": "◷ queued",
     "running": "● running",
     "succeeded": "✓ succeeded",

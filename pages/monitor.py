@@ -327,7 +327,7 @@ if source_dir is not None:
     except Exception:  # a broken registry only hides the comparison choices
         others = []
     compare_dirs = {r.run_id: Path(r.log_dir) for r in others}
-    live = run_status in (None, "running") and not paused
+    live = run_status in (None, "starting", "running") and not paused
 
     @st.fragment(run_every=1.0 if live else None)
     def live_panel() -> None:
@@ -338,7 +338,7 @@ if source_dir is not None:
         table = ui.status_table(snap, stall_after, run_status)
         states = table["state"].str.split(" ", n=1).str[-1] if not table.empty else table["state"]
         diag = cached("diag", (str(source_dir), snap.version, run_status),
-                      lambda: diagnose(snap, now=time.time() if run_status == "running" else None))
+                      lambda: diagnose(snap, now=time.time() if run_status in ("starting", "running") else None))
         c = st.columns(5)
         c[0].metric("Ranks", len(ranks))
         c[1].metric("Loss points", f"{len(df):,}")

@@ -81,8 +81,14 @@ def _launch(args: argparse.Namespace) -> int:
         record = _start(args, workspace)
     except (LaunchError, WorkspaceError) as exc:
         return _fail(str(exc))
-    where = f"Slurm job {record.slurm_job_id}" if record.slurm_job_id else f"pid {record.pid}"
-    print(f"run {record.run_id} started ({where}); logs in {record.log_dir}")
+    except OSError as exc:
+        return _fail(f"cannot write to the workspace {workspace}: {exc.strerror or exc}")
+    if record.slurm_job_id:
+        print(f"run {record.run_id} started (Slurm job {record.slurm_job_id}); logs in {record.log_dir}")
+    elif record.pid:
+        print(f"run {record.run_id} started (pid {record.pid}); logs in {record.log_dir}")
+    elif record.status == "starting":
+        print(f"run {record.run_id} starting (supervisor still starting the job); logs in {record.log_dir}")
     if not record.is_running:
         print(f"run {record.run_id} {record.status}: {record.message}", file=sys.stderr)
         return 1
@@ -103,9 +109,15 @@ def _launch(args: argparse.Namespace) -> int:
 
 def _stop(args: argparse.Namespace) -> int:
     try:
+        before = get_run(args.run, _workspace(args))
+        if not before.is_running and not before.watch_only:
+            print(f"run {before.run_id} already {before.status}: nothing to stop, no signal sent")
+            return 0
         record = stop(args.run, _workspace(args), grace=args.grace)
     except LaunchError as exc:
         return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot stop {args.run}: {exc.strerror or exc}")
     print(f"run {record.run_id} {record.status}; no process of it is left")
     return 0
 
@@ -116,6 +128,8 @@ def _runs(args: argparse.Namespace) -> int:
         records = [get_run(args.run, workspace)] if args.run else list_runs(workspace)
     except LaunchError as exc:
         return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot read the workspace {workspace}: {exc.strerror or exc}")
     if not records:
         print(f"no runs in {workspace}")
         return 0

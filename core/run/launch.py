@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -32,7 +33,15 @@ from core.codegen.launchers import log_dir as job_log_dir
 from core.codegen.sbatch import SBATCH_FILE
 from core.run.launchers import BatchLauncher, Launcher, launcher_for
 from core.run.preflight import check_launcher, check_partition
-from core.run.processes import ENV_RUN_ID, alive, create_time, port_in_use, processes_of, send_signal
+from core.run.processes import (
+    ENV_RUN_ID,
+    alive,
+    create_time,
+    port_in_use,
+    processes_of,
+    send_signal,
+    signal_verified,
+)
 from core.run.registry import (
     LAUNCHER_LOG,
     STOP_FILE,
@@ -41,11 +50,14 @@ from core.run.registry import (
     RunRecord,
     RunStatus,
     get_run,
+    launch_lock,
     launcher_alive,
     list_runs,
     new_run_id,
     read_record,
+    record_lock,
     runs_root,
+    update_record,
     write_record,
 )
 from core.workspace import REPO_ROOT, WorkspaceError, check_name, child
@@ -57,7 +69,7 @@ POLL = 1.0  # seconds between two questions to a batch scheduler
 def run_processes(record: RunRecord, include_supervisor: bool = False) -> list[psutil.Process]:
     """Every live process of the run: its process group, cwd in the run folder, or tagged env."""
     exclude = () if include_supervisor else (record.supervisor_pid,)
-    return processes_of(record.run_id, record.run_dir, record.pgid, exclude)
+    return processes_of(record.run_id, record.run_dir, record.pgid, exclude, since=record.started_at)
 
 
 def launcher_env(run_id: str, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -77,8 +89,8 @@ def check_scheduler_port(port: int | None, workspace: Path) -> None:
     busy = [r for r in list_runs(workspace) if r.is_running and r.master_port == port]
     if busy:
         raise LaunchError(
-            f"master port {port} is used by run {busy[0].run_id}, which is still running: "
-            "stop it or generate the job with another master port"
+            f"master port {port} is used by run {busy[0].run_id}, which is still {busy[0].status} "
+            "(the port is reserved for it): stop it or generate the job with another master port"
         )
     if port_in_use(port):
         raise LaunchError(
@@ -152,22 +164,37 @@ def launch(
         raise LaunchError(str(exc)) from None
     launcher = launcher_for(options)
     node_plan(options, node_exec)  # refuse bad node commands before anything is written
-    run_id, run_dir = new_run_dir(workspace, name, options.scenario)
-    nodes = node_plan(options, node_exec, str(run_dir / "run.sh"))
-    check_scheduler_port(launcher.scheduler_port(options), workspace)
     check_queue(launcher, options)
-    run_dir.mkdir(parents=True)
-    for name_ in _JOB_FILES:
-        if (job_dir / name_).is_file():
-            shutil.copy2(job_dir / name_, run_dir / name_)
-    for name_, text in extra_files(options, design).items():
-        if not (run_dir / name_).is_file():  # a job generated before the launcher wrote it
-            (run_dir / name_).write_text(text, encoding="utf-8")
-    record = RunRecord(
+    with reserving(workspace) as reserve:
+        run_id, run_dir = new_run_dir(workspace, name, options.scenario)
+        nodes = node_plan(options, node_exec, str(run_dir / "run.sh"))
+        check_scheduler_port(launcher.scheduler_port(options), workspace)
+        reserve(run_dir)
+        run_dir.mkdir(parents=True)
+        for name_ in _JOB_FILES:
+            if (job_dir / name_).is_file():
+                shutil.copy2(job_dir / name_, run_dir / name_)
+        for name_, text in extra_files(options, design).items():
+            if not (run_dir / name_).is_file():  # a job generated before the launcher wrote it
+                (run_dir / name_).write_text(text, encoding="utf-8")
+        register_run(_generated_record(run_id, run_dir, job_dir, design, options, launcher, nodes), env)
+    return start_supervisor(run_dir, wait_started)
+
+
+def _generated_record(
+    run_id: str,
+    run_dir: Path,
+    job_dir: Path,
+    design: str,
+    options: RunOptions,
+    launcher: Launcher,
+    nodes: list[dict[str, object]],
+) -> RunRecord:
+    return RunRecord(
         run_id=run_id,
         run_dir=run_dir,
         log_dir=(run_dir / job_log_dir(options)).resolve(),
-        status=RunStatus.RUNNING,
+        status=RunStatus.STARTING,
         scenario=options.scenario,
         design=design,
         command=launcher.command(options),
@@ -183,56 +210,104 @@ def launch(
         argv=["bash", "run.sh"],
         nodes=nodes,
     )
-    return start_run(record, env, wait_started)
+
+
+@contextlib.contextmanager
+def reserving(workspace: Path) -> Iterator[Callable[[Path], None]]:
+    """Hold the workspace's launch lock from the port check until the 'starting' record holding the
+    port is written, so two launches cannot both pass the check. A filesystem error inside becomes a
+    one-line LaunchError and the half-written run folder (given to `reserve`) is removed."""
+    made: list[Path] = []
+    try:
+        with launch_lock(workspace):
+            yield made.append
+    except OSError as exc:
+        for run_dir in made:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        where = exc.filename or runs_root(workspace)
+        raise LaunchError(f"cannot write the run folder ({where}): {exc.strerror or exc}") from None
+
+
+def register_run(record: RunRecord, env: dict[str, str] | None) -> None:
+    """Write the extra environment, then run.json (status 'starting': it now holds its port)."""
+    (record.run_dir / "env.json").write_text(json.dumps(env or {}), encoding="utf-8")
+    write_record(record)
 
 
 def start_run(record: RunRecord, env: dict[str, str] | None, wait_started: float = 10.0) -> RunRecord:
     """Write run.json and the extra environment, then hand the run to a detached supervisor."""
-    write_record(record)
-    (record.run_dir / "env.json").write_text(json.dumps(env or {}), encoding="utf-8")
-    return _start_supervisor(record.run_dir, wait_started)
+    register_run(record, env)
+    return start_supervisor(record.run_dir, wait_started)
 
 
-def _start_supervisor(run_dir: Path, wait_started: float) -> RunRecord:
+def start_supervisor(run_dir: Path, wait_started: float = 10.0) -> RunRecord:
+    """Start the detached supervisor and wait (up to `wait_started` s) until it has started the job.
+
+    A supervisor that is merely slow leaves the run 'starting' (never 'failed'); one that exited
+    without starting the job makes it 'failed'.
+    """
     sup_env = dict(os.environ)
     sup_env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + sup_env.get("PYTHONPATH", "")
-    with open(run_dir / "supervisor.log", "ab") as log:
-        supervisor = subprocess.Popen(
-            [sys.executable, "-m", "core.run.launch", "_supervise", str(run_dir)],
-            cwd=str(REPO_ROOT),
-            env=sup_env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    try:
+        with open(run_dir / "supervisor.log", "ab") as log:
+            supervisor = subprocess.Popen(
+                [sys.executable, "-m", "core.run.launch", "_supervise", str(run_dir)],
+                cwd=str(REPO_ROOT),
+                env=sup_env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+    except OSError as exc:
+        why = f"cannot start the supervisor: {exc.strerror or exc}"
+        return update_record(run_dir, lambda r: _failed(r, why))
     deadline = time.time() + wait_started
     while time.time() < deadline:
         record = read_record(run_dir)
-        if record.pid or record.slurm_job_id or record.status != RunStatus.RUNNING:
+        if record.status != RunStatus.STARTING:
             return record
         if supervisor.poll() is not None:
             break
         time.sleep(0.05)
-    record = read_record(run_dir)
-    if not record.pid and not record.slurm_job_id and record.status == RunStatus.RUNNING:
-        record.status, record.ended_at = RunStatus.FAILED, time.time()
-        record.message = "the supervisor did not start the job (see supervisor.log)"
-        write_record(record)
-    return record
+    if supervisor.poll() is None:
+        return read_record(run_dir)  # slow, not dead: still 'starting', refresh() judges it later
+    supervisor.wait()
+    return update_record(
+        run_dir,
+        lambda r: r.status == RunStatus.STARTING
+        and _failed(r, "the supervisor did not start the job (see supervisor.log)"),
+    )
+
+
+def _failed(record: RunRecord, message: str) -> bool:
+    record.status, record.ended_at, record.message = RunStatus.FAILED, time.time(), message
+    return True
 
 
 def supervise(run_dir: Path) -> int:
     """Run the job to its end and record how it ended (a local child, or a batch scheduler's job)."""
-    record = read_record(run_dir)
     extra = json.loads((run_dir / "env.json").read_text(encoding="utf-8") or "{}")
-    record.supervisor_pid = os.getpid()
-    record.supervisor_create_time = create_time(os.getpid())
+
+    def mine(latest: RunRecord) -> None:
+        latest.supervisor_pid = os.getpid()
+        latest.supervisor_create_time = create_time(os.getpid())
+
+    record = update_record(run_dir, mine)
+    if not record.is_running:
+        return 1  # judged meanwhile (stopped, or given up on): start nothing
+    if (run_dir / STOP_FILE).exists():
+        update_record(run_dir, _stopped_before_start)
+        return 0
     env = launcher_env(record.run_id, extra)
     launcher = launcher_for_record(record)
     if launcher.queued:
         return _supervise_batch(record, launcher, env)  # type: ignore[arg-type]
     return _supervise_local(record, env)
+
+
+def _stopped_before_start(record: RunRecord) -> None:
+    record.status, record.ended_at, record.message = RunStatus.STOPPED, time.time(), "stopped before it started"
 
 
 def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
@@ -257,36 +332,60 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
             for started in procs:
                 with contextlib.suppress(OSError):
                     os.killpg(started.pid, signal.SIGKILL)
-            record.status, record.ended_at, record.exit_code = RunStatus.FAILED, time.time(), None
-            record.message = f"could not start {' '.join(map(str, entry['argv']))}: {exc}"
-            write_record(record)
+            why = f"could not start {' '.join(map(str, entry['argv']))}: {exc}"
+            update_record(run_dir, lambda r, why=why: _failed(r, why))
             return 1
         procs.append(proc)
         entry.update(pid=proc.pid, pgid=proc.pid, create_time=create_time(proc.pid))
-    record.pid, record.pgid = procs[0].pid, procs[0].pid
-    record.pid_create_time = create_time(procs[0].pid)
-    record.nodes = plan if record.nodes else []
-    record.message = ""
-    write_record(record)
+
+    def started(latest: RunRecord) -> None:
+        latest.pid, latest.pgid = procs[0].pid, procs[0].pid
+        latest.pid_create_time = create_time(procs[0].pid)
+        latest.nodes = plan if record.nodes else []
+        if latest.status == RunStatus.STARTING:
+            latest.status, latest.message = RunStatus.RUNNING, ""
+
+    record = update_record(run_dir, started)
+    if (run_dir / STOP_FILE).exists():  # a stop that came while the launcher was being started
+        for proc in procs:
+            signal_verified(proc.pid, create_time(proc.pid), launcher_for_record(record).stop_signal)
     codes = [proc.wait() for proc in procs]
     if not record.options.get("join", True):
         _wait_detached(record)
     time.sleep(0.2)  # let the launcher's stragglers (msrun's tail, a scheduler after a crash) go first
+    _reap_orphans(record)
     _finish_local(run_dir, plan, codes)
     return 0
 
 
+def _reap_orphans(record: RunRecord) -> None:
+    """The launcher is gone: whatever of the run still lives (msrun SIGKILLed leaves its scheduler and
+    workers) has nobody to stop it; kill it so the final status matches reality."""
+    for _attempt in range(3):
+        left = run_processes(record)
+        if not left:
+            return
+        send_signal(left, signal.SIGKILL)
+        psutil.wait_procs(left, timeout=3)
+
+
 def _wait_detached(record: RunRecord) -> None:
     """msrun --join=False returns at once: the run lasts while its tagged processes do."""
-    latest = read_record(record.run_dir)
-    latest.message = "msrun returned (join=False); waiting for the workers it left running"
-    write_record(latest)
+    def note(latest: RunRecord) -> None:
+        latest.message = "msrun returned (join=False); waiting for the workers it left running"
+
+    latest = update_record(record.run_dir, note)
     while run_processes(latest) and not (record.run_dir / STOP_FILE).exists():
         time.sleep(1.0)
 
 
 def _finish_local(run_dir: Path, plan: list[dict[str, object]], codes: list[int]) -> None:
-    latest = read_record(run_dir)
+    with record_lock(run_dir):
+        _record_end(read_record(run_dir), plan, codes)
+
+
+def _record_end(latest: RunRecord, plan: list[dict[str, object]], codes: list[int]) -> None:
+    run_dir = latest.run_dir
     latest.ended_at = time.time()
     bad = [code for code in codes if code != 0]
     latest.exit_code = bad[0] if bad else 0
@@ -316,12 +415,15 @@ def _supervise_batch(record: RunRecord, launcher: BatchLauncher, env: dict[str, 
     try:
         job_id = launcher.submit(run_dir, env)
     except LaunchError as exc:
-        record.status, record.ended_at, record.message = RunStatus.FAILED, time.time(), str(exc)
-        write_record(record)
+        why = str(exc)
+        update_record(run_dir, lambda r: _failed(r, why))
         return 1
-    record.slurm_job_id, record.status = job_id, RunStatus.QUEUED
-    record.message = f"submitted as Slurm job {job_id}"
-    write_record(record)
+
+    def submitted(latest: RunRecord) -> None:
+        latest.slurm_job_id, latest.status = job_id, RunStatus.QUEUED
+        latest.message = f"submitted as Slurm job {job_id}"
+
+    record = update_record(run_dir, submitted)
     if (run_dir / STOP_FILE).exists():  # stopped while sbatch ran
         with contextlib.suppress(LaunchError):
             launcher.cancel(job_id)
@@ -330,15 +432,16 @@ def _supervise_batch(record: RunRecord, launcher: BatchLauncher, env: dict[str, 
             status_, message, code = launcher.outcome(job_id, run_dir, (run_dir / STOP_FILE).exists())
         except LaunchError as exc:
             status_, message, code = RunStatus.RUNNING, f"cannot ask Slurm (will retry): {exc}", None
-        latest = read_record(run_dir)
-        if status_ not in (RunStatus.QUEUED, RunStatus.RUNNING):
-            latest.status, latest.message, latest.exit_code = status_, message, code
-            latest.ended_at = time.time()
-            write_record(latest)
-            return 0
-        if (latest.status, latest.message) != (status_, message) and latest.is_running:
-            latest.status, latest.message = status_, message
-            write_record(latest)
+        with record_lock(run_dir):
+            latest = read_record(run_dir)
+            if status_ not in (RunStatus.QUEUED, RunStatus.RUNNING):
+                latest.status, latest.message, latest.exit_code = status_, message, code
+                latest.ended_at = time.time()
+                write_record(latest)
+                return 0
+            if (latest.status, latest.message) != (status_, message) and latest.is_running:
+                latest.status, latest.message = status_, message
+                write_record(latest)
         time.sleep(POLL)
 
 
@@ -347,15 +450,18 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
     record = get_run(run_id, workspace)
     if record.watch_only:
         raise LaunchError(f"run {run_id} is a watched folder: ShardScope did not start it and cannot stop it")
+    if not record.is_running:
+        return record  # finished: its pids and group may belong to others now, so nothing is sent
     (record.run_dir / STOP_FILE).write_text(str(time.time()), encoding="utf-8")
     launcher = launcher_for_record(record)
+    record = _wait_started(record)
+    if not record.is_running:
+        return record  # the supervisor saw the stop request before starting anything
     if launcher.queued:
         record = _stop_batch(record, launcher, grace)  # type: ignore[arg-type]
     elif launcher_alive(record):
         for pid, created in _launcher_pids(record):
-            with contextlib.suppress(psutil.Error):
-                if alive(pid, created):
-                    psutil.Process(pid).send_signal(launcher.stop_signal)
+            signal_verified(pid, created, launcher.stop_signal)
         deadline = time.time() + grace
         while time.time() < deadline and run_processes(record):
             time.sleep(0.2)
@@ -364,11 +470,24 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
     deadline = time.time() + 10
     while time.time() < deadline and alive(record.supervisor_pid, record.supervisor_create_time):
         time.sleep(0.1)
-    final = read_record(record.run_dir)
-    if final.is_running:
+    def stopped(final: RunRecord) -> bool:
+        if not final.is_running:
+            return False
         final.status, final.ended_at, final.message = RunStatus.STOPPED, time.time(), "stopped by the user"
-        write_record(final)
-    return final
+        return True
+
+    return update_record(record.run_dir, stopped)
+
+
+def _wait_started(record: RunRecord, timeout: float = 30.0) -> RunRecord:
+    """A 'starting' run has no pids yet: wait until its supervisor records them (or ends, or is lost)."""
+    deadline = time.time() + timeout
+    while record.status == RunStatus.STARTING and time.time() < deadline:
+        if record.supervisor_pid and not alive(record.supervisor_pid, record.supervisor_create_time):
+            break
+        time.sleep(0.1)
+        record = read_record(record.run_dir)
+    return record
 
 
 def _launcher_pids(record: RunRecord) -> list[tuple[int | None, float | None]]:
@@ -412,9 +531,8 @@ def _kill_leftovers(record: RunRecord) -> None:
     for _attempt in range(5):
         left = run_processes(record)
         for pgid, pid, created in groups:
-            if pgid and alive(pid, created):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pgid, signal.SIGKILL)
+            if pgid and pgid == pid:  # a group is killed only while its leader is still our process
+                signal_verified(pid, created, signal.SIGKILL, group=True)
         if not left:
             break
         send_signal(left, signal.SIGKILL)

@@ -17,7 +17,7 @@ from pathlib import Path
 from core.codegen import CodegenError, RunOptions
 from core.codegen.options import validate_options
 from core.codegen.sbatch import SBATCH_FILE, BatchSpec, check_env_key, job_name, sbatch_script
-from core.run.launch import check_queue, check_scheduler_port, new_run_dir, start_run
+from core.run.launch import check_queue, check_scheduler_port, new_run_dir, register_run, reserving, start_supervisor
 from core.run.launchers import launcher_for
 from core.run.mindformers import parallel_devices, read_parallel_config
 from core.run.processes import ENV_RUN_ID
@@ -228,20 +228,29 @@ def launch_own(job: OwnJob, workspace: Path, name: str | None = None, wait_start
     job = check_own(job)
     options = job.to_options()
     launcher = launcher_for(options)
-    run_id, run_dir = new_run_dir(workspace, name, "own-" + job_name(Path(job.script).stem)[:40])
-    check_scheduler_port(launcher.scheduler_port(options), workspace)
     check_queue(launcher, options)
-    run_dir.mkdir(parents=True)
-    log_dir = (run_dir / LOG_DIR).resolve()
-    log_dir.mkdir()
-    if launcher.queued:
-        (run_dir / SBATCH_FILE).write_text(sbatch_script(batch_spec(job, run_dir, run_id)), encoding="utf-8")
+    with reserving(workspace) as reserve:
+        run_id, run_dir = new_run_dir(workspace, name, "own-" + job_name(Path(job.script).stem)[:40])
+        check_scheduler_port(launcher.scheduler_port(options), workspace)
+        reserve(run_dir)
+        run_dir.mkdir(parents=True)
+        log_dir = (run_dir / LOG_DIR).resolve()
+        log_dir.mkdir()
+        if launcher.queued:
+            (run_dir / SBATCH_FILE).write_text(sbatch_script(batch_spec(job, run_dir, run_id)), encoding="utf-8")
+        register_run(_own_record(job, options, run_id, run_dir, log_dir, launcher.queued), dict(job.env))
+    return start_supervisor(run_dir, wait_started)
+
+
+def _own_record(
+    job: OwnJob, options: RunOptions, run_id: str, run_dir: Path, log_dir: Path, queued: bool
+) -> RunRecord:
     argv = launcher_argv(job, log_dir)
-    record = RunRecord(
+    return RunRecord(
         run_id=run_id,
         run_dir=run_dir,
         log_dir=log_dir,
-        status=RunStatus.RUNNING,
+        status=RunStatus.STARTING,
         scenario="mindformers" if job.mindformers_config else "own",
         design=Path(job.script).name,
         command=argv,
@@ -255,9 +264,8 @@ def launch_own(job: OwnJob, workspace: Path, name: str | None = None, wait_start
         message="starting",
         kind=RunKind.OWN,
         argv=argv,
-        workdir="" if launcher.queued else job.workdir,
+        workdir="" if queued else job.workdir,
     )
-    return start_run(record, dict(job.env), wait_started)
 
 
 def watch_folder(folder: str | Path, workspace: Path, name: str | None = None) -> RunRecord:
@@ -266,9 +274,17 @@ def watch_folder(folder: str | Path, workspace: Path, name: str | None = None) -
     if not path.is_dir():
         raise LaunchError(f"log folder {path} does not exist")
     stem = "watch-" + re.sub(r"[^A-Za-z0-9._-]+", "-", path.name).strip("-.")[:40]
-    run_id, run_dir = new_run_dir(workspace, name, stem or "watch")
-    run_dir.mkdir(parents=True)
-    record = RunRecord(
+    with reserving(workspace) as reserve:
+        run_id, run_dir = new_run_dir(workspace, name, stem or "watch")
+        reserve(run_dir)
+        run_dir.mkdir(parents=True)
+        record = _watch_record(run_id, run_dir, path)
+        write_record(record)
+    return record
+
+
+def _watch_record(run_id: str, run_dir: Path, path: Path) -> RunRecord:
+    return RunRecord(
         run_id=run_id,
         run_dir=run_dir,
         log_dir=path,
@@ -280,5 +296,3 @@ def watch_folder(folder: str | Path, workspace: Path, name: str | None = None) -
         kind=RunKind.EXTERNAL,
         message="watch only: ShardScope did not start this job and cannot stop it",
     )
-    write_record(record)
-    return record

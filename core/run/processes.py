@@ -33,16 +33,29 @@ def create_time(pid: int) -> float | None:
         return None
 
 
+CLOCK_SLACK = 1.0  # s: psutil's create times are rounded to clock ticks and boot-time drift
+
+
 def processes_of(
-    run_id: str, run_dir: Path, pgid: int | None, exclude: Iterable[int | None] = ()
+    run_id: str,
+    run_dir: Path,
+    pgid: int | None,
+    exclude: Iterable[int | None] = (),
+    since: float | None = None,
 ) -> list[psutil.Process]:
-    """Every live process of a run: its process group, cwd in the run folder, or tagged environment."""
+    """Every live process of a run: its process group, cwd in the run folder, or tagged environment.
+
+    With `since` (the run's start), a process older than the run is never one of its processes: a
+    process group id or pid reused by an unrelated program is left alone.
+    """
     found: dict[int, psutil.Process] = {}
     run_path = str(run_dir.resolve())
     skip = {os.getpid(), *(p for p in exclude if p)}
-    for proc in psutil.process_iter(["pid", "cwd", "cmdline", "status"]):
+    for proc in psutil.process_iter(["pid", "cwd", "cmdline", "status", "create_time"]):
         try:
             if proc.pid in skip or proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if since is not None and (proc.info.get("create_time") or 0.0) < since - CLOCK_SLACK:
                 continue
             if _belongs(proc, run_id, run_path, pgid):
                 found[proc.pid] = proc
@@ -66,9 +79,28 @@ def _belongs(proc: psutil.Process, run_id: str, run_path: str, pgid: int | None)
 
 
 def send_signal(procs: Iterable[psutil.Process], sig: int) -> None:
+    """Signal each process only if it is still the one found (psutil checks pid + create time)."""
     for proc in procs:
         with contextlib.suppress(psutil.Error):
-            proc.send_signal(sig)
+            if proc.is_running():
+                proc.send_signal(sig)
+
+
+def signal_verified(pid: int | None, created: float | None, sig: int, group: bool = False) -> bool:
+    """Send `sig` to pid (or its process group, led by it) only if pid is still the process started
+    at `created`; False (nothing sent) when it is gone or is someone else now."""
+    if not pid or created is None or not alive(pid, created):
+        return False
+    try:
+        if group:
+            if os.getpgid(pid) != pid:
+                return False  # no longer the leader of its own group: the group is not ours to kill
+            os.killpg(pid, sig)
+        else:
+            psutil.Process(pid).send_signal(sig)
+    except (ProcessLookupError, PermissionError, psutil.Error):
+        return False
+    return True
 
 
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:

@@ -7,21 +7,27 @@ decided here (`refresh`) or by its supervisor (`core.run.launch.supervise`), now
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.run import slurm
-from core.run.processes import ENV_RUN_ID, alive
+from core.run.processes import ENV_RUN_ID, alive, processes_of
 from core.run.states import ACTIVE, LaunchError, RunStatus
 from core.workspace import WorkspaceError, child
 
 RUN_FILE = "run.json"
 STOP_FILE = "stop_requested"
 LAUNCHER_LOG = "launcher.log"
+LOCK_FILE = "run.lock"  # flock'ed around every read-modify-write of run.json
+LAUNCH_LOCK = ".launch.lock"  # under runs/: held from the port check until the record holding it is written
+STARTING_TIMEOUT = 120.0  # s a record may stay 'starting' with no supervisor before the start is judged lost
 SLURM_EXIT_FILE = "slurm_exit_code"  # written by job.sbatch (core.codegen.sbatch.EXIT_FILE)
 __all__ = ["ENV_RUN_ID", "LAUNCHER_LOG", "RUN_FILE", "STOP_FILE", "LaunchError", "RunRecord", "RunStatus"]
 
@@ -125,6 +131,38 @@ def write_record(record: RunRecord) -> None:
     tmp.replace(path)
 
 
+@contextlib.contextmanager
+def _flock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on `path` (created if missing), released on exit or process death."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def record_lock(run_dir: Path) -> contextlib.AbstractContextManager[None]:
+    """Serialises read-modify-writes of one run.json (supervisor, refreshers, stop)."""
+    return _flock(run_dir / LOCK_FILE)
+
+
+def launch_lock(workspace: Path) -> contextlib.AbstractContextManager[None]:
+    """Serialises launches of one workspace so a port check and the record reserving it are atomic."""
+    root = runs_root(workspace)
+    root.mkdir(parents=True, exist_ok=True)
+    return _flock(root / LAUNCH_LOCK)
+
+
+def update_record(run_dir: Path, change: Callable[[RunRecord], bool | None]) -> RunRecord:
+    """Read, change and write run.json under its lock; `change` returning False skips the write."""
+    with record_lock(run_dir):
+        record = read_record(run_dir)
+        if change(record) is not False:
+            write_record(record)
+        return record
+
+
 def read_record(run_dir: Path) -> RunRecord:
     try:
         data = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
@@ -152,30 +190,60 @@ def launcher_alive(record: RunRecord) -> bool:
 
 
 def refresh(record: RunRecord) -> RunRecord:
-    """Re-attach: a 'running' record whose supervisor and launcher are both gone gets a final status.
+    """Re-attach: an active record whose supervisor, launcher and processes are all gone gets a final status.
 
-    A Slurm run outlives its supervisor on purpose: Slurm is asked for its state instead.
+    A 'starting' record whose supervisor is not recorded yet is left alone (the launch is under way),
+    unless it has waited STARTING_TIMEOUT s. A Slurm run outlives its supervisor on purpose: Slurm is
+    asked for its state instead.
     """
     if not record.is_running or record.watch_only:
         return record
     if alive(record.supervisor_pid, record.supervisor_create_time):
         return record
+    if record.status == RunStatus.STARTING and not record.supervisor_pid and not _start_lost(record):
+        return record
     if record.slurm_job_id:
         return refresh_slurm(record)
     if launcher_alive(record):
         return record  # supervisor lost (killed); the job still runs and can be stopped
-    time.sleep(0.05)  # the supervisor may have just written its final status
-    latest = read_record(record.run_dir)
-    if not latest.is_running:
-        return latest
+    if leftover_processes(record):
+        return record  # launcher gone, its workers still run: still running, and Stop kills them
+    return update_record(record.run_dir, _judge_unwatched)
+
+
+def _start_lost(record: RunRecord) -> bool:
+    return time.time() - (record.started_at or 0.0) > STARTING_TIMEOUT
+
+
+def leftover_processes(record: RunRecord) -> list[Any]:
+    """Live processes of the run (group, cwd, tag) started after it, its supervisor excluded."""
+    return processes_of(
+        record.run_id, record.run_dir, record.pgid, (record.supervisor_pid,), since=record.started_at
+    )
+
+
+def _judge_unwatched(latest: RunRecord) -> bool:
+    """Under the record lock: the final status of a run nobody watches any more (False: nothing to do)."""
+    if not latest.is_running or alive(latest.supervisor_pid, latest.supervisor_create_time):
+        return False  # the supervisor wrote its final status, or was recorded meanwhile
+    if latest.status == RunStatus.STARTING and not latest.supervisor_pid and not _start_lost(latest):
+        return False
+    if launcher_alive(latest):
+        return False
     latest.ended_at = latest.ended_at or time.time()
     if (latest.run_dir / STOP_FILE).exists():
         latest.status, latest.message = RunStatus.STOPPED, "stopped by the user"
+    elif latest.status == RunStatus.STARTING:
+        latest.status = RunStatus.FAILED
+        latest.message = (
+            "the supervisor died before starting the job (see supervisor.log)"
+            if latest.supervisor_pid
+            else "the supervisor never started (the launching process died?)"
+        )
     else:
         latest.status = RunStatus.FAILED
         latest.message = latest.message or "the launcher ended while nobody was watching: exit code unknown"
-    write_record(latest)
-    return latest
+    return True
 
 
 def slurm_outcome(record: RunRecord) -> tuple[str, str, int | None]:
@@ -194,11 +262,16 @@ def refresh_slurm(record: RunRecord) -> RunRecord:
         return record
     if (status_, message) == (record.status, record.message):
         return record
-    record.status, record.message = status_, message
-    if status_ not in ACTIVE:
-        record.exit_code, record.ended_at = code, record.ended_at or time.time()
-    write_record(record)
-    return record
+
+    def store(latest: RunRecord) -> bool:
+        if not latest.is_running:
+            return False
+        latest.status, latest.message = status_, message
+        if status_ not in ACTIVE:
+            latest.exit_code, latest.ended_at = code, latest.ended_at or time.time()
+        return True
+
+    return update_record(record.run_dir, store)
 
 
 def status(run_id: str, workspace: Path) -> str:

@@ -11,6 +11,7 @@ from enum import StrEnum
 class RunStatus(StrEnum):
     """A run's state as stored in run.json (plain strings on disk)."""
 
+    STARTING = "starting"  # recorded, its supervisor not yet: never judged dead in this state
     QUEUED = "queued"  # submitted to a scheduler (Slurm PENDING), not started yet
     RUNNING = "running"
     SUCCEEDED = "succeeded"
@@ -18,7 +19,7 @@ class RunStatus(StrEnum):
     STOPPED = "stopped"
 
 
-ACTIVE = frozenset({RunStatus.QUEUED, RunStatus.RUNNING})
+ACTIVE = frozenset({RunStatus.STARTING, RunStatus.QUEUED, RunStatus.RUNNING})
 
 
 class LaunchError(RuntimeError):
