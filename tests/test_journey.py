@@ -104,6 +104,8 @@ def test_the_whole_journey(workspace: Path) -> None:
         assert page.get_by_text("seed004_dense_matmul").count() > 0, "the designer's design reaches Launch"
         pick(page, "Scenario", "Data parallel (seed 001)")
         set_number(page, "Devices", "8")
+        # the design's network is tiny (x (8, 4) @ w (4, 8)): enough epochs that it still trains while we watch
+        set_number(page, "Epochs", "100")
         page.get_by_role("button", name="Launch", exact=True).click()
         page.get_by_text(re.compile(r"Started run \S+")).wait_for(timeout=120_000)
         first_run = runs.list_runs(workspace)[0]
