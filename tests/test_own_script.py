@@ -358,6 +358,15 @@ def test_page_launches_an_own_script_and_stops_it(launch_page, tmp_path: Path) -
     deadline = time.time() + 240
     while time.time() < deadline and "loss is" not in _text(record.log_dir / "worker_1.log"):
         time.sleep(1)
+    # its curves appear in the Monitor, as a generated job's do
+    from streamlit.testing.v1 import AppTest
+
+    monitor = AppTest.from_file(str(REPO_ROOT / "pages" / "monitor.py"), default_timeout=120)
+    monitor.query_params["run"] = record.run_id
+    monitor.run()
+    assert not monitor.exception
+    metrics = {m.label: m.value for m in monitor.metric}
+    assert metrics["Ranks"] == "2" and int(metrics["Loss points"].replace(",", "")) > 0, metrics
     page.run()
     assert page.selectbox(key="launch_stop_choice").value == record.run_id
     page.button(key="launch_stop").click().run()
