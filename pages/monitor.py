@@ -23,8 +23,10 @@ from app import monitor_widgets as ui  # noqa: E402
 from app.live_chart import live_chart  # noqa: E402
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, compile_user_regex, tail_lines  # noqa: E402
 from core.logs.diagnose import Diagnosis, diagnose  # noqa: E402
+from core.logs.guard import LogDirError, validate_log_dir  # noqa: E402
 from core.logs.replay import load_recording, replay  # noqa: E402
 from core.logs.selection import RankSelectionError, select_ranks  # noqa: E402
+from core.logs.watcher import WatcherRegistry  # noqa: E402
 from core.run.registry import LAUNCHER_LOG, list_runs  # noqa: E402
 from core.workspace import EXAMPLES_DIR, default_workspace  # noqa: E402
 
@@ -35,10 +37,17 @@ RECORDINGS_DIRS = [EXAMPLES_DIR / "recordings"]
 
 # ----------------------------------------------------------------------------- long-lived objects
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@st.cache_resource(show_spinner=False)
+def watcher_registry() -> WatcherRegistry:
+    """Owner of every live RunWatcher; stops those no page asked for in 2 minutes (closed tabs)."""
+    return WatcherRegistry(idle_s=120.0, max_watchers=32)
+
+
 def get_watcher(log_dir: str, polling: bool, loss_regex: str | None, extra: tuple[str, ...]) -> RunWatcher:
     """One RunWatcher per (folder, polling, regex), shared by every session and rerun."""
-    return RunWatcher(Path(log_dir), polling=polling, loss_regex=loss_regex, extra_files=extra).start()
+    return watcher_registry().get(
+        (log_dir, polling, loss_regex, extra),
+        lambda: RunWatcher(Path(log_dir), polling=polling, loss_regex=loss_regex, extra_files=extra))
 
 
 @st.cache_resource(show_spinner=False)
@@ -116,11 +125,12 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
                              placeholder="/path/to/log_output  (msrun --log_dir, mpirun output, or rank-table run)")
         if not path:
             return None, "", None, ()
-        folder = Path(path).expanduser()
-        if not folder.is_dir():
-            st.error(f"`{folder}` is not a folder on this machine.")
+        try:
+            folder = validate_log_dir(path)
+        except LogDirError as exc:
+            st.error(f"Cannot watch this folder: {exc}.")
             return None, "", None, ()
-        return folder.resolve(), folder.name, None, ()
+        return folder, folder.name, None, ()
     if source == "Replay recorded run":
         recs = recordings()
         if not recs:

@@ -63,7 +63,15 @@ def test_log_folder_failed_run_shows_crashes() -> None:
 
 def test_missing_folder_is_an_error(tmp_path: Path) -> None:
     at = _run(logdir=str(tmp_path / "nope"))
-    assert any("is not a folder" in e.value for e in at.error)
+    assert any("does not exist" in e.value for e in at.error)
+
+
+@pytest.mark.parametrize("logdir, words", [("/", "filesystem root"), ("x" * 10_000, "too long")])
+def test_hostile_logdir_is_a_message_not_a_watch(logdir: str, words: str) -> None:
+    """Issue 12 item 5: `?logdir=/` watched the whole filesystem; 10,000 characters raised ENAMETOOLONG."""
+    at = _run(logdir=logdir)
+    assert not at.exception
+    assert any(words in e.value for e in at.error)
 
 
 def test_empty_folder_waits_for_logs(tmp_path: Path) -> None:

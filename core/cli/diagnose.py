@@ -9,10 +9,10 @@ import argparse
 import json
 import sys
 from datetime import datetime
-from pathlib import Path
 
 from core.logs import LogFormatError, read_run
 from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
+from core.logs.guard import LogDirError, validate_log_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,14 +22,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "median), hung ranks (progress far behind the others) and failure groups "
                                    "(identical exceptions collapsed, first failing rank marked). "
                                    "Exit status 1 when a rank failed or hung.")
-    p.add_argument("log_dir", type=Path, help="msrun --log_dir, mpirun output folder or rank-table run folder")
+    p.add_argument("log_dir", type=str, help="msrun --log_dir, mpirun output folder or rank-table run folder")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
     p.add_argument("--alive", action="store_true",
                    help="the job is still running: also report the whole job as hung when it went silent")
     p.add_argument("--straggler-ratio", type=float, default=DiagnoseSettings.straggler_ratio,
                    help="step time / job median at or above this is a straggler (default %(default)s)")
-    p.set_defaults(func=handle)
+    p.set_defaults(func=_handle_pipe)
 
 
 def _when(t: float | None) -> str:
@@ -75,11 +75,13 @@ def report(d: Diagnosis) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the diagnosis; 2 on a bad folder or regex, 1 when a rank failed or hung."""
-    if not args.log_dir.is_dir():
-        print(f"error: {args.log_dir} is not a folder", file=sys.stderr)
+    try:
+        log_dir = validate_log_dir(args.log_dir)
+    except LogDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        snap = read_run(args.log_dir, loss_regex=args.loss_regex)
+        snap = read_run(log_dir, loss_regex=args.loss_regex)
     except LogFormatError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -90,3 +92,16 @@ def handle(args: argparse.Namespace) -> int:
     else:
         print(report(d))
     return 1 if d.failed else 0
+
+
+def _handle_pipe(args: argparse.Namespace) -> int:
+    """`handle`, but a reader that closes the pipe early (`| head -3`) ends us quietly, not with a traceback."""
+    try:
+        return handle(args)
+    except BrokenPipeError:
+        import os
+
+        # Python would flush stdout again at exit and print a second error: point it at /dev/null.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

@@ -11,19 +11,20 @@ from pathlib import Path
 import pandas as pd
 
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
+from core.logs.guard import LogDirError, validate_log_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `watch` subcommand."""
     p = sub.add_parser("watch", help="follow a run's per-rank logs (loss, stalls, crashes)",
                        description="Print new loss rows as they arrive and a per-rank status table.")
-    p.add_argument("log_dir", type=Path, help="msrun --log_dir, mpirun output folder or rank-table run folder")
+    p.add_argument("log_dir", type=str, help="msrun --log_dir, mpirun output folder or rank-table run folder")
     p.add_argument("--polling", action="store_true", help="poll instead of inotify (NFS/shared filesystems)")
     p.add_argument("--once", action="store_true", help="print a summary and exit (exit code 1 if a rank crashed)")
     p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
     p.add_argument("--stall-after", type=float, default=60.0, help="seconds without a new line = stalled")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between status tables")
-    p.set_defaults(func=handle)
+    p.set_defaults(func=_handle_pipe)
 
 
 def _fmt(v: float, spec: str = ".4g") -> str:
@@ -60,11 +61,12 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     """Entry point of `python -m core watch`."""
-    log_dir: Path = args.log_dir
+    try:
+        log_dir: Path = validate_log_dir(args.log_dir)
+    except LogDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.once:
-        if not log_dir.is_dir():
-            print(f"error: {log_dir} is not a folder", file=sys.stderr)
-            return 2
         try:
             snap = read_run(log_dir, loss_regex=args.loss_regex)
         except LogFormatError as exc:
@@ -114,3 +116,16 @@ def handle(args: argparse.Namespace) -> int:
         watcher.stop()
     snap = watcher.snapshot()
     return 1 if snap.crashed_ranks() else 0
+
+
+def _handle_pipe(args: argparse.Namespace) -> int:
+    """`handle`, but a reader that closes the pipe early (`| head -3`) ends us quietly, not with a traceback."""
+    try:
+        return handle(args)
+    except BrokenPipeError:
+        import os
+
+        # Python would flush stdout again at exit and print a second error: point it at /dev/null.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

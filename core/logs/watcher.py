@@ -12,7 +12,9 @@ from pathlib import Path
 from core.logs.parser import ReaderSettings
 from core.logs.reader import RunSnapshot, _RunState
 
-__all__ = ["RunWatcher"]
+__all__ = ["MAX_WATCHES", "RunWatcher", "WatcherRegistry"]
+
+MAX_WATCHES = 2048  # folders watched per run: 1,024 mpirun ranks need 1,026; more is not a log layout
 
 
 class RunWatcher:
@@ -42,6 +44,9 @@ class RunWatcher:
         self._scheduled = False
         self._thread: threading.Thread | None = None
         self._listeners: list[Callable[[], None]] = []
+        self._handler = None
+        self._watched: set[Path] = set()
+        self.watch_limited = False
 
     # -- lifecycle
     def start(self) -> RunWatcher:
@@ -68,6 +73,7 @@ class RunWatcher:
             self._thread.join(timeout=2)
             self._thread = None
         self._scheduled = False
+        self._watched = set()
 
     @property
     def running(self) -> bool:
@@ -107,26 +113,53 @@ class RunWatcher:
             return self._state.version
 
     # -- internals
+    def watched_folders(self) -> list[Path]:
+        """Folders the observer watches: the log folder and the folders its discovered logs live in.
+
+        Why not `recursive=True`: on an arbitrary tree (`/`, `/tmp`) that meant tens of thousands of
+        inotify watches. Log layouts are at most two levels deep, and the 1 s rescan finds new ones.
+        """
+        wanted = {self.log_dir}
+        for path in list(self._state.files):
+            parent = path.parent
+            while parent != self.log_dir and self.log_dir in parent.parents:
+                wanted.add(parent)
+                parent = parent.parent
+        return sorted(wanted)[: MAX_WATCHES]
+
     def _ensure_observer(self) -> None:
-        if self._scheduled or not self.log_dir.is_dir():
+        if not self.log_dir.is_dir():
             return
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
         from watchdog.observers.polling import PollingObserver
 
-        watcher = self
+        if self._observer is None:
+            watcher = self
 
-        class _Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:
-                if event.event_type in ("opened", "closed_no_write"):
-                    return
-                watcher._on_event(event)
+            class _Handler(FileSystemEventHandler):
+                def on_any_event(self, event) -> None:
+                    if event.event_type in ("opened", "closed_no_write"):
+                        return
+                    watcher._on_event(event)
 
-        observer = PollingObserver(timeout=self.poll_timeout_s) if self.polling else Observer()
-        observer.schedule(_Handler(), str(self.log_dir), recursive=True)
-        observer.daemon = True
-        observer.start()
-        self._observer = observer
+            self._handler = _Handler()
+            observer = PollingObserver(timeout=self.poll_timeout_s) if self.polling else Observer()
+            observer.daemon = True
+            observer.start()
+            self._observer = observer
+            self._watched = set()
+        with self._lock:
+            wanted = self.watched_folders()
+            self.watch_limited = len(self._state.files) > 0 and len(wanted) >= MAX_WATCHES
+        for folder in wanted:
+            if folder in self._watched:
+                continue
+            try:
+                self._observer.schedule(self._handler, str(folder), recursive=False)
+            except OSError:  # inotify limit or a vanished folder: the rescan still reads it
+                continue
+            self._watched.add(folder)
         self._scheduled = True
 
     def _on_event(self, event) -> None:
@@ -159,3 +192,72 @@ class RunWatcher:
         with self._lock:
             if self._state.refresh(rediscover=False):
                 self._changed.notify_all()
+
+
+class WatcherRegistry:
+    """Owns shared RunWatchers and stops those nobody asked for in `idle_s` seconds.
+
+    Why: the page used to keep one watcher per folder forever (st.cache_resource), so a closed tab
+    kept its inotify watches and rescan thread. Every `get` marks the watcher used; `reap` (called
+    on each `get`, and by a small daemon thread) stops the idle ones.
+    """
+
+    def __init__(self, idle_s: float = 120.0, max_watchers: int = 32) -> None:
+        self.idle_s = idle_s
+        self.max_watchers = max_watchers
+        self._lock = threading.Lock()
+        self._watchers: dict[tuple, tuple[RunWatcher, float]] = {}
+        self._reaper: threading.Thread | None = None
+        self._closed = threading.Event()
+
+    def get(self, key: tuple, make: Callable[[], RunWatcher]) -> RunWatcher:
+        """The running watcher for `key` (created and started by `make` if needed)."""
+        self.reap()
+        with self._lock:
+            entry = self._watchers.get(key)
+            if entry is None or not entry[0].running:
+                if len(self._watchers) >= self.max_watchers:  # evict the least recently used
+                    old = min(self._watchers, key=lambda k: self._watchers[k][1])
+                    self._watchers.pop(old)[0].stop()
+                watcher = make()
+                if not watcher.running:
+                    watcher.start()
+            else:
+                watcher = entry[0]
+            self._watchers[key] = (watcher, time.monotonic())
+            self._ensure_reaper()
+            return watcher
+
+    def reap(self, now: float | None = None) -> list[tuple]:
+        """Stop and forget watchers unused for `idle_s`; return their keys."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            idle = [k for k, (_, used) in self._watchers.items() if now - used > self.idle_s]
+            stopped = [self._watchers.pop(k)[0] for k in idle]
+        for w in stopped:
+            w.stop()
+        return idle
+
+    def active(self) -> list[tuple]:
+        with self._lock:
+            return list(self._watchers)
+
+    def close(self) -> None:
+        """Stop every watcher and the reaper."""
+        self._closed.set()
+        with self._lock:
+            stopped = [w for w, _ in self._watchers.values()]
+            self._watchers.clear()
+        for w in stopped:
+            w.stop()
+
+    def _ensure_reaper(self) -> None:
+        if self._reaper is not None and self._reaper.is_alive():
+            return
+
+        def loop() -> None:
+            while not self._closed.wait(min(30.0, max(self.idle_s / 4, 0.05))):
+                self.reap()
+
+        self._reaper = threading.Thread(target=loop, name="WatcherRegistry-reaper", daemon=True)
+        self._reaper.start()

@@ -1,0 +1,113 @@
+"""Issue 12 items 5-7 (logs side): each test reproduces a reported failure and checks the fix."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.logs.guard import LogDirError, validate_log_dir
+from core.logs.watcher import RunWatcher, WatcherRegistry
+
+REPO = Path(__file__).resolve().parent.parent
+LINE = "epoch: 1 step: {s}, loss is {v}\n"
+
+
+def _run_cli(*args: str, stdin_pipe: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+
+
+# ----------------------------------------------------------------------------- item 5: logdir + watchers
+
+@pytest.mark.parametrize("bad, words", [
+    ("/", "root"),
+    ("x" * 10_000, "too long"),
+    ("/no/such/folder/anywhere", "does not exist"),
+])
+def test_validate_log_dir_refuses_hostile_folders(bad: str, words: str) -> None:
+    with pytest.raises(LogDirError, match=words):
+        validate_log_dir(bad)
+
+
+def test_validate_log_dir_refuses_files_and_crowded_folders(tmp_path: Path) -> None:
+    f = tmp_path / "file.log"
+    f.write_text("x")
+    with pytest.raises(LogDirError, match="not a folder"):
+        validate_log_dir(f)
+    for i in range(30):
+        (tmp_path / f"e{i}").touch()
+    with pytest.raises(LogDirError, match="more than 20 entries"):
+        validate_log_dir(tmp_path, max_entries=20)
+    assert validate_log_dir(tmp_path) == tmp_path.resolve()
+
+
+@pytest.mark.parametrize("command", ["watch", "diagnose"])
+@pytest.mark.parametrize("bad", ["/", "x" * 10_000])
+def test_cli_bad_logdir_is_one_line_exit_2(command: str, bad: str) -> None:
+    args = [command, bad] + (["--once"] if command == "watch" else [])
+    res = _run_cli(*args)
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and res.stderr.startswith("error:")
+
+
+def test_watcher_watches_only_log_folders_not_the_tree(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    for r in range(3):
+        d = out / "1" / f"rank.{r}"
+        d.mkdir(parents=True)
+        (d / "stdout").write_text(LINE.format(s=1, v=1.0))
+    junk = out / "junk"
+    for i in range(50):  # an unrelated tree: recursive=True used to watch every one of these
+        (junk / f"d{i}" / "deeper").mkdir(parents=True)
+    w = RunWatcher(out).start()
+    try:
+        folders = set(w.watched_folders())
+        assert out in folders and out / "1" in folders
+        assert {out / "1" / f"rank.{r}" for r in range(3)} <= folders
+        assert not any(junk in f.parents or f == junk for f in folders)
+        assert w._watched == folders
+    finally:
+        w.stop()
+
+
+def test_registry_stops_idle_watchers(tmp_path: Path) -> None:
+    (tmp_path / "worker_0.log").write_text(LINE.format(s=1, v=1.0))
+    reg = WatcherRegistry(idle_s=1000.0)
+    try:
+        w = reg.get(("a",), lambda: RunWatcher(tmp_path))
+        assert w.running and reg.get(("a",), lambda: RunWatcher(tmp_path)) is w
+        assert reg.reap(now=time.monotonic() + 10) == []
+        assert reg.reap(now=time.monotonic() + 2000) == [("a",)]
+        assert not w.running and reg.active() == []
+        w2 = reg.get(("a",), lambda: RunWatcher(tmp_path))  # the next page visit gets a fresh one
+        assert w2 is not w and w2.running
+    finally:
+        reg.close()
+    assert not w2.running
+
+
+def test_registry_caps_watchers(tmp_path: Path) -> None:
+    reg = WatcherRegistry(idle_s=1000.0, max_watchers=2)
+    try:
+        ws = [reg.get((i,), lambda: RunWatcher(tmp_path)) for i in range(3)]
+        assert len(reg.active()) == 2 and not ws[0].running and ws[2].running
+    finally:
+        reg.close()
+
+
+# ----------------------------------------------------------------------------- item 6: unreadable, pipes
+
+def test_watch_once_into_closed_pipe_has_no_traceback(tmp_path: Path) -> None:
+    for r in range(1500):  # more than a pipe buffer of status lines
+        (tmp_path / f"worker_{r}.log").write_text(LINE.format(s=1, v=1.0))
+    cmd = f"{sys.executable} -m core watch --once {tmp_path} | head -3"
+    res = subprocess.run(["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert len(res.stdout.splitlines()) == 3
+    assert "BrokenPipeError" not in res.stderr and "Traceback" not in res.stderr
