@@ -23,6 +23,7 @@ STATE_LABELS = {
     "finished": "✓ finished",
     "stopped": "■ stopped",
     "waiting": "… waiting",
+    "unreadable": "⊘ unreadable",
 }
 _PALETTE = [
     "#2563eb",

@@ -60,6 +60,9 @@ def discover_logs(log_dir: Path | str, max_entries: int = 20000) -> list[LogFile
             except OSError:
                 continue
             if is_dir:
+                if depth == 0 and _LAYOUT_RULES[0][0].match(rel):  # a folder named worker_N.log: say so
+                    found.append(LogFile(Path(entry.path), rel, "worker", int(rel[7:-4]), "msrun"))
+                    continue
                 if depth < 2:
                     stack.append((Path(entry.path), rel + "/", depth + 1))
                 continue

@@ -109,6 +109,7 @@ class FileState:
     timings: list[tuple] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
     unregistered: set[int] = field(default_factory=set)
+    unreadable: str | None = None  # why the file cannot be read (permission denied, a FIFO, ...)
 
     def reset(self) -> None:
         """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""

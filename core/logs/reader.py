@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import BinaryIO
 
 import numpy as np
@@ -197,6 +198,14 @@ class _RunState:
     def _reset(self, st: FileState) -> None:
         st.reset()
 
+    @staticmethod
+    def _mark_unreadable(st: FileState, why: str) -> bool:
+        """Remember why a log cannot be read, so its rank says so instead of "waiting"."""
+        if st.unreadable == why:
+            return False
+        st.unreadable = why
+        return True
+
     def _read(self, st: FileState, now: float) -> bool:
         """Parse from the end of the last complete line to the last newline now in the file.
 
@@ -207,6 +216,8 @@ class _RunState:
             stat = os.stat(st.info.path)
         except OSError:
             return False
+        if not S_ISREG(stat.st_mode):  # a FIFO would block open(); a folder cannot be read
+            return self._mark_unreadable(st, "not a regular file")
         changed = False
         size = stat.st_size
         if st.ino not in (-1, stat.st_ino) or size < st.offset:
@@ -215,11 +226,16 @@ class _RunState:
         st.ino = stat.st_ino
         st.mtime = stat.st_mtime
         if size == st.offset:
+            if size == 0 and not os.access(st.info.path, os.R_OK):
+                return self._mark_unreadable(st, "permission denied") or changed
             return changed
         try:
             f = open(st.info.path, "rb", buffering=0)  # noqa: SIM115 - closed by the with below
-        except OSError:
-            return changed
+        except OSError as exc:
+            return self._mark_unreadable(st, (exc.strerror or str(exc)).lower()) or changed
+        if st.unreadable is not None:
+            st.unreadable = None
+            changed = True
         with f:
             if st.head and _read_exact(f, len(st.head)) != st.head:
                 self._reset(st)  # rewritten in place (truncate + write before we looked)
@@ -379,9 +395,10 @@ class _RunState:
                 "restarts": max(s.restarts for s in sts),
                 "dropped_bytes": sum(s.dropped_bytes for s in sts),
                 "dropped_lines": sum(s.dropped_lines for s in sts),
+                "unreadable": next((f"{s.info.rel}: {s.unreadable}" for s in sts if s.unreadable), ""),
             })
         cols = ["rank", "files", "pid", "bytes", "n_loss", "last_epoch", "last_step", "last_loss",
-                "last_activity", "mtime", "finished", "restarts", "dropped_bytes", "dropped_lines"]
+                "last_activity", "mtime", "finished", "restarts", "dropped_bytes", "dropped_lines", "unreadable"]
         return pd.DataFrame(rows, columns=cols)
 
 

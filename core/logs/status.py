@@ -27,6 +27,7 @@ class RankState(StrEnum):
     FINISHED = "finished"
     STOPPED = "stopped"
     WAITING = "waiting"
+    UNREADABLE = "unreadable"
 
 
 STATES = tuple(s.value for s in RankState)
@@ -74,6 +75,9 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
         elif age == age and age > stall_after_s:
             states.append(RankState.STALLED)
             details.append(f"no new line for {age:.0f} s")
+        elif not r["n_loss"] and r.get("unreadable"):
+            states.append(RankState.UNREADABLE)
+            details.append(str(r["unreadable"]))
         elif not r["n_loss"]:
             states.append(RankState.WAITING)
             details.append("no loss line yet")
