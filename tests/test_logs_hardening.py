@@ -146,3 +146,54 @@ def test_fifo_and_folder_named_like_a_log_are_unreadable(tmp_path: Path) -> None
     (tmp_path / "worker_2.log").mkdir()
     assert _state_of(tmp_path, 1) == ("unreadable", "worker_1.log: not a regular file")
     assert _state_of(tmp_path, 2) == ("unreadable", "worker_2.log: not a regular file")
+
+
+# ----------------------------------------------------------------------------- item 7: parser honesty
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from core.logs import ReaderSettings, parse_loss_line, read_run  # noqa: E402
+from core.logs.reader import _RunState  # noqa: E402
+
+
+@pytest.mark.parametrize("text", ["0x1p3", "1_000", "4.5e", "1.5.2", "2e+", "7abc"])
+def test_values_that_are_not_whole_numbers_give_no_row(text: str) -> None:
+    assert parse_loss_line(f"epoch: 1 step: 1, loss is {text}") is None
+    assert parse_loss_line(f"loss: {text}") is None
+
+
+@pytest.mark.parametrize("text, value", [("1.5", 1.5), ("-2.5e-3", -0.0025), ("[2.5]", 2.5), ("3,", 3.0),
+                                         ("Infinity", float("inf"))])
+def test_whole_numbers_still_parse(text: str, value: float) -> None:
+    r = parse_loss_line(f"epoch: 1 step: 1, loss is {text}")
+    assert r is not None and r["loss"] == value
+
+
+_GOOD = st.sampled_from([b"1.5", b"2", b"0.25", b"3e-2", b"nan"])
+_BAD = st.sampled_from([b"0x1p3", b"1_000", b"4.5e", b"1.5.2", b"9z"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.tuples(st.booleans(), _GOOD, _BAD), min_size=1, max_size=30),
+       cuts=st.lists(st.integers(0, 2000), max_size=6), block_min=st.sampled_from([1, 64]))
+def test_bad_numbers_are_rejected_by_both_paths_any_chunking(tmp_path_factory: pytest.TempPathFactory,
+                                                             values: list, cuts: list[int], block_min: int) -> None:
+    lines = [b"epoch: 1 step: %d, loss is %s\n" % (i + 1, good if ok else bad)
+             for i, (ok, good, bad) in enumerate(values)]
+    data = b"".join(lines)
+    expected = [i + 1 for i, (ok, _, _) in enumerate(values) if ok]
+    one = tmp_path_factory.mktemp("one")
+    (one / "worker_0.log").write_bytes(data)
+    assert read_run(one, settings=ReaderSettings(block_min=block_min)).metrics["step"].tolist() == expected
+    root = tmp_path_factory.mktemp("chunks")
+    path = root / "worker_0.log"
+    path.write_bytes(b"")
+    state = _RunState(root, settings=ReaderSettings(block_min=block_min))
+    prev = 0
+    for p in [*sorted({min(c, len(data)) for c in cuts}), len(data)]:
+        with open(path, "ab") as f:
+            f.write(data[prev:p])
+        prev = p
+        state.refresh()
+    assert state.snapshot().metrics["step"].tolist() == expected

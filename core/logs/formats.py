@@ -65,7 +65,7 @@ class LogFormat:
     marker: bytes | None = None
 
 
-NUM = rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Inf|INF|[Ii]nfinity)"
+NUM = rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)"
 _RE_NUM = re.compile(NUM)
 _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
 _RE_LOSSMONITOR = re.compile(rb"epoch:\s*(\d+),?\s+step:\s*(\d+),?\s+loss is\s*")
@@ -98,6 +98,11 @@ def to_float(raw: bytes) -> float:
         return float("nan")
 
 
+# A byte that cannot follow a whole number: its presence means the regex matched only a prefix.
+_NUMBER_TAIL = frozenset(bytes([c]) for c in b"0123456789_.xXpPeE" + bytes(range(ord("a"), ord("z") + 1))
+                         + bytes(range(ord("A"), ord("Z") + 1)))
+
+
 def _value_after(line: bytes, pos: int) -> float | None:
     """The loss value that follows `loss is` / `loss:`: plain number, nan/inf, or a printed Tensor."""
     head = line[pos:pos + 24]
@@ -105,6 +110,8 @@ def _value_after(line: bytes, pos: int) -> float | None:
         m = _RE_TENSOR_VALUE.search(line, pos)
     else:
         m = _RE_NUM.match(line, pos + (1 if head[:1] in (b"[", b"(") else 0))
+        if m and line[m.end():m.end() + 1] in _NUMBER_TAIL:
+            return None  # `0x1p3`, `1_000`, `4.5e`: not a whole number; never cut it to a prefix
     return to_float(m.group(1) if m.lastindex else m.group(0)) if m else None
 
 
