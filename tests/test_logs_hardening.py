@@ -197,3 +197,22 @@ def test_bad_numbers_are_rejected_by_both_paths_any_chunking(tmp_path_factory: p
         prev = p
         state.refresh()
     assert state.snapshot().metrics["step"].tolist() == expected
+
+
+def test_rotated_log_keeps_its_rows_and_is_read_to_its_end(tmp_path: Path) -> None:
+    log = tmp_path / "worker_0.log"
+    log.write_text("".join(LINE.format(s=s, v=1.0) for s in range(1, 4)))
+    state = _RunState(tmp_path)
+    state.refresh()
+    with open(log, "a") as f:  # written after our last read, just before the rotation
+        f.write(LINE.format(s=4, v=1.0))
+    log.rename(tmp_path / "worker_0.log.1")
+    log.write_text(LINE.format(s=5, v=2.0))
+    state.refresh()
+    snap = state.snapshot()
+    assert snap.metrics["step"].tolist() == [1, 2, 3, 4, 5]
+    assert snap.ranks.iloc[0]["last_step"] == 5 and snap.ranks.iloc[0]["last_loss"] == 2.0
+    with open(log, "a") as f:
+        f.write(LINE.format(s=6, v=3.0))
+    state.refresh()
+    assert state.snapshot().metrics["step"].tolist() == [1, 2, 3, 4, 5, 6]

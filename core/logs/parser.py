@@ -109,6 +109,7 @@ class FileState:
     timings: list[tuple] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
     unregistered: set[int] = field(default_factory=set)
+    rotated: bool = False  # renamed away by log rotation: its rows stay, before the current file's
     unreadable: str | None = None  # why the file cannot be read (permission denied, a FIFO, ...)
 
     def reset(self) -> None:

@@ -206,6 +206,31 @@ class _RunState:
         st.unreadable = why
         return True
 
+    def _keep_rotated(self, st: FileState, now: float) -> bool:
+        """The path now names another file (logrotate: rename + new file): find the old file by inode
+        beside it, keep its rows under its new name and read it to its end. True when found."""
+        folder = st.info.path.parent
+        try:
+            with os.scandir(folder) as it:
+                moved = next((Path(e.path) for e in it
+                              if e.name.startswith(st.info.path.name) and e.inode() == st.ino
+                              and Path(e.path) not in self.files), None)
+        except OSError:
+            return False
+        if moved is None:
+            return False
+        old = FileState(st.info)
+        old.__dict__.update(st.__dict__)
+        old.info = LogFile(moved, st.info.rel + moved.name[len(st.info.path.name):], st.info.role,
+                           st.info.rank, st.info.layout)
+        old.rotated = True
+        self.files[moved] = old
+        self._read(old, now)
+        fresh = FileState(st.info)
+        st.__dict__.update(fresh.__dict__)
+        st.live = True
+        return True
+
     def _read(self, st: FileState, now: float) -> bool:
         """Parse from the end of the last complete line to the last newline now in the file.
 
@@ -220,6 +245,8 @@ class _RunState:
             return self._mark_unreadable(st, "not a regular file")
         changed = False
         size = stat.st_size
+        if st.ino not in (-1, stat.st_ino):
+            changed |= self._keep_rotated(st, now)
         if st.ino not in (-1, stat.st_ino) or size < st.offset:
             self._reset(st)
             changed = True
@@ -317,7 +344,8 @@ class _RunState:
         if self._cache is not None and self._cache_version == self.version:
             return self._cache
         workers = [st for st in self.files.values() if st.info.role == "worker"]
-        workers.sort(key=lambda s: (s.info.rank if s.info.rank is not None else -1, s.info.rel))
+        # a rank's rotated files (older rows) come before its current file
+        workers.sort(key=lambda s: (s.info.rank if s.info.rank is not None else -1, not s.rotated, s.info.rel))
         if workers:
             sizes = [len(st.rows) for st in workers]
             n_float = len(ROW_KEYS) - 1  # epoch .. time: the float columns, already in METRIC_COLUMNS order
