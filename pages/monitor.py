@@ -31,6 +31,7 @@ from core.run.registry import LAUNCHER_LOG, list_runs  # noqa: E402
 from core.workspace import EXAMPLES_DIR, default_workspace  # noqa: E402
 
 T = TypeVar("T")
+LIVE_STATUSES = (None, "queued", "starting", "running")  # queued = Slurm PENDING: its logs will come
 SOURCES = ["Launched run", "Log folder", "Replay recorded run"]
 RECORDINGS_DIRS = [EXAMPLES_DIR / "recordings"]
 
@@ -117,6 +118,8 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
                               format_func=lambda i: f"{i} · {by_id[i].scenario or '?'} · {by_id[i].status}")
         rec = by_id[run_id]
         st.query_params["run"] = run_id
+        # Slurm / multi-node / watched-folder runs are written by other machines: inotify sees nothing there
+        st.session_state["mon_shared_fs"] = bool(getattr(rec, "shared_filesystem", False))
         launcher = getattr(rec, "run_dir", None)
         extra = (str(Path(launcher) / LAUNCHER_LOG),) if launcher else ()
         return Path(rec.log_dir), run_id, rec.status, extra
@@ -329,6 +332,7 @@ source_dir, label, run_status, extra_files = pick_source()
 opts, stall_after, paused, polling, loss_regex, per_node = sidebar_options()
 
 if source_dir is not None:
+    polling = polling or (run_status is not None and st.session_state.get("mon_shared_fs", False))
     watcher = get_watcher(str(source_dir), polling, loss_regex, extra_files)
     compare_labels: list[str] = []
     compare_dirs: dict[str, Path] = {}
@@ -337,7 +341,7 @@ if source_dir is not None:
     except Exception:  # a broken registry only hides the comparison choices
         others = []
     compare_dirs = {r.run_id: Path(r.log_dir) for r in others}
-    live = run_status in (None, "starting", "running") and not paused
+    live = run_status in LIVE_STATUSES and not paused
 
     @st.fragment(run_every=1.0 if live else None)
     def live_panel() -> None:
@@ -348,7 +352,7 @@ if source_dir is not None:
         table = ui.status_table(snap, stall_after, run_status)
         states = table["state"].str.split(" ", n=1).str[-1] if not table.empty else table["state"]
         diag = cached("diag", (str(source_dir), snap.version, run_status),
-                      lambda: diagnose(snap, now=time.time() if run_status in ("starting", "running") else None))
+                      lambda: diagnose(snap, now=time.time() if run_status in LIVE_STATUSES[1:] else None))
         c = st.columns(5)
         c[0].metric("Ranks", len(ranks))
         c[1].metric("Loss points", f"{len(df):,}")
