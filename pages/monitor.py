@@ -120,6 +120,11 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
         st.query_params["run"] = run_id
         # Slurm / multi-node / watched-folder runs are written by other machines: inotify sees nothing there
         st.session_state["mon_shared_fs"] = bool(getattr(rec, "shared_filesystem", False))
+        per_node = rec.options.get("local_worker_num") if isinstance(rec.options, dict) else None
+        if st.session_state.get("mon_per_node_run") != run_id:  # a new run: take its node size, once
+            st.session_state["mon_per_node_run"] = run_id
+            if isinstance(per_node, int) and per_node >= 1:
+                st.session_state["mon_per_node"] = per_node
         launcher = getattr(rec, "run_dir", None)
         extra = (str(Path(launcher) / LAUNCHER_LOG),) if launcher else ()
         return Path(rec.log_dir), run_id, rec.status, extra
@@ -399,6 +404,9 @@ if source_dir is not None:
             left, right = st.columns([3, 2], gap="medium")
             with left:
                 st.markdown("**Ranks**")
+                if 0 < per_node < len(ranks):  # several nodes: say which node each rank is on
+                    table = table.assign(node=table["rank"] // per_node).sort_values(["node", "rank"])
+                    st.caption(f"{len(ranks)} ranks on {-(-len(ranks) // per_node)} nodes, {per_node} per node")
                 st.dataframe(table, hide_index=True, width="stretch",
                              height=min(38 + 35 * max(len(table), 1), 360),
                              column_config={"detail": st.column_config.TextColumn(width="large")})

@@ -200,3 +200,18 @@ def test_big_run_rank_expression(tmp_path: Path) -> None:
     assert any("there are 5 nodes" in e.value for e in at.error)
     at.text_input(key="mon_rank_expr").input("banana").run()
     assert any("'banana' is not a rank" in e.value for e in at.error)
+
+
+def test_multi_node_run_groups_its_ranks_by_node(_workspace: Path) -> None:
+    """A 2 x 4 run (msrun --local_worker_num=4): the Monitor says which node each rank is on."""
+    run_dir = runs_root(_workspace) / "mn"
+    shutil.copytree(REAL / "dp8_cpu_ok", run_dir / "log_output")
+    (run_dir / "run.json").write_text(json.dumps({
+        "run_id": "mn", "status": "succeeded", "scenario": "data_parallel", "started_at": 1.0, "ended_at": 2.0,
+        "log_dir": "log_output", "launcher": "msrun", "device_num": 8,
+        "options": {"device_num": 8, "local_worker_num": 4}}))
+    at = _run(run="mn")
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert table.groupby("node")["rank"].apply(sorted).to_dict() == {0: [0, 1, 2, 3], 1: [4, 5, 6, 7]}
+    assert any("8 ranks on 2 nodes, 4 per node" in c.value for c in at.caption)
