@@ -1,0 +1,210 @@
+"""The detached supervisor of a run: `python -m core.run.supervisor _supervise RUN_DIR`.
+
+`core.run.launch` starts it in its own session so the run outlives the dashboard; it starts the
+job (run.sh, the own-script argv, or a batch submission), waits for it, and records how it ended in
+run.json, so the registry is right after any restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from core.run.launch import fail_record, launcher_env, launcher_for_record, run_processes
+from core.run.launchers import BatchLauncher
+from core.run.processes import (
+    create_time,
+    send_signal,
+    signal_verified,
+)
+from core.run.registry import (
+    LAUNCHER_LOG,
+    STOP_FILE,
+    LaunchError,
+    RunRecord,
+    RunStatus,
+    read_record,
+    record_lock,
+    update_record,
+    write_record,
+)
+
+POLL = 1.0  # seconds between two questions to a batch scheduler
+
+def supervise(run_dir: Path) -> int:
+    """Run the job to its end and record how it ended (a local child, or a batch scheduler's job)."""
+    extra = json.loads((run_dir / "env.json").read_text(encoding="utf-8") or "{}")
+
+    def mine(latest: RunRecord) -> None:
+        latest.supervisor_pid = os.getpid()
+        latest.supervisor_create_time = create_time(os.getpid())
+
+    record = update_record(run_dir, mine)
+    if not record.is_running:
+        return 1  # judged meanwhile (stopped, or given up on): start nothing
+    if (run_dir / STOP_FILE).exists():
+        update_record(run_dir, _stopped_before_start)
+        return 0
+    env = launcher_env(record.run_id, extra)
+    launcher = launcher_for_record(record)
+    if launcher.queued:
+        return _supervise_batch(record, launcher, env)  # type: ignore[arg-type]
+    return _supervise_local(record, env)
+
+
+def _stopped_before_start(record: RunRecord) -> None:
+    record.status, record.ended_at, record.message = RunStatus.STOPPED, time.time(), "stopped before it started"
+
+
+def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
+    run_dir = record.run_dir
+    plan = record.nodes or [{"node": 0, "argv": record.argv or ["bash", "run.sh"]}]
+    cwd = record.workdir or str(run_dir)
+    procs: list[subprocess.Popen[bytes]] = []
+    for entry in plan:
+        log_name = LAUNCHER_LOG if len(plan) == 1 else f"launcher_node{entry['node']}.log"
+        try:
+            with open(run_dir / log_name, "ab") as out:
+                proc = subprocess.Popen(
+                    [str(a) for a in entry["argv"]],
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            for started in procs:
+                with contextlib.suppress(OSError):
+                    os.killpg(started.pid, signal.SIGKILL)
+            why = f"could not start {' '.join(map(str, entry['argv']))}: {exc}"
+            update_record(run_dir, lambda r, why=why: fail_record(r, why))
+            return 1
+        procs.append(proc)
+        entry.update(pid=proc.pid, pgid=proc.pid, create_time=create_time(proc.pid))
+
+    def started(latest: RunRecord) -> None:
+        latest.pid, latest.pgid = procs[0].pid, procs[0].pid
+        latest.pid_create_time = create_time(procs[0].pid)
+        latest.nodes = plan if record.nodes else []
+        if latest.status == RunStatus.STARTING:
+            latest.status, latest.message = RunStatus.RUNNING, ""
+
+    record = update_record(run_dir, started)
+    if (run_dir / STOP_FILE).exists():  # a stop that came while the launcher was being started
+        for proc in procs:
+            signal_verified(proc.pid, create_time(proc.pid), launcher_for_record(record).stop_signal)
+    codes = [proc.wait() for proc in procs]
+    if not record.options.get("join", True):
+        _wait_detached(record)
+    time.sleep(0.2)  # let the launcher's stragglers (msrun's tail, a scheduler after a crash) go first
+    _reap_orphans(record)
+    _finish_local(run_dir, plan, codes)
+    return 0
+
+
+def _reap_orphans(record: RunRecord) -> None:
+    """The launcher is gone: whatever of the run still lives (msrun SIGKILLed leaves its scheduler and
+    workers) has nobody to stop it; kill it so the final status matches reality."""
+    for _attempt in range(3):
+        left = run_processes(record)
+        if not left:
+            return
+        send_signal(left, signal.SIGKILL)
+        psutil.wait_procs(left, timeout=3)
+
+
+def _wait_detached(record: RunRecord) -> None:
+    """msrun --join=False returns at once: the run lasts while its tagged processes do."""
+    def note(latest: RunRecord) -> None:
+        latest.message = "msrun returned (join=False); waiting for the workers it left running"
+
+    latest = update_record(record.run_dir, note)
+    while run_processes(latest) and not (record.run_dir / STOP_FILE).exists():
+        time.sleep(1.0)
+
+
+def _finish_local(run_dir: Path, plan: list[dict[str, object]], codes: list[int]) -> None:
+    with record_lock(run_dir):
+        _record_end(read_record(run_dir), plan, codes)
+
+
+def _record_end(latest: RunRecord, plan: list[dict[str, object]], codes: list[int]) -> None:
+    run_dir = latest.run_dir
+    latest.ended_at = time.time()
+    bad = [code for code in codes if code != 0]
+    latest.exit_code = bad[0] if bad else 0
+    for entry, code in zip(latest.nodes, codes, strict=False):
+        entry["exit_code"] = code
+    per_node = ", ".join(f"node {e['node']} {_ended(c)}" for e, c in zip(plan, codes, strict=True))
+    if (run_dir / STOP_FILE).exists():
+        latest.status, latest.message = RunStatus.STOPPED, "stopped by the user"
+    elif not bad:
+        latest.status = RunStatus.SUCCEEDED
+        latest.message = per_node if len(plan) > 1 else ""
+    else:
+        latest.status = RunStatus.FAILED
+        latest.message = per_node if len(plan) > 1 else f"the launcher {_ended(bad[0])}"
+    if not latest.options.get("join", True) and latest.status == RunStatus.SUCCEEDED:
+        latest.message = "msrun --join=False: the workers' exit codes are unknown; read their logs"
+    write_record(latest)
+
+
+def _ended(code: int) -> str:
+    return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
+
+
+def _supervise_batch(record: RunRecord, launcher: BatchLauncher, env: dict[str, str]) -> int:
+    """Submit the batch file, then follow the scheduler's state (queued, running, the end) into run.json."""
+    run_dir = record.run_dir
+    try:
+        job_id = launcher.submit(run_dir, env)
+    except LaunchError as exc:
+        why = str(exc)
+        update_record(run_dir, lambda r: fail_record(r, why))
+        return 1
+
+    def submitted(latest: RunRecord) -> None:
+        latest.slurm_job_id, latest.status = job_id, RunStatus.QUEUED
+        latest.message = f"submitted as Slurm job {job_id}"
+
+    record = update_record(run_dir, submitted)
+    if (run_dir / STOP_FILE).exists():  # stopped while sbatch ran
+        with contextlib.suppress(LaunchError):
+            launcher.cancel(job_id)
+    while True:
+        try:
+            status_, message, code = launcher.outcome(job_id, run_dir, (run_dir / STOP_FILE).exists())
+        except LaunchError as exc:
+            status_, message, code = RunStatus.RUNNING, f"cannot ask Slurm (will retry): {exc}", None
+        with record_lock(run_dir):
+            latest = read_record(run_dir)
+            if status_ not in (RunStatus.QUEUED, RunStatus.RUNNING):
+                latest.status, latest.message, latest.exit_code = status_, message, code
+                latest.ended_at = time.time()
+                write_record(latest)
+                return 0
+            if (latest.status, latest.message) != (status_, message) and latest.is_running:
+                latest.status, latest.message = status_, message
+                write_record(latest)
+        time.sleep(POLL)
+
+
+def _main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "_supervise":
+        return supervise(Path(argv[1]))
+    print("usage: python -m core.run.supervisor _supervise RUN_DIR (internal)", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
