@@ -97,14 +97,14 @@ class Layout:
         else:
             if not isinstance(rank_list, list):
                 raise LayoutError(f"rank_list must be a list of ranks, got {type(rank_list).__name__}")
+            for rank in rank_list:  # element types first, as MindSpore checks them
+                if not _is_int(rank):
+                    raise LayoutError(f"rank_list must hold whole numbers, got {str(rank)[:40]}")
             if len(rank_list) != full_size:
                 raise LayoutError(
                     f"rank_list has {len(rank_list)} ranks but the device matrix {device_matrix} has "
                     f"{full_size} positions: give one rank per position"
                 )
-            for rank in rank_list:
-                if not _is_int(rank):
-                    raise LayoutError(f"rank_list must hold whole numbers, got {str(rank)[:40]}")
             negative = [r for r in rank_list if r < 0]
             if negative:
                 raise LayoutError(f"rank_list holds negative rank {negative[0]}: ranks start at 0")
