@@ -64,8 +64,10 @@ def pick(page: Any, label: str, option: str) -> None:
     wait_idle(page)
 
 
-def set_number(page: Any, label: str, value: str) -> None:
+def set_number(page: Any, label: str, value: str, *, first: bool = False) -> None:
+    """Type into the number box `label`; `first` when a later, collapsed expander has one of the same name."""
     box = page.get_by_label(label, exact=True)
+    box = box.first if first else box
     box.fill(value)
     box.press("Enter")
     wait_idle(page)
@@ -135,7 +137,8 @@ def test_the_whole_journey(workspace: Path) -> None:
         nav(page, "Launch")
         page.get_by_text("Preflight").wait_for(timeout=120_000)
         page.get_by_text("Cluster and logging").click()
-        set_number(page, "Master port", "8139")
+        # the own-script expander below has a "Master port" too: the generated job's is the first
+        set_number(page, "Master port", "8139", first=True)
         page.get_by_role("button", name="Launch", exact=True).click()
         page.get_by_text(re.compile(r"Started run \S+")).wait_for(timeout=120_000)
         second = runs.list_runs(workspace)[0]
