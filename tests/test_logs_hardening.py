@@ -216,3 +216,24 @@ def test_rotated_log_keeps_its_rows_and_is_read_to_its_end(tmp_path: Path) -> No
         f.write(LINE.format(s=6, v=3.0))
     state.refresh()
     assert state.snapshot().metrics["step"].tolist() == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("newline", [b"\r", b"\r\n", b"\n"])
+def test_cr_only_and_crlf_lines_are_read_whole_and_live(tmp_path: Path, newline: bytes) -> None:
+    data = b"".join(b"[WARNING] noise %d%sepoch: 1 step: %d, loss is 2.3139476776123047%s" % (s, newline, s, newline)
+                    for s in range(1, 7))
+    (tmp_path / "whole").mkdir()
+    (tmp_path / "whole" / "worker_0.log").write_bytes(data)
+    whole = read_run(tmp_path / "whole").metrics
+    assert whole["step"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert whole["loss"].tolist() == [2.3139476776123047] * 6
+    live = tmp_path / "live"
+    live.mkdir()
+    path = live / "worker_0.log"
+    path.write_bytes(b"")
+    state = _RunState(live)
+    for cut in range(0, len(data), 7):  # cuts fall between CR and LF too
+        with open(path, "ab") as f:
+            f.write(data[cut:cut + 7])
+        state.refresh()
+    assert state.snapshot().metrics["step"].tolist() == [1, 2, 3, 4, 5, 6]

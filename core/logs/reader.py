@@ -102,6 +102,15 @@ def _read_into(f: BinaryIO, buf: bytearray, n: int) -> int:
     return got
 
 
+def _cr_to_lf(buf: bytearray, n: int) -> None:
+    """Turn every CR in `buf[:n]` into LF, in place: CR-only lines become lines, CRLF an empty line more.
+
+    Offsets stay the same (one byte for one), so rows keep their byte offsets in the file.
+    """
+    view = np.frombuffer(buf, dtype=np.uint8, count=n)
+    view[view == 13] = 10
+
+
 _HAVE_PREAD = hasattr(os, "preadv")
 
 
@@ -302,6 +311,8 @@ class _RunState:
                         st.consumed = pos
                         changed = True
                         continue
+                    if data.find(b"\r", 0, got) != -1:  # one memchr; CR-only files (progress bars, old Macs)
+                        _cr_to_lf(data, got)
                     last_nl = data.rfind(b"\n", 0, got)
                     if last_nl == -1:
                         if got > self.settings.max_partial_line:
