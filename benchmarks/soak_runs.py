@@ -379,7 +379,7 @@ class Dashboard:
             elif "Could not read the run registry" in body:
                 problem = "registry warning: " + body[body.find("Could not read"):][:200]
             elif run_id is not None:
-                shown = page.locator('[data-testid="stSelectbox"]').first.inner_text()
+                shown = page.get_by_role("combobox", name="Run").first.input_value(timeout=10_000)
                 if run_id not in shown:
                     problem = f"shows {' '.join(shown.split())[:80]!r} instead of {run_id}"
         except PlaywrightError as exc:
