@@ -280,8 +280,9 @@ def status_table(snap: RunSnapshot, stall_after_s: float, run_status: str | None
 
 
 def csv_bytes(snap: RunSnapshot) -> bytes:
-    """Every parsed point (never the downsampled ones) as CSV."""
-    df = prepare(snap.metrics)
+    """Every parsed point (never the downsampled ones) as CSV, rank by rank in file order (a live
+    table holds each tick's new rows after the older ones)."""
+    df = prepare(snap.metrics.sort_values("rank", kind="stable"))
     cols = [
         "rank",
         "epoch",

@@ -46,23 +46,25 @@ _MANTISSA_MAX = 1 << 53  # integers up to here are exact doubles, so mantissa / 
 
 
 class Rows:
-    """A file's metric rows (ROW_KEYS) in file order: numpy blocks from the bulk path, tuples otherwise."""
+    """A file's metric rows (ROW_KEYS) in file order until the run's table takes them (`take`):
+    numpy blocks from the bulk path, tuples otherwise. Its count and last row outlive the take."""
 
-    __slots__ = ("_blocks", "_last", "_n", "_tail")
+    __slots__ = ("_blocks", "_last", "_n", "_tail", "_taken")
 
     def __init__(self) -> None:
         self._blocks: list[np.ndarray] = []
         self._tail: list[tuple] = []
         self._n = 0
-        self._last: tuple | None = None  # kept by release()
-
-    def release(self) -> None:
-        """Drop the rows once copied elsewhere (a one-shot read): len() and last() still answer."""
-        self._last = self.last() if self._n else None
-        self._blocks, self._tail = [], []
+        self._taken = 0
+        self._last: tuple | None = None  # kept by take()
 
     def __len__(self) -> int:
         return self._n
+
+    @property
+    def untaken(self) -> int:
+        """Rows parsed since the last `take`."""
+        return self._n - self._taken
 
     def append(self, row: tuple) -> None:
         self._tail.append(row)
@@ -78,13 +80,15 @@ class Rows:
             return self._tail[-1]
         return tuple(self._blocks[-1][-1].tolist()) if self._blocks else self._last
 
-    def array(self) -> np.ndarray:
-        """All rows as one (n, len(ROW_KEYS)) float64 array (kept, so the next call only adds the new rows)."""
+    def take(self) -> np.ndarray:
+        """The rows since the last take as one (n, len(ROW_KEYS)) float64 array; they are dropped here."""
         self._flush()
-        if len(self._blocks) != 1:
-            self._blocks = [np.concatenate(self._blocks) if self._blocks
-                            else np.empty((0, len(ROW_KEYS)), dtype=np.float64)]
-        return self._blocks[0]
+        self._last = self.last()
+        blocks, self._blocks = self._blocks, []
+        self._taken = self._n
+        if len(blocks) == 1:
+            return blocks[0]
+        return np.concatenate(blocks) if blocks else np.empty((0, len(ROW_KEYS)), dtype=np.float64)
 
     def _flush(self) -> None:
         if self._tail:

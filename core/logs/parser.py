@@ -154,11 +154,16 @@ class Parser:
         # objects pile up; they would also wake the cyclic GC). In a big chunk numpy picks out the
         # LossMonitor lines and builds their rows at once; the block's slices are added in file order
         # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
+        block_min = self.settings.block_min
         if end < _SMALL_BLOCK:  # a live tick's few new lines: sre is cheaper than a dozen numpy calls
-            starts = np.fromiter((m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)), dtype=np.int64)
+            few = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
+            if not (fast and len(few) >= block_min):
+                self._feed_lines(st, buf, few, base, obs_time, end, fast, metrics)
+                self._carry_traceback(st, buf, base, end)
+                return
+            starts = np.array(few, dtype=np.int64)
         else:
             starts = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end)
-        block_min = self.settings.block_min
         if fast and len(starts) >= block_min:
             is_lm, block = lm_block(buf, starts, base, obs_time)
         else:
@@ -179,6 +184,21 @@ class Parser:
             self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if len(block) > done:
             _add_rows(st, block[done:], block_min)
+        self._carry_traceback(st, buf, base, end)
+
+    def _feed_lines(self, st: FileState, buf: bytes | bytearray, starts: list[int], base: int, obs_time: float,
+                    end: int, fast: bool, metrics: bool) -> None:
+        """The candidate lines of a small chunk one by one, no numpy (a live tick: ~1 KB per rank)."""
+        find = buf.find
+        for ls in starts:
+            m = RE_LM_AT.match(buf, ls, end) if fast else None
+            if m is not None:
+                st.rows.append(lm_row(m, base + ls, obs_time))
+            else:
+                self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
+
+    def _carry_traceback(self, st: FileState, buf: bytes | bytearray, base: int, end: int) -> None:
+        """Keep the bytes of a traceback still being written, for its context once it ends."""
         if st.tb_start is not None:
             if st.tb_start >= base:
                 st.tb_carry = bytes(buf[st.tb_start - base:end][:self.settings.tb_carry_max])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +20,11 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
-from core.logs.bulk import ROW_KEYS
 from core.logs.discover import LogFile, discover_logs
 from core.logs.formats import user_format
 from core.logs.parser import FATAL_KINDS, ErrorKind, FileState, Parser, ReaderSettings
+from core.logs.readahead import ReadAhead
+from core.logs.table import MetricTable
 
 __all__ = ["ERROR_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunSnapshot", "read_run"]
 
@@ -90,6 +91,35 @@ def _empty_metrics() -> pd.DataFrame:
     return pd.DataFrame({k: pd.Series(dtype=v) for k, v in dtypes.items()})
 
 
+def _file_order(st: FileState) -> tuple[int, bool, str]:
+    """Rank order; a rank's rotated files (older rows) before its current file."""
+    return (st.info.rank if st.info.rank is not None else -1, not st.rotated, st.info.rel)
+
+
+def _never_read(st: FileState) -> bool:
+    return st.consumed == 0 and st.offset == 0 and not st.skipping and st.info.role == "worker"
+
+
+def _done(value: int) -> Future[int]:
+    fut: Future[int] = Future()
+    fut.set_result(value)
+    return fut
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _rows_expected(first: FileState, files: list[FileState]) -> int:
+    """All worker files' rows, guessed from the first file's rows per byte (+25 %): the table is
+    sized once instead of grown (and copied) a dozen times; a wrong guess only means a regrow."""
+    worker_bytes = sum(_file_size(st.info.path) for st in files if st.info.role == "worker")
+    return int(len(first.rows) / max(first.size, 1) * worker_bytes * 1.25) + 1024
+
+
 def _read_into(f: BinaryIO, buf: bytearray, n: int) -> int:
     """Read up to `n` bytes into the start of `buf` (no fresh 32 MB bytes object per block)."""
     got = 0
@@ -142,20 +172,27 @@ class _RunState:
     """The engine behind read_run and RunWatcher (not thread-safe by itself)."""
 
     def __init__(self, log_dir: Path | str, loss_regex: str | None = None,
-                 extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None) -> None:
+                 extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None,
+                 one_shot: bool = False) -> None:
         self.log_dir = Path(log_dir)
         self.settings = settings or ReaderSettings()
-        self.one_shot = False  # set by read_run: the snapshot may drop the per-file rows it copied
         self.parser = Parser(user_format(loss_regex) if loss_regex else None, self.settings)
         self.extra_files = [Path(p) for p in extra_files]
         self.files: dict[Path, FileState] = {}
         self.version = 0
         self.started = False
         self._cache: RunSnapshot | None = None
+        # read_run: each worker file's rows go to the table as soon as it is read, in rank order
+        self.one_shot = one_shot
+        self._table = MetricTable()
+        self._side_key: tuple = ()
+        self._side: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self._cache_version = -1
         self._last_discover = 0.0
         self._bufs = [bytearray(), bytearray()]  # read buffers reused across the blocks/files of a refresh
         self._pool: ThreadPoolExecutor | None = None  # reads the next block while one is parsed
+        self._ahead = ReadAhead(self.settings.read_block, self.settings.prefetch_min)  # ... or the next file's
+        self._read_next: FileState | None = None  # the file to read ahead once the current one is open
 
     def discover(self) -> bool:
         """Add newly appeared files; True when something new was found."""
@@ -176,17 +213,27 @@ class _RunState:
     def refresh(self, paths: Iterable[Path] | None = None, rediscover: bool = True) -> bool:
         """Read new complete lines of `paths` (all files when None); True when anything changed."""
         changed = self.discover() if rediscover else False
-        targets = self.files.values() if paths is None else [self.files[p] for p in paths if p in self.files]
+        targets = list(self.files.values()) if paths is None else [self.files[p] for p in paths if p in self.files]
+        if self.one_shot:
+            targets.sort(key=_file_order)
         now = time.time()
         try:
-            for st in list(targets):
+            for i, st in enumerate(targets):
+                nxt = targets[i + 1] if paths is None and i + 1 < len(targets) else None
+                self._read_next = nxt if nxt is not None and _never_read(nxt) else None
                 changed |= self._read(st, now)
+                if self.one_shot and st.info.role == "worker":
+                    if not len(self._table) and len(st.rows):
+                        self._table.expect(_rows_expected(st, targets))
+                    self._table.add(st)  # peak memory ~ one table, not the parsed rows and the table
         finally:
+            self._ahead.cancel()
             if self._pool is not None:
                 self._pool.shutdown()
                 self._pool = None
             # a watcher keeps only small buffers between refreshes
             self._bufs = [b if len(b) <= self.settings.keep_buf else bytearray() for b in self._bufs]
+            self._ahead.trim(self.settings.keep_buf)
         if changed:
             self.version += 1
         self.started = True
@@ -200,9 +247,12 @@ class _RunState:
 
     def _prefetch(self, fd: int, slot: int, pos: int, n: int) -> Future[int]:
         """Start reading `n` bytes at `pos` into buffer `slot` on the helper thread (pread releases the GIL)."""
+        return self._submit(_pread_into, fd, self._buffer(slot, n), n, pos)
+
+    def _submit(self, fn: Callable[..., int], *args: object) -> Future[int]:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logs-read")
-        return self._pool.submit(_pread_into, fd, self._buffer(slot, n), n, pos)
+        return self._pool.submit(fn, *args)
 
     def _reset(self, st: FileState) -> None:
         st.reset()
@@ -282,6 +332,13 @@ class _RunState:
             pos = st.consumed
             slot = 0
             pending: tuple[int, int, Future[int]] | None = None  # (pos, slot, read) running on the helper
+            ahead = self._ahead.take(st.info.path, stat.st_ino, self._bufs[0]) if pos == 0 else None
+            if ahead is not None:  # the first block was read while the previous file was parsed
+                self._bufs[0] = ahead[0]
+                pending = (0, 0, _done(ahead[1]))
+            if self._read_next is not None:  # and the next file's is read while this one is parsed
+                self._ahead.start(self._read_next.info.path, self._submit, _pread_into)
+                self._read_next = None
             try:
                 while pos < size:
                     want = min(size - pos, self.settings.read_block)
@@ -346,52 +403,13 @@ class _RunState:
         return changed
 
     # -- snapshot
-    @staticmethod
-    def _file_array(st: FileState) -> np.ndarray:
-        """Rows of one file as an (n, len(ROW_KEYS)) float array (the rows keep it between snapshots)."""
-        return st.rows.array()
-
     def snapshot(self) -> RunSnapshot:
         if self._cache is not None and self._cache_version == self.version:
             return self._cache
-        workers = [st for st in self.files.values() if st.info.role == "worker"]
-        # a rank's rotated files (older rows) come before its current file
-        workers.sort(key=lambda s: (s.info.rank if s.info.rank is not None else -1, not s.rotated, s.info.rel))
-        if workers:
-            sizes = [len(st.rows) for st in workers]
-            n_float = len(ROW_KEYS) - 1  # epoch .. time: the float columns, already in METRIC_COLUMNS order
-            columns = np.empty((len(ROW_KEYS), sum(sizes)), dtype=np.float64)
-            pos = 0
-            for st, n in zip(workers, sizes, strict=True):  # one transposing copy per file
-                columns[:, pos:pos + n] = self._file_array(st).T
-                pos += n
-                if self.one_shot:
-                    st.rows.release()  # read_run: peak memory ~ the table, not the table twice
-            blocks = sizes
-            # pandas keeps a 2-D float block as (columns, rows): hand it over as is instead of stacking
-            metrics = pd.DataFrame(columns[:n_float].T, columns=list(ROW_KEYS[:n_float]), copy=False)
-            metrics.insert(0, "rank", np.concatenate([
-                np.full(b, s.info.rank if s.info.rank is not None else -1, np.int64)
-                for b, s in zip(blocks, workers, strict=True)]))
-            metrics["offset"] = columns[n_float].astype(np.int64)
-            metrics["file"] = np.concatenate([np.full(b, s.info.rel, dtype=object)
-                                              for b, s in zip(blocks, workers, strict=True)])
-        else:
-            metrics = _empty_metrics()
-        timings = pd.DataFrame([(st.info.rank, *t, st.info.rel) for st in workers for t in st.timings],
-                               columns=TIMING_COLUMNS)
-        pid_to_rank = {st.pid: st.info.rank for st in workers if st.pid is not None}
-        error_rows: list[dict] = []
-        for st in self.files.values():
-            for err in st.errors:
-                if err["line"] is None:
-                    err["line"] = _line_number(st.info.path, err["offset"])
-                row = dict(err)
-                if row["rank"] is None and row["pid"] is not None:
-                    row["rank"] = pid_to_rank.get(row["pid"])
-                error_rows.append(row)
-        errors = pd.DataFrame(error_rows, columns=ERROR_COLUMNS)
-        errors["rank"] = pd.to_numeric(errors["rank"], errors="coerce").astype("Int64")
+        workers = sorted((st for st in self.files.values() if st.info.role == "worker"), key=_file_order)
+        self._table.update(workers)  # copies only the rows parsed since the last snapshot
+        metrics = self._table.frame() if workers else _empty_metrics()
+        timings, errors = self._timings_and_errors(workers)
         unregistered: set[int] = set()
         for st in self.files.values():
             unregistered |= st.unregistered
@@ -402,6 +420,31 @@ class _RunState:
                            [st.info for st in self.files.values()], layout, self.version, time.time())
         self._cache, self._cache_version = snap, self.version
         return snap
+
+    def _timings_and_errors(self, workers: list[FileState]) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """TimeMonitor rows and errors, rebuilt only when one of them changed (a tick usually adds
+        loss lines only: at 1,024 ranks the rebuild was ~20 ms of a tick)."""
+        files = list(self.files.values())
+        key = (tuple((id(st), id(st.timings), len(st.timings)) for st in workers),
+               tuple((id(st), id(st.errors), len(st.errors), st.pid) for st in files))
+        if self._side_key == key and self._side is not None:
+            return self._side
+        timings = pd.DataFrame([(st.info.rank, *t, st.info.rel) for st in workers for t in st.timings],
+                               columns=TIMING_COLUMNS)
+        pid_to_rank = {st.pid: st.info.rank for st in workers if st.pid is not None}
+        error_rows: list[dict] = []
+        for st in files:
+            for err in st.errors:
+                if err["line"] is None:
+                    err["line"] = _line_number(st.info.path, err["offset"])
+                row = dict(err)
+                if row["rank"] is None and row["pid"] is not None:
+                    row["rank"] = pid_to_rank.get(row["pid"])
+                error_rows.append(row)
+        errors = pd.DataFrame(error_rows, columns=ERROR_COLUMNS)
+        errors["rank"] = pd.to_numeric(errors["rank"], errors="coerce").astype("Int64")
+        self._side_key, self._side = key, (timings, errors)
+        return timings, errors
 
     @staticmethod
     def _rank_table(workers: list[FileState], metrics: pd.DataFrame, unregistered: set[int]) -> pd.DataFrame:
@@ -444,7 +487,6 @@ class _RunState:
 def read_run(log_dir: Path | str, loss_regex: str | None = None,
              extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None) -> RunSnapshot:
     """Parse every log under `log_dir` once (complete lines only) and return the snapshot."""
-    state = _RunState(log_dir, loss_regex, extra_files, settings)
-    state.one_shot = True
+    state = _RunState(log_dir, loss_regex, extra_files, settings, one_shot=True)
     state.refresh()
     return state.snapshot()
