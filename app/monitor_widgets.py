@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from core.logs import RunSnapshot, rank_status
 from core.logs.metrics import N_OUT, add_global_step, add_time_axes, downsample, ema_smooth, outlier_range, rank_band
+from core.logs.status import duration_text
 
 X_MODES = {"Step": "global_step", "Relative time": "relative_s", "Wall time": "wall_time"}
 # Plain symbols, not emoji: emoji need a colour-emoji font many Linux desktops lack.
@@ -255,13 +256,7 @@ def status_table(snap: RunSnapshot, stall_after_s: float, run_status: str | None
         return pd.DataFrame(columns=["rank", "state", "epoch", "step", "last loss", "last line", "detail"])
 
     def age(v: float) -> str:
-        if v != v:
-            return "–"
-        if v < 120:
-            return f"{v:.0f} s ago"
-        if v < 7200:
-            return f"{v / 60:.0f} min ago"
-        return f"{v / 3600:.1f} h ago"
+        return "–" if v != v else f"{duration_text(v)} ago"
 
     def num(v: float, fmt: str) -> str:
         return "–" if v != v else (format(v, fmt) if math.isfinite(v) else str(v))

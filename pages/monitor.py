@@ -48,7 +48,8 @@ def get_watcher(log_dir: str, polling: bool, loss_regex: str | None, extra: tupl
     """One RunWatcher per (folder, polling, regex), shared by every session and rerun."""
     return watcher_registry().get(
         (log_dir, polling, loss_regex, extra),
-        lambda: RunWatcher(Path(log_dir), polling=polling, loss_regex=loss_regex, extra_files=extra))
+        lambda: RunWatcher(Path(log_dir), polling=polling, loss_regex=loss_regex, extra_files=extra,
+                           background_catch_up=True))  # paint at once, fill in while 1,024 logs are read
 
 
 @st.cache_resource(show_spinner=False)
@@ -283,7 +284,7 @@ def diagnosis_strip(diag: Diagnosis) -> None:
 
 
 def scale_view(snap: RunSnapshot, table: pd.DataFrame, diag: Diagnosis, opts: ui.ChartOptions, per_node: int,
-               source_dir: Path) -> None:
+               source_dir: Path, reading: bool = False) -> None:
     """Aggregates, ranks to look at, heatmaps and a filtered status table for runs above SCALE_RANKS."""
     g = cached("grids", (str(source_dir), snap.version), lambda: scale.grids(snap))
     look = scale.look_at(diag, g)
@@ -306,7 +307,9 @@ def scale_view(snap: RunSnapshot, table: pd.DataFrame, diag: Diagnosis, opts: ui
         live_chart(fig, key="mon_agg_chart", uirevision=f"{source_dir}|agg|{opts.log_y}", height=400)
     with right:
         st.markdown("**Ranks to look at**")
-        if look.empty:
+        if look.empty and reading:
+            st.caption("Nothing so far in the logs read; the rest are still being read.")
+        elif look.empty:
             st.caption("Nothing stands out: no failure, hang, straggler or diverging loss.")
         else:
             st.dataframe(look, hide_index=True, width="stretch", height=min(38 + 35 * len(look), 360),
@@ -348,9 +351,19 @@ if source_dir is not None:
     compare_dirs = {r.run_id: Path(r.log_dir) for r in others}
     live = run_status in LIVE_STATUSES and not paused
 
-    @st.fragment(run_every=1.0 if live else None)
+    @st.fragment(run_every=1.0 if live or watcher.catching_up else None)
     def live_panel() -> None:
         snap = watcher.snapshot(refresh=True)
+        reading = watcher.catching_up
+        progress = st.empty()  # always there: elements after it keep their place when it empties
+        if reading is not None:
+            done, total = reading
+            progress.progress(done / max(total, 1),
+                              text=f"Reading the logs already written: {done:,} of {total:,} files. "
+                              "Ranks not read yet show as waiting; the diagnosis completes when all are read.")
+            st.session_state["mon_reading"] = str(source_dir)
+        elif not live and st.session_state.pop("mon_reading", None) == str(source_dir):
+            st.rerun()  # read to the end: a finished run's page stops refreshing itself
         ranks = sorted(int(r) for r in snap.ranks["rank"]) if not snap.ranks.empty else []
         big = len(ranks) > scale.SCALE_RANKS
         df = snap.metrics if big else ui.prepare(snap.metrics)  # at scale no per-point copy of 2 M rows
@@ -371,7 +384,7 @@ if source_dir is not None:
             return
         diagnosis_strip(diag)
         if big:
-            scale_view(snap, table, diag, opts, per_node, source_dir)
+            scale_view(snap, table, diag, opts, per_node, source_dir, reading=reading is not None)
         if ranks and not big:
             if len(ranks) <= 16:
                 chosen = st.pills("Ranks", ranks, selection_mode="multi", default=ranks, key=f"mon_ranks_{len(ranks)}",

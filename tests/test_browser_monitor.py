@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import chart_state, chromium, dashboard, live_chart_frame, require_browser, shot
+from tests.browser import chart_state, chromium, dashboard, live_chart_frame, require_browser, shot, wait_idle
 
 pytestmark = pytest.mark.browser
 NOISE = (Path(__file__).parent / "fixtures" / "real_msrun_logs" / "dp8_cpu_ok" / "worker_0.log").read_text()
@@ -113,6 +113,12 @@ def test_1024_rank_monitor_names_the_straggler_and_the_failed_rank(tmp_path: Pat
         page.get_by_text("Ranks to look at").wait_for(timeout=60_000)
         live_chart_frame(page)
         first_paint = time.monotonic() - t0
+        reading = page.get_by_text("Reading the logs already written")  # the page paints while it reads
+        deadline = time.monotonic() + 120
+        while reading.count() and time.monotonic() < deadline:
+            page.wait_for_timeout(250)
+        assert reading.count() == 0, "the logs were not read to the end within 2 minutes"
+        wait_idle(page)
         page.wait_for_timeout(1500)
         shot(page, "monitor_1024_ranks")
         look = page.locator('[data-testid="stDataFrame"]').first

@@ -91,3 +91,20 @@ def test_lagging_ranks_finds_the_diverging_one() -> None:
     grid[5, -1] = 9.0
     assert lagging_ranks(grid, np.arange(16)) == [5]
     assert lagging_ranks(grid[:2], np.arange(2)) == []
+
+
+def test_block_rows_shows_a_stopped_rank_as_a_gap_and_padding_as_nothing() -> None:
+    grid = np.tile(np.linspace(2.0, 1.0, 6), (10, 1))  # 10 ranks, 6 steps, all alike
+    grid[4, 3:] = np.nan  # rank 4 hung after step 3
+    rows, labels = block_rows(grid, np.arange(10), 3)  # blocks of 4: ranks 0-3, 4-7, 8-9 (+2 padding)
+    assert labels == ["ranks 0-3", "ranks 4-7", "ranks 8-9"]
+    assert np.isnan(rows[1, 3:]).all() and not np.isnan(rows[1, :3]).any()
+    assert not np.isnan(rows[0]).any() and not np.isnan(rows[2]).any()
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0, "0 s"), (119, "119 s"), (120, "2 min"), (7199, "120 min"),
+                                               (7200, "2.0 h"), (5_429_162, "62.8 days")])
+def test_durations_read_at_a_glance(seconds: float, text: str) -> None:
+    from core.logs.status import duration_text
+
+    assert duration_text(seconds) == text

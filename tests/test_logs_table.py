@@ -81,3 +81,37 @@ def test_reading_the_next_file_ahead_changes_no_row(tmp_path: Path, read_block: 
     watched.refresh()
     assert _per_rank(watched.snapshot().metrics) == _per_rank(plain.metrics)
     assert len(plain.metrics) == 5 * 59
+
+
+def test_page_watcher_paints_at_once_and_reads_the_rest_in_the_background(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    from core.logs.watcher import RunWatcher
+
+    for rank in range(40):
+        (tmp_path / f"worker_{rank}.log").write_text("".join(NOISE + _line(s, rank) for s in range(1, 30)))
+    w = RunWatcher(tmp_path, rescan_s=0.2, background_catch_up=True)
+    gate = threading.Event()
+    real_catch_up = w._read_existing
+
+    def held_catch_up(*args: object, **kwargs: object) -> None:
+        gate.wait(10)  # the catch-up starts once the page has had its first snapshot
+        real_catch_up(*args, **kwargs)
+
+    w._read_existing = held_catch_up  # type: ignore[method-assign]
+    w.start()
+    try:
+        t0 = time.monotonic()
+        first = w.snapshot(refresh=True)  # the page's first paint: nothing read yet, and no waiting
+        assert time.monotonic() - t0 < 5
+        assert w.catching_up == (0, 40) and first.metrics.empty and first.n_ranks == 40
+        gate.set()
+        deadline = time.monotonic() + 30
+        while w.catching_up is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert w.catching_up is None
+        assert _per_rank(w.snapshot(refresh=True).metrics) == _per_rank(read_run(tmp_path).metrics)
+    finally:
+        gate.set()
+        w.stop()

@@ -129,7 +129,8 @@ def rank_grid(rank: np.ndarray, x: np.ndarray, value: np.ndarray,
 
 def block_rows(grid: np.ndarray, ranks: np.ndarray, max_rows: int) -> tuple[np.ndarray, list[str]]:
     """At most `max_rows` rows: blocks of consecutive ranks, each cell the block's value farthest from
-    its column's median, so one straggler or diverging rank stays visible after the cut.
+    its column's median (or a gap where one of its ranks has none), so one straggler, diverging or
+    stopped rank stays visible after the cut.
     Returns (rows, labels: "rank 5" or "ranks 0-3")."""
     n = len(ranks)
     if n <= max_rows:
@@ -142,7 +143,11 @@ def block_rows(grid: np.ndarray, ranks: np.ndarray, max_rows: int) -> tuple[np.n
         warnings.simplefilter("ignore", RuntimeWarning)
         median = np.nanmedian(grid, axis=0)
     dev = np.abs(blocks - median)
-    dev = np.where(np.isnan(dev), -1.0, dev)
+    # a rank with no value where the others have one (hung, crashed) is the most deviant of all: its
+    # block shows the gap, so a stopped rank stays a visible line after the cut (padding never does)
+    missing = np.isnan(blocks) & ~np.isnan(median)
+    real = (np.arange(len(g)) < n).reshape(-1, b)[:, :, None]
+    dev = np.where(missing & real, np.inf, np.where(np.isnan(dev), -1.0, dev))
     pick = dev.argmax(axis=1)
     rows = np.take_along_axis(blocks, pick[:, None, :], axis=1)[:, 0, :]
     labels = [f"ranks {ranks[i * b]}-{ranks[min(n, (i + 1) * b) - 1]}" for i in range(len(rows))]

@@ -219,7 +219,7 @@ class _RunState:
         now = time.time()
         try:
             for i, st in enumerate(targets):
-                nxt = targets[i + 1] if paths is None and i + 1 < len(targets) else None
+                nxt = targets[i + 1] if i + 1 < len(targets) else None
                 self._read_next = nxt if nxt is not None and _never_read(nxt) else None
                 changed |= self._read(st, now)
                 if self.one_shot and st.info.role == "worker":
@@ -407,6 +407,10 @@ class _RunState:
         if self._cache is not None and self._cache_version == self.version:
             return self._cache
         workers = sorted((st for st in self.files.values() if st.info.role == "worker"), key=_file_order)
+        if not len(self._table):  # size the table once for what the folder holds (a catch-up reads on)
+            first = next((st for st in workers if len(st.rows) and st.size), None)
+            if first is not None:
+                self._table.expect(_rows_expected(first, workers))
         self._table.update(workers)  # copies only the rows parsed since the last snapshot
         metrics = self._table.frame() if workers else _empty_metrics()
         timings, errors = self._timings_and_errors(workers)

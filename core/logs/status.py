@@ -33,6 +33,17 @@ class RankState(StrEnum):
 STATES = tuple(s.value for s in RankState)
 
 
+def duration_text(seconds: float) -> str:
+    """A duration a person reads at a glance: "40 s", "12 min", "3.4 h", "62.8 days"."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
 def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: float = 60.0,
                 run_status: str | None = None) -> pd.DataFrame:
     """Per-rank state for the status table: running / stalled / crashed / nan / finished / stopped.
@@ -74,7 +85,7 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
             details.append("log ended without an error of its own (another rank failed or the run was stopped)")
         elif age == age and age > stall_after_s:
             states.append(RankState.STALLED)
-            details.append(f"no new line for {age:.0f} s")
+            details.append(f"no new line for {duration_text(age)}")
         elif not r["n_loss"] and r.get("unreadable"):
             states.append(RankState.UNREADABLE)
             details.append(str(r["unreadable"]))

@@ -30,8 +30,11 @@ class RunWatcher:
     def __init__(self, log_dir: Path | str, polling: bool = False, loss_regex: str | None = None,
                  extra_files: Sequence[Path | str] = (), rescan_s: float = 1.0,
                  poll_timeout_s: float = 0.2, stat_poll_s: float = 0.05,
-                 settings: ReaderSettings | None = None) -> None:
+                 settings: ReaderSettings | None = None, background_catch_up: bool = False) -> None:
         self.log_dir = Path(log_dir)
+        # the page's watcher: start() returns at once and the logs already there are read on the
+        # rescan thread a few files per lock hold, so a 1,024-rank run paints while it is read
+        self.background_catch_up = background_catch_up
         self.polling = polling
         self.rescan_s = rescan_s
         self.poll_timeout_s = poll_timeout_s
@@ -47,6 +50,7 @@ class RunWatcher:
         self._handler = None
         self._watched: set[Path] = set()
         self.watch_limited = False
+        self._catch_up: tuple[int, int] | None = None  # (files read, files to read) while catching up
 
     # -- lifecycle
     def start(self) -> RunWatcher:
@@ -55,7 +59,11 @@ class RunWatcher:
             return self
         self._stop.clear()
         with self._lock:
-            self._state.refresh()
+            if self.background_catch_up:
+                self._state.discover()
+                self._catch_up = (0, len(self._state.files))
+            else:
+                self._state.refresh()
         self._ensure_observer()
         self._thread = threading.Thread(target=self._rescan_loop, name="RunWatcher-rescan", daemon=True)
         self._thread.start()
@@ -99,11 +107,34 @@ class RunWatcher:
             return changed
 
     def snapshot(self, refresh: bool = False) -> RunSnapshot:
-        """A consistent copy of everything parsed so far; `refresh=True` catches up first."""
+        """A consistent copy of everything parsed so far; `refresh=True` catches up first (not while
+        the background catch-up reads: the page gets what is read so far at once)."""
         with self._lock:
-            if refresh and self._state.refresh():
+            if refresh and self._catch_up is None and self._state.refresh():
                 self._changed.notify_all()
             return self._state.snapshot()
+
+    @property
+    def catching_up(self) -> tuple[int, int] | None:
+        """(files read, files to read) while the logs already there are still being read, else None."""
+        return self._catch_up
+
+    def _read_existing(self, batch: int = 16) -> None:
+        """The background catch-up: every known file, `batch` files per lock hold (a 3.7 MB log
+        takes ~4 ms, so a page waiting for a snapshot waits ~60 ms at most)."""
+        with self._lock:
+            paths = sorted(self._state.files, key=lambda p: self._state.files[p].info.rank or 0)
+        for i in range(0, len(paths), batch):
+            if self._stop.is_set():
+                return
+            with self._lock:
+                if self._state.refresh(paths[i:i + batch], rediscover=False):
+                    self._changed.notify_all()
+                self._catch_up = (min(i + batch, len(paths)), len(paths))
+        with self._lock:
+            self._catch_up = None
+            self._state.refresh()  # what appeared meanwhile
+            self._changed.notify_all()
 
     def wait_for_change(self, since_version: int, timeout: float) -> int:
         """Block until the version moves past `since_version` (or timeout); return the version."""
@@ -170,12 +201,16 @@ class RunWatcher:
             known = path in self._state.files
             if known and not event.is_directory:
                 changed = self._state.refresh([path], rediscover=False)
+            elif self._catch_up is not None:  # only find it: the catch-up reads everything at its end
+                changed = self._state.discover()
             else:
                 changed = self._state.refresh()
             if changed:
                 self._changed.notify_all()
 
     def _rescan_loop(self) -> None:
+        if self._catch_up is not None:
+            self._read_existing()
         tick = min(self.rescan_s, self.stat_poll_s) if self.polling and self.stat_poll_s > 0 else self.rescan_s
         next_full = time.monotonic() + self.rescan_s
         while not self._stop.wait(tick):
