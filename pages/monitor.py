@@ -26,7 +26,7 @@ from core.logs.diagnose import Diagnosis, diagnose  # noqa: E402
 from core.logs.guard import LogDirError, validate_log_dir  # noqa: E402
 from core.logs.replay import load_recording, replay  # noqa: E402
 from core.logs.selection import RankSelectionError, select_ranks  # noqa: E402
-from core.logs.watcher import WatcherRegistry  # noqa: E402
+from core.logs.watcher import MAX_WATCHES, WatcherRegistry  # noqa: E402
 from core.run.registry import LAUNCHER_LOG, list_runs  # noqa: E402
 from core.workspace import EXAMPLES_DIR, default_workspace  # noqa: E402
 
@@ -364,6 +364,9 @@ if source_dir is not None:
             st.session_state["mon_reading"] = str(source_dir)
         elif not live and st.session_state.pop("mon_reading", None) == str(source_dir):
             st.rerun()  # read to the end: a finished run's page stops refreshing itself
+        if watcher.watch_limited:
+            st.warning(f"More log folders than the {MAX_WATCHES:,} watched for changes: new lines in the others "
+                       "show up with the 1 s rescan instead of at once.")
         ranks = sorted(int(r) for r in snap.ranks["rank"]) if not snap.ranks.empty else []
         big = len(ranks) > scale.SCALE_RANKS
         df = snap.metrics if big else ui.prepare(snap.metrics)  # at scale no per-point copy of 2 M rows

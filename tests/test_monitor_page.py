@@ -215,3 +215,20 @@ def test_multi_node_run_groups_its_ranks_by_node(_workspace: Path) -> None:
     table = at.dataframe[0].value
     assert table.groupby("node")["rank"].apply(sorted).to_dict() == {0: [0, 1, 2, 3], 1: [4, 5, 6, 7]}
     assert any("8 ranks on 2 nodes, 4 per node" in c.value for c in at.caption)
+
+
+def test_a_folder_over_the_watch_cap_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.logs.watcher as watcher_module
+
+    monkeypatch.setattr(watcher_module, "MAX_WATCHES", 3)  # the real cap is 2,048 folders
+    out = tmp_path / "mpirun_out"
+    for r in range(4):  # mpirun layout: one folder per rank
+        d = out / "1" / f"rank.{r}"
+        d.mkdir(parents=True)
+        (d / "stdout").write_text("epoch: 1 step: 1, loss is 2.5\n")
+    at = _run(logdir=str(out))
+    assert any("watched for changes" in w.value for w in at.warning)
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "worker_0.log").write_text("epoch: 1 step: 1, loss is 2.5\n")
+    assert not any("watched for changes" in w.value for w in _run(logdir=str(small)).warning)
