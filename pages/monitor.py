@@ -353,6 +353,8 @@ if source_dir is not None:
 
     @st.fragment(run_every=1.0 if live or watcher.catching_up else None)
     def live_panel() -> None:
+        # asked of the registry on every tick: marks the watcher used, so an open tab keeps it alive
+        watcher = get_watcher(str(source_dir), polling, loss_regex, extra_files)
         snap = watcher.snapshot(refresh=True)
         reading = watcher.catching_up
         progress = st.empty()  # always there: elements after it keep their place when it empties
