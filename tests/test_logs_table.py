@@ -91,7 +91,7 @@ def test_page_watcher_paints_at_once_and_reads_the_rest_in_the_background(tmp_pa
 
     for rank in range(40):
         (tmp_path / f"worker_{rank}.log").write_text("".join(NOISE + _line(s, rank) for s in range(1, 30)))
-    w = RunWatcher(tmp_path, rescan_s=0.2, background_catch_up=True)
+    w = RunWatcher(tmp_path, rescan_s=0.2, background_catch_up=True, background_above_bytes=0)
     gate = threading.Event()
     real_catch_up = w._read_existing
 
@@ -115,3 +115,8 @@ def test_page_watcher_paints_at_once_and_reads_the_rest_in_the_background(tmp_pa
     finally:
         gate.set()
         w.stop()
+    small = RunWatcher(tmp_path, background_catch_up=True).start()  # 40 small logs: read before start returns
+    try:
+        assert small.catching_up is None and len(small.snapshot().metrics) == 40 * 29
+    finally:
+        small.stop()

@@ -30,11 +30,14 @@ class RunWatcher:
     def __init__(self, log_dir: Path | str, polling: bool = False, loss_regex: str | None = None,
                  extra_files: Sequence[Path | str] = (), rescan_s: float = 1.0,
                  poll_timeout_s: float = 0.2, stat_poll_s: float = 0.05,
-                 settings: ReaderSettings | None = None, background_catch_up: bool = False) -> None:
+                 settings: ReaderSettings | None = None, background_catch_up: bool = False,
+                 background_above_bytes: int = 64 << 20) -> None:
         self.log_dir = Path(log_dir)
-        # the page's watcher: start() returns at once and the logs already there are read on the
-        # rescan thread a few files per lock hold, so a 1,024-rank run paints while it is read
+        # the page's watcher: when the logs already there exceed `background_above_bytes` (~0.1 s of
+        # reading), start() returns at once and they are read on the rescan thread a few files per
+        # lock hold, so a 1,024-rank run paints while it is read; smaller folders are read at once
         self.background_catch_up = background_catch_up
+        self.background_above_bytes = background_above_bytes
         self.polling = polling
         self.rescan_s = rescan_s
         self.poll_timeout_s = poll_timeout_s
@@ -61,6 +64,7 @@ class RunWatcher:
         with self._lock:
             if self.background_catch_up:
                 self._state.discover()
+            if self.background_catch_up and self._bytes_on_disk() > self.background_above_bytes:
                 self._catch_up = (0, len(self._state.files))
             else:
                 self._state.refresh()
@@ -113,6 +117,13 @@ class RunWatcher:
             if refresh and self._catch_up is None and self._state.refresh():
                 self._changed.notify_all()
             return self._state.snapshot()
+
+    def _bytes_on_disk(self) -> int:
+        total = 0
+        for path in self._state.files:
+            with contextlib.suppress(OSError):
+                total += path.stat().st_size
+        return total
 
     @property
     def catching_up(self) -> tuple[int, int] | None:
