@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from core.logs import RunSnapshot
 from core.logs.diagnose import Diagnosis
-from core.logs.metrics import block_rows, ema_smooth, global_step_values, lagging_ranks, rank_grid
+from core.logs.metrics import block_rows, ema_smooth, global_step_values, lagging_ranks, nan_quantiles, rank_grid
 
 SCALE_RANKS = 32
 """Above this many ranks the Monitor shows aggregates and heatmaps instead of one line per rank."""
@@ -106,7 +106,7 @@ def aggregate_figure(g: Grids, highlight: list[int], smoothing: float, log_y: bo
     if grid.size:
         with warnings.catch_warnings():  # steps no rank reached yet are all-NaN columns
             warnings.simplefilter("ignore", RuntimeWarning)
-            lo, p10, med, p90, hi = np.nanpercentile(grid, [0, 10, 50, 90, 100], axis=0)
+            lo, p10, med, p90, hi = nan_quantiles(grid, [0.0, 0.1, 0.5, 0.9, 1.0])
             mean = np.nanmean(grid, axis=0)
         for name, a, b, color in (("min-max across ranks", hi, lo, "rgba(100,116,139,0.15)"),
                                   ("p10-p90", p90, p10, "rgba(37,99,235,0.18)")):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -108,3 +109,65 @@ def test_durations_read_at_a_glance(seconds: float, text: str) -> None:
     from core.logs.status import duration_text
 
     assert duration_text(seconds) == text
+
+
+def test_rank_state_takes_the_last_exception_over_other_fatal_errors(tmp_path) -> None:
+    import dataclasses
+
+    from core.logs import read_run
+    from core.logs.reader import ERROR_COLUMNS
+    from core.logs.status import rank_status
+
+    for rank in range(4):
+        (tmp_path / f"worker_{rank}.log").write_text("epoch: 1 step: 1, loss is 2.5\n")
+    snap = read_run(tmp_path)
+
+    def err(rank: int, kind: str, message: str) -> dict:
+        return {**dict.fromkeys(ERROR_COLUMNS), "rank": rank, "kind": kind, "message": message}
+
+    errors = pd.DataFrame([err(1, "worker_exit", "msrun: exit"), err(1, "exception", "RuntimeError: first"),
+                           err(1, "timeout", "timed out"), err(1, "exception", "RuntimeError: last"),
+                           err(2, "timeout", "scheduler: timed out"), err(3, "nan", "loss is NAN"),
+                           err(0, "error_log", "[ERROR] not fatal")], columns=ERROR_COLUMNS)
+    errors["rank"] = errors["rank"].astype("Int64")
+    table = rank_status(dataclasses.replace(snap, errors=errors), run_status="running").set_index("rank")
+    assert table.loc[1, "state"] == "crashed" and table.loc[1, "detail"] == "RuntimeError: last"
+    assert table.loc[2, "state"] == "crashed" and table.loc[2, "detail"] == "scheduler: timed out"
+    assert table.loc[3, "state"] == "nan"
+    assert table.loc[0, "state"] != "crashed"
+
+
+@settings(max_examples=80, deadline=None)
+@given(points=st.lists(st.tuples(st.sampled_from([-1, 0, 3, 7, 1023, 4096]), st.integers(0, 40),
+                                 st.floats(-5, 5, allow_nan=False)), min_size=1, max_size=60),
+       cols=st.integers(1, 12))
+def test_rank_grid_is_the_mean_per_rank_and_step_bin(points: list, cols: int) -> None:
+    rank = np.array([p[0] for p in points], dtype=np.int64)
+    x = np.array([p[1] for p in points], dtype=np.float64)
+    value = np.array([p[2] for p in points])
+    grid, ranks, _ = rank_grid(rank, x, value, cols)
+    assert ranks.tolist() == sorted(set(rank.tolist()))
+    lo, hi = x.min(), x.max()
+    n = int(min(cols, max(1, hi - lo + 1)))
+    width = (hi - lo) / n if hi > lo else 1.0
+    col = np.minimum(((x - lo) / width).astype(int), n - 1)
+    expected = pd.DataFrame({"r": rank, "c": col, "v": value}).groupby(["r", "c"])["v"].mean()
+    for (r, c), mean in expected.items():
+        assert grid[ranks.tolist().index(r), c] == pytest.approx(mean)
+    assert np.isnan(grid).sum() == grid.size - len(expected)
+
+
+@settings(max_examples=120, deadline=None)
+@given(values=st.lists(st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(float("nan"))), min_size=4, max_size=4),
+                       min_size=1, max_size=12),
+       qs=st.lists(st.floats(0, 1), min_size=1, max_size=5))
+def test_nan_quantiles_match_numpy(values: list[list[float]], qs: list[float]) -> None:
+    import warnings
+
+    from core.logs.metrics import nan_quantiles
+
+    grid = np.array(values, dtype=np.float64)  # rows = ranks, columns = steps
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = np.nanquantile(grid, qs, axis=0)
+    np.testing.assert_allclose(nan_quantiles(grid, qs), expected, rtol=1e-9, atol=1e-6, equal_nan=True)

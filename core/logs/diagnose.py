@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from core.logs.metrics import infer_steps_per_epoch
 from core.logs.parser import ErrorKind
 from core.logs.reader import RunSnapshot
 
@@ -182,7 +183,7 @@ def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
     if m.empty:
         out["last_step"] = _NAN
     else:
-        spe = _steps_per_epoch(m)
+        spe = infer_steps_per_epoch(m)
         # rows are grouped by rank in file order: each rank's last row ends its run of rows
         rank = m["rank"].to_numpy()
         ends = np.flatnonzero(np.append(rank[1:] != rank[:-1], True))
@@ -198,19 +199,6 @@ def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
     out["last_time"] = line_time.where(line_time.notna(), file_time.reindex(out.index))
     out["finished"] = ranks["finished"].reindex(out.index).fillna(False).astype(bool)
     return out
-
-
-def _steps_per_epoch(m: pd.DataFrame) -> float | None:
-    """`infer_steps_per_epoch` on numpy columns (no filtered copy of a 2 M-row frame)."""
-    total = m["steps_total"].to_numpy(dtype=np.float64)
-    if np.isfinite(total).any():
-        return float(np.nanmax(total))
-    epoch = m["epoch"].to_numpy(dtype=np.float64)
-    if not np.isfinite(epoch).any():
-        return None
-    done = epoch < np.nanmax(epoch)
-    steps = m["step"].to_numpy(dtype=np.float64)[done]
-    return float(np.nanmax(steps)) if np.isfinite(steps).any() else None
 
 
 def _hung(progress: pd.DataFrame, failed: set[int], median_step_ms: float | None, now: float | None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -55,17 +56,20 @@ def ema_smooth(values: np.ndarray | pd.Series | list[float], weight: float) -> n
 
 def infer_steps_per_epoch(df: pd.DataFrame) -> float | None:
     """Steps per epoch: the printed total (MindFormers `step:[ 4/125]`) or the largest step seen in an
-    epoch that a later epoch followed (LossMonitor prints the step within the epoch). None if unknown."""
-    if df.empty or "epoch" not in df or df["epoch"].isna().all():
+    epoch that a later epoch followed (LossMonitor prints the step within the epoch). None if unknown.
+    On numpy columns: no filtered copy of a 2 M-row frame (that was ~90 ms of a 1,024-rank tick)."""
+    if df.empty or "epoch" not in df:
         return None
-    if "steps_total" in df and df["steps_total"].notna().any():
-        return float(df["steps_total"].dropna().max())
-    epochs = df["epoch"].dropna()
-    last_epoch = epochs.max()
-    done = df[df["epoch"] < last_epoch]
-    if done.empty or done["step"].isna().all():
+    epoch = df["epoch"].to_numpy(dtype=np.float64)
+    if not np.isfinite(epoch).any():
         return None
-    return float(done["step"].max())
+    if "steps_total" in df:
+        total = df["steps_total"].to_numpy(dtype=np.float64)
+        if np.isfinite(total).any():
+            return float(np.nanmax(total))
+    done = epoch < np.nanmax(epoch)
+    steps = df["step"].to_numpy(dtype=np.float64)[done]
+    return float(np.nanmax(steps)) if np.isfinite(steps).any() else None
 
 
 def add_global_step(df: pd.DataFrame, steps_per_epoch: float | None = None) -> pd.DataFrame:
@@ -82,17 +86,22 @@ def global_step_values(df: pd.DataFrame, steps_per_epoch: float | None = None) -
     steps is 2 M rows: the Monitor's scale view must not copy them every tick)."""
     if df.empty:
         return np.empty(0, dtype=np.float64)
-    counter = df.groupby("rank").cumcount().to_numpy(dtype=np.float64) + 1
     step = df["step"].to_numpy(dtype=np.float64)
     epoch = df["epoch"].to_numpy(dtype=np.float64)
     if np.isnan(step).all():
-        return counter
+        return _rank_counter(df)
     spe = steps_per_epoch if steps_per_epoch is not None else infer_steps_per_epoch(df)
     if spe and not np.isnan(epoch).all() and np.nanmax(step) <= spe:
         gs = (epoch - np.nanmin(epoch)) * spe + step
     else:
         gs = step.copy()
-    return np.where(np.isnan(gs), counter, gs)
+    missing = np.isnan(gs)
+    return np.where(missing, _rank_counter(df), gs) if missing.any() else gs
+
+
+def _rank_counter(df: pd.DataFrame) -> np.ndarray:
+    """1, 2, 3, ... per rank in row order (the x of rows that carry no step)."""
+    return df.groupby("rank").cumcount().to_numpy(dtype=np.float64) + 1
 
 
 def rank_grid(rank: np.ndarray, x: np.ndarray, value: np.ndarray,
@@ -108,7 +117,7 @@ def rank_grid(rank: np.ndarray, x: np.ndarray, value: np.ndarray,
     x = np.asarray(x, dtype=np.float64)
     value = np.asarray(value, dtype=np.float64)
     ok = np.isfinite(x) & np.isfinite(value)
-    ranks = np.unique(rank)
+    ranks, row_of = _dense_ranks(rank)
     if not ok.any():
         return np.full((len(ranks), 0), np.nan), ranks, np.empty(0)
     rank, x, value = rank[ok], x[ok], value[ok]
@@ -116,7 +125,7 @@ def rank_grid(rank: np.ndarray, x: np.ndarray, value: np.ndarray,
     n_cols = int(min(max_cols, max(1, hi - lo + 1)))
     width = (hi - lo) / n_cols if hi > lo else 1.0
     col = np.minimum(((x - lo) / width).astype(np.int64), n_cols - 1)
-    row = np.searchsorted(ranks, rank)
+    row = row_of(rank)
     cell = row * n_cols + col
     size = len(ranks) * n_cols
     sums = np.bincount(cell, weights=value, minlength=size)
@@ -125,6 +134,40 @@ def rank_grid(rank: np.ndarray, x: np.ndarray, value: np.ndarray,
         grid = (sums / counts).reshape(len(ranks), n_cols)
     centres = lo + (np.arange(n_cols) + 0.5) * width if hi > lo else np.array([lo])
     return grid, ranks, centres
+
+
+def nan_quantiles(grid: np.ndarray, qs: Sequence[float]) -> np.ndarray:
+    """`np.nanpercentile(grid, 100 * q, axis=0)` for each q (linear interpolation), from one sort:
+    NaNs sort last, so each column's k-th value is found by its count. ~5x faster on a 1,024 x 500
+    grid (the aggregate chart's band, every tick). Columns without a value give NaN."""
+    ordered = np.sort(grid, axis=0)
+    count = np.sum(~np.isnan(grid), axis=0)
+    cols = np.arange(grid.shape[1])
+    out = np.full((len(qs), grid.shape[1]), np.nan)
+    have = count > 0
+    for i, q in enumerate(qs):
+        pos = (count - 1) * q
+        below = np.floor(pos).astype(np.int64)
+        above = np.minimum(below + 1, np.maximum(count - 1, 0))
+        low = ordered[np.maximum(below, 0), cols]
+        high = ordered[above, cols]
+        out[i] = np.where(have, low + (high - low) * (pos - below), np.nan)
+    return out
+
+
+def _dense_ranks(rank: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """The sorted distinct ranks and a map rank -> row. Ranks are small integers (-1 .. a few
+    thousand): a bincount and a lookup table instead of a sort of 2 M rows and a binary search each."""
+    if len(rank) == 0:
+        return np.empty(0, dtype=np.int64), lambda r: np.zeros(len(r), dtype=np.int64)
+    lo, hi = int(rank.min()), int(rank.max())
+    if hi - lo > 1 << 22:  # not rank numbers: fall back to sorting
+        ranks = np.unique(rank)
+        return ranks, lambda r: np.searchsorted(ranks, r)
+    present = np.bincount(rank - lo, minlength=hi - lo + 1) > 0
+    ranks = np.flatnonzero(present).astype(np.int64) + lo
+    lut = np.cumsum(present, dtype=np.int64) - 1
+    return ranks, lambda r: lut[r - lo]
 
 
 def block_rows(grid: np.ndarray, ranks: np.ndarray, max_rows: int) -> tuple[np.ndarray, list[str]]:

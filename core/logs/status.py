@@ -44,6 +44,20 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
+def _fatal_by_rank(errs: pd.DataFrame) -> dict[int, tuple[str, str]]:
+    """Per rank, the error that decides its state: its last exception / NaN error, else its last fatal
+    one (one pass over the errors, not one filter per rank: 1,024 ranks took 1.6 s)."""
+    out: dict[int, tuple[str, str]] = {}
+    if errs.empty:
+        return out
+    fatal = errs[errs["kind"].isin([str(k) for k in FATAL_KINDS]) & errs["rank"].notna()]
+    for rank, kind, message in zip(fatal["rank"], fatal["kind"], fatal["message"], strict=True):
+        prev = out.get(int(rank))
+        if kind in ("exception", "nan") or prev is None or prev[0] not in ("exception", "nan"):
+            out[int(rank)] = (str(kind), str(message))
+    return out
+
+
 def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: float = 60.0,
                 run_status: str | None = None) -> pd.DataFrame:
     """Per-rank state for the status table: running / stalled / crashed / nan / finished / stopped.
@@ -61,23 +75,21 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
         (errs["rank"] == -1) & (errs["kind"] == "exception") & errs["file"].eq("scheduler.log")
     ).any():
         run_status = "failed"  # the msrun scheduler itself raised: the job is over
+    fatal_by_rank = _fatal_by_rank(errs)
     states, details = [], []
-    for _, r in ranks.iterrows():
-        rank = int(r["rank"])
-        mine = errs[errs["rank"] == rank] if not errs.empty else errs
-        fatal = mine[mine["kind"].isin([str(k) for k in FATAL_KINDS])] if not mine.empty else mine
-        age = now - r["last_activity"] if r["last_activity"] == r["last_activity"] else float("nan")
-        last_loss = r["last_loss"]
-        if not fatal.empty:
-            exc = fatal[fatal["kind"].isin(["exception", "nan"])]
-            pick = exc.iloc[-1] if not exc.empty else fatal.iloc[-1]
-            nan_kind = pick["kind"] == "nan"
-            states.append(RankState.NAN if nan_kind else RankState.CRASHED)
-            details.append(str(pick["message"]))
-        elif r["n_loss"] and not math.isfinite(last_loss):
+    unreadable = ranks["unreadable"] if "unreadable" in ranks else pd.Series("", index=ranks.index)
+    for rank, last_activity, last_loss, n_loss, finished, why_unreadable in zip(
+            ranks["rank"].astype(int), ranks["last_activity"], ranks["last_loss"], ranks["n_loss"],
+            ranks["finished"], unreadable, strict=True):
+        age = now - last_activity if last_activity == last_activity else float("nan")
+        fatal = fatal_by_rank.get(rank)
+        if fatal is not None:
+            states.append(RankState.NAN if fatal[0] == "nan" else RankState.CRASHED)
+            details.append(fatal[1])
+        elif n_loss and not math.isfinite(last_loss):
             states.append(RankState.NAN)
             details.append(f"last loss is {last_loss}")
-        elif r["finished"] or run_status == "succeeded":
+        elif finished or run_status == "succeeded":
             states.append(RankState.FINISHED)
             details.append("")
         elif run_status in ("failed", "stopped"):
@@ -86,10 +98,10 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
         elif age == age and age > stall_after_s:
             states.append(RankState.STALLED)
             details.append(f"no new line for {duration_text(age)}")
-        elif not r["n_loss"] and r.get("unreadable"):
+        elif not n_loss and why_unreadable:
             states.append(RankState.UNREADABLE)
-            details.append(str(r["unreadable"]))
-        elif not r["n_loss"]:
+            details.append(str(why_unreadable))
+        elif not n_loss:
             states.append(RankState.WAITING)
             details.append("no loss line yet")
         else:
