@@ -232,3 +232,18 @@ def test_a_folder_over_the_watch_cap_says_so(tmp_path: Path, monkeypatch: pytest
     small.mkdir()
     (small / "worker_0.log").write_text("epoch: 1 step: 1, loss is 2.5\n")
     assert not any("watched for changes" in w.value for w in _run(logdir=str(small)).warning)
+
+
+def test_small_run_chart_payload_is_bounded(tmp_path: Path) -> None:
+    """8 ranks x 5,000 steps of full-repr losses: every trace downsampled and sent as float32."""
+    import plotly.io as pio
+
+    for rank in range(8):
+        (tmp_path / f"worker_{rank}.log").write_text(
+            "".join(f"epoch: 1 step: {s}, loss is {2.3139476776123047 / (1 + s / 900) + rank / 97!r}\n"
+                    for s in range(1, 5001)))
+    df = ui.prepare(read_run(tmp_path).metrics)
+    fig, _, _ = ui.loss_figure(df, ui.ChartOptions())
+    assert all(len(t.y) <= 1000 for t in fig.data)
+    assert all(t.y.dtype == "float32" for t in fig.data)
+    assert len(pio.to_json(fig, validate=False)) < 350_000
