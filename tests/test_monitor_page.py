@@ -247,3 +247,18 @@ def test_small_run_chart_payload_is_bounded(tmp_path: Path) -> None:
     assert all(len(t.y) <= 1000 for t in fig.data)
     assert all(t.y.dtype == "float32" for t in fig.data)
     assert len(pio.to_json(fig, validate=False)) < 350_000
+
+
+def test_live_chart_uses_the_small_plotly_bundle_only_when_versions_match(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import plotly
+
+    from app import live_chart
+
+    full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    assert live_chart.bundle_version(full) == live_chart.bundle_version(live_chart._CARTESIAN)
+    assert live_chart.plotly_bundle() == live_chart._CARTESIAN
+    other = tmp_path / "plotly-cartesian.min.js"
+    other.write_text("/**\n* plotly.js (cartesian - minified) v0.0.1\n*/")
+    monkeypatch.setattr(live_chart, "_CARTESIAN", other)  # a plotly upgrade the vendored copy does not match
+    assert live_chart.plotly_bundle() == full
