@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from datetime import datetime
 
+from core.cli.common import fail, quiet_on_closed_pipe
 from core.logs import LogFormatError, read_run
 from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
 from core.logs.guard import LogDirError, validate_log_dir
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the job is still running: also report the whole job as hung when it went silent")
     p.add_argument("--straggler-ratio", type=float, default=DiagnoseSettings.straggler_ratio,
                    help="step time / job median at or above this is a straggler (default %(default)s)")
-    p.set_defaults(func=_handle_pipe)
+    p.set_defaults(func=quiet_on_closed_pipe(handle))
 
 
 def _when(t: float | None) -> str:
@@ -78,13 +78,11 @@ def handle(args: argparse.Namespace) -> int:
     try:
         log_dir = validate_log_dir(args.log_dir)
     except LogDirError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(str(exc))
     try:
         snap = read_run(log_dir, loss_regex=args.loss_regex)
     except LogFormatError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(str(exc))
     d = diagnose(snap, now=now_if_alive(args.alive),
                  settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
     if args.json:
@@ -93,15 +91,3 @@ def handle(args: argparse.Namespace) -> int:
         print(report(d))
     return 1 if d.failed else 0
 
-
-def _handle_pipe(args: argparse.Namespace) -> int:
-    """`handle`, but a reader that closes the pipe early (`| head -3`) ends us quietly, not with a traceback."""
-    try:
-        return handle(args)
-    except BrokenPipeError:
-        import os
-
-        # Python would flush stdout again at exit and print a second error: point it at /dev/null.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.cli.common import fail, quiet_on_closed_pipe
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
 from core.logs.guard import LogDirError, validate_log_dir
 
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
     p.add_argument("--stall-after", type=float, default=60.0, help="seconds without a new line = stalled")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between status tables")
-    p.set_defaults(func=_handle_pipe)
+    p.set_defaults(func=quiet_on_closed_pipe(handle))
 
 
 def _fmt(v: float, spec: str = ".4g") -> str:
@@ -64,21 +65,18 @@ def handle(args: argparse.Namespace) -> int:
     try:
         log_dir: Path = validate_log_dir(args.log_dir)
     except LogDirError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(str(exc))
     if args.once:
         try:
             snap = read_run(log_dir, loss_regex=args.loss_regex)
         except LogFormatError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            return fail(str(exc))
         print(summary(snap, args.stall_after))
         return 1 if snap.crashed_ranks() else 0
     try:
         watcher = RunWatcher(log_dir, polling=args.polling, loss_regex=args.loss_regex)
     except LogFormatError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail(str(exc))
     watcher.start()
     printed: dict[str, int] = {}
     n_errors = 0
@@ -117,15 +115,3 @@ def handle(args: argparse.Namespace) -> int:
     snap = watcher.snapshot()
     return 1 if snap.crashed_ranks() else 0
 
-
-def _handle_pipe(args: argparse.Namespace) -> int:
-    """`handle`, but a reader that closes the pipe early (`| head -3`) ends us quietly, not with a traceback."""
-    try:
-        return handle(args)
-    except BrokenPipeError:
-        import os
-
-        # Python would flush stdout again at exit and print a second error: point it at /dev/null.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
