@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -40,6 +39,7 @@ from core.run.processes import (
     processes_of,
     send_signal,
     signal_verified,
+    start_detached,
 )
 from core.run.registry import (
     STOP_FILE,
@@ -245,16 +245,8 @@ def start_supervisor(run_dir: Path, wait_started: float = 10.0) -> RunRecord:
     sup_env = dict(os.environ)
     sup_env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + sup_env.get("PYTHONPATH", "")
     try:
-        with open(run_dir / "supervisor.log", "ab") as log:
-            supervisor = subprocess.Popen(
-                [sys.executable, "-m", "core.run.supervisor", "_supervise", str(run_dir)],
-                cwd=str(REPO_ROOT),
-                env=sup_env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        supervisor = start_detached([sys.executable, "-m", "core.run.supervisor", "_supervise", run_dir],
+                                    run_dir / "supervisor.log", str(REPO_ROOT), sup_env)
     except OSError as exc:
         why = f"cannot start the supervisor: {exc.strerror or exc}"
         return update_record(run_dir, lambda r: fail_record(r, why))

@@ -5,12 +5,21 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from collections.abc import Iterable
+import subprocess
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import psutil
 
 ENV_RUN_ID = "SHARDSCOPE_RUN_ID"
+
+
+def start_detached(argv: Sequence[object], log: Path, cwd: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start `argv` (a list, never a shell) in a session of its own (so its process group can be
+    signalled as one), stdin closed, stdout and stderr appended to `log`. OSError if it cannot start."""
+    with open(log, "ab") as out:
+        return subprocess.Popen([str(a) for a in argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def alive(pid: int | None, create_time: float | None) -> bool:

@@ -24,6 +24,7 @@ from core.run.processes import (
     create_time,
     send_signal,
     signal_verified,
+    start_detached,
 )
 from core.run.registry import (
     LAUNCHER_LOG,
@@ -72,16 +73,7 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
     for entry in plan:
         log_name = LAUNCHER_LOG if len(plan) == 1 else f"launcher_node{entry['node']}.log"
         try:
-            with open(run_dir / log_name, "ab") as out:
-                proc = subprocess.Popen(
-                    [str(a) for a in entry["argv"]],
-                    cwd=cwd,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+            proc = start_detached(entry["argv"], run_dir / log_name, cwd, env)
         except OSError as exc:
             for started in procs:
                 with contextlib.suppress(OSError):
