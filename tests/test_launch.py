@@ -12,26 +12,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core.codegen import RunOptions, write_job
+from core.codegen import RunOptions
 from core.run.launch import launch, run_processes, stop, wait
 from core.run.preflight import can_launch, check_dataset, check_devices, check_port, run_preflight
 from core.run.registry import LaunchError, get_run, list_runs
-from core.sharding.design import load_design
 from core.workspace import EXAMPLES_DIR, REPO_ROOT
-
-DP = load_design(EXAMPLES_DIR / "data_parallel_8.json")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def fake_job(tmp_path: Path, body: str, name: str = "job", port: int | None = None) -> Path:
-    job = write_job(DP, RunOptions(master_port=port or free_port()), tmp_path / name)
-    (job / "run.sh").write_text("#!/usr/bin/env bash\n" + body + "\n")
-    return job
+from tests.browser import free_port
+from tests.jobs import fake_job
 
 
 def test_success_and_failure_are_recorded(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ import errno
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -19,7 +18,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core.codegen import RunOptions, write_job
 from core.run import launch as launch_mod
 from core.run.launch import launch, run_processes, start_supervisor, stop, wait
 from core.run.processes import processes_of, signal_verified
@@ -37,22 +35,9 @@ from core.run.registry import (
     update_record,
     write_record,
 )
-from core.sharding.design import load_design
-from core.workspace import EXAMPLES_DIR, REPO_ROOT
-
-DP = load_design(EXAMPLES_DIR / "data_parallel_8.json")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def fake_job(tmp_path: Path, body: str, name: str = "job", port: int | None = None) -> Path:
-    job = write_job(DP, RunOptions(master_port=port or free_port()), tmp_path / name)
-    (job / "run.sh").write_text("#!/usr/bin/env bash\n" + body + "\n")
-    return job
+from core.workspace import REPO_ROOT
+from tests.browser import free_port
+from tests.jobs import fake_job
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
