@@ -184,7 +184,8 @@ def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
         out["last_step"] = _NAN
     else:
         spe = infer_steps_per_epoch(m)
-        # rows are grouped by rank in file order: each rank's last row ends its run of rows
+        # per rank, rows are in file order (a live table holds runs of rows, one per tick): the last
+        # row of a rank ends its last run
         rank = m["rank"].to_numpy()
         ends = np.flatnonzero(np.append(rank[1:] != rank[:-1], True))
         last = pd.DataFrame({k: m[k].to_numpy()[ends] for k in ("epoch", "step", "time")}, index=rank[ends])

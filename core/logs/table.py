@@ -58,7 +58,7 @@ class MetricTable:
         gone = [src for key, src in self._sources.items() if key not in current]
         if gone:
             self._drop(gone)
-        self._reserve(self._n + sum(st.rows.untaken for st in workers))
+        self.reserve(self._n + sum(st.rows.untaken for st in workers))
         for st in workers:
             self.add(st)
 
@@ -72,7 +72,7 @@ class MetricTable:
             src.name = self._names[src.code] = st.info.rel
         if not st.rows.untaken:
             return
-        self._reserve(self._n + st.rows.untaken)
+        self.reserve(self._n + st.rows.untaken)
         block = st.rows.take()  # the file keeps its count and last row only
         start, end = self._n, self._n + len(block)
         cols = self._cols
@@ -93,11 +93,8 @@ class MetricTable:
                                                  validate=False)
         return pd.DataFrame(data, copy=False)
 
-    def expect(self, rows: int) -> None:
-        """Make room for `rows` rows at once (room never written costs no memory)."""
-        self._reserve(rows)
-
-    def _reserve(self, need: int) -> None:
+    def reserve(self, need: int) -> None:
+        """Room for `need` rows at least (and half as many more: pages never written cost no memory)."""
         cap = len(self._cols["rank"])
         if need <= cap:
             return

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from core.logs.parser import ReaderSettings
-from core.logs.reader import RunSnapshot, _RunState
+from core.logs.reader import RunSnapshot, _RunState, bytes_on_disk, file_order
 
 __all__ = ["MAX_WATCHES", "RunWatcher", "WatcherRegistry"]
 
@@ -64,7 +64,7 @@ class RunWatcher:
         with self._lock:
             if self.background_catch_up:
                 self._state.discover()
-            if self.background_catch_up and self._bytes_on_disk() > self.background_above_bytes:
+            if self.background_catch_up and bytes_on_disk(self._state.files) > self.background_above_bytes:
                 self._catch_up = (0, len(self._state.files))
             else:
                 self._state.refresh()
@@ -118,13 +118,6 @@ class RunWatcher:
                 self._changed.notify_all()
             return self._state.snapshot()
 
-    def _bytes_on_disk(self) -> int:
-        total = 0
-        for path in self._state.files:
-            with contextlib.suppress(OSError):
-                total += path.stat().st_size
-        return total
-
     @property
     def catching_up(self) -> tuple[int, int] | None:
         """(files read, files to read) while the logs already there are still being read, else None."""
@@ -134,7 +127,7 @@ class RunWatcher:
         """The background catch-up: every known file, `batch` files per lock hold (a 3.7 MB log
         takes ~4 ms, so a page waiting for a snapshot waits ~60 ms at most)."""
         with self._lock:
-            paths = sorted(self._state.files, key=lambda p: self._state.files[p].info.rank or 0)
+            paths = [st.info.path for st in sorted(self._state.files.values(), key=file_order)]
         for i in range(0, len(paths), batch):
             if self._stop.is_set():
                 return
