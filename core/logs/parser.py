@@ -15,7 +15,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from core.logs.bulk import RE_LM_AT, RE_SCAN, ROW_KEYS, Rows, candidate_starts, lm_block, lm_row
+from core.logs.bulk import RE_LM_AT, RE_SCAN, Rows, candidate_starts, lm_block, lm_row
 from core.logs.discover import LogFile
 from core.logs.formats import (
     ERROR_PREFIXES,
@@ -156,25 +156,16 @@ class Parser:
         # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
         block_min = self.settings.block_min
         if end < _SMALL_BLOCK:  # a live tick's few new lines: sre is cheaper than a dozen numpy calls
-            few = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
-            if not (fast and len(few) >= block_min):
-                self._feed_lines(st, buf, few, base, obs_time, end, fast, metrics)
-                self._carry_traceback(st, buf, base, end)
-                return
-            starts = np.array(few, dtype=np.int64)
+            found: list[int] | np.ndarray = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
         else:
-            starts = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end)
-        if fast and len(starts) >= block_min:
-            is_lm, block = lm_block(buf, starts, base, obs_time)
-        else:
-            rows, lm = [], []
-            for ls in starts.tolist() if fast else ():
-                m = RE_LM_AT.match(buf, ls, end)
-                lm.append(m is not None)
-                if m is not None:
-                    rows.append(lm_row(m, base + ls, obs_time))
-            is_lm = np.array(lm, dtype=bool) if fast else np.zeros(len(starts), dtype=bool)
-            block = np.array(rows, dtype=np.float64).reshape(-1, len(ROW_KEYS))
+            found = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end)
+        if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
+            self._feed_lines(st, buf, found if isinstance(found, list) else found.tolist(), base, obs_time, end,
+                             fast, metrics)
+            self._carry_traceback(st, buf, base, end)
+            return
+        starts = np.asarray(found, dtype=np.int64)
+        is_lm, block = lm_block(buf, starts, base, obs_time)
         done = 0
         others = np.flatnonzero(~is_lm)
         for t, (j, ls) in enumerate(zip(others.tolist(), starts[others].tolist(), strict=True)):
