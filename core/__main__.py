@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from core.cli import COMMANDS
+from core.cli.common import quiet_on_closed_pipe
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    return int(quiet_on_closed_pipe(args.func)(args) or 0)  # `... | head` ends every command quietly
 
 
 if __name__ == "__main__":

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import core.cli
 from core.__main__ import build_parser
@@ -39,3 +41,17 @@ def test_diagnose_json_through_python_m_core() -> None:
     group = report["failure_groups"][0]
     assert {"exception", "ranks", "first_rank", "first_time"} <= set(group)
     assert "Invalid communication backend: CPU" in group["exception"]
+
+
+def test_every_command_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`python -m core model ... | head -1`: the reader is gone before the summary is printed."""
+    argv = [sys.executable, "-m", "core", "model", "llama", "--hidden", "256", "--heads", "4", "--ffn", "512",
+            "--seq", "64", "--batch", "2", "--layers", "2", "--vocab", "1000", "--out", str(tmp_path / "d.json")]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: the first print meets a closed pipe
+    try:
+        res = subprocess.run(argv, cwd=REPO_ROOT, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in res.stderr and "BrokenPipeError" not in res.stderr, res.stderr
+    assert res.returncode == 0

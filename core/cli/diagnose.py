@@ -9,7 +9,7 @@ import argparse
 import json
 from datetime import datetime
 
-from core.cli.common import fail, quiet_on_closed_pipe
+from core.cli.common import fail
 from core.logs import LogFormatError, read_run
 from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
 from core.logs.guard import LogDirError, validate_log_dir
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the job is still running: also report the whole job as hung when it went silent")
     p.add_argument("--straggler-ratio", type=float, default=DiagnoseSettings.straggler_ratio,
                    help="step time / job median at or above this is a straggler (default %(default)s)")
-    p.set_defaults(func=quiet_on_closed_pipe(handle))
+    p.set_defaults(func=handle)
 
 
 def _when(t: float | None) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.cli.common import fail, quiet_on_closed_pipe
+from core.cli.common import fail
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
 from core.logs.guard import LogDirError, validate_log_dir
 
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
     p.add_argument("--stall-after", type=float, default=60.0, help="seconds without a new line = stalled")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between status tables")
-    p.set_defaults(func=quiet_on_closed_pipe(handle))
+    p.set_defaults(func=handle)
 
 
 def _fmt(v: float, spec: str = ".4g") -> str:
