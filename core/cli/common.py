@@ -18,7 +18,9 @@ def quiet_on_closed_pipe(handle: Callable[[argparse.Namespace], int]) -> Callabl
 
     def run(args: argparse.Namespace) -> int:
         try:
-            return handle(args)
+            code = handle(args)
+            sys.stdout.flush()  # buffered output (stdout is a pipe) meets the closed pipe here, not at exit
+            return code
         except BrokenPipeError:
             # Python would flush stdout again at exit and print a second error: point it at /dev/null.
             devnull = os.open(os.devnull, os.O_WRONLY)
