@@ -1,16 +1,17 @@
 """A Plotly chart that keeps the user's zoom across live updates (st.plotly_chart remounts and loses it).
 
 A tiny Streamlit component (app/live_chart/index.html, no npm build) calls `Plotly.react` with a
-constant `layout.uirevision`. The Plotly bundle is copied next to the html at runtime, so it works
-offline: plotly.js's own "cartesian" bundle (scatter, bar, heatmap, ...; 1.5 MB, vendored from npm
-`plotly.js-cartesian-dist-min`, MIT) when it is the same plotly.js version as the installed plotly
-package's full bundle (4.8 MB), else that full bundle, so it always matches plotly.py's JSON. Each
-chart frame parses the bundle: the small one draws a first chart ~2 s sooner on a busy 2-core machine.
+constant `layout.uirevision`. The html and the Plotly bundle are copied into a private per-process
+folder at runtime, so it works offline: plotly.js's own "cartesian" bundle (scatter, bar, heatmap,
+...; 1.5 MB, vendored from npm `plotly.js-cartesian-dist-min`, MIT) when it is the same plotly.js
+version as the installed plotly package's full bundle (4.8 MB), else that full bundle, so it always
+matches plotly.py's JSON. Each chart frame parses the bundle: the small one draws a first chart ~2 s
+sooner on a busy 2-core machine.
 """
 
 from __future__ import annotations
 
-import hashlib
+import atexit
 import re
 import shutil
 import tempfile
@@ -47,19 +48,15 @@ def plotly_bundle() -> Path:
 
 @cache
 def _build_dir() -> Path:
-    """A folder holding index.html + plotly.min.js (rebuilt when either changes)."""
-    html = (_SRC / "index.html").read_bytes()
-    plotly_js = plotly_bundle()
-    tag = hashlib.sha1(html + plotly.__version__.encode() + plotly_js.name.encode()).hexdigest()[:12]
-    build = Path(tempfile.gettempdir()) / f"shardscope_live_chart_{tag}"
-    if not (build / "plotly.min.js").is_file() or not (build / "index.html").is_file():
-        tmp = Path(tempfile.mkdtemp(prefix="shardscope_live_chart_tmp_"))
-        (tmp / "index.html").write_bytes(html)
-        shutil.copyfile(plotly_js, tmp / "plotly.min.js")
-        try:
-            tmp.rename(build)
-        except OSError:  # another session built it first
-            shutil.rmtree(tmp, ignore_errors=True)
+    """A private folder (mode 0700, new for this process) holding index.html + the plotly bundle.
+
+    Never a fixed name under $TMPDIR: another user could create that folder first and have the
+    dashboard serve their index.html. Removed when the process exits.
+    """
+    build = Path(tempfile.mkdtemp(prefix="shardscope_live_chart_"))  # 0700, created by us or fails
+    atexit.register(shutil.rmtree, build, ignore_errors=True)
+    (build / "index.html").write_bytes((_SRC / "index.html").read_bytes())
+    shutil.copyfile(plotly_bundle(), build / "plotly.min.js")
     return build
 
 
