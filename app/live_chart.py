@@ -12,8 +12,10 @@ sooner on a busy 2-core machine.
 from __future__ import annotations
 
 import atexit
+import os
 import re
 import shutil
+import stat
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -46,14 +48,46 @@ def plotly_bundle() -> Path:
     return _CARTESIAN if bundle_version(_CARTESIAN) == bundle_version(full) is not None else full
 
 
+_PREFIX = "shardscope_live_chart_"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_build_dirs(tmp: Path) -> list[Path]:
+    """Remove this user's chart folders whose process has exited (a server stopped by SIGTERM skips atexit).
+
+    Only `<prefix><pid>_*` directories owned by us, never a link or another user's folder.
+    """
+    removed = []
+    for path in tmp.glob(f"{_PREFIX}*_*"):
+        pid = path.name.removeprefix(_PREFIX).split("_", 1)[0]
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if pid.isdigit() and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 @cache
 def _build_dir() -> Path:
     """A private folder (mode 0700, new for this process) holding index.html + the plotly bundle.
 
     Never a fixed name under $TMPDIR: another user could create that folder first and have the
-    dashboard serve their index.html. Removed when the process exits.
+    dashboard serve their index.html. Removed at exit, or by the next process when we were killed.
     """
-    build = Path(tempfile.mkdtemp(prefix="shardscope_live_chart_"))  # 0700, created by us or fails
+    remove_stale_build_dirs(Path(tempfile.gettempdir()))
+    build = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}_"))  # 0700, created by us or fails
     atexit.register(shutil.rmtree, build, ignore_errors=True)
     (build / "index.html").write_bytes((_SRC / "index.html").read_bytes())
     shutil.copyfile(plotly_bundle(), build / "plotly.min.js")

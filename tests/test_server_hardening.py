@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from app import live_chart
-from app.shardscope_server import host_problem, split_host
+from app.host_check import host_problem, split_host
 from core.sharding.design import MAX_DESIGN_BYTES, load_design
 from core.workspace import EXAMPLES_DIR, REPO_ROOT
 from tests.browser import VIEWPORT, chromium, dashboard, require_browser, shot, wait_idle
@@ -160,6 +160,13 @@ def test_loopback_hosts_are_served_http_and_websocket(server: str) -> None:
         assert _upgrade(server, f"127.0.0.1:{port}")[0] == 101
 
 
+def test_the_dashboard_started_without_the_host_check_says_so(monkeypatch: Any, tmp_path: Path) -> None:
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path))
+    at = AppTest.from_file(str(REPO_ROOT / "app" / "main.py"), default_timeout=90)
+    at.run()
+    assert any("without the loopback Host check" in w.value and "dashboard.sh" in w.value for w in at.sidebar.warning)
+
+
 # --- uploads: the design limit, not Streamlit's 200 MB ----------------------------------------------
 
 
@@ -195,6 +202,7 @@ def test_an_upload_over_the_design_limit_is_refused_by_the_server(server: str, t
         page.on("request", lambda r: uploads.append(r) if "/_stcore/upload_file/" in r.url else None)
         page.goto(f"{server}/designer")
         wait_idle(page)
+        assert page.get_by_text("Started without the loopback Host check").count() == 0  # served behind it
         page.get_by_role("tab", name="Save / load").click()
         chooser = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
         chooser.set_input_files(str(ok))
@@ -247,6 +255,22 @@ def test_chart_folder_is_private_and_a_planted_folder_is_never_used(tmp_path: Pa
     finally:
         live_chart._build_dir.cache_clear()
     assert (planted / "index.html").read_text() == "<script>steal()</script>"  # not used, not touched
+
+
+def test_chart_folders_of_exited_processes_are_removed_and_nothing_else(tmp_path: Path) -> None:
+    """A server stopped by SIGTERM never runs atexit: the next one removes its folder, and only such folders."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"shardscope_live_chart_{dead.pid}_abc"
+    live = tmp_path / f"shardscope_live_chart_{os.getpid()}_abc"
+    old_style = tmp_path / "shardscope_live_chart_0df01c8e8205"  # the old fixed name: not ours to judge
+    link = tmp_path / f"shardscope_live_chart_{dead.pid}_link"
+    for folder in (stale, live, old_style):
+        folder.mkdir()
+        (folder / "index.html").write_text("x")
+    link.symlink_to(live)
+    assert live_chart.remove_stale_build_dirs(tmp_path) == [stale]
+    assert not stale.exists() and (live / "index.html").exists() and old_style.exists() and link.is_symlink()
 
 
 # --- the container ---------------------------------------------------------------------------------
