@@ -7,6 +7,7 @@ page, a job folder whose files the user edited.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import http.client
 import json
@@ -25,10 +26,11 @@ import plotly
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from streamlit import config
 from streamlit.testing.v1 import AppTest
 
 from app import live_chart
-from app.host_check import host_problem, split_host
+from app.host_check import LoopbackHostMiddleware, host_problem, split_host
 from core.sharding.design import MAX_DESIGN_BYTES, load_design
 from core.workspace import EXAMPLES_DIR, REPO_ROOT
 from tests.browser import VIEWPORT, chromium, dashboard, require_browser, shot, wait_idle
@@ -74,6 +76,42 @@ def test_host_check_accepts_exactly_a_loopback_name_and_this_port(host: str) -> 
 @given(st.sampled_from(["127.0.0.1", "localhost", "[::1]"]), st.integers(1, 65535))
 def test_only_the_configured_port_passes(name: str, port: int) -> None:
     assert (host_problem(f"{name}:{port}", PORT) is None) == (port == PORT)
+
+
+def _through_middleware(scope: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+    """(messages the middleware sent, whether the app behind it was called) for one ASGI scope."""
+    sent: list[dict[str, Any]] = []
+    called = []
+
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        called.append(scope["type"])
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+
+    asyncio.run(LoopbackHostMiddleware(inner)(scope, receive, send))
+    return sent, bool(called)
+
+
+def test_middleware_refuses_before_the_app_and_passes_lifespan() -> None:
+    port = config.get_option("server.port")
+    evil = [(b"host", f"evil.example:{port}".encode())]
+    sent, called = _through_middleware({"type": "http", "headers": evil})
+    assert not called and sent[0]["status"] == 403 and b"refused" in sent[1]["body"]
+    extensions = {"websocket.http.response": {}}
+    sent, called = _through_middleware({"type": "websocket", "headers": evil, "extensions": extensions})
+    assert not called and sent[0]["type"] == "websocket.http.response.start" and sent[0]["status"] == 403
+    sent, called = _through_middleware({"type": "websocket", "headers": evil})  # a server without the extension
+    assert not called and sent == [{"type": "websocket.close", "code": 1008, "reason": sent[0]["reason"]}]
+    two = [(b"host", f"127.0.0.1:{port}".encode()), (b"host", f"evil.example:{port}".encode())]
+    sent, called = _through_middleware({"type": "http", "headers": two})  # which one would the app believe?
+    assert not called and sent[0]["status"] == 403
+    assert _through_middleware({"type": "lifespan"}) == ([], True)
+    for host in (f"127.0.0.1:{port}", "localhost", f"[::1]:{port}"):
+        assert _through_middleware({"type": "http", "headers": [(b"host", host.encode())]}) == ([], True)
 
 
 # --- a real server: every route, HTTP and WebSocket --------------------------------------------------
