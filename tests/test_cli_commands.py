@@ -72,7 +72,9 @@ def test_generate_never_overwrites_a_file_it_did_not_write_unless_forced(tmp_pat
 
     job = tmp_path / "job"
     assert main(["generate", "--out", str(job), "--epochs", "2"]) == 0
+    capsys.readouterr()
     assert main(["generate", "--out", str(job), "--epochs", "3"]) == 0  # its own output, unchanged since
+    assert "replaced the earlier train.py, run.sh, README.md" in capsys.readouterr().out  # said, not silent
     assert read_job(job)[1].epochs == 3
     edited = (job / "train.py").read_text() + "# my change\n"
     (job / "train.py").write_text(edited)

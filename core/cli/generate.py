@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from core.cli.common import fail as _fail
 from core.codegen import (
@@ -48,8 +49,10 @@ def _generate(args: argparse.Namespace) -> int:
             slurm_gres=args.gres or "",
             slurm_cpus_per_task=args.cpus_per_task,
         )
+        names = ("train.py", "run.sh", "job.sbatch", "README.md")
+        replaced = [name for name in names if os.path.lexists(os.path.join(args.out, name))]
         out = write_job(design, options, args.out, force=args.force)
-        written = [name for name in ("train.py", "run.sh", "job.sbatch", "README.md") if (out / name).is_file()]
+        written = [name for name in names if (out / name).is_file()]
     except JobExistsError as exc:
         return _fail(f"{exc}: not overwritten; pass --force to replace them, or choose another --out")
     except (CodegenError, DesignError, WorkspaceError) as exc:
@@ -57,6 +60,8 @@ def _generate(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
     what = f"{options.scenario}, {options.device_num} x {options.device_target}"
+    if replaced:
+        what += f"; replaced the earlier {', '.join(replaced)}"
     print(f"wrote {out}/{', '.join(written)} ({what})")
     return 0
 
