@@ -1,0 +1,235 @@
+"""Every file ShardScope opens is checked first (issue 22, item 2): a regular file, bounded, never a
+blocking open. A FIFO, /dev/zero, a socket and a folder in each role give a one-line error (or, in a
+log folder, a skip that names the file), never a hang: anything that could hang runs in a
+subprocess with a timeout, so a regression fails instead of freezing the suite.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core import files
+from core.files import FileCheckError, open_checked, read_checked
+
+REPO = Path(__file__).resolve().parent.parent
+TIMEOUT = 60  # seconds; the checked code answers in well under one, a blocking open never does
+LOSS = "epoch: 1 step: {s}, loss is {v}\n"
+
+
+# ----------------------------------------------------------------------------- the special files
+
+def _fifo(folder: Path, name: str) -> Path:
+    path = folder / name
+    os.mkfifo(path)
+    return path
+
+
+def _folder(folder: Path, name: str) -> Path:
+    path = folder / name
+    path.mkdir()
+    return path
+
+
+def _zero(folder: Path, name: str) -> Path:
+    path = folder / name
+    path.symlink_to("/dev/zero")  # a character device that never ends; stat says 0 bytes
+    return path
+
+
+@pytest.fixture
+def bound_socket(tmp_path: Path) -> Iterator[Callable[[Path, str], Path]]:
+    """Makes a listening unix socket at folder/name (closed after the test)."""
+    held: list[socket.socket] = []
+
+    def make(folder: Path, name: str) -> Path:
+        path = folder / name
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(path))
+        sock.listen()
+        held.append(sock)
+        return path
+
+    yield make
+    for sock in held:
+        sock.close()
+
+
+KINDS = {"fifo": "a FIFO (named pipe)", "zero": "a character device", "socket": "a socket", "folder": "a folder"}
+
+
+def _special(kind: str, folder: Path, name: str, make_socket: Callable[[Path, str], Path]) -> Path:
+    return {"fifo": _fifo, "zero": _zero, "folder": _folder, "socket": make_socket}[kind](folder, name)
+
+
+def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `code` in a fresh interpreter (a hang becomes a TimeoutExpired, i.e. a failure)."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=TIMEOUT, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=TIMEOUT, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def _one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+# ----------------------------------------------------------------------------- core.files itself
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_special_file_is_refused_by_name_and_kind(kind: str, tmp_path: Path, bound_socket) -> None:
+    path = _special(kind, tmp_path, "thing", bound_socket)
+    result = _python("""
+        import sys
+        from core.files import FileCheckError, read_checked, open_checked
+        for call in (lambda: read_checked(sys.argv[1], 1000, "design file"),
+                     lambda: open_checked(sys.argv[1], None, "design file")):
+            try:
+                call()
+            except FileCheckError as exc:
+                print(exc)
+                print(exc.reason)
+            else:
+                print("read it")
+        """, str(path))
+    assert result.returncode == 0, result.stderr
+    message, reason = result.stdout.splitlines()[:2]
+    assert message == f"design file {path} is {KINDS[kind]}, not a regular file"
+    assert reason == f"{KINDS[kind]}, not a regular file"
+    assert result.stdout.splitlines()[2:] == [message, reason]
+
+
+def test_a_fifo_swapped_in_after_the_stat_does_not_block_the_open(tmp_path: Path) -> None:
+    """The race the stat alone cannot close: the path is a regular file when stat'ed, a FIFO when opened."""
+    path = tmp_path / "x.log"
+    path.write_text("x\n")
+    result = _python("""
+        import os, sys
+        from core import files
+        from core.files import FileCheckError, open_checked
+        real_stat = os.stat
+        def stat_then_swap(p, *a, **k):
+            info = real_stat(p, *a, **k)
+            os.unlink(p)
+            os.mkfifo(p)
+            return info
+        files.os.stat = stat_then_swap
+        try:
+            open_checked(sys.argv[1], None, "log file")
+        except FileCheckError as exc:
+            print(exc)
+        """, str(path))
+    assert result.stdout.strip() == f"log file {path} is a FIFO (named pipe), not a regular file"
+
+
+def test_missing_and_too_big_files_are_one_line_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileCheckError) as caught:
+        read_checked(tmp_path / "nope.json", 10, "job file")
+    assert str(caught.value) == f"cannot open job file {tmp_path / 'nope.json'}: No such file or directory"
+    assert caught.value.reason == "no such file or directory"
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as f:
+        f.truncate(50 << 30)  # sparse 50 GB: refused from its size, never read
+    with pytest.raises(FileCheckError) as caught:
+        read_checked(big, 2_000_000, "MindFormers config")
+    assert str(caught.value) == f"MindFormers config {big} is 53,687,091,200 bytes, more than the 2,000,000 allowed"
+    with pytest.raises(FileCheckError):
+        open_checked(big, 2_000_000, "MindFormers config")
+    assert open_checked(big, None, "log file").read(3) == b"\0\0\0"  # a reader that bounds its own reads
+
+
+def test_the_error_is_both_an_oserror_and_a_valueerror(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "p")
+    for kind in (OSError, ValueError):
+        with pytest.raises(kind):
+            read_checked(tmp_path / "p", 10)
+    try:
+        read_checked(tmp_path / "p", 10)
+    except OSError as exc:
+        assert (exc.strerror or str(exc)) == "a FIFO (named pipe), not a regular file"
+
+
+def test_the_returned_handle_is_blocking_and_closed_on_exec(tmp_path: Path) -> None:
+    import fcntl
+
+    path = tmp_path / "f"
+    path.write_bytes(b"abc")
+    with open_checked(path, 10, "file") as f:
+        flags = fcntl.fcntl(f.fileno(), fcntl.F_GETFL)
+        assert not flags & os.O_NONBLOCK
+        assert fcntl.fcntl(f.fileno(), fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+        assert f.read() == b"abc"
+
+
+def test_a_file_that_grows_past_the_limit_while_read_is_refused(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """fstat said small, the file is bigger by the time it is read (a writer appends): at most
+    max_bytes + 1 bytes are read and the file is refused."""
+    path = tmp_path / "growing.json"
+    path.write_bytes(b"x" * 5000)
+    real_fstat = os.fstat
+
+    def stale(fd: int) -> os.stat_result:
+        info = real_fstat(fd)
+        return os.stat_result((info.st_mode, *info[1:6], 10, *info[7:]))  # st_size as it was: 10 bytes
+
+    monkeypatch.setattr(files.os, "fstat", stale)
+    reads: list[int] = []
+    real_fdopen = os.fdopen
+
+    def counting(fd: int, *a, **k):
+        f = real_fdopen(fd, *a, **k)
+        raw_read = f.read
+
+        class Counting:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                f.close()
+
+            def read(self, n: int) -> bytes:
+                data = raw_read(n)
+                reads.append(len(data))
+                return data
+
+        return Counting()
+
+    monkeypatch.setattr(files.os, "fdopen", counting)
+    with pytest.raises(FileCheckError, match="it grew while being read"):
+        read_checked(path, 100, "design file")
+    assert sum(reads) == 101
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=3000), limit=st.integers(0, 2500))
+def test_read_checked_returns_the_bytes_iff_they_fit(tmp_path: Path, data: bytes, limit: int) -> None:
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    if len(data) <= limit:
+        assert read_checked(path, limit, "file") == data
+    else:
+        with pytest.raises(FileCheckError, match=f"is {len(data):,} bytes, more than the {limit:,} allowed"):
+            read_checked(path, limit, "file")
+
+
+@settings(max_examples=40, deadline=None)
+@given(mode=st.sampled_from([0o010000, 0o020000, 0o060000, 0o140000, 0o040000, 0o120000]))
+def test_every_non_regular_kind_has_a_name(mode: int) -> None:
+    name = files.kind_of(mode | 0o644)
+    assert name.startswith("a ") and name != "a regular file"
