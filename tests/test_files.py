@@ -233,3 +233,96 @@ def test_read_checked_returns_the_bytes_iff_they_fit(tmp_path: Path, data: bytes
 def test_every_non_regular_kind_has_a_name(mode: int) -> None:
     name = files.kind_of(mode | 0o644)
     assert name.startswith("a ") and name != "a regular file"
+
+
+# ----------------------------------------------------------------------------- a log folder
+
+def _log_folder(folder: Path) -> Path:
+    """Two normal rank logs, long enough that the reader reads the next file ahead."""
+    folder.mkdir()
+    for rank in (0, 1):
+        (folder / f"worker_{rank}.log").write_text("".join(LOSS.format(s=s, v=2.5 - s / 1e4) for s in range(1, 3001)))
+    return folder
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("command", ["watch", "diagnose"])
+def test_a_special_file_among_the_logs_is_skipped_and_named(command: str, kind: str, tmp_path: Path,
+                                                            bound_socket) -> None:
+    """`mkfifo d/worker_6.log` beside normal logs hung `watch --once` and `diagnose` forever (the
+    read-ahead opened it before looking at its type)."""
+    folder = _log_folder(tmp_path / "logs")
+    _special(kind, folder, "worker_6.log", bound_socket)
+    result = _cli(command, *(["--once"] if command == "watch" else []), str(folder))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert f"worker_6.log: {KINDS[kind]}, not a regular file" in result.stdout
+    if command == "watch":
+        assert "loss rows=6000" in result.stdout
+    else:
+        assert result.stdout.startswith("ranks: 3")
+
+
+@pytest.mark.parametrize("name", ["scheduler.log", "msrun.log"])
+def test_a_fifo_in_a_non_rank_role_is_named_too(name: str, tmp_path: Path) -> None:
+    folder = _log_folder(tmp_path / "logs")
+    _fifo(folder, name)
+    for args in (["watch", "--once"], ["diagnose"]):
+        result = _cli(*args, str(folder))
+        assert f"skipped {name}: a FIFO (named pipe), not a regular file" in result.stdout, (args, result)
+
+
+# ----------------------------------------------------------------------------- terminal-safe output
+
+HOSTILE = "ValueError: bad \x1b[31mred\x1b[0m \x1b]0;owned\x07 \x1b[2J\x1b[H \x9b1;1H end\r\x08\x7f\u202e"
+
+
+@pytest.mark.parametrize("command", ["watch", "diagnose"])
+def test_log_text_reaches_the_terminal_without_control_sequences(command: str, tmp_path: Path) -> None:
+    """A crashed rank's exception line held escape sequences (recolour, retitle, clear screen):
+    `diagnose` printed them raw, so did `watch`."""
+    folder = _log_folder(tmp_path / "logs")
+    with (folder / "worker_1.log").open("a", encoding="utf-8") as f:
+        f.write(f"Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n{HOSTILE}\n")
+    result = _cli(command, *(["--once"] if command == "watch" else []), str(folder))
+    assert result.returncode == 1, result.stderr
+    assert "ValueError: bad red    end" in result.stdout
+    assert all(ch.isprintable() for line in result.stdout.splitlines() for ch in line), result.stdout
+
+
+def test_diagnose_json_keeps_the_text_escaped(tmp_path: Path) -> None:
+    folder = _log_folder(tmp_path / "logs")
+    with (folder / "worker_1.log").open("a", encoding="utf-8") as f:
+        f.write(f"Traceback (most recent call last):\n{HOSTILE}\n")
+    _fifo(folder, "worker_6.log")
+    result = _cli("diagnose", "--json", str(folder))
+    assert "\x1b" not in result.stdout and "\\u001b[31m" in result.stdout
+    import json
+
+    assert json.loads(result.stdout)["skipped"] == {"worker_6.log": "a FIFO (named pipe), not a regular file"}
+
+
+_SEQUENCES = st.sampled_from(["\x1b[31m", "\x1b[2J", "\x1b[?25l", "\x1b]0;title\x07", "\x1b]8;;http://x\x1b\\",
+                              "\x9b2K", "\x1bc", "\x1b(B", "\x07", "\x00", "\x7f", "\x85", "\u202e", "\u200b"])
+_PLAIN = st.text(st.characters(codec="utf-8", categories=["L", "N", "P", "S"]).filter(str.isprintable), max_size=20)
+
+
+@settings(deadline=None)
+@given(parts=st.lists(st.one_of(_PLAIN, _SEQUENCES), max_size=12))
+def test_terminal_safe_keeps_the_words_and_drops_every_sequence(parts: list[str]) -> None:
+    from core.cli.common import terminal_safe
+
+    out = terminal_safe("".join(parts))
+    assert out.isprintable() or out == ""
+    assert "".join(p for p in parts if p.isprintable()) == out  # plain text kept as it was, in order
+    assert terminal_safe(out) == out
+
+
+@settings(deadline=None)
+@given(text=st.text(max_size=200))
+def test_terminal_safe_output_is_always_one_printable_line(text: str) -> None:
+    from core.cli.common import terminal_safe
+
+    out = terminal_safe(text)
+    assert out.isprintable() or out == ""
+    assert "\n" not in out and "\x1b" not in out
+

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.cli.common import fail
+from core.cli.common import fail, terminal_safe
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
 from core.logs.guard import LogDirError, validate_log_dir
 
@@ -42,7 +42,8 @@ def status_table(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
         age = r["age_s"]
         lines.append(
             f"{int(r['rank']):>4}  {r['state']:<9} {_fmt(r['last_epoch'], '.0f'):>5} {_fmt(r['last_step'], '.0f'):>7}"
-            f" {_fmt(r['last_loss']):>10} {_fmt(age, '.0f') + 's' if age == age else '-':>7}  {r['detail'][:80]}"
+            f" {_fmt(r['last_loss']):>10} {_fmt(age, '.0f') + 's' if age == age else '-':>7}"
+            f"  {terminal_safe(r['detail'])[:80]}"
         )
     return "\n".join(lines)
 
@@ -56,8 +57,15 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
         out.append("errors:")
         for _, e in errs.iterrows():
             rank = "?" if pd.isna(e["rank"]) else str(int(e["rank"]))
-            out.append(f"  [{e['kind']}] rank {rank} {e['file']}:{e['line']}: {e['message'][:160]}")
+            out.append(f"  [{e['kind']}] rank {rank} {terminal_safe(e['file'])}:{e['line']}: "
+                       f"{terminal_safe(e['message'])[:160]}")
+    out.extend(skipped_lines(snap))
     return "\n".join(out)
+
+
+def skipped_lines(snap: RunSnapshot) -> list[str]:
+    """One line per log file found but not read (a FIFO, a folder, permission denied): never silent."""
+    return [f"skipped {terminal_safe(rel)}: {why}" for rel, why in sorted(snap.skipped.items())]
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -80,6 +88,7 @@ def handle(args: argparse.Namespace) -> int:
     watcher.start()
     printed: dict[str, int] = {}
     n_errors = 0
+    skipped_shown: set[str] = set()
     last_table = 0.0
     last_states = ""
     version = -1
@@ -93,7 +102,7 @@ def handle(args: argparse.Namespace) -> int:
                 key = f"{rank}:{file}"
                 seen = printed.get(key, 0)
                 if len(grp) < seen:  # the file was truncated (relaunch): print it again
-                    print(f"rank {rank}: {file} restarted", flush=True)
+                    print(f"rank {rank}: {terminal_safe(file)} restarted", flush=True)
                     seen = 0
                 for _, r in grp.iloc[seen:].iterrows():
                     print(f"rank {int(rank):>3}  epoch {_fmt(r['epoch'], '.0f'):>4}  step {_fmt(r['step'], '.0f'):>6}"
@@ -101,8 +110,13 @@ def handle(args: argparse.Namespace) -> int:
                 printed[key] = len(grp)
             if len(snap.errors) > n_errors:
                 for _, e in snap.errors.iloc[n_errors:].iterrows():
-                    print(f"!! [{e['kind']}] rank {e['rank']} {e['file']}: {e['message'][:200]}", flush=True)
+                    print(f"!! [{e['kind']}] rank {e['rank']} {terminal_safe(e['file'])}: "
+                          f"{terminal_safe(e['message'])[:200]}", flush=True)
                 n_errors = len(snap.errors)
+            for line in skipped_lines(snap):
+                if line not in skipped_shown:
+                    print(line, flush=True)
+                    skipped_shown.add(line)
             table = status_table(watcher.snapshot(refresh=True), args.stall_after)
             states = "\n".join(line[:16] for line in table.splitlines())
             if states != last_states or time.monotonic() - last_table >= 30:
