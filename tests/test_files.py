@@ -326,3 +326,79 @@ def test_terminal_safe_output_is_always_one_printable_line(text: str) -> None:
     assert out.isprintable() or out == ""
     assert "\n" not in out and "\x1b" not in out
 
+
+# ----------------------------------------------------------------------------- designs, configs, job.json
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_special_design_file_is_a_one_line_error(kind: str, tmp_path: Path, bound_socket) -> None:
+    path = _special(kind, tmp_path, "design.json", bound_socket)
+    line = _one_line_error(_cli("preview", "--design", str(path)))
+    assert line.startswith("error: ") and line.endswith(f"cannot read {path}: {KINDS[kind]}, not a regular file")
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_special_mindformers_config_is_a_one_line_error(kind: str, tmp_path: Path, bound_socket) -> None:
+    """`--mindformers-config /dev/zero` read 2.5 GB, then a MemoryError traceback; a FIFO hung."""
+    (tmp_path / "run_mindformer.py").write_text("print('never started')\n")
+    config = _special(kind, tmp_path, "llama.yaml", bound_socket)
+    result = _cli("launch", "--script", str(tmp_path / "run_mindformer.py"), "--devices", "8",
+                  "--mindformers-config", str(config), "--workspace", str(tmp_path / "ws"))
+    assert result.returncode == 2
+    line = _one_line_error(result)
+    assert line == f"error: cannot read the MindFormers config {config.resolve()}: {KINDS[kind]}, not a regular file"
+    assert not (tmp_path / "ws" / "runs").exists() or not any((tmp_path / "ws" / "runs").iterdir())
+
+
+def test_the_real_dev_zero_as_mindformers_config(tmp_path: Path) -> None:
+    (tmp_path / "run_mindformer.py").write_text("print('never started')\n")
+    result = _cli("launch", "--script", str(tmp_path / "run_mindformer.py"), "--devices", "8",
+                  "--mindformers-config", "/dev/zero", "--workspace", str(tmp_path / "ws"))
+    assert _one_line_error(result) == (
+        "error: cannot read the MindFormers config /dev/zero: a character device, not a regular file")
+
+
+def test_an_oversized_mindformers_config_names_its_size(tmp_path: Path) -> None:
+    from core.run.mindformers import MAX_BYTES, read_parallel_config
+
+    path = tmp_path / "big.yaml"
+    path.write_text("parallel_config:\n  data_parallel: 8\n" + "#" * MAX_BYTES)
+    with pytest.raises(ValueError, match=f"bytes, more than the {MAX_BYTES:,} allowed"):
+        read_parallel_config(path)
+
+
+def test_the_mindformers_config_is_read_once_per_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Launch page asks for the parallel_config twice per rerun (check, then the view), and reruns
+    every few seconds: the file is read again only when it changed."""
+    from core.run import mindformers
+
+    path = tmp_path / "llama.yaml"
+    path.write_text("parallel_config:\n  data_parallel: 2\n  model_parallel: 4\n")
+    reads: list[str] = []
+    real = mindformers.read_checked
+
+    def counting(p, *a, **k):
+        reads.append(str(p))
+        return real(p, *a, **k)
+
+    monkeypatch.setattr(mindformers, "read_checked", counting)
+    for _ in range(5):
+        assert mindformers.read_parallel_config(path)["model_parallel"] == 4
+    assert len(reads) == 1
+    path.write_text("parallel_config:\n  data_parallel: 2\n  model_parallel: 2\n  pipeline_stage: 2\n")
+    os.utime(path, ns=(1, 10**18))  # a new mtime even on a coarse clock
+    assert mindformers.read_parallel_config(path)["pipeline_stage"] == 2
+    mindformers.read_parallel_config(path)["pipeline_stage"] = 99  # a caller's dict is its own copy
+    assert mindformers.read_parallel_config(path)["pipeline_stage"] == 2
+    assert len(reads) == 2
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_special_job_json_is_a_one_line_error(kind: str, tmp_path: Path, bound_socket) -> None:
+    job = tmp_path / "job"
+    assert _cli("generate", "--out", str(job)).returncode == 0
+    (job / "job.json").unlink()
+    path = _special(kind, job, "job.json", bound_socket)
+    result = _cli("launch", str(job), "--workspace", str(tmp_path / "ws"))
+    assert result.returncode == 2
+    line = _one_line_error(result)
+    assert line.endswith(f"(job.json missing or unreadable: job file {path} is {KINDS[kind]}, not a regular file)")
