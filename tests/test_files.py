@@ -402,3 +402,79 @@ def test_a_special_job_json_is_a_one_line_error(kind: str, tmp_path: Path, bound
     assert result.returncode == 2
     line = _one_line_error(result)
     assert line.endswith(f"(job.json missing or unreadable: job file {path} is {KINDS[kind]}, not a regular file)")
+
+
+def test_the_launch_page_reads_the_config_once_and_refuses_a_fifo(tmp_path: Path) -> None:
+    """The Launch page read the --mindformers-config path twice on every rerun, and a FIFO there froze it."""
+    (tmp_path / "run_mindformer.py").write_text("print('never started')\n")
+    (tmp_path / "llama.yaml").write_text("parallel_config:\n  data_parallel: 2\n  model_parallel: 4\n")
+    _fifo(tmp_path, "pipe.yaml")
+    result = _python("""
+        import os, sys
+        from pathlib import Path
+        from streamlit.testing.v1 import AppTest
+        from core.run import mindformers
+
+        folder = Path(sys.argv[1])
+        os.environ["SHARDSCOPE_WORKSPACE"] = str(folder / "ws")
+        reads = []
+        real = mindformers.read_checked
+        mindformers.read_checked = lambda p, *a, **k: reads.append(p) or real(p, *a, **k)
+        at = AppTest.from_file("pages/launch.py", default_timeout=50)
+        at.run()
+        at.text_input(key="own_script").set_value(str(folder / "run_mindformer.py"))
+        at.toggle(key="own_mf").set_value(True).run()
+        at.text_input(key="own_mf_config").set_value(str(folder / "llama.yaml")).run()
+        for _ in range(3):
+            at.run()
+        assert not at.exception, at.exception
+        print("views", sum("= **8** devices" in m.value for m in at.markdown))
+        print("reads", len(reads))
+        at.text_input(key="own_mf_config").set_value(str(folder / "pipe.yaml")).run()
+        assert not at.exception, at.exception
+        print("errors", [e.value for e in at.error])
+        """, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "views 1" and lines[1] == "reads 1"
+    assert f"a FIFO (named pipe), not a regular file" in lines[2] and "pipe.yaml" in lines[2]
+
+
+def test_run_files_and_log_tails_that_are_fifos_never_block(tmp_path: Path) -> None:
+    """The Monitor's raw log tail, a run's run.json, the Slurm exit file and output, a recording's
+    timing.json: each read a FIFO with a blocking open before."""
+    run = tmp_path / "runs" / "r1"
+    run.mkdir(parents=True)
+    for name in ("run.json", "slurm_exit_code", "slurm-7.out", "worker_0.log"):
+        _fifo(run, name)
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    _fifo(rec, "timing.json")
+    result = _python("""
+        import sys
+        from pathlib import Path
+        from core.logs.replay import load_recording
+        from core.logs.status import tail_lines
+        from core.run import slurm
+        from core.run.registry import read_record
+        from core.run.states import LaunchError
+
+        run, rec = Path(sys.argv[1]), Path(sys.argv[2])
+        print("tail", tail_lines(run / "worker_0.log"))
+        print("exit", slurm.read_exit_file(run / "slurm_exit_code"))
+        print("tasks", repr(slurm.task_errors(run / "slurm-7.out")))
+        try:
+            read_record(run)
+        except LaunchError as exc:
+            print("record", exc)
+        try:
+            load_recording(rec)
+        except ValueError as exc:
+            print("recording", exc)
+        """, str(run), str(rec))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "tail []", "exit None", "tasks ''",
+        f"record run r1 has no readable run.json: run file {run / 'run.json'} is a FIFO (named pipe), not a regular file",
+        f"recording recording timing file {rec / 'timing.json'} is a FIFO (named pipe), not a regular file",
+    ]
