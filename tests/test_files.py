@@ -437,7 +437,7 @@ def test_the_launch_page_reads_the_config_once_and_refuses_a_fifo(tmp_path: Path
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "views 1" and lines[1] == "reads 1"
-    assert f"a FIFO (named pipe), not a regular file" in lines[2] and "pipe.yaml" in lines[2]
+    assert "a FIFO (named pipe), not a regular file" in lines[2] and "pipe.yaml" in lines[2]
 
 
 def test_run_files_and_log_tails_that_are_fifos_never_block(tmp_path: Path) -> None:
@@ -475,6 +475,7 @@ def test_run_files_and_log_tails_that_are_fifos_never_block(tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "tail []", "exit None", "tasks ''",
-        f"record run r1 has no readable run.json: run file {run / 'run.json'} is a FIFO (named pipe), not a regular file",
+        f"record run r1 has no readable run.json: run file {run / 'run.json'} is a FIFO (named pipe), "
+        "not a regular file",
         f"recording recording timing file {rec / 'timing.json'} is a FIFO (named pipe), not a regular file",
     ]
