@@ -35,7 +35,8 @@ def _fmt(v: float, spec: str = ".4g") -> str:
 
 
 def status_table(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
-    """Plain-text per-rank table: rank, state, last epoch/step, last loss, age of last line, detail."""
+    """Plain-text per-rank table: rank, state, last epoch/step, last loss, age of last line, detail; then
+    the files that were found but not read."""
     st = rank_status(snap, stall_after_s=stall_after_s)
     lines = [f"{'rank':>4}  {'state':<9} {'epoch':>5} {'step':>7} {'loss':>10} {'age':>7}  detail"]
     for _, r in st.iterrows():
@@ -45,7 +46,12 @@ def status_table(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
             f" {_fmt(r['last_loss']):>10} {_fmt(age, '.0f') + 's' if age == age else '-':>7}"
             f"  {terminal_safe(r['detail'])[:80]}"
         )
-    return "\n".join(lines)
+    return "\n".join([*lines, *skipped_lines(snap)])
+
+
+def skipped_lines(snap: RunSnapshot) -> list[str]:
+    """One line per log file found but not read (a FIFO, a folder, permission denied): never silent."""
+    return [f"skipped {terminal_safe(rel)}: {why}" for rel, why in sorted(snap.skipped.items())]
 
 
 def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
@@ -59,13 +65,7 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
             rank = "?" if pd.isna(e["rank"]) else str(int(e["rank"]))
             out.append(f"  [{e['kind']}] rank {rank} {terminal_safe(e['file'])}:{e['line']}: "
                        f"{terminal_safe(e['message'])[:160]}")
-    out.extend(skipped_lines(snap))
     return "\n".join(out)
-
-
-def skipped_lines(snap: RunSnapshot) -> list[str]:
-    """One line per log file found but not read (a FIFO, a folder, permission denied): never silent."""
-    return [f"skipped {terminal_safe(rel)}: {why}" for rel, why in sorted(snap.skipped.items())]
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -88,7 +88,6 @@ def handle(args: argparse.Namespace) -> int:
     watcher.start()
     printed: dict[str, int] = {}
     n_errors = 0
-    skipped_shown: set[str] = set()
     last_table = 0.0
     last_states = ""
     version = -1
@@ -102,7 +101,7 @@ def handle(args: argparse.Namespace) -> int:
                 key = f"{rank}:{file}"
                 seen = printed.get(key, 0)
                 if len(grp) < seen:  # the file was truncated (relaunch): print it again
-                    print(f"rank {rank}: {terminal_safe(file)} restarted", flush=True)
+                    print(f"rank {rank}: {file} restarted", flush=True)
                     seen = 0
                 for _, r in grp.iloc[seen:].iterrows():
                     print(f"rank {int(rank):>3}  epoch {_fmt(r['epoch'], '.0f'):>4}  step {_fmt(r['step'], '.0f'):>6}"
@@ -110,13 +109,8 @@ def handle(args: argparse.Namespace) -> int:
                 printed[key] = len(grp)
             if len(snap.errors) > n_errors:
                 for _, e in snap.errors.iloc[n_errors:].iterrows():
-                    print(f"!! [{e['kind']}] rank {e['rank']} {terminal_safe(e['file'])}: "
-                          f"{terminal_safe(e['message'])[:200]}", flush=True)
+                    print(f"!! [{e['kind']}] rank {e['rank']} {e['file']}: {e['message'][:200]}", flush=True)
                 n_errors = len(snap.errors)
-            for line in skipped_lines(snap):
-                if line not in skipped_shown:
-                    print(line, flush=True)
-                    skipped_shown.add(line)
             table = status_table(watcher.snapshot(refresh=True), args.stall_after)
             states = "\n".join(line[:16] for line in table.splitlines())
             if states != last_states or time.monotonic() - last_table >= 30:
