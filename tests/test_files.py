@@ -479,3 +479,13 @@ def test_run_files_and_log_tails_that_are_fifos_never_block(tmp_path: Path) -> N
         "not a regular file",
         f"recording recording timing file {rec / 'timing.json'} is a FIFO (named pipe), not a regular file",
     ]
+
+
+def test_many_skipped_files_are_counted_not_listed_one_by_one(tmp_path: Path) -> None:
+    folder = _log_folder(tmp_path / "logs")
+    for rank in range(10, 40):
+        (folder / f"worker_{rank}.log").mkdir()
+    result = _cli("diagnose", str(folder))
+    skipped = [line for line in result.stdout.splitlines() if line.startswith("skipped ")]
+    assert len(skipped) == 21 and skipped[-1] == "skipped 10 more files"
+    assert skipped[0] == "skipped worker_10.log: a folder, not a regular file"

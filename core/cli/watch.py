@@ -49,9 +49,12 @@ def status_table(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     return "\n".join([*lines, *skipped_lines(snap)])
 
 
-def skipped_lines(snap: RunSnapshot) -> list[str]:
-    """One line per log file found but not read (a FIFO, a folder, permission denied): never silent."""
-    return [f"skipped {terminal_safe(rel)}: {why}" for rel, why in sorted(snap.skipped.items())]
+def skipped_lines(snap: RunSnapshot, limit: int = 20) -> list[str]:
+    """One line per log file found but not read (a FIFO, a folder, permission denied): never silent;
+    past `limit` files, how many more."""
+    items = sorted(snap.skipped.items())
+    lines = [f"skipped {terminal_safe(rel)}: {why}" for rel, why in items[:limit]]
+    return lines + ([f"skipped {len(items) - limit:,} more files"] if len(items) > limit else [])
 
 
 def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
