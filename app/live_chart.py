@@ -25,6 +25,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit.components.v1 as components
 
+from core.files import open_checked
+
 _SRC = Path(__file__).resolve().parent / "live_chart"
 
 
@@ -35,7 +37,7 @@ _VERSION = re.compile(rb"plotly\.js (?:\([^)]*\) )?v(\d+\.\d+\.\d+)")
 def bundle_version(path: Path) -> str | None:
     """The plotly.js version in a bundle's license header ("plotly.js (cartesian - minified) v4.1.1")."""
     try:
-        with open(path, "rb") as f:
+        with open_checked(path, None, "plotly bundle") as f:
             m = _VERSION.search(f.read(512))
     except OSError:
         return None

@@ -26,6 +26,7 @@ from core.codegen.options import (
     RunOptions,
     validate_options,
 )
+from core.files import read_checked
 from core.sharding.design import Design
 
 __all__ = [
@@ -109,11 +110,14 @@ def write_job(design: Design, options: RunOptions, out_dir: str | Path, force: b
     return out
 
 
+MAX_JOB_JSON_BYTES = 1 << 20  # a generated job.json is about 1 KB
+
+
 def read_job(job_dir: str | Path) -> tuple[str, RunOptions]:
     """(design name, options) of a generated job folder, from its job.json."""
     path = Path(job_dir) / JOB_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_checked(path, MAX_JOB_JSON_BYTES, "job file").decode("utf-8"))
         options = RunOptions.from_dict(dict(data["options"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CodegenError(

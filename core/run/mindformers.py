@@ -8,8 +8,12 @@ Only the part the launcher needs is read (no YAML library in the venv): the top-
 
 from __future__ import annotations
 
+import os
 import re
+from functools import lru_cache
 from pathlib import Path
+
+from core.files import FileCheckError, read_checked
 
 FACTORS = ("data_parallel", "model_parallel", "context_parallel", "pipeline_stage")
 _KEY_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
@@ -56,10 +60,26 @@ def parse_parallel_config(text: str) -> dict[str, int | str]:
 
 
 def read_parallel_config(path: Path) -> dict[str, int]:
-    """The integer factors of a YAML's parallel_config (missing ones are 1). Raises ValueError if absent."""
-    if path.stat().st_size > MAX_BYTES:
-        raise ValueError(f"{path.name} is larger than {MAX_BYTES} bytes")
-    found = parse_parallel_config(path.read_text(encoding="utf-8", errors="replace"))
+    """The integer factors of a YAML's parallel_config (missing ones are 1). Raises ValueError if absent,
+    unreadable, not a regular file (a FIFO would block, /dev/zero never ends) or over MAX_BYTES.
+
+    The Launch page asks on every rerun: the file is read again only when its size or mtime changed.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise ValueError((exc.strerror or str(exc)).lower()) from None
+    return dict(_parallel_config(str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
+
+
+@lru_cache(maxsize=16)
+def _parallel_config(path: str, dev: int, ino: int, size: int, mtime_ns: int) -> dict[str, int]:
+    """read_parallel_config for one version of the file (the stat fields are the cache key only)."""
+    try:
+        text = read_checked(path, MAX_BYTES, "MindFormers config").decode("utf-8", errors="replace")
+    except FileCheckError as exc:
+        raise ValueError(exc.reason) from None
+    found = parse_parallel_config(text)
     if not found:
         raise ValueError("it has no top-level parallel_config mapping")
     factors = {}

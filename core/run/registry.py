@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.files import read_checked
 from core.run import slurm
 from core.run.processes import ENV_RUN_ID, alive, processes_of
 from core.run.states import ACTIVE, LaunchError, RunStatus
@@ -165,7 +166,7 @@ def update_record(run_dir: Path, change: Callable[[RunRecord], bool | None]) -> 
 
 def read_record(run_dir: Path) -> RunRecord:
     try:
-        data = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_checked(run_dir / RUN_FILE, 1 << 20, "run file"))  # run.json: ~2 KB
     except (OSError, ValueError) as exc:
         raise LaunchError(f"run {run_dir.name} has no readable {RUN_FILE}: {exc}") from None
     return RunRecord.from_json(run_dir, data)

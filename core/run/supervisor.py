@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psutil
 
+from core.files import read_checked
 from core.run.launch import fail_record, launcher_env, launcher_for_record, run_processes
 from core.run.launchers import BatchLauncher
 from core.run.processes import (
@@ -42,7 +43,7 @@ POLL = 1.0  # seconds between two questions to a batch scheduler
 
 def supervise(run_dir: Path) -> int:
     """Run the job to its end and record how it ended (a local child, or a batch scheduler's job)."""
-    extra = json.loads((run_dir / "env.json").read_text(encoding="utf-8") or "{}")
+    extra = json.loads(read_checked(run_dir / "env.json", 1 << 20, "run environment file") or b"{}")
 
     def mine(latest: RunRecord) -> None:
         latest.supervisor_pid = os.getpid()
