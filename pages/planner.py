@@ -18,6 +18,7 @@ from app.nav import page_path  # noqa: E402
 from core.models import ModelError  # noqa: E402
 from core.plan.explore import (  # noqa: E402
     COUNTED,
+    MAX_CARD_MEMORY_GB,
     NOT_COUNTED,
     Evaluation,
     Plan,
@@ -78,7 +79,8 @@ def model_inputs() -> tuple[PlanModel, int, int, float]:
                                        key="planner_card_preset")
     card = 32.0 if preset == "32 GB" else 64.0
     if preset == "custom":
-        card = float(cols[2].number_input("GB per card", min_value=1.0, value=64.0, key="planner_card_custom"))
+        card = float(cols[2].number_input("GB per card", min_value=1.0, max_value=MAX_CARD_MEMORY_GB, value=64.0,
+                                                   key="planner_card_custom"))
     return model, batch, devices, card
 
 

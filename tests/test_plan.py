@@ -226,6 +226,12 @@ def test_bad_models_are_refused_with_the_field(model: PlanModel, message: str) -
         enumerate_recipes(model, 8, 8)
 
 
+@pytest.mark.parametrize("card", [float("inf"), 1e308, float("nan"), 0.0, -3.0, 65537.0])
+def test_explore_refuses_card_memory_out_of_bounds_naming_the_bound(card: float) -> None:
+    with pytest.raises(PlanError, match="card memory must be > 0 and at most 65536 GB"):
+        explore(SMALL, 8, 8, card)
+
+
 def test_bad_device_count() -> None:
     with pytest.raises(PlanError, match="devices must be"):
         enumerate_recipes(SMALL, 8, 0)
@@ -414,7 +420,12 @@ def test_cli_text_names_the_best_fitting_recipe(capsys: pytest.CaptureFixture[st
     [
         (["--hidden", "500"], "error: hidden 500 is not divisible by heads 8"),
         (["--devices", "0"], "error: devices must be a whole number >= 1"),
-        (["--card-memory", "-1"], "error: --card-memory must be > 0 GB"),
+        (["--card-memory", "-1"], "error: --card-memory must be > 0 and at most 65536 GB, got -1"),
+        (["--card-memory", "inf"], "error: --card-memory must be > 0 and at most 65536 GB, got inf"),
+        (["--card-memory", "1e308"], "error: --card-memory must be > 0 and at most 65536 GB, got 1e+308"),
+        (["--card-memory", "nan"], "error: --card-memory must be > 0 and at most 65536 GB, got nan"),
+        (["--layers", "1000000000000"], "error: layers 1,000,000,000,000 is more than the 100,000 the planner"),
+        (["--hidden", str(1 << 41)], "error: hidden 2,199,023,255,552 is more than the 1,099,511,627,776"),
         (["--dtype", "int4"], "error: --dtype 'int4' is not supported"),
         (["--global-batch", "0"], "error: global batch must be a whole number >= 1"),
     ],

@@ -63,6 +63,20 @@ def test_the_applied_design_is_what_launch_generates(planner: AppTest) -> None:
     assert any("The network is the design itself" in c.value for c in planner.caption)
 
 
+def test_absurd_layers_is_one_error_line_not_an_exception(planner: AppTest) -> None:
+    planner.number_input(key="planner_layers@LLaMA-2 7B").set_value(1_000_000_000_000).run()
+    assert not planner.exception, planner.exception
+    assert any("layers 1,000,000,000,000 is more than the 100,000" in e.value for e in planner.error)
+
+
+def test_custom_card_memory_is_bounded(planner: AppTest) -> None:
+    planner.segmented_control(key="planner_card_preset").set_value("custom").run()
+    box = planner.number_input(key="planner_card_custom")
+    assert box.max == 65536.0
+    box.set_value(1e308).run()
+    assert not planner.exception, planner.exception
+
+
 def test_not_fitting_model_says_so(planner: AppTest) -> None:
     planner.selectbox(key="planner_source").set_value("LLaMA-2 70B").run()
     planner.number_input(key="planner_devices").set_value(8).run()

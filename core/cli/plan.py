@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from core.cli.common import fail
-from core.plan.explore import Evaluation, Plan, explore, plan_rows
+from core.plan.explore import MAX_CARD_MEMORY_GB, Evaluation, Plan, explore, plan_rows
 from core.plan.recipes import DTYPE_ALIASES, DTYPES, PlanError, PlanModel
 
 TABLE_ROWS = 15
@@ -98,8 +98,9 @@ def text_report(plan: Plan, show_invalid: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         model = model_from_args(args)
-        if not args.card_memory > 0:
-            raise PlanError(f"--card-memory must be > 0 GB, got {args.card_memory:g}")
+        if not 0 < args.card_memory <= MAX_CARD_MEMORY_GB:
+            bound = f"> 0 and at most {MAX_CARD_MEMORY_GB:g} GB"
+            raise PlanError(f"--card-memory must be {bound}, got {args.card_memory:g}")
         plan = explore(model, args.global_batch, args.devices, args.card_memory)
     except PlanError as exc:
         return fail(str(exc))

@@ -28,6 +28,16 @@ from core.sharding.design import Design
 from core.sharding.placement import dtype_bytes
 
 GIB = 1 << 30
+MAX_CARD_MEMORY_GB = 65536.0  # 64 TiB: far above any accelerator; beyond it (or inf) is a typo
+
+
+def check_card_memory(card_memory_gb: float) -> int:
+    """Card memory in bytes; a non-number, <= 0, inf or an absurd size is refused naming the bound."""
+    if isinstance(card_memory_gb, bool) or not isinstance(card_memory_gb, int | float):
+        raise PlanError(f"card memory must be a number of GB, got {card_memory_gb!r}")
+    if not 0 < card_memory_gb <= MAX_CARD_MEMORY_GB:  # False for nan as well
+        raise PlanError(f"card memory must be > 0 and at most {MAX_CARD_MEMORY_GB:g} GB, got {card_memory_gb:g}")
+    return int(card_memory_gb * GIB)
 
 
 @dataclass(frozen=True)
@@ -305,8 +315,8 @@ def evaluate(candidate: Candidate, model: PlanModel, cache: StructureCache, card
 def explore(model: PlanModel, global_batch: int, devices: int, card_memory_gb: float) -> Plan:
     """Enumerate and evaluate every recipe. `card_memory_gb` is in GiB (MindSpore's "GB")."""
     start = time.perf_counter()
+    card = check_card_memory(card_memory_gb)
     candidates = enumerate_recipes(model, global_batch, devices)
-    card = int(card_memory_gb * GIB)
     cache = StructureCache(model)
     evaluations = [evaluate(c, model, cache, card) for c in candidates]
     return Plan(model, global_batch, devices, card, evaluations, time.perf_counter() - start)

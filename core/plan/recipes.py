@@ -19,6 +19,10 @@ from dataclasses import dataclass
 
 from core.plan.activations import Recompute
 from core.sharding.design import MAX_DEVICES
+from core.sharding.design_types import MAX_REPEAT
+
+MAX_SIZE = 1 << 40  # one dimension beyond this is a typo, not a model (the model library's bound)
+MAX_BOUNDS = {"layers": MAX_REPEAT}  # a design's repeat block stands for at most this many layers
 
 DTYPES = ("bfloat16", "float16", "float32")
 DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -51,6 +55,9 @@ class PlanModel:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise PlanError(f"{name} must be a whole number >= 1, got {value!r}")
+            top = MAX_BOUNDS.get(name, MAX_SIZE)
+            if value > top:
+                raise PlanError(f"{name} {value:,} is more than the {top:,} the planner accepts")
         if self.kv_heads is not None and (not isinstance(self.kv_heads, int) or self.kv_heads < 1):
             raise PlanError(f"kv_heads must be a whole number >= 1, got {self.kv_heads!r}")
         if self.hidden % self.heads:
