@@ -464,3 +464,21 @@ def test_a_model_library_design_gives_back_its_model_and_others_give_none() -> N
     assert "pipeline_stage 2" in design.description and "recompute selective" in design.description
     assert model_from_design(design) == TINY
     assert model_from_design(load_design(REPO / "examples" / "attention_block.json")) is None
+
+
+@pytest.mark.parametrize("t", [2, 4, 8])
+def test_last_stage_inputs_match_the_model_librarys_head_under_sequence_parallel(t: int) -> None:
+    """The final norm and lm_head read the gathered residual (core/models/llama.py:_head): whole on each card."""
+    from core.models.llama import LlamaRecipe, llama_design
+
+    s, b, h, v = 64, 2, 256, 512
+    design = llama_design(LlamaConfig(hidden=h, heads=8, ffn=688, seq=s, batch=b, layers=2, vocab=v),
+                          LlamaRecipe(dp=1, mp=t, sp=True))
+    ops = {op.name: op for op in design.operators}
+    stored = 0
+    for name in ("final_rms", "logits_2d"):
+        layout = design.tensor_layout(ops[name].strategy[0])
+        stored += math.prod(place((b * s, h), layout).local_shape) * 2
+    logits = 4 * s * b * v / t
+    assert act.output_activation_bytes(s, b, h, v, t=t, sp=True) == stored + logits
+    assert act.output_activation_bytes(s, b, h, v, t=t, sp=True) == act.output_activation_bytes(s, b, h, v, t=t)

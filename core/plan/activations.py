@@ -169,12 +169,16 @@ def output_activation_bytes(
     """The last stage's extra activations per micro-batch: final norm input, lm_head input, fp32 logits.
 
     Megatron-LM `compute_activation_memory` ("Inputs to output layer and CE loss": 4sbh(1 + v/h),
-    i.e. fp32 logits for the loss). The logits are split over t when the lm_head is vocab-parallel;
-    the two hidden-wide inputs are split over t only with sequence parallel.
+    i.e. fp32 logits for the loss). The logits are split over t when the lm_head is vocab-parallel.
+    The two hidden-wide inputs are whole on every tensor-parallel card, with or without sequence
+    parallel: the model library's head (`core.models.llama._head`, MindFormers' `norm_out.shard((dp, 1))`
+    and `lm_head` `((dp, 1), (mp, 1))`) gathers the sequence-split residual before the final norm, so
+    `sp` does not divide them (it did before, under-counting the last stage by 2sbh·(1 - 1/t) elements).
     """
+    del sp  # kept in the signature: callers state the recipe; the head gathers either way
     hidden_inputs = 2 * s * b * hidden * act_bytes
     logits = 4 * s * b * vocab / t
-    return (hidden_inputs / t if sp else hidden_inputs) + logits
+    return hidden_inputs + logits
 
 
 def in_flight_micro_batches(stage: int, pp: int, micro_batches: int) -> int:
