@@ -166,3 +166,11 @@ def _candidates(model: PlanModel, global_batch: int, devices: int) -> Iterator[C
                         if not why and m < pp:
                             why = f"micro_batches {m} < pp {pp}: a 1F1B pipeline needs at least one per stage"
                         yield Candidate(Recipe(dp, mp, pp, sp, shard, recompute, m, size), why)
+
+
+def recipe_candidate(model: PlanModel, recipe: Recipe) -> Candidate:
+    """One given recipe (a MindFormers YAML's) with the reason it cannot run, by the enumeration's rules."""
+    reason = shape_reason(model, recipe.mp, recipe.pp, recipe.sp)
+    if not reason and recipe.micro_batches < recipe.pp:
+        reason = f"micro_batches {recipe.micro_batches} < pp {recipe.pp}: a 1F1B pipeline needs at least one per stage"
+    return Candidate(recipe, reason)
