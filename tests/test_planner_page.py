@@ -123,3 +123,55 @@ def test_after_apply_the_current_designs_model_is_offered(planner: AppTest) -> N
     source.set_value("the current design's model").run()
     assert not planner.exception, planner.exception
     assert planner.number_input(key="planner_hidden@the current design's model").value == 4096
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "mindformers"
+
+
+def _open_yaml(planner: AppTest, part: str) -> None:
+    (path,) = [p for p in FIXTURES.glob("*.yaml") if part in p.name]
+    planner.selectbox(key="planner_source").set_value("a MindFormers YAML").run()
+    planner.text_input(key="planner_yaml_path").set_value(str(path)).run()
+    assert not planner.exception, planner.exception
+
+
+def test_a_mindformers_yaml_gives_its_recipe_marked_choices_and_second_opinion(planner: AppTest) -> None:
+    _open_yaml(planner, "llama2_70b_bf16_64p")
+    assert any("runs **dp2 mp4 pp8 sp os rc-selective m256×b1** on 64 cards" in s.value and "fits" in s.value
+               for s in planner.success)
+    pick = planner.selectbox(key="planner_pick")
+    assert pick.options[pick.index].startswith("dp2 mp4 pp8 sp os rc-selective m256×b1")  # starts on the YAML's
+    frames = [d.value for d in planner.dataframe]
+    choices = next(f for f in frames if "choice" in f.columns)
+    assert dict(zip(choices["choice"], choices["value"], strict=True))["embedding"] == "split"
+    assert "vocab_emb_dp: False" in " ".join(choices["from"])
+    assert any("Megatron-LM (GiB)" in f.columns for f in frames)
+    assert any("counted as" in f.columns for f in frames)
+    assert any("YAML" in f.columns and (f["YAML"] == "◆").sum() == 1 for f in frames)
+
+
+def test_new_design_from_this_config(planner: AppTest) -> None:
+    _open_yaml(planner, "pretrain_llama2_7b")
+    planner.button(key="planner_yaml_apply").click().run()
+    assert not planner.exception, planner.exception
+    design = planner.session_state["design"]
+    assert isinstance(design, Design) and design.device_num == 8 and design.repeat.count == 32
+
+
+def test_a_bad_yaml_path_is_one_error(planner: AppTest, tmp_path: Path) -> None:
+    planner.selectbox(key="planner_source").set_value("a MindFormers YAML").run()
+    planner.text_input(key="planner_yaml_path").set_value(str(tmp_path)).run()
+    assert not planner.exception, planner.exception
+    assert any("Cannot read the YAML" in e.value and "is not a regular file" in e.value for e in planner.error)
+
+
+def test_switching_a_choice_changes_the_estimate(planner: AppTest) -> None:
+    def memory() -> list[float]:
+        table = next(d.value for d in planner.dataframe if "memory/card (GiB)" in d.value.columns)
+        return sorted(table["memory/card (GiB)"])
+
+    before = memory()
+    planner.selectbox(key="planner_choice_attention_scores@bfloat16").set_value("flash").run()
+    assert not planner.exception, planner.exception
+    after = memory()
+    assert len(after) == len(before) and sum(after) < sum(before)  # the scores are no longer stored
