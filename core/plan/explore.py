@@ -372,7 +372,8 @@ def recipe_dict(recipe: Recipe) -> dict[str, Any]:
 
 # Shown next to every estimate: users of every planner complain the estimate misses measured memory.
 COUNTED = (
-    "weights, gradients and Adam states of every weight tensor, from its placement on the device matrix",
+    "weights, gradients and Adam states of every weight tensor, from its placement on the device matrix, at the "
+    "modelling choices' bytes per element",
     "optimizer states split over dp with optimizer parallel (when the weight's first local dimension divides)",
     "activations per layer (Korthikanti et al. 2022, adapted to SwiGLU / RMSNorm / GQA) × layers per stage",
     "1F1B micro-batches in flight on each stage; token ids on the first stage; fp32 logits on the last",
@@ -380,7 +381,7 @@ COUNTED = (
 NOT_COUNTED = (
     "the framework's workspace, communication buffers and memory-pool fragmentation (often 5-15 %)",
     "temporary tensors inside an operator (e.g. the full softmax before dropout, flash-attention workspace)",
-    "MindSpore's sharded weight storage with optimizer parallel (weights are counted whole: conservative)",
+    "with optimizer_parallel 'states', MindSpore's sharded weight storage (weights counted whole: conservative)",
     "the gathered full weights / gradients held briefly by optimizer-parallel AllGather / ReduceScatter",
     "the loss-scale, dataset queues and the compiled graph's own constants",
 )
