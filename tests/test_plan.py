@@ -482,3 +482,23 @@ def test_last_stage_inputs_match_the_model_librarys_head_under_sequence_parallel
     logits = 4 * s * b * v / t
     assert act.output_activation_bytes(s, b, h, v, t=t, sp=True) == stored + logits
     assert act.output_activation_bytes(s, b, h, v, t=t, sp=True) == act.output_activation_bytes(s, b, h, v, t=t)
+
+
+@pytest.mark.parametrize("t", [2, 8])
+def test_gathered_stored_inputs_keep_the_two_matmul_inputs_whole_under_sequence_parallel(t: int) -> None:
+    shape = DecoderShape.llama(8192, 64, 28672, 8)
+    s, b = 4096, 1
+    sharded = act.layer_activation_bytes(shape, s, b, t, True, Recompute.SELECTIVE)
+    gathered = act.layer_activation_bytes(shape, s, b, t, True, Recompute.SELECTIVE, gathered_inputs=True)
+    assert gathered - sharded == pytest.approx(2 * s * b * 8192 * 2 * (1 - 1 / t))
+    without_sp = act.layer_activation_bytes(shape, s, b, t, False, Recompute.SELECTIVE, gathered_inputs=True)
+    assert without_sp == act.layer_activation_bytes(shape, s, b, t, False, Recompute.SELECTIVE)
+    flash = act.layer_activation_bytes(shape, s, b, t, True, Recompute.NONE, flash=True)
+    assert flash == sharded  # flash attention stores what selective recompute stores
+
+
+def test_cli_json_carries_the_choices_of_every_recipe(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli([*SMALL_ARGS, "--json", "--embedding", "split", "--grad-bytes", "4"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(r["choices"]["embedding"] == "split" and r["choices"]["grad_bytes"] == 4 for r in rows)
+    assert set(rows[0]["choices"]) >= {"param_bytes", "grad_bytes", "optimizer_bytes", "embedding", "sp_stored_inputs"}
