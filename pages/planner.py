@@ -215,22 +215,23 @@ def yaml_section(config: MindFormersConfig, marked: Evaluation, plan: Plan) -> N
 def opinion_section(plan: Plan, chosen: Evaluation) -> None:
     """What is counted for the selected recipe, and Megatron-LM's formulas side by side."""
     differences = second_opinion(plan.model, chosen, StructureCache(plan.model))
-    counted, opinion = st.columns([1, 1], gap="large")
-    with counted:
-        st.subheader("What is counted (stage 0)")
-        st.dataframe(view.counted_frame(differences), hide_index=True, width="stretch", key="planner_counted",
-                     column_config={"GiB": st.column_config.NumberColumn(format="%.2f")})
-    with opinion:
-        st.subheader("Second opinion: Megatron-LM")
-        if not covered(chosen.recipe):
-            st.caption("Megatron-LM's formulas assume sequence parallel and selective recompute; this recipe is "
-                       f"{chosen.recipe.label()}, so the comparison is indicative only.")
-        st.dataframe(view.second_opinion_frame(differences), hide_index=True, width="stretch",
-                     key="planner_second_opinion",
-                     column_config={"ShardScope (GiB)": st.column_config.NumberColumn(format="%.2f"),
-                                    "Megatron-LM (GiB)": st.column_config.NumberColumn(format="%.2f"),
-                                    "difference": st.column_config.NumberColumn(format="percent")})
-        st.caption(f"From {MEGATRON_SOURCE}, implemented from its published formulas.")
+    wide = {"large": st.column_config.TextColumn(width="large")}
+    st.subheader("What is counted (stage 0 of the selected recipe)")
+    st.dataframe(view.counted_frame(differences), hide_index=True, width="stretch", key="planner_counted",
+                 column_config={"GiB": st.column_config.NumberColumn(format="%.2f", width="small"),
+                                "counted as": wide["large"]})
+    st.subheader("Second opinion: Megatron-LM")
+    if not covered(chosen.recipe):
+        st.caption("Megatron-LM's formulas assume sequence parallel and selective recompute; this recipe is "
+                   f"{chosen.recipe.label()}, so the comparison is indicative only.")
+    st.dataframe(view.second_opinion_frame(differences), hide_index=True, width="stretch",
+                 key="planner_second_opinion",
+                 column_config={"ShardScope (GiB)": st.column_config.NumberColumn(format="%.2f", width="small"),
+                                "Megatron-LM (GiB)": st.column_config.NumberColumn(format="%.2f", width="small"),
+                                "difference": st.column_config.NumberColumn(format="percent", width="small"),
+                                "because": wide["large"]})
+    st.caption(f"From {MEGATRON_SOURCE}, implemented from its published formulas. Switch a modelling choice above "
+               "to see its part of the difference go.")
 
 
 def apply_section(plan: Plan, chosen: Evaluation) -> None:
@@ -304,7 +305,7 @@ if chosen is not None:
         st.subheader("MindFormers parallel_config")
         version = st.selectbox("MindFormers version", list(VERSIONS), index=list(VERSIONS).index(DEFAULT_VERSION),
                                format_func=lambda v: VERSIONS[v], key="planner_mf_version")
-        text = mindformers_yaml(chosen.recipe, version, card_memory_gb=card)
+        text = mindformers_yaml(chosen.recipe, version, card_memory_gb=card, split_embedding=choices.split_embedding)
         st.code(text, language="yaml")
         st.download_button("Download YAML", text, file_name="parallel_config.yaml", mime="text/yaml",
                            key="planner_yaml_download")

@@ -502,3 +502,14 @@ def test_cli_json_carries_the_choices_of_every_recipe(capsys: pytest.CaptureFixt
     rows = json.loads(capsys.readouterr().out)
     assert rows and all(r["choices"]["embedding"] == "split" and r["choices"]["grad_bytes"] == 4 for r in rows)
     assert set(rows[0]["choices"]) >= {"param_bytes", "grad_bytes", "optimizer_bytes", "embedding", "sp_stored_inputs"}
+
+
+def test_the_exported_yaml_carries_the_embedding_choice_and_reads_back() -> None:
+    from core.plan.mfconfig import load_yaml
+
+    recipe = Recipe(2, 4, 8, True, True, Recompute.SELECTIVE, 256, 1)
+    text = mindformers_yaml(recipe, "1.3", card_memory_gb=64, split_embedding=True)
+    data = load_yaml(text)
+    assert data["parallel_config"]["vocab_emb_dp"] is False
+    assert data["parallel_config"] == mindformers_config(recipe, "1.3", split_embedding=True)["parallel_config"]
+    assert load_yaml(mindformers_yaml(recipe, "1.3"))["parallel_config"]["vocab_emb_dp"] is True

@@ -148,6 +148,7 @@ def test_a_mindformers_yaml_gives_its_recipe_marked_choices_and_second_opinion(p
     assert any("Megatron-LM (GiB)" in f.columns for f in frames)
     assert any("counted as" in f.columns for f in frames)
     assert any("YAML" in f.columns and (f["YAML"] == "◆").sum() == 1 for f in frames)
+    assert any("vocab_emb_dp: False" in c.value for c in planner.code)  # the export keeps the YAML's choice
 
 
 def test_new_design_from_this_config(planner: AppTest) -> None:
@@ -175,3 +176,35 @@ def test_switching_a_choice_changes_the_estimate(planner: AppTest) -> None:
     assert not planner.exception, planner.exception
     after = memory()
     assert len(after) == len(before) and sum(after) < sum(before)  # the scores are no longer stored
+
+
+@pytest.mark.browser
+def test_browser_planner_with_a_mindformers_yaml_and_screenshots(tmp_path: Path) -> None:
+    """A user opens a real MindFormers YAML by path: its recipe is marked and fits, the choices table and the
+    Megatron-LM second opinion are on the page (screenshots in test-artifacts/)."""
+    from tests.browser import VIEWPORT, chromium, dashboard, shot, wait_idle
+
+    (path,) = [p for p in FIXTURES.glob("*.yaml") if "llama2_70b_bf16_64p" in p.name]
+    with dashboard(tmp_path / "ws") as url, chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{url}/planner")
+        page.get_by_text("Proposed:").wait_for(timeout=90_000)
+        page.locator("[data-testid='stSelectbox']").first.click()
+        page.get_by_role("option", name="a MindFormers YAML").click()
+        box = page.get_by_label("…or its path on this machine")
+        box.wait_for(timeout=30_000)
+        box.fill(str(path))
+        box.press("Enter")
+        page.get_by_text("runs dp2 mp4 pp8 sp os rc-selective m256×b1 on 64 cards").wait_for(timeout=90_000)
+        wait_idle(page)
+        assert page.get_by_text("fits.", exact=False).count() >= 1
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+        wait_idle(page)
+        assert page.get_by_text("YAML", exact=True).count() >= 1
+        assert shot(page, "planner_yaml_opened", full=True).stat().st_size > 20_000
+        page.get_by_text("Modelling choices", exact=False).first.scroll_into_view_if_needed()
+        assert shot(page, "planner_choices").stat().st_size > 10_000
+        page.get_by_text("Second opinion: Megatron-LM").scroll_into_view_if_needed()
+        wait_idle(page)
+        assert shot(page, "planner_second_opinion").stat().st_size > 10_000
