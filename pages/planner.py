@@ -69,7 +69,9 @@ def cached_plan(model: PlanModel, global_batch: int, devices: int, card_gb: floa
 def open_yaml() -> MindFormersConfig | None:
     """Upload a MindFormers training YAML or give its path; the parsed config lives in the session."""
     left, right = st.columns(2)
-    upload = left.file_uploader("Upload a MindFormers YAML", type=["yaml", "yml"], key="planner_yaml_upload")
+    upload = left.file_uploader("Upload a MindFormers YAML", type=["yaml", "yml"], key="planner_yaml_upload",
+                                help=f"At most {MAX_CONFIG_BYTES:,} bytes (a MindFormers YAML is ~5 KB); a larger "
+                                     "file is refused before it is read.")
     path = right.text_input("…or its path on this machine", key="planner_yaml_path",
                             placeholder="/path/to/finetune_llama2_70b_bf16_64p.yaml")
     try:
@@ -198,9 +200,9 @@ def yaml_section(config: MindFormersConfig, marked: Evaluation, plan: Plan) -> N
     """The YAML's own recipe: its cost, whether it fits, what the planner cannot model, a design from it."""
     name = st.session_state.get(YAML_NAME_KEY, "the YAML")
     if not marked.valid:
-        st.error(f"{name}: {config.recipe.label()} cannot run as planned: {marked.reason}")
+        st.error(f"`{name}`: {config.recipe.label()} cannot run as planned: {marked.reason}")
     else:
-        text = (f"**{name}** runs **{config.recipe.label()}** on {config.devices} cards: "
+        text = (f"`{name}` runs **{config.recipe.label()}** on {config.devices} cards: "
                 f"{view.human(marked.memory_bytes)} per card ({view.human(marked.model_state_bytes)} states + "
                 f"{view.human(marked.activation_bytes)} activations) of {view.human(plan.card_memory_bytes)}")
         (st.success if marked.fits else st.error)(text + (": fits." if marked.fits else ": does NOT fit."),
@@ -215,21 +217,16 @@ def yaml_section(config: MindFormersConfig, marked: Evaluation, plan: Plan) -> N
 def opinion_section(plan: Plan, chosen: Evaluation) -> None:
     """What is counted for the selected recipe, and Megatron-LM's formulas side by side."""
     differences = second_opinion(plan.model, chosen, StructureCache(plan.model))
-    wide = {"large": st.column_config.TextColumn(width="large")}
-    st.subheader("What is counted (stage 0 of the selected recipe)")
-    st.dataframe(view.counted_frame(differences), hide_index=True, width="stretch", key="planner_counted",
-                 column_config={"GiB": st.column_config.NumberColumn(format="%.2f", width="small"),
-                                "counted as": wide["large"]})
+    # st.table, not st.dataframe: the causes are sentences and must wrap, not be cut at the cell's edge
+    st.subheader("What is counted, part by part (stage 0)")
+    st.table(view.counted_frame(differences).style.format({"GiB": "{:.2f}"}).hide(axis="index"))
     st.subheader("Second opinion: Megatron-LM")
     if not covered(chosen.recipe):
         st.caption("Megatron-LM's formulas assume sequence parallel and selective recompute; this recipe is "
                    f"{chosen.recipe.label()}, so the comparison is indicative only.")
-    st.dataframe(view.second_opinion_frame(differences), hide_index=True, width="stretch",
-                 key="planner_second_opinion",
-                 column_config={"ShardScope (GiB)": st.column_config.NumberColumn(format="%.2f", width="small"),
-                                "Megatron-LM (GiB)": st.column_config.NumberColumn(format="%.2f", width="small"),
-                                "difference": st.column_config.NumberColumn(format="percent", width="small"),
-                                "because": wide["large"]})
+    opinion = view.second_opinion_frame(differences).style.format(
+        {"ShardScope (GiB)": "{:.2f}", "Megatron-LM (GiB)": "{:.2f}", "difference": "{:+.1%}"}, na_rep="—")
+    st.table(opinion.hide(axis="index"))
     st.caption(f"From {MEGATRON_SOURCE}, implemented from its published formulas. Switch a modelling choice above "
                "to see its part of the difference go.")
 
@@ -257,8 +254,7 @@ with st.container(border=True):
 CHOICES_TITLE = "Modelling choices: what one card is assumed to hold"
 with st.expander(CHOICES_TITLE + (" (defaults from the YAML)" if config else ""), expanded=config is not None):
     choices = choice_inputs(model, config)
-    st.dataframe(view.choices_frame(choices, config.sources if config else None), hide_index=True, width="stretch",
-                 key="planner_choices_table")
+    st.table(view.choices_frame(choices, config.sources if config else None).style.hide(axis="index"))
 try:
     plan = cached_plan(model, batch, devices, card, choices)
 except PlanError as exc:
@@ -286,8 +282,9 @@ else:
     st.error("No valid recipe for this model on this many cards: see 'Why not' below.")
 
 ranked = ranked_recipes(plan)
-if marked is not None and PICK_KEY not in st.session_state and marked in ranked:
-    st.session_state[PICK_KEY] = ranked.index(marked)
+if marked is not None and marked in ranked:  # the YAML's recipe heads the select box and the table
+    ranked.remove(marked)
+    ranked.insert(0, marked)
 chosen = choose(ranked)
 st.plotly_chart(view.pareto_figure(plan, chosen, marked), width="stretch", key="planner_chart",
                 config={"displayModeBar": False})

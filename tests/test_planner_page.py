@@ -142,11 +142,12 @@ def test_a_mindformers_yaml_gives_its_recipe_marked_choices_and_second_opinion(p
     pick = planner.selectbox(key="planner_pick")
     assert pick.options[pick.index].startswith("dp2 mp4 pp8 sp os rc-selective m256×b1")  # starts on the YAML's
     frames = [d.value for d in planner.dataframe]
-    choices = next(f for f in frames if "choice" in f.columns)
+    tables = [t.value for t in planner.table]
+    choices = next(f for f in tables if "choice" in f.columns)
     assert dict(zip(choices["choice"], choices["value"], strict=True))["embedding"] == "split"
     assert "vocab_emb_dp: False" in " ".join(choices["from"])
-    assert any("Megatron-LM (GiB)" in f.columns for f in frames)
-    assert any("counted as" in f.columns for f in frames)
+    assert any("Megatron-LM (GiB)" in f.columns for f in tables)
+    assert any("counted as" in f.columns for f in tables)
     assert any("YAML" in f.columns and (f["YAML"] == "◆").sum() == 1 for f in frames)
     assert any("vocab_emb_dp: False" in c.value for c in planner.code)  # the export keeps the YAML's choice
 
@@ -198,6 +199,7 @@ def test_browser_planner_with_a_mindformers_yaml_and_screenshots(tmp_path: Path)
         page.get_by_text("runs dp2 mp4 pp8 sp os rc-selective m256×b1 on 64 cards").wait_for(timeout=90_000)
         wait_idle(page)
         assert page.get_by_text("fits.", exact=False).count() >= 1
+        assert shot(page, "planner_yaml_top").stat().st_size > 20_000
         page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
         page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
         wait_idle(page)
