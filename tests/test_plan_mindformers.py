@@ -238,3 +238,44 @@ def test_cli_text_names_the_configs_recipe_and_whether_it_fits(capsys: pytest.Ca
     assert _cli(["--mindformers-config", str(fixture("llama3_8b_8k")), "--card-memory", "64"]) == 0
     out = capsys.readouterr().out
     assert "dp8 mp1 pp1 os rc-full m1×b1 on 8 cards (the YAML's recipe)" in out and ": fits;" in out
+
+
+def test_cli_json_carries_the_second_opinion_of_the_configs_recipe(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli(["--mindformers-config", str(fixture("llama2_70b_bf16_64p")), "--card-memory", "64", "--json"]) == 0
+    opinion = json.loads(capsys.readouterr().out)["config_recipe"]["second_opinion"]
+    assert opinion[-1]["part"] == "total (stage 0)" and all(p["cause"] for p in opinion)
+    assert sum(p["shardscope_bytes"] for p in opinion[:-1]) == pytest.approx(opinion[-1]["shardscope_bytes"], abs=8)
+
+
+def test_accumulated_gradients_stay_whole_unless_the_yaml_shards_them() -> None:
+    """MindSpore's parallel optimizer splits weights and states; micro-batches (pp 8 here) accumulate into a whole
+    gradient buffer unless parallel_optimizer_config.gradient_accumulation_shard is True."""
+    text = fixture("llama2_70b_bf16_64p").read_text()
+    assert read_config(fixture("llama2_70b_bf16_64p")).choices.optimizer_parallel == "states+weights"
+    sharded = parse_config(text.replace("gradient_accumulation_shard: False", "gradient_accumulation_shard: True"))
+    assert sharded.choices.optimizer_parallel == "states+weights+gradients"
+    assert read_config(fixture("finetune_llama2_13b_bf16")).choices.optimizer_parallel == "states+weights+gradients"
+
+
+LEGACY = {"hidden": "hidden_size", "layers": "num_layers", "heads": "num_heads", "kv": "n_kv_heads",
+          "ffn": "intermediate_size", "dtype": "param_init_type"}
+CURRENT = {"hidden": "hidden_size", "layers": "num_hidden_layers", "heads": "num_attention_heads",
+           "kv": "num_key_value_heads", "ffn": "intermediate_size", "dtype": "params_dtype"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 16), st.sampled_from([1, 2, 4]), st.integers(1, 64), st.integers(1, 8),
+       st.sampled_from(["float16", "bfloat16", "float32"]), st.booleans())
+def test_legacy_and_current_key_names_read_the_same_model(head_dim: int, group: int, layers: int, kv: int,
+                                                         dtype: str, current: bool) -> None:
+    heads = kv * group
+    names = CURRENT if current else LEGACY
+    model_config = {names["hidden"]: heads * head_dim * 8, names["layers"]: layers, names["heads"]: heads,
+                    names["kv"]: kv, names["ffn"]: 3 * heads * head_dim, "vocab_size": 64 * heads,
+                    "seq_length": 32, "compute_dtype": "bfloat16", names["dtype"]: dtype}
+    import yaml
+
+    config = parse_config(yaml.safe_dump({"model": {"model_config": model_config}}))
+    assert (config.model.hidden, config.model.layers, config.model.heads, config.model.kv) == (
+        heads * head_dim * 8, layers, heads, kv)
+    assert config.choices.param_bytes == {"float16": 2, "bfloat16": 2, "float32": 4}[dtype]

@@ -23,6 +23,7 @@ from core.plan.choices import (
     with_changes,
 )
 from core.plan.explore import MAX_CARD_MEMORY_GB, Evaluation, Plan, explore, find_recipe, plan_rows
+from core.plan.megatron import second_opinion
 from core.plan.mfconfig import MindFormersConfig, read_config
 from core.plan.recipes import DTYPE_ALIASES, DTYPES, PlanError, PlanModel
 
@@ -162,9 +163,16 @@ def config_report(config: MindFormersConfig, chosen: Evaluation, plan: Plan, pat
 
 
 def config_json(config: MindFormersConfig, chosen: Evaluation, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    recipe = chosen.to_dict()
+    if chosen.valid:  # Megatron-LM's formulas next to ours, part by part, with the cause of each difference
+        recipe["second_opinion"] = [
+            {"part": d.part, "shardscope_bytes": round(d.shardscope), "megatron_bytes": round(d.megatron),
+             "cause": d.cause}
+            for d in second_opinion(config.model, chosen)
+        ]
     return {
         "model": config.model.__dict__ | {"kv_heads": config.model.kv},
-        "config_recipe": chosen.to_dict(),
+        "config_recipe": recipe,
         "recipes": rows,
         "unsupported_keys": [i.to_dict() for i in config.unsupported],
         "sources": config.sources,

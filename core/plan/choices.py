@@ -23,7 +23,7 @@ from core.plan.recipes import PlanError
 EMBEDDING = ("replicated", "split")
 SP_STORED_INPUTS = ("sharded", "gathered")
 ATTENTION_SCORES = ("stored", "flash")
-OPTIMIZER_PARALLEL = ("states", "states+weights+gradients")
+OPTIMIZER_PARALLEL = ("states", "states+weights", "states+weights+gradients")
 BYTE_CHOICES = ("param_bytes", "grad_bytes", "optimizer_bytes")
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 MAX_BYTES_PER_PARAM = 64
@@ -70,6 +70,10 @@ class Choices:
     def shard_weights(self) -> bool:
         return self.optimizer_parallel != "states"
 
+    @property
+    def shard_gradients(self) -> bool:
+        return self.optimizer_parallel == "states+weights+gradients"
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -101,6 +105,7 @@ EXPLAINED = {
                         "sequence slice (1/mp, Korthikanti) or the gathered tensor the matmul reads",
     "attention_scores": "the softmax output a·s² per sample: stored for the backward pass, or not (flash "
                         "attention recomputes it inside the kernel)",
-    "optimizer_parallel": "what optimizer parallel splits over dp: the optimizer state only (ZeRO-1), or also the "
-                          "stored weights and gradients (MindSpore's parallel optimizer)",
+    "optimizer_parallel": "what optimizer parallel splits over dp: the optimizer state only (ZeRO-1), also the "
+                          "stored weights (MindSpore's parallel optimizer with a whole gradient-accumulation "
+                          "buffer), or weights and gradients too",
 }

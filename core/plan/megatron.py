@@ -114,8 +114,9 @@ def explain(model: PlanModel, recipe: Recipe, choices: Choices, ours: MemoryPart
     """Each part side by side with the choice that makes the two differ."""
     per = choices.param_bytes + choices.grad_bytes + choices.optimizer_bytes
     mega = "6 + 12/dp" if recipe.optimizer_shard else "18"
-    sharded = ("; optimizer parallel splits " + ("weights and gradients too" if choices.shard_weights
-                                                 else "the state only (ZeRO-1)")) if recipe.optimizer_shard else ""
+    scope = {"states": "the state only (ZeRO-1)", "states+weights": "the weights too",
+             "states+weights+gradients": "weights and gradients too"}[choices.optimizer_parallel]
+    sharded = f"; optimizer parallel splits {scope}" if recipe.optimizer_shard else ""
     states = f"bytes/param: ShardScope {choices.param_bytes}+{choices.grad_bytes}+{choices.optimizer_bytes} = {per}" \
              f"{sharded}; Megatron {mega} (fp32 gradients)"
     emb = ("embedding: ShardScope " + ("split over mp, as Megatron" if choices.split_embedding else

@@ -266,9 +266,13 @@ def _recompute(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recompu
     if full is True or (isinstance(full, list) and any(full)):
         return Recompute.FULL, f"recompute_config.recompute: {_short(full)}"
     if select is True or (isinstance(select, list) and any(select)):
-        issues.append(ConfigIssue("recompute_config.select_recompute", _short(select),
-                                  "MindFormers recomputes its chosen operators; counted as the planner's "
-                                  "selective recompute (the attention core, Korthikanti §5)"))
+        note = ("MindFormers recomputes its chosen operators; counted as the planner's selective recompute (the "
+                "attention core, Korthikanti §5)")
+        listed = [i for i in issues if i.key == "recompute_config.select_recompute"]
+        if listed:  # one entry per key: the per-stage note and this one together
+            issues[issues.index(listed[0])] = ConfigIssue(listed[0].key, listed[0].value, f"{listed[0].reason}; {note}")
+        else:
+            issues.append(ConfigIssue("recompute_config.select_recompute", _short(select), note))
         return Recompute.SELECTIVE, f"recompute_config.select_recompute: {_short(select)}"
     return Recompute.NONE, "recompute_config: off"
 
@@ -313,7 +317,7 @@ def _recipe(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recipe, di
     return Recipe(dp, mp, pp, sp, shard, recompute, micro, size), sources
 
 
-def _choices(data: dict[str, Any], model: PlanModel, param_dtype: str, sources: dict[str, str]) -> Choices:
+def _choices(data: dict[str, Any], recipe: Recipe, param_dtype: str, sources: dict[str, str]) -> Choices:
     """The YAML's modelling choices: weight and gradient bytes from param_init_type (MindSpore keeps a
     gradient in its weight's dtype), optimizer bytes from optimizer.type, the embedding from vocab_emb_dp,
     flash attention from use_flash_attention, optimizer parallel as MindSpore's (weights, gradients, states)."""
@@ -335,12 +339,22 @@ def _choices(data: dict[str, Any], model: PlanModel, param_dtype: str, sources: 
     sources["attention_scores"] = f"model_config.use_flash_attention: {flash}"
     sources["grad_bytes"] = sources["param_bytes"] + " (gradients in the weight's dtype)"
     sources["sp_stored_inputs"] = "not in the YAML: the planner's default (Korthikanti: the sequence slice)"
-    sources["optimizer_parallel"] = "MindSpore's parallel optimizer splits weights, gradients and states over dp"
+    parallel = _section(data, "parallel")
+    accumulating = recipe.pp > 1 or recipe.micro_batches > 1
+    shard_accumulation = _flag(_section(parallel, "parallel_optimizer_config") if isinstance(
+        parallel.get("parallel_optimizer_config"), dict) else {}, "parallel.parallel_optimizer_config",
+        "gradient_accumulation_shard", False)
+    scope = "states+weights" if accumulating and not shard_accumulation else "states+weights+gradients"
+    sources["optimizer_parallel"] = (
+        "MindSpore's parallel optimizer splits weights and states over dp; the gradients too "
+        + ("unless they are accumulated: micro-batches accumulate into a whole buffer "
+           "(parallel_optimizer_config.gradient_accumulation_shard False)" if scope == "states+weights" else
+           "(no accumulation, or gradient_accumulation_shard True)"))
     size = DTYPE_BYTES[param_dtype]
     return Choices(param_bytes=size, grad_bytes=size, optimizer_bytes=opt_bytes,
                    embedding="replicated" if vocab_dp else "split", sp_stored_inputs="sharded",
                    attention_scores="flash" if flash else "stored",
-                   optimizer_parallel="states+weights+gradients").check()
+                   optimizer_parallel=scope).check()
 
 
 def _max_device_memory(data: dict[str, Any]) -> float | None:
@@ -364,7 +378,7 @@ def parse_config(text: str) -> MindFormersConfig:
     sources.update(recipe_sources)
     mc = _section(data, "model", "model_config")
     param_dtype, _ = _dtype(mc, "model_config", ALIASES["param_dtype"], "float32")
-    choices = _choices(data, model, param_dtype, sources)
+    choices = _choices(data, recipe, param_dtype, sources)
     return MindFormersConfig(model, recipe, choices, sources, issues, _max_device_memory(data))
 
 

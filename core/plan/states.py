@@ -217,9 +217,9 @@ def stage_states_from(
             weight_bytes += copies * totals.weight_bytes[block]
             optimizer += copies * totals.optimizer_bytes[block]
             continue
-        held = totals.sharded_elements[block] if choices.shard_weights else totals.elements[block]
-        weight_bytes += copies * held * choices.param_bytes
-        gradient += copies * held * choices.grad_bytes
+        whole, split = totals.elements[block], totals.sharded_elements[block]
+        weight_bytes += copies * (split if choices.shard_weights else whole) * choices.param_bytes
+        gradient += copies * (split if choices.shard_gradients else whole) * choices.grad_bytes
         optimizer += copies * totals.sharded_elements[block] * choices.optimizer_bytes
     if choices is None:
         gradient = weight_bytes
