@@ -14,6 +14,8 @@ from core.cli.watch import skipped_lines
 from core.logs import LogFormatError, read_run
 from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
 from core.logs.guard import LogDirError, validate_log_dir
+from core.logs.memory import memory_report
+from core.logs.status import tail_lines
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -86,8 +88,11 @@ def handle(args: argparse.Namespace) -> int:
         return fail(str(exc))
     d = diagnose(snap, now=now_if_alive(args.alive),
                  settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
-    if args.json:
-        print(json.dumps({**d.to_dict(), "skipped": snap.skipped}))  # json.dumps escapes every control character
+    if args.json:  # memory: MindSpore's device-memory lines from the end (256 KiB) of each rank's log
+        tails = {f.rank: tail_lines(f.path, 400, hide_noise=False, max_bytes=1 << 18)
+                 for f in snap.files if f.role == "worker" and f.rank is not None}
+        # json.dumps escapes every control character
+        print(json.dumps(d.to_dict() | {"skipped": snap.skipped, "memory": memory_report(tails)}))
     else:
         print("\n".join([report(d), *skipped_lines(snap)]))
     return 1 if d.failed else 0
