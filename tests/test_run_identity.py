@@ -154,6 +154,18 @@ def test_a_dead_supervisors_run_ends_with_the_jobs_real_exit(tmp_path: Path, cod
         assert final.message == f"the launcher exited with code {code}"
 
 
+def test_the_stop_signal_reaches_the_launcher_through_the_wrapper(tmp_path: Path) -> None:
+    """msrun stops its workers on SIGINT: the exit-status wrapper in front of it must pass SIGINT on."""
+    ws = tmp_path / "ws"
+    body = "trap 'echo got-int; exit 5' INT\nwhile true; do sleep 0.1; done"
+    record = launch(fake_job(tmp_path, body), ws, name="polite")
+    assert _wait_for(lambda: len(run_processes(record)) >= 2)
+    final = stop("polite", ws, grace=30.0)
+    assert final.status == "stopped"
+    assert "got-int" in (final.run_dir / "launcher.log").read_text()
+    assert (final.run_dir / "launcher_exit_code").read_text().strip() == "5"
+
+
 def test_a_launcher_that_cannot_start_is_said_plainly(tmp_path: Path) -> None:
     """Behind the exit-status wrapper, a missing launcher is still one sentence, not 'exit code 127'."""
     run_dir = runs_root(tmp_path / "ws") / "nobin"
