@@ -58,19 +58,29 @@ def _live(pids: list[int]) -> list[int]:
     return out
 
 
+def _name(proc: psutil.Process) -> str:
+    try:
+        return proc.name()
+    except psutil.NoSuchProcess:
+        return ""
+
+
 def _start(tmp_path: Path, ws: Path, name: str, code: int = 0) -> tuple[RunRecord, list[int]]:
     """Launch a FOLLOWER run and return it with its lasting pids (wrapper, bash, tail) once its tail -f runs."""
     record = launch(fake_job(tmp_path, f"CODE={code}\n{FOLLOWER}", f"job-{name}"), ws, name=name)
     assert record.is_running, record.message
 
     def tail_up() -> bool:
-        return any(p.name() == "tail" for p in run_processes(record))
+        return any(_name(p) == "tail" for p in run_processes(record))
 
     assert _wait_for(tail_up), [p.cmdline() for p in run_processes(record)]
     time.sleep(0.6)  # the loop's `sleep 0.1` come and go: keep only what has lasted longer
 
     def lasting(proc: psutil.Process) -> bool:
-        return proc.name() != "sleep" and time.time() - proc.create_time() > 0.5
+        try:
+            return proc.name() != "sleep" and time.time() - proc.create_time() > 0.5
+        except psutil.NoSuchProcess:
+            return False  # one of the loop's sleeps, gone meanwhile
 
     return record, sorted(p.pid for p in run_processes(record) if lasting(p))
 

@@ -235,11 +235,10 @@ def exit_file_name(node: int | None = None) -> str:
     return EXIT_FILE if node is None else f"{EXIT_FILE}_node{node}"
 
 
-def launcher_codes(record: RunRecord) -> list[int] | None:
-    """The launchers' real exit statuses from their wrappers' files; None while any is missing."""
+def launcher_codes(record: RunRecord) -> list[int | None]:
+    """The launchers' real exit statuses from their wrappers' files, one per launcher (None: no file)."""
     names = [exit_file_name(n.get("node")) for n in record.nodes] if record.nodes else [exit_file_name()]
-    codes = [_read_code(record.run_dir / name) for name in names]
-    return None if any(code is None for code in codes) else codes  # type: ignore[return-value]
+    return [_read_code(record.run_dir / name) for name in names]
 
 
 def _read_code(path: Path) -> int | None:
@@ -290,9 +289,9 @@ def _judge_unwatched(latest: RunRecord) -> bool:
         return False
     if launcher_alive(latest):
         return False
-    codes = launcher_codes(latest) if latest.pid else None
-    if codes is not None:  # the launchers' wrappers outlived the supervisor: their real exit
-        record_end(latest, codes)
+    codes = launcher_codes(latest) if latest.pid else [None]
+    if None not in codes:  # the launchers' wrappers outlived the supervisor: their real exit
+        record_end(latest, codes)  # type: ignore[arg-type]
         return True
     latest.ended_at = latest.ended_at or time.time()
     if (latest.run_dir / STOP_FILE).exists():

@@ -152,11 +152,12 @@ def _wait_detached(record: RunRecord) -> None:
 
 
 def _finish_local(run_dir: Path, codes: list[int]) -> None:
-    """The final status from the wrappers' files (the launchers' own exit statuses); the wrappers'
-    return codes only if a file is missing (a wrapper killed before it could write)."""
+    """The final status from the wrappers' files (the launchers' own exit statuses); a wrapper's
+    return code only where its file is missing (the wrapper was killed before it could write)."""
     with record_lock(run_dir):
         latest = read_record(run_dir)
-        record_end(latest, launcher_codes(latest) or codes)
+        found = launcher_codes(latest)
+        record_end(latest, [code if code is not None else rc for code, rc in zip(found, codes, strict=False)])
         write_record(latest)
 
 
