@@ -283,3 +283,24 @@ def test_delete_of_a_running_run_is_refused_and_a_finished_one_goes(tmp_path: Pa
     assert result.returncode != 0 and "no run called 'busy'" in result.stderr
     result = _cli("delete", "../etc", "--workspace", str(ws))
     assert result.returncode != 0 and "Traceback" not in result.stderr
+
+
+def test_each_nodes_real_exit_is_kept_when_the_supervisor_died(tmp_path: Path) -> None:
+    """Two nodes of a multi-node job started here (node 1 behind an `env` prefix), supervisor killed:
+    each node's launcher leaves its own status file and the run says how each node ended."""
+    from core.codegen import RunOptions, write_job
+    from tests.browser import free_port
+    from tests.jobs import DP
+
+    job = write_job(DP, RunOptions(master_port=free_port(), local_worker_num=4), tmp_path / "two-nodes")
+    (job / "run.sh").write_text('#!/usr/bin/env bash\nwhile [ ! -e finish ]; do sleep 0.1; done\nexit $((3 * $1))\n')
+    ws = tmp_path / "ws"
+    record = launch(job, ws, name="nodes", node_exec={1: ["env", "NODE_PREFIX=1"]})
+    assert record.is_running and len(record.nodes) == 2, record.message
+    psutil.Process(record.supervisor_pid).kill()
+    assert get_run("nodes", ws).status == "running"
+    (record.run_dir / "finish").write_text("")
+    final = wait("nodes", ws, timeout=60)
+    assert (final.status, final.exit_code) == ("failed", 3), final.message
+    assert final.message == "node 0 exited with code 0, node 1 exited with code 3"
+    assert [n["exit_code"] for n in final.nodes] == [0, 3]
