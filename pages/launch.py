@@ -16,6 +16,7 @@ if str(REPO_ROOT) not in sys.path:
 from app import launch_widgets as ui  # noqa: E402
 from app.nav import page_path  # noqa: E402
 from core.codegen import CodegenError, files_at_risk, render_job, write_job  # noqa: E402
+from core.logs.guard import validate_log_dir  # noqa: E402
 from core.run.check import check_job  # noqa: E402
 from core.run.launch import launch  # noqa: E402
 from core.run.own import check_own, launch_own, watch_folder  # noqa: E402
@@ -162,12 +163,12 @@ with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers
             else:
                 started(record)
 
-with st.expander("Watch an existing log folder (a job ShardScope did not start: watch only, no Stop)"):
+with st.expander("Watch an existing log folder (a job ShardScope did not start: watch only, Stop forgets it)"):
     folder = st.text_input("Log folder", "", key="watch_folder", placeholder="/shared/job/log_output")
     if st.button("Watch", key="watch_button", disabled=not folder.strip()):
         try:
-            record = watch_folder(folder.strip(), workspace)
-        except (LaunchError, WorkspaceError) as exc:
+            record = watch_folder(folder.strip(), workspace, validate_log_dir)
+        except (LaunchError, WorkspaceError, OSError) as exc:
             st.error(str(exc))
         else:
             st.success(f"Run **{record.run_id}** watches {record.log_dir}.")
@@ -188,5 +189,6 @@ def runs_fragment() -> None:
 runs_fragment()
 try:
     ui.stop_control(workspace)
+    ui.delete_control(workspace)
 except (LaunchError, OSError) as exc:
     st.error(str(exc))
