@@ -17,17 +17,19 @@ import streamlit as st
 
 from core.codegen import DATASETS, LAUNCHERS, SCENARIOS, RunOptions
 from core.run.check import CheckResult
-from core.run.launch import stop
+from core.run.launch import delete_run, stop
 from core.run.mindformers import parallel_devices, read_parallel_config
 from core.run.own import OWN_LAUNCHERS, OwnJob, launcher_argv, parse_env
 from core.run.preflight import Check, check_mindspore
-from core.run.registry import LaunchError, list_runs
+from core.run.registry import LaunchError, RunRecord, list_runs
 from core.run.rehearsal import rehearsal_options
 
 # The form starts from the CPU rehearsal's values: a short run whose loss visibly falls.
 DEFAULTS = rehearsal_options()
 STOP_RESULT = "launch_stop_result"
 STOP_CHOICE = "launch_stop_choice"
+DELETE_CHOICE = "launch_delete_choice"
+DELETE_RESULT = "launch_delete_result"
 STATUS_ICON = {
     "starting": "◌ starting",
     "queued": "◷ queued",
@@ -281,26 +283,54 @@ def runs_table(workspace: Path) -> None:
 
 
 def stop_control(workspace: Path) -> None:
-    """Pick a running run and stop it.
+    """Pick a running run and stop it (a watched folder's run is only forgotten: nothing is signalled).
 
     Rendered outside the auto-refreshing runs table on purpose: a click on a widget inside a
     fragment that a full rerun has just replaced is dropped by Streamlit, so a Stop there could
     silently do nothing.
     """
-    running = [r.run_id for r in list_runs(workspace) if r.is_running and not r.watch_only]
-    if running:
+    records = {r.run_id: r for r in list_runs(workspace) if r.is_running}
+    if records:
         left, right = st.columns([3, 1], vertical_alignment="bottom")
-        if st.session_state.get(STOP_CHOICE) not in running:
+        if st.session_state.get(STOP_CHOICE) not in records:
             st.session_state.pop(STOP_CHOICE, None)
-        chosen = left.selectbox("Running", running, key=STOP_CHOICE)
+        chosen = left.selectbox("Running", list(records), key=STOP_CHOICE, format_func=lambda r: _label(records[r]))
         if right.button("Stop", type="secondary", key="launch_stop", width="stretch"):
             try:
                 with st.spinner(f"Stopping {chosen}…"):
                     record = stop(chosen, workspace, grace=10.0)
-                message = f"{record.run_id} {record.status}; no process of it is left."
+                message = (f"{record.run_id} {record.status}: {record.message}; its folder is left as it is."
+                           if record.watch_only else f"{record.run_id} {record.status}; no process of it is left.")
                 st.session_state[STOP_RESULT] = ("success", message)
             except LaunchError as exc:
                 st.session_state[STOP_RESULT] = ("error", str(exc))
     if STOP_RESULT in st.session_state:
         kind, message = st.session_state[STOP_RESULT]
+        (st.success if kind == "success" else st.error)(message)
+
+
+def _label(record: RunRecord) -> str:
+    return f"{record.run_id} (watch only: Stop forgets it)" if record.watch_only else record.run_id
+
+
+def delete_control(workspace: Path) -> None:
+    """Delete a finished run's folder, or a watched folder's run record (never the watched folder)."""
+    records = {r.run_id: r for r in list_runs(workspace) if not r.is_running or r.watch_only}
+    if records:
+        left, mid, right = st.columns([3, 2, 1], vertical_alignment="bottom")
+        if st.session_state.get(DELETE_CHOICE) not in records:
+            st.session_state.pop(DELETE_CHOICE, None)
+        chosen = left.selectbox("Finished or watch only", list(records), key=DELETE_CHOICE)
+        what = ("its record only (the watched folder stays)" if records[chosen].watch_only
+                else "its folder and logs")
+        sure = mid.checkbox(f"Delete {what}", key="launch_delete_confirm")
+        if right.button("Delete", key="launch_delete", disabled=not sure, width="stretch"):
+            try:
+                record = delete_run(chosen, workspace)
+                st.session_state[DELETE_RESULT] = ("success", f"Deleted {record.run_id}: {what}.")
+            except LaunchError as exc:
+                st.session_state[DELETE_RESULT] = ("error", str(exc))
+            st.session_state.pop("launch_delete_confirm", None)
+    if DELETE_RESULT in st.session_state:
+        kind, message = st.session_state.pop(DELETE_RESULT)
         (st.success if kind == "success" else st.error)(message)

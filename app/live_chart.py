@@ -1,18 +1,21 @@
 """A Plotly chart that keeps the user's zoom across live updates (st.plotly_chart remounts and loses it).
 
 A tiny Streamlit component (app/live_chart/index.html, no npm build) calls `Plotly.react` with a
-constant `layout.uirevision`. The Plotly bundle is copied next to the html at runtime, so it works
-offline: plotly.js's own "cartesian" bundle (scatter, bar, heatmap, ...; 1.5 MB, vendored from npm
-`plotly.js-cartesian-dist-min`, MIT) when it is the same plotly.js version as the installed plotly
-package's full bundle (4.8 MB), else that full bundle, so it always matches plotly.py's JSON. Each
-chart frame parses the bundle: the small one draws a first chart ~2 s sooner on a busy 2-core machine.
+constant `layout.uirevision`. The html and the Plotly bundle are copied into a private per-process
+folder at runtime, so it works offline: plotly.js's own "cartesian" bundle (scatter, bar, heatmap,
+...; 1.5 MB, vendored from npm `plotly.js-cartesian-dist-min`, MIT) when it is the same plotly.js
+version as the installed plotly package's full bundle (4.8 MB), else that full bundle, so it always
+matches plotly.py's JSON. Each chart frame parses the bundle: the small one draws a first chart ~2 s
+sooner on a busy 2-core machine.
 """
 
 from __future__ import annotations
 
-import hashlib
+import atexit
+import os
 import re
 import shutil
+import stat
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -21,6 +24,8 @@ import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit.components.v1 as components
+
+from core.files import open_checked
 
 _SRC = Path(__file__).resolve().parent / "live_chart"
 
@@ -32,7 +37,7 @@ _VERSION = re.compile(rb"plotly\.js (?:\([^)]*\) )?v(\d+\.\d+\.\d+)")
 def bundle_version(path: Path) -> str | None:
     """The plotly.js version in a bundle's license header ("plotly.js (cartesian - minified) v4.1.1")."""
     try:
-        with open(path, "rb") as f:
+        with open_checked(path, None, "plotly bundle") as f:
             m = _VERSION.search(f.read(512))
     except OSError:
         return None
@@ -45,21 +50,49 @@ def plotly_bundle() -> Path:
     return _CARTESIAN if bundle_version(_CARTESIAN) == bundle_version(full) is not None else full
 
 
+_PREFIX = "shardscope_live_chart_"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_build_dirs(tmp: Path) -> list[Path]:
+    """Remove this user's chart folders whose process has exited (a server stopped by SIGTERM skips atexit).
+
+    Only `<prefix><pid>_*` directories owned by us, never a link or another user's folder.
+    """
+    removed = []
+    for path in tmp.glob(f"{_PREFIX}*_*"):
+        pid = path.name.removeprefix(_PREFIX).split("_", 1)[0]
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if pid.isdigit() and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 @cache
 def _build_dir() -> Path:
-    """A folder holding index.html + plotly.min.js (rebuilt when either changes)."""
-    html = (_SRC / "index.html").read_bytes()
-    plotly_js = plotly_bundle()
-    tag = hashlib.sha1(html + plotly.__version__.encode() + plotly_js.name.encode()).hexdigest()[:12]
-    build = Path(tempfile.gettempdir()) / f"shardscope_live_chart_{tag}"
-    if not (build / "plotly.min.js").is_file() or not (build / "index.html").is_file():
-        tmp = Path(tempfile.mkdtemp(prefix="shardscope_live_chart_tmp_"))
-        (tmp / "index.html").write_bytes(html)
-        shutil.copyfile(plotly_js, tmp / "plotly.min.js")
-        try:
-            tmp.rename(build)
-        except OSError:  # another session built it first
-            shutil.rmtree(tmp, ignore_errors=True)
+    """A private folder (mode 0700, new for this process) holding index.html + the plotly bundle.
+
+    Never a fixed name under $TMPDIR: another user could create that folder first and have the
+    dashboard serve their index.html. Removed at exit, or by the next process when we were killed.
+    """
+    remove_stale_build_dirs(Path(tempfile.gettempdir()))
+    build = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}_"))  # 0700, created by us or fails
+    atexit.register(shutil.rmtree, build, ignore_errors=True)
+    (build / "index.html").write_bytes((_SRC / "index.html").read_bytes())
+    shutil.copyfile(plotly_bundle(), build / "plotly.min.js")
     return build
 
 

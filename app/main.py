@@ -1,4 +1,8 @@
-"""ShardScope dashboard entry: `streamlit run app/main.py`. Navigation over pages/ and the shared sidebar."""
+"""ShardScope dashboard script: navigation over pages/ and the shared sidebar.
+
+Start it with `streamlit run app/shardscope_server.py` (scripts/dashboard.sh does), which serves this
+script behind the loopback Host check; `streamlit run app/main.py` works too but without that check.
+"""
 
 from __future__ import annotations
 
@@ -30,4 +34,10 @@ with st.sidebar:
     if design is not None:
         st.caption(f"Design: **{design.name}** · {design.device_num} devices")
     st.caption(f"Workspace: `{default_workspace()}`")
+    if "shardscope_server" not in sys.modules:  # started as `streamlit run app/main.py`
+        st.warning(
+            "Started without the loopback Host check: start the dashboard with scripts/dashboard.sh "
+            "(`streamlit run app/shardscope_server.py`).",
+            icon=":material/shield:",
+        )
 navigation.run()

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from core.plan.choices import EXPLAINED, Choices
 from core.plan.explore import Evaluation, Plan
+from core.plan.megatron import Difference
 
 GIB = float(1 << 30)
 TABLE_COLUMNS = {
@@ -78,7 +80,7 @@ def why_not_frame(plan: Plan) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["reason", "recipes", "example"])
 
 
-def pareto_figure(plan: Plan, selected: Evaluation | None = None) -> go.Figure:
+def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evaluation | None = None) -> go.Figure:
     """Memory per card (x) against communication per step (y), colour = bubble; the card limit as a line."""
     frame = recipes_frame(plan.valid)
     fig = go.Figure()
@@ -114,6 +116,15 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None) -> go.Figure:
                 x=[limit, limit], y=[low, high], mode="lines+text", name=f"card memory {limit:g} GiB",
                 line={"color": "#dc2626", "width": 2}, text=["", f"  card memory {limit:g} GiB"],
                 textposition="middle right", textfont={"color": "#dc2626"}, hoverinfo="skip",
+            )
+        )
+    if marked is not None and marked.valid:
+        fig.add_trace(
+            go.Scatter(
+                x=[marked.memory_bytes / GIB], y=[marked.comm_bytes / GIB], mode="markers+text",
+                name="the YAML's recipe", text=["  YAML"], textposition="middle right",
+                marker={"symbol": "diamond-open", "size": 22, "color": "#2563eb", "line": {"width": 3}},
+                hovertemplate=marked.recipe.label() + "<extra>the YAML's recipe</extra>",
             )
         )
     if selected is not None and selected.valid:
@@ -155,3 +166,29 @@ def breakdown_rows(e: Evaluation) -> pd.DataFrame:
         ("pipeline comm / step", e.pp_comm_bytes / GIB),
     ]
     return pd.DataFrame(rows, columns=["what", "GiB"])
+
+
+def choices_frame(choices: Choices, sources: dict[str, str] | None = None) -> pd.DataFrame:
+    """The modelling choices of an estimate: value, where it came from, what it changes."""
+    rows = [
+        {"choice": name, "value": str(value), "from": (sources or {}).get(name, "the planner's default"),
+         "what it changes": EXPLAINED[name]}
+        for name, value in choices.to_dict().items()
+    ]
+    return pd.DataFrame(rows, columns=["choice", "value", "from", "what it changes"])
+
+
+def counted_frame(differences: Sequence[Difference]) -> pd.DataFrame:
+    """What is counted on stage 0 of the selected recipe, part by part, and the choice behind each number."""
+    rows = [{"part": d.part, "GiB": d.shardscope / GIB, "counted as": d.cause} for d in differences]
+    return pd.DataFrame(rows, columns=["part", "GiB", "counted as"])
+
+
+def second_opinion_frame(differences: Sequence[Difference]) -> pd.DataFrame:
+    """ShardScope next to Megatron-LM's formulas, the difference and its cause."""
+    rows = [
+        {"part": d.part, "ShardScope (GiB)": d.shardscope / GIB, "Megatron-LM (GiB)": d.megatron / GIB,
+         "difference": d.relative if d.megatron else None, "because": d.cause}
+        for d in differences
+    ]
+    return pd.DataFrame(rows, columns=["part", "ShardScope (GiB)", "Megatron-LM (GiB)", "difference", "because"])

@@ -1,7 +1,13 @@
-"""Planner speed: enumerate and evaluate every recipe for a 70B-shaped model on 1,024 cards (target ≤ 1 s).
+"""Planner speed, and the second opinion: ShardScope against Megatron-LM's formulas.
 
-Cold = a fresh process's first plan (designs built, every weight placed); warm = the same plan again with
-the placement cache filled. Prints figures; not a test. Run: .venv/bin/python benchmarks/bench_plan.py
+Speed: enumerate and evaluate every recipe for a 70B-shaped model on 1,024 cards (target ≤ 1 s). Cold = a
+fresh process's first plan (designs built, every weight placed); warm = the same plan again with the placement
+cache filled.
+Comparison (`--compare`): LLaMA-2 7B / 13B / 70B on 8 / 16 / 64 / 256 cards, global batch 512, every valid
+recipe Megatron-LM's formulas cover (sequence parallel + selective recompute), with the planner's default
+choices: the per-card total on stage 0 side by side, the range of differences, how often "fits in 64 GiB"
+differs, and each part's difference with its cause. Prints figures; not a test.
+Run: .venv/bin/python benchmarks/bench_plan.py [--compare]
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.plan import states
-from core.plan.explore import explore
+from core.plan.explore import GIB, StructureCache, explore
+from core.plan.megatron import covered, second_opinion
 from core.plan.recipes import PlanModel
 
 MODEL_70B = PlanModel(hidden=8192, heads=64, ffn=28672, layers=80, vocab=32000, seq=4096, kv_heads=8)
@@ -46,7 +53,45 @@ def run(model: PlanModel, batch: int, devices: int, repeat: int = 5) -> None:
               f"{p.comm_bytes / (1 << 30):.2f} GiB comm/step, bubble {p.bubble:.1%}")
 
 
+LLAMA2 = {
+    "7B": PlanModel(hidden=4096, heads=32, ffn=11008, layers=32, vocab=32000, seq=4096),
+    "13B": PlanModel(hidden=5120, heads=40, ffn=13824, layers=40, vocab=32000, seq=4096),
+    "70B": MODEL_70B,
+}
+
+
+def compare(name: str, model: PlanModel, devices: int, batch: int = 512, card_gib: float = 64) -> None:
+    """One model on one card count: ShardScope vs Megatron-LM over every covered recipe."""
+    plan = explore(model, batch, devices, card_gib)
+    cache = StructureCache(model)
+    rows = []
+    for e in plan.valid:
+        if covered(e.recipe):
+            rows.append((e, second_opinion(model, e, cache)))
+    if not rows:
+        print(f"  LLaMA-2 {name:>3} {devices:4d} cards: no valid sp + selective recipe")
+        return
+    totals = [(diffs[-1].relative, e, diffs) for e, diffs in rows]
+    fits_differ = sum((d[-1].shardscope <= card_gib * GIB) != (d[-1].megatron <= card_gib * GIB) for _, _, d in totals)
+    low, high = min(totals, key=lambda r: r[0]), max(totals, key=lambda r: r[0])
+    print(f"  LLaMA-2 {name:>3} {devices:4d} cards: {len(rows):4d} recipes, total {low[0]:+6.1%} .. {high[0]:+6.1%}, "
+          f"fits-64-GiB differs on {fits_differ}")
+    for tag, (rel, e, diffs) in (("lowest", low), ("highest", high)):
+        print(f"      {tag:7s} {e.recipe.label():36s} ShardScope {diffs[-1].shardscope / GIB:7.1f} GiB, "
+              f"Megatron {diffs[-1].megatron / GIB:7.1f} GiB ({rel:+.1%})")
+        for d in diffs[:-1]:
+            if d.megatron and abs(d.shardscope - d.megatron) > 0.05 * diffs[-1].megatron:
+                share = (d.shardscope - d.megatron) / diffs[-1].megatron
+                print(f"          {d.part:42s} {share:+6.1%} of the total: {d.cause[:110]}")
+
+
 def main() -> None:
+    if "--compare" in sys.argv:
+        print("ShardScope vs Megatron-LM theoretical_memory_usage (stage 0, default choices, global batch 512)")
+        for name, model in LLAMA2.items():
+            for devices in (8, 16, 64, 256):
+                compare(name, model, devices)
+        return
     print("Planner: enumerate + evaluate every recipe (dp×mp×pp = N, sp, optimizer parallel, recompute, micro-batches)")
     for title, model, batch, devices in CASES:
         print(title)

@@ -15,7 +15,8 @@ if str(REPO_ROOT) not in sys.path:
 
 from app import launch_widgets as ui  # noqa: E402
 from app.nav import page_path  # noqa: E402
-from core.codegen import CodegenError, render_job, write_job  # noqa: E402
+from core.codegen import CodegenError, files_at_risk, render_job, write_job  # noqa: E402
+from core.logs.guard import validate_log_dir  # noqa: E402
 from core.run.check import check_job  # noqa: E402
 from core.run.launch import launch  # noqa: E402
 from core.run.own import check_own, launch_own, watch_folder  # noqa: E402
@@ -93,7 +94,18 @@ def job_folder() -> Path:
     return child(workspace / "jobs", f"{design.name}-{options.scenario}", "job name")
 
 
+overwrite = False
 if files is not None:
+    try:
+        at_risk = files_at_risk(job_folder(), files)
+    except WorkspaceError:
+        at_risk = []  # Check / Launch say why the folder cannot be written
+    if at_risk:
+        st.warning(
+            f"`{job_folder()}` already holds {', '.join(at_risk)}, not written by ShardScope or edited since: "
+            "Check and Launch write the job there and would replace them."
+        )
+        overwrite = st.checkbox("Overwrite them", key="launch_overwrite")
     st.subheader("Check on CPU")
     st.caption(
         "Trains the design's own network for 2 real steps on this machine's CPU, stand-alone: MindSpore accepts "
@@ -101,7 +113,7 @@ if files is not None:
     )
     if st.button("Check on CPU", key="check_button", icon=":material/fact_check:"):
         try:
-            job_dir = write_job(design, options, job_folder())
+            job_dir = write_job(design, options, job_folder(), force=overwrite)
         except (CodegenError, WorkspaceError, OSError) as exc:
             st.error(f"Cannot write the job: {exc}")
         else:
@@ -118,7 +130,7 @@ if files is not None:
     ready = can_launch(checks)
     if st.button("Launch", type="primary", disabled=not ready, key="launch_button"):
         try:
-            job_dir = write_job(design, options, job_folder())
+            job_dir = write_job(design, options, job_folder(), force=overwrite)
             record = launch(job_dir, workspace)
         except (LaunchError, CodegenError, WorkspaceError, OSError) as exc:
             st.error(f"Launch failed: {exc}")
@@ -151,12 +163,12 @@ with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers
             else:
                 started(record)
 
-with st.expander("Watch an existing log folder (a job ShardScope did not start: watch only, no Stop)"):
+with st.expander("Watch an existing log folder (a job ShardScope did not start: watch only, Stop forgets it)"):
     folder = st.text_input("Log folder", "", key="watch_folder", placeholder="/shared/job/log_output")
     if st.button("Watch", key="watch_button", disabled=not folder.strip()):
         try:
-            record = watch_folder(folder.strip(), workspace)
-        except (LaunchError, WorkspaceError) as exc:
+            record = watch_folder(folder.strip(), workspace, validate_log_dir)
+        except (LaunchError, WorkspaceError, OSError) as exc:
             st.error(str(exc))
         else:
             st.success(f"Run **{record.run_id}** watches {record.log_dir}.")
@@ -177,5 +189,6 @@ def runs_fragment() -> None:
 runs_fragment()
 try:
     ui.stop_control(workspace)
+    ui.delete_control(workspace)
 except (LaunchError, OSError) as exc:
     st.error(str(exc))

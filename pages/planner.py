@@ -16,16 +16,30 @@ from app import planner_view as view  # noqa: E402
 from app.axis_editor import commit as commit_design  # noqa: E402
 from app.nav import page_path  # noqa: E402
 from core.models import ModelError  # noqa: E402
+from core.plan.choices import (  # noqa: E402
+    ATTENTION_SCORES,
+    EMBEDDING,
+    OPTIMIZER_PARALLEL,
+    SP_STORED_INPUTS,
+    Choices,
+    default_choices,
+)
 from core.plan.explore import (  # noqa: E402
     COUNTED,
+    MAX_CARD_MEMORY_GB,
     NOT_COUNTED,
     Evaluation,
     Plan,
+    StructureCache,
     apply_recipe,
     explore,
+    find_recipe,
     model_from_design,
     rank_key,
 )
+from core.plan.megatron import SOURCE as MEGATRON_SOURCE  # noqa: E402
+from core.plan.megatron import covered, second_opinion  # noqa: E402
+from core.plan.mfconfig import MAX_CONFIG_BYTES, MindFormersConfig, parse_config, read_config  # noqa: E402
 from core.plan.mindformers import DEFAULT_VERSION, VERSIONS, mindformers_yaml  # noqa: E402
 from core.plan.recipes import PlanError, PlanModel, Recipe  # noqa: E402
 from core.sharding.design import Design  # noqa: E402
@@ -36,6 +50,10 @@ PRESETS: dict[str, PlanModel] = {
     "LLaMA-2 70B": PlanModel(hidden=8192, heads=64, ffn=28672, layers=80, vocab=32000, seq=4096, kv_heads=8),
 }
 CURRENT = "the current design's model"
+YAML = "a MindFormers YAML"
+YAML_KEY = "planner_yaml_config"
+YAML_ERROR_KEY = "planner_yaml_error"
+YAML_NAME_KEY = "planner_yaml_name"
 APPLIED_KEY = "planner_applied"
 APPLY_ERROR_KEY = "planner_apply_error"
 PICK_KEY = "planner_pick"
@@ -44,19 +62,55 @@ FIELDS = ("hidden", "heads", "kv_heads", "ffn", "layers", "vocab", "seq")
 
 
 @st.cache_data(max_entries=16, show_spinner="Evaluating every recipe…")
-def cached_plan(model: PlanModel, global_batch: int, devices: int, card_gb: float) -> Plan:
-    return explore(model, global_batch, devices, card_gb)
+def cached_plan(model: PlanModel, global_batch: int, devices: int, card_gb: float, choices: Choices) -> Plan:
+    return explore(model, global_batch, devices, card_gb, choices)
 
 
-def model_inputs() -> tuple[PlanModel, int, int, float]:
-    """The model, global batch, device count and card memory from the form."""
+def open_yaml() -> MindFormersConfig | None:
+    """Upload a MindFormers training YAML or give its path; the parsed config lives in the session."""
+    left, right = st.columns(2)
+    upload = left.file_uploader("Upload a MindFormers YAML", type=["yaml", "yml"], key="planner_yaml_upload",
+                                help=f"At most {MAX_CONFIG_BYTES:,} bytes (a MindFormers YAML is ~5 KB); a larger "
+                                     "file is refused before it is read.")
+    path = right.text_input("…or its path on this machine", key="planner_yaml_path",
+                            placeholder="/path/to/finetune_llama2_70b_bf16_64p.yaml")
+    try:
+        if upload is not None:
+            if upload.size > MAX_CONFIG_BYTES:  # refused before its bytes are read
+                raise PlanError(f"{upload.name} is {upload.size:,} bytes: a MindFormers YAML is at most "
+                                f"{MAX_CONFIG_BYTES:,}")
+            name, config = upload.name, parse_config(upload.getvalue().decode("utf-8", errors="replace"))
+        elif path.strip():
+            name, config = Path(path.strip()).name, read_config(Path(path.strip()).expanduser())
+        else:
+            st.info("Open a MindFormers training YAML: its model, the recipe it runs and its modelling choices.")
+            return None
+    except PlanError as exc:
+        st.error(f"Cannot read the YAML: {exc}")
+        return None
+    if st.session_state.get(YAML_NAME_KEY) != name:
+        st.session_state[YAML_NAME_KEY] = name
+        st.session_state.pop(PICK_KEY, None)  # the select box starts on the YAML's recipe
+    st.session_state[YAML_KEY] = config
+    return config
+
+
+def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None]:
+    """The model, global batch, device count, card memory and the opened YAML (if any) from the form."""
     design = st.session_state.get("design")
     from_design = model_from_design(design) if isinstance(design, Design) else None
-    sources = ([CURRENT] if from_design is not None else []) + list(PRESETS)
+    sources = ([CURRENT] if from_design is not None else []) + list(PRESETS) + [YAML]
     source = st.selectbox("Model", sources, key="planner_source",
                           help="Presets are LLaMA-2 shapes; the current design is offered when it came from the "
-                               "model library.")
-    base = from_design if source == CURRENT and from_design is not None else PRESETS[source]
+                               "model library; a MindFormers YAML brings its model, recipe and choices.")
+    config = open_yaml() if source == YAML else None
+    if source == YAML and config is None:
+        st.stop()
+    if config is not None:
+        base = config.model
+        source = f"{source}:{st.session_state.get(YAML_NAME_KEY)}"
+    else:
+        base = from_design if source == CURRENT and from_design is not None else PRESETS[source]
     cols = st.columns(4)
     values: dict[str, int | None] = {}
     for i, name in enumerate(FIELDS):
@@ -65,21 +119,44 @@ def model_inputs() -> tuple[PlanModel, int, int, float]:
         value = cols[i % 4].number_input(label, min_value=1, value=int(default if default is not None else base.heads),
                                          step=1, key=f"planner_{name}@{source}")
         values[name] = int(value)
-    dtype = cols[3].selectbox("dtype", ["bfloat16", "float16", "float32"], key="planner_dtype")
+    dtypes = ["bfloat16", "float16", "float32"]
+    dtype = cols[3].selectbox("dtype", dtypes, index=dtypes.index(base.dtype), key=f"planner_dtype@{source}")
     model = PlanModel(
         hidden=values["hidden"] or 1, heads=values["heads"] or 1, ffn=values["ffn"] or 1,
         layers=values["layers"] or 1, vocab=values["vocab"] or 1, seq=values["seq"] or 1,
         kv_heads=values["kv_heads"], dtype=dtype,
     )
     cols = st.columns(3)
-    devices = int(cols[0].number_input("devices", min_value=1, max_value=65536, value=8, key="planner_devices"))
-    batch = int(cols[1].number_input("global batch (sequences / step)", min_value=1, value=32, key="planner_batch"))
+    devices = int(cols[0].number_input("devices", min_value=1, max_value=65536, value=config.devices if config else 8,
+                                       key="planner_devices" + (f"@{source}" if config else "")))
+    batch = int(cols[1].number_input("global batch (sequences / step)", min_value=1,
+                                     value=config.global_batch if config else 32,
+                                     key="planner_batch" + (f"@{source}" if config else "")))
     preset = cols[2].segmented_control("card memory", ["32 GB", "64 GB", "custom"], default="64 GB",
                                        key="planner_card_preset")
     card = 32.0 if preset == "32 GB" else 64.0
     if preset == "custom":
-        card = float(cols[2].number_input("GB per card", min_value=1.0, value=64.0, key="planner_card_custom"))
-    return model, batch, devices, card
+        card = float(cols[2].number_input("GB per card", min_value=1.0, max_value=MAX_CARD_MEMORY_GB, value=64.0,
+                                                   key="planner_card_custom"))
+    return model, batch, devices, card, config
+
+
+def choice_inputs(model: PlanModel, config: MindFormersConfig | None) -> Choices:
+    """Every modelling choice, switchable; defaults from the YAML where it says, else the planner's."""
+    base = config.choices if config is not None else default_choices(model.dtype)
+    tag = f"@{st.session_state.get(YAML_NAME_KEY)}" if config is not None else f"@{model.dtype}"
+    cols = st.columns(4)
+    values: dict[str, object] = {}
+    for i, name in enumerate(("param_bytes", "grad_bytes", "optimizer_bytes")):
+        values[name] = int(cols[i].number_input(name.replace("_", " "), min_value=0, max_value=64,
+                                                value=getattr(base, name), key=f"planner_choice_{name}{tag}"))
+    for i, (name, options) in enumerate((("embedding", EMBEDDING), ("sp_stored_inputs", SP_STORED_INPUTS),
+                                         ("attention_scores", ATTENTION_SCORES),
+                                         ("optimizer_parallel", OPTIMIZER_PARALLEL))):
+        values[name] = cols[(i + 3) % 4].selectbox(name.replace("_", " "), options,
+                                                   index=options.index(getattr(base, name)),
+                                                   key=f"planner_choice_{name}{tag}")
+    return Choices(**values).check()  # type: ignore[arg-type]
 
 
 def ranked_recipes(plan: Plan) -> list[Evaluation]:
@@ -119,6 +196,41 @@ def apply(model: PlanModel, recipe: Recipe) -> None:
     st.session_state[APPLIED_KEY] = recipe.label()
 
 
+def yaml_section(config: MindFormersConfig, marked: Evaluation, plan: Plan) -> None:
+    """The YAML's own recipe: its cost, whether it fits, what the planner cannot model, a design from it."""
+    name = st.session_state.get(YAML_NAME_KEY, "the YAML")
+    if not marked.valid:
+        st.error(f"`{name}`: {config.recipe.label()} cannot run as planned: {marked.reason}")
+    else:
+        text = (f"`{name}` runs **{config.recipe.label()}** on {config.devices} cards: "
+                f"{view.human(marked.memory_bytes)} per card ({view.human(marked.model_state_bytes)} states + "
+                f"{view.human(marked.activation_bytes)} activations) of {view.human(plan.card_memory_bytes)}")
+        (st.success if marked.fits else st.error)(text + (": fits." if marked.fits else ": does NOT fit."),
+                                                  icon=":material/description:")
+    if config.unsupported:
+        with st.expander(f"Not modelled: {len(config.unsupported)} keys of the YAML", expanded=False):
+            st.dataframe([i.to_dict() for i in config.unsupported], hide_index=True, width="stretch")
+    st.button("New design from this config", key="planner_yaml_apply", icon=":material/add_circle:",
+              on_click=apply, args=(config.model, config.recipe))
+
+
+def opinion_section(plan: Plan, chosen: Evaluation) -> None:
+    """What is counted for the selected recipe, and Megatron-LM's formulas side by side."""
+    differences = second_opinion(plan.model, chosen, StructureCache(plan.model))
+    # st.table, not st.dataframe: the causes are sentences and must wrap, not be cut at the cell's edge
+    st.subheader("What is counted, part by part (stage 0)")
+    st.table(view.counted_frame(differences).style.format({"GiB": "{:.2f}"}).hide(axis="index"))
+    st.subheader("Second opinion: Megatron-LM")
+    if not covered(chosen.recipe):
+        st.caption("Megatron-LM's formulas assume sequence parallel and selective recompute; this recipe is "
+                   f"{chosen.recipe.label()}, so the comparison is indicative only.")
+    opinion = view.second_opinion_frame(differences).style.format(
+        {"ShardScope (GiB)": "{:.2f}", "Megatron-LM (GiB)": "{:.2f}", "difference": "{:+.1%}"}, na_rep="—")
+    st.table(opinion.hide(axis="index"))
+    st.caption(f"From {MEGATRON_SOURCE}, implemented from its published formulas. Switch a modelling choice above "
+               "to see its part of the difference go.")
+
+
 def apply_section(plan: Plan, chosen: Evaluation) -> None:
     st.button("Apply: make it the current design", type="primary", key="planner_apply",
               icon=":material/check_circle:", on_click=apply, args=(plan.model, chosen.recipe))
@@ -138,12 +250,19 @@ st.caption(
     "cards: memory per card against communication per step, before a card is spent."
 )
 with st.container(border=True):
-    model, batch, devices, card = model_inputs()
+    model, batch, devices, card, config = model_inputs()
+CHOICES_TITLE = "Modelling choices: what one card is assumed to hold"
+with st.expander(CHOICES_TITLE + (" (defaults from the YAML)" if config else ""), expanded=config is not None):
+    choices = choice_inputs(model, config)
+    st.table(view.choices_frame(choices, config.sources if config else None).style.hide(axis="index"))
 try:
-    plan = cached_plan(model, batch, devices, card)
+    plan = cached_plan(model, batch, devices, card, choices)
 except PlanError as exc:
     st.error(str(exc))
     st.stop()
+marked = find_recipe(plan, config.recipe) if config is not None else None
+if config is not None and marked is not None:
+    yaml_section(config, marked, plan)
 
 cols = st.columns(4)
 cols[0].metric("recipes", len(plan.evaluations))
@@ -163,8 +282,11 @@ else:
     st.error("No valid recipe for this model on this many cards: see 'Why not' below.")
 
 ranked = ranked_recipes(plan)
+if marked is not None and marked in ranked:  # the YAML's recipe heads the select box and the table
+    ranked.remove(marked)
+    ranked.insert(0, marked)
 chosen = choose(ranked)
-st.plotly_chart(view.pareto_figure(plan, chosen), width="stretch", key="planner_chart",
+st.plotly_chart(view.pareto_figure(plan, chosen, marked), width="stretch", key="planner_chart",
                 config={"displayModeBar": False})
 
 if chosen is not None:
@@ -175,19 +297,23 @@ if chosen is not None:
                      column_config={"GiB": st.column_config.NumberColumn(format="%.2f")})
         st.caption(f"Busiest stage: {chosen.peak_stage}; tensor-parallel volume from {chosen.comm_source}.")
         apply_section(plan, chosen)
+    opinion_section(plan, chosen)
     with right:
         st.subheader("MindFormers parallel_config")
         version = st.selectbox("MindFormers version", list(VERSIONS), index=list(VERSIONS).index(DEFAULT_VERSION),
                                format_func=lambda v: VERSIONS[v], key="planner_mf_version")
-        text = mindformers_yaml(chosen.recipe, version, card_memory_gb=card)
+        text = mindformers_yaml(chosen.recipe, version, card_memory_gb=card, split_embedding=choices.split_embedding)
         st.code(text, language="yaml")
         st.download_button("Download YAML", text, file_name="parallel_config.yaml", mime="text/yaml",
                            key="planner_yaml_download")
 
 st.subheader("All valid recipes")
 sizes = [label for key, label in view.TABLE_COLUMNS.items() if key.endswith("_gib")]
+table = view.recipes_frame(ranked).rename(columns=view.TABLE_COLUMNS)
+if marked is not None:
+    table.insert(0, "YAML", ["◆" if e.recipe == marked.recipe else "" for e in ranked])
 st.dataframe(
-    view.recipes_frame(ranked).rename(columns=view.TABLE_COLUMNS), hide_index=True, width="stretch", height=320,
+    table, hide_index=True, width="stretch", height=320,
     column_config={label: st.column_config.NumberColumn(format="%.2f") for label in sizes}
     | {"bubble": st.column_config.NumberColumn(format="percent")},
     on_select=pick_from_table, selection_mode="single-row", key=TABLE_KEY,

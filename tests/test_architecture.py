@@ -1,7 +1,8 @@
 """The house rules of core/, checked on the code itself: one package per concern, imports one way.
 
 No module imports streamlit; no module grows past ~500 lines; no import cycle between modules; the
-packages form a one-way stack (cli -> run -> codegen -> models/plan -> sharding -> workspace).
+packages form a one-way stack (cli -> run -> codegen -> models/plan -> sharding -> files -> workspace;
+logs -> files -> workspace).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from core.workspace import REPO_ROOT
 
 CORE = REPO_ROOT / "core"
 MAX_LINES = 520  # "no module over ~500 lines"
-PACKAGES = ["workspace", "sharding", "models", "plan", "codegen", "run", "logs", "cli", "__main__"]
+PACKAGES = ["workspace", "files", "sharding", "models", "plan", "codegen", "run", "logs", "cli", "__main__"]
 
 
 def _modules() -> dict[str, Path]:

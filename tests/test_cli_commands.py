@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 
 import core.cli
-from core.__main__ import build_parser
+from core.__main__ import build_parser, main
+from core.codegen import read_job
+from core.sharding.design import load_design
 from core.workspace import REPO_ROOT
 
 FAILED_RUN = REPO_ROOT / "tests" / "fixtures" / "real_msrun_logs" / "semi_auto_on_cpu_error"
@@ -55,3 +57,57 @@ def test_every_command_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
         os.close(write_end)
     assert "Traceback" not in res.stderr and "BrokenPipeError" not in res.stderr, res.stderr
     assert res.returncode == 0
+
+
+def test_generate_never_overwrites_a_file_it_did_not_write_unless_forced(tmp_path: Path, capsys) -> None:
+    """`generate --out DIR` into a folder of the user's own, or over a train.py they edited: one line, exit 2,
+    the file untouched; `--force` replaces it; ShardScope's own untouched output is regenerated freely."""
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "README.md").write_text("my notes\n")
+    assert main(["generate", "--out", str(own)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "README.md" in err and "--force" in err and "Traceback" not in err
+    assert (own / "README.md").read_text() == "my notes\n" and not (own / "train.py").exists()
+
+    job = tmp_path / "job"
+    assert main(["generate", "--out", str(job), "--epochs", "2"]) == 0
+    capsys.readouterr()
+    assert main(["generate", "--out", str(job), "--epochs", "3"]) == 0  # its own output, unchanged since
+    assert "replaced the earlier train.py, run.sh, README.md" in capsys.readouterr().out  # said, not silent
+    assert read_job(job)[1].epochs == 3
+    edited = (job / "train.py").read_text() + "# my change\n"
+    (job / "train.py").write_text(edited)
+    capsys.readouterr()
+    assert main(["generate", "--out", str(job), "--epochs", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "train.py" in err and "run.sh" not in err
+    assert (job / "train.py").read_text() == edited and read_job(job)[1].epochs == 3
+    assert main(["generate", "--out", str(job), "--epochs", "4", "--force"]) == 0
+    assert "# my change" not in (job / "train.py").read_text() and read_job(job)[1].epochs == 4
+
+
+def test_generate_refuses_a_link_or_fifo_in_place_of_a_generated_file(tmp_path: Path, capsys) -> None:
+    """A symlink named train.py (or a FIFO) is not ShardScope's: refused, and never followed or opened."""
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep\n")
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "train.py").symlink_to(target)
+    os.mkfifo(job / "run.sh")
+    assert main(["generate", "--out", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert "train.py" in err and "run.sh" in err
+    assert target.read_text() == "keep\n"
+
+
+def test_model_refuses_a_name_every_later_command_would_refuse(tmp_path: Path, capsys) -> None:
+    """`model --name '../x' --out f.json` used to say "wrote" and exit 0 for a design load_design refuses."""
+    out = tmp_path / "f.json"
+    for name in ("../x", "a/b", "", "x" * 65, " spaced"):
+        assert main(["model", "mlp", "--name", name, "--out", str(out)]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.startswith("error: design name") and captured.err.count("\n") == 1, captured.err
+        assert "wrote" not in captured.out and not out.exists()
+    assert main(["model", "mlp", "--name", "fine-name_1.0", "--out", str(out)]) == 0
+    assert load_design(out).name == "fine-name_1.0"

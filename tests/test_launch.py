@@ -108,6 +108,7 @@ def test_dead_launcher_with_reused_pid_is_not_running(tmp_path: Path) -> None:
     # pretend the dashboard crashed mid-run and the pids now belong to other processes
     data.update(status="running", pid=1, supervisor_pid=1, pid_create_time=1.0, supervisor_create_time=1.0)
     (record.run_dir / "run.json").write_text(json.dumps(data))
+    (record.run_dir / "launcher_exit_code").unlink()  # and the launcher's exit status was never written
     again = get_run("done", ws)
     assert again.status == "failed" and "exit code unknown" in again.message
 

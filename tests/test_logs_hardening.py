@@ -122,20 +122,18 @@ def _state_of(log_dir: Path, rank: int) -> tuple[str, str]:
 
 
 def test_unreadable_log_says_so_not_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import builtins
-
-    from core.logs import reader
+    from core import files
 
     (tmp_path / "worker_0.log").write_text(LINE.format(s=1, v=1.0))
     (tmp_path / "worker_3.log").write_text(LINE.format(s=1, v=1.0))
-    real_open = builtins.open
+    real_open = files.os.open
 
     def deny(path, *a, **k):  # chmod 000 does not stop root: refuse the open like the kernel would
         if str(path).endswith("worker_3.log"):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *a, **k)
 
-    monkeypatch.setattr(reader, "open", deny, raising=False)
+    monkeypatch.setattr(files.os, "open", deny)  # every log is opened through core.files
     state, detail = _state_of(tmp_path, 3)
     assert state == "unreadable" and "permission denied" in detail
     assert _state_of(tmp_path, 0)[0] != "unreadable"
@@ -144,8 +142,8 @@ def test_unreadable_log_says_so_not_waiting(tmp_path: Path, monkeypatch: pytest.
 def test_fifo_and_folder_named_like_a_log_are_unreadable(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "worker_1.log")  # opening it would block the reader forever
     (tmp_path / "worker_2.log").mkdir()
-    assert _state_of(tmp_path, 1) == ("unreadable", "worker_1.log: not a regular file")
-    assert _state_of(tmp_path, 2) == ("unreadable", "worker_2.log: not a regular file")
+    assert _state_of(tmp_path, 1) == ("unreadable", "worker_1.log: a FIFO (named pipe), not a regular file")
+    assert _state_of(tmp_path, 2) == ("unreadable", "worker_2.log: a folder, not a regular file")
 
 
 # ----------------------------------------------------------------------------- item 7: parser honesty

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.logs.guard import validate_log_dir
 from core.run.launch import run_processes, stop, wait
 from core.run.mindformers import parse_parallel_config
 from core.run.own import OwnJob, check_own, launch_own, launcher_argv, parse_env, script_argv, watch_folder
@@ -182,14 +183,14 @@ def test_watch_folder_is_a_watch_only_run(tmp_path: Path) -> None:
     logs = tmp_path / "their logs"
     logs.mkdir()
     (logs / "worker_0.log").write_text("epoch: 1 step: 1, loss is 2.5\n", encoding="utf-8")
-    record = watch_folder(logs, tmp_path / "ws")
+    record = watch_folder(logs, tmp_path / "ws", validate_log_dir)
     again = get_run(record.run_id, tmp_path / "ws")
     assert again.kind == RunKind.EXTERNAL and again.watch_only and again.log_dir == logs.resolve()
     assert again.is_running  # no supervisor, yet not declared failed
-    with pytest.raises(LaunchError, match="watched folder"):
-        stop(record.run_id, tmp_path / "ws")
+    forgotten = stop(record.run_id, tmp_path / "ws")  # only forgotten: nothing to signal
+    assert forgotten.status == "stopped" and "forgotten" in forgotten.message
     with pytest.raises(LaunchError, match="does not exist"):
-        watch_folder(tmp_path / "nope", tmp_path / "ws")
+        watch_folder(tmp_path / "nope", tmp_path / "ws", validate_log_dir)
 
 
 def test_cli_refuses_mixed_or_incomplete_requests(tmp_path: Path) -> None:
@@ -332,16 +333,30 @@ def test_page_slurm_launcher_shows_job_sbatch_and_checks_the_partition(launch_pa
     assert any("**Slurm**" in m.value or "**Launcher**" in m.value for m in page.markdown)
 
 
-def test_page_watches_a_folder_without_stop(launch_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_page_watches_a_folder_forgets_it_and_deletes_its_record(launch_page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     page = launch_page
     logs = tmp_path / "logs"
     logs.mkdir()
+    (logs / "worker_0.log").write_text("epoch: 1 step: 1, loss is 2.5\n", encoding="utf-8")
+    page.text_input(key="watch_folder").set_value("/").run()
+    page.button(key="watch_button").click().run()
+    assert any("filesystem root" in e.value for e in page.error) and list_runs(tmp_path / "ws") == []
     page.text_input(key="watch_folder").set_value(str(logs)).run()
     page.button(key="watch_button").click().run()
     assert any("watches" in s.value for s in page.success)
     [record] = list_runs(tmp_path / "ws")
     assert record.watch_only
-    assert not [s for s in page.selectbox if s.key == "launch_stop_choice"]  # nothing to stop
+    page.run()  # (standalone AppTest: the Monitor link above ends that run; the run list comes next time)
+    assert page.selectbox(key="launch_stop_choice").value == record.run_id  # Stop = forget
+    page.button(key="launch_stop").click().run()
+    assert any("forgotten" in s.value for s in page.success), [e.value for e in page.error]
+    assert get_run(record.run_id, tmp_path / "ws").status == "stopped"
+    assert page.selectbox(key="launch_delete_choice").value == record.run_id
+    assert page.button(key="launch_delete").disabled  # not before the confirmation
+    page.checkbox(key="launch_delete_confirm").check().run()
+    page.button(key="launch_delete").click().run()
+    assert any("record only" in s.value for s in page.success), [e.value for e in page.error]
+    assert list_runs(tmp_path / "ws") == [] and (logs / "worker_0.log").is_file()
 
 
 @pytest.mark.integration

@@ -226,6 +226,12 @@ def test_bad_models_are_refused_with_the_field(model: PlanModel, message: str) -
         enumerate_recipes(model, 8, 8)
 
 
+@pytest.mark.parametrize("card", [float("inf"), 1e308, float("nan"), 0.0, -3.0, 65537.0])
+def test_explore_refuses_card_memory_out_of_bounds_naming_the_bound(card: float) -> None:
+    with pytest.raises(PlanError, match="card memory must be > 0 and at most 65536 GB"):
+        explore(SMALL, 8, 8, card)
+
+
 def test_bad_device_count() -> None:
     with pytest.raises(PlanError, match="devices must be"):
         enumerate_recipes(SMALL, 8, 0)
@@ -414,7 +420,12 @@ def test_cli_text_names_the_best_fitting_recipe(capsys: pytest.CaptureFixture[st
     [
         (["--hidden", "500"], "error: hidden 500 is not divisible by heads 8"),
         (["--devices", "0"], "error: devices must be a whole number >= 1"),
-        (["--card-memory", "-1"], "error: --card-memory must be > 0 GB"),
+        (["--card-memory", "-1"], "error: --card-memory must be > 0 and at most 65536 GB, got -1"),
+        (["--card-memory", "inf"], "error: --card-memory must be > 0 and at most 65536 GB, got inf"),
+        (["--card-memory", "1e308"], "error: --card-memory must be > 0 and at most 65536 GB, got 1e+308"),
+        (["--card-memory", "nan"], "error: --card-memory must be > 0 and at most 65536 GB, got nan"),
+        (["--layers", "1000000000000"], "error: layers 1,000,000,000,000 is more than the 100,000 the planner"),
+        (["--hidden", str(1 << 41)], "error: hidden 2,199,023,255,552 is more than the 1,099,511,627,776"),
         (["--dtype", "int4"], "error: --dtype 'int4' is not supported"),
         (["--global-batch", "0"], "error: global batch must be a whole number >= 1"),
     ],
@@ -453,3 +464,52 @@ def test_a_model_library_design_gives_back_its_model_and_others_give_none() -> N
     assert "pipeline_stage 2" in design.description and "recompute selective" in design.description
     assert model_from_design(design) == TINY
     assert model_from_design(load_design(REPO / "examples" / "attention_block.json")) is None
+
+
+@pytest.mark.parametrize("t", [2, 4, 8])
+def test_last_stage_inputs_match_the_model_librarys_head_under_sequence_parallel(t: int) -> None:
+    """The final norm and lm_head read the gathered residual (core/models/llama.py:_head): whole on each card."""
+    from core.models.llama import LlamaRecipe, llama_design
+
+    s, b, h, v = 64, 2, 256, 512
+    design = llama_design(LlamaConfig(hidden=h, heads=8, ffn=688, seq=s, batch=b, layers=2, vocab=v),
+                          LlamaRecipe(dp=1, mp=t, sp=True))
+    ops = {op.name: op for op in design.operators}
+    stored = 0
+    for name in ("final_rms", "logits_2d"):
+        layout = design.tensor_layout(ops[name].strategy[0])
+        stored += math.prod(place((b * s, h), layout).local_shape) * 2
+    logits = 4 * s * b * v / t
+    assert act.output_activation_bytes(s, b, h, v, t=t, sp=True) == stored + logits
+    assert act.output_activation_bytes(s, b, h, v, t=t, sp=True) == act.output_activation_bytes(s, b, h, v, t=t)
+
+
+@pytest.mark.parametrize("t", [2, 8])
+def test_gathered_stored_inputs_keep_the_two_matmul_inputs_whole_under_sequence_parallel(t: int) -> None:
+    shape = DecoderShape.llama(8192, 64, 28672, 8)
+    s, b = 4096, 1
+    sharded = act.layer_activation_bytes(shape, s, b, t, True, Recompute.SELECTIVE)
+    gathered = act.layer_activation_bytes(shape, s, b, t, True, Recompute.SELECTIVE, gathered_inputs=True)
+    assert gathered - sharded == pytest.approx(2 * s * b * 8192 * 2 * (1 - 1 / t))
+    without_sp = act.layer_activation_bytes(shape, s, b, t, False, Recompute.SELECTIVE, gathered_inputs=True)
+    assert without_sp == act.layer_activation_bytes(shape, s, b, t, False, Recompute.SELECTIVE)
+    flash = act.layer_activation_bytes(shape, s, b, t, True, Recompute.NONE, flash=True)
+    assert flash == sharded  # flash attention stores what selective recompute stores
+
+
+def test_cli_json_carries_the_choices_of_every_recipe(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli([*SMALL_ARGS, "--json", "--embedding", "split", "--grad-bytes", "4"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(r["choices"]["embedding"] == "split" and r["choices"]["grad_bytes"] == 4 for r in rows)
+    assert set(rows[0]["choices"]) >= {"param_bytes", "grad_bytes", "optimizer_bytes", "embedding", "sp_stored_inputs"}
+
+
+def test_the_exported_yaml_carries_the_embedding_choice_and_reads_back() -> None:
+    from core.plan.mfconfig import load_yaml
+
+    recipe = Recipe(2, 4, 8, True, True, Recompute.SELECTIVE, 256, 1)
+    text = mindformers_yaml(recipe, "1.3", card_memory_gb=64, split_embedding=True)
+    data = load_yaml(text)
+    assert data["parallel_config"]["vocab_emb_dp"] is False
+    assert data["parallel_config"] == mindformers_config(recipe, "1.3", split_embedding=True)["parallel_config"]
+    assert load_yaml(mindformers_yaml(recipe, "1.3"))["parallel_config"]["vocab_emb_dp"] is True

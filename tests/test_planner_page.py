@@ -63,6 +63,20 @@ def test_the_applied_design_is_what_launch_generates(planner: AppTest) -> None:
     assert any("The network is the design itself" in c.value for c in planner.caption)
 
 
+def test_absurd_layers_is_one_error_line_not_an_exception(planner: AppTest) -> None:
+    planner.number_input(key="planner_layers@LLaMA-2 7B").set_value(1_000_000_000_000).run()
+    assert not planner.exception, planner.exception
+    assert any("layers 1,000,000,000,000 is more than the 100,000" in e.value for e in planner.error)
+
+
+def test_custom_card_memory_is_bounded(planner: AppTest) -> None:
+    planner.segmented_control(key="planner_card_preset").set_value("custom").run()
+    box = planner.number_input(key="planner_card_custom")
+    assert box.max == 65536.0
+    box.set_value(1e308).run()
+    assert not planner.exception, planner.exception
+
+
 def test_not_fitting_model_says_so(planner: AppTest) -> None:
     planner.selectbox(key="planner_source").set_value("LLaMA-2 70B").run()
     planner.number_input(key="planner_devices").set_value(8).run()
@@ -109,3 +123,90 @@ def test_after_apply_the_current_designs_model_is_offered(planner: AppTest) -> N
     source.set_value("the current design's model").run()
     assert not planner.exception, planner.exception
     assert planner.number_input(key="planner_hidden@the current design's model").value == 4096
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "mindformers"
+
+
+def _open_yaml(planner: AppTest, part: str) -> None:
+    (path,) = [p for p in FIXTURES.glob("*.yaml") if part in p.name]
+    planner.selectbox(key="planner_source").set_value("a MindFormers YAML").run()
+    planner.text_input(key="planner_yaml_path").set_value(str(path)).run()
+    assert not planner.exception, planner.exception
+
+
+def test_a_mindformers_yaml_gives_its_recipe_marked_choices_and_second_opinion(planner: AppTest) -> None:
+    _open_yaml(planner, "llama2_70b_bf16_64p")
+    assert any("runs **dp2 mp4 pp8 sp os rc-selective m256×b1** on 64 cards" in s.value and "fits" in s.value
+               for s in planner.success)
+    pick = planner.selectbox(key="planner_pick")
+    assert pick.options[pick.index].startswith("dp2 mp4 pp8 sp os rc-selective m256×b1")  # starts on the YAML's
+    frames = [d.value for d in planner.dataframe]
+    tables = [t.value for t in planner.table]
+    choices = next(f for f in tables if "choice" in f.columns)
+    assert dict(zip(choices["choice"], choices["value"], strict=True))["embedding"] == "split"
+    assert "vocab_emb_dp: False" in " ".join(choices["from"])
+    assert any("Megatron-LM (GiB)" in f.columns for f in tables)
+    assert any("counted as" in f.columns for f in tables)
+    assert any("YAML" in f.columns and (f["YAML"] == "◆").sum() == 1 for f in frames)
+    assert any("vocab_emb_dp: False" in c.value for c in planner.code)  # the export keeps the YAML's choice
+
+
+def test_new_design_from_this_config(planner: AppTest) -> None:
+    _open_yaml(planner, "pretrain_llama2_7b")
+    planner.button(key="planner_yaml_apply").click().run()
+    assert not planner.exception, planner.exception
+    design = planner.session_state["design"]
+    assert isinstance(design, Design) and design.device_num == 8 and design.repeat.count == 32
+
+
+def test_a_bad_yaml_path_is_one_error(planner: AppTest, tmp_path: Path) -> None:
+    planner.selectbox(key="planner_source").set_value("a MindFormers YAML").run()
+    planner.text_input(key="planner_yaml_path").set_value(str(tmp_path)).run()
+    assert not planner.exception, planner.exception
+    assert any("Cannot read the YAML" in e.value and "is a folder, not a regular" in e.value for e in planner.error)
+
+
+def test_switching_a_choice_changes_the_estimate(planner: AppTest) -> None:
+    def memory() -> list[float]:
+        table = next(d.value for d in planner.dataframe if "memory/card (GiB)" in d.value.columns)
+        return sorted(table["memory/card (GiB)"])
+
+    before = memory()
+    planner.selectbox(key="planner_choice_attention_scores@bfloat16").set_value("flash").run()
+    assert not planner.exception, planner.exception
+    after = memory()
+    assert len(after) == len(before) and sum(after) < sum(before)  # the scores are no longer stored
+
+
+@pytest.mark.browser
+def test_browser_planner_with_a_mindformers_yaml_and_screenshots(tmp_path: Path) -> None:
+    """A user opens a real MindFormers YAML by path: its recipe is marked and fits, the choices table and the
+    Megatron-LM second opinion are on the page (screenshots in test-artifacts/)."""
+    from tests.browser import VIEWPORT, chromium, dashboard, shot, wait_idle
+
+    (path,) = [p for p in FIXTURES.glob("*.yaml") if "llama2_70b_bf16_64p" in p.name]
+    with dashboard(tmp_path / "ws") as url, chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{url}/planner")
+        page.get_by_text("Proposed:").wait_for(timeout=90_000)
+        page.locator("[data-testid='stSelectbox']").first.click()
+        page.get_by_role("option", name="a MindFormers YAML").click()
+        box = page.get_by_label("…or its path on this machine")
+        box.wait_for(timeout=30_000)
+        box.fill(str(path))
+        box.press("Enter")
+        page.get_by_text("runs dp2 mp4 pp8 sp os rc-selective m256×b1 on 64 cards").wait_for(timeout=90_000)
+        wait_idle(page)
+        assert page.get_by_text("fits.", exact=False).count() >= 1
+        assert shot(page, "planner_yaml_top").stat().st_size > 20_000
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+        wait_idle(page)
+        assert page.get_by_text("YAML", exact=True).count() >= 1
+        assert shot(page, "planner_yaml_opened", full=True).stat().st_size > 20_000
+        page.get_by_text("Modelling choices", exact=False).first.scroll_into_view_if_needed()
+        assert shot(page, "planner_choices").stat().st_size > 10_000
+        page.get_by_text("Second opinion: Megatron-LM").scroll_into_view_if_needed()
+        wait_idle(page)
+        assert shot(page, "planner_second_opinion").stat().st_size > 10_000

@@ -215,7 +215,8 @@ def test_a_reused_pgid_is_left_alone(tmp_path: Path) -> None:
                     supervisor_pid=None, supervisor_create_time=None, nodes=[])
         (done.run_dir / "run.json").write_text(json.dumps(data))
         record = read_record(done.run_dir)
-        assert victim.pid in [p.pid for p in processes_of("old", record.run_dir, victim.pid)]  # the old bug
+        # the group's leader is not the launcher the record started (create time): not the run's session
+        assert victim.pid not in [p.pid for p in processes_of("old", record.run_dir, [(victim.pid, 1.0)])]
         assert victim.pid not in [p.pid for p in run_processes(record)]
         assert not signal_verified(victim.pid, 1.0, signal.SIGKILL, group=True)  # wrong create time
         final = stop("old", ws, grace=1.0)

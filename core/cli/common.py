@@ -4,8 +4,26 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable
+
+# A terminal control sequence: CSI (ESC [ or the 8-bit CSI, parameters, one final byte), OSC / DCS /
+# SOS / PM / APC strings (up to BEL or ESC \, or the end), or ESC, intermediates and one final byte.
+_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"
+)
+_SPACES = str.maketrans("\t\n\r\v\f", "     ")
+
+
+def terminal_safe(text: object) -> str:
+    """`text` as one printable line: text from a log may hold escape sequences that recolour, retitle,
+    clear or rewrite the user's terminal, so sequences are removed, tabs and line breaks become
+    spaces and any other non-printable character (C0/C1 controls, DEL, bidi overrides) is dropped."""
+    flat = _SEQUENCE.sub("", str(text)).translate(_SPACES)
+    return flat if flat.isprintable() else "".join(ch for ch in flat if ch.isprintable())
 
 
 def fail(message: str) -> int:

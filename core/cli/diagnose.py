@@ -9,10 +9,13 @@ import argparse
 import json
 from datetime import datetime
 
-from core.cli.common import fail
+from core.cli.common import fail, terminal_safe
+from core.cli.watch import skipped_lines
 from core.logs import LogFormatError, read_run
 from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
 from core.logs.guard import LogDirError, validate_log_dir
+from core.logs.memory import memory_report
+from core.logs.status import tail_lines
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +45,7 @@ def _ranks(ranks: list[int], limit: int = 16) -> str:
 
 
 def report(d: Diagnosis) -> str:
-    """Plain-text report: the few lines a person needs first."""
+    """Plain-text report: the few lines a person needs first (each made terminal-safe: it quotes log lines)."""
     lines = [f"ranks: {d.ranks}   median step time: "
              + (f"{d.median_step_time:.1f} ms ({d.step_time_source})" if d.median_step_time else "-")]
     if d.failure_groups:
@@ -70,7 +73,7 @@ def report(d: Diagnosis) -> str:
                                                        for s in d.norm_spikes[:8]))
     if not (d.failure_groups or d.hung or d.stragglers):
         lines.append("no failure, hang or straggler found")
-    return "\n".join(lines)
+    return "\n".join(terminal_safe(line) for line in lines)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -85,9 +88,12 @@ def handle(args: argparse.Namespace) -> int:
         return fail(str(exc))
     d = diagnose(snap, now=now_if_alive(args.alive),
                  settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
-    if args.json:
-        print(json.dumps(d.to_dict()))
+    if args.json:  # memory: MindSpore's device-memory lines from the end (256 KiB) of each rank's log
+        tails = {f.rank: tail_lines(f.path, 400, hide_noise=False, max_bytes=1 << 18)
+                 for f in snap.files if f.role == "worker" and f.rank is not None}
+        # json.dumps escapes every control character
+        print(json.dumps(d.to_dict() | {"skipped": snap.skipped, "memory": memory_report(tails)}))
     else:
-        print(report(d))
+        print("\n".join([report(d), *skipped_lines(snap)]))
     return 1 if d.failed else 0
 

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from core.cli.common import fail as _fail
-from core.codegen import DATASETS, DEVICE_TARGETS, LAUNCHERS, SCENARIOS, CodegenError, RunOptions, write_job
+from core.codegen import (
+    DATASETS,
+    DEVICE_TARGETS,
+    LAUNCHERS,
+    SCENARIOS,
+    CodegenError,
+    JobExistsError,
+    RunOptions,
+    write_job,
+)
 from core.sharding.design import Design, DesignError, load_design
 from core.workspace import EXAMPLES_DIR, WorkspaceError
 
@@ -39,13 +49,19 @@ def _generate(args: argparse.Namespace) -> int:
             slurm_gres=args.gres or "",
             slurm_cpus_per_task=args.cpus_per_task,
         )
-        out = write_job(design, options, args.out)
-        written = [name for name in ("train.py", "run.sh", "job.sbatch", "README.md") if (out / name).is_file()]
+        names = ("train.py", "run.sh", "job.sbatch", "README.md")
+        replaced = [name for name in names if os.path.lexists(os.path.join(args.out, name))]
+        out = write_job(design, options, args.out, force=args.force)
+        written = [name for name in names if (out / name).is_file()]
+    except JobExistsError as exc:
+        return _fail(f"{exc}: not overwritten; pass --force to replace them, or choose another --out")
     except (CodegenError, DesignError, WorkspaceError) as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
     what = f"{options.scenario}, {options.device_num} x {options.device_target}"
+    if replaced:
+        what += f"; replaced the earlier {', '.join(replaced)}"
     print(f"wrote {out}/{', '.join(written)} ({what})")
     return 0
 
@@ -58,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     gen.add_argument("--launcher", choices=list(LAUNCHERS), default="msrun")
     gen.add_argument("--design", help="design file (default: examples/data_parallel_8.json)")
     gen.add_argument("--out", required=True, help="job folder to write")
+    gen.add_argument(
+        "--force", action="store_true", help="overwrite files in --out not written by ShardScope or edited since"
+    )
     gen.add_argument("--local-workers", type=int, default=None, help="workers per node (multi-node)")
     gen.add_argument("--master-addr", default="127.0.0.1")
     gen.add_argument("--master-port", type=int, default=8118)

@@ -20,6 +20,7 @@ from core.models.llama import LlamaConfig, LlamaRecipe, layer_parameter_count
 from core.models.mlp import MlpConfig, MlpRecipe
 from core.sharding.design import Design, save_design
 from core.sharding.operators import analyze_design
+from core.workspace import WorkspaceError, check_name
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -123,7 +124,9 @@ def run_mlp(args: argparse.Namespace) -> int:
 def _write(model: str, config: object, recipe: object, args: argparse.Namespace, extra: Sequence[str]) -> int:
     try:
         design = MODELS[model].design(config, recipe, name=args.name)
-    except ModelError as exc:
+        name = design.name if args.name is None else args.name  # load_design's check, '' too
+        check_name(name if len(name) <= 64 else name[:64] + "...", "design name")
+    except (ModelError, WorkspaceError) as exc:
         return fail(str(exc))
     lines = [f"parameters: {design_parameter_count(design):,}", *extra, *summary_lines(design)]
     if args.out:

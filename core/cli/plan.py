@@ -1,5 +1,7 @@
 """`python -m core plan --hidden H --heads A ... --devices N --card-memory GB`: every parallel recipe for
-N cards with its memory per card and communication per step; the best one that fits."""
+N cards with its memory per card and communication per step; the best one that fits.
+`python -m core plan --mindformers-config FILE [--devices N] [--card-memory GB] [--json]`: the same for the
+model of a MindFormers training YAML, with the recipe that YAML runs marked (and whether it fits)."""
 
 from __future__ import annotations
 
@@ -7,10 +9,25 @@ import argparse
 import json
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from core.cli.common import fail
-from core.plan.explore import Evaluation, Plan, explore, plan_rows
+from core.plan.choices import (
+    ATTENTION_SCORES,
+    EMBEDDING,
+    OPTIMIZER_PARALLEL,
+    SP_STORED_INPUTS,
+    Choices,
+    default_choices,
+    with_changes,
+)
+from core.plan.explore import MAX_CARD_MEMORY_GB, Evaluation, Plan, explore, find_recipe, plan_rows
+from core.plan.megatron import second_opinion
+from core.plan.mfconfig import MindFormersConfig, read_config
 from core.plan.recipes import DTYPE_ALIASES, DTYPES, PlanError, PlanModel
+
+MODEL_FLAGS = ("hidden", "heads", "ffn", "layers", "vocab", "seq")
 
 TABLE_ROWS = 15
 
@@ -21,24 +38,42 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="memory per card and communication per step of every dp/mp/pp/sp/optimizer/recompute recipe",
         description="Enumerate every parallel recipe for a LLaMA-style decoder on N cards and propose one that fits.",
     )
-    model = parser.add_argument_group("model (the model library's LLaMA-style decoder)")
-    model.add_argument("--hidden", type=int, required=True, help="hidden size h")
-    model.add_argument("--heads", type=int, required=True, help="attention heads a")
+    parser.add_argument("--mindformers-config", type=Path, default=None, metavar="FILE",
+                        help="a MindFormers training YAML: its model, its recipe (marked) and its modelling choices")
+    model = parser.add_argument_group("model (the model library's LLaMA-style decoder; not with --mindformers-config)")
+    model.add_argument("--hidden", type=int, default=None, help="hidden size h")
+    model.add_argument("--heads", type=int, default=None, help="attention heads a")
     model.add_argument("--kv-heads", type=int, default=None, help="key/value heads (GQA); default: heads")
-    model.add_argument("--ffn", type=int, required=True, help="SwiGLU intermediate size")
-    model.add_argument("--layers", type=int, required=True, help="decoder layers L")
-    model.add_argument("--vocab", type=int, required=True, help="vocabulary size")
-    model.add_argument("--seq", type=int, required=True, help="sequence length s")
+    model.add_argument("--ffn", type=int, default=None, help="SwiGLU intermediate size")
+    model.add_argument("--layers", type=int, default=None, help="decoder layers L")
+    model.add_argument("--vocab", type=int, default=None, help="vocabulary size")
+    model.add_argument("--seq", type=int, default=None, help="sequence length s")
     model.add_argument("--dtype", default="bf16", help="bf16 (default), fp16 or fp32")
-    parser.add_argument("--global-batch", type=int, required=True, help="sequences per optimizer step")
-    parser.add_argument("--devices", type=int, required=True, help="cards N")
-    parser.add_argument("--card-memory", type=float, required=True, help="memory per card in GB (GiB), e.g. 32 or 64")
+    parser.add_argument("--global-batch", type=int, default=None, help="sequences per optimizer step (default: the "
+                        "YAML's)")
+    parser.add_argument("--devices", type=int, default=None, help="cards N (default: the YAML's dp x mp x pp)")
+    parser.add_argument("--card-memory", type=float, default=None,
+                        help="memory per card in GB (GiB), e.g. 32 or 64 (default: the YAML's max_device_memory)")
+    choices = parser.add_argument_group("modelling choices (default: the planner's, or the YAML's)")
+    choices.add_argument("--param-bytes", type=int, default=None, help="bytes per stored weight element")
+    choices.add_argument("--grad-bytes", type=int, default=None, help="bytes per gradient element")
+    choices.add_argument("--optimizer-bytes", type=int, default=None, help="optimizer bytes per parameter")
+    choices.add_argument("--embedding", choices=EMBEDDING, default=None, help="embedding whole or split over mp")
+    choices.add_argument("--sp-stored-inputs", choices=SP_STORED_INPUTS, default=None,
+                         help="with sequence parallel, the matmul inputs stored as the slice or gathered")
+    choices.add_argument("--attention-scores", choices=ATTENTION_SCORES, default=None,
+                         help="softmax output stored, or not (flash attention)")
+    choices.add_argument("--optimizer-parallel", choices=OPTIMIZER_PARALLEL, default=None,
+                         help="what optimizer parallel splits over dp")
     parser.add_argument("--json", action="store_true", help="print the valid recipes as a JSON list")
     parser.add_argument("--all", action="store_true", help="also list invalid recipes (valid: false, reason)")
     parser.set_defaults(func=run)
 
 
 def model_from_args(args: argparse.Namespace) -> PlanModel:
+    missing = [f"--{name}" for name in MODEL_FLAGS if getattr(args, name) is None]
+    if missing:
+        raise PlanError(f"{', '.join(missing)} needed (or --mindformers-config FILE)")
     dtype = DTYPE_ALIASES.get(args.dtype, args.dtype)
     if dtype not in DTYPES:
         raise PlanError(f"--dtype {args.dtype!r} is not supported: use bf16, fp16 or fp32")
@@ -95,17 +130,85 @@ def text_report(plan: Plan, show_invalid: bool) -> str:
     return "\n".join(lines)
 
 
+def choices_from_args(args: argparse.Namespace, base: Choices) -> Choices:
+    names = ("param_bytes", "grad_bytes", "optimizer_bytes", "embedding", "sp_stored_inputs", "attention_scores",
+             "optimizer_parallel")
+    return with_changes(base, {n: getattr(args, n) for n in names if getattr(args, n) is not None})
+
+
+def card_memory(args: argparse.Namespace, config: MindFormersConfig | None) -> float:
+    value = args.card_memory
+    if value is None and config is not None:
+        value = config.max_device_memory_gb
+    if value is None:
+        raise PlanError("--card-memory GB needed (the YAML has no context.max_device_memory)" if config else
+                        "--card-memory GB needed")
+    if not 0 < value <= MAX_CARD_MEMORY_GB:
+        raise PlanError(f"--card-memory must be > 0 and at most {MAX_CARD_MEMORY_GB:g} GB, got {value:g}")
+    return value
+
+
+def config_report(config: MindFormersConfig, chosen: Evaluation, plan: Plan, path: Path) -> str:
+    lines = [f"{path.name}: {config.recipe.label()} on {config.devices} cards (the YAML's recipe)"]
+    if chosen.valid:
+        lines.append(f"  {gib(chosen.memory_bytes)} per card ({gib(chosen.model_state_bytes)} states + "
+                     f"{gib(chosen.activation_bytes)} activations) of {gib(plan.card_memory_bytes)}: "
+                     f"{'fits' if chosen.fits else 'does NOT fit'}; comm {gib(chosen.comm_bytes)}/step")
+    else:
+        lines.append(f"  cannot run as planned: {chosen.reason}")
+    lines.append("  choices: " + ", ".join(f"{k} {v}" for k, v in plan.choices.to_dict().items()))
+    for issue in config.unsupported:
+        lines.append(f"  not modelled: {issue.key} = {issue.value}: {issue.reason}")
+    return "\n".join(lines)
+
+
+def config_json(config: MindFormersConfig, chosen: Evaluation, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    recipe = chosen.to_dict()
+    if chosen.valid:  # Megatron-LM's formulas next to ours, part by part, with the cause of each difference
+        recipe["second_opinion"] = [
+            {"part": d.part, "shardscope_bytes": round(d.shardscope), "megatron_bytes": round(d.megatron),
+             "cause": d.cause}
+            for d in second_opinion(config.model, chosen)
+        ]
+    return {
+        "model": config.model.__dict__ | {"kv_heads": config.model.kv},
+        "config_recipe": recipe,
+        "recipes": rows,
+        "unsupported_keys": [i.to_dict() for i in config.unsupported],
+        "sources": config.sources,
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        model = model_from_args(args)
-        if not args.card_memory > 0:
-            raise PlanError(f"--card-memory must be > 0 GB, got {args.card_memory:g}")
-        plan = explore(model, args.global_batch, args.devices, args.card_memory)
+        config = read_config(args.mindformers_config) if args.mindformers_config is not None else None
+        if config is not None:
+            given = [f"--{n}" for n in (*MODEL_FLAGS, "kv_heads") if getattr(args, n) is not None]
+            if given:
+                raise PlanError(f"{given[0]} and --mindformers-config: the model comes from the YAML")
+            model, base = config.model, config.choices
+        else:
+            model = model_from_args(args)
+            base = default_choices(model.dtype)
+        card = card_memory(args, config)
+        devices = args.devices if args.devices is not None else (config.devices if config else None)
+        batch = args.global_batch if args.global_batch is not None else (config.global_batch if config else None)
+        if devices is None or batch is None:
+            raise PlanError("--devices N and --global-batch B needed (or --mindformers-config FILE)")
+        plan = explore(model, batch, devices, card, choices_from_args(args, base))
+        chosen = find_recipe(plan, config.recipe) if config is not None else None
     except PlanError as exc:
         return fail(str(exc))
+    rows = plan_rows(plan.evaluations if args.all else plan.valid)
+    if config is not None and chosen is not None:
+        if args.json:
+            print(json.dumps(config_json(config, chosen, rows), indent=None))
+        else:
+            print(config_report(config, chosen, plan, args.mindformers_config) + "\n")
+            print(text_report(plan, args.all))
+        return 0
     if args.json:
-        chosen = plan.evaluations if args.all else plan.valid
-        print(json.dumps(plan_rows(chosen), indent=None))
+        print(json.dumps(rows, indent=None))
     else:
         print(text_report(plan, args.all))
     return 0

@@ -1,5 +1,6 @@
-"""`python -m core launch|stop|runs|watch-folder`: start a job folder or your own script as a run,
-stop it, list the registry, register an existing log folder (watch only).
+"""`python -m core launch|stop|runs|delete|watch-folder`: start a job folder or your own script as a
+run, stop it, list the registry, delete a finished run, register an existing log folder (watch only:
+`stop` forgets it, `delete` removes its record and never the folder).
 
     python -m core launch JOB_DIR [--wait]
     python -m core launch --script train.py --devices 8 [--local-workers 4] [--launcher msrun|mpirun|slurm]
@@ -15,7 +16,8 @@ import time
 from pathlib import Path
 
 from core.cli.common import fail as _fail
-from core.run.launch import launch, stop, wait
+from core.logs.guard import validate_log_dir
+from core.run.launch import delete_run, launch, stop, wait
 from core.run.own import OWN_LAUNCHERS, OwnJob, launch_own, parse_env, watch_folder
 from core.run.registry import LaunchError, RunRecord, get_run, list_runs
 from core.workspace import WorkspaceError, default_workspace
@@ -110,7 +112,7 @@ def _launch(args: argparse.Namespace) -> int:
 def _stop(args: argparse.Namespace) -> int:
     try:
         before = get_run(args.run, _workspace(args))
-        if not before.is_running and not before.watch_only:
+        if not before.is_running:
             print(f"run {before.run_id} already {before.status}: nothing to stop, no signal sent")
             return 0
         record = stop(args.run, _workspace(args), grace=args.grace)
@@ -118,7 +120,24 @@ def _stop(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"cannot stop {args.run}: {exc.strerror or exc}")
-    print(f"run {record.run_id} {record.status}; no process of it is left")
+    if record.watch_only:
+        print(f"run {record.run_id} {record.status}: {record.message}; {record.log_dir} is left as it is")
+    else:
+        print(f"run {record.run_id} {record.status}; no process of it is left")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    try:
+        record = delete_run(args.run, _workspace(args))
+    except LaunchError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot delete {args.run}: {exc.strerror or exc}")
+    if record.watch_only:
+        print(f"deleted run {record.run_id} (its record only: the watched folder {record.log_dir} is left as it is)")
+    else:
+        print(f"deleted run {record.run_id} and its folder {record.run_dir}")
     return 0
 
 
@@ -143,10 +162,12 @@ def _runs(args: argparse.Namespace) -> int:
 
 def _watch_folder(args: argparse.Namespace) -> int:
     try:
-        record = watch_folder(args.folder, _workspace(args), name=args.name)
+        record = watch_folder(args.folder, _workspace(args), validate_log_dir, name=args.name)
     except (LaunchError, WorkspaceError) as exc:
         return _fail(str(exc))
-    print(f"run {record.run_id} watches {record.log_dir} (watch only: no Stop)")
+    except OSError as exc:
+        return _fail(f"cannot write to the workspace: {exc.strerror or exc}")
+    print(f"run {record.run_id} watches {record.log_dir} (watch only: `stop` forgets it, nothing is signalled)")
     return 0
 
 
@@ -185,7 +206,8 @@ def _launch_parser(sub: argparse._SubParsersAction) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     _launch_parser(sub)
-    halt = sub.add_parser("stop", help="stop a run (SIGINT or scancel, then SIGKILL) and verify nothing is left")
+    halt = sub.add_parser("stop", help="stop a run (SIGINT or scancel, then SIGKILL) and verify nothing is left; "
+                          "a watched folder's run is only forgotten")
     halt.add_argument("run")
     halt.add_argument("--grace", type=float, default=15.0, help="seconds between SIGINT and SIGKILL")
     halt.add_argument("--workspace")
@@ -195,6 +217,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     runs.add_argument("run", nargs="?", help="show one run")
     runs.add_argument("--workspace")
     runs.set_defaults(func=_runs)
+
+    drop = sub.add_parser("delete", help="delete a finished run's folder (a watched folder's run: its record only)")
+    drop.add_argument("run")
+    drop.add_argument("--workspace")
+    drop.set_defaults(func=_delete)
 
     watch = sub.add_parser("watch-folder", help="register an existing log folder as a watch-only run")
     watch.add_argument("folder")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.cli.common import fail
+from core.cli.common import fail, terminal_safe
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
 from core.logs.guard import LogDirError, validate_log_dir
 
@@ -35,16 +35,26 @@ def _fmt(v: float, spec: str = ".4g") -> str:
 
 
 def status_table(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
-    """Plain-text per-rank table: rank, state, last epoch/step, last loss, age of last line, detail."""
+    """Plain-text per-rank table: rank, state, last epoch/step, last loss, age of last line, detail; then
+    the files that were found but not read."""
     st = rank_status(snap, stall_after_s=stall_after_s)
     lines = [f"{'rank':>4}  {'state':<9} {'epoch':>5} {'step':>7} {'loss':>10} {'age':>7}  detail"]
     for _, r in st.iterrows():
         age = r["age_s"]
         lines.append(
             f"{int(r['rank']):>4}  {r['state']:<9} {_fmt(r['last_epoch'], '.0f'):>5} {_fmt(r['last_step'], '.0f'):>7}"
-            f" {_fmt(r['last_loss']):>10} {_fmt(age, '.0f') + 's' if age == age else '-':>7}  {r['detail'][:80]}"
+            f" {_fmt(r['last_loss']):>10} {_fmt(age, '.0f') + 's' if age == age else '-':>7}"
+            f"  {terminal_safe(r['detail'])[:80]}"
         )
-    return "\n".join(lines)
+    return "\n".join([*lines, *skipped_lines(snap)])
+
+
+def skipped_lines(snap: RunSnapshot, limit: int = 20) -> list[str]:
+    """One line per log file found but not read (a FIFO, a folder, permission denied): never silent;
+    past `limit` files, how many more."""
+    items = sorted(snap.skipped.items())
+    lines = [f"skipped {terminal_safe(rel)}: {why}" for rel, why in items[:limit]]
+    return lines + ([f"skipped {len(items) - limit:,} more files"] if len(items) > limit else [])
 
 
 def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
@@ -56,7 +66,8 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
         out.append("errors:")
         for _, e in errs.iterrows():
             rank = "?" if pd.isna(e["rank"]) else str(int(e["rank"]))
-            out.append(f"  [{e['kind']}] rank {rank} {e['file']}:{e['line']}: {e['message'][:160]}")
+            out.append(f"  [{e['kind']}] rank {rank} {terminal_safe(e['file'])}:{e['line']}: "
+                       f"{terminal_safe(e['message'])[:160]}")
     return "\n".join(out)
 
 

@@ -11,11 +11,11 @@ says what to change; the generated Python compiles and the shell passes `bash -n
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 from core.codegen import launchers, scenarios
+from core.codegen.jobfolder import JOB_FILE, JobExistsError, files_at_risk, write_files
 from core.codegen.network import NetworkCode
 from core.codegen.options import (
     DATASETS,
@@ -26,6 +26,7 @@ from core.codegen.options import (
     RunOptions,
     validate_options,
 )
+from core.files import read_checked
 from core.sharding.design import Design
 
 __all__ = [
@@ -35,13 +36,14 @@ __all__ = [
     "LAUNCHERS",
     "SCENARIOS",
     "CodegenError",
+    "JobExistsError",
     "RunOptions",
+    "files_at_risk",
     "read_job",
     "render_job",
     "write_job",
 ]
 
-JOB_FILE = "job.json"
 _DESIGN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -97,25 +99,25 @@ def render_job(design: Design, options: RunOptions) -> dict[str, str]:
     }
 
 
-def write_job(design: Design, options: RunOptions, out_dir: str | Path) -> Path:
-    """Render and write the job folder (run.sh executable). Returns the folder."""
-    files = render_job(design, options)
+def write_job(design: Design, options: RunOptions, out_dir: str | Path, force: bool = False) -> Path:
+    """Render and write the job folder (run.sh executable). Returns the folder.
+
+    Raises JobExistsError (a CodegenError naming the files) rather than overwrite a file ShardScope
+    did not write or that was edited since, unless `force`.
+    """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        path = out / name
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    os.chmod(out / "run.sh", 0o755)
+    write_files(out, render_job(design, options), executable=("run.sh",), force=force)
     return out
+
+
+MAX_JOB_JSON_BYTES = 1 << 20  # a generated job.json is about 1 KB
 
 
 def read_job(job_dir: str | Path) -> tuple[str, RunOptions]:
     """(design name, options) of a generated job folder, from its job.json."""
     path = Path(job_dir) / JOB_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_checked(path, MAX_JOB_JSON_BYTES, "job file").decode("utf-8"))
         options = RunOptions.from_dict(dict(data["options"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CodegenError(

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISREG
+
+from core.files import open_fd
 
 
 @dataclass
@@ -36,14 +37,13 @@ class ReadAhead:
     def start(self, path: Path, submit: Callable[..., Future[int]], read: Callable[..., int]) -> None:
         """Begin reading `path` from offset 0 with `submit(read, fd, buffer, n, 0)`."""
         self.cancel()
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:  # a FIFO, device or folder is refused before any blocking open (the reader says why)
+            fd, info = open_fd(path, None, "log file")
         except OSError:
             return
         try:
-            info = os.fstat(fd)
             n = min(info.st_size, self.block)
-            if not S_ISREG(info.st_mode) or n < self.min_bytes:
+            if n < self.min_bytes:
                 os.close(fd)
                 return
             if len(self.buffer) < n:

@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 from typing import BinaryIO
@@ -21,6 +21,7 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
+from core.files import FileCheckError, kind_of, open_checked
 from core.logs.discover import LogFile, discover_logs
 from core.logs.formats import user_format
 from core.logs.parser import FATAL_KINDS, ErrorKind, FileState, Parser, ReaderSettings
@@ -44,7 +45,8 @@ class RunSnapshot:
     metrics: one row per loss line per rank in file order (rank, epoch, step, loss, step_time_ms, lr,
     time = line timestamp or observation time when watched live else NaN, offset, file);
     timings: TimeMonitor lines; errors: rank, kind (exception/nan/worker_exit/timeout/error_log),
-    message, context (traceback), line, offset, file; ranks: per-rank facts for `rank_status`.
+    message, context (traceback), line, offset, file; ranks: per-rank facts for `rank_status`;
+    skipped: every file found but not read (a FIFO, a folder, permission denied, ...) -> why.
     """
 
     log_dir: Path
@@ -56,6 +58,7 @@ class RunSnapshot:
     layout: str
     version: int
     taken_at: float
+    skipped: dict[str, str] = field(default_factory=dict)
 
     @property
     def n_ranks(self) -> int:
@@ -72,7 +75,7 @@ class RunSnapshot:
 def _line_number(path: Path, offset: int) -> int | None:
     """1-based line number of the byte at `offset` (only used for the rare error rows)."""
     try:
-        with open(path, "rb") as f:
+        with open_checked(path, None, "log file") as f:
             count = 0
             remaining = offset
             while remaining > 0:
@@ -297,7 +300,7 @@ class _RunState:
         except OSError:
             return False
         if not S_ISREG(stat.st_mode):  # a FIFO would block open(); a folder cannot be read
-            return self._mark_unreadable(st, "not a regular file")
+            return self._mark_unreadable(st, f"{kind_of(stat.st_mode)}, not a regular file")
         changed = False
         size = stat.st_size
         if st.ino not in (-1, stat.st_ino):
@@ -311,10 +314,10 @@ class _RunState:
             if size == 0 and not os.access(st.info.path, os.R_OK):
                 return self._mark_unreadable(st, "permission denied") or changed
             return changed
-        try:
-            f = open(st.info.path, "rb", buffering=0)  # noqa: SIM115 - closed by the with below
-        except OSError as exc:
-            return self._mark_unreadable(st, (exc.strerror or str(exc)).lower()) or changed
+        try:  # never a blocking open: the path may have become a FIFO since the stat
+            f = open_checked(st.info.path, None, "log file", buffering=0)
+        except FileCheckError as exc:
+            return self._mark_unreadable(st, exc.reason) or changed
         if st.unreadable is not None:
             st.unreadable = None
             changed = True
@@ -425,8 +428,9 @@ class _RunState:
         ranks = self._rank_table(workers, metrics, unregistered)
         layouts = {st.info.layout for st in workers}
         layout = layouts.pop() if len(layouts) == 1 else ("mixed" if layouts else "none")
+        skipped = {st.info.rel: st.unreadable for st in self.files.values() if st.unreadable}
         snap = RunSnapshot(self.log_dir, metrics, timings, errors, ranks,
-                           [st.info for st in self.files.values()], layout, self.version, time.time())
+                           [st.info for st in self.files.values()], layout, self.version, time.time(), skipped)
         self._cache, self._cache_version = snap, self.version
         return snap
 

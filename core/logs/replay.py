@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.files import FileCheckError, open_checked, read_checked
 from core.logs.discover import discover_logs
 
 __all__ = ["TIMING_FILE", "Recording", "load_recording", "record", "replay", "synthetic_recording"]
 
 TIMING_FILE = "timing.json"
+MAX_TIMING_BYTES = 64 << 20  # timing.json: a few pairs per line of every file
+MAX_RECORDED_BYTES = 1 << 30  # one recorded log (replay holds the recorded files in memory)
 
 
 @dataclass
@@ -42,7 +44,7 @@ class Recording:
 def load_recording(recording_dir: Path | str) -> Recording:
     """Read and check `timing.json` (offsets must grow and stay within the recorded files)."""
     root = Path(recording_dir)
-    meta = json.loads((root / TIMING_FILE).read_text())
+    meta = json.loads(read_checked(root / TIMING_FILE, MAX_TIMING_BYTES, "recording timing file"))
     files: dict[str, list[tuple[float, int]]] = {}
     for rel, events in meta.get("files", {}).items():
         target = (root / rel).resolve()
@@ -83,7 +85,7 @@ def replay(recording_dir: Path | str, out_dir: Path | str, speed: float = 1.0,
             prev_t = t
             shifted.append((t - shift, rel, off))
         events = shifted
-    sources = {rel: (rec.path / rel).read_bytes() for rel in rec.files}
+    sources = {rel: read_checked(rec.path / rel, MAX_RECORDED_BYTES, "recorded log") for rel in rec.files}
     written = dict.fromkeys(rec.files, 0)
     for rel in rec.files:
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -138,9 +140,12 @@ def record(log_dir: Path | str, recording_dir: Path | str, stop_event: threading
                 prev = 0
             if size == prev:
                 continue
-            with open(info.path, "rb") as f:
-                f.seek(prev)
-                chunk = f.read(size - prev)
+            try:
+                with open_checked(info.path, None, "log file") as f:
+                    f.seek(prev)
+                    chunk = f.read(size - prev)
+            except FileCheckError:
+                continue
             nl = chunk.rfind(b"\n")
             if nl == -1:
                 continue
@@ -154,7 +159,7 @@ def record(log_dir: Path | str, recording_dir: Path | str, stop_event: threading
     for rel, pairs in schedules.items():
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        with open(src / rel, "rb") as f:
+        with open_checked(src / rel, None, "log file") as f:
             data = f.read(pairs[-1][1] if pairs else 0)
         target.write_bytes(data)
     meta = {"version": 1, "synthetic": False, "source": source or str(src), "recorded_at": time.time(),
@@ -175,10 +180,10 @@ def synthetic_recording(log_dir: Path | str, recording_dir: Path | str, seconds_
     dst.mkdir(parents=True, exist_ok=True)
     files: dict[str, list[list[float]]] = {}
     for info in discover_logs(src):
-        data = info.path.read_bytes()
+        data = read_checked(info.path, MAX_RECORDED_BYTES, "log file")
         target = dst / info.rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(info.path, target)
+        target.write_bytes(data)  # what was checked and read, not a second open of the path
         pairs: list[list[float]] = []
         t = 0.0
         pos = 0

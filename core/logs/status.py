@@ -4,12 +4,14 @@ waiting) and the tail of a log with the framework chatter hidden."""
 from __future__ import annotations
 
 import math
+import os
 import time
 from enum import StrEnum
 from pathlib import Path
 
 import pandas as pd
 
+from core.files import open_checked
 from core.logs.formats import MARKERS, NOISE_PREFIXES
 from core.logs.parser import FATAL_KINDS
 from core.logs.reader import RunSnapshot
@@ -118,8 +120,8 @@ def tail_lines(path: Path | str, n: int = 200, hide_noise: bool = True, max_byte
     (chatter-prefixed lines that carry metrics, MindFormers 2023, are kept)."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as f:
+        with open_checked(path, None, "log file") as f:  # a FIFO or device is refused, never opened blocking
+            size = os.fstat(f.fileno()).st_size
             start = max(0, size - max_bytes)
             f.seek(start)
             data = f.read(size - start)

@@ -103,6 +103,7 @@ class LayerTerms:
     split: int
     core: int
     core_masks: int
+    matmul_inputs: int = 0  # the part of `replicated` that feeds the QKV and MLP input matmuls
 
 
 def layer_terms(shape: DecoderShape, s: int, b: int) -> LayerTerms:
@@ -123,7 +124,7 @@ def layer_terms(shape: DecoderShape, s: int, b: int) -> LayerTerms:
     probs = shape.heads * s * s * b
     core = probs * (2 if shape.dropout else 1)  # softmax output (+ dropout output)
     core_masks = probs if shape.dropout else 0
-    return LayerTerms(replicated, replicated_masks, split, core, core_masks)
+    return LayerTerms(replicated, replicated_masks, split, core, core_masks, matmul_inputs=sb * 2 * h)
 
 
 def layer_activation_bytes(
@@ -134,13 +135,17 @@ def layer_activation_bytes(
     sp: bool = False,
     recompute: Recompute | str = Recompute.NONE,
     act_bytes: int = 2,
+    gathered_inputs: bool = False,
+    flash: bool = False,
 ) -> float:
     """Bytes one card stores for one layer and one micro-batch of b sequences of length s.
 
     Tensor parallel degree t divides the `split` and `core` terms; sequence parallel also divides the
-    `replicated` ones (Korthikanti §4.2.2). Selective recompute drops the attention core; full
-    recompute keeps only the layer input, 2sbh (Table 2), which sequence parallel splits over t
-    (the input is sequence-sharded between layers; Table 2 does not list this case).
+    `replicated` ones (Korthikanti §4.2.2) — except, with `gathered_inputs`, the inputs of the QKV and
+    MLP input matmuls, stored as the gathered tensor the matmul reads. Selective recompute (or `flash`
+    attention, which recomputes the scores inside its kernel) drops the attention core; full recompute
+    keeps only the layer input, 2sbh (Table 2), which sequence parallel splits over t (the input is
+    sequence-sharded between layers; Table 2 does not list this case).
     """
     recompute = Recompute(recompute)
     h = shape.hidden
@@ -148,10 +153,11 @@ def layer_activation_bytes(
         return s * b * h * act_bytes / (t if sp else 1)
     terms = layer_terms(shape, s, b)
     shared = terms.replicated * act_bytes + terms.replicated_masks
+    whole = terms.matmul_inputs * act_bytes if sp and gathered_inputs else 0
     per_rank = terms.split * act_bytes
-    if recompute is Recompute.NONE:
+    if recompute is Recompute.NONE and not flash:
         per_rank += terms.core * act_bytes + terms.core_masks
-    return (shared / t if sp else shared) + per_rank / t
+    return ((shared - whole) / t + whole if sp else shared) + per_rank / t
 
 
 def embedding_activation_bytes(s: int, b: int, hidden: int, dropout: bool = False, id_bytes: int = 4) -> float:
@@ -169,12 +175,16 @@ def output_activation_bytes(
     """The last stage's extra activations per micro-batch: final norm input, lm_head input, fp32 logits.
 
     Megatron-LM `compute_activation_memory` ("Inputs to output layer and CE loss": 4sbh(1 + v/h),
-    i.e. fp32 logits for the loss). The logits are split over t when the lm_head is vocab-parallel;
-    the two hidden-wide inputs are split over t only with sequence parallel.
+    i.e. fp32 logits for the loss). The logits are split over t when the lm_head is vocab-parallel.
+    The two hidden-wide inputs are whole on every tensor-parallel card, with or without sequence
+    parallel: the model library's head (`core.models.llama._head`, MindFormers' `norm_out.shard((dp, 1))`
+    and `lm_head` `((dp, 1), (mp, 1))`) gathers the sequence-split residual before the final norm, so
+    `sp` does not divide them (it did before, under-counting the last stage by 2sbh·(1 - 1/t) elements).
     """
+    del sp  # kept in the signature: callers state the recipe; the head gathers either way
     hidden_inputs = 2 * s * b * hidden * act_bytes
     logits = 4 * s * b * vocab / t
-    return (hidden_inputs / t if sp else hidden_inputs) + logits
+    return hidden_inputs + logits
 
 
 def in_flight_micro_batches(stage: int, pp: int, micro_batches: int) -> int:

@@ -22,12 +22,30 @@ from core.models.llama import LlamaConfig, LlamaRecipe, llama_design
 from core.plan import activations as act
 from core.plan import comm
 from core.plan.activations import DecoderShape, Recompute
-from core.plan.recipes import Candidate, PlanError, PlanModel, Recipe, enumerate_recipes
-from core.plan.states import BlockTotals, WeightSlice, block_totals, stage_states_from, weight_slices
+from core.plan.choices import Choices, default_choices
+from core.plan.recipes import Candidate, PlanError, PlanModel, Recipe, enumerate_recipes, recipe_candidate
+from core.plan.states import (
+    BlockTotals,
+    WeightSlice,
+    block_totals,
+    split_embedding,
+    stage_states_from,
+    weight_slices,
+)
 from core.sharding.design import Design
 from core.sharding.placement import dtype_bytes
 
 GIB = 1 << 30
+MAX_CARD_MEMORY_GB = 65536.0  # 64 TiB: far above any accelerator; beyond it (or inf) is a typo
+
+
+def check_card_memory(card_memory_gb: float) -> int:
+    """Card memory in bytes; a non-number, <= 0, inf or an absurd size is refused naming the bound."""
+    if isinstance(card_memory_gb, bool) or not isinstance(card_memory_gb, int | float):
+        raise PlanError(f"card memory must be a number of GB, got {card_memory_gb!r}")
+    if not 0 < card_memory_gb <= MAX_CARD_MEMORY_GB:  # False for nan as well
+        raise PlanError(f"card memory must be > 0 and at most {MAX_CARD_MEMORY_GB:g} GB, got {card_memory_gb:g}")
+    return int(card_memory_gb * GIB)
 
 
 @dataclass(frozen=True)
@@ -48,6 +66,7 @@ class Evaluation:
     peak_stage: int = 0
     comm_source: str = ""
     compute_factor: float = 1.0  # extra compute of recompute (Korthikanti §5), for ranking only
+    choices: Choices | None = None
 
     @property
     def valid(self) -> bool:
@@ -65,6 +84,8 @@ class Evaluation:
             "recompute": r.recompute.value, "micro_batch_size": r.micro_batch_size,
             "micro_batches": r.micro_batches, "valid": self.valid,
         }
+        if self.choices is not None:
+            row["choices"] = self.choices.to_dict()
         if not self.valid:
             row["reason"] = self.reason
             return row
@@ -83,7 +104,7 @@ class StructureCache:
 
     model: PlanModel
     weights: dict[tuple[int, int, bool], list[WeightSlice]] = field(default_factory=dict)
-    totals: dict[tuple[int, int, bool, bool], BlockTotals] = field(default_factory=dict)
+    totals: dict[tuple[int, int, bool, bool, bool], BlockTotals] = field(default_factory=dict)
     volumes: dict[tuple[int, bool], comm.TensorParallelVolume] = field(default_factory=dict)
 
     def design(self, dp: int, mp: int, sp: bool, batch: int) -> Design:
@@ -95,10 +116,15 @@ class StructureCache:
             self.weights[key] = weight_slices(self.design(dp, mp, sp, batch=dp))
         return self.weights[key]
 
-    def block_totals(self, dp: int, mp: int, sp: bool, optimizer_shard: bool) -> BlockTotals:
-        key = (dp, mp, sp, optimizer_shard)
+    def block_totals(
+        self, dp: int, mp: int, sp: bool, optimizer_shard: bool, split_embedding_table: bool = False
+    ) -> BlockTotals:
+        key = (dp, mp, sp, optimizer_shard, split_embedding_table)
         if key not in self.totals:
-            self.totals[key] = block_totals(self.weight_slices(dp, mp, sp), dp, optimizer_shard)
+            weights = self.weight_slices(dp, mp, sp)
+            if split_embedding_table:
+                weights = split_embedding(weights, mp)
+            self.totals[key] = block_totals(weights, dp, optimizer_shard)
         return self.totals[key]
 
     def tp_volume(self, mp: int, sp: bool) -> comm.TensorParallelVolume:
@@ -197,6 +223,7 @@ class Plan:
     card_memory_bytes: int
     evaluations: list[Evaluation]
     seconds: float
+    choices: Choices = field(default_factory=Choices)
 
     @property
     def valid(self) -> list[Evaluation]:
@@ -250,23 +277,28 @@ def recompute_factor(recompute: Recompute, seq: int, hidden: int) -> float:
     return 1.0
 
 
-def evaluate(candidate: Candidate, model: PlanModel, cache: StructureCache, card_memory_bytes: int) -> Evaluation:
+def evaluate(
+    candidate: Candidate, model: PlanModel, cache: StructureCache, card_memory_bytes: int,
+    choices: Choices | None = None,
+) -> Evaluation:
     """Cost of one recipe on its busiest stage (memory and communication maximised separately)."""
     r = candidate.recipe
+    choices = choices or default_choices(model.dtype)
     if not candidate.valid:
-        return Evaluation(r, candidate.reason)
+        return Evaluation(r, candidate.reason, choices=choices)
     try:
-        totals = cache.block_totals(r.dp, r.mp, r.sp, r.optimizer_shard)
+        totals = cache.block_totals(r.dp, r.mp, r.sp, r.optimizer_shard, choices.split_embedding)
     except ModelError as exc:  # the model library refuses what the enumeration let through
-        return Evaluation(r, f"the model library cannot build it: {exc}")
+        return Evaluation(r, f"the model library cannot build it: {exc}", choices=choices)
     volume = cache.tp_volume(r.mp, r.sp)
     e_bytes = dtype_bytes(model.dtype)
     shape = DecoderShape.llama(model.hidden, model.heads, model.ffn, model.kv_heads)
-    per_layer = act.layer_activation_bytes(shape, model.seq, r.micro_batch_size, r.mp, r.sp, r.recompute, e_bytes)
+    per_layer = act.layer_activation_bytes(shape, model.seq, r.micro_batch_size, r.mp, r.sp, r.recompute, e_bytes,
+                                           gathered_inputs=choices.gathered_inputs, flash=choices.flash)
     embed = act.embedding_activation_bytes(model.seq, r.micro_batch_size, model.hidden)
     out = act.output_activation_bytes(model.seq, r.micro_batch_size, model.hidden, model.vocab, r.mp, r.sp, e_bytes)
     layers_here = model.layers // r.pp
-    states = [stage_states_from(totals, i, r.pp, model.layers) for i in range(r.pp)]
+    states = [stage_states_from(totals, i, r.pp, model.layers, choices) for i in range(r.pp)]
     peak = (-1.0, 0, 0, 0)
     worst_comm: comm.StageComm | None = None
     for stage in range(r.pp):
@@ -299,17 +331,32 @@ def evaluate(candidate: Candidate, model: PlanModel, cache: StructureCache, card
         peak_stage=peak[1],
         comm_source=volume.source,
         compute_factor=recompute_factor(r.recompute, model.seq, model.hidden),
+        choices=choices,
     )
 
 
-def explore(model: PlanModel, global_batch: int, devices: int, card_memory_gb: float) -> Plan:
-    """Enumerate and evaluate every recipe. `card_memory_gb` is in GiB (MindSpore's "GB")."""
+def explore(
+    model: PlanModel, global_batch: int, devices: int, card_memory_gb: float, choices: Choices | None = None
+) -> Plan:
+    """Enumerate and evaluate every recipe. `card_memory_gb` is in GiB (MindSpore's "GB"); `choices` default
+    to the planner's own (`default_choices(model.dtype)`)."""
     start = time.perf_counter()
+    card = check_card_memory(card_memory_gb)
     candidates = enumerate_recipes(model, global_batch, devices)
-    card = int(card_memory_gb * GIB)
+    choices = (choices or default_choices(model.dtype)).check()
     cache = StructureCache(model)
-    evaluations = [evaluate(c, model, cache, card) for c in candidates]
-    return Plan(model, global_batch, devices, card, evaluations, time.perf_counter() - start)
+    evaluations = [evaluate(c, model, cache, card, choices) for c in candidates]
+    return Plan(model, global_batch, devices, card, evaluations, time.perf_counter() - start, choices)
+
+
+def find_recipe(plan: Plan, recipe: Recipe) -> Evaluation:
+    """The plan's evaluation of `recipe` (a YAML's), or that recipe evaluated alone when the plan is for another
+    device count or batch, with the plan's choices."""
+    for e in plan.evaluations:
+        if e.recipe == recipe:
+            return e
+    cache = StructureCache(plan.model)
+    return evaluate(recipe_candidate(plan.model, recipe), plan.model, cache, plan.card_memory_bytes, plan.choices)
 
 
 def plan_rows(evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
@@ -325,7 +372,8 @@ def recipe_dict(recipe: Recipe) -> dict[str, Any]:
 
 # Shown next to every estimate: users of every planner complain the estimate misses measured memory.
 COUNTED = (
-    "weights, gradients and Adam states of every weight tensor, from its placement on the device matrix",
+    "weights, gradients and Adam states of every weight tensor, from its placement on the device matrix, at the "
+    "modelling choices' bytes per element",
     "optimizer states split over dp with optimizer parallel (when the weight's first local dimension divides)",
     "activations per layer (Korthikanti et al. 2022, adapted to SwiGLU / RMSNorm / GQA) × layers per stage",
     "1F1B micro-batches in flight on each stage; token ids on the first stage; fp32 logits on the last",
@@ -333,7 +381,7 @@ COUNTED = (
 NOT_COUNTED = (
     "the framework's workspace, communication buffers and memory-pool fragmentation (often 5-15 %)",
     "temporary tensors inside an operator (e.g. the full softmax before dropout, flash-attention workspace)",
-    "MindSpore's sharded weight storage with optimizer parallel (weights are counted whole: conservative)",
+    "with optimizer_parallel 'states', MindSpore's sharded weight storage (weights counted whole: conservative)",
     "the gathered full weights / gradients held briefly by optimizer-parallel AllGather / ReduceScatter",
     "the loss-scale, dataset queues and the compiled graph's own constants",
 )

@@ -33,9 +33,10 @@ DEFAULT_VERSION = "1.3"
 
 
 def mindformers_config(
-    recipe: Recipe, version: str = DEFAULT_VERSION, card_memory_gb: float | None = None
+    recipe: Recipe, version: str = DEFAULT_VERSION, card_memory_gb: float | None = None, split_embedding: bool = False
 ) -> dict[str, Any]:
-    """The recipe's keys as nested dicts, in MindFormers' order."""
+    """The recipe's keys as nested dicts, in MindFormers' order; `split_embedding` (the planner's `embedding`
+    choice) is written as `vocab_emb_dp: False`."""
     if version not in VERSIONS:
         raise ValueError(f"unknown MindFormers version {version!r}: use one of {', '.join(VERSIONS)}")
     pipelined = recipe.pp > 1
@@ -49,7 +50,7 @@ def mindformers_config(
     parallel_config["use_seq_parallel"] = recipe.sp
     parallel_config["micro_batch_num"] = recipe.micro_batches if pipelined else 1
     if version in ("1.3", "0.x"):
-        parallel_config["vocab_emb_dp"] = True
+        parallel_config["vocab_emb_dp"] = not split_embedding
         parallel_config["gradient_aggregation_group"] = 4
     if version == "0.x":
         parallel_config["optimizer_shard"] = recipe.optimizer_shard
@@ -97,10 +98,12 @@ def to_yaml(data: dict[str, Any], indent: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
-def mindformers_yaml(recipe: Recipe, version: str = DEFAULT_VERSION, card_memory_gb: float | None = None) -> str:
+def mindformers_yaml(
+    recipe: Recipe, version: str = DEFAULT_VERSION, card_memory_gb: float | None = None, split_embedding: bool = False
+) -> str:
     """YAML to merge into a MindFormers training config, headed by the version it targets."""
     header = (
         f"# ShardScope planner: {recipe.label()}\n"
         f"# Key names of {VERSIONS.get(version, version)}; merge into your training YAML.\n"
     )
-    return header + to_yaml(mindformers_config(recipe, version, card_memory_gb))
+    return header + to_yaml(mindformers_config(recipe, version, card_memory_gb, split_embedding))

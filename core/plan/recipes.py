@@ -19,6 +19,10 @@ from dataclasses import dataclass
 
 from core.plan.activations import Recompute
 from core.sharding.design import MAX_DEVICES
+from core.sharding.design_types import MAX_REPEAT
+
+MAX_SIZE = 1 << 40  # one dimension beyond this is a typo, not a model (the model library's bound)
+MAX_BOUNDS = {"layers": MAX_REPEAT}  # a design's repeat block stands for at most this many layers
 
 DTYPES = ("bfloat16", "float16", "float32")
 DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -51,6 +55,9 @@ class PlanModel:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise PlanError(f"{name} must be a whole number >= 1, got {value!r}")
+            top = MAX_BOUNDS.get(name, MAX_SIZE)
+            if value > top:
+                raise PlanError(f"{name} {value:,} is more than the {top:,} the planner accepts")
         if self.kv_heads is not None and (not isinstance(self.kv_heads, int) or self.kv_heads < 1):
             raise PlanError(f"kv_heads must be a whole number >= 1, got {self.kv_heads!r}")
         if self.hidden % self.heads:
@@ -159,3 +166,11 @@ def _candidates(model: PlanModel, global_batch: int, devices: int) -> Iterator[C
                         if not why and m < pp:
                             why = f"micro_batches {m} < pp {pp}: a 1F1B pipeline needs at least one per stage"
                         yield Candidate(Recipe(dp, mp, pp, sp, shard, recompute, m, size), why)
+
+
+def recipe_candidate(model: PlanModel, recipe: Recipe) -> Candidate:
+    """One given recipe (a MindFormers YAML's) with the reason it cannot run, by the enumeration's rules."""
+    reason = shape_reason(model, recipe.mp, recipe.pp, recipe.sp)
+    if not reason and recipe.micro_batches < recipe.pp:
+        reason = f"micro_batches {recipe.micro_batches} < pp {recipe.pp}: a 1F1B pipeline needs at least one per stage"
+    return Candidate(recipe, reason)

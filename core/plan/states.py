@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
+from core.plan.choices import Choices
 from core.sharding.design import Design, Sharding, TensorSpec
 from core.sharding.layout import TensorLayout
 from core.sharding.operators import strategy_layouts
@@ -166,30 +167,63 @@ def optimizer_shard_size(weight: WeightSlice, dp: int, optimizer_shard: bool) ->
 
 @dataclass(frozen=True)
 class BlockTotals:
-    """Per card, for one copy of each block ("before", "repeat", "after"): weight bytes and optimizer bytes."""
+    """Per card, for one copy of each block ("before", "repeat", "after"): weight bytes and optimizer bytes
+    in the design's dtype, and the element counts the modelling choices multiply (`elements`: every local
+    element; `sharded_elements`: each weight's local elements divided by its optimizer-parallel split)."""
 
     weight_bytes: Mapping[str, int]
     optimizer_bytes: Mapping[str, int]
+    elements: Mapping[str, int] = field(default_factory=dict)
+    sharded_elements: Mapping[str, float] = field(default_factory=dict)
 
 
 def block_totals(weights: Iterable[WeightSlice], dp: int, optimizer_shard: bool) -> BlockTotals:
     """Sum each block's weights once, so every pipeline split is arithmetic on three numbers."""
     weight_bytes = {"before": 0, "repeat": 0, "after": 0}
     optimizer = {"before": 0, "repeat": 0, "after": 0}
+    elements = {"before": 0, "repeat": 0, "after": 0}
+    sharded: dict[str, float] = {"before": 0.0, "repeat": 0.0, "after": 0.0}
     for w in weights:
         weight_bytes[w.block] += w.local_bytes
         shard = optimizer_shard_size(w, dp, optimizer_shard)
-        optimizer[w.block] += math.prod(w.local_shape) * optimizer_bytes_per_param(w.dtype) // shard
-    return BlockTotals(weight_bytes, optimizer)
+        count = math.prod(w.local_shape)
+        optimizer[w.block] += count * optimizer_bytes_per_param(w.dtype) // shard
+        elements[w.block] += count
+        sharded[w.block] += count / shard
+    return BlockTotals(weight_bytes, optimizer, elements, sharded)
 
 
-def stage_states_from(totals: BlockTotals, stage: int, pp: int, layers: int) -> StageStates:
-    weight_bytes = optimizer = 0
+def split_embedding(weights: Iterable[WeightSlice], mp: int, name: str = "embedding") -> list[WeightSlice]:
+    """The weights with the embedding table split over mp by rows (vocab-parallel embedding, MindFormers'
+    `vocab_emb_dp: False`) instead of whole on every tensor-parallel card."""
+    out = []
+    for w in weights:
+        if w.name == name and mp > 1 and w.local_shape and w.local_shape[0] % mp == 0 and w.replicas % mp == 0:
+            local = (w.local_shape[0] // mp, *w.local_shape[1:])
+            w = WeightSlice(w.name, w.block, w.shape, local, w.local_bytes // mp, w.dtype, w.replicas // mp)
+        out.append(w)
+    return out
+
+
+def stage_states_from(
+    totals: BlockTotals, stage: int, pp: int, layers: int, choices: Choices | None = None
+) -> StageStates:
+    """One card's model states on `stage`: in the design's dtype (16 B/param mixed precision) when `choices`
+    is None, else the choices' bytes per element (and optimizer parallel's scope)."""
+    weight_bytes = optimizer = gradient = 0.0
     for block in ("before", "repeat", "after"):
         copies = stage_weight_counts(block, stage, pp, layers)
-        weight_bytes += copies * totals.weight_bytes[block]
-        optimizer += copies * totals.optimizer_bytes[block]
-    return StageStates(stage, weight_bytes, weight_bytes, optimizer)
+        if choices is None:
+            weight_bytes += copies * totals.weight_bytes[block]
+            optimizer += copies * totals.optimizer_bytes[block]
+            continue
+        whole, split = totals.elements[block], totals.sharded_elements[block]
+        weight_bytes += copies * (split if choices.shard_weights else whole) * choices.param_bytes
+        gradient += copies * (split if choices.shard_gradients else whole) * choices.grad_bytes
+        optimizer += copies * totals.sharded_elements[block] * choices.optimizer_bytes
+    if choices is None:
+        gradient = weight_bytes
+    return StageStates(stage, int(weight_bytes), int(gradient), int(optimizer))
 
 
 def stage_states(

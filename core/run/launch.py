@@ -8,8 +8,9 @@ supervisor submits the batch file and polls the scheduler instead.
 
 Stopping: the launcher's stop signal (SIGINT for msrun: it stops its workers and scheduler), then
 SIGKILL to the whole process group after a grace period, then every process of the run that is
-still alive (same process group, cwd inside the run folder, or SHARDSCOPE_RUN_ID in its
-environment) is killed and the stop is verified.
+still alive (in its launcher's session, or carrying the run's tag SHARDSCOPE_RUN_ID +
+SHARDSCOPE_RUN_DIR in its environment: never a path in a command line) is killed and the stop is
+verified. A watched folder's run is only forgotten: ShardScope did not start it, nothing is signalled.
 """
 
 from __future__ import annotations
@@ -33,15 +34,17 @@ from core.codegen.sbatch import SBATCH_FILE
 from core.run.launchers import BatchLauncher, Launcher, launcher_for
 from core.run.preflight import check_launcher, check_partition
 from core.run.processes import (
-    ENV_RUN_ID,
     alive,
     port_in_use,
     processes_of,
+    run_tag,
     send_signal,
     signal_verified,
     start_detached,
 )
 from core.run.registry import (
+    LOCK_FILE,
+    RUN_FILE,
     STOP_FILE,
     LaunchError,
     RunKind,
@@ -50,6 +53,7 @@ from core.run.registry import (
     get_run,
     launch_lock,
     launcher_alive,
+    launcher_pids,
     list_runs,
     new_run_id,
     read_record,
@@ -63,19 +67,20 @@ _JOB_FILES = ("train.py", "run.sh", "README.md", JOB_FILE, SBATCH_FILE)
 
 
 def run_processes(record: RunRecord, include_supervisor: bool = False) -> list[psutil.Process]:
-    """Every live process of the run: its process group, cwd in the run folder, or tagged env."""
+    """Every live process of the run: in a session its launchers lead, or tagged with the run (exactly)."""
     exclude = () if include_supervisor else (record.supervisor_pid,)
-    return processes_of(record.run_id, record.run_dir, record.pgid, exclude, since=record.started_at)
+    return processes_of(record.run_id, record.run_dir, launcher_pids(record), exclude, since=record.started_at)
 
 
-def launcher_env(run_id: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The job's environment: this venv's bin first on PATH (msrun starts bare `python`), unbuffered."""
+def launcher_env(run_id: str, run_dir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The job's environment: this venv's bin first on PATH (msrun starts bare `python`), unbuffered,
+    and the run's tag that identifies its processes (every worker inherits it)."""
     env = dict(os.environ)
     env.update(extra or {})
     bin_dir = os.path.dirname(sys.executable)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     env["PYTHONUNBUFFERED"] = "1"
-    env[ENV_RUN_ID] = run_id
+    env.update(run_tag(run_id, run_dir))
     return env
 
 
@@ -277,7 +282,7 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
     """The launcher's stop signal, SIGKILL to the group after `grace` s, then verify nothing is left."""
     record = get_run(run_id, workspace)
     if record.watch_only:
-        raise LaunchError(f"run {run_id} is a watched folder: ShardScope did not start it and cannot stop it")
+        return forget(record)
     if not record.is_running:
         return record  # finished: its pids and group may belong to others now, so nothing is sent
     (record.run_dir / STOP_FILE).write_text(str(time.time()), encoding="utf-8")
@@ -288,7 +293,7 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
     if launcher.queued:
         record = _stop_batch(record, launcher, grace)  # type: ignore[arg-type]
     elif launcher_alive(record):
-        for pid, created in _launcher_pids(record):
+        for pid, created in launcher_pids(record):
             signal_verified(pid, created, launcher.stop_signal)
         deadline = time.time() + grace
         while time.time() < deadline and run_processes(record):
@@ -318,10 +323,17 @@ def _wait_started(record: RunRecord, timeout: float = 30.0) -> RunRecord:
     return record
 
 
-def _launcher_pids(record: RunRecord) -> list[tuple[int | None, float | None]]:
-    pids = [(record.pid, record.pid_create_time)]
-    pids += [(n.get("pid"), n.get("create_time")) for n in record.nodes if n.get("pid") != record.pid]
-    return pids
+def forget(record: RunRecord) -> RunRecord:
+    """Stop watching a watched folder's run: marked ended, nothing signalled (ShardScope did not start
+    the job, so no process is its to stop); the folder is left as it is."""
+    def ended(latest: RunRecord) -> bool:
+        if not latest.is_running:
+            return False
+        latest.status, latest.ended_at = RunStatus.STOPPED, time.time()
+        latest.message = "forgotten: no longer watched (nothing was signalled: ShardScope did not start this job)"
+        return True
+
+    return update_record(record.run_dir, ended)
 
 
 def _stop_batch(record: RunRecord, launcher: BatchLauncher, grace: float) -> RunRecord:
@@ -380,9 +392,33 @@ def wait(run_id: str, workspace: Path, timeout: float | None = None, poll: float
         time.sleep(poll)
 
 
-def delete_run(run_id: str, workspace: Path) -> None:
-    """Remove a finished run's folder."""
+def delete_run(run_id: str, workspace: Path) -> RunRecord:
+    """Remove a finished run's folder (a watched folder's run: only its record, never the watched folder)."""
     record = get_run(run_id, workspace)
+    if record.watch_only:
+        _delete_record_only(record.run_dir)
+        return record
     if record.is_running:
-        raise LaunchError(f"run {run_id} is still running: stop it first")
-    shutil.rmtree(record.run_dir)
+        raise LaunchError(f"run {run_id} is still {record.status}: stop it first")
+    try:
+        shutil.rmtree(record.run_dir)
+    except OSError as exc:
+        where = exc.filename or record.run_dir
+        raise LaunchError(f"cannot delete run {run_id} ({where}): {exc.strerror or exc}") from None
+    return record
+
+
+_RECORD_FILES = (RUN_FILE, LOCK_FILE, STOP_FILE)
+
+
+def _delete_record_only(run_dir: Path) -> None:
+    """A watch-only run's folder holds only its record: remove those files by name, then the empty
+    folder. Never a recursive delete, so nothing else (and never the watched folder) can go."""
+    for name in _RECORD_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            (run_dir / name).unlink()
+    try:
+        run_dir.rmdir()
+    except OSError as exc:
+        raise LaunchError(f"the record of {run_dir.name} is deleted but {run_dir} still holds other files "
+                          f"({exc.strerror or exc}): left as it is") from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,14 +21,14 @@ from core.codegen.sbatch import SBATCH_FILE, BatchSpec, check_env_key, job_name,
 from core.run.launch import check_queue, check_scheduler_port, new_run_dir, register_run, reserving, start_supervisor
 from core.run.launchers import launcher_for
 from core.run.mindformers import parallel_devices, read_parallel_config
-from core.run.processes import ENV_RUN_ID
+from core.run.processes import ENV_RUN_DIR, ENV_RUN_ID
 from core.run.registry import LaunchError, RunKind, RunRecord, RunStatus, write_record
 
 OWN_LAUNCHERS = ("msrun", "mpirun", "slurm")
 LOG_DIR = "log_output"
 RESERVED_ENV = frozenset(
-    {ENV_RUN_ID, "MS_ROLE", "MS_NODE_ID", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_TOPO_TIMEOUT",
-     "RANK_ID", "RANK_SIZE", "PYTHONUNBUFFERED"}
+    {ENV_RUN_ID, ENV_RUN_DIR, "MS_ROLE", "MS_NODE_ID", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT",
+     "MS_TOPO_TIMEOUT", "RANK_ID", "RANK_SIZE", "PYTHONUNBUFFERED"}
 )
 _RUN_MODES = ("train", "finetune", "eval", "predict")
 MAX_ARGS, MAX_ARG = 256, 4096
@@ -268,11 +269,21 @@ def _own_record(
     )
 
 
-def watch_folder(folder: str | Path, workspace: Path, name: str | None = None) -> RunRecord:
-    """Register an existing log folder as an external run: the Monitor watches it; there is no Stop."""
-    path = _path(str(folder), "log folder")
-    if not path.is_dir():
-        raise LaunchError(f"log folder {path} does not exist")
+FolderCheck = Callable[[str], Path]  # a log folder's text -> its resolved path, or ValueError saying why not
+
+
+def watch_folder(folder: str | Path, workspace: Path, check: FolderCheck, name: str | None = None) -> RunRecord:
+    """Register an existing log folder as an external run: the Monitor watches it; Stop only forgets it.
+
+    `check` is `watch`'s own folder check (core.logs.guard.validate_log_dir, passed in by the CLI and
+    the page: core.run may not import core.logs), so a folder `watch` refuses (`/`, `/proc`, a folder
+    of 100k files) is refused here with the same sentence.
+    """
+    text = _text(str(folder), "log folder", 4096)
+    try:
+        path = check(text)
+    except ValueError as exc:
+        raise LaunchError(f"cannot watch {text!r}: {exc}") from None
     stem = "watch-" + re.sub(r"[^A-Za-z0-9._-]+", "-", path.name).strip("-.")[:40]
     with reserving(workspace) as reserve:
         run_id, run_dir = new_run_dir(workspace, name, stem or "watch")
@@ -294,5 +305,5 @@ def _watch_record(run_id: str, run_dir: Path, path: Path) -> RunRecord:
         started_at=time.time(),
         launcher="",
         kind=RunKind.EXTERNAL,
-        message="watch only: ShardScope did not start this job and cannot stop it",
+        message="watch only: ShardScope did not start this job; Stop forgets it (nothing is signalled)",
     )

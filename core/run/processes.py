@@ -12,6 +12,7 @@ from pathlib import Path
 import psutil
 
 ENV_RUN_ID = "SHARDSCOPE_RUN_ID"
+ENV_RUN_DIR = "SHARDSCOPE_RUN_DIR"
 
 
 def start_detached(argv: Sequence[object], log: Path, cwd: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -45,46 +46,63 @@ def create_time(pid: int) -> float | None:
 CLOCK_SLACK = 1.0  # s: psutil's create times are rounded to clock ticks and boot-time drift
 
 
+def run_tag(run_id: str, run_dir: Path) -> dict[str, str]:
+    """The environment every process of a run inherits: its id and its folder (two workspaces may
+    hold runs of the same name, so the id alone is not unique on a machine)."""
+    return {ENV_RUN_ID: run_id, ENV_RUN_DIR: str(Path(run_dir).resolve())}
+
+
+def same_process(pid: int | None, created: float | None) -> bool:
+    """True if `pid` exists (a zombie too: its pid is still taken) and was started at `created`."""
+    if not pid or created is None:
+        return False
+    try:
+        return abs(psutil.Process(pid).create_time() - created) < 0.05
+    except psutil.Error:
+        return False
+
+
 def processes_of(
     run_id: str,
     run_dir: Path,
-    pgid: int | None,
+    leaders: Iterable[tuple[int | None, float | None]],
     exclude: Iterable[int | None] = (),
     since: float | None = None,
 ) -> list[psutil.Process]:
-    """Every live process of a run: its process group, cwd in the run folder, or tagged environment.
+    """Every live process of a run, identified exactly: a member of a session led by one of its
+    launchers (`leaders`: pid and create time, counted only while that pid is still the launcher),
+    or a process whose environment carries the run's tag (`run_tag`, compared for equality).
 
-    With `since` (the run's start), a process older than the run is never one of its processes: a
-    process group id or pid reused by an unrelated program is left alone.
+    Never by a path in a command line or a working folder: a user's `tail -f` of a run's log, or a
+    run whose name extends this one's (`xa` / `xab`), has the path too and is not the run's.
+    With `since` (the run's start), a process older than the run is never one of its processes.
     """
-    found: dict[int, psutil.Process] = {}
-    run_path = str(run_dir.resolve())
+    tag = run_tag(run_id, run_dir)
+    sessions = {pid for pid, created in leaders if pid and same_process(pid, created)}
     skip = {os.getpid(), *(p for p in exclude if p)}
-    for proc in psutil.process_iter(["pid", "cwd", "cmdline", "status", "create_time"]):
+    found: list[psutil.Process] = []
+    for proc in psutil.process_iter(["pid", "status", "create_time"]):
         try:
             if proc.pid in skip or proc.info["status"] == psutil.STATUS_ZOMBIE:
                 continue
             if since is not None and (proc.info.get("create_time") or 0.0) < since - CLOCK_SLACK:
                 continue
-            if _belongs(proc, run_id, run_path, pgid):
-                found[proc.pid] = proc
+            if _belongs(proc, tag, sessions):
+                found.append(proc)
         except (psutil.Error, ProcessLookupError, PermissionError):
             continue
-    return list(found.values())
+    return found
 
 
-def _belongs(proc: psutil.Process, run_id: str, run_path: str, pgid: int | None) -> bool:
-    if pgid and os.getpgid(proc.pid) == pgid:
+def _belongs(proc: psutil.Process, tag: dict[str, str], sessions: set[int]) -> bool:
+    """In a session one of the run's launchers leads (only its descendants can be), or tagged."""
+    if sessions and os.getsid(proc.pid) in sessions:
         return True
-    cwd = proc.info.get("cwd") or ""
-    if cwd == run_path or cwd.startswith(run_path + os.sep):
-        return True
-    cmdline = " ".join(proc.info.get("cmdline") or [])
-    if run_path in cmdline and "_supervise" not in cmdline:
-        return True
-    with contextlib.suppress(psutil.Error):
-        return proc.environ().get(ENV_RUN_ID) == run_id
-    return False
+    try:
+        env = proc.environ()
+    except psutil.Error:
+        return False
+    return all(env.get(key) == value for key, value in tag.items())
 
 
 def send_signal(procs: Iterable[psutil.Process], sig: int) -> None:

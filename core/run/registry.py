@@ -11,12 +11,15 @@ import contextlib
 import fcntl
 import json
 import os
+import re
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.files import read_checked
 from core.run import slurm
 from core.run.processes import ENV_RUN_ID, alive, processes_of
 from core.run.states import ACTIVE, LaunchError, RunStatus
@@ -29,6 +32,7 @@ LOCK_FILE = "run.lock"  # flock'ed around every read-modify-write of run.json
 LAUNCH_LOCK = ".launch.lock"  # under runs/: held from the port check until the record holding it is written
 STARTING_TIMEOUT = 120.0  # s a record may stay 'starting' with no supervisor before the start is judged lost
 SLURM_EXIT_FILE = "slurm_exit_code"  # written by job.sbatch (core.codegen.sbatch.EXIT_FILE)
+EXIT_FILE = "launcher_exit_code"  # written by core/run/exit_status.py when the launcher ends
 __all__ = ["ENV_RUN_ID", "LAUNCHER_LOG", "RUN_FILE", "STOP_FILE", "LaunchError", "RunRecord", "RunStatus"]
 
 STATUSES = tuple(RunStatus)
@@ -165,7 +169,7 @@ def update_record(run_dir: Path, change: Callable[[RunRecord], bool | None]) -> 
 
 def read_record(run_dir: Path) -> RunRecord:
     try:
-        data = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_checked(run_dir / RUN_FILE, 1 << 20, "run file"))  # run.json: ~2 KB
     except (OSError, ValueError) as exc:
         raise LaunchError(f"run {run_dir.name} has no readable {RUN_FILE}: {exc}") from None
     return RunRecord.from_json(run_dir, data)
@@ -182,11 +186,16 @@ def get_run(run_id: str, workspace: Path) -> RunRecord:
     return refresh(read_record(run_dir))
 
 
+def launcher_pids(record: RunRecord) -> list[tuple[int | None, float | None]]:
+    """(pid, create time) of every launcher started here: the run's one, or one per node."""
+    pids = [(record.pid, record.pid_create_time)]
+    pids += [(n.get("pid"), n.get("create_time")) for n in record.nodes if n.get("pid") != record.pid]
+    return pids
+
+
 def launcher_alive(record: RunRecord) -> bool:
     """The launcher process (or, multi-node, any node's launcher) started here still runs."""
-    if alive(record.pid, record.pid_create_time):
-        return True
-    return any(alive(node.get("pid"), node.get("create_time")) for node in record.nodes)
+    return any(alive(pid, created) for pid, created in launcher_pids(record))
 
 
 def refresh(record: RunRecord) -> RunRecord:
@@ -216,10 +225,61 @@ def _start_lost(record: RunRecord) -> bool:
 
 
 def leftover_processes(record: RunRecord) -> list[Any]:
-    """Live processes of the run (group, cwd, tag) started after it, its supervisor excluded."""
+    """Live processes of the run (its launchers' sessions, its tag) started after it, supervisor excluded."""
     return processes_of(
-        record.run_id, record.run_dir, record.pgid, (record.supervisor_pid,), since=record.started_at
+        record.run_id, record.run_dir, launcher_pids(record), (record.supervisor_pid,), since=record.started_at
     )
+
+
+def exit_file_name(node: int | None = None) -> str:
+    """Where the exit-status wrapper of a launcher writes (one file per node of a multi-node plan)."""
+    return EXIT_FILE if node is None else f"{EXIT_FILE}_node{node}"
+
+
+def launcher_codes(record: RunRecord) -> list[int | None]:
+    """The launchers' real exit statuses from their wrappers' files, one per launcher (None: no file)."""
+    names = [exit_file_name(n.get("node")) for n in record.nodes] if record.nodes else [exit_file_name()]
+    return [_read_code(record.run_dir / name) for name in names]
+
+
+def _read_code(path: Path) -> int | None:
+    """A small integer file, checked first: a regular file (no link, FIFO or device), a few bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > 16:
+            return None
+        text = os.read(fd, 16).decode("ascii", "replace").strip()
+    finally:
+        os.close(fd)
+    return int(text) if re.fullmatch(r"-?\d{1,3}", text) else None
+
+
+def record_end(latest: RunRecord, codes: list[int]) -> None:
+    """The final status from the launchers' exit codes (one per node started here), or 'stopped'."""
+    latest.ended_at = latest.ended_at or time.time()
+    bad = [code for code in codes if code != 0]
+    latest.exit_code = bad[0] if bad else 0
+    for entry, code in zip(latest.nodes, codes, strict=False):
+        entry["exit_code"] = code
+    multi = len(codes) > 1
+    per_node = ", ".join(f"node {e['node']} {ended(c)}" for e, c in zip(latest.nodes, codes, strict=False))
+    if (latest.run_dir / STOP_FILE).exists():
+        latest.status, latest.message = RunStatus.STOPPED, "stopped by the user"
+    elif not bad:
+        latest.status, latest.message = RunStatus.SUCCEEDED, per_node if multi else ""
+    else:
+        latest.status = RunStatus.FAILED
+        latest.message = per_node if multi else f"the launcher {ended(bad[0])}"
+    if not latest.options.get("join", True) and latest.status == RunStatus.SUCCEEDED:
+        latest.message = "msrun --join=False: the workers' exit codes are unknown; read their logs"
+
+
+def ended(code: int) -> str:
+    return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
 
 
 def _judge_unwatched(latest: RunRecord) -> bool:
@@ -230,6 +290,10 @@ def _judge_unwatched(latest: RunRecord) -> bool:
         return False
     if launcher_alive(latest):
         return False
+    codes = launcher_codes(latest) if latest.pid else [None]
+    if None not in codes:  # the launchers' wrappers outlived the supervisor: their real exit
+        record_end(latest, codes)  # type: ignore[arg-type]
+        return True
     latest.ended_at = latest.ended_at or time.time()
     if (latest.run_dir / STOP_FILE).exists():
         latest.status, latest.message = RunStatus.STOPPED, "stopped by the user"

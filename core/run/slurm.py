@@ -8,11 +8,13 @@ argv list; job ids and partition names are checked before they reach a command.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.files import open_checked, read_checked
 from core.run.states import LaunchError, RunStatus
 
 ACTIVE_STATES = frozenset(
@@ -189,8 +191,10 @@ def outcome(job: SlurmJob | None, exit_file_code: int | None, stop_requested: bo
 
 def task_errors(output_file: Path, limit: int = 3) -> str:
     """Which node and task failed, from srun's own lines in slurm-<id>.out ('n1: task 1: Exited with exit code 1')."""
-    try:
-        lines = output_file.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]
+    try:  # srun's own lines are at the end: read the last 64 KiB, not a job's whole output
+        with open_checked(output_file, None, "Slurm output file") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - (64 << 10)))
+            lines = f.read(64 << 10).decode("utf-8", errors="replace").splitlines()[-200:]
     except OSError:
         return ""
     found = [line.split("srun: error: ", 1)[1] for line in lines if line.startswith("srun: error: ")]
@@ -201,8 +205,8 @@ def task_errors(output_file: Path, limit: int = 3) -> str:
 def read_exit_file(path: Path) -> int | None:
     """The exit status the batch script wrote, or None (missing, half-written or not a number)."""
     try:
-        text = path.read_text(encoding="utf-8").strip()
-    except OSError:
+        text = read_checked(path, 64, "exit status file").decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError):  # missing, a FIFO, a device, too long, not text: not a status
         return None
     return int(text) if re.fullmatch(r"\d{1,3}", text) else None
 

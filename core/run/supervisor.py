@@ -8,8 +8,10 @@ run.json, so the registry is right after any restart.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import psutil
 
+from core.files import read_checked
 from core.run.launch import fail_record, launcher_env, launcher_for_record, run_processes
 from core.run.launchers import BatchLauncher
 from core.run.processes import (
@@ -32,17 +35,22 @@ from core.run.registry import (
     LaunchError,
     RunRecord,
     RunStatus,
+    exit_file_name,
+    launcher_codes,
     read_record,
+    record_end,
     record_lock,
     update_record,
     write_record,
 )
 
+EXIT_WRAPPER = Path(__file__).with_name("exit_status.py")
+
 POLL = 1.0  # seconds between two questions to a batch scheduler
 
 def supervise(run_dir: Path) -> int:
     """Run the job to its end and record how it ended (a local child, or a batch scheduler's job)."""
-    extra = json.loads((run_dir / "env.json").read_text(encoding="utf-8") or "{}")
+    extra = json.loads(read_checked(run_dir / "env.json", 1 << 20, "run environment file") or b"{}")
 
     def mine(latest: RunRecord) -> None:
         latest.supervisor_pid = os.getpid()
@@ -54,7 +62,7 @@ def supervise(run_dir: Path) -> int:
     if (run_dir / STOP_FILE).exists():
         update_record(run_dir, _stopped_before_start)
         return 0
-    env = launcher_env(record.run_id, extra)
+    env = launcher_env(record.run_id, record.run_dir, extra)
     launcher = launcher_for_record(record)
     if launcher.queued:
         return _supervise_batch(record, launcher, env)  # type: ignore[arg-type]
@@ -72,8 +80,10 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
     procs: list[subprocess.Popen[bytes]] = []
     for entry in plan:
         log_name = LAUNCHER_LOG if len(plan) == 1 else f"launcher_node{entry['node']}.log"
+        status_file = run_dir / exit_file_name(entry["node"] if record.nodes else None)  # type: ignore[arg-type]
         try:
-            proc = start_detached(entry["argv"], run_dir / log_name, cwd, env)
+            _check_program(entry["argv"], cwd, env)  # type: ignore[arg-type]
+            proc = start_detached(wrapped(entry["argv"], status_file), run_dir / log_name, cwd, env)
         except OSError as exc:
             for started in procs:
                 with contextlib.suppress(OSError):
@@ -100,8 +110,25 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
         _wait_detached(record)
     time.sleep(0.2)  # let the launcher's stragglers (msrun's tail, a scheduler after a crash) go first
     _reap_orphans(record)
-    _finish_local(run_dir, plan, codes)
+    _finish_local(run_dir, codes)
     return 0
+
+
+def _check_program(argv: list[str], cwd: str, env: dict[str, str]) -> None:
+    """OSError if argv[0] cannot be found: said here, as before the wrapper, not as an exit code 127."""
+    program = str(argv[0])
+    if os.sep in program:
+        found = os.path.isfile(os.path.join(cwd, program)) and os.access(os.path.join(cwd, program), os.X_OK)
+    else:
+        found = shutil.which(program, path=env.get("PATH")) is not None
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
+
+
+def wrapped(argv: object, status_file: Path) -> list[object]:
+    """The launcher's argv behind the exit-status wrapper (isolated Python: stdlib only), so its
+    exit status reaches the run folder even if this supervisor is killed."""
+    return [sys.executable, "-I", EXIT_WRAPPER, status_file, *argv]  # type: ignore[misc]
 
 
 def _reap_orphans(record: RunRecord) -> None:
@@ -125,34 +152,14 @@ def _wait_detached(record: RunRecord) -> None:
         time.sleep(1.0)
 
 
-def _finish_local(run_dir: Path, plan: list[dict[str, object]], codes: list[int]) -> None:
+def _finish_local(run_dir: Path, codes: list[int]) -> None:
+    """The final status from the wrappers' files (the launchers' own exit statuses); a wrapper's
+    return code only where its file is missing (the wrapper was killed before it could write)."""
     with record_lock(run_dir):
-        _record_end(read_record(run_dir), plan, codes)
-
-
-def _record_end(latest: RunRecord, plan: list[dict[str, object]], codes: list[int]) -> None:
-    run_dir = latest.run_dir
-    latest.ended_at = time.time()
-    bad = [code for code in codes if code != 0]
-    latest.exit_code = bad[0] if bad else 0
-    for entry, code in zip(latest.nodes, codes, strict=False):
-        entry["exit_code"] = code
-    per_node = ", ".join(f"node {e['node']} {_ended(c)}" for e, c in zip(plan, codes, strict=True))
-    if (run_dir / STOP_FILE).exists():
-        latest.status, latest.message = RunStatus.STOPPED, "stopped by the user"
-    elif not bad:
-        latest.status = RunStatus.SUCCEEDED
-        latest.message = per_node if len(plan) > 1 else ""
-    else:
-        latest.status = RunStatus.FAILED
-        latest.message = per_node if len(plan) > 1 else f"the launcher {_ended(bad[0])}"
-    if not latest.options.get("join", True) and latest.status == RunStatus.SUCCEEDED:
-        latest.message = "msrun --join=False: the workers' exit codes are unknown; read their logs"
-    write_record(latest)
-
-
-def _ended(code: int) -> str:
-    return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
+        latest = read_record(run_dir)
+        found = launcher_codes(latest)
+        record_end(latest, [code if code is not None else rc for code, rc in zip(found, codes, strict=False)])
+        write_record(latest)
 
 
 def _supervise_batch(record: RunRecord, launcher: BatchLauncher, env: dict[str, str]) -> int:

@@ -33,6 +33,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from core.files import open_checked
 from core.sharding.design_reader import read_design
 from core.sharding.design_types import (
     FLOAT_DTYPES,
@@ -373,10 +374,11 @@ def loads_design(text: str | bytes, strict: bool = True) -> Design:
 
 
 def load_design(path: str | Path, strict: bool = True) -> Design:
-    """Read a design file; the size is checked (stat, then a bounded read) before a byte is parsed."""
+    """Read a design file; the size is checked (stat, then a bounded read) before a byte is parsed, and
+    a FIFO, device, socket or folder is refused before it is opened (one could block or never end)."""
     path = Path(path)
     try:
-        with path.open("rb") as handle:
+        with open_checked(path, None, "design file") as handle:
             size = os.fstat(handle.fileno()).st_size
             if size > MAX_DESIGN_BYTES:
                 raise _too_big(size)

@@ -1,0 +1,22 @@
+"""The dashboard's server: `streamlit run app/shardscope_server.py` serves app/main.py behind the Host check.
+
+`streamlit run` finds `app` below (an `st.App`) and serves it with Streamlit's own Uvicorn runner, so
+config.toml and the command-line flags apply as with `streamlit run app/main.py`; every HTTP request
+and WebSocket upgrade first passes app/host_check.py (loopback Host headers only, else 403).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+from starlette.middleware import Middleware
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from app.host_check import LoopbackHostMiddleware  # noqa: E402
+
+app = st.App(REPO_ROOT / "app" / "main.py", middleware=[Middleware(LoopbackHostMiddleware)])

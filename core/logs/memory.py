@@ -1,0 +1,68 @@
+"""Device memory a MindSpore run reports: parse the statistic lines from a rank's log text (pure).
+
+MindSpore's Ascend memory adapter prints, at INFO level (`GLOG_v=1`) or with `MS_MEMORY_STATISTIC=1`, once a
+graph has run (and in DryRun with `MS_SIMULATION_LEVEL`), a block like (MindSpore docs, "dryrun" / memory
+analysis pages; the format string is `AscendDynamicMemAdapter::DevMemStatistics`):
+
+    Device MOC memory size: 65536M             (older releases: "Device HBM memory size")
+    MindSpore Used memory size: 59392M
+    MindSpore memory base address: 0xffffe9dc1407
+    Used peak memory usage (without fragments): 23716M
+    Actual peak memory usage (with fragments): 26244M
+
+M is MiB (the source divides by kMBToByte = 2^20). The first line usually carries the log prefix
+(`[INFO] DEVICE(...) ...`), so a key is searched anywhere in a line; the last report of a log wins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+MIB = 1 << 20
+_KEYS = {
+    "Device MOC memory size": "device",
+    "Device HBM memory size": "device",
+    "MindSpore Used memory size": "mindspore",
+    "Used peak memory usage (without fragments)": "peak",
+    "Actual peak memory usage (with fragments)": "actual_peak",
+}
+_LINE = re.compile("(" + "|".join(re.escape(k) for k in _KEYS) + r"):\s*(\d{1,12})M\b")
+
+
+@dataclass(frozen=True)
+class MemoryUse:
+    """One rank's reported device memory, in bytes (None: that line was not in the log)."""
+
+    device: int | None = None
+    mindspore: int | None = None
+    peak: int | None = None
+    actual_peak: int | None = None
+
+    def to_dict(self) -> dict[str, int | None]:
+        return {"device_bytes": self.device, "mindspore_bytes": self.mindspore, "peak_bytes": self.peak,
+                "actual_peak_bytes": self.actual_peak}
+
+
+def parse_memory(lines: Iterable[str]) -> MemoryUse | None:
+    """The last reported value of each statistic in `lines`, or None when the log has none of them."""
+    found: dict[str, int] = {}
+    for line in lines:
+        if "memory" not in line:
+            continue
+        for match in _LINE.finditer(line):
+            found[_KEYS[match.group(1)]] = int(match.group(2)) * MIB
+    return MemoryUse(**found) if found else None
+
+
+def memory_report(tails: Mapping[int, Iterable[str]], planned: Mapping[int, int] | None = None) -> dict[str, Any]:
+    """`{rank: {"planned": bytes | None, "measured": {...}}}` for every rank whose log reports its memory
+    (`diagnose --json`'s `memory`); planned comes from the plan a run was launched from, when known."""
+    report: dict[str, Any] = {}
+    for rank in sorted(tails):
+        use = parse_memory(tails[rank])
+        if use is not None:
+            report[str(rank)] = {"planned": (planned or {}).get(rank), "measured": use.to_dict()}
+    return report
