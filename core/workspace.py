@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -37,3 +38,32 @@ def child(root: Path, name: str, what: str = "name") -> Path:
     if path.parent != root.resolve():
         raise WorkspaceError(f"{what} {name!r} would leave the workspace {root}")
     return path
+
+
+SETTINGS_FILE = "settings.json"
+MAX_SETTINGS_BYTES = 64 * 1024
+
+
+def read_settings(workspace: Path) -> dict[str, str]:
+    """What the user chose last in this workspace (e.g. the Python interpreter of their own scripts).
+
+    A missing, unreadable or malformed file is no settings: a preference never blocks a page."""
+    path = workspace / SETTINGS_FILE
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_SETTINGS_BYTES:
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in data.items() if isinstance(v, str)}
+
+
+def remember(workspace: Path, key: str, value: str) -> None:
+    """Store one setting of the workspace (atomically: a reader never sees half a file)."""
+    settings = {**read_settings(workspace), key: value}
+    workspace.mkdir(parents=True, exist_ok=True)
+    tmp = workspace / f".{SETTINGS_FILE}.{os.getpid()}"
+    tmp.write_text(json.dumps(settings, indent=1), encoding="utf-8")
+    os.replace(tmp, workspace / SETTINGS_FILE)

@@ -23,7 +23,7 @@ from core.run.own import check_own, launch_own, watch_folder  # noqa: E402
 from core.run.preflight import can_launch, run_preflight  # noqa: E402
 from core.run.registry import LaunchError, RunRecord  # noqa: E402
 from core.sharding.design import Design, DesignError, load_design  # noqa: E402
-from core.workspace import EXAMPLES_DIR, WorkspaceError, child, default_workspace  # noqa: E402
+from core.workspace import EXAMPLES_DIR, WorkspaceError, child, default_workspace, read_settings, remember  # noqa: E402
 
 DEFAULT_DESIGN = EXAMPLES_DIR / "data_parallel_8.json"
 
@@ -43,6 +43,7 @@ def current_design() -> Design | None:
 
 st.title("Launch")
 workspace = default_workspace()
+OWN_PYTHON = "own_python"  # the workspace setting: the interpreter of the last own script launched
 design = current_design()
 if design is None:
     st.stop()
@@ -142,7 +143,7 @@ if files is not None:
 
 st.subheader("Your own script")
 with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers' run_mindformer.py too"):
-    own, problem = ui.own_job_form()
+    own, problem = ui.own_job_form(python_default=read_settings(workspace).get(OWN_PYTHON, ""))
     checked_own = None
     if problem:
         st.error(problem)
@@ -153,7 +154,8 @@ with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers
             st.error(str(exc))
     if checked_own is not None:
         ui.own_job_view(checked_own)
-        own_checks = run_preflight(checked_own.to_options(), import_check=False)
+        own_checks = [ui.cached_mindspore_check(checked_own.python or sys.executable)]
+        own_checks += run_preflight(checked_own.to_options(), import_check=False)
         ui.preflight_view(own_checks)
         if st.button("Launch script", type="primary", disabled=not can_launch(own_checks), key="own_launch_button"):
             try:
@@ -161,6 +163,7 @@ with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers
             except (LaunchError, WorkspaceError, OSError) as exc:
                 st.error(f"Launch failed: {exc}")
             else:
+                remember(workspace, OWN_PYTHON, checked_own.python)
                 started(record)
 
 with st.expander("Watch an existing log folder (a job ShardScope did not start: watch only, Stop forgets it)"):
