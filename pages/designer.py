@@ -712,7 +712,7 @@ def operator_editor(design: Design, op_name: str, analysis: Any | None, analyses
                 _input_editor(design, op_name, i, shapes[i])
         with st.container(border=True):
             _output_editor(design, op_name, analysis)
-    st.code(code_view.operator_code(design, op), language="python", wrap_lines=True)
+    st.code(code_view.operator_code(op), language="python", wrap_lines=True)
     render_analysis(design, analysis)
 
 

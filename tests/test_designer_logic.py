@@ -525,12 +525,15 @@ def test_comm_figure_colours_groups() -> None:
 
 def test_code_view(seed: Design) -> None:
     code = code_view.tensor_code(seed, "x")
-    assert "layout = Layout((2, 2, 2), ('dp', 'sp', 'mp'))" in code
-    assert "x_strategy = layout('mp', ('sp', 'dp'))" in code
+    assert 'layout = Layout((2, 2, 2), ("dp", "sp", "mp"))' in code
+    assert 'x_strategy = layout("mp", ("sp", "dp"))' in code
     ops_code = code_view.operators_code(mlp())
-    assert "self.matmul2 = ops.MatMul().shard((layout2('None', 'tp'), layout2('tp', 'None')))" in ops_code
-    assert "self.relu1 = ops.ReLU().shard(((4, 1),))" in ops_code
-    assert "self.matmul3 = ops.MatMul()  # no strategy" in ops_code
+    assert (
+        'self.matmul2 = ops.MatMul(transpose_a=False, transpose_b=False).shard(in_strategy=(layout2("None", "tp"), '
+        'layout2("tp", "None")))' in ops_code
+    )
+    assert "self.relu1 = ops.ReLU().shard(in_strategy=((4, 1),))" in ops_code
+    assert "# matmul3: no strategy, MindSpore chooses one\nself.matmul3 = ops.MatMul(" in ops_code
     ranked = edits.set_rank_list(seed, "layout", "7,6,5,4,3,2,1,0")
     assert "rank_list=[7, 6, 5, 4, 3, 2, 1, 0]" in code_view.layout_code(ranked, "layout")
     info = code_view.tensor_map_dict(seed, seed.tensors["x"].sharding)
@@ -653,8 +656,10 @@ def test_renaming_the_carry_tensor_keeps_the_repeat_block() -> None:
 
 def test_code_view_renders_softmax_axis_and_rmsnorm_eps() -> None:
     design = attention()
-    assert "ops.Softmax(axis=-1).shard(" in code_view.operator_code(design, design.operator("probs"))
-    assert "ops.RmsNorm(epsilon=1e-06).shard(" in code_view.operator_code(design, design.operator("attn_norm"))
+    assert "ops.Softmax(axis=-1).shard(" in code_view.operator_code(design.operator("probs"))
+    norm = code_view.operator_code(design.operator("attn_norm"))
+    assert "self.attn_norm_square = ops.Square().shard(" in norm and "+ 1e-06)" in norm  # composed, as train.py
+    assert "RmsNorm" not in norm
 
 
 def test_loss_and_repeat_edits(seed: Design) -> None:

@@ -89,7 +89,7 @@ def test_first_visit_loads_seed004_and_shows_row0_ranks(at: AppTest) -> None:
     text = page_text(at)
     assert "Row 0 of this view lies on ranks: 0, 4, 2, 6" in text
     assert "The design is consistent" in text
-    assert "x_strategy = layout('mp', ('sp', 'dp'))" in text
+    assert 'x_strategy = layout("mp", ("sp", "dp"))' in text
     assert "tensor_map: (0, (1, 2))" in text
     assert not at.error
 
@@ -392,7 +392,7 @@ def test_rename_tensor_updates_operator_inputs(at: AppTest) -> None:
 def test_operator_analysis_is_shown(at: AppTest) -> None:
     text = page_text(at)
     assert "Valid strategy." in text
-    assert "self.matmul1 = ops.MatMul().shard(" in text
+    assert "self.matmul1 = ops.MatMul(transpose_a=False, transpose_b=False).shard(" in text
     assert any(df.value.shape[0] >= 1 for df in at.dataframe)
 
 
@@ -412,7 +412,7 @@ def test_add_operator_and_tuple_strategy(at: AppTest) -> None:
     at.text_input(key=vkey(at, "op_split", "relu1", 0)).input("4,1")
     rerun(at)
     assert design_of(at).operator("relu1").strategy == (Sharding(split=(4, 1)),)
-    assert "self.relu1 = ops.ReLU().shard(((4, 1),))" in page_text(at)
+    assert "self.relu1 = ops.ReLU().shard(in_strategy=((4, 1),))" in page_text(at)
     at.text_input(key=vkey(at, "op_split", "relu1", 0)).input("four")
     rerun(at)
     assert "Edit not applied: tuple strategy: 'four' is not a whole number" in page_text(at)
@@ -455,8 +455,9 @@ def test_out_strategy_toggle_and_drop(at: AppTest, drop: Callable) -> None:
     at.toggle(key=vkey(at, "op_out_on", "matmul1")).set_value(False)
     rerun(at)
     assert design_of(at).operator("matmul1").out_strategy is None
-    assert "self.matmul1 = ops.MatMul().shard((layout('mp', ('sp', 'dp')), layout(('sp', 'dp'), 'None')))" in page_text(
-        at
+    assert (
+        "self.matmul1 = ops.MatMul(transpose_a=False, transpose_b=False)"
+        '.shard(in_strategy=(layout("mp", ("sp", "dp")), layout(("sp", "dp"), "None")))' in page_text(at)
     )
     at.toggle(key=vkey(at, "op_out_on", "matmul1")).set_value(True)
     rerun(at)
@@ -548,7 +549,7 @@ def test_mlp_example_has_two_layouts(at: AppTest) -> None:
     assert set(design_of(at).layouts) == {"layout", "layout2"}
     at.selectbox(key="designer_layout_sel").set_value("layout2")
     rerun(at)
-    assert "layout2 = Layout((8,), ('tp',))" in page_text(at)
+    assert 'layout2 = Layout((8,), ("tp",))' in page_text(at)
 
 
 def test_upload_valid_and_invalid(at: AppTest) -> None:
