@@ -13,7 +13,8 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from app import planner_view as view  # noqa: E402
-from app.axis_editor import commit as commit_design  # noqa: E402
+from app.design_state import commit as commit_design  # noqa: E402
+from app.design_state import current_design  # noqa: E402
 from app.nav import page_path  # noqa: E402
 from core.models import ModelError  # noqa: E402
 from core.plan.explore import (  # noqa: E402
@@ -50,7 +51,7 @@ def cached_plan(model: PlanModel, global_batch: int, devices: int, card_gb: floa
 
 def model_inputs() -> tuple[PlanModel, int, int, float]:
     """The model, global batch, device count and card memory from the form."""
-    design = st.session_state.get("design")
+    design = current_design()
     from_design = model_from_design(design) if isinstance(design, Design) else None
     sources = ([CURRENT] if from_design is not None else []) + list(PRESETS)
     source = st.selectbox("Model", sources, key="planner_source",
@@ -126,7 +127,7 @@ def apply_section(plan: Plan, chosen: Evaluation) -> None:
     if error:
         st.error(f"Cannot build the design: {error}")
     applied = st.session_state.get(APPLIED_KEY)
-    design = st.session_state.get("design")
+    design = current_design()
     if applied and isinstance(design, Design):
         st.success(f"Current design **{design.name}** ({design.device_num} devices per pipeline stage) is {applied}.")
         st.page_link(page_path("launch"), label="Generate and launch it", icon=":material/rocket_launch:")

@@ -1,4 +1,4 @@
-"""Unit tests for the Layout Designer's pure logic: app/design_edits.py, app/designer_view.py, app/code_view.py,
+"""Unit tests for the Layout Designer's pure logic: core/sharding/edits/, app/designer_view.py, app/code_view.py,
 app/figures.py."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import code_view, figures
-from app import design_edits as edits
 from app import designer_view as view
+from core.sharding import edits
 from core.sharding.design import (
     Design,
     LayoutSpec,
@@ -24,8 +24,11 @@ from core.sharding.design import (
     design_from_dict,
     design_problems,
     design_to_dict,
+    load_design,
 )
 from core.sharding.layout import NONE, Layout, LayoutError
+from core.sharding.operators import analyze_design
+from core.sharding.operators.base import OpAttrs
 from core.workspace import EXAMPLES_DIR, WorkspaceError
 
 
@@ -86,7 +89,7 @@ entries_strategy = st.lists(st.sampled_from(["dp", "sp", "mp", "tp"]), unique=Tr
     lambda axes: st.integers(1, 4).flatmap(
         lambda ndim: st.lists(st.integers(0, ndim - 1), min_size=len(axes), max_size=len(axes)).map(
             lambda dims: tuple(
-                view.axes_entry([a for a, d in zip(axes, dims, strict=True) if d == k]) for k in range(ndim)
+                edits.axes_entry([a for a, d in zip(axes, dims, strict=True) if d == k]) for k in range(ndim)
             )
         )
     )
@@ -98,17 +101,17 @@ def test_sortables_round_trip(entries: tuple) -> None:
     spec = LayoutSpec((2, 2, 2, 1), ("dp", "sp", "mp", "tp"))
     items = view.sortable_items(spec, entries, None)
     assert view.map_from_sortables(items, len(entries)) == entries
-    used = [a for e in entries for a in view.entry_axes(e)]
+    used = [a for e in entries for a in edits.entry_axes(e)]
     assert sorted(view.chip_alias(c) for c in items[0]["items"]) == sorted(set(spec.alias_name) - set(used))
 
 
 @given(entries_strategy, st.integers(0, 3), st.lists(st.sampled_from(["dp", "sp", "mp", "tp"]), max_size=4))
 def test_assign_axes_uses_every_axis_at_most_once(entries: tuple, dim: int, axes: list[str]) -> None:
     dim = dim % len(entries)
-    result = view.assign_axes(entries, dim, axes)
-    used = [a for e in result for a in view.entry_axes(e)]
+    result = edits.assign_axes(entries, dim, axes)
+    used = [a for e in result for a in edits.entry_axes(e)]
     assert len(used) == len(set(used))
-    assert view.entry_axes(result[dim]) == list(dict.fromkeys(axes))
+    assert edits.entry_axes(result[dim]) == list(dict.fromkeys(axes))
     Layout((2, 2, 2, 1), ("dp", "sp", "mp", "tp"))(*result)  # MindSpore-valid map
 
 
@@ -117,13 +120,13 @@ def test_assign_axes_uses_every_axis_at_most_once(entries: tuple, dim: int, axes
 # ---------------------------------------------------------------------------------------------
 @given(st.lists(st.integers(1, 10_000), min_size=1, max_size=8), st.sampled_from([", ", ",", " ", " x "]))
 def test_parse_shape_round_trip(values: list[int], sep: str) -> None:
-    assert view.parse_shape(sep.join(str(v) for v in values)) == tuple(values)
-    assert view.parse_shape(f"({', '.join(str(v) for v in values)})") == tuple(values)
+    assert edits.parse_shape(sep.join(str(v) for v in values)) == tuple(values)
+    assert edits.parse_shape(f"({', '.join(str(v) for v in values)})") == tuple(values)
 
 
 @given(st.text(max_size=30))
 def test_parsers_raise_only_edit_error(text: str) -> None:
-    for parser in (view.parse_shape, view.parse_split, view.parse_rank_list):
+    for parser in (edits.parse_shape, edits.parse_split, edits.parse_rank_list):
         try:
             parser(text)
         except edits.EditError as exc:
@@ -136,15 +139,15 @@ def test_parsers_raise_only_edit_error(text: str) -> None:
 )
 def test_parse_shape_errors(text: str, message: str) -> None:
     with pytest.raises(edits.EditError, match=message):
-        view.parse_shape(text)
+        edits.parse_shape(text)
 
 
 def test_parse_rank_list() -> None:
-    assert view.parse_rank_list("  ") is None
-    assert view.parse_rank_list("7, 6 5") == (7, 6, 5)
-    assert view.parse_rank_list("0") == (0,)
+    assert edits.parse_rank_list("  ") is None
+    assert edits.parse_rank_list("7, 6 5") == (7, 6, 5)
+    assert edits.parse_rank_list("0") == (0,)
     with pytest.raises(edits.EditError, match="too small"):
-        view.parse_rank_list("-1, 2")
+        edits.parse_rank_list("-1, 2")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -674,3 +677,24 @@ def test_loss_and_repeat_edits(seed: Design) -> None:
     with pytest.raises(edits.EditError, match="out of range"):
         edits.set_repeat(seed, 0, "matmul1", "matmul1", "x")
     assert edits.set_repeat(repeated, None).repeat is None
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES_DIR.glob("*.json")), ids=lambda p: p.stem)
+def test_operator_ranks_come_from_the_family_and_match_the_analysis(path: Path) -> None:
+    """Issue 20: the editor asks each operator's family for its output rank; it agrees with the full analysis."""
+    design = load_design(path)
+    for analysis in analyze_design(design):
+        if analysis.output_shape is not None:
+            assert edits.source_ndim(design, analysis.name) == len(analysis.output_shape), analysis.name
+
+
+def test_every_family_answers_the_rank_questions() -> None:
+    from core.sharding.catalog import OP_TYPES
+    from core.sharding.operators.registry import family_of
+
+    for op_type in OP_TYPES:
+        family = family_of(op_type)
+        assert family is not None, op_type
+        assert family.output_ndim(op_type, [3, 3], OpAttrs(shape=(2, 2, 2))) in (2, 3, 4), op_type
+    assert family_of("MatMul").input_ndim("MatMul", 0) == 2
+    assert family_of("ReLU").input_ndim("ReLU", 0) is None

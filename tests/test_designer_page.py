@@ -16,8 +16,8 @@ from unittest import mock
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import design_edits as edits
 from app import designer_view as view
+from core.sharding import edits
 from core.sharding.design import Design, LayoutSpec, OperatorSpec, Sharding, TensorSpec
 from core.sharding.layout import NONE
 from core.sharding.operators import analyze_design

@@ -14,7 +14,6 @@ nothing is dropped: a design that cannot be rendered raises `CodegenError` with 
 
 from __future__ import annotations
 
-import keyword
 import math
 import re
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from core.codegen.primitives import Prim, call_expr, layout_lines, primitives
 from core.sharding.code import lit
 from core.sharding.design import Design, OperatorSpec
 from core.sharding.operators import OperatorAnalysis
+from core.workspace import is_identifier
 
 # Attribute names of mindspore.nn.Cell (2.10): a tensor or operator may not shadow them
 # (tests/test_codegen_network.py checks this list against MindSpore itself).
@@ -108,13 +108,10 @@ def _parameter_line(design: Design, name: str) -> str:
     return f"self.{name} = ms.Parameter({value}, name={lit(name)})"
 
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-
-
 def _check_names(design: Design) -> None:
     """Names become Python identifiers in the script: anything else is refused, never rendered."""
     for name in [*design.tensors, *(op.name for op in design.operators), *design.layouts]:
-        if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name) or keyword.iskeyword(name):
+        if not is_identifier(name):
             raise CodegenError(f"the name {name!r} is not a Python identifier (letters, digits, '_'): rename it")
     for name in [*design.tensors, *(op.name for op in design.operators)]:
         if name in CELL_ATTRIBUTES or name.startswith("_"):

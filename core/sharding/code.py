@@ -17,10 +17,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # types only: design_types imports layout, which imports this module
-    from core.sharding.design_types import Sharding
+
+class Strategy(Protocol):
+    """What a strategy renderer reads of `design_types.Sharding` (not imported: it imports `layout`,
+    which renders itself with this module)."""
+
+    @property
+    def is_layout(self) -> bool: ...
+    @property
+    def layout(self) -> str | None: ...
+    @property
+    def map(self) -> tuple[str | tuple[str, ...], ...] | None: ...
+    @property
+    def split(self) -> tuple[int, ...] | None: ...
 
 
 def lit(value: object) -> str:
@@ -65,7 +76,7 @@ def layout_strategy(layout_name: str, entries: Sequence[str | tuple[str, ...]]) 
     return f"{layout_name}({entries_expr(entries)})"
 
 
-def strategy_expr(sharding: Sharding) -> str:
+def strategy_expr(sharding: Strategy) -> str:
     """One input's strategy as written in a design: a Layout strategy or a tuple such as `(4, 1)`."""
     if sharding.is_layout:
         return layout_strategy(sharding.layout or "layout", sharding.map or ())
