@@ -65,6 +65,77 @@ def _handle_upload(upload: UploadedFile | None) -> None:
     st.rerun()
 
 
+def _this_design(design: Design) -> None:
+    """Name, description, download and upload."""
+    st.markdown("**This design**")
+    nkey = state.vkey("design_name")
+    st.text_input(
+        "Design name", value=design.name, key=nkey, on_change=state.value_cb, args=(SCOPE, nkey, edits.set_name)
+    )
+    dkey = state.vkey("design_desc")
+    st.text_area(
+        "Description",
+        value=design.description,
+        key=dkey,
+        height=90,
+        on_change=state.value_cb,
+        args=(SCOPE, dkey, edits.set_description),
+    )
+    st.download_button(
+        "Download design JSON",
+        dumps_design(design),
+        icon=":material/download:",
+        file_name=f"{design.name}.json",
+        mime="application/json",
+        width="stretch",
+        key="designer_download",
+    )
+    upload = st.file_uploader("Upload a design (.json)", type=["json"], key="designer_upload")
+    _handle_upload(upload)
+
+
+def _workspace_designs(design: Design) -> None:
+    """Save under a name, and the saved designs to load back."""
+    folder = designs_folder()
+    st.markdown("**Workspace designs**")
+    st.caption(f"`{folder}`")
+    skey = state.vkey("save_name")
+    st.text_input("Save as", value=design.name, key=skey, help="letters, digits, '.', '_' or '-'")
+    st.button(
+        "Save to workspace",
+        icon=":material/save:",
+        key="designer_save",
+        on_click=_save_cb,
+        args=(skey,),
+        width="stretch",
+    )
+    saved = edits.list_designs(folder)
+    if not saved:
+        st.caption("No saved designs yet.")
+        return
+    st.selectbox("Saved designs", saved, key="designer_ws_pick")
+    st.button(
+        "Load from workspace",
+        key="designer_ws_load",
+        on_click=_load_cb,
+        args=(folder, "designer_ws_pick", "the workspace"),
+        width="stretch",
+    )
+
+
+def _examples() -> None:
+    st.markdown("**Examples (from the seed documents)**")
+    st.selectbox("Example", edits.list_designs(EXAMPLES_DIR), key="designer_example_pick")
+    st.button(
+        "Load example",
+        key="designer_example_load",
+        on_click=_load_cb,
+        args=(EXAMPLES_DIR, "designer_example_pick", "the examples"),
+        width="stretch",
+        type="primary",
+    )
+
+
 def file_tab(design: Design) -> None:
     state.show_edit_error(SCOPE)
     failed = st.session_state.get(LOAD_PROBLEMS)
@@ -74,71 +145,10 @@ def file_tab(design: Design) -> None:
             + "\n".join(f"- `{p}`" for p in failed[1]),
             icon=":material/block:",
         )
-    c1, c2, c3 = st.columns(3, gap="large")
-    with c1:
-        st.markdown("**This design**")
-        nkey = state.vkey("design_name")
-        st.text_input(
-            "Design name",
-            value=design.name,
-            key=nkey,
-            on_change=lambda: state.apply(SCOPE, edits.set_name, st.session_state[nkey]),
-        )
-        dkey = state.vkey("design_desc")
-        st.text_area(
-            "Description",
-            value=design.description,
-            key=dkey,
-            height=90,
-            on_change=lambda: state.apply(SCOPE, edits.set_description, st.session_state[dkey]),
-        )
-        st.download_button(
-            "Download design JSON",
-            dumps_design(design),
-            icon=":material/download:",
-            file_name=f"{design.name}.json",
-            mime="application/json",
-            width="stretch",
-            key="designer_download",
-        )
-        upload = st.file_uploader("Upload a design (.json)", type=["json"], key="designer_upload")
-        _handle_upload(upload)
-    with c2:
-        folder = designs_folder()
-        st.markdown("**Workspace designs**")
-        st.caption(f"`{folder}`")
-        skey = state.vkey("save_name")
-        st.text_input("Save as", value=design.name, key=skey, help="letters, digits, '.', '_' or '-'")
-        st.button(
-            "Save to workspace",
-            icon=":material/save:",
-            key="designer_save",
-            on_click=_save_cb,
-            args=(skey,),
-            width="stretch",
-        )
-        saved = edits.list_designs(folder)
-        if saved:
-            st.selectbox("Saved designs", saved, key="designer_ws_pick")
-            st.button(
-                "Load from workspace",
-                key="designer_ws_load",
-                on_click=_load_cb,
-                args=(folder, "designer_ws_pick", "the workspace"),
-                width="stretch",
-            )
-        else:
-            st.caption("No saved designs yet.")
-    with c3:
-        st.markdown("**Examples (from the seed documents)**")
-        examples = edits.list_designs(EXAMPLES_DIR)
-        st.selectbox("Example", examples, key="designer_example_pick")
-        st.button(
-            "Load example",
-            key="designer_example_load",
-            on_click=_load_cb,
-            args=(EXAMPLES_DIR, "designer_example_pick", "the examples"),
-            width="stretch",
-            type="primary",
-        )
-
+    this, workspace, examples = st.columns(3, gap="large")
+    with this:
+        _this_design(design)
+    with workspace:
+        _workspace_designs(design)
+    with examples:
+        _examples()

@@ -14,7 +14,7 @@ from app.designer import chips
 from app.designer.analysis import render_analysis
 from core.sharding import edits
 from core.sharding.catalog import OP_TYPES
-from core.sharding.design import Design, OperatorSpec
+from core.sharding.design import Design, LayoutSpec, OperatorSpec, Sharding
 from core.sharding.operators import OperatorAnalysis
 
 SCOPE = Scope.OPERATOR
@@ -129,7 +129,26 @@ def operator_editor(
     render_analysis(design, analysis)
 
 
+def _input_chips(
+    spec: LayoutSpec, op_name: str, index: int, sharding: Sharding, shape: tuple[int, ...] | None
+) -> None:
+    """Drag (or pick) device-axis chips onto the dimensions of an input's Layout strategy."""
+    dropped = chips.drag_and_pick(spec, sharding.map or (), shape, state.vkey("op_dnd", op_name, index))
+    if dropped is not None:
+        state.apply(SCOPE, edits.set_operator_map, op_name, index, dropped)
+        st.rerun()
+    with st.expander("Pick axes without dragging"):
+        chips.click_pick(
+            spec,
+            sharding.map or (),
+            shape,
+            f"designer:oppick:{op_name}:{index}",
+            lambda dim, axes: state.apply(SCOPE, edits.set_operator_dim_axes, op_name, index, dim, axes),
+        )
+
+
 def _input_editor(design: Design, op_name: str, index: int, shape: tuple[int, ...] | None) -> None:
+    """One input's strategy: Layout or tuple, the layout it uses, and its chips or split counts."""
     op = design.operator(op_name)
     sharding = op.strategy[index] if op.strategy is not None and index < len(op.strategy) else None
     source = op.inputs[index]
@@ -166,19 +185,7 @@ def _input_editor(design: Design, op_name: str, index: int, shape: tuple[int, ..
             ),
         )
         if sharding.layout in design.layouts:
-            spec = design.layouts[sharding.layout]
-            dropped = chips.drag_and_pick(spec, sharding.map or (), shape, state.vkey("op_dnd", op_name, index))
-            if dropped is not None:
-                state.apply(SCOPE, edits.set_operator_map, op_name, index, dropped)
-                st.rerun()
-            with st.expander("Pick axes without dragging"):
-                chips.click_pick(
-                    spec,
-                    sharding.map or (),
-                    shape,
-                    f"designer:oppick:{op_name}:{index}",
-                    lambda dim, axes: state.apply(SCOPE, edits.set_operator_dim_axes, op_name, index, dim, axes),
-                )
+            _input_chips(design.layouts[sharding.layout], op_name, index, sharding, shape)
     elif sharding is not None:
         skey = state.vkey("op_split", op_name, index)
         st.text_input(

@@ -10,7 +10,7 @@ from app import design_state as state
 from app import designer_view as view
 from app import figures
 from core.sharding.layout import LayoutError
-from core.sharding.placement import Placement, rank_table_rows
+from core.sharding.placement import OwnerGrid, Placement, rank_table_rows
 
 
 def _view_controls(placement: Placement, key: str) -> tuple[int, int, list[int], int | None]:
@@ -62,6 +62,64 @@ def _view_controls(placement: Placement, key: str) -> tuple[int, int, list[int],
     return row_dim, col_dim, fixed, highlight
 
 
+def _blocks_panel(
+    placement: Placement, grid: OwnerGrid, view_dims: tuple[int, int, list[int]], highlight: int | None, key: str
+) -> None:
+    """The 2-D view of the tensor's blocks, each labelled with the ranks holding it."""
+    row_dim, col_dim, fixed = view_dims
+    slice_ids = view.view_slice_ids(placement, grid, fixed)
+    one_d = len(placement.shape) == 1
+    fig = figures.tensor_grid_figure(
+        grid, slice_ids, "" if one_d else f"dim {row_dim}", f"dim {col_dim}", highlight_rank=highlight
+    )
+    st.plotly_chart(fig, width="stretch", key=f"{key}:grid@{state.version()}", config={"displayModeBar": False})
+    row0 = view.row_ranks(grid, 0)
+    st.caption(f"Row 0 of this view lies on ranks: {', '.join(str(r) for r in row0)}")
+
+
+def _device_panel(placement: Placement, highlight: int | None, key: str) -> None:
+    """The device matrix coloured by the slice each position holds, and the replica groups."""
+    layout = placement.tensor_layout.layout
+    dgrid = view.device_grid(layout)
+    pos_slices = view.position_slice_ids(placement)
+    pieces = placement.rank_pieces()
+    hover = []
+    for pos, rank in enumerate(placement.ranks.tolist()):
+        coord = ", ".join(f"{a}={int(c)}" for a, c in zip(layout.alias_name, placement.coords[pos], strict=True))
+        where = "; ".join("[" + ", ".join(f"{s.start}:{s.stop}" for s in p) + "]" for p in pieces[rank])
+        hover.append(f"rank {rank}<br>{coord}<br>slice #{pos_slices[pos]} {where}")
+    st.markdown("**Device matrix — colour = slice held**")
+    st.plotly_chart(
+        figures.device_matrix_figure(dgrid, pos_slices, hover, highlight_rank=highlight),
+        width="stretch",
+        key=f"{key}:dm@{state.version()}",
+        config={"displayModeBar": False},
+    )
+    groups = placement.replica_groups()
+    replicas = len(groups[0]) if groups else 1
+    if replicas > 1:
+        axes = ", ".join(placement.tensor_layout.replica_axes) or "—"
+        shown = "; ".join("{" + ", ".join(str(r) for r in g) + "}" for g in groups[:6])
+        st.caption(
+            f"Every slice is held by {replicas} ranks (replicated over {axes}): {shown}"
+            + (" …" if len(groups) > 6 else "")
+        )
+    else:
+        st.caption("Every rank holds a different slice (no replicas).")
+
+
+def _rank_table(placement: Placement, dtype: str) -> None:
+    """Per rank: coordinate, slice, local shape and bytes (folded away by default)."""
+    table = pd.DataFrame(rank_table_rows(placement, dtype))
+    table["size"] = table["bytes"].map(view.human_bytes)
+    with st.expander(
+        f"Per-rank table ({len(set(table['rank']))} ranks, "
+        f"{view.human_bytes(int(table['bytes'].iloc[0]) * placement.pieces_per_rank)} each)",
+        expanded=False,
+    ):
+        st.dataframe(table, hide_index=True, width="stretch", height=min(36 * len(table) + 38, 320))
+
+
 def render_placement(placement: Placement, dtype: str, key: str, label: str) -> None:
     """Tensor grid + device matrix side by side, then per-rank table (code is rendered by the caller)."""
     if not placement.shape:
@@ -73,52 +131,10 @@ def render_placement(placement: Placement, dtype: str, key: str, label: str) -> 
     except LayoutError as exc:
         st.error(str(exc))
         return
-    slice_ids = view.view_slice_ids(placement, grid, fixed)
-    one_d = len(placement.shape) == 1
     left, right = st.columns([1.15, 1], gap="medium")
     with left:
         st.markdown(f"**{label}: blocks and the ranks holding them**")
-        fig = figures.tensor_grid_figure(
-            grid, slice_ids, "" if one_d else f"dim {row_dim}", f"dim {col_dim}", highlight_rank=highlight
-        )
-        st.plotly_chart(fig, width="stretch", key=f"{key}:grid@{state.version()}", config={"displayModeBar": False})
-        row0 = view.row_ranks(grid, 0)
-        st.caption(f"Row 0 of this view lies on ranks: {', '.join(str(r) for r in row0)}")
+        _blocks_panel(placement, grid, (row_dim, col_dim, fixed), highlight, key)
     with right:
-        layout = placement.tensor_layout.layout
-        dgrid = view.device_grid(layout)
-        pos_slices = view.position_slice_ids(placement)
-        pieces = placement.rank_pieces()
-        hover = []
-        for pos, rank in enumerate(placement.ranks.tolist()):
-            coord = ", ".join(f"{a}={int(c)}" for a, c in zip(layout.alias_name, placement.coords[pos], strict=True))
-            where = "; ".join("[" + ", ".join(f"{s.start}:{s.stop}" for s in p) + "]" for p in pieces[rank])
-            hover.append(f"rank {rank}<br>{coord}<br>slice #{pos_slices[pos]} {where}")
-        st.markdown("**Device matrix — colour = slice held**")
-        st.plotly_chart(
-            figures.device_matrix_figure(dgrid, pos_slices, hover, highlight_rank=highlight),
-            width="stretch",
-            key=f"{key}:dm@{state.version()}",
-            config={"displayModeBar": False},
-        )
-        groups = placement.replica_groups()
-        replicas = len(groups[0]) if groups else 1
-        if replicas > 1:
-            axes = ", ".join(placement.tensor_layout.replica_axes) or "—"
-            shown = "; ".join("{" + ", ".join(str(r) for r in g) + "}" for g in groups[:6])
-            st.caption(
-                f"Every slice is held by {replicas} ranks (replicated over {axes}): {shown}"
-                + (" …" if len(groups) > 6 else "")
-            )
-        else:
-            st.caption("Every rank holds a different slice (no replicas).")
-    rows = rank_table_rows(placement, dtype)
-    table = pd.DataFrame(rows)
-    table["size"] = table["bytes"].map(view.human_bytes)
-    with st.expander(
-        f"Per-rank table ({len(set(table['rank']))} ranks, "
-        f"{view.human_bytes(int(table['bytes'].iloc[0]) * placement.pieces_per_rank)} each)",
-        expanded=False,
-    ):
-        st.dataframe(table, hide_index=True, width="stretch", height=min(36 * len(table) + 38, 320))
-
+        _device_panel(placement, highlight, key)
+    _rank_table(placement, dtype)
