@@ -40,44 +40,53 @@ def _add_op_cb() -> None:
         st.session_state[f"{NEW_OP}_name"] = ""
 
 
+def _operator_list(design: Design, by_name: dict[str, OperatorAnalysis]) -> None:
+    """The chain in order, each with its layer count and a valid / invalid mark; picks OP_SEL."""
+    names = [op.name for op in design.operators]
+    if not names:
+        st.info("No operators yet.")
+        return
+    if st.session_state.get(OP_SEL) not in names:
+        st.session_state[OP_SEL] = names[0]
+
+    def label(n: str) -> str:
+        op = design.operator(n)
+        a = by_name.get(n)
+        mark = "" if a is None else (" :material/check_circle:" if a.valid else " :material/warning:")
+        layers = f" × {a.layers}" if a is not None and a.layers > 1 else ""
+        return f"{n} · {op.type}{layers}{mark}"
+
+    st.radio("Operators (in order)", names, key=OP_SEL, format_func=label)
+
+
+def _add_operator_form(design: Design) -> None:
+    """Type, inputs (tensors or earlier operators) and an optional name."""
+    op_type = st.selectbox("Type", list(OP_ARITY), key=f"{NEW_OP}_type")
+    sources = edits.op_sources(design)
+    for i in range(OP_ARITY[op_type]):
+        if st.session_state.get(f"{NEW_OP}_in{i}") not in sources:
+            st.session_state[f"{NEW_OP}_in{i}"] = sources[min(i, len(sources) - 1)] if sources else None
+        st.selectbox(f"Input {i}", sources, key=f"{NEW_OP}_in{i}")
+    st.text_input("Name (optional)", key=f"{NEW_OP}_name", placeholder=op_type.lower())
+    st.button("Add operator", key=f"{NEW_OP}_add", on_click=_add_op_cb, disabled=not sources, type="primary")
+
+
 def operators_tab(design: Design, analyses: list[OperatorAnalysis] | None, note: str | None) -> None:
     state.show_edit_error(SCOPE)
     if note:
         st.warning(note, icon=":material/info:")
     by_name = {a.name: a for a in analyses or ()}
     left, right = st.columns([1, 2.8], gap="large")
-    names = [op.name for op in design.operators]
     with left:
-        if names:
-            if st.session_state.get(OP_SEL) not in names:
-                st.session_state[OP_SEL] = names[0]
-
-            def label(n: str) -> str:
-                op = design.operator(n)
-                a = by_name.get(n)
-                mark = "" if a is None else (" :material/check_circle:" if a.valid else " :material/warning:")
-                layers = f" × {a.layers}" if a is not None and a.layers > 1 else ""
-                return f"{n} · {op.type}{layers}{mark}"
-
-            st.radio("Operators (in order)", names, key=OP_SEL, format_func=label)
-        else:
-            st.info("No operators yet.")
-        with st.expander(":material/add: Add operator", expanded=not names):
-            op_type = st.selectbox("Type", list(OP_ARITY), key=f"{NEW_OP}_type")
-            sources = edits.op_sources(design)
-            for i in range(OP_ARITY[op_type]):
-                if st.session_state.get(f"{NEW_OP}_in{i}") not in sources:
-                    st.session_state[f"{NEW_OP}_in{i}"] = sources[min(i, len(sources) - 1)] if sources else None
-                st.selectbox(f"Input {i}", sources, key=f"{NEW_OP}_in{i}")
-            st.text_input("Name (optional)", key=f"{NEW_OP}_name", placeholder=op_type.lower())
-            st.button(
-                "Add operator", key=f"{NEW_OP}_add", on_click=_add_op_cb, disabled=not sources, type="primary"
-            )
+        _operator_list(design, by_name)
+        with st.expander(":material/add: Add operator", expanded=not design.operators):
+            _add_operator_form(design)
         with st.expander(":material/repeat: Loss and repeated layers"):
             _model_editor(design)
     with right:
-        if names:
-            operator_editor(design, st.session_state[OP_SEL], by_name.get(st.session_state[OP_SEL]), analyses)
+        if design.operators:
+            picked = st.session_state[OP_SEL]
+            operator_editor(design, picked, by_name.get(picked), analyses)
         with st.expander("All operators as MindSpore code"):
             st.code(code_view.operators_code(design), language="python")
 
