@@ -698,3 +698,17 @@ def test_every_family_answers_the_rank_questions() -> None:
         assert family.output_ndim(op_type, [3, 3], OpAttrs(shape=(2, 2, 2))) in (2, 3, 4), op_type
     assert family_of("MatMul").input_ndim("MatMul", 0) == 2
     assert family_of("ReLU").input_ndim("ReLU", 0) is None
+
+
+def test_stale_indexes_and_unknown_presets_are_edit_errors(seed: Design) -> None:
+    """Issue 20: edits say what is missing (the page no longer catches KeyError / IndexError)."""
+    with pytest.raises(edits.EditError, match="matmul1 has no input 5: it has 2"):
+        edits.set_operator_input(seed, "matmul1", 5, "x")
+    with pytest.raises(edits.EditError, match="has no input 2"):
+        edits.set_operator_strategy(seed, "matmul1", 2, None)
+    with pytest.raises(edits.EditError, match="has no input -1"):
+        edits.set_operator_input_mode(seed, "matmul1", -1, "tuple")
+    with pytest.raises(edits.EditError, match="there is no preset called 'tp9'"):
+        edits.apply_preset(seed, "layout", "tp9")
+    with pytest.raises(edits.EditError, match="there is no operator called 'nope'"):
+        edits.operator_of(seed, "nope")
