@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import keyword
 import os
 import re
 from pathlib import Path
@@ -11,6 +12,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = REPO_ROOT / "examples"
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
 class WorkspaceError(ValueError):
@@ -22,9 +24,21 @@ def default_workspace() -> Path:
     return Path(os.environ.get("SHARDSCOPE_WORKSPACE") or REPO_ROOT / "workspace").resolve()
 
 
+def is_safe_name(name: object) -> bool:
+    """The one safe-name check: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit
+    (a design, job or file name that cannot escape its folder: no '/', spaces or '..')."""
+    return isinstance(name, str) and bool(_SAFE_NAME.fullmatch(name)) and name not in {".", ".."}
+
+
+def is_identifier(name: object) -> bool:
+    """The one identifier check: a Python identifier of at most 64 characters that is not a keyword
+    (layout, tensor, operator and axis names become names in the generated script)."""
+    return isinstance(name, str) and bool(_IDENTIFIER.fullmatch(name)) and not keyword.iskeyword(name)
+
+
 def check_name(name: str, what: str = "name") -> str:
     """Return `name` if it is a plain file name (letters, digits, . _ -), else raise WorkspaceError."""
-    if not isinstance(name, str) or not _SAFE_NAME.fullmatch(name) or name in {".", ".."}:
+    if not is_safe_name(name):
         raise WorkspaceError(
             f"{what} {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit (no '/', spaces or '..')."

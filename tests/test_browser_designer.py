@@ -159,5 +159,6 @@ def test_attention_block_operators_and_fields(designer: object) -> None:
     shot(pg, "09_attention_transpose", full=True)
     pg.get_by_text("attn · MatMul × 2").filter(visible=True).first.click()
     wait_idle(pg)
-    pg.get_by_text("AllReduce").filter(visible=True).first.wait_for(timeout=30_000)
+    # The collective's heading, not the first match: that is the data grid's hidden accessibility cell.
+    pg.get_by_text("AllReduce", exact=True).filter(visible=True).first.wait_for(timeout=30_000)
     shot(pg, "10_attention_row_split_allreduce", full=True)
