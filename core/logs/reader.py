@@ -146,8 +146,9 @@ class _RunState:
         self._ahead = ReadAhead(self.settings.read_block, self.settings.prefetch_min)  # ... or the next file's
         self._read_next: FileState | None = None  # the file to read ahead once the current one is open
         self.behind: dict[Path, int] = {}  # bytes on disk past what a capped refresh read, per file
-        self.spent = 0  # bytes read so far (a refresh's cap is measured against it)
+        self.spent = 0  # bytes parsed (read up to a line end) so far: a refresh's cap is measured on it
         self._turn = 0  # a capped refresh starts where the last one stopped: no file waits forever
+        self._min_read = self.settings.max_partial_line + 1  # a cap this big holds a whole line (or an over-long one)
 
     def discover(self) -> bool:
         """Add newly appeared files; True when something new was found."""
@@ -179,16 +180,18 @@ class _RunState:
         elif budget is not None and targets:
             k = self._turn % len(targets)
             targets = targets[k:] + targets[:k]
-        now, stop_at = time.time(), None if budget is None else self.spent + budget
+        now, stop_at = time.time(), None if budget is None else self.spent + max(budget, self._min_read)
+        capped = False  # the last file read was left behind: the budget is spent
         try:
             for i, st in enumerate(targets):
-                if stop_at is not None and self.spent >= stop_at:
+                if capped or (stop_at is not None and self.spent >= stop_at):
                     self._turn += i
                     self._note_behind(targets[i:])
                     break
                 nxt = targets[i + 1] if i + 1 < len(targets) else None
                 self._read_next = nxt if nxt is not None and _never_read(nxt) else None
                 changed |= self._read(st, now, None if stop_at is None else stop_at - self.spent)
+                capped = stop_at is not None and st.info.path in self.behind
                 if self.one_shot and st.info.role == "worker":
                     if len(st.rows) and not len(self._table):
                         self._size_table(targets)
@@ -314,7 +317,7 @@ class _RunState:
             if len(st.head) < 256:
                 f.seek(0)
                 st.head = _read_exact(f, 256)
-            pos = st.consumed
+            pos = first = st.consumed
             slot = 0
             pending: tuple[int, int, Future[int]] | None = None  # (pos, slot, read) running on the helper
             ahead = self._ahead.take(st.info.path, stat.st_ino, self._bufs[0]) if pos == 0 else None
@@ -324,8 +327,7 @@ class _RunState:
             if self._read_next is not None:  # and the next file's is read while this one is parsed
                 self._ahead.start(self._read_next.info.path, self._submit, _pread_into)
                 self._read_next = None
-            # a capped read stops at `end`; a block that long holds a whole line or an over-long one
-            end = size if limit is None else min(size, pos + max(limit, self.settings.max_partial_line + 1))
+            end = size if limit is None else min(size, pos + limit)  # capped: the rest is left behind
             try:
                 while pos < end:
                     want = min(end - pos, self.settings.read_block)
@@ -342,7 +344,6 @@ class _RunState:
                         got = _read_into(f, data, want)
                     if not got:
                         break
-                    self.spent += got
                     if st.skipping:
                         nl = data.find(b"\n", 0, got)
                         if nl == -1:
@@ -385,6 +386,7 @@ class _RunState:
             finally:
                 if pending is not None:
                     pending[2].result()  # never close the file (or reuse its buffer) under a running read
+        self.spent += pos - first
         if end < size:  # capped: the next refresh goes on from here (offset < size keeps it reading)
             self.behind[st.info.path] = size - st.consumed
         st.offset = size if end == size else st.consumed
