@@ -297,3 +297,15 @@ def csv_bytes(snap: RunSnapshot) -> bytes:
         "offset",
     ]
     return df[cols].to_csv(index=False).encode()
+
+
+def behind_caption(behind_bytes: int) -> str | None:
+    """What the page says while the logs grow faster than the watcher reads them (None: it keeps up).
+
+    Why: the watcher reads a capped block per tick to stay within memory; without this line a chart
+    that lags the writer would look like a stalled run.
+    """
+    if behind_bytes <= 0:
+        return None
+    return (f"⏩ Reading behind the writer: {behind_bytes / 2**20:,.1f} MiB written and not read yet. "
+            "The charts show every line read so far and catch up as the writer slows down.")

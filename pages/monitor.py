@@ -366,6 +366,8 @@ if source_dir is not None:
             st.session_state["mon_reading"] = str(source_dir)
         elif not live and st.session_state.pop("mon_reading", None) == str(source_dir):
             st.rerun()  # read to the end: a finished run's page stops refreshing itself
+        if (behind := ui.behind_caption(snap.behind_bytes)) is not None:
+            st.caption(behind)  # the logs grow faster than they are read (issue 22)
         if watcher.watch_limited:
             st.warning(f"More log folders than the {MAX_WATCHES:,} watched for changes: new lines in the others "
                        "show up with the 1 s rescan instead of at once.")

@@ -312,3 +312,11 @@ def test_watch_ends_on_sigint_while_a_writer_floods_the_log(tmp_path: Path) -> N
             proc.wait()
     assert proc.returncode is not None
     assert "stopped" in err and "Traceback" not in err, err
+
+
+def test_the_monitor_page_says_how_far_behind_it_reads() -> None:
+    from app.monitor_widgets import behind_caption
+
+    assert behind_caption(0) is None
+    text = behind_caption(300 << 20) or ""
+    assert "300.0 MiB written and not read yet" in text
