@@ -320,3 +320,26 @@ def test_the_monitor_page_says_how_far_behind_it_reads() -> None:
     assert behind_caption(0) is None
     text = behind_caption(300 << 20) or ""
     assert "300.0 MiB written and not read yet" in text
+
+
+def test_the_monitor_prepares_its_x_axes_without_copying_the_loss_table(tmp_path: Path) -> None:
+    """A copy (and block merge) of the whole table per tick was 3x its memory on a fast-growing log."""
+    import numpy as np
+
+    from app.monitor_widgets import prepare
+    from core.logs.metrics import add_global_step, add_time_axes
+
+    for r in range(2):
+        (tmp_path / f"worker_{r}.log").write_bytes(b"".join(NOISE + _line(s, r) for s in range(3000)))
+    w = RunWatcher(tmp_path).start()  # live: rows carry observation times
+    try:
+        with open(tmp_path / "worker_0.log", "ab") as f:
+            f.write(_line(3000, 0))
+        assert _wait(lambda: len(w.snapshot().metrics) == 6001)
+        m = w.snapshot().metrics
+    finally:
+        w.stop()
+    df = prepare(m)
+    pd.testing.assert_frame_equal(df, add_time_axes(add_global_step(m)))
+    for col in ("loss", "step", "epoch", "time", "offset"):
+        assert np.shares_memory(df[col].to_numpy(), m[col].to_numpy()), col
