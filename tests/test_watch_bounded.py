@@ -343,3 +343,26 @@ def test_the_monitor_prepares_its_x_axes_without_copying_the_loss_table(tmp_path
     pd.testing.assert_frame_equal(df, add_time_axes(add_global_step(m)))
     for col in ("loss", "step", "epoch", "time", "offset"):
         assert np.shares_memory(df[col].to_numpy(), m[col].to_numpy()), col
+
+
+def test_sessions_shown_one_snapshot_compute_what_they_derive_from_it_once(tmp_path: Path) -> None:
+    """20 Monitor sessions on one folder: the watcher hands them the same snapshot until the logs
+    change, and the diagnosis / grids derived from it are computed once for all of them."""
+    (tmp_path / "worker_0.log").write_bytes(_line(0, 0))
+    reg = WatcherRegistry(idle_s=1000.0)
+    calls: list[int] = []
+
+    def session() -> None:
+        w = reg.get(("one",), lambda: RunWatcher(tmp_path))
+        snap = w.snapshot()
+        assert snap.derived("diag", (snap.version,), lambda: calls.append(1) or len(snap.metrics)) == 1
+
+    try:
+        threads = [threading.Thread(target=session) for _ in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert calls == [1]
+    finally:
+        reg.close()

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
+from typing import TypeVar
 
 import pandas as pd
 
@@ -38,6 +40,7 @@ METRIC_COLUMNS = [
 TIMING_COLUMNS = ["rank", "epoch", "step", "epoch_time_ms", "step_time_ms", "time", "offset", "file"]
 ERROR_COLUMNS = ["rank", "kind", "message", "context", "line", "offset", "file", "pid", "time", "log_time"]
 _NAN = float("nan")
+T = TypeVar("T")
 
 
 @dataclass
@@ -60,6 +63,17 @@ class RunSnapshot:
     version: int
     taken_at: float
     behind_bytes: int = 0  # written but not read yet: a writer faster than the watcher's per-tick cap
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+    _memo_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def derived(self, name: str, key: tuple, make: Callable[[], T]) -> T:
+        """`make()` once per snapshot and key, whoever asks: a watcher hands one snapshot to every
+        Monitor session until its logs change, so 20 sessions compute a diagnosis once a tick, not 20 times."""
+        with self._memo_lock:
+            hit = self._memo.get(name)
+            if hit is None or hit[0] != key:
+                hit = self._memo[name] = (key, make())
+            return hit[1]
 
     @property
     def n_ranks(self) -> int:
@@ -167,12 +181,9 @@ class _RunState:
         return new
 
     def refresh(self, paths: Iterable[Path] | None = None, rediscover: bool = True, budget: int | None = None) -> bool:
-        """Read new complete lines of `paths` (all files when None); True when anything changed.
-
-        `budget`: read about that many bytes at most (a whole line at least), so a writer faster
-        than the parser costs the watcher neither memory nor a long lock hold; what is left on disk
-        is in `behind` and read by the next refreshes, which start at the file this one stopped at.
-        """
+        """Read new complete lines of `paths` (all files when None); True when anything changed. `budget`:
+        about that many bytes at most (a whole line at least; the rest is in `behind`, read next, from
+        the file this one stopped at), so a fast writer costs neither memory nor a long lock hold."""
         changed = self.discover() if rediscover else False
         targets = list(self.files.values()) if paths is None else [self.files[p] for p in paths if p in self.files]
         if self.one_shot:
@@ -219,7 +230,7 @@ class _RunState:
                 if size > st.consumed and st.unreadable is None:
                     self.behind[st.info.path] = size - st.consumed
 
-    def _take_rows(self) -> None:
+    def _take_rows(self) -> None:  # what snapshot() does first
         workers = sorted((st for st in self.files.values() if st.info.role == "worker"), key=file_order)
         self._size_table(workers)
         self._table.update(workers)
