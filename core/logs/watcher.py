@@ -83,8 +83,9 @@ class RunWatcher:
                 self._state.discover()
             if self.background_catch_up and bytes_on_disk(self._state.files) > self.background_above_bytes:
                 self._catch_up = (0, len(self._state.files))
-            else:
-                self._state.refresh(budget=self.tick_bytes)  # the rest, if any, on the reader thread
+            else:  # the page's watcher reads these few MB at once (a finished run's page never
+                # refreshes itself); `watch` reads one capped block, the rest on the reader thread
+                self._state.refresh(budget=None if self.background_catch_up else self.tick_bytes)
         self._ensure_observer()
         self._thread = threading.Thread(target=self._rescan_loop, name="RunWatcher-rescan", daemon=True)
         self._thread.start()
