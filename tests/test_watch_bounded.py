@@ -366,3 +366,16 @@ def test_sessions_shown_one_snapshot_compute_what_they_derive_from_it_once(tmp_p
         assert calls == [1]
     finally:
         reg.close()
+
+
+def test_the_pages_watcher_has_every_row_of_a_finished_run_when_it_starts(tmp_path: Path) -> None:
+    """A finished run's page does not refresh itself: what start() read is what it shows."""
+    (tmp_path / "worker_0.log").write_bytes(b"".join(_line(s, 0) for s in range(5000)))  # >> the cap
+    w = RunWatcher(tmp_path, settings=SMALL, tick_bytes=TICK, background_catch_up=True)
+    w._rescan_loop = lambda: None  # type: ignore[method-assign]  # no reader thread: only start() reads
+    w.start()
+    try:
+        snap = w.snapshot()
+        assert len(snap.metrics) == 5000 and snap.behind_bytes == 0
+    finally:
+        w.stop()
