@@ -46,6 +46,12 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 SAMPLE_S = 0.5
+
+
+def sigint_default() -> None:
+    """In a child: SIGINT's default action back (a shell's `cmd &` starts us with it ignored, and
+    the children would inherit that: Python then never raises KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 RE_BEHIND = re.compile(r"([\d,.]+) MiB (?:written and )?not read yet")
 
 
@@ -169,7 +175,7 @@ def sigint_latency(proc: subprocess.Popen, timeout: float = 60.0) -> float | Non
 
 def phase_watcher(folder: Path, args: argparse.Namespace) -> list[str]:
     child = subprocess.Popen([sys.executable, __file__, "--watch-child", str(folder)], stdout=subprocess.PIPE,
-                             text=True, cwd=REPO)
+                             text=True, cwd=REPO, preexec_fn=sigint_default)
     samples: list[dict] = []
     reader = threading.Thread(target=lambda: samples.extend(json.loads(line) for line in child.stdout), daemon=True)
     reader.start()
@@ -185,6 +191,9 @@ def phase_watcher(folder: Path, args: argparse.Namespace) -> list[str]:
     last = samples[-1]
     caught = last["rows"] >= totals["loss_lines"] and last["behind"] == 0
     latency = sigint_latency(child)
+    if latency is None:
+        child.kill()
+        child.wait()
     peak_rss = max(s["rss"] for s in samples)
     peak_behind = max(s["behind"] for s in samples)
     return [
@@ -208,7 +217,7 @@ def phase_watcher(folder: Path, args: argparse.Namespace) -> list[str]:
 def phase_watch(folder: Path, args: argparse.Namespace) -> list[str]:
     proc = subprocess.Popen([sys.executable, "-m", "core", "watch", str(folder), "--interval", "2"], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=sigint_default)
     out: list[tuple[float, str]] = []
     t0 = time.monotonic()
     reader = threading.Thread(target=lambda: out.extend((time.monotonic() - t0, line) for line in proc.stdout),
