@@ -295,7 +295,9 @@ def test_watch_ends_on_sigint_while_a_writer_floods_the_log(tmp_path: Path) -> N
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "core", "watch", str(tmp_path), "--interval", "0.5"],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal
+    # starts it: a test run from `cmd &` would otherwise hand the child SIGINT ignored
     t = threading.Thread(target=writer, daemon=True)
     t.start()
     try:
