@@ -381,3 +381,16 @@ def test_the_pages_watcher_has_every_row_of_a_finished_run_when_it_starts(tmp_pa
         assert len(snap.metrics) == 5000 and snap.behind_bytes == 0
     finally:
         w.stop()
+
+
+def test_a_reaped_watcher_still_held_by_a_closed_session_lets_its_table_go(tmp_path: Path) -> None:
+    """Streamlit keeps a closed tab's session (and the page's globals: its watcher) for reconnection."""
+    (tmp_path / "worker_0.log").write_bytes(b"".join(_line(s, 0) for s in range(2000)))
+    reg = WatcherRegistry(idle_s=1000.0)
+    held = reg.get(("a",), lambda: RunWatcher(tmp_path))  # the closed session's reference
+    table = weakref.ref(held._state._table)
+    assert len(held.snapshot().metrics) == 2000
+    assert reg.reap(now=time.monotonic() + 5000) == [("a",)]
+    gc.collect()
+    assert table() is None and not held.running
+    reg.close()

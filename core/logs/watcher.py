@@ -55,6 +55,7 @@ class RunWatcher:
         self.poll_timeout_s = poll_timeout_s
         self.stat_poll_s = stat_poll_s
         self._state = _RunState(self.log_dir, loss_regex, extra_files, settings)
+        self._config = (loss_regex, extra_files, settings)  # what release() starts a fresh state with
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
@@ -107,6 +108,14 @@ class RunWatcher:
         self._watched = set()
         with self._changed:
             self._changed.notify_all()  # a waiting `watch` loop sees the stop at once
+
+    def release(self) -> None:
+        """Stop, and drop everything parsed (the loss table): a reaped watcher may still be held by a
+        closed tab's session, which Streamlit keeps for reconnection (and past its 2 minutes until
+        another session comes), and that kept the whole table alive after the tab closed."""
+        self.stop()
+        with self._lock:
+            self._state = _RunState(self.log_dir, *self._config)
 
     @property
     def running(self) -> bool:
@@ -393,7 +402,7 @@ class WatcherRegistry:
         with self._lock:
             idle = [k for k, e in self._entries.items() if e.ready.is_set() and now - e.used > self.idle_s]
             stopped = [self._entries.pop(k) for k in idle]
-        self._stop_all(stopped)
+        self._stop_all(stopped, release=True)  # nobody asked for them in idle_s: no session shows them
         return idle
 
     def active(self) -> list[tuple]:
@@ -409,12 +418,15 @@ class WatcherRegistry:
         self._stop_all(stopped)
 
     @staticmethod
-    def _stop_all(entries: list[_Entry]) -> None:
-        """Stop these watchers (outside the lock); their tables go, so give the memory back."""
+    def _stop_all(entries: list[_Entry], release: bool = False) -> None:
+        """Stop these watchers (outside the lock; `release`: and drop their tables), give the memory back."""
         watchers = [e.watcher for e in entries if e.watcher is not None]
         entries.clear()  # the caller's list was the last holder of these entries
         for w in watchers:
-            w.stop()
+            if release:
+                w.release()
+            else:
+                w.stop()
         stopped = len(watchers)
         watchers.clear()
         if stopped:
