@@ -155,7 +155,7 @@ def free_port() -> int:
 
 
 class Server:
-    """`streamlit run app/main.py` as scripts/dashboard.sh starts it (default settings, headless), on its
+    """`streamlit run app/shardscope_server.py` as scripts/dashboard.sh starts it (default settings, headless), on its
     own workspace and a free loopback port. Stopped by its own pid only."""
 
     def __init__(self, workspace: Path) -> None:
@@ -164,7 +164,7 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "SHARDSCOPE_WORKSPACE": str(workspace), "PYTHONUNBUFFERED": "1"}
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-        argv = [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "main.py"),
+        argv = [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "shardscope_server.py"),
                 "--server.address", "127.0.0.1", "--server.port", str(self.port), "--server.headless", "true",
                 "--browser.gatherUsageStats", "false"]
         self.log_path = workspace / "streamlit.log"
