@@ -12,6 +12,7 @@ from datetime import datetime
 from core.cli.common import fail
 from core.logs import LogFormatError, read_run
 from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
+from core.logs.discover import folder_notes
 from core.logs.guard import LogDirError, validate_log_dir
 
 
@@ -29,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the job is still running: also report the whole job as hung when it went silent")
     p.add_argument("--straggler-ratio", type=float, default=DiagnoseSettings.straggler_ratio,
                    help="step time / job median at or above this is a straggler (default %(default)s)")
+    p.add_argument("--follow-links", action="store_true",
+                   help="also read logs that are links to files outside LOG_DIR (refused by default)")
     p.set_defaults(func=handle)
 
 
@@ -80,14 +83,17 @@ def handle(args: argparse.Namespace) -> int:
     except LogDirError as exc:
         return fail(str(exc))
     try:
-        snap = read_run(log_dir, loss_regex=args.loss_regex)
+        snap = read_run(log_dir, loss_regex=args.loss_regex, follow_links=args.follow_links)
     except LogFormatError as exc:
         return fail(str(exc))
+    notes = folder_notes(log_dir, args.follow_links)
+    if not snap.n_ranks and snap.errors.empty:  # nothing to diagnose: say what was seen, not "no failure"
+        return fail(" ".join(notes))
     d = diagnose(snap, now=now_if_alive(args.alive),
                  settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
     if args.json:
-        print(json.dumps(d.to_dict()))
+        print(json.dumps({**d.to_dict(), "notes": notes}))
     else:
-        print(report(d))
+        print("\n".join([report(d), *notes]))
     return 1 if d.failed else 0
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from core.cli.common import fail
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
+from core.logs.discover import folder_notes
 from core.logs.guard import LogDirError, validate_log_dir
 
 
@@ -25,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
     p.add_argument("--stall-after", type=float, default=60.0, help="seconds without a new line = stalled")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between status tables")
+    p.add_argument("--follow-links", action="store_true",
+                   help="also read logs that are links to files outside LOG_DIR (refused by default)")
     p.set_defaults(func=handle)
 
 
@@ -68,13 +71,19 @@ def handle(args: argparse.Namespace) -> int:
         return fail(str(exc))
     if args.once:
         try:
-            snap = read_run(log_dir, loss_regex=args.loss_regex)
+            snap = read_run(log_dir, loss_regex=args.loss_regex, follow_links=args.follow_links)
         except LogFormatError as exc:
             return fail(str(exc))
         print(summary(snap, args.stall_after))
+        notes = folder_notes(log_dir, args.follow_links)
+        for note in notes:
+            print(note)
+        if not snap.n_ranks:
+            return 1  # nothing read is not a healthy run
         return 1 if snap.crashed_ranks() else 0
     try:
-        watcher = RunWatcher(log_dir, polling=args.polling, loss_regex=args.loss_regex)
+        watcher = RunWatcher(log_dir, polling=args.polling, loss_regex=args.loss_regex,
+                             follow_links=args.follow_links)
     except LogFormatError as exc:
         return fail(str(exc))
     watcher.start()
@@ -84,6 +93,7 @@ def handle(args: argparse.Namespace) -> int:
     last_states = ""
     version = -1
     print(f"watching {log_dir} ({'polling' if args.polling else 'inotify'}); Ctrl-C to stop", flush=True)
+    last_notes: list[str] = []
     try:
         while True:
             version = watcher.wait_for_change(version, timeout=args.interval)
@@ -104,6 +114,11 @@ def handle(args: argparse.Namespace) -> int:
                     print(f"!! [{e['kind']}] rank {e['rank']} {e['file']}: {e['message'][:200]}", flush=True)
                 n_errors = len(snap.errors)
             table = status_table(watcher.snapshot(refresh=True), args.stall_after)
+            if not snap.n_ranks or last_notes:  # say why nothing is read, and again when that changes
+                notes = folder_notes(log_dir, args.follow_links)
+                if notes != last_notes:
+                    print("\n".join(notes), flush=True)
+                    last_notes = notes
             states = "\n".join(line[:16] for line in table.splitlines())
             if states != last_states or time.monotonic() - last_table >= 30:
                 print(table, flush=True)

@@ -31,7 +31,7 @@ class RunWatcher:
                  extra_files: Sequence[Path | str] = (), rescan_s: float = 1.0,
                  poll_timeout_s: float = 0.2, stat_poll_s: float = 0.05,
                  settings: ReaderSettings | None = None, background_catch_up: bool = False,
-                 background_above_bytes: int = 64 << 20) -> None:
+                 background_above_bytes: int = 64 << 20, follow_links: bool = False) -> None:
         self.log_dir = Path(log_dir)
         # the page's watcher: when the logs already there exceed `background_above_bytes` (~0.1 s of
         # reading), start() returns at once and they are read on the rescan thread a few files per
@@ -42,7 +42,7 @@ class RunWatcher:
         self.rescan_s = rescan_s
         self.poll_timeout_s = poll_timeout_s
         self.stat_poll_s = stat_poll_s
-        self._state = _RunState(self.log_dir, loss_regex, extra_files, settings)
+        self._state = _RunState(self.log_dir, loss_regex, extra_files, settings, follow_links=follow_links)
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
