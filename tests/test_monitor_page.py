@@ -92,6 +92,18 @@ def test_folder_with_files_but_no_rank_log_says_why(tmp_path: Path) -> None:
     assert "sub/train.log: no rank number in its path" in text and "2 file(s) seen" in text
 
 
+def test_last_step_at_scale_is_the_jobs_not_the_rank_that_stopped(tmp_path: Path) -> None:
+    """Issue 18 item 6: 40 ranks (the scale view) reach step:[20/20] but rank 7 stops at 12: "Last step" is
+    20 (was 12, the median of the unfinished ranks only) and rank 7 is listed as hung, not "loss diverges"."""
+    from tests.test_diagnose_failures import _mf_run
+
+    _mf_run(tmp_path, 40, 20, {7: 12})
+    at = _run(logdir=str(tmp_path))
+    assert [m.value for m in at.metric][:3] == ["40", "792", "20"]
+    look = next(d.value for d in at.dataframe if "what" in d.value.columns).set_index("rank")
+    assert look.at[7, "what"] == "hung" and "stopped at step 12 of 20" in look.at[7, "why"]
+
+
 def test_link_out_of_the_folder_is_not_shown(tmp_path: Path) -> None:
     """Issue 22: worker_0.log -> a file outside the folder is not read nor listed under "Raw log tail"."""
     secret = tmp_path / "secret.txt"

@@ -22,6 +22,7 @@ __all__ = ["fatal_reason"]
 _CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
 _ERROR_LEVEL = re.compile(rb"^\[(?:ERROR|EXCEPTION|E)\b|^\[?[0-9:\-T ,.]*\]?\s*(?:\S+\s+)?(?:ERROR|FATAL)\b|"
                           rb"\b(?:ERROR|FATAL)\s*[-:|]")
+_SIGNALS = rb"Segmentation fault|Aborted|Killed|Bus error|Illegal instruction|Floating point exception"
 # Ordered: the first name that matches is the reason's kind.
 _SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     ("critical", re.compile(rb"^\[CRITICAL\]")),
@@ -33,8 +34,8 @@ _SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
                                rb"corrupted double-linked list|\*\*\* stack smashing detected")),
     # the shell's or the kernel's word on a dead process: `run.sh: line 7: 4242 Killed  python train.py`,
     # `Segmentation fault (core dumped)`, `Fatal Python error: Segmentation fault`, `Out of memory: Killed process`
-    ("signal", re.compile(rb"(?:^|:\s*|^\s*\d+\s+|\s\d+\s+)(?:Segmentation fault|Aborted|Killed|Bus error|"
-                          rb"Illegal instruction|Floating point exception)(?:\s*\(core dumped\))?(?:\s|$)|"
+    ("signal", re.compile(rb"^\s*(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?\s*$|"
+                          rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
                           rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill")),
 ]
 _TIMEOUT = re.compile(rb"(?i)(?:\b(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|"
