@@ -185,3 +185,33 @@ def test_ranks_all_finished_or_all_running_are_not_hung(tmp_path: Path, capsys: 
     assert _diag_json(tmp_path / "done", capsys)[1]["hung"] == []
     _mf_run(tmp_path / "live", 8, 40, {r: 20 for r in range(8)} | {3: 19})  # one step apart: no hang
     assert _diag_json(tmp_path / "live", capsys)[1]["hung"] == []
+
+
+# ----------------------------------------------------------------------------- the quick filter never hides a failure
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from core.logs import failures  # noqa: E402
+
+_PIECES = ["[CRITICAL] ", "[ERROR] ", "[WARNING] ", "EI0002: ", "EE9999", "E1234", "malloc_consolidate(): invalid",
+           "free(): invalid pointer", "double free or corruption", "Segmentation fault", " (core dumped)", "Aborted",
+           "Killed", " 4242 ", "line 1: ", "HCCL ", "NCCL ", "cluster ", "timed out", "Timeout", "TIMEOUT", "times out",
+           "Fatal Python error", "Out of memory: Killed process 12", "ERROR - ", "loss: 2.5", " ", ":", "x"]
+
+
+def _slow_reason(line: bytes) -> str | None:
+    """fatal_reason without its quick filter: the signatures alone."""
+    if line.startswith(failures._CHATTER):
+        return None
+    for name, pattern in failures._SIGNATURES:
+        if pattern.search(line):
+            return name
+    return "collective time-out" if failures._TIMEOUT.search(line) and failures._ERROR_LEVEL.search(line) else None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=4), max_size=8))
+def test_quick_filter_agrees_with_the_signatures(parts: list[str]) -> None:
+    line = "".join(parts).encode("utf-8", "replace")
+    assert fatal_reason(line) == _slow_reason(line)

@@ -44,11 +44,20 @@ _TIMEOUT = re.compile(rb"(?i)(?:\b(?:hccl|hcom|nccl|gloo|collective|cluster|topo
                       rb"(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|watchdog)\b)")
 
 
+# A quick test every signature passes (first letter, then the rest): one search of ~1 us a line instead
+# of five regexes (~8 us); it may let an ordinary line through, never stop a fatal one.
+_QUICK = re.compile(rb"[ABCEFIKOSTcdst(](?:RITICAL|[A-Z][0-9]{4}|\): |ouble free|orrupted|tack smashing|"
+                    rb"egmentation fault|borted|illed|us error|llegal instruction|loating point exception|"
+                    rb"ore dumped|atal Python error|ut of memory|ime ?[Oo]ut|imed out|imes out|iming out|IME ?OUT)")
+
+
 def fatal_reason(line: bytes) -> str | None:
     """What kind of fatal line `line` is ("critical", "CANN error", "glibc abort", "signal",
-    "collective time-out"), or None for an ordinary line. One compiled search per signature, run only
-    on lines that are not loss rows."""
+    "collective time-out"), or None for an ordinary line. Run only on lines that are not loss rows;
+    a quick test first (`_QUICK`), the signature regexes only when it hits."""
     if line.startswith(_CHATTER):
+        return None
+    if _QUICK.search(line) is None:
         return None
     for name, pattern in _SIGNATURES:
         if pattern.search(line):
