@@ -149,6 +149,8 @@ def test_nan_loss_is_a_failure_on_any_format(tmp_path: Path, capsys: pytest.Capt
     [group] = d["failure_groups"]
     assert group["ranks"] == [0] and group["exception"].startswith("loss is nan")
     assert group["evidence"] == ["rank 0: loss nan at step 4"]
+    state = rank_status(read_run(tmp_path)).set_index("rank")  # the later finite loss does not hide it
+    assert state.at[0, "state"] == "nan" and state.at[0, "detail"] == "loss was nan at step 4"
 
 
 # ----------------------------------------------------------------------------- stopped short (item 6)
