@@ -454,8 +454,10 @@ if source_dir is not None:
             pick = t1.selectbox("File", names, key="mon_tail_file")
             hide = t2.toggle("Hide [WARNING]/[INFO]", value=True, key="mon_tail_hide")
             path = next(f.path for f in files if f.rel == pick)
-            st.code("\n".join(tail_lines(path, n=200, hide_noise=hide)) or "(nothing yet)", language=None,
-                    height=320)
+            # the real path is checked again as it is read (the run's own launcher log lives beside the folder)
+            own = st.session_state.get("mon_follow_links") or str(path) in extra_files
+            st.code("\n".join(tail_lines(path, n=200, hide_noise=hide, inside=None if own else source_dir))
+                    or "(nothing yet)", language=None, height=320)
         st.download_button("Download all points (CSV)", data=lambda: ui.csv_bytes(watcher.snapshot()),
                            file_name=f"{label or 'run'}-loss.csv".replace("/", "_"), mime="text/csv",
                            on_click="ignore", key="mon_csv")

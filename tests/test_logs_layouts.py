@@ -220,3 +220,14 @@ def test_issue_22_repro_etc_shadow(tmp_path: Path) -> None:
     _write(tmp_path / "worker_1.log", _lm())
     (tmp_path / "worker_0.log").symlink_to("/etc/shadow")
     assert [f.rel for f in read_run(tmp_path).files] == ["worker_1.log"]
+
+
+def test_tail_refuses_a_link_swapped_after_discovery(tmp_path: Path) -> None:
+    from core.logs import tail_lines
+
+    d, secret = _link_tree(tmp_path)
+    (d / "worker_1.log").unlink()
+    (d / "worker_1.log").symlink_to(secret)  # was a plain log when the page listed it
+    shown = tail_lines(d / "worker_1.log", inside=d)
+    assert len(shown) == 1 and "outside the chosen folder" in shown[0] and "SECRETHASH" not in shown[0]
+    assert any("SECRETHASH" in line for line in tail_lines(d / "worker_1.log"))  # asked to follow: shown

@@ -118,6 +118,10 @@ def test_link_out_of_the_folder_is_not_shown(tmp_path: Path) -> None:
     tails = [s for s in at.selectbox if "worker_1.log" in (s.options or [])]  # the "Raw log tail" file box
     assert tails and all("worker_0.log" not in s.options for s in tails)
     assert "SECRET-HASH" not in " ".join(str(c.value) for c in at.code)
+    at.checkbox(key="mon_follow_links").check().run()  # the user asks to follow links: read and listed
+    assert not at.exception
+    assert any("worker_0.log" in (s.options or []) for s in at.selectbox)
+    assert not any("worker_0.log: a link to" in w.value for w in at.warning)
 
 
 def test_bad_custom_regex_is_reported(tmp_path: Path) -> None:

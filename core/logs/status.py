@@ -4,6 +4,7 @@ waiting) and the tail of a log with the framework chatter hidden."""
 from __future__ import annotations
 
 import math
+import os
 import time
 from enum import StrEnum
 from pathlib import Path
@@ -132,10 +133,19 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
     return ranks
 
 
-def tail_lines(path: Path | str, n: int = 200, hide_noise: bool = True, max_bytes: int = 4 << 20) -> list[str]:
+def tail_lines(path: Path | str, n: int = 200, hide_noise: bool = True, max_bytes: int = 4 << 20,
+               inside: Path | str | None = None) -> list[str]:
     """Last `n` lines of a log (reading at most `max_bytes` from the end), noise optionally hidden
-    (chatter-prefixed lines that carry metrics, MindFormers 2023, are kept)."""
+    (chatter-prefixed lines that carry metrics, MindFormers 2023, are kept).
+
+    `inside`: the chosen log folder; a file whose real path left it since discovery (a link swapped to
+    `/etc/shadow`) gives one line saying so instead of its content."""
     path = Path(path)
+    if inside is not None:
+        root = os.path.realpath(inside)
+        real = os.path.realpath(path)
+        if not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+            return [f"(not shown: {path.name} leads to {real}, outside the chosen folder)"]
     try:
         size = path.stat().st_size
         with open(path, "rb") as f:
