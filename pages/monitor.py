@@ -180,8 +180,8 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
     st.info("**Pick what to watch.** *Launched run*: a run started from the Launch page. *Log folder*: any "
             "msrun `--log_dir` (worker_N.log), MindFormers `output/` (log/rank_N/info.log), mpirun output "
             "(1/rank.N/stdout), rank-table or model-zoo run (deviceN/train.logN, train_parallelN/log), Slurm "
-            "outputs (slurm-J_N.out) or a folder with one log. *Replay recorded run*: replays a recorded real run so you can try the "
-            "Monitor without hardware.")
+            "outputs (slurm-J_N.out) or a folder with one log. *Replay recorded run*: replays a recorded real "
+            "run so you can try the Monitor without hardware.")
     return None, "", None, ()
 
 
