@@ -231,3 +231,10 @@ def test_tail_refuses_a_link_swapped_after_discovery(tmp_path: Path) -> None:
     shown = tail_lines(d / "worker_1.log", inside=d)
     assert len(shown) == 1 and "outside the chosen folder" in shown[0] and "SECRETHASH" not in shown[0]
     assert any("SECRETHASH" in line for line in tail_lines(d / "worker_1.log"))  # asked to follow: shown
+
+
+def test_a_launchers_output_alone_is_not_rank_zero(tmp_path: Path) -> None:
+    """msrun's stdout is there before the workers' logs: it must not become rank 0 meanwhile."""
+    _write(tmp_path / "msrun.log", "Start worker process with rank id:0\n")
+    assert _workers(tmp_path) == []
+    assert [(f.rel, f.role) for f in discover_logs(tmp_path)] == [("msrun.log", "launcher")]

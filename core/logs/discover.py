@@ -88,6 +88,8 @@ _RULES: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"(?:^|/)rank[_-]?(\d+)\." + _LOG_EXT + "$"), "worker", "rank_dir"),
 ]
 _LAUNCHER_NAME = re.compile(r"^[^/]+\." + _LOG_EXT + "$")
+# a launcher's own output is not a rank's, even when it is the only file so far (the workers' come later)
+_LAUNCHER_OUTPUT = re.compile(r"^(?:msrun|mpirun|launcher|launch|scheduler)[\w.-]*$")
 _LOGLIKE = re.compile(r"(?:\." + _LOG_EXT + r"(?:\.\d+)?|/log|^log|stdout|stderr)$")
 _PRIORITY = {"msrun": 0, "mindformers": 1, "mpirun": 2, "rank_table": 3, "model_zoo": 4, "slurm": 5,
              "rank_dir": 6}
@@ -183,7 +185,8 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
     have_workers = any(f.role == "worker" for f in found.files)
     loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOGLIKE.search(r)]
     single = None
-    if not have_workers and len(loglike) == 1 and not found.truncated:
+    if (not have_workers and len(loglike) == 1 and not found.truncated
+            and not _LAUNCHER_OUTPUT.match(loglike[0][1].rsplit("/", 1)[-1])):
         single = loglike[0][1]
         found.files.append(LogFile(loglike[0][0], single, "worker", 0, "single"))  # one log file: rank 0
     names = {r for _, r in loglike}
