@@ -57,6 +57,8 @@ def test_real_ei0006_fails_the_rank(capsys: pytest.CaptureFixture) -> None:
 SIGNATURES = [
     ("[CRITICAL] DEVICE(162844,fffd6cff91e0,python):2022-12-01-00:26:58.399.787 [ascend_graph_executor.cc:240] "
      "RunGraph] Run task for graph:kernel_graph_1 error!", "critical"),
+    ("2026-11-23 19:07:06,001 - mindformers - CRITICAL - Training aborted: cannot allocate device memory",
+     "critical"),
     ("EE9999: Inner Error!", "CANN error"),
     ("EJ0001: Failed to initialize the HCCP process. Reason: Maybe the last training process is running.",
      "CANN error"),
@@ -199,7 +201,8 @@ from core.logs import failures  # noqa: E402
 _PIECES = ["[CRITICAL] ", "[ERROR] ", "[WARNING] ", "EI0002: ", "EE9999", "E1234", "malloc_consolidate(): invalid",
            "free(): invalid pointer", "double free or corruption", "Segmentation fault", " (core dumped)", "Aborted",
            "Killed", " 4242 ", "line 1: ", "HCCL ", "NCCL ", "cluster ", "timed out", "Timeout", "TIMEOUT", "times out",
-           "Fatal Python error", "Out of memory: Killed process 12", "ERROR - ", "loss: 2.5", " ", ":", "x"]
+           "Fatal Python error", "Out of memory: Killed process 12", "ERROR - ", " CRITICAL - ", " FATAL - ",
+           "loss: 2.5", " ", ":", "x"]
 
 
 def _slow_reason(line: bytes) -> str | None:

@@ -25,7 +25,7 @@ _ERROR_LEVEL = re.compile(rb"^\[(?:ERROR|EXCEPTION|E)\b|^\[?[0-9:\-T ,.]*\]?\s*(
 _SIGNALS = rb"Segmentation fault|Aborted|Killed|Bus error|Illegal instruction|Floating point exception"
 # Ordered: the first name that matches is the reason's kind.
 _SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
-    ("critical", re.compile(rb"^\[CRITICAL\]")),
+    ("critical", re.compile(rb"^\[CRITICAL\]|\s(?:CRITICAL|FATAL)\s+-\s")),  # MindSpore's, python logging's
     # CANN error codes are E + a letter + 4 digits, written as a code: `EI0002:`, `[EE9999]`, `code EJ0001`
     ("CANN error", re.compile(rb"(?<![A-Za-z0-9_])E[A-Z][0-9]{4}(?=[:\]]|\s+(?:error|Error))")),
     ("glibc abort", re.compile(rb"(?:malloc_consolidate|malloc|free|munmap_chunk|realloc|corrupted)\(\): "
@@ -46,7 +46,7 @@ _TIMEOUT = re.compile(rb"(?i)(?:\b(?:hccl|hcom|nccl|gloo|collective|cluster|topo
 
 # A quick test every signature passes (first letter, then the rest): one search of ~1 us a line instead
 # of five regexes (~8 us); it may let an ordinary line through, never stop a fatal one.
-_QUICK = re.compile(rb"[ABCEFIKOSTcdst(](?:RITICAL|[A-Z][0-9]{4}|\): |ouble free|orrupted|tack smashing|"
+_QUICK = re.compile(rb"[ABCEFIKOSTcdst(](?:RITICAL|ATAL|[A-Z][0-9]{4}|\): |ouble free|orrupted|tack smashing|"
                     rb"egmentation fault|borted|illed|us error|llegal instruction|loating point exception|"
                     rb"ore dumped|atal Python error|ut of memory|ime ?[Oo]ut|imed out|imes out|iming out|IME ?OUT)")
 
