@@ -23,6 +23,7 @@ from app import monitor_widgets as ui  # noqa: E402
 from app.live_chart import live_chart  # noqa: E402
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, compile_user_regex, tail_lines  # noqa: E402
 from core.logs.diagnose import Diagnosis, diagnose  # noqa: E402
+from core.logs.discover import folder_notes  # noqa: E402
 from core.logs.guard import LogDirError, validate_log_dir  # noqa: E402
 from core.logs.replay import load_recording, replay  # noqa: E402
 from core.logs.selection import RankSelectionError, select_ranks  # noqa: E402
@@ -45,11 +46,12 @@ def watcher_registry() -> WatcherRegistry:
 
 
 def get_watcher(log_dir: str, polling: bool, loss_regex: str | None, extra: tuple[str, ...]) -> RunWatcher:
-    """One RunWatcher per (folder, polling, regex), shared by every session and rerun."""
+    """One RunWatcher per (folder, polling, regex, follow links), shared by every session and rerun."""
+    follow = bool(st.session_state.get("mon_follow_links", False))  # the sidebar's "Follow links" box
     return watcher_registry().get(
-        (log_dir, polling, loss_regex, extra),
+        (log_dir, polling, loss_regex, extra, follow),
         lambda: RunWatcher(Path(log_dir), polling=polling, loss_regex=loss_regex, extra_files=extra,
-                           background_catch_up=True))  # paint at once, fill in while 1,024 logs are read
+                           background_catch_up=True, follow_links=follow))  # paint at once, fill in later
 
 
 @st.cache_resource(show_spinner=False)
@@ -176,9 +178,10 @@ def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
         )
         return Path(out), f"replay of {name}", status, ()
     st.info("**Pick what to watch.** *Launched run*: a run started from the Launch page. *Log folder*: any "
-            "msrun `--log_dir` (worker_N.log), mpirun output (1/rank.N/stdout) or rank-table run "
-            "(deviceN/train.logN). *Replay recorded run*: replays a recorded real run so you can try the "
-            "Monitor without hardware.")
+            "msrun `--log_dir` (worker_N.log), MindFormers `output/` (log/rank_N/info.log), mpirun output "
+            "(1/rank.N/stdout), rank-table or model-zoo run (deviceN/train.logN, train_parallelN/log), Slurm "
+            "outputs (slurm-J_N.out) or a folder with one log. *Replay recorded run*: replays a recorded real "
+            "run so you can try the Monitor without hardware.")
     return None, "", None, ()
 
 
@@ -199,6 +202,9 @@ def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None, i
         stall = st.number_input("Stalled after (s)", 5, 3600, 60, 5, key="mon_stall")
         with st.expander("Advanced"):
             polling = st.checkbox("Polling watcher (NFS / shared filesystems)", key="mon_polling")
+            st.checkbox("Follow links", key="mon_follow_links",
+                        help="Also read logs that are links to files outside the chosen folder (refused by "
+                             "default: a link could show any file the server can read).")
             per_node = int(st.number_input("Ranks per node", 1, 1024, 8, key="mon_per_node",
                                            help="msrun --local_worker_num: `node 3` in a rank expression "
                                                 "means ranks 24-31 with 8 per node."))
@@ -382,14 +388,20 @@ if source_dir is not None:
         c = st.columns(5)
         c[0].metric("Ranks", len(ranks))
         c[1].metric("Loss points", f"{len(df):,}")
-        last_step = diag.median_last_step if big else (None if df.empty else df["global_step"].max())
+        last_step = diag.last_step if big else (None if df.empty else df["global_step"].max())  # the job's
         c[2].metric("Last step", "–" if last_step is None else f"{last_step:.0f}")
         c[3].metric("Crashed / NaN", int(states.isin(["crashed", "NaN/inf loss"]).sum()))
         c[4].metric("Stalled", int((states == "stalled").sum()))
-        if not snap.files:
-            st.info(f"No rank logs in `{source_dir}` yet (waiting for worker_N.log, 1/rank.N/stdout or "
-                    "deviceN/train.logN). New files are picked up automatically.")
-            return
+        follow = bool(st.session_state.get("mon_follow_links"))  # one folder scan per 5 s, not per tick
+        notes = cached("notes", (str(source_dir), follow, bool(ranks), int(time.time() // 5)),
+                       lambda: folder_notes(source_dir, follow))
+        if not ranks:
+            st.info("No rank log read. " + " ".join(notes) + " New files are picked up automatically.")
+            if not snap.files:
+                return
+        else:
+            for note in notes:
+                st.warning(note)
         diagnosis_strip(diag)
         if big:
             scale_view(snap, table, diag, opts, per_node, source_dir, reading=reading is not None)
@@ -446,8 +458,10 @@ if source_dir is not None:
             pick = t1.selectbox("File", names, key="mon_tail_file")
             hide = t2.toggle("Hide [WARNING]/[INFO]", value=True, key="mon_tail_hide")
             path = next(f.path for f in files if f.rel == pick)
-            st.code("\n".join(tail_lines(path, n=200, hide_noise=hide)) or "(nothing yet)", language=None,
-                    height=320)
+            # the real path is checked again as it is read (the run's own launcher log lives beside the folder)
+            own = st.session_state.get("mon_follow_links") or str(path) in extra_files
+            st.code("\n".join(tail_lines(path, n=200, hide_noise=hide, inside=None if own else source_dir))
+                    or "(nothing yet)", language=None, height=320)
         st.download_button("Download all points (CSV)", data=lambda: ui.csv_bytes(watcher.snapshot()),
                            file_name=f"{label or 'run'}-loss.csv".replace("/", "_"), mime="text/csv",
                            on_click="ignore", key="mon_csv")

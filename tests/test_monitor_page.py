@@ -77,7 +77,51 @@ def test_hostile_logdir_is_a_message_not_a_watch(logdir: str, words: str) -> Non
 def test_empty_folder_waits_for_logs(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     at = _run(logdir=str(tmp_path / "empty"))
-    assert any("No rank logs" in i.value for i in at.info)
+    assert any("No rank log read" in i.value and "holds no files yet" in i.value for i in at.info)
+
+
+def test_folder_with_files_but_no_rank_log_says_why(tmp_path: Path) -> None:
+    """Issue 18 item 4: files seen but none taken -> the page names them and why, not only "waiting"."""
+    d = tmp_path / "odd"
+    (d / "sub").mkdir(parents=True)
+    (d / "sub" / "train.log").write_text("epoch: 1 step: 1, loss is 2.0\n")
+    (d / "sub" / "other.log").write_text("x\n")
+    at = _run(logdir=str(d))
+    assert not at.exception
+    text = " ".join(i.value for i in at.info)
+    assert "sub/train.log: no rank number in its path" in text and "2 file(s) seen" in text
+
+
+def test_last_step_at_scale_is_the_jobs_not_the_rank_that_stopped(tmp_path: Path) -> None:
+    """Issue 18 item 6: 40 ranks (the scale view) reach step:[20/20] but rank 7 stops at 12: "Last step" is
+    20 (was 12, the median of the unfinished ranks only) and rank 7 is listed as hung, not "loss diverges"."""
+    from tests.test_diagnose_failures import _mf_run
+
+    _mf_run(tmp_path, 40, 20, {7: 12})
+    at = _run(logdir=str(tmp_path))
+    assert [m.value for m in at.metric][:3] == ["40", "792", "20"]
+    look = next(d.value for d in at.dataframe if "what" in d.value.columns).set_index("rank")
+    assert look.at[7, "what"] == "hung" and "stopped at step 12 of 20" in look.at[7, "why"]
+
+
+def test_link_out_of_the_folder_is_not_shown(tmp_path: Path) -> None:
+    """Issue 22: worker_0.log -> a file outside the folder is not read nor listed under "Raw log tail"."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:SECRET-HASH:19000:0:99999:7:::\n")
+    d = tmp_path / "logs"
+    d.mkdir()
+    (d / "worker_0.log").symlink_to(secret)
+    (d / "worker_1.log").write_text("epoch: 1 step: 1, loss is 2.0\n")
+    at = _run(logdir=str(d))
+    assert not at.exception
+    assert any("worker_0.log: a link to" in w.value for w in at.warning)
+    tails = [s for s in at.selectbox if "worker_1.log" in (s.options or [])]  # the "Raw log tail" file box
+    assert tails and all("worker_0.log" not in s.options for s in tails)
+    assert "SECRET-HASH" not in " ".join(str(c.value) for c in at.code)
+    at.checkbox(key="mon_follow_links").check().run()  # the user asks to follow links: read and listed
+    assert not at.exception
+    assert any("worker_0.log" in (s.options or []) for s in at.selectbox)
+    assert not any("worker_0.log: a link to" in w.value for w in at.warning)
 
 
 def test_bad_custom_regex_is_reported(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from core.cli.common import fail, terminal_safe
 from core.cli.watch import skipped_lines
 from core.logs import LogFormatError, read_run
 from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
+from core.logs.discover import folder_notes
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.memory import memory_report
 from core.logs.status import tail_lines
@@ -32,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the job is still running: also report the whole job as hung when it went silent")
     p.add_argument("--straggler-ratio", type=float, default=DiagnoseSettings.straggler_ratio,
                    help="step time / job median at or above this is a straggler (default %(default)s)")
+    p.add_argument("--follow-links", action="store_true",
+                   help="also read logs that are links to files outside LOG_DIR (refused by default)")
     p.set_defaults(func=handle)
 
 
@@ -83,17 +86,20 @@ def handle(args: argparse.Namespace) -> int:
     except LogDirError as exc:
         return fail(str(exc))
     try:
-        snap = read_run(log_dir, loss_regex=args.loss_regex)
+        snap = read_run(log_dir, loss_regex=args.loss_regex, follow_links=args.follow_links)
     except LogFormatError as exc:
         return fail(str(exc))
+    notes = folder_notes(log_dir, args.follow_links)
+    if not snap.n_ranks and snap.errors.empty:  # nothing to diagnose: say what was seen, not "no failure"
+        return fail(" ".join(notes))
     d = diagnose(snap, now=now_if_alive(args.alive),
                  settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
     if args.json:  # memory: MindSpore's device-memory lines from the end (256 KiB) of each rank's log
         tails = {f.rank: tail_lines(f.path, 400, hide_noise=False, max_bytes=1 << 18)
                  for f in snap.files if f.role == "worker" and f.rank is not None}
         # json.dumps escapes every control character
-        print(json.dumps(d.to_dict() | {"skipped": snap.skipped, "memory": memory_report(tails)}))
+        print(json.dumps(d.to_dict() | {"skipped": snap.skipped, "notes": notes, "memory": memory_report(tails)}))
     else:
-        print("\n".join([report(d), *skipped_lines(snap)]))
+        print("\n".join([report(d), *skipped_lines(snap), *(terminal_safe(n) for n in notes)]))
     return 1 if d.failed else 0
 

@@ -6,12 +6,14 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from core.cli.common import fail, terminal_safe
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
+from core.logs.discover import folder_notes
 from core.logs.guard import LogDirError, validate_log_dir
 
 MAX_ROWS_PER_UPDATE = 200  # loss rows printed one by one per update; more: the last row of each rank
@@ -27,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
     p.add_argument("--stall-after", type=float, default=60.0, help="seconds without a new line = stalled")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between status tables")
+    p.add_argument("--follow-links", action="store_true",
+                   help="also read logs that are links to files outside LOG_DIR (refused by default)")
     p.set_defaults(func=handle)
 
 
@@ -118,8 +122,11 @@ def _count(printed: dict[tuple[int, str], int], rows: pd.DataFrame) -> None:
         printed[(int(rank), str(file))] = printed.get((int(rank), str(file)), 0) + int(n)
 
 
-def follow(watcher: RunWatcher, interval: float, stall_after: float) -> None:
-    """Print new loss rows, errors, how far behind the reader is, and the status table until Ctrl-C."""
+def follow(watcher: RunWatcher, interval: float, stall_after: float,
+           notes_now: Callable[[], list[str]] = list) -> None:
+    """Print new loss rows, errors, how far behind the reader is, and the status table until Ctrl-C;
+    while no rank log is read, `notes_now()` says what the folder holds and why (again when it changes)."""
+    last_notes: list[str] = []
     printed: dict[tuple[int, str], int] = {}  # rows taken so far per (rank, file), to survive restarts
     seen = n_errors = behind = 0
     restarts: dict[int, int] = {}
@@ -147,6 +154,11 @@ def follow(watcher: RunWatcher, interval: float, stall_after: float) -> None:
         behind = snap.behind_bytes
         if note:
             print(note, flush=True)
+        if not snap.n_ranks or last_notes:  # say why nothing is read, and again when that changes
+            notes = notes_now()
+            if notes != last_notes:
+                print("\n".join(terminal_safe(n) for n in notes), flush=True)
+                last_notes = notes
         table = status_table(snap, stall_after)
         states = "\n".join(line[:16] for line in table.splitlines())
         if states != last_states or time.monotonic() - last_table >= max(interval, 30):
@@ -164,19 +176,25 @@ def handle(args: argparse.Namespace) -> int:
         return fail(str(exc))
     if args.once:
         try:
-            snap = read_run(log_dir, loss_regex=args.loss_regex)
+            snap = read_run(log_dir, loss_regex=args.loss_regex, follow_links=args.follow_links)
         except LogFormatError as exc:
             return fail(str(exc))
         print(summary(snap, args.stall_after))
+        notes = folder_notes(log_dir, args.follow_links)
+        for note in notes:
+            print(note)
+        if not snap.n_ranks:
+            return 1  # nothing read is not a healthy run
         return 1 if snap.crashed_ranks() else 0
     try:
-        watcher = RunWatcher(log_dir, polling=args.polling, loss_regex=args.loss_regex)
+        watcher = RunWatcher(log_dir, polling=args.polling, loss_regex=args.loss_regex,
+                             follow_links=args.follow_links)
     except LogFormatError as exc:
         return fail(str(exc))
     print(f"watching {log_dir} ({'polling' if args.polling else 'inotify'}); Ctrl-C to stop", flush=True)
     try:
         watcher.start()  # reads one capped block at most: the rest on the watcher's thread
-        follow(watcher, args.interval, args.stall_after)
+        follow(watcher, args.interval, args.stall_after, lambda: folder_notes(log_dir, args.follow_links))
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
     finally:

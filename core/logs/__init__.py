@@ -2,7 +2,9 @@
 
 Map (one concern per module; imports run down this list, never up):
   formats.py   line formats (`FORMATS`, one `LogFormat` each) + `parse_loss_line`, the user regex
-  discover.py  msrun / mpirun / rank-table layouts -> `LogFile`s
+  discover.py  any layout with the rank in the path (msrun, MindFormers, mpirun, rank table, model zoo,
+               Slurm, rank_N/, one file) -> `LogFile`s; links out of the folder refused; what was skipped, why
+  failures.py  lines that end a rank without a traceback ([CRITICAL], CANN codes, glibc, signals, time-outs)
   bulk.py      the numpy fast path for LossMonitor lines (bit-identical to the per-line formats)
   parser.py    one file's lines -> rows, timings, errors (`ReaderSettings`, `ErrorKind`)
   reader.py    `read_run`, `RunSnapshot` (incremental reads from saved offsets)

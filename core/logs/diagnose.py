@@ -91,6 +91,7 @@ class Diagnosis:
     median_step_time: float | None
     step_time_source: str
     median_last_step: float | None
+    last_step: float | None  # the job's: the furthest any rank got (the Monitor's "Last step")
     job_errors: list[str]  # launcher / scheduler exceptions not tied to one rank
     overflow_steps: list[float]  # steps where some rank reported overflow (first max_listed)
     overflow_ranks: int
@@ -204,14 +205,20 @@ def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
 
 def _hung(progress: pd.DataFrame, failed: set[int], median_step_ms: float | None, now: float | None,
           settings: DiagnoseSettings) -> tuple[list[Hung], float | None, float | None]:
-    alive = progress[~progress.index.isin(list(failed)) & ~progress["finished"]]
-    steps = alive["last_step"].dropna()
+    """Ranks far behind the job that stopped moving. The job's progress is measured over every rank
+    that did not fail, finished ones included: a rank that stopped at step 120 while all the others
+    finished at 200 is compared with them, not only with itself (finished ranks used to be dropped)."""
+    ok = progress[~progress.index.isin(list(failed))]
+    steps = ok["last_step"].dropna()
     if steps.empty:
         return [], None, None
     median_last = float(steps.median())
-    latest = float(alive["last_time"].max()) if alive["last_time"].notna().any() else None
+    done = ok.loc[ok["finished"], "last_step"].dropna()
+    reference = max(median_last, float(done.max())) if not done.empty else median_last
+    latest = float(ok["last_time"].max()) if ok["last_time"].notna().any() else None
+    alive = ok[~ok["finished"]]
     step_s = (median_step_ms or 0.0) / 1000.0
-    behind = median_last - alive["last_step"]
+    behind = reference - alive["last_step"]
     lag = behind >= max(settings.min_lag_steps, 1)
     gap = (latest - alive["last_time"]) if latest is not None else pd.Series(_NAN, index=alive.index)
     need = settings.hang_factor * step_s if step_s > 0 else 0.0
@@ -219,10 +226,16 @@ def _hung(progress: pd.DataFrame, failed: set[int], median_step_ms: float | None
     hung_mask = lag & (~timed | ((gap > need) & (gap > 0)))  # a rank whose log still moves is slow, not hung
     out: list[Hung] = []
     for rank in alive.index[hung_mask.to_numpy()]:
-        b, t, g = float(behind[rank]), alive.at[rank, "last_time"], gap[rank]
-        reason = (f"{b:.0f} steps behind the median; last progress {g:.0f} s before the others'" if g == g
-                  else f"{b:.0f} steps behind the median (no time in the log to confirm)")
-        out.append(Hung(int(rank), float(alive.at[rank, "last_step"]), None if t != t else float(t), b, reason))
+        b, t, g = float(behind[rank]), alive.at[rank, "last_step"], gap[rank]
+        last_t = alive.at[rank, "last_time"]
+        if not done.empty:
+            reason = (f"stopped at step {t:.0f} of {reference:.0f} without an error ({len(done)} other rank(s) "
+                      "finished)")
+        elif g == g:
+            reason = f"{b:.0f} steps behind the median; last progress {g:.0f} s before the others'"
+        else:
+            reason = f"{b:.0f} steps behind the median (no time in the log to confirm)"
+        out.append(Hung(int(rank), float(t), None if last_t != last_t else float(last_t), b, reason))
     silent = None
     if now is not None and latest is not None:
         silent = max(0.0, now - latest)
@@ -303,6 +316,42 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
     return groups, job_errors
 
 
+def _nan_groups(snap: RunSnapshot, have: set[int]) -> list[FailureGroup]:
+    """Ranks whose parsed loss became nan or inf (any format: the value decides, not the line's shape),
+    one group per kind, first step as evidence; ranks already failed by an exception are left out."""
+    m = snap.metrics
+    if m.empty:
+        return []
+    loss = m["loss"].to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(loss))
+    if not len(bad):
+        return []
+    first = m.iloc[bad].groupby("rank", sort=True).head(1)
+    first = first[~first["rank"].astype(int).isin(list(have))]
+    ranks = snap.ranks.set_index("rank")
+    by_kind: dict[str, list[tuple[float, int, str, str]]] = {}
+    for rank, step, loss_value, t in zip(first["rank"].astype(int), first["step"], first["loss"], first["time"],
+                                         strict=True):
+        kind = "nan" if loss_value != loss_value else "inf"
+        src = "log time"
+        if t != t:
+            t = ranks.at[rank, "mtime"] if rank in ranks.index else _NAN
+            src = "file mtime" if t == t else "none"
+        step_text = "?" if step != step else f"{step:.0f}"
+        by_kind.setdefault(kind, []).append((float(t), int(rank), src, f"rank {rank}: loss {loss_value} at step "
+                                                                       f"{step_text}"))
+    groups = []
+    for kind, rows in by_kind.items():
+        timed = [r for r in rows if r[0] == r[0]]
+        t, r, src, _ = min(timed) if timed else (_NAN, min(x[1] for x in rows), "none", "")
+        evidence = [x[3] for x in sorted(rows, key=lambda x: x[1])]
+        if len(evidence) > 10:
+            evidence = [*evidence[:10], f"... and {len(evidence) - 10} more"]
+        groups.append(FailureGroup(f"loss is {kind} (the training loss stopped being a finite number)",
+                                   sorted(x[1] for x in rows), r, None if t != t else t, src, evidence))
+    return groups
+
+
 # ----------------------------------------------------------------------------- health
 
 def _overflow(snap: RunSnapshot, settings: DiagnoseSettings) -> tuple[list[float], int]:
@@ -335,15 +384,19 @@ def diagnose(snap: RunSnapshot, now: float | None = None, settings: DiagnoseSett
     silent: pass it only while the job is meant to be running (a finished run's logs are silent too)."""
     settings = settings or DiagnoseSettings()
     groups, job_errors = _failure_groups(snap)
+    groups += _nan_groups(snap, {r for g in groups for r in g.ranks})
     failed = {r for g in groups for r in g.ranks}
     times, sources = rank_step_times(snap)
     stragglers, median_ms, source = _stragglers(times, sources, failed, settings)
-    hung, median_last, silent = _hung(_last_progress(snap), failed, median_ms, now, settings)
+    progress = _last_progress(snap)
+    hung, median_last, silent = _hung(progress, failed, median_ms, now, settings)
+    furthest = progress["last_step"].max() if not progress.empty else _NAN
     overflow_steps, overflow_ranks = _overflow(snap, settings)
     return Diagnosis(
         ranks=int((snap.ranks["rank"] >= 0).sum()) if not snap.ranks.empty else 0,
         stragglers=stragglers, hung=hung, failure_groups=groups,
         median_step_time=median_ms, step_time_source=source, median_last_step=median_last,
+        last_step=None if furthest != furthest else float(furthest),
         job_errors=job_errors, overflow_steps=overflow_steps, overflow_ranks=overflow_ranks,
         norm_spikes=_norm_spikes(snap, settings), silent_s=silent,
     )

@@ -1,80 +1,265 @@
-"""Where a run's per-rank logs are: msrun, mpirun and rank-table layouts, one `LogFile` per file.
+"""Where a run's per-rank logs are: any layout that puts the rank number in the path, one `LogFile` per file.
 
-msrun writes `log_dir/worker_{rank}.log` + `scheduler.log`; mpirun `--output-filename out` writes
-`out/1/rank.{r}/stdout`; the legacy rank-table launch writes `device{r}/train.log{r}`.
+Layouts (a rule matches the end of the path, so the user may point at the log folder, its parent or the
+run folder; every rule is from a real launcher):
+  msrun        `worker_{r}.log` (+ `scheduler.log`)
+  mindformers  `rank_{r}/info.log` (+ `rank_{r}/error.log`: read for failures only, never for loss rows)
+  mpirun       `--output-filename out` -> `out/1/rank.{r}/stdout` (and stderr)
+  rank_table   `device{r}/train.log{r}` (model-zoo `run_distribute_train.sh`)
+  model_zoo    `train_parallel{r}/log` (model-zoo scripts that `cd` into one folder per rank)
+  slurm        `%t`-named outputs: `slurm-{job}_{t}.out`, `out.{t}`, `task-{t}.err`
+  rank_dir     any `*.log/out/txt/err` under `rank_{r}/` / `rank{r}/`, or a file named `rank_{r}.log`
+  single       a folder holding exactly one log file: it is rank 0
+Why so strict about links: the server may run as root; `worker_0.log -> /etc/shadow` must not be shown.
+A link is followed only when its real path stays inside the chosen folder, or when the user asks.
+Every file looked at and not taken is kept with the reason (`Discovery.skipped`), so the page and the
+CLI can say why a folder shows no rank instead of "waiting".
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+import stat as stat_mod
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LogFile", "discover_logs"]
+from core.files import kind_of
+
+__all__ = ["MAX_DEPTH", "Discovery", "LogFile", "Skipped", "discover", "discover_logs", "explain_empty", "folder_notes"]
+
+MAX_DEPTH = 4  # folders below the chosen one: run/output/log/rank_0/info.log is 3 deep
+MAX_LISTED_SKIPS = 50  # skipped files kept with their reason (the count goes on)
 
 
 @dataclass(frozen=True)
 class LogFile:
-    """One log file and what it is: a rank's output, the msrun scheduler, or a launcher's stdout."""
+    """One log file and what it is: a rank's output, its error-only log, the msrun scheduler, or a
+    launcher's stdout."""
 
     path: Path
     rel: str
-    role: str  # "worker" | "scheduler" | "launcher"
+    role: str  # "worker" | "errors" | "scheduler" | "launcher"
     rank: int | None
-    layout: str  # "msrun" | "mpirun" | "rank_table" | "other"
+    layout: str  # "msrun" | "mindformers" | "mpirun" | "rank_table" | "model_zoo" | "slurm" | "rank_dir" | ...
 
 
-_LAYOUT_RULES: list[tuple[re.Pattern[str], str, str]] = [
-    (re.compile(r"^worker_(\d+)\.log$"), "worker", "msrun"),
-    (re.compile(r"^scheduler\.log$"), "scheduler", "msrun"),
-    (re.compile(r"^(?:[^/]+/)?rank\.(\d+)/(?:stdout|stderr)$"), "worker", "mpirun"),
-    (re.compile(r"^device_?(\d+)/[^/]*\.log\d*$"), "worker", "rank_table"),
+@dataclass(frozen=True)
+class Skipped:
+    """A file (or link) seen under the folder and not read, with why."""
+
+    rel: str
+    why: str
+
+
+@dataclass
+class Discovery:
+    """What a scan of the folder found: the logs to read and everything else it looked at."""
+
+    files: list[LogFile]
+    skipped: list[Skipped] = field(default_factory=list)
+    n_skipped: int = 0  # may exceed len(skipped) (only MAX_LISTED_SKIPS are kept)
+    n_seen: int = 0  # files (not folders) looked at
+    truncated: bool = False  # stopped at the entry limit
+
+    def skip(self, rel: str, why: str) -> None:
+        self.n_skipped += 1
+        if len(self.skipped) < MAX_LISTED_SKIPS:
+            self.skipped.append(Skipped(rel, why))
+
+    @property
+    def links_refused(self) -> list[Skipped]:
+        """Links not followed because they lead out of the folder."""
+        return [s for s in self.skipped if s.why.startswith("a link to")]
+
+
+_LOG_EXT = r"(?:log|out|txt|err)"
+# (pattern on the path relative to the chosen folder, role, layout); the first that matches wins.
+_RULES: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(r"(?:^|/)worker_(\d+)\.log$"), "worker", "msrun"),
+    (re.compile(r"(?:^|/)scheduler\.log$"), "scheduler", "msrun"),
+    (re.compile(r"(?:^|/)rank_(\d+)/info\.log$"), "worker", "mindformers"),
+    (re.compile(r"(?:^|/)rank_(\d+)/error\.log$"), "errors", "mindformers"),
+    (re.compile(r"(?:^|/)rank\.(\d+)/(?:stdout|stderr)$"), "worker", "mpirun"),
+    (re.compile(r"(?:^|/)device_?(\d+)/[^/]*\.log\d*$"), "worker", "rank_table"),
+    (re.compile(r"(?:^|/)train_parallel(\d+)/(?:log|[^/]*\.log)$"), "worker", "model_zoo"),
+    (re.compile(r"(?:^|/)slurm-\d+[_.-](\d+)\." + _LOG_EXT + "$"), "worker", "slurm"),
+    (re.compile(r"(?:^|/)(?:[\w-]+[._-])?(?:out|err|stdout|stderr|output|task)[._-](\d+)(?:\." + _LOG_EXT + ")?$"),
+     "worker", "slurm"),
+    (re.compile(r"(?:^|/)rank[_-]?(\d+)/[^/]+\." + _LOG_EXT + "$"), "worker", "rank_dir"),
+    (re.compile(r"(?:^|/)rank[_-]?(\d+)\." + _LOG_EXT + "$"), "worker", "rank_dir"),
 ]
-_LAUNCHER_NAME = re.compile(r"^[^/]+\.(?:log|out|txt|err)$")
+_LAUNCHER_NAME = re.compile(r"^[^/]+\." + _LOG_EXT + "$")
+# a launcher's own output is not a rank's, even when it is the only file so far (the workers' come later)
+_LAUNCHER_OUTPUT = re.compile(r"^(?:msrun|mpirun|launcher|launch|scheduler)[\w.-]*$")
+_LOGLIKE = re.compile(r"(?:\." + _LOG_EXT + r"(?:\.\d+)?|/log|^log|stdout|stderr)$")
+_PRIORITY = {"msrun": 0, "mindformers": 1, "mpirun": 2, "rank_table": 3, "model_zoo": 4, "slurm": 5,
+             "rank_dir": 6}
 
 
-def discover_logs(log_dir: Path | str, max_entries: int = 20000) -> list[LogFile]:
-    """Find per-rank logs under `log_dir` (msrun, mpirun and rank-table layouts), sorted by rank.
+def _match(rel: str) -> tuple[str, int | None, str, str] | None:
+    """(role, rank, layout, group) for a rank-log path, None otherwise; the group is the path before
+    the part that carries the rank (two runs' `worker_0.log` in two folders are two groups)."""
+    for pattern, role, layout in _RULES:
+        m = pattern.search(rel)
+        if m:
+            rank = int(m.group(1)) if m.groups() else None
+            return role, rank, layout, rel[: m.start() + (1 if rel[m.start():m.start() + 1] == "/" else 0)]
+    return None
 
-    Top-level `*.log/*.out/*.txt` files that are not rank logs (e.g. msrun's own stdout) are
-    returned as "launcher" files: they are only scanned for failures (`Worker process <pid> exit`).
-    """
-    root = Path(log_dir)
-    found: list[LogFile] = []
-    seen = 0
+
+def _inside(real: str, root_real: str) -> bool:
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def _scan(root: Path, found: Discovery, follow_links: bool, max_entries: int
+          ) -> list[tuple[Path, str, int, str]]:
+    """Every file under `root` (bounded depth and count) as (path, rel, depth, kind); refused links and
+    unlistable folders go to `found.skipped`."""
+    root_real = os.path.realpath(root)
+    out: list[tuple[Path, str, int, str]] = []
+    visited = {root_real}
     stack: list[tuple[Path, str, int]] = [(root, "", 0)]
+    seen = 0
     while stack:
         folder, prefix, depth = stack.pop()
         try:
-            entries = list(os.scandir(folder))
-        except OSError:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            found.skip(prefix.rstrip("/") or ".", f"cannot be listed: {exc.strerror or exc}")
             continue
         for entry in entries:
             seen += 1
             if seen > max_entries:
-                break
+                found.truncated = True
+                return out
             rel = prefix + entry.name
             try:
-                is_dir = entry.is_dir()
-            except OSError:
+                is_link = entry.is_symlink()
+                if is_link:
+                    real = os.path.realpath(entry.path)
+                    if not follow_links and not _inside(real, root_real):
+                        found.skip(rel, f"a link to {real}, outside the chosen folder (not followed; ask to "
+                                        "follow links to read it)")
+                        continue
+                    mode = os.stat(entry.path).st_mode
+                else:
+                    real = ""
+                    mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError as exc:
+                found.skip(rel, f"cannot be checked: {exc.strerror or exc}")
                 continue
-            if is_dir:
-                if depth == 0 and _LAYOUT_RULES[0][0].match(rel):  # a folder named worker_N.log: say so
-                    found.append(LogFile(Path(entry.path), rel, "worker", int(rel[7:-4]), "msrun"))
+            if stat_mod.S_ISDIR(mode):
+                if depth == 0 and _RULES[0][0].search(rel):  # a folder named worker_N.log: say so
+                    out.append((Path(entry.path), rel, depth, "dir"))
                     continue
-                if depth < 2:
+                key = real if is_link else entry.path
+                if depth + 1 <= MAX_DEPTH and key not in visited:
+                    visited.add(key)
                     stack.append((Path(entry.path), rel + "/", depth + 1))
                 continue
-            for pattern, role, layout in _LAYOUT_RULES:
-                m = pattern.match(rel)
-                if m:
-                    rank = int(m.group(1)) if m.groups() else None
-                    found.append(LogFile(Path(entry.path), rel, role, rank, layout))
-                    break
-            else:
-                if depth == 0 and _LAUNCHER_NAME.match(rel):
-                    found.append(LogFile(Path(entry.path), rel, "launcher", None, "other"))
-    order = {"worker": 0, "scheduler": 1, "launcher": 2}
-    found.sort(key=lambda f: (order[f.role], -1 if f.rank is None else f.rank, f.rel))
+            out.append((Path(entry.path), rel, depth, "file" if stat_mod.S_ISREG(mode) else kind_of(mode)))
+    return out
+
+
+def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool = False) -> Discovery:
+    """Find per-rank logs under `log_dir`, sorted by role and rank, and say what was left out and why.
+
+    Top-level `*.log/*.out/*.txt/*.err` files that are not rank logs (e.g. msrun's own stdout) are
+    "launcher" files: only scanned for failures. When two runs' logs sit side by side (the same ranks
+    in two folders), the folder with the most ranks is read and the other is skipped with the reason.
+    """
+    root = Path(log_dir)
+    found = Discovery([])
+    entries = _scan(root, found, follow_links, max_entries)
+    found.n_seen = len(entries) + found.n_skipped  # refused links and unlistable entries count as seen
+    groups: dict[tuple[str, str], list[LogFile]] = {}
+    others: list[tuple[Path, str, int, str]] = []
+    for path, rel, depth, kind in entries:
+        hit = _match(rel)
+        if hit is None:
+            others.append((path, rel, depth, kind))
+            continue
+        role, rank, layout, group = hit
+        groups.setdefault((layout, group), []).append(LogFile(path, rel, role, rank, layout))
+    found.files = _pick_groups(groups, found)
+    have_workers = any(f.role == "worker" for f in found.files)
+    loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOGLIKE.search(r)]
+    single = None
+    if (not have_workers and len(loglike) == 1 and not found.truncated
+            and not _LAUNCHER_OUTPUT.match(loglike[0][1].rsplit("/", 1)[-1])):
+        single = loglike[0][1]
+        found.files.append(LogFile(loglike[0][0], single, "worker", 0, "single"))  # one log file: rank 0
+    names = {r for _, r in loglike}
+    for path, rel, depth, kind in others:
+        if rel == single:
+            continue
+        if kind != "file":
+            found.skip(rel, f"{kind}, not a regular file")
+        elif rel not in names:
+            found.skip(rel, "not a log (no .log/.out/.txt/.err name, no stdout/stderr)")
+        elif depth == 0 and _LAUNCHER_NAME.match(rel):
+            found.files.append(LogFile(path, rel, "launcher", None, "other"))
+        else:
+            found.skip(rel, "no rank number in its path (worker_N.log, rank_N/, rank.N/, deviceN/, "
+                            "train_parallelN/, slurm-J_N.out)")
+    order = {"worker": 0, "errors": 1, "scheduler": 2, "launcher": 3}
+    found.files.sort(key=lambda f: (order[f.role], -1 if f.rank is None else f.rank, f.rel))
     return found
+
+
+def _pick_groups(groups: dict[tuple[str, str], list[LogFile]], found: Discovery) -> list[LogFile]:
+    """Every group of rank logs whose ranks no bigger group already has (biggest first, then the
+    shallowest folder, then the launcher's priority); the others are skipped with the reason."""
+    def ranks(files: list[LogFile]) -> set[int]:
+        return {f.rank for f in files if f.role == "worker" and f.rank is not None}
+
+    order = sorted(groups.items(), key=lambda kv: (-len(ranks(kv[1])), kv[0][1].count("/"),
+                                                   _PRIORITY.get(kv[0][0], 9), kv[0][1]))
+    taken: dict[int, str] = {}
+    out: list[LogFile] = []
+    for (_layout, group), files in order:
+        clash = sorted(ranks(files) & set(taken))
+        if clash:
+            where = taken[clash[0]]
+            for f in files:
+                found.skip(f.rel, f"rank {clash[0]} is already read from {where} (another run or a copy in "
+                                  f"another layout; point at {group or '.'} to read this one)")
+            continue
+        for f in files:
+            if f.role == "worker" and f.rank is not None:
+                taken.setdefault(f.rank, f.rel)
+        out.extend(files)
+    return out
+
+
+def discover_logs(log_dir: Path | str, max_entries: int = 20000, follow_links: bool = False) -> list[LogFile]:
+    """The log files `discover` takes (see there)."""
+    return discover(log_dir, max_entries, follow_links).files
+
+
+def explain_empty(found: Discovery, folder: str, limit: int = 8) -> str:
+    """One paragraph for a folder with no rank log: which files were seen and why none was taken."""
+    if found.n_seen == 0 and not found.skipped:
+        return (f"{folder} holds no files yet (waiting for worker_N.log, rank_N/info.log, 1/rank.N/stdout, "
+                "deviceN/train.logN, train_parallelN/log or slurm-J_N.out).")
+    launchers = [f"{f.rel}: no rank number in its name (read for failures only, as a launcher's output)"
+                 for f in found.files if f.role != "worker"]
+    reasons = launchers + [f"{s.rel}: {s.why}" for s in found.skipped]
+    shown = "; ".join(reasons[:limit])
+    total = len(launchers) + found.n_skipped
+    more = f"; and {total - limit} more" if total > limit else ""
+    cut = " The scan stopped at its entry limit." if found.truncated else ""
+    return (f"{folder}: {found.n_seen} file(s) seen, none read as a rank log: {shown}{more}.{cut}")
+
+
+def folder_notes(log_dir: Path | str, follow_links: bool = False) -> list[str]:
+    """What a user must be told about a folder besides its ranks: links not followed (what, why), and,
+    when no rank log is there, which files were seen and why none was taken. Empty when all is plain."""
+    found = discover(log_dir, follow_links=follow_links)
+    notes = [f"not read: {s.rel}: {s.why}" for s in found.links_refused]
+    notes += [f"skipped {s.rel}: {s.why}" for s in found.skipped if s.why.endswith("not a regular file")]
+    if not any(f.role == "worker" for f in found.files):
+        notes.append(explain_empty(found, str(log_dir)))
+    return notes

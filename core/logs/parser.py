@@ -17,6 +17,7 @@ import numpy as np
 
 from core.logs.bulk import RE_LM_AT, RE_SCAN, Rows, candidate_starts, lm_block, lm_row
 from core.logs.discover import LogFile
+from core.logs.failures import fatal_reason
 from core.logs.formats import (
     ERROR_PREFIXES,
     MARKERS,
@@ -211,7 +212,7 @@ class Parser:
             return
         off = base + ls
         info = st.info
-        rank = info.rank if info.role == "worker" else -1
+        rank = info.rank if info.role in ("worker", "errors") else -1
         if line.startswith(ERROR_PREFIXES):
             m = _RE_MS_LOG.match(line)
             msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
@@ -221,10 +222,12 @@ class Parser:
                 self._error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
             elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
                 self._error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
-            else:
-                self._error(st, ErrorKind.ERROR_LOG, msg, "", off, rank, st.pid, obs_time, lt)
+            else:  # [CRITICAL], a CANN code or a collective time-out ends the rank; other [ERROR]s do not
+                kind = ErrorKind.EXCEPTION if fatal_reason(line) else ErrorKind.ERROR_LOG
+                self._error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
             return
         if line.startswith(b"[") and not (metrics and self.user is None and any(k in line for k in MARKERS)):
+            self._fatal(st, line, off, rank, obs_time)
             return
         if line.startswith(b"Traceback (most recent call last)"):
             st.tb_start = off
@@ -248,11 +251,14 @@ class Parser:
             self._error(st, kind, text, context, off, rank, st.pid, obs_time, lt)
             return
         if not metrics:
+            self._fatal(st, line, off, rank, obs_time)
             return
         if self.user is not None:
             row = self.user.parse(line)
             if row is not None:
                 st.rows.append(_row_tuple(row, obs_time, off))
+            else:
+                self._fatal(st, line, off, rank, obs_time)
             return
         if b"step time: " in line and (yolo := parse_step_time_line(line)) is not None:
             t = line_time(line)
@@ -268,6 +274,14 @@ class Parser:
             row = parse_loss_line(line)
             if row is not None:
                 st.rows.append(_row_tuple(row, obs_time, off))
+                return
+        self._fatal(st, line, off, rank, obs_time)
+
+    def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
+        """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: core.logs.failures)."""
+        if fatal_reason(line) is not None:
+            self._error(st, ErrorKind.EXCEPTION, line.decode("utf-8", "replace").strip(), "", off, rank, st.pid,
+                        obs_time, last_log_time(line))
 
 
 _LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line

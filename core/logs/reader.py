@@ -142,8 +142,9 @@ class _RunState:
 
     def __init__(self, log_dir: Path | str, loss_regex: str | None = None,
                  extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None,
-                 one_shot: bool = False) -> None:
+                 one_shot: bool = False, follow_links: bool = False) -> None:
         self.log_dir = Path(log_dir)
+        self.follow_links = follow_links  # read logs whose real path is outside log_dir (links): only if asked
         self.settings = settings or ReaderSettings()
         self.parser = Parser(user_format(loss_regex) if loss_regex else None, self.settings)
         self.extra_files = [Path(p) for p in extra_files]
@@ -169,7 +170,7 @@ class _RunState:
 
     def discover(self) -> bool:
         """Add newly appeared files; True when something new was found."""
-        infos = discover_logs(self.log_dir) if self.log_dir.is_dir() else []
+        infos = discover_logs(self.log_dir, follow_links=self.follow_links) if self.log_dir.is_dir() else []
         for extra in self.extra_files:
             if extra.is_file():
                 infos.append(LogFile(extra, extra.name, "launcher", None, "other"))
@@ -507,8 +508,9 @@ class _RunState:
 
 
 def read_run(log_dir: Path | str, loss_regex: str | None = None,
-             extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None) -> RunSnapshot:
+             extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None,
+             follow_links: bool = False) -> RunSnapshot:
     """Parse every log under `log_dir` once (complete lines only) and return the snapshot."""
-    state = _RunState(log_dir, loss_regex, extra_files, settings, one_shot=True)
+    state = _RunState(log_dir, loss_regex, extra_files, settings, one_shot=True, follow_links=follow_links)
     state.refresh()
     return state.snapshot()

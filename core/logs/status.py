@@ -9,6 +9,7 @@ import time
 from enum import StrEnum
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from core.files import open_checked
@@ -60,12 +61,25 @@ def _fatal_by_rank(errs: pd.DataFrame) -> dict[int, tuple[str, str]]:
     return out
 
 
+def _nonfinite_by_rank(metrics: pd.DataFrame) -> dict[int, tuple[float, float]]:
+    """Per rank, its first non-finite loss and the step it came at: the parsed value decides, whatever
+    the line's format (one vectorised pass; the common case, no NaN, costs one isfinite)."""
+    if metrics.empty:
+        return {}
+    loss = metrics["loss"].to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(loss))
+    if not len(bad):
+        return {}
+    first = metrics.iloc[bad].groupby("rank", sort=False).head(1)
+    return {int(r): (float(v), float(s)) for r, v, s in zip(first["rank"], first["loss"], first["step"], strict=True)}
+
+
 def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: float = 60.0,
                 run_status: str | None = None) -> pd.DataFrame:
     """Per-rank state for the status table: running / stalled / crashed / nan / finished / stopped.
 
     crashed: the rank has a traceback, msrun reported its worker pid, or the scheduler timed it out.
-    nan: its last loss is not finite or LossMonitor raised "loss is NAN or INF".
+    nan: a loss it printed is not finite (any format) or LossMonitor raised "loss is NAN or INF".
     stalled: no new line for `stall_after_s` while the run is (or may be) running.
     `run_status` (from the run registry: running/succeeded/failed/stopped) settles ranks whose log
     simply stops: finished when the run succeeded, stopped when it failed or was stopped.
@@ -78,6 +92,7 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
     ).any():
         run_status = "failed"  # the msrun scheduler itself raised: the job is over
     fatal_by_rank = _fatal_by_rank(errs)
+    nonfinite = _nonfinite_by_rank(snap.metrics)
     states, details = [], []
     unreadable = ranks["unreadable"] if "unreadable" in ranks else pd.Series("", index=ranks.index)
     for rank, last_activity, last_loss, n_loss, finished, why_unreadable in zip(
@@ -91,6 +106,10 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
         elif n_loss and not math.isfinite(last_loss):
             states.append(RankState.NAN)
             details.append(f"last loss is {last_loss}")
+        elif rank in nonfinite:
+            value, step = nonfinite[rank]
+            states.append(RankState.NAN)
+            details.append(f"loss was {value} at step {step:.0f}" if step == step else f"loss was {value}")
         elif finished or run_status == "succeeded":
             states.append(RankState.FINISHED)
             details.append("")
@@ -115,10 +134,19 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
     return ranks
 
 
-def tail_lines(path: Path | str, n: int = 200, hide_noise: bool = True, max_bytes: int = 4 << 20) -> list[str]:
+def tail_lines(path: Path | str, n: int = 200, hide_noise: bool = True, max_bytes: int = 4 << 20,
+               inside: Path | str | None = None) -> list[str]:
     """Last `n` lines of a log (reading at most `max_bytes` from the end), noise optionally hidden
-    (chatter-prefixed lines that carry metrics, MindFormers 2023, are kept)."""
+    (chatter-prefixed lines that carry metrics, MindFormers 2023, are kept).
+
+    `inside`: the chosen log folder; a file whose real path left it since discovery (a link swapped to
+    `/etc/shadow`) gives one line saying so instead of its content."""
     path = Path(path)
+    if inside is not None:
+        root = os.path.realpath(inside)
+        real = os.path.realpath(path)
+        if not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+            return [f"(not shown: {path.name} leads to {real}, outside the chosen folder)"]
     try:
         with open_checked(path, None, "log file") as f:  # a FIFO or device is refused, never opened blocking
             size = os.fstat(f.fileno()).st_size

@@ -42,7 +42,8 @@ class RunWatcher:
                  extra_files: Sequence[Path | str] = (), rescan_s: float = 1.0,
                  poll_timeout_s: float = 0.2, stat_poll_s: float = 0.05,
                  settings: ReaderSettings | None = None, background_catch_up: bool = False,
-                 background_above_bytes: int = 64 << 20, tick_bytes: int = TICK_BYTES) -> None:
+                 background_above_bytes: int = 64 << 20, tick_bytes: int = TICK_BYTES,
+                 follow_links: bool = False) -> None:
         self.log_dir = Path(log_dir)
         self.tick_bytes = tick_bytes  # read at most this much per lock hold (one whole line at least)
         # the page's watcher: when the logs already there exceed `background_above_bytes` (~0.1 s of
@@ -54,8 +55,9 @@ class RunWatcher:
         self.rescan_s = rescan_s
         self.poll_timeout_s = poll_timeout_s
         self.stat_poll_s = stat_poll_s
-        self._state = _RunState(self.log_dir, loss_regex, extra_files, settings)
         self._config = (loss_regex, extra_files, settings)  # what release() starts a fresh state with
+        self._follow_links = follow_links
+        self._state = _RunState(self.log_dir, *self._config, follow_links=follow_links)
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
@@ -115,7 +117,7 @@ class RunWatcher:
         another session comes), and that kept the whole table alive after the tab closed."""
         self.stop()
         with self._lock:
-            self._state = _RunState(self.log_dir, *self._config)
+            self._state = _RunState(self.log_dir, *self._config, follow_links=self._follow_links)
 
     @property
     def running(self) -> bool:
