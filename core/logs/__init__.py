@@ -25,12 +25,13 @@ from core.logs.formats import (
     user_format,
 )
 from core.logs.parser import FATAL_KINDS, MAX_PARTIAL_LINE, ErrorKind, ReaderSettings
-from core.logs.reader import ERROR_COLUMNS, METRIC_COLUMNS, TIMING_COLUMNS, RunSnapshot, read_run
+from core.logs.reader import ERROR_COLUMNS, EVAL_COLUMNS, METRIC_COLUMNS, TIMING_COLUMNS, RunSnapshot, read_run
 from core.logs.status import STATES, RankState, rank_status, tail_lines
 from core.logs.watcher import RunWatcher
 
 __all__ = [
     "ERROR_COLUMNS",
+    "EVAL_COLUMNS",
     "FATAL_KINDS",
     "FORMATS",
     "MAX_PARTIAL_LINE",

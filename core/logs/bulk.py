@@ -22,6 +22,7 @@ __all__ = [
     "Rows",
     "candidate_starts",
     "decimals",
+    "keyword_starts",
     "literal_at",
     "lm_block",
     "lm_row",
@@ -47,13 +48,15 @@ _MANTISSA_MAX = 1 << 53  # integers up to here are exact doubles, so mantissa / 
 
 class Rows:
     """A file's metric rows (ROW_KEYS) in file order until the run's table takes them (`take`):
-    numpy blocks from the bulk path, tuples otherwise. Its count and last row outlive the take."""
+    numpy blocks from the bulk path, tuples otherwise, plus the other metrics of the lines that have
+    any (`extras`: name -> row numbers and values). Its count and last row outlive the take."""
 
-    __slots__ = ("_blocks", "_last", "_n", "_tail", "_taken")
+    __slots__ = ("_blocks", "_extras", "_last", "_n", "_tail", "_taken")
 
     def __init__(self) -> None:
         self._blocks: list[np.ndarray] = []
         self._tail: list[tuple] = []
+        self._extras: dict[str, tuple[list[int], list[float]]] = {}
         self._n = 0
         self._taken = 0
         self._last: tuple | None = None  # kept by take()
@@ -66,12 +69,23 @@ class Rows:
         """Rows parsed since the last `take`."""
         return self._n - self._taken
 
-    def append(self, row: tuple) -> None:
+    def append(self, row: tuple, extras: dict[str, float] | None = None) -> None:
+        if extras:
+            for name, value in extras.items():
+                rows, values = self._extras.setdefault(name, ([], []))
+                rows.append(self._n)
+                values.append(value)
         self._tail.append(row)
         self._n += 1
 
-    def add_block(self, block: np.ndarray) -> None:
+    def add_block(self, block: np.ndarray, extras: dict[str, np.ndarray] | None = None) -> None:
+        """Rows in bulk; `extras` holds one value per row of the block for each metric it names."""
         self._flush()
+        if extras:
+            for name, values in extras.items():
+                rows, vals = self._extras.setdefault(name, ([], []))
+                rows.extend(range(self._n, self._n + len(block)))
+                vals.extend(values.tolist())
         self._blocks.append(block)
         self._n += len(block)
 
@@ -82,13 +96,20 @@ class Rows:
 
     def take(self) -> np.ndarray:
         """The rows since the last take as one (n, len(ROW_KEYS)) float64 array; they are dropped here."""
+        return self.take_all()[0]
+
+    def take_all(self) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
+        """`take`, with the other metrics: name -> (row numbers within the taken block, values)."""
         self._flush()
         self._last = self.last()
         blocks, self._blocks = self._blocks, []
+        extras = {name: (np.asarray(rows, dtype=np.int64) - self._taken, np.asarray(vals, dtype=np.float64))
+                  for name, (rows, vals) in self._extras.items()}
+        self._extras = {}
         self._taken = self._n
         if len(blocks) == 1:
-            return blocks[0]
-        return np.concatenate(blocks) if blocks else np.empty((0, len(ROW_KEYS)), dtype=np.float64)
+            return blocks[0], extras
+        return (np.concatenate(blocks) if blocks else np.empty((0, len(ROW_KEYS)), dtype=np.float64)), extras
 
     def _flush(self) -> None:
         if self._tail:
@@ -308,6 +329,37 @@ def candidate_starts(chunk: np.ndarray, end: int) -> np.ndarray:
 
 
 _INFO_DATE = int.from_bytes(b"[INFO] 2", "little")
+KEYWORDS = (b"loss", b"vali", b"eval", b"test")
+"""What a metric line holds, in any case: a loss key, or an eval word (`Validation Top_1_Accuracy: 25%`)."""
+_RE_KEYWORDS = {kw: re.compile(re.escape(kw)) for kw in KEYWORDS}
+
+
+def keyword_starts(buf: bytes | bytearray, end: int, found: list[int] | np.ndarray) -> list[int] | np.ndarray:
+    """`found` (sorted line starts) with the start of every line of `buf[:end]` that holds one of
+    KEYWORDS in any case, whatever the line starts with: the general reader needs a loss key or an
+    eval word, so no line it would read is left out. One lower-cased copy and a literal search per
+    keyword (a memchr-speed scan; the eval words are counted first, they are rare)."""
+    low = bytes(buf[:end]).lower()
+    starts: set[int] = set()
+    rfind = low.rfind
+    for kw, pattern in _RE_KEYWORDS.items():
+        if kw != b"loss" and kw not in low:
+            continue
+        last_line = -1
+        for m in pattern.finditer(low):
+            p = m.start()
+            if p < last_line:
+                continue
+            ls = rfind(b"\n", 0, p) + 1
+            if ls:  # like RE_SCAN's, a start follows a newline (the caller reads the first line itself)
+                starts.add(ls)
+            nl = low.find(b"\n", p)
+            last_line = nl if nl != -1 else end
+    if not starts:
+        return found
+    if isinstance(found, list):
+        return sorted(starts.union(found))
+    return np.union1d(found, np.fromiter(starts, dtype=np.int64, count=len(starts)))
 
 
 def lm_row(m: re.Match, off: int, obs_time: float) -> tuple:

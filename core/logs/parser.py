@@ -1,9 +1,10 @@
 """Parsing one file's complete lines into loss rows, timings and errors (a pure function of the bytes).
 
-`_Parser.feed` takes a block of complete lines: numpy picks the candidate lines (core.logs.bulk),
+`Parser.feed` takes a block of complete lines: numpy picks the candidate lines (core.logs.bulk: lines
+that may be errors, and every line holding a loss key or an eval word, whatever its prefix),
 LossMonitor lines become rows in bulk, and each remaining candidate goes through `_line`: errors
-(`[ERROR]` lines, tracebacks, msrun's worker-exit and scheduler time-outs), TimeMonitor timings,
-and loss lines in any of core.logs.formats.FORMATS (or the user's regex).
+(`[ERROR]` lines, tracebacks, msrun's worker-exit and scheduler time-outs), TimeMonitor timings, and
+loss / evaluation lines read by the general reader (core.logs.general), or every line by the user's regex.
 """
 
 from __future__ import annotations
@@ -15,20 +16,20 @@ from enum import StrEnum
 
 import numpy as np
 
-from core.logs.bulk import RE_LM_AT, RE_SCAN, Rows, candidate_starts, lm_block, lm_row
+from core.logs.bulk import RE_LM_AT, RE_SCAN, Rows, candidate_starts, keyword_starts, lm_block, lm_row
 from core.logs.discover import LogFile
 from core.logs.formats import (
     ERROR_PREFIXES,
-    MARKERS,
     NUM,
     RE_EXC_LINE,
     ROW_FIELDS,
     LogFormat,
     line_time,
-    parse_loss_line,
     parse_step_time_line,
+    read_loss,
     to_float,
 )
+from core.logs.general import LineRead
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
@@ -107,6 +108,8 @@ class FileState:
     tb_carry: bytes = b""
     rows: Rows = field(default_factory=Rows)  # ROW_KEYS rows, file order
     timings: list[tuple] = field(default_factory=list)
+    evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset)
+    metric_keys: dict[str, str] = field(default_factory=dict)  # column -> the key as the log spells it
     errors: list[dict] = field(default_factory=list)
     unregistered: set[int] = field(default_factory=set)
     rotated: bool = False  # renamed away by log rotation: its rows stay, before the current file's
@@ -144,7 +147,7 @@ class Parser:
         find = buf.find
         metrics = info.role == "worker"
         fast = metrics and self.user is None
-        if buf[:1] != b"[" or buf[1:2] in (b"E", b"C") or buf[:8] == b"[INFO] 2":  # no b"\n" before it
+        if self.user is None and (buf[:1] != b"[" or buf[1:2] in (b"E", b"C") or _has_keyword(buf, 0, end)):
             m = RE_LM_AT.match(buf, 0, end) if fast else None
             if m is not None:
                 st.rows.append(lm_row(m, base, obs_time))
@@ -155,10 +158,17 @@ class Parser:
         # LossMonitor lines and builds their rows at once; the block's slices are added in file order
         # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
         block_min = self.settings.block_min
+        if self.user is not None and metrics:  # the user's regex sees every line: no pre-filter
+            found: list[int] | np.ndarray = [0] + [m.start() + 1 for m in _RE_LINE_START.finditer(buf, 0, end - 1)]
+            self._feed_lines(st, buf, found, base, obs_time, end, False, metrics)
+            self._carry_traceback(st, buf, base, end)
+            return
         if end < _SMALL_BLOCK:  # a live tick's few new lines: sre is cheaper than a dozen numpy calls
-            found: list[int] | np.ndarray = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
+            found = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
         else:
             found = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end)
+        if metrics:  # lines with a loss key or an eval word, whatever they start with
+            found = keyword_starts(buf, end, found)
         if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
             self._feed_lines(st, buf, found if isinstance(found, list) else found.tolist(), base, obs_time, end,
                              fast, metrics)
@@ -224,7 +234,11 @@ class Parser:
             else:
                 self._error(st, ErrorKind.ERROR_LOG, msg, "", off, rank, st.pid, obs_time, lt)
             return
-        if line.startswith(b"[") and not (metrics and self.user is None and any(k in line for k in MARKERS)):
+        if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers): no error here
+            if metrics and self.user is None:
+                self._metric_line(st, line, off, obs_time)
+            elif metrics and self.user is not None:
+                self._user_line(st, line, off, obs_time)
             return
         if line.startswith(b"Traceback (most recent call last)"):
             st.tb_start = off
@@ -250,24 +264,58 @@ class Parser:
         if not metrics:
             return
         if self.user is not None:
-            row = self.user.parse(line)
-            if row is not None:
-                st.rows.append(_row_tuple(row, obs_time, off))
+            self._user_line(st, line, off, obs_time)
             return
         if b"step time: " in line and (yolo := parse_step_time_line(line)) is not None:
             t = line_time(line)
             st.timings.append((yolo[0], yolo[1], _NAN, yolo[2], t if t == t else obs_time, off))
             return
-        if b"per step time" in line:
-            m = _RE_TIMEMONITOR.search(line)
-            if m:
-                last = st.rows.last() or (_NAN, _NAN)
-                st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
+        if b"per step time" in line and (m := _RE_TIMEMONITOR.search(line)) is not None:
+            last = st.rows.last() or (_NAN, _NAN)
+            st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
             return
-        if b"loss" in line:
-            row = parse_loss_line(line)
-            if row is not None:
-                st.rows.append(_row_tuple(row, obs_time, off))
+        self._metric_line(st, line, off, obs_time)
+
+    def _user_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> None:
+        row = self.user.parse(line) if self.user is not None else None
+        if row is not None:
+            st.rows.append(_row_tuple(row, obs_time, off))
+
+    def _metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> None:
+        """A loss line becomes a row (its other metrics extras), an evaluation line eval entries."""
+        if not _has_keyword(line, 0, len(line)):
+            return
+        read = read_loss(line)
+        if read is not None:
+            add_read(st, read, off, obs_time)
+
+
+def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
+    """What the general reader found on one line, into the file's rows (training) or evals."""
+    f = read.fields
+    t = f.get("time", _NAN)
+    t = t if t == t else obs_time
+    if read.eval:
+        epoch, step = f.get("epoch", _NAN), f.get("step", _NAN)
+        for name, value in (*f.items(), *read.extras.items()):
+            if name not in _NOT_EVAL_VALUES:
+                st.evals.append((epoch, step, name, value, t, off))
+        return
+    for column, key in read.keys.items():
+        st.metric_keys.setdefault(column, key)
+    st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras)
+
+
+_NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
+_RE_LINE_START = re.compile(rb"\n(?=[^\n])")
+_KEYWORDS = (b"loss", b"vali", b"eval", b"test")
+
+
+def _has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:
+    """Whether the line holds a loss key or an eval word, in any case (what `keyword_starts` finds)."""
+    nl = buf.find(b"\n", start, end)
+    low = bytes(buf[start:end if nl == -1 else nl]).lower()
+    return any(k in low for k in _KEYWORDS)
 
 
 _LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line

@@ -26,9 +26,9 @@ from core.logs.discover import LogFile, discover_logs
 from core.logs.formats import user_format
 from core.logs.parser import FATAL_KINDS, ErrorKind, FileState, Parser, ReaderSettings
 from core.logs.readahead import ReadAhead
-from core.logs.table import MetricTable
+from core.logs.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
 
-__all__ = ["ERROR_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunSnapshot", "read_run"]
+__all__ = ["ERROR_COLUMNS", "EVAL_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunSnapshot", "read_run"]
 
 METRIC_COLUMNS = [
     "rank", "epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "time", "offset", "file",
@@ -46,7 +46,10 @@ class RunSnapshot:
     time = line timestamp or observation time when watched live else NaN, offset, file);
     timings: TimeMonitor lines; errors: rank, kind (exception/nan/worker_exit/timeout/error_log),
     message, context (traceback), line, offset, file; ranks: per-rank facts for `rank_status`;
-    skipped: every file found but not read (a FIFO, a folder, permission denied, ...) -> why.
+    skipped: every file found but not read (a FIFO, a folder, permission denied, ...) -> why;
+    evals: evaluation lines, one row per scalar (EVAL_COLUMNS), never training rows; metric_keys:
+    metric column -> the key as the logs spell it (`step_time_ms` <- `per_step_time`), for every
+    metric the loss lines carry (the columns of `metrics` beyond METRIC_COLUMNS are such metrics).
     """
 
     log_dir: Path
@@ -59,6 +62,8 @@ class RunSnapshot:
     version: int
     taken_at: float
     skipped: dict[str, str] = field(default_factory=dict)
+    evals: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=EVAL_COLUMNS))
+    metric_keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def n_ranks(self) -> int:
@@ -430,7 +435,8 @@ class _RunState:
         layout = layouts.pop() if len(layouts) == 1 else ("mixed" if layouts else "none")
         skipped = {st.info.rel: st.unreadable for st in self.files.values() if st.unreadable}
         snap = RunSnapshot(self.log_dir, metrics, timings, errors, ranks,
-                           [st.info for st in self.files.values()], layout, self.version, time.time(), skipped)
+                           [st.info for st in self.files.values()], layout, self.version, time.time(), skipped,
+                           eval_frame(workers), metric_keys(workers))
         self._cache, self._cache_version = snap, self.version
         return snap
 
