@@ -180,3 +180,43 @@ def test_watch_once_lists_metric_names_and_eval_rows() -> None:
     assert "loss rows=24, eval rows=3" in out
     metrics = next(line for line in out.splitlines() if line.startswith("metrics: "))
     assert "lr" in metrics and "time (step_time_ms)" in metrics
+
+
+_SHAPES = [
+    "[2026-11-23 19:07:06] mindcv.utils.callbacks INFO - Epoch: [1/3], batch: [1/8], loss: 1.533790, lr: 0.010000, "
+    "time: 20.169336s",
+    "{ Epoch:[  1/  4], step:[    1/   16], loss:[5.547178/5.547178], per_step_time: 4503ms, overflow cond: 0, "
+    "top1_acc: 0.5, global_norm: [0.73903346]",
+    " iteration      122/  250000 | lm loss: 2.504220E+00 | loss scale: 1.0 | grad norm: 0.231 |",
+    "2024-10-18 10:01:24,917 [INFO] Epoch 1/500, Step 250/1516, imgsize (640, 640), loss: 10.0633, cur_lr: 0.09",
+    "step: 12, val_loss: 0.25 Avg loss: 1.5",
+    "epoch 3 loss_scale_window: 1000 aux_loss_coef: 1",
+    "step 1 loss: 2.5 overflow cond: 7, top1: 0.5",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(shape=st.sampled_from(_SHAPES), fills=st.lists(st.text("0123456789", min_size=200, max_size=200),
+                                                      min_size=2, max_size=6))
+def test_lines_of_one_shape_read_like_the_general_reader(tmp_path_factory: pytest.TempPathFactory, shape: str,
+                                                         fills: list[str]) -> None:
+    """The reader reuses a line shape's parse (core.logs.general.LineTemplate) for every line of the same
+    text with other digits (word digits such as `top1` too): rows and metrics equal the per-line reader's."""
+    from core.logs.formats import ROW_FIELDS, read_loss
+
+    lines = []
+    for fill in fills:
+        digits = iter(fill)
+        lines.append("".join(next(digits) if c.isdigit() else c for c in shape))
+    root = tmp_path_factory.mktemp("shape")
+    (root / "worker_0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    m = read_run(root).metrics
+    want = [read_loss(line) for line in lines]
+    want = [r for r in want if r is not None and not r.eval and "loss" in r.fields]
+    assert len(m) == len(want)
+    for i, r in enumerate(want):
+        for k in ROW_FIELDS[:-1]:
+            a, b = m[k].iloc[i], r.fields.get(k, math.nan)
+            assert a == b or (a != a and b != b), (k, a, b)
+        for k, v in r.extras.items():
+            assert m[k].iloc[i] == v or (v != v and m[k].iloc[i] != m[k].iloc[i]), k

@@ -10,7 +10,8 @@ users print (`epoch: 1 step: 2`, `Epoch:[ 1/ 4]`, `Epoch 15/300, Step 100/101`, 
 `iteration   10/ 5000 |`).
 
 Evaluation is not training: a loss key qualified by val/eval/test/avg, an eval word before the key, or a
-message that starts with an eval word (`Validation Top_1_Accuracy: 25%`) gives an eval line, never a row.
+message that starts with `val...`/`eval...` (`Validation Top_1_Accuracy: 25%`; a `Test ...` line without a
+loss key is not looked for: it would cost the reader a scan of every byte) gives an eval line, never a row.
 Every decision depends on the line's text and where its numbers are, never on their values: that is
 what lets the bulk path (core.logs.shapes) reuse one parse for every line of the same shape.
 """
@@ -31,6 +32,7 @@ _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 _RE_LOSS_KEY = re.compile(rb"(?i)(?<![a-z0-9])loss['\"]?[ \t]*(?:value[ \t]*)?(?:is\b|[:=|])[ \t]*")
 _RE_QUALIFIER = re.compile(rb"((?:[A-Za-z]+[ \t_]+){1,3})$")
 _RE_EVAL_WORD = re.compile(rb"(?i)(?<![\w/.])(?:eval\w*|valid\w*|val|test\w*)(?![\w/.])")
+_RE_EVAL_START = re.compile(rb"(?i)(?:eval\w*|valid\w*|val)(?![\w/.])")  # an eval message without a loss key
 _EVAL_QUAL = {b"val", b"valid", b"validation", b"eval", b"evaluation", b"test", b"testing", b"dev"}
 _WORD = rb"[A-Za-z][A-Za-z0-9_]*"
 _NUMV = (rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
@@ -40,7 +42,8 @@ _RE_KV = re.compile(
     rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
 )
-_RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]*(True|False|1|0)\b")
+# any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
+_RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]*(True|False|\d)\b")
 _RE_PAIR_WORD = re.compile(rb"(?i)(?<![\w.])(epoch|step|iteration|iter)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])")
 _RE_BARE_PAIR = re.compile(rb"\[[ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*\]")
 _RE_PREFIX = re.compile(
@@ -93,6 +96,7 @@ class LineRead:
     keys: dict[str, str] = field(default_factory=dict)
     eval: bool = False
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    scales: dict[str, float] = field(default_factory=dict)  # a column read in other units (`time: 20s` -> ms)
 
 
 def line_time(line: bytes) -> float:
@@ -115,23 +119,26 @@ def line_time(line: bytes) -> float:
     return base + (int(frac) / 10 ** len(frac) if frac else 0.0)
 
 
-def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int]] | None:
+_RE_PAIR_TAIL = re.compile(rb"[ \t]*/[ \t]*(" + NUM + rb")")
+
+
+def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], tuple[int, int]] | None:
     """The loss (and running average of a `[a/b]` pair) after the key at `pos`, with the loss's span."""
     head = line[pos:pos + 24]
     if head.startswith((b"Tensor(", b"(Tensor(", b"[Tensor(")):
         m = _RE_TENSOR_VALUE.search(line, pos)
-        return (to_float(m.group(1)), _NAN, m.span(1)) if m else None
+        return (to_float(m.group(1)), _NAN, m.span(1), (-1, -1)) if m else None
     start = pos + (1 if head[:1] in (b"[", b"(") else 0)
     while line[start:start + 1] in (b" ", b"\t"):
         start += 1
     m = _RE_NUM.match(line, start)
     if not m or line[m.end():m.end() + 1] in _NUMBER_TAIL:
         return None  # `0x1p3`, `1_000`, `4.5e`: not a whole number; never cut it to a prefix
-    value, avg = to_float(m.group(0)), _NAN
-    pair = re.match(rb"[ \t]*/[ \t]*(" + NUM + rb")", line[m.end():m.end() + 40])
-    if pair and line[m.end() + pair.end():m.end() + pair.end() + 1] not in _NUMBER_TAIL:
-        avg = to_float(pair.group(1))
-    return value, avg, m.span()
+    value, avg, avg_span = to_float(m.group(0)), _NAN, (m.end(), m.end())
+    pair = _RE_PAIR_TAIL.match(line, m.end())
+    if pair and line[pair.end():pair.end() + 1] not in _NUMBER_TAIL:
+        avg, avg_span = to_float(pair.group(1)), pair.span(1)
+    return value, avg, m.span(), avg_span
 
 
 def _is_eval(line: bytes, key_start: int) -> bool:
@@ -178,9 +185,11 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         value = to_float(m.group(2))
         if column == "step_time_ms" and b"s" in (m.group(4), m.group(5)):
             value *= 1000.0
+            read.scales[column] = 1000.0
         _set(read, column, value, name, m.span(2))
     if "overflow" not in read.fields and (o := _RE_OVERFLOW.search(line)) is not None:
-        _set(read, "overflow", 1.0 if o.group(1) in (b"True", b"1") else 0.0, "overflow_cond", (-1, -1))
+        flag = o.group(1).lower()
+        _set(read, "overflow", 0.0 if flag in (b"false", b"0") else 1.0, "overflow_cond", o.span(1))
 
 
 def read_line(line: bytes | str) -> LineRead | None:
@@ -195,16 +204,16 @@ def read_line(line: bytes | str) -> LineRead | None:
         got = _loss_value(line, key.end())
         if got is None:
             continue
-        value, avg, span = got
+        value, avg, span, avg_span = got
         read = LineRead(eval=_is_eval(line, key.start()))
         _set(read, "loss", value, "loss", span)
         if avg == avg or (span[1] < len(line) and b"/" in line[span[1]:span[1] + 4]):
-            _set(read, "loss_avg", avg, "loss_avg", (span[1], span[1]))
+            _set(read, "loss_avg", avg, "loss_avg", avg_span)
         _metrics(read, line, span)
         break
     if read is None:
         message = _RE_PREFIX.match(line).end()
-        if not _RE_EVAL_WORD.match(line, message):
+        if not _RE_EVAL_START.match(line, message):
             return None
         read = LineRead(eval=True)
         _metrics(read, line, (-2, -2))
@@ -240,3 +249,86 @@ def _epoch_step(read: LineRead, line: bytes) -> None:
         if m:
             _set(read, "step", float(m.group(1)), "step", m.span(1))
             _set(read, "steps_total", float(m.group(2)), "step", m.span(2))
+
+
+_DIGIT_MASK = bytes.maketrans(b"0123456789", b"##########")
+_RE_WORD_DIGIT = re.compile(rb"(?<=[A-Za-z_])\d+|(?<=[A-Za-z_]\d)\d+")
+
+
+@dataclass(frozen=True)
+class LineTemplate:
+    """One line shape's parse, reused for every line of that shape (the same bytes with other digits).
+
+    Every decision of `read_line` depends on the line's text and where its digits are, never on their
+    values, except the digits inside words (`top1`), kept in `word_digits` and checked; so a line of
+    the same masked shape gives its numbers at the same byte spans. `columns`: (column, start, end,
+    scale, extra) read with `float`; `constants`: columns the text itself gives (`overflow cond: False`).
+    """
+
+    columns: tuple[tuple[str, int, int, float, bool], ...]
+    constants: tuple[tuple[str, float], ...]
+    word_digits: tuple[tuple[int, int], ...]
+    keys: tuple[tuple[str, str], ...]
+    row: bool = True  # False: lines of this shape carry no loss (the general reader said None)
+
+
+def make_template(line: bytes, read: LineRead) -> LineTemplate | None:
+    """The template of a line the general reader read, or None when its parse is not a plain copy of
+    its numbers (an eval line, MindYOLO's computed global step, ANSI codes, a digit-valued overflow)."""
+    if read.eval or b"\x1b" in line or "loss" not in read.fields:
+        return None
+    columns: list[tuple[str, int, int, float, bool]] = []
+    constants: list[tuple[str, float]] = []
+    for column, value in (*read.fields.items(), *read.extras.items()):
+        if column == "time":
+            continue
+        s, e = read.spans.get(column, (-1, -1))
+        if column == "overflow" and not line[s:e].isdigit():  # `True`/`False`: the text says it
+            constants.append((column, value))
+            continue
+        if column == "loss_avg" and s == e:  # `[5.5/x]`: a pair without a readable average
+            constants.append((column, value))
+            continue
+        if s < 0 or s == e or column == "overflow":
+            return None
+        scale = read.scales.get(column, 1.0)
+        raw = to_float(line[s:e])
+        raw = raw * scale if scale != 1.0 else raw
+        if not (raw == value or (raw != raw and value != value)):
+            return None  # not a plain copy of its number (never happens for the shapes above)
+        columns.append((column, s, e, scale, column in read.extras))
+    return LineTemplate(tuple(columns), tuple(constants), _word_digits(line), tuple(read.keys.items()))
+
+
+def no_row_template(line: bytes) -> LineTemplate:
+    """The template of a shape the general reader finds nothing in (a `loss` word in a message)."""
+    return LineTemplate((), (), _word_digits(line), (), row=False)
+
+
+def _word_digits(line: bytes) -> tuple[tuple[int, int], ...]:
+    return tuple((m.start() + i, line[m.start() + i]) for m in _RE_WORD_DIGIT.finditer(line)
+                 for i in range(m.end() - m.start()))
+
+
+def shape_key(line: bytes) -> bytes:
+    """The line with every digit as `#` (the same shape = the same text, digits aside)."""
+    return line.translate(_DIGIT_MASK)
+
+
+def read_templated(line: bytes, template: LineTemplate) -> tuple[bool, LineRead | None]:
+    """`read_line(line)` for a line of the template's shape: (True, what it reads), or (False, None)
+    when a digit inside a word differs (then the template does not apply)."""
+    for pos, byte in template.word_digits:
+        if line[pos] != byte:
+            return False, None
+    if not template.row:
+        return True, None
+    read = LineRead(keys=dict(template.keys))
+    fields, extras = read.fields, read.extras
+    for column, s, e, scale, extra in template.columns:
+        value = to_float(line[s:e])
+        (extras if extra else fields)[column] = value * scale if scale != 1.0 else value
+    for column, value in template.constants:
+        (extras if column == "loss_avg" else fields)[column] = value
+    fields["time"] = line_time(line)
+    return True, read

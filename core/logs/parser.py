@@ -16,7 +16,16 @@ from enum import StrEnum
 
 import numpy as np
 
-from core.logs.bulk import RE_LM_AT, RE_SCAN, Rows, candidate_starts, keyword_starts, lm_block, lm_row
+from core.logs.bulk import (
+    RE_LM_AT,
+    RE_SCAN,
+    Rows,
+    candidate_starts,
+    keyword_positions,
+    keyword_starts,
+    lm_block,
+    lm_row,
+)
 from core.logs.discover import LogFile
 from core.logs.formats import (
     ERROR_PREFIXES,
@@ -29,7 +38,7 @@ from core.logs.formats import (
     read_loss,
     to_float,
 )
-from core.logs.general import LineRead
+from core.logs.general import LineRead, LineTemplate, make_template, no_row_template, read_templated, shape_key
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
@@ -79,7 +88,8 @@ _RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
 
 
 def _add_rows(st: FileState, block: np.ndarray, block_min: int) -> None:
-    if len(block) >= block_min:
+    # a few rows go as a block too: keyword lines (`val` in chatter) cut the bulk rows into short runs
+    if len(block) >= min(block_min, 4):
         st.rows.add_block(block)
     else:
         for row in block.tolist():
@@ -130,6 +140,14 @@ class Parser:
     def __init__(self, user: LogFormat | None = None, settings: ReaderSettings | None = None) -> None:
         self.user = user  # the user's regex as a format: replaces the built-in ones (and the fast path)
         self.settings = settings or ReaderSettings()
+        # line shape -> its parse (core.logs.general.LineTemplate; None: a shape never reused)
+        self._templates: dict[bytes, LineTemplate | None] = {}
+        self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.bulk.keyword_starts)
+
+    def trim(self, keep: int) -> None:
+        """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
+        if len(self._scratch) > keep:
+            self._scratch = bytearray()
 
     def feed(self, st: FileState, buf: bytes | bytearray, base: int, now: float, end: int) -> None:
         """Parse `buf[:end]` (complete lines, buf[end-1] is b"\n") found at absolute offset `base`.
@@ -163,12 +181,14 @@ class Parser:
             self._feed_lines(st, buf, found, base, obs_time, end, False, metrics)
             self._carry_traceback(st, buf, base, end)
             return
+        # candidates: lines that may be errors, and (metrics) lines with a loss key or an eval word
         if end < _SMALL_BLOCK:  # a live tick's few new lines: sre is cheaper than a dozen numpy calls
             found = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
+            if metrics:
+                found = keyword_starts(buf, end, found, self._scratch)
         else:
-            found = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end)
-        if metrics:  # lines with a loss key or an eval word, whatever they start with
-            found = keyword_starts(buf, end, found)
+            words = keyword_positions(buf, end, self._scratch) if metrics else None
+            found = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end, words)
         if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
             self._feed_lines(st, buf, found if isinstance(found, list) else found.tolist(), base, obs_time, end,
                              fast, metrics)
@@ -285,9 +305,21 @@ class Parser:
         """A loss line becomes a row (its other metrics extras), an evaluation line eval entries."""
         if not _has_keyword(line, 0, len(line)):
             return
+        key = shape_key(line)
+        template = self._templates.get(key)
+        if template is not None:  # a line of a shape read before: its numbers at the same places
+            applies, read = read_templated(line, template)
+            if applies:
+                if read is not None:
+                    add_read(st, read, off, obs_time)
+                return
         read = read_loss(line)
         if read is not None:
             add_read(st, read, off, obs_time)
+        if key not in self._templates and b"\x1b" not in line:
+            if len(self._templates) >= _MAX_TEMPLATES:
+                self._templates.clear()
+            self._templates[key] = no_row_template(line) if read is None else make_template(line, read)
 
 
 def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
@@ -306,9 +338,10 @@ def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
     st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras)
 
 
+_MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
 _NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")
-_KEYWORDS = (b"loss", b"vali", b"eval", b"test")
+_KEYWORDS = (b"loss", b"val")  # what core.logs.bulk.keyword_starts looks for
 
 
 def _has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:

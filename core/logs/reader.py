@@ -238,6 +238,7 @@ class _RunState:
             # a watcher keeps only small buffers between refreshes
             self._bufs = [b if len(b) <= self.settings.keep_buf else bytearray() for b in self._bufs]
             self._ahead.trim(self.settings.keep_buf)
+            self.parser.trim(self.settings.keep_buf)
         if changed:
             self.version += 1
         self.started = True
