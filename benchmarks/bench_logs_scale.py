@@ -106,7 +106,7 @@ def bench(root: Path, ranks: int, steps: int, noise: int, fmt: str) -> None:
     t_grep = min(grep() for _ in range(2))
     reads = [_child(str(run_dir), "read") for _ in range(2)]
     best = min(reads, key=lambda r: r["read_s"])
-    assert best["rows"] == run.loss_lines, (best["rows"], run.loss_lines)
+    rows_ok = best["rows"] == run.loss_lines  # a reader that misses lines is reported, not timed as if fine
     named = (best["stragglers"] == [run.straggler] and best["hung"] == [run.hung]
              and best["failed"] == [run.crashed])
     noise_block = root / "noise.bin"
@@ -117,7 +117,7 @@ def bench(root: Path, ranks: int, steps: int, noise: int, fmt: str) -> None:
           f"{best['rss_growth'] / 1e6:8.0f} {best['table_bytes'] / 1e6:8.0f} "
           f"{best['rss_growth'] / max(best['table_bytes'], 1):6.2f}x {best['diagnose_s'] * 1000:7.0f} "
           f"{tick['p50'] * 1000:7.0f} {tick['p95'] * 1000:7.0f} {best['payload'] / 1e3:7.0f}  "
-          f"{'yes' if named else 'NO'}  (gen {gen:.0f} s)",
+          f"{'yes' if named else 'NO'}  {'all' if rows_ok else 'ROWS ' + str(best['rows'])}  (gen {gen:.0f} s)",
           flush=True)
     shutil.rmtree(run_dir)
 
@@ -136,7 +136,7 @@ def main() -> None:
         ap.error(f"unknown format(s) {unknown}; use {sorted(synth_logs.LINE_FORMATS)}")
     print(f"steps per rank {args.steps}, {args.noise} real noise lines per loss line, full float repr losses")
     print("     format  ranks       MB  loss rows   grep s   grep/s   ours s   ours/s  ratio   RSS MB table MB  "
-          "RSS/tbl diag ms tick50 tick95 chartKB  named")
+          "RSS/tbl diag ms tick50 tick95 chartKB  named rows")
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         for fmt in formats:
             for n in (int(x) for x in args.ranks.split(",")):

@@ -176,7 +176,7 @@ def _metric_rows(snap) -> np.ndarray:
 def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderSettings:
     """Tiny read blocks / prefetch threshold / bulk threshold so small inputs cross every path."""
     return ReaderSettings(read_block=read_block, prefetch_min=prefetch_min, block_min=block_min,
-                          max_partial_line=read_block - 1)
+                          max_partial_line=read_block - 1, shape_min=block_min)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

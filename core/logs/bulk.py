@@ -35,7 +35,7 @@ _NAN = float("nan")
 # A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line): `RE_SCAN` says
 # which, and `candidate_starts` finds exactly its matches with numpy, skipping the [WARNING]/[INFO]
 # noise without a Python loop.
-RE_SCAN = re.compile(rb"\n(?:[^\[\n]|\[[EC]|\[INFO\] 2)")
+RE_SCAN = re.compile(rb"\n(?:[^\[\n]|\[[EC])")
 # The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the
 # plain-decimal form of it (`lm_block`); any other candidate, or a loss line it does not take
 # (nan, exponents, odd spacing), goes through `_line`, which gives the same row for it.
@@ -305,9 +305,8 @@ def literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
 
 def candidate_starts(chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None = None) -> np.ndarray:
     """Start of every line after a newline in `chunk[:end]` that `RE_SCAN` matches: a line that
-    does not begin with `[` or a newline, or begins with `[E`/`[C`, or with `[INFO] 2` (python-logging
-    lines of MindFormers 2023, whose metric lines carry that prefix; MindSpore's own chatter is
-    `[INFO] ME(...`, so it stays skipped).
+    does not begin with `[` or a newline, or begins with `[E`/`[C` (metric lines behind a `[...]`
+    prefix are found by their keywords: `keyword_pos`).
 
     numpy finds the newlines (SIMD compare, then nonzero over the mask packed 8 bytes to a byte, so
     it walks an eighth of the elements: several times faster than sre stepping over each newline);
@@ -324,16 +323,12 @@ def candidate_starts(chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None
     first = pair & 0xFF
     keep = (first != 0x5B) & (first != 0x0A)
     keep |= (pair == 0x455B) | (pair == 0x435B)  # "[E", "[C"
-    info = np.flatnonzero((pair == 0x495B) & (nl + 9 <= end))  # "[I" with 8 bytes inside chunk[:end]
-    if len(info):
-        keep[info] = _unaligned(chunk[:end], 8)[nl[info] + 1] == _INFO_DATE
     if keyword_pos is not None and len(keyword_pos):
         line = np.searchsorted(nl, keyword_pos) - 1  # the last newline before each keyword
         keep[line[line >= 0]] = True  # (a keyword on the first line: the caller reads that line itself)
     return nl[keep] + 1
 
 
-_INFO_DATE = int.from_bytes(b"[INFO] 2", "little")
 KEYWORDS = (b"loss", b"val")
 """What a metric line holds, in any case: a loss key, or an eval word (`Validation Top_1_Accuracy: 25%`;
 `val`, `valid...`, `eval...` all hold `val`: one scan instead of three, each costing ~0.5 ns a byte)."""

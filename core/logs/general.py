@@ -255,14 +255,19 @@ _DIGIT_MASK = bytes.maketrans(b"0123456789", b"##########")
 _RE_WORD_DIGIT = re.compile(rb"(?<=[A-Za-z_])\d+|(?<=[A-Za-z_]\d)\d+")
 
 
+_ROW_COLUMNS = ("epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "global_norm",
+                "loss_scale", "overflow", "throughput")  # core.logs.formats.ROW_FIELDS but time
+
+
 @dataclass(frozen=True)
 class LineTemplate:
     """One line shape's parse, reused for every line of that shape (the same bytes with other digits).
 
     Every decision of `read_line` depends on the line's text and where its digits are, never on their
-    values, except the digits inside words (`top1`), kept in `word_digits` and checked; so a line of
-    the same masked shape gives its numbers at the same byte spans. `columns`: (column, start, end,
-    scale, extra) read with `float`; `constants`: columns the text itself gives (`overflow cond: False`).
+    values, except the digits inside words (`top1`), kept in `word_digits` and checked (`applies`); so a
+    line of the same masked shape gives its numbers at the same byte spans. `columns`: (column, start,
+    end, scale, extra) read with `float`; `constants`: columns the text itself gives (`overflow cond:
+    False`). `read_row` gives what `read_line` gives, as a row of ROW_FIELDS and the other metrics.
     """
 
     columns: tuple[tuple[str, int, int, float, bool], ...]
@@ -270,6 +275,24 @@ class LineTemplate:
     word_digits: tuple[tuple[int, int], ...]
     keys: tuple[tuple[str, str], ...]
     row: bool = True  # False: lines of this shape carry no loss (the general reader said None)
+    time_span: tuple[int, int, int, int] | None = None  # the leading stamp's date-time and fraction spans
+
+    @property
+    def n_keys(self) -> int:
+        return len(self.keys)
+
+    def applies(self, line: bytes) -> bool:
+        """Whether the digits inside words are the template's (`top1` is not `top5`)."""
+        return all(line[pos] == byte for pos, byte in self.word_digits)
+
+    def read_row(self, line: bytes) -> tuple[tuple[float, ...], dict[str, float]]:
+        """(ROW_FIELDS values with the line's time last, the other metrics) of a line of this shape."""
+        values = dict(self.constants)
+        for column, s, e, scale, _ in self.columns:
+            value = float(line[s:e])  # a NUM of the template's line with other digits: always a float
+            values[column] = value * scale if scale != 1.0 else value
+        row = tuple(values.pop(c, _NAN) for c in _ROW_COLUMNS)
+        return (*row, line_time(line)), values
 
 
 def make_template(line: bytes, read: LineRead) -> LineTemplate | None:
@@ -297,7 +320,9 @@ def make_template(line: bytes, read: LineRead) -> LineTemplate | None:
         if not (raw == value or (raw != raw and value != value)):
             return None  # not a plain copy of its number (never happens for the shapes above)
         columns.append((column, s, e, scale, column in read.extras))
-    return LineTemplate(tuple(columns), tuple(constants), _word_digits(line), tuple(read.keys.items()))
+    ts = _RE_LINE_TS.match(line)
+    span = (*ts.span(1), *ts.span(2)) if ts else None
+    return LineTemplate(tuple(columns), tuple(constants), _word_digits(line), tuple(read.keys.items()), True, span)
 
 
 def no_row_template(line: bytes) -> LineTemplate:
@@ -313,22 +338,3 @@ def _word_digits(line: bytes) -> tuple[tuple[int, int], ...]:
 def shape_key(line: bytes) -> bytes:
     """The line with every digit as `#` (the same shape = the same text, digits aside)."""
     return line.translate(_DIGIT_MASK)
-
-
-def read_templated(line: bytes, template: LineTemplate) -> tuple[bool, LineRead | None]:
-    """`read_line(line)` for a line of the template's shape: (True, what it reads), or (False, None)
-    when a digit inside a word differs (then the template does not apply)."""
-    for pos, byte in template.word_digits:
-        if line[pos] != byte:
-            return False, None
-    if not template.row:
-        return True, None
-    read = LineRead(keys=dict(template.keys))
-    fields, extras = read.fields, read.extras
-    for column, s, e, scale, extra in template.columns:
-        value = to_float(line[s:e])
-        (extras if extra else fields)[column] = value * scale if scale != 1.0 else value
-    for column, value in template.constants:
-        (extras if column == "loss_avg" else fields)[column] = value
-    fields["time"] = line_time(line)
-    return True, read

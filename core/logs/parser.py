@@ -38,7 +38,8 @@ from core.logs.formats import (
     read_loss,
     to_float,
 )
-from core.logs.general import LineRead, LineTemplate, make_template, no_row_template, read_templated, shape_key
+from core.logs.general import LineRead, LineTemplate, make_template, no_row_template, shape_key
+from core.logs.templated import Shapes, template_block
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
@@ -71,6 +72,7 @@ class ReaderSettings:
     # meanwhile); small enough that a block is still in cache when numpy scans it (32 MB was ~30 % slower)
     prefetch_min: int = 1 << 20  # a rest smaller than this is read in line, without the helper thread
     block_min: int = 64  # chunks with at least this many candidate lines are classified by numpy
+    shape_min: int = 256  # ... and lines of known shapes read in bulk (core.logs.templated) from this many
     max_partial_line: int = MAX_PARTIAL_LINE
     tb_carry_max: int = 64 << 10  # traceback context kept across reads
     keep_buf: int = 1 << 20  # read buffer a watcher keeps between refreshes
@@ -87,13 +89,17 @@ _RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
 _RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
 
 
-def _add_rows(st: FileState, block: np.ndarray, block_min: int) -> None:
+def _add_rows(st: FileState, block: np.ndarray, extras: dict[str, np.ndarray], lo: int, hi: int,
+              block_min: int) -> None:
+    """Rows lo:hi of a bulk block (and their other metrics) into the file's rows."""
+    part = block[lo:hi]
     # a few rows go as a block too: keyword lines (`val` in chatter) cut the bulk rows into short runs
-    if len(block) >= min(block_min, 4):
-        st.rows.add_block(block)
-    else:
-        for row in block.tolist():
-            st.rows.append(tuple(row))
+    if len(part) >= min(block_min, 4):
+        st.rows.add_block(part, {name: col[lo:hi] for name, col in extras.items()})
+        return
+    for i, row in enumerate(part.tolist()):
+        more = {name: float(col[lo + i]) for name, col in extras.items() if col[lo + i] == col[lo + i]}
+        st.rows.append(tuple(row), more)
 
 
 @dataclass
@@ -142,6 +148,7 @@ class Parser:
         self.settings = settings or ReaderSettings()
         # line shape -> its parse (core.logs.general.LineTemplate; None: a shape never reused)
         self._templates: dict[bytes, LineTemplate | None] = {}
+        self._shapes = Shapes()  # the same templates as numpy masks, for the bulk path
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.bulk.keyword_starts)
 
     def trim(self, keep: int) -> None:
@@ -196,16 +203,44 @@ class Parser:
             return
         starts = np.asarray(found, dtype=np.int64)
         is_lm, block = lm_block(buf, starts, base, obs_time)
+        block, extras, is_lm = self._templated(st, buf, end, starts, is_lm, block, base, obs_time)
         done = 0
         others = np.flatnonzero(~is_lm)
         for t, (j, ls) in enumerate(zip(others.tolist(), starts[others].tolist(), strict=True)):
-            if j - t > done:  # j - t LossMonitor lines come before this one
-                _add_rows(st, block[done:j - t], block_min)
+            if j - t > done:  # j - t bulk rows come before this one
+                _add_rows(st, block, extras, done, j - t, block_min)
                 done = j - t
             self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if len(block) > done:
-            _add_rows(st, block[done:], block_min)
+            _add_rows(st, block, extras, done, len(block), block_min)
         self._carry_traceback(st, buf, base, end)
+
+    def _templated(self, st: FileState, buf: bytes | bytearray, end: int, starts: np.ndarray, is_lm: np.ndarray,
+                   block: np.ndarray, base: int, obs_time: float) -> tuple[np.ndarray, dict, np.ndarray]:
+        """The candidate lines of known shapes (core.logs.templated) as rows beside the LossMonitor
+        ones, in line order: (rows, their other metrics, mask of the lines taken in bulk)."""
+        rest = np.flatnonzero(~is_lm)
+        if not self._shapes.by_len or len(rest) < self.settings.shape_min:
+            return block, {}, is_lm  # a few hundred lines: the per-line templates are as fast
+        chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
+        nl = np.flatnonzero(chunk == 10)
+        ends = nl[np.searchsorted(nl, starts[rest])]
+        hit, rows, extras, used = template_block(chunk, starts[rest], ends, self._shapes, base, obs_time)
+        if not hit.any():
+            return block, {}, is_lm
+        taken = is_lm.copy()
+        taken[rest[hit]] = True
+        for template in used:
+            for column, key in template.keys:
+                st.metric_keys.setdefault(column, key)
+        where_lm = np.flatnonzero(is_lm)
+        pos = np.concatenate([where_lm, rest[hit]])
+        order = np.argsort(pos, kind="stable")
+        merged = np.concatenate([block, rows])[order]
+        full = {name: np.concatenate([np.full(len(block), np.nan), col])[order] for name, col in extras.items()}
+        return merged, full, taken
+
+
 
     def _feed_lines(self, st: FileState, buf: bytes | bytearray, starts: list[int], base: int, obs_time: float,
                     end: int, fast: bool, metrics: bool) -> None:
@@ -303,23 +338,29 @@ class Parser:
 
     def _metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> None:
         """A loss line becomes a row (its other metrics extras), an evaluation line eval entries."""
-        if not _has_keyword(line, 0, len(line)):
+        low = line.lower()
+        if b"loss" not in low and b"val" not in low:
             return
         key = shape_key(line)
         template = self._templates.get(key)
-        if template is not None:  # a line of a shape read before: its numbers at the same places
-            applies, read = read_templated(line, template)
-            if applies:
-                if read is not None:
-                    add_read(st, read, off, obs_time)
-                return
+        if template is not None and template.applies(line):  # a shape read before: numbers at the same places
+            if template.row:
+                row, extras = template.read_row(line)
+                if len(st.metric_keys) < template.n_keys:
+                    st.metric_keys.update((c, k) for c, k in template.keys if c not in st.metric_keys)
+                t = row[-1]
+                st.rows.append((*row[:-1], t if t == t else obs_time, off), extras)
+            return
         read = read_loss(line)
         if read is not None:
             add_read(st, read, off, obs_time)
         if key not in self._templates and b"\x1b" not in line:
             if len(self._templates) >= _MAX_TEMPLATES:
                 self._templates.clear()
-            self._templates[key] = no_row_template(line) if read is None else make_template(line, read)
+                self._shapes.clear()
+            template = no_row_template(line) if read is None else make_template(line, read)
+            self._templates[key] = template
+            self._shapes.add(key, template)
 
 
 def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
@@ -348,7 +389,7 @@ def _has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:
     """Whether the line holds a loss key or an eval word, in any case (what `keyword_starts` finds)."""
     nl = buf.find(b"\n", start, end)
     low = bytes(buf[start:end if nl == -1 else nl]).lower()
-    return any(k in low for k in _KEYWORDS)
+    return b"loss" in low or b"val" in low
 
 
 _LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line
