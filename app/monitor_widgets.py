@@ -247,6 +247,11 @@ def _eval_traces(fig: go.Figure, df: pd.DataFrame, evals: pd.DataFrame, metric: 
     x = np.where(np.isfinite(step), step, epoch * spe if spe else np.nan)
     if spe and np.isfinite(step).any() and np.isfinite(epoch).any():
         x = np.where(np.isfinite(step) & np.isfinite(epoch) & (step <= spe), (epoch - 1) * spe + step, x)
+    for i in np.flatnonzero(~np.isfinite(x)):  # a summary that names no step: after the last training row
+        before = df[(df["rank"] == ev["rank"].iloc[i]) & (df["file"] == ev["file"].iloc[i])
+                    & (df["offset"] < ev["offset"].iloc[i])]
+        if not before.empty:
+            x[i] = before["global_step"].iloc[-1]
     fig.add_trace(go.Scatter(x=x, y=ev["value"].to_numpy(dtype=np.float64), mode="markers", name=f"eval {metric}",
                              marker={"symbol": "diamond", "size": 9, "color": "#dc2626"}))
     return len(ev)

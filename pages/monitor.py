@@ -222,15 +222,14 @@ def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None, i
 def no_rows_help(snap: RunSnapshot, source_dir: Path) -> None:
     """No loss row: say what a loss line is, show the lines that carry numbers (digits as #) and point
     at the regex field, instead of an empty chart (issue 18 item 7)."""
-    st.info("No loss lines read yet. A loss line has a loss key and a number (`loss: 2.3`, `loss is 2.3`, "
+    st.info("No loss lines yet. A loss line has a loss key and a number (`loss: 2.3`, `loss is 2.3`, "
             "`Average Train Loss: [7.0]`, `lm loss: 1.0E+01`), whatever comes before it. For another format, "
             "give a **Custom loss regex** under Advanced in the sidebar: it is tried on every line.")
     shapes = cached("shapes", (str(source_dir), snap.version),
                     lambda: line_shapes(f.path for f in snap.files if f.role == "worker"))
     if shapes:
-        st.markdown("**Most frequent line shapes with numbers** (digits shown as #)")
-        st.dataframe(pd.DataFrame([(s.count, s.shape, s.example) for s in shapes],
-                                  columns=["lines", "shape", "example"]), hide_index=True, width="stretch")
+        st.markdown("**Most frequent line shapes with numbers** (digits shown as #, then an example line)")
+        st.code("\n".join(f"{s.count:>7} x {s.shape}\n          {s.example}" for s in shapes), language=None)
 
 
 # ----------------------------------------------------------------------------- diagnosis + scale views
