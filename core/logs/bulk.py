@@ -303,7 +303,8 @@ def literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
     return ok
 
 
-def candidate_starts(chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None = None) -> np.ndarray:
+def candidate_starts(chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None = None,
+                     newlines: list[np.ndarray] | None = None) -> np.ndarray:
     """Start of every line after a newline in `chunk[:end]` that `RE_SCAN` matches: a line that
     does not begin with `[` or a newline, or begins with `[E`/`[C` (metric lines behind a `[...]`
     prefix are found by their keywords: `keyword_pos`).
@@ -323,6 +324,9 @@ def candidate_starts(chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None
     first = pair & 0xFF
     keep = (first != 0x5B) & (first != 0x0A)
     keep |= (pair == 0x455B) | (pair == 0x435B)  # "[E", "[C"
+    if newlines is not None:  # every newline of chunk[:end] for the caller (the last two are not in nl)
+        newlines.append(np.concatenate([nl, [p for p in (end - 2, end - 1) if p >= 0 and chunk[p] == 10]])
+                        .astype(np.int64))
     if keyword_pos is not None and len(keyword_pos):
         line = np.searchsorted(nl, keyword_pos) - 1  # the last newline before each keyword
         keep[line[line >= 0]] = True  # (a keyword on the first line: the caller reads that line itself)

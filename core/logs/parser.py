@@ -188,6 +188,7 @@ class Parser:
             self._feed_lines(st, buf, found, base, obs_time, end, False, metrics)
             self._carry_traceback(st, buf, base, end)
             return
+        newlines: list[np.ndarray] = []  # the numpy scan's newlines, kept for the shapes' line ends
         # candidates: lines that may be errors, and (metrics) lines with a loss key or an eval word
         if end < _SMALL_BLOCK:  # a live tick's few new lines: sre is cheaper than a dozen numpy calls
             found = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
@@ -195,7 +196,7 @@ class Parser:
                 found = keyword_starts(buf, end, found, self._scratch)
         else:
             words = keyword_positions(buf, end, self._scratch) if metrics else None
-            found = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end, words)
+            found = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end, words, newlines)
         if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
             self._feed_lines(st, buf, found if isinstance(found, list) else found.tolist(), base, obs_time, end,
                              fast, metrics)
@@ -203,44 +204,48 @@ class Parser:
             return
         starts = np.asarray(found, dtype=np.int64)
         is_lm, block = lm_block(buf, starts, base, obs_time)
-        block, extras, is_lm = self._templated(st, buf, end, starts, is_lm, block, base, obs_time)
+        block, extras, taken, has_row = self._templated(st, buf, end, starts, is_lm, block, base, obs_time,
+                                                        newlines[0] if newlines else None)
+        rows_through = np.cumsum(has_row)  # bulk rows up to each candidate line
         done = 0
-        others = np.flatnonzero(~is_lm)
-        for t, (j, ls) in enumerate(zip(others.tolist(), starts[others].tolist(), strict=True)):
-            if j - t > done:  # j - t bulk rows come before this one
-                _add_rows(st, block, extras, done, j - t, block_min)
-                done = j - t
+        others = np.flatnonzero(~taken)
+        for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
+            k = int(rows_through[j])  # bulk rows that come before this line
+            if k > done:
+                _add_rows(st, block, extras, done, k, block_min)
+                done = k
             self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if len(block) > done:
             _add_rows(st, block, extras, done, len(block), block_min)
         self._carry_traceback(st, buf, base, end)
 
     def _templated(self, st: FileState, buf: bytes | bytearray, end: int, starts: np.ndarray, is_lm: np.ndarray,
-                   block: np.ndarray, base: int, obs_time: float) -> tuple[np.ndarray, dict, np.ndarray]:
+                   block: np.ndarray, base: int, obs_time: float,
+                   nl: np.ndarray | None) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray]:
         """The candidate lines of known shapes (core.logs.templated) as rows beside the LossMonitor
-        ones, in line order: (rows, their other metrics, mask of the lines taken in bulk)."""
+        ones, in line order: (rows, their other metrics, mask of the lines read in bulk, mask of those
+        with a row)."""
         rest = np.flatnonzero(~is_lm)
         if not self._shapes.by_len or len(rest) < self.settings.shape_min:
-            return block, {}, is_lm  # a few hundred lines: the per-line templates are as fast
+            return block, {}, is_lm, is_lm  # a few hundred lines: the per-line templates are as fast
         chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
-        nl = np.flatnonzero(chunk == 10)
+        if nl is None:
+            nl = np.flatnonzero(chunk == 10)
         ends = nl[np.searchsorted(nl, starts[rest])]
-        hit, rows, extras, used = template_block(chunk, starts[rest], ends, self._shapes, base, obs_time)
+        hit, row_lines, rows, extras, used = template_block(chunk, starts[rest], ends, self._shapes, base, obs_time)
         if not hit.any():
-            return block, {}, is_lm
+            return block, {}, is_lm, is_lm
         taken = is_lm.copy()
         taken[rest[hit]] = True
+        has_row = is_lm.copy()
+        has_row[rest[row_lines]] = True
         for template in used:
             for column, key in template.keys:
                 st.metric_keys.setdefault(column, key)
-        where_lm = np.flatnonzero(is_lm)
-        pos = np.concatenate([where_lm, rest[hit]])
-        order = np.argsort(pos, kind="stable")
+        order = np.argsort(np.concatenate([np.flatnonzero(is_lm), rest[row_lines]]), kind="stable")
         merged = np.concatenate([block, rows])[order]
         full = {name: np.concatenate([np.full(len(block), np.nan), col])[order] for name, col in extras.items()}
-        return merged, full, taken
-
-
+        return merged, full, taken, has_row
 
     def _feed_lines(self, st: FileState, buf: bytes | bytearray, starts: list[int], base: int, obs_time: float,
                     end: int, fast: bool, metrics: bool) -> None:

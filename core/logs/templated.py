@@ -29,7 +29,7 @@ class Shapes:
         self._seen: set[int] = set()
 
     def add(self, key: bytes, template: LineTemplate | None) -> None:
-        if template is None or not template.row or len(key) > _MAX_SHAPE or id(template) in self._seen:
+        if template is None or len(key) > _MAX_SHAPE or id(template) in self._seen:
             return
         self._seen.add(id(template))
         self.by_len.setdefault(len(key), []).append((np.frombuffer(key, dtype=np.uint8), template))
@@ -40,9 +40,11 @@ class Shapes:
 
 
 def template_block(chunk: np.ndarray, starts: np.ndarray, ends: np.ndarray, shapes: Shapes, base: int,
-                   obs_time: float) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], list[LineTemplate]]:
+                   obs_time: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray],
+                                             list[LineTemplate]]:
     """Among the lines [starts, ends) (ends: their newline), those of a known shape: (mask over
-    `starts`, their rows in line order, their other metrics: name -> one value per row, NaN if absent,
+    `starts` of the lines read here, with or without a row; the indices of those with a row, their
+    rows in line order, their other metrics: name -> one value per row, NaN if absent,
     the templates that took lines)."""
     taken = np.zeros(len(starts), dtype=bool)
     used: list[LineTemplate] = []
@@ -63,20 +65,23 @@ def template_block(chunk: np.ndarray, starts: np.ndarray, ends: np.ndarray, shap
             if not hit.any():
                 continue
             free &= ~hit
-            used.append(template)
             idx = sel[hit]
             taken[idx] = True
+            if not template.row:  # a shape without a loss (`aux_loss_factor` in a config dump): no row
+                continue
+            used.append(template)
             parts.append((idx, *_rows(chunk, matrix[hit], starts[idx], template, base, obs_time)))
     if not parts:
-        return taken, np.empty((0, len(ROW_KEYS))), {}, used
-    order = np.argsort(np.concatenate([p[0] for p in parts]), kind="stable")
+        return taken, np.empty(0, dtype=np.int64), np.empty((0, len(ROW_KEYS))), {}, used
+    lines = np.concatenate([p[0] for p in parts])
+    order = np.argsort(lines, kind="stable")
     rows = np.concatenate([p[1] for p in parts])[order]
     names = sorted({n for p in parts for n in p[2]})
     extras = {}
     for name in names:
         col = np.concatenate([p[2].get(name, np.full(len(p[0]), np.nan)) for p in parts])
         extras[name] = col[order]
-    return taken, rows, extras, used
+    return taken, lines[order], rows, extras, used
 
 
 def _rows(chunk: np.ndarray, matrix: np.ndarray, starts: np.ndarray, template: LineTemplate, base: int,
