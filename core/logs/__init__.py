@@ -1,9 +1,13 @@
 """Per-rank training logs: where they are, what their lines say, and what state each rank is in.
 
 Map (one concern per module; imports run down this list, never up):
-  formats.py   line formats (`FORMATS`, one `LogFormat` each) + `parse_loss_line`, the user regex
+  general.py   the general line reader (`read_line`: loss key + number, eval lines, every metric) and
+               line shapes (`LineTemplate`: one parse reused for every line of the same shape)
+  formats.py   the suites' real sample lines (`FORMATS`) + `parse_loss_line`, the user regex
   discover.py  msrun / mpirun / rank-table layouts -> `LogFile`s
-  bulk.py      the numpy fast path for LossMonitor lines (bit-identical to the per-line formats)
+  bulk.py      the numpy fast path: candidate and keyword lines, LossMonitor rows (bit-identical to `float`)
+  templated.py lines of known shapes as rows in numpy
+  shapes.py    help for unread formats (frequent numeric line shapes) and metric labels
   parser.py    one file's lines -> rows, timings, errors (`ReaderSettings`, `ErrorKind`)
   reader.py    `read_run`, `RunSnapshot` (incremental reads from saved offsets)
   watcher.py   `RunWatcher` (live, thread-safe)
