@@ -1,96 +1,24 @@
-"""View helpers of the Layout Designer: text parsers, axis chips / sortables, live problems, preview data.
+"""View helpers of the Layout Designer: axis chips / sortables, live problems, preview data.
 
-Nothing here changes a design: these functions read one (or the user's typing) and return plain
-data for the page and for `app/figures.py`. The edits (Design -> Design) are in `app/design_edits.py`.
-`EditError` lives here because parsing typed text is where most edits start.
+Nothing here changes a design: these functions read one and return plain data for the page and for
+`app/figures.py`. The edits (Design -> Design) and the parsers of typed text are in
+`core.sharding.edits`.
 """
 
 from __future__ import annotations
 
-import keyword
 import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from core.sharding.design import MAX_DIMS, Design, LayoutSpec, Sharding, design_problems
-from core.sharding.layout import NONE, DimEntry, Layout, LayoutError, TensorLayout
+from core.sharding.design import Design, LayoutSpec, Sharding, design_problems
+from core.sharding.edits import EditError, axes_entry, entry_axes
+from core.sharding.layout import DimEntry, Layout, LayoutError, TensorLayout
 from core.sharding.operators import strategy_layouts
 from core.sharding.placement import OwnerGrid, Placement, place
-
-# ---------------------------------------------------------------------------------------------
-# names and small parsers
-# ---------------------------------------------------------------------------------------------
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-
-
-class EditError(ValueError):
-    """An edit the design cannot store (bad name, unparsable number); the message says what to type."""
-
-
-def is_identifier(name: object) -> bool:
-    return isinstance(name, str) and bool(_IDENTIFIER.fullmatch(name)) and not keyword.iskeyword(name)
-
-
-def check_identifier(name: str, what: str) -> str:
-    name = name.strip() if isinstance(name, str) else name
-    if not is_identifier(name):
-        raise EditError(
-            f"{what} {name!r} is not allowed: use letters, digits and '_' (not starting with a digit, "
-            "at most 64 characters, not a Python keyword)"
-        )
-    return name
-
-
-def parse_int_list(text: str, what: str, minimum: int = 1, times: bool = False) -> tuple[int, ...]:
-    """`"2, 4"`, `"(2,4)"` or `"2 4"` (and `"2x4"` when `times`) -> (2, 4). Raises EditError naming the
-    bad item."""
-    cleaned = text.strip().strip("()[]")
-    parts = [p for p in re.split(r"[\s,;x×]+" if times else r"[\s,;]+", cleaned) if p]
-    values: list[int] = []
-    for part in parts:
-        try:
-            value = int(part)
-        except ValueError:
-            raise EditError(f"{what}: {part!r} is not a whole number; type numbers separated by commas") from None
-        if value < minimum:
-            raise EditError(f"{what}: {value} is too small; every entry must be >= {minimum}")
-        values.append(value)
-    return tuple(values)
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    shape = parse_int_list(text, "shape", times=True)
-    if not shape:
-        raise EditError("shape: give at least one dimension size, e.g. 2, 4")
-    if len(shape) > MAX_DIMS:
-        raise EditError(f"shape: {len(shape)} dimensions; at most {MAX_DIMS} are supported")
-    return shape
-
-
-def parse_split(text: str) -> tuple[int, ...]:
-    """A tuple strategy as typed: `"4,1"` -> (4, 1)."""
-    split = parse_int_list(text, "tuple strategy")
-    if not split:
-        raise EditError("tuple strategy: give one split count per dimension, e.g. 4,1")
-    return split
-
-
-def parse_rank_list(text: str) -> tuple[int, ...] | None:
-    """Empty text = default order (None); otherwise whole numbers >= 0 separated by commas or spaces."""
-    if not text.strip():
-        return None
-    return parse_int_list(text, "rank_list", minimum=0)
-
-
-def format_ints(values: Iterable[int]) -> str:
-    return ", ".join(str(v) for v in values)
-
-
-
 
 # ---------------------------------------------------------------------------------------------
 # map entries <-> lists of axes, chips
@@ -99,21 +27,6 @@ CHIP_SEPARATOR = "·"
 
 
 FREE_HEADER = "Device axes (drag onto a dimension)"
-
-
-def entry_axes(entry: DimEntry) -> list[str]:
-    """The axes splitting one dimension, outermost first ('None' = [])."""
-    names = entry if isinstance(entry, tuple) else (entry,)
-    return [n for n in names if n != NONE]
-
-
-def axes_entry(axes: Sequence[str]) -> DimEntry:
-    """[] -> 'None', ['mp'] -> 'mp', ['sp', 'dp'] -> ('sp', 'dp')."""
-    if not axes:
-        return NONE
-    if len(axes) == 1:
-        return axes[0]
-    return tuple(axes)
 
 
 def chip_label(alias: str, size: int) -> str:
@@ -158,35 +71,6 @@ def map_from_sortables(result: Sequence[Mapping[str, Any]], ndim: int) -> tuple[
         labels = zones[dim].get("items", []) if dim < len(zones) else []
         entries.append(axes_entry([chip_alias(str(label)) for label in labels]))
     return tuple(entries)
-
-
-def fit_map(entries: Sequence[DimEntry], ndim: int) -> tuple[DimEntry, ...]:
-    """Pad with 'None' or cut so the map has one entry per dimension."""
-    return tuple(list(entries)[:ndim] + [NONE] * max(0, ndim - len(entries)))
-
-
-def strip_aliases(entries: Sequence[DimEntry], keep: Iterable[str]) -> tuple[DimEntry, ...]:
-    """Drop aliases that are not in `keep` (after an axis was removed or a preset applied)."""
-    allowed = set(keep)
-    return tuple(axes_entry([a for a in entry_axes(e) if a in allowed]) for e in entries)
-
-
-def rename_in_entries(entries: Sequence[DimEntry], old: str, new: str) -> tuple[DimEntry, ...]:
-    return tuple(axes_entry([new if a == old else a for a in entry_axes(e)]) for e in entries)
-
-
-def assign_axes(entries: Sequence[DimEntry], dim: int, axes: Sequence[str]) -> tuple[DimEntry, ...]:
-    """Set one dimension's axes and remove those axes from the other dimensions (an axis splits once)."""
-    chosen = list(dict.fromkeys(axes))
-    result: list[DimEntry] = []
-    for d, entry in enumerate(entries):
-        if d == dim:
-            result.append(axes_entry(chosen))
-        else:
-            result.append(axes_entry([a for a in entry_axes(entry) if a not in chosen]))
-    return tuple(result)
-
-
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import io
 import shlex
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -19,7 +20,7 @@ from core.codegen import DATASETS, LAUNCHERS, SCENARIOS, RunOptions
 from core.run.check import CheckResult
 from core.run.launch import delete_run, stop
 from core.run.mindformers import parallel_devices, read_parallel_config
-from core.run.own import OWN_LAUNCHERS, OwnJob, launcher_argv, parse_env
+from core.run.own import OWN_LAUNCHERS, OwnJob, launcher_argv, mpirun_cpu_script, parse_env
 from core.run.preflight import Check, check_mindspore
 from core.run.registry import LaunchError, RunRecord, list_runs
 from core.run.rehearsal import rehearsal_options
@@ -115,17 +116,27 @@ def slurm_fields(key: str) -> dict[str, object]:
     return {k: (v.strip() if isinstance(v, str) else v) for k, v in values.items()}
 
 
-def own_job_form(key: str = "own") -> tuple[OwnJob | None, str]:
-    """An existing script and how to start it; (job, '') or (None, what is wrong with the text)."""
+def own_job_form(key: str = "own", python_default: str = "") -> tuple[OwnJob | None, str]:
+    """An existing script and how to start it; (job, '') or (None, what is wrong with the text).
+
+    `python_default`: the interpreter the user chose last in this workspace."""
     script = st.text_input("Script", "", key=f"{key}_script", placeholder="/path/to/train.py or run_mindformer.py")
+    python = st.text_input(
+        "Python interpreter", python_default, key=f"{key}_python",
+        placeholder=f"empty: the dashboard's ({sys.executable})",
+        help="Your training environment's python (e.g. ~/envs/mindformers/bin/python): msrun, the scheduler and "
+        "every worker run with it. Preflight checks that it imports mindspore. Remembered for this workspace.",
+    )
     args_text = st.text_input(
         "Arguments", "", key=f"{key}_args", help="split into words like a shell would, but never run by one"
     )
     env_text = st.text_area("Environment (KEY=VALUE, one per line)", "", key=f"{key}_env", height=80)
-    a, b, c = st.columns(3)
+    a, b, c, t = st.columns(4)
     launcher = a.selectbox("Launcher", list(OWN_LAUNCHERS), key=f"{key}_launcher")
     devices = b.number_input("Workers", 1, 4096, 8, key=f"{key}_devices")
     local = c.number_input("Per node (0 = one node)", 0, 4096, 0, key=f"{key}_local")
+    target = t.selectbox("Device target", ["CPU", "GPU", "Ascend"], key=f"{key}_target",
+                         help="CPU under mpirun also starts MindSpore's scheduler (its CPU collectives need it)")
     with st.expander("msrun: master, logs, time-out"):
         d, e = st.columns(2)
         addr = d.text_input("Master address", "127.0.0.1", key=f"{key}_addr")
@@ -151,6 +162,7 @@ def own_job_form(key: str = "own") -> tuple[OwnJob | None, str]:
         script=script.strip(), args=args, env=env, devices=int(devices), local_workers=int(local) or None,
         launcher=launcher, master_addr=addr.strip(), master_port=int(port), join=bool(join),
         cluster_time_out=int(timeout), workdir=workdir.strip(), mindformers_config=config.strip(), run_mode=mode,
+        device_target=target, python=python.strip(),
         **slurm,  # type: ignore[arg-type]
     )
     return job, ""
@@ -169,8 +181,14 @@ def own_job_view(job: OwnJob) -> None:
     if job.launcher == "slurm":
         st.caption("Submitted as job.sbatch (MindSpore dynamic cluster: scheduler on the first node, one srun task "
                    "per worker) from the run folder.")
+    elif job.launcher == "mpirun" and job.device_target == "CPU":
+        st.caption("Runs the run folder's mpirun_cpu.sh: MindSpore's scheduler, then mpirun for the workers "
+                   "(MS_NODE_ID = MPI rank):")
+        st.code(mpirun_cpu_script(job, Path("<run folder>/log_output")), language="bash", wrap_lines=True)
     else:
         st.code(shlex.join(launcher_argv(job, Path("<run folder>/log_output"))), language="bash", wrap_lines=True)
+    if job.python:
+        st.caption(f"Interpreter: `{job.python}` (msrun, scheduler and workers)")
 
 
 def target_notice(options: RunOptions) -> None:

@@ -15,6 +15,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from app.design_state import DESIGN_KEY  # noqa: E402
 from app.nav import PAGES  # noqa: E402
 from core.workspace import default_workspace  # noqa: E402
 
@@ -30,7 +31,7 @@ navigation = st.navigation(
     ]
 )
 with st.sidebar:
-    design = st.session_state.get("design")
+    design = st.session_state.get(DESIGN_KEY)  # shown once a page has seeded it (design_state.current_design)
     if design is not None:
         st.caption(f"Design: **{design.name}** · {design.device_num} devices")
     st.caption(f"Workspace: `{default_workspace()}`")

@@ -10,12 +10,15 @@ browser; this does. A benchmark, not a test: it prints figures and never asserts
     .venv/bin/python benchmarks/bench_monitor_server.py                  # everything (~15 min)
     .venv/bin/python benchmarks/bench_monitor_server.py --skip-root --scale-ranks "" --ranks 1024
 
+    .venv/bin/python benchmarks/bench_monitor_server.py --only-sessions --sessions 20 --steps 2000
+
 Scenarios (one fresh server each, warmed by one Monitor load without a folder, then measured):
   (a) `?logdir=/` for --seconds, the tab closed, --idle-seconds more;  (b) the same with `/tmp`;
   (d) synthetic runs (benchmarks/synth_logs.py) at --scale-ranks, and (c) at --ranks: first paint,
       read to the end, then --seconds of steady state while one step is appended to every rank
       every second; screenshots of the first screen before the appends and at the end
-      (/tmp/bench_monitor_N_before_appends.png, /tmp/bench_monitor_N.png).
+      (/tmp/bench_monitor_N_before_appends.png, /tmp/bench_monitor_N.png);
+  (e) --sessions tabs opened at once on one live --sessions-ranks folder: each one's first paint.
 Only processes this script started are stopped (by their pid); generated folders are removed.
 """
 
@@ -152,7 +155,7 @@ def free_port() -> int:
 
 
 class Server:
-    """`streamlit run app/main.py` as scripts/dashboard.sh starts it (default settings, headless), on its
+    """`streamlit run app/shardscope_server.py` as scripts/dashboard.sh starts it (default settings, headless), on its
     own workspace and a free loopback port. Stopped by its own pid only."""
 
     def __init__(self, workspace: Path) -> None:
@@ -161,7 +164,7 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "SHARDSCOPE_WORKSPACE": str(workspace), "PYTHONUNBUFFERED": "1"}
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-        argv = [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "main.py"),
+        argv = [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "shardscope_server.py"),
                 "--server.address", "127.0.0.1", "--server.port", str(self.port), "--server.headless", "true",
                 "--browser.gatherUsageStats", "false"]
         self.log_path = workspace / "streamlit.log"
@@ -634,6 +637,78 @@ def run_scenario(name: str, ranks: int, steps: int, args: argparse.Namespace, br
     return row
 
 
+def sessions_scenario(args: argparse.Namespace, browser: Any, tmp: Path, baseline: list[Row]) -> Row:
+    """(e) --sessions Monitor sessions opened at once on one live --sessions-ranks folder (issue 22: 20
+    sessions took the first paint from 3.8 s to 80 s, and one never painted): each session's first
+    paint, then --seconds with all open (does every session keep redrawing?), server RSS and CPU."""
+    n, ranks = args.sessions, args.sessions_ranks
+    folder = tmp / f"sessions_{ranks}"
+    run = synth_logs.write_run(folder, ranks, args.steps, straggler=ranks // 3, hung=ranks // 2,
+                               crashed=[2 * ranks // 3], noise_per_step=args.noise)
+    row = Row("(e)", f"{n} sessions, {ranks} ranks x {args.steps:,} steps live, {run.bytes / 1e6:,.0f} MB")
+    appender: Appender | None = None
+    try:
+        with measured_server(tmp / "ws_sessions") as (server, sampler):
+            context = browser.new_context(viewport=args.viewport)
+            try:
+                warm_up(context, server.url)
+                server_baseline(sampler, baseline, server)
+                appender = Appender(run, args.noise)
+                appender.start()
+                pump_page = context.new_page()  # events are delivered while some page waits
+                url = f"{server.url}/monitor?logdir={folder}"
+                pages, start, paint = [], [], []
+                t0 = time.monotonic()
+                for _ in range(n):  # all at once: each goto returns when the page's HTML is there
+                    page = context.new_page()
+                    start.append(time.monotonic())
+                    page.goto(url, wait_until="commit", timeout=120_000)
+                    pages.append(page)
+                    paint.append(None)
+                progress(f"(e): {n} sessions opened in {time.monotonic() - t0:.1f} s; waiting for their first paint")
+                deadline = t0 + args.paint_timeout
+                while any(p is None for p in paint) and time.monotonic() < deadline:
+                    for i, page in enumerate(pages):
+                        if paint[i] is None and painted(page):
+                            paint[i] = time.monotonic() - start[i]
+                    pump_page.wait_for_timeout(100)
+                done = sorted(p for p in paint if p is not None)
+                never = n - len(done)
+                if done:
+                    row.paint_s = statistics.median(done)
+                    row.read_s = done[-1]
+                row.notes.append("(e) first paint per session (s, in opening order): "
+                                 + ", ".join("never" if p is None else f"{p:.1f}" for p in paint))
+                row.notes.append(f"(e) first paint: min {fmt(done[0] if done else None)} s, median "
+                                 f"{fmt(row.paint_s)} s, max {fmt(row.read_s)} s; never painted within "
+                                 f"{args.paint_timeout:.0f} s: {never}  (table: 'paint s' = median, 'read s' = max)")
+                before = [chart_updates(p) for p in pages]
+                t_s0 = time.monotonic()
+                pump(pump_page, args.seconds)
+                t_s1 = time.monotonic()
+                moved = sum(1 for p, b in zip(pages, before, strict=True) if redraws(b, chart_updates(p)) > 0)
+                row.notes.append(f"(e) redrew during the {args.seconds:.0f} s with all {n} open: {moved} of {n} "
+                                 "sessions")
+                window = sampler.window(t0, t_s1)
+                row.cpu_mean, row.cpu_peak = cpu_mean(sampler.window(t_s0, t_s1)), cpu_peak(window)
+                row.rss_peak_mb, row.watches_peak = rss_peak_mb(window), watches_peak(window)
+                row.load = load_mean(window)
+                errors = sum(1 for p in pages if p.locator('[data-testid="stException"]').count())
+                if errors:
+                    row.notes.append(f"(e): {errors} session(s) show an exception box")
+                for page in pages:
+                    page.close()
+            finally:
+                if appender is not None:
+                    appender.halt.set()
+                context.close()
+            if server.tracebacks():
+                row.notes.append(f"(e): {server.tracebacks()} traceback(s) in the server log")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return row
+
+
 # ----------------------------------------------------------------------------- main
 
 def environment() -> list[str]:
@@ -674,6 +749,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--shot-dir", type=Path, default=Path("/tmp"), help="bench_monitor_N.png goes here")
     p.add_argument("--workdir", type=Path, default=None, help="where run folders are written (default: TMPDIR)")
     p.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
+    p.add_argument("--sessions", type=int, default=0, help="(e): this many Monitor sessions at once (0: skip)")
+    p.add_argument("--sessions-ranks", type=int, default=64, help="ranks of (e)'s live folder")
+    p.add_argument("--only-sessions", action="store_true", help="run (e) only")
     return p.parse_args(argv)
 
 
@@ -705,6 +783,10 @@ def main(argv: list[str] | None = None) -> int:
     jobs += [("(d)", lambda b, n=n: run_scenario("(d)", n, scale_steps, args, b, tmp, baseline, None)) for n in scale]
     shot = args.shot_dir / f"bench_monitor_{args.ranks}.png"
     jobs.append(("(c)", lambda b: run_scenario("(c)", args.ranks, args.steps, args, b, tmp, baseline, shot)))
+    if args.only_sessions:
+        jobs = []
+    if args.sessions:
+        jobs.append(("(e)", lambda b: sessions_scenario(args, b, tmp, baseline)))
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -326,7 +326,8 @@ class Dashboard:
         env = {**os.environ, "SHARDSCOPE_WORKSPACE": str(workspace), "PYTHONUNBUFFERED": "1"}
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
         # fileWatcherType none: streamlit's own source watch off, so the server's inotify watches are RunWatchers'
-        argv = [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "main.py"), "--server.port", str(port),
+        argv = [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "shardscope_server.py"),
+                "--server.port", str(port),
                 "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
                 "--server.fileWatcherType", "none"]
         self.log_path = workspace.parent / "streamlit.log"

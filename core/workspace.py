@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import keyword
 import os
 import re
 from pathlib import Path
@@ -10,6 +12,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = REPO_ROOT / "examples"
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
 class WorkspaceError(ValueError):
@@ -21,9 +24,21 @@ def default_workspace() -> Path:
     return Path(os.environ.get("SHARDSCOPE_WORKSPACE") or REPO_ROOT / "workspace").resolve()
 
 
+def is_safe_name(name: object) -> bool:
+    """The one safe-name check: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit
+    (a design, job or file name that cannot escape its folder: no '/', spaces or '..')."""
+    return isinstance(name, str) and bool(_SAFE_NAME.fullmatch(name)) and name not in {".", ".."}
+
+
+def is_identifier(name: object) -> bool:
+    """The one identifier check: a Python identifier of at most 64 characters that is not a keyword
+    (layout, tensor, operator and axis names become names in the generated script)."""
+    return isinstance(name, str) and bool(_IDENTIFIER.fullmatch(name)) and not keyword.iskeyword(name)
+
+
 def check_name(name: str, what: str = "name") -> str:
     """Return `name` if it is a plain file name (letters, digits, . _ -), else raise WorkspaceError."""
-    if not isinstance(name, str) or not _SAFE_NAME.fullmatch(name) or name in {".", ".."}:
+    if not is_safe_name(name):
         raise WorkspaceError(
             f"{what} {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit (no '/', spaces or '..')."
@@ -37,3 +52,32 @@ def child(root: Path, name: str, what: str = "name") -> Path:
     if path.parent != root.resolve():
         raise WorkspaceError(f"{what} {name!r} would leave the workspace {root}")
     return path
+
+
+SETTINGS_FILE = "settings.json"
+MAX_SETTINGS_BYTES = 64 * 1024
+
+
+def read_settings(workspace: Path) -> dict[str, str]:
+    """What the user chose last in this workspace (e.g. the Python interpreter of their own scripts).
+
+    A missing, unreadable or malformed file is no settings: a preference never blocks a page."""
+    path = workspace / SETTINGS_FILE
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_SETTINGS_BYTES:
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in data.items() if isinstance(v, str)}
+
+
+def remember(workspace: Path, key: str, value: str) -> None:
+    """Store one setting of the workspace (atomically: a reader never sees half a file)."""
+    settings = {**read_settings(workspace), key: value}
+    workspace.mkdir(parents=True, exist_ok=True)
+    tmp = workspace / f".{SETTINGS_FILE}.{os.getpid()}"
+    tmp.write_text(json.dumps(settings, indent=1), encoding="utf-8")
+    os.replace(tmp, workspace / SETTINGS_FILE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.axis_editor import commit as commit_design
+from app.design_state import commit as commit_design
 from app.nav import PAGES, page_path
 from core.codegen import CodegenError
 from core.run.registry import LaunchError, list_runs

@@ -14,6 +14,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from app import launch_widgets as ui  # noqa: E402
+from app.design_state import current_design  # noqa: E402
 from app.nav import page_path  # noqa: E402
 from core.codegen import CodegenError, files_at_risk, render_job, write_job  # noqa: E402
 from core.logs.guard import validate_log_dir  # noqa: E402
@@ -22,30 +23,13 @@ from core.run.launch import launch  # noqa: E402
 from core.run.own import check_own, launch_own, watch_folder  # noqa: E402
 from core.run.preflight import can_launch, run_preflight  # noqa: E402
 from core.run.registry import LaunchError, RunRecord  # noqa: E402
-from core.sharding.design import Design, DesignError, load_design  # noqa: E402
-from core.workspace import EXAMPLES_DIR, WorkspaceError, child, default_workspace  # noqa: E402
-
-DEFAULT_DESIGN = EXAMPLES_DIR / "data_parallel_8.json"
-
-
-def current_design() -> Design | None:
-    design = st.session_state.get("design")
-    if isinstance(design, Design):
-        return design
-    try:
-        design = load_design(DEFAULT_DESIGN)
-    except DesignError as exc:
-        st.error(f"Cannot load the default design: {exc}")
-        return None
-    st.session_state["design"] = design
-    return design
-
+from core.sharding.design import DesignError  # noqa: E402
+from core.workspace import WorkspaceError, child, default_workspace, read_settings, remember  # noqa: E402
 
 st.title("Launch")
 workspace = default_workspace()
+OWN_PYTHON = "own_python"  # the workspace setting: the interpreter of the last own script launched
 design = current_design()
-if design is None:
-    st.stop()
 st.caption(f"Design **{design.name}** · {design.device_num} devices — edit it on the Layout Designer page.")
 
 settings, preview = st.columns([2, 3], gap="large")
@@ -142,7 +126,7 @@ if files is not None:
 
 st.subheader("Your own script")
 with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers' run_mindformer.py too"):
-    own, problem = ui.own_job_form()
+    own, problem = ui.own_job_form(python_default=read_settings(workspace).get(OWN_PYTHON, ""))
     checked_own = None
     if problem:
         st.error(problem)
@@ -153,7 +137,8 @@ with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers
             st.error(str(exc))
     if checked_own is not None:
         ui.own_job_view(checked_own)
-        own_checks = run_preflight(checked_own.to_options(), import_check=False)
+        own_checks = [ui.cached_mindspore_check(checked_own.python or sys.executable)]
+        own_checks += run_preflight(checked_own.to_options(), import_check=False)
         ui.preflight_view(own_checks)
         if st.button("Launch script", type="primary", disabled=not can_launch(own_checks), key="own_launch_button"):
             try:
@@ -161,6 +146,7 @@ with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers
             except (LaunchError, WorkspaceError, OSError) as exc:
                 st.error(f"Launch failed: {exc}")
             else:
+                remember(workspace, OWN_PYTHON, checked_own.python)
                 started(record)
 
 with st.expander("Watch an existing log folder (a job ShardScope did not start: watch only, Stop forgets it)"):

@@ -234,13 +234,14 @@ def no_rows_help(snap: RunSnapshot, source_dir: Path) -> None:
 
 # ----------------------------------------------------------------------------- diagnosis + scale views
 
-def cached(name: str, key: tuple, make: Callable[[], T]) -> T:
+def cached(name: str, key: tuple, make: Callable[[], T], snap: RunSnapshot | None = None) -> T:
     """Recompute `make()` only when `key` (folder, snapshot version, ...) changes: at 1,024 ranks the
-    diagnosis and the grids cost 0.1-0.5 s, and most live ticks bring no new line."""
+    diagnosis and the grids cost 0.1-0.5 s, and most live ticks bring no new line. With `snap`, once
+    for every session shown that snapshot (the watcher shares it: issue 22, 20 sessions)."""
     memo = st.session_state.setdefault("_mon_memo", {})
     hit = memo.get(name)
     if hit is None or hit[0] != key:
-        hit = memo[name] = (key, make())
+        hit = memo[name] = (key, make() if snap is None else snap.derived(name, key, make))
     return hit[1]
 
 
@@ -301,7 +302,7 @@ def diagnosis_strip(diag: Diagnosis) -> None:
 def scale_view(snap: RunSnapshot, table: pd.DataFrame, diag: Diagnosis, opts: ui.ChartOptions, per_node: int,
                source_dir: Path, reading: bool = False) -> None:
     """Aggregates, ranks to look at, heatmaps and a filtered status table for runs above SCALE_RANKS."""
-    g = cached("grids", (str(source_dir), snap.version), lambda: scale.grids(snap))
+    g = cached("grids", (str(source_dir), snap.version), lambda: scale.grids(snap), snap)
     look = scale.look_at(diag, g)
     named = {"failed": [r for gr in diag.failure_groups for r in gr.ranks], "hung": [h.rank for h in diag.hung],
              "stragglers": [s.rank for s in diag.stragglers], "look": look["rank"].tolist()}
@@ -381,6 +382,8 @@ if source_dir is not None:
             st.session_state["mon_reading"] = str(source_dir)
         elif not live and st.session_state.pop("mon_reading", None) == str(source_dir):
             st.rerun()  # read to the end: a finished run's page stops refreshing itself
+        if (behind := ui.behind_caption(snap.behind_bytes)) is not None:
+            st.caption(behind)  # the logs grow faster than they are read (issue 22)
         if watcher.watch_limited:
             st.warning(f"More log folders than the {MAX_WATCHES:,} watched for changes: new lines in the others "
                        "show up with the 1 s rescan instead of at once.")
@@ -390,7 +393,7 @@ if source_dir is not None:
         table = ui.status_table(snap, stall_after, run_status)
         states = table["state"].str.split(" ", n=1).str[-1] if not table.empty else table["state"]
         diag = cached("diag", (str(source_dir), snap.version, run_status),
-                      lambda: diagnose(snap, now=time.time() if run_status in LIVE_STATUSES[1:] else None))
+                      lambda: diagnose(snap, now=time.time() if run_status in LIVE_STATUSES[1:] else None), snap)
         c = st.columns(5)
         c[0].metric("Ranks", len(ranks))
         c[1].metric("Loss points", f"{len(df):,}")

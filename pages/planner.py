@@ -13,7 +13,8 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from app import planner_view as view  # noqa: E402
-from app.axis_editor import commit as commit_design  # noqa: E402
+from app.design_state import commit as commit_design  # noqa: E402
+from app.design_state import current_design  # noqa: E402
 from app.nav import page_path  # noqa: E402
 from core.models import ModelError  # noqa: E402
 from core.plan.choices import (  # noqa: E402
@@ -97,7 +98,7 @@ def open_yaml() -> MindFormersConfig | None:
 
 def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None]:
     """The model, global batch, device count, card memory and the opened YAML (if any) from the form."""
-    design = st.session_state.get("design")
+    design = current_design()
     from_design = model_from_design(design) if isinstance(design, Design) else None
     sources = ([CURRENT] if from_design is not None else []) + list(PRESETS) + [YAML]
     source = st.selectbox("Model", sources, key="planner_source",
@@ -238,7 +239,7 @@ def apply_section(plan: Plan, chosen: Evaluation) -> None:
     if error:
         st.error(f"Cannot build the design: {error}")
     applied = st.session_state.get(APPLIED_KEY)
-    design = st.session_state.get("design")
+    design = current_design()
     if applied and isinstance(design, Design):
         st.success(f"Current design **{design.name}** ({design.device_num} devices per pipeline stage) is {applied}.")
         st.page_link(page_path("launch"), label="Generate and launch it", icon=":material/rocket_launch:")

@@ -5,11 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev
 # Debian packages the tests use, installed only when missing: chromium (browser tests), and a
-# real Slurm + munge (the two-node test cluster) and iproute2 (the multi-node network namespace).
+# real Slurm + munge (the two-node test cluster), iproute2 (the multi-node network namespace) and Open MPI
+# (mpirun on CPU).
 missing=()
 if command -v dpkg >/dev/null; then
   [ -x /usr/bin/chromium ] || missing+=(chromium)
-  for pkg in munge slurmctld slurmd slurm-client iproute2; do
+  for pkg in munge slurmctld slurmd slurm-client iproute2 openmpi-bin libopenmpi-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
   done
 fi

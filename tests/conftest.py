@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import free_port
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -46,7 +48,10 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
         pytest.skip(f"Slurm cluster: {why}")
     root = Path(tempfile.mkdtemp(prefix="shardscope-slurm-"))
     script = str(REPO / "scripts" / "slurm_cluster.sh")
-    started = subprocess.run(["bash", script, "start", str(root)], capture_output=True, text=True, timeout=120)
+    # free ports, not Slurm's fixed 16817/17101-17102: another Slurm on the machine must not collide
+    ports = {"SLURMCTLD_PORT": free_port(), "SLURMD_N1_PORT": free_port(), "SLURMD_N2_PORT": free_port()}
+    started = subprocess.run(["bash", script, "start", str(root)], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, **{k: str(v) for k, v in ports.items()}})
     if started.returncode != 0:
         subprocess.run(["bash", script, "stop", str(root)], capture_output=True, timeout=120)
         pytest.fail(f"the test Slurm cluster did not start: {started.stderr}")

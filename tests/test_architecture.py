@@ -1,8 +1,8 @@
 """The house rules of core/, checked on the code itself: one package per concern, imports one way.
 
-No module imports streamlit; no module grows past ~500 lines; no import cycle between modules; the
-packages form a one-way stack (cli -> run -> codegen -> models/plan -> sharding -> files -> workspace;
-logs -> files -> workspace).
+No core module imports streamlit; no module of core/, app/ or pages/ grows past ~500 lines; no import
+cycle between modules; the packages form a one-way stack (cli -> run -> codegen -> models/plan ->
+sharding -> files -> workspace; logs -> files -> workspace).
 """
 
 from __future__ import annotations
@@ -52,6 +52,14 @@ def test_core_never_imports_streamlit() -> None:
 
 def test_no_module_in_core_is_over_about_500_lines() -> None:
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules().items()}
+    assert {n: s for n, s in sizes.items() if s > MAX_LINES} == {}
+
+
+def test_no_module_in_app_or_pages_is_over_about_500_lines() -> None:
+    """The UI layer keeps the same rule as core (issue 20: the Designer page was 948 lines)."""
+    paths = [*(REPO_ROOT / "app").rglob("*.py"), *(REPO_ROOT / "pages").rglob("*.py")]
+    assert len(paths) > 10  # the folders were found
+    sizes = {str(p.relative_to(REPO_ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in paths}
     assert {n: s for n, s in sizes.items() if s > MAX_LINES} == {}
 
 

@@ -37,7 +37,7 @@ def designer(chromium_browser: Any, server: str) -> Iterator[Any]:
     context = chromium_browser.new_context(viewport=VIEWPORT)
     pg = context.new_page()
     pg.goto(f"{server}/designer")
-    pg.get_by_text("Layout Designer", exact=True).first.wait_for(timeout=30_000)
+    pg.get_by_text("Layout Designer", exact=True).filter(visible=True).first.wait_for(timeout=30_000)
     wait_idle(pg)
     yield pg
     context.close()
@@ -142,7 +142,7 @@ def test_other_tabs_and_validation_screenshots(designer: object) -> None:
     count.fill("16")
     count.press("Enter")
     wait_idle(pg)
-    pg.get_by_text("spans 8 devices but the job has 16").first.wait_for(timeout=30_000)
+    pg.get_by_text("spans 8 devices but the job has 16").filter(visible=True).first.wait_for(timeout=30_000)
     shot(pg, "08_invalid_device_count", full=True)
 
 
@@ -151,13 +151,14 @@ def test_attention_block_operators_and_fields(designer: object) -> None:
     pg = designer
     load_example(pg, "attention_block.json")
     click_tab(pg, "Operators")
-    pg.get_by_text("qt · Transpose × 2").first.click()
+    pg.get_by_text("qt · Transpose × 2").filter(visible=True).first.click()
     wait_idle(pg)
     perm = pg.get_by_role("textbox", name="perm", exact=True)
     perm.wait_for(timeout=30_000)
     assert perm.input_value() == "0, 2, 1, 3"
     shot(pg, "09_attention_transpose", full=True)
-    pg.get_by_text("attn · MatMul × 2").first.click()
+    pg.get_by_text("attn · MatMul × 2").filter(visible=True).first.click()
     wait_idle(pg)
-    pg.get_by_text("AllReduce").first.wait_for(timeout=30_000)
+    # The collective's heading, not the first match: that is the data grid's hidden accessibility cell.
+    pg.get_by_text("AllReduce", exact=True).filter(visible=True).first.wait_for(timeout=30_000)
     shot(pg, "10_attention_row_split_allreduce", full=True)

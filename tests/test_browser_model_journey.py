@@ -33,7 +33,7 @@ def test_model_library_decoder_to_a_green_cpu_check(tmp_path: Path) -> None:
         page.goto(url)
         wait_idle(page, 120)
         nav(page, "Layout Designer")
-        page.get_by_text("New design from a model").first.click()
+        page.get_by_text("New design from a model").filter(visible=True).first.click()
         wait_idle(page)
         for label, value in {"hidden": "64", "heads": "8", "kv_heads": "4", "ffn": "128", "seq": "16",
                              "batch": "8", "layers": "2", "vocab": "128", "dp": "2", "mp": "4"}.items():
@@ -44,11 +44,11 @@ def test_model_library_decoder_to_a_green_cpu_check(tmp_path: Path) -> None:
         page.get_by_role("tab", name="Operators").click()
         wait_idle(page)
         ops = page.locator('[data-testid="stRadio"]').filter(has_text="Operators (in order)")
-        ops.get_by_text("scores · BatchMatMul × 2").first.wait_for(timeout=60_000)
+        ops.get_by_text("scores · BatchMatMul × 2").filter(visible=True).first.wait_for(timeout=60_000)
         listing = ops.inner_text()
         for op_type in ("Gather", "RMSNorm × 2", "Softmax × 2", "Transpose × 2", "Reshape", "SiLU × 2"):
             assert op_type in listing, op_type
-        ops.get_by_text("attn_out · MatMul × 2").first.click()  # the row-split output projection
+        ops.get_by_text("attn_out · MatMul × 2").filter(visible=True).first.click()  # the row-split output projection
         wait_idle(page)
         shot(page, "model_02_decoder_attention_in_designer", full=True)
         assert "AllReduce" in page.locator('[data-testid="stMain"]').inner_text()
@@ -56,7 +56,7 @@ def test_model_library_decoder_to_a_green_cpu_check(tmp_path: Path) -> None:
         page.get_by_label("Scenario", exact=True).click()
         page.get_by_role("option", name="Layout strategies (seed 004)").click()
         wait_idle(page)
-        page.get_by_text("Ascend", exact=True).first.click()
+        page.get_by_text("Ascend", exact=True).filter(visible=True).first.click()
         wait_idle(page)
         page.get_by_role("button", name="Check on CPU").click()
         wait_idle(page, 300)

@@ -16,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.design_edits import load_from_folder
 from core.__main__ import main
 from core.sharding.design import (
     MAX_AXES,
@@ -33,6 +32,7 @@ from core.sharding.design import (
     load_design,
     loads_design,
 )
+from core.sharding.edits import load_from_folder
 from core.sharding.layout import Layout, LayoutError
 from core.workspace import EXAMPLES_DIR
 

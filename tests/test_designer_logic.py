@@ -1,4 +1,4 @@
-"""Unit tests for the Layout Designer's pure logic: app/design_edits.py, app/designer_view.py, app/code_view.py,
+"""Unit tests for the Layout Designer's pure logic: core/sharding/edits/, app/designer_view.py, app/code_view.py,
 app/figures.py."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import code_view, figures
-from app import design_edits as edits
 from app import designer_view as view
+from core.sharding import edits
 from core.sharding.design import (
     Design,
     LayoutSpec,
@@ -24,8 +24,11 @@ from core.sharding.design import (
     design_from_dict,
     design_problems,
     design_to_dict,
+    load_design,
 )
 from core.sharding.layout import NONE, Layout, LayoutError
+from core.sharding.operators import analyze_design
+from core.sharding.operators.base import OpAttrs
 from core.workspace import EXAMPLES_DIR, WorkspaceError
 
 
@@ -86,7 +89,7 @@ entries_strategy = st.lists(st.sampled_from(["dp", "sp", "mp", "tp"]), unique=Tr
     lambda axes: st.integers(1, 4).flatmap(
         lambda ndim: st.lists(st.integers(0, ndim - 1), min_size=len(axes), max_size=len(axes)).map(
             lambda dims: tuple(
-                view.axes_entry([a for a, d in zip(axes, dims, strict=True) if d == k]) for k in range(ndim)
+                edits.axes_entry([a for a, d in zip(axes, dims, strict=True) if d == k]) for k in range(ndim)
             )
         )
     )
@@ -98,17 +101,17 @@ def test_sortables_round_trip(entries: tuple) -> None:
     spec = LayoutSpec((2, 2, 2, 1), ("dp", "sp", "mp", "tp"))
     items = view.sortable_items(spec, entries, None)
     assert view.map_from_sortables(items, len(entries)) == entries
-    used = [a for e in entries for a in view.entry_axes(e)]
+    used = [a for e in entries for a in edits.entry_axes(e)]
     assert sorted(view.chip_alias(c) for c in items[0]["items"]) == sorted(set(spec.alias_name) - set(used))
 
 
 @given(entries_strategy, st.integers(0, 3), st.lists(st.sampled_from(["dp", "sp", "mp", "tp"]), max_size=4))
 def test_assign_axes_uses_every_axis_at_most_once(entries: tuple, dim: int, axes: list[str]) -> None:
     dim = dim % len(entries)
-    result = view.assign_axes(entries, dim, axes)
-    used = [a for e in result for a in view.entry_axes(e)]
+    result = edits.assign_axes(entries, dim, axes)
+    used = [a for e in result for a in edits.entry_axes(e)]
     assert len(used) == len(set(used))
-    assert view.entry_axes(result[dim]) == list(dict.fromkeys(axes))
+    assert edits.entry_axes(result[dim]) == list(dict.fromkeys(axes))
     Layout((2, 2, 2, 1), ("dp", "sp", "mp", "tp"))(*result)  # MindSpore-valid map
 
 
@@ -117,13 +120,13 @@ def test_assign_axes_uses_every_axis_at_most_once(entries: tuple, dim: int, axes
 # ---------------------------------------------------------------------------------------------
 @given(st.lists(st.integers(1, 10_000), min_size=1, max_size=8), st.sampled_from([", ", ",", " ", " x "]))
 def test_parse_shape_round_trip(values: list[int], sep: str) -> None:
-    assert view.parse_shape(sep.join(str(v) for v in values)) == tuple(values)
-    assert view.parse_shape(f"({', '.join(str(v) for v in values)})") == tuple(values)
+    assert edits.parse_shape(sep.join(str(v) for v in values)) == tuple(values)
+    assert edits.parse_shape(f"({', '.join(str(v) for v in values)})") == tuple(values)
 
 
 @given(st.text(max_size=30))
 def test_parsers_raise_only_edit_error(text: str) -> None:
-    for parser in (view.parse_shape, view.parse_split, view.parse_rank_list):
+    for parser in (edits.parse_shape, edits.parse_split, edits.parse_rank_list):
         try:
             parser(text)
         except edits.EditError as exc:
@@ -136,15 +139,15 @@ def test_parsers_raise_only_edit_error(text: str) -> None:
 )
 def test_parse_shape_errors(text: str, message: str) -> None:
     with pytest.raises(edits.EditError, match=message):
-        view.parse_shape(text)
+        edits.parse_shape(text)
 
 
 def test_parse_rank_list() -> None:
-    assert view.parse_rank_list("  ") is None
-    assert view.parse_rank_list("7, 6 5") == (7, 6, 5)
-    assert view.parse_rank_list("0") == (0,)
+    assert edits.parse_rank_list("  ") is None
+    assert edits.parse_rank_list("7, 6 5") == (7, 6, 5)
+    assert edits.parse_rank_list("0") == (0,)
     with pytest.raises(edits.EditError, match="too small"):
-        view.parse_rank_list("-1, 2")
+        edits.parse_rank_list("-1, 2")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,12 +528,15 @@ def test_comm_figure_colours_groups() -> None:
 
 def test_code_view(seed: Design) -> None:
     code = code_view.tensor_code(seed, "x")
-    assert "layout = Layout((2, 2, 2), ('dp', 'sp', 'mp'))" in code
-    assert "x_strategy = layout('mp', ('sp', 'dp'))" in code
+    assert 'layout = Layout((2, 2, 2), ("dp", "sp", "mp"))' in code
+    assert 'x_strategy = layout("mp", ("sp", "dp"))' in code
     ops_code = code_view.operators_code(mlp())
-    assert "self.matmul2 = ops.MatMul().shard((layout2('None', 'tp'), layout2('tp', 'None')))" in ops_code
-    assert "self.relu1 = ops.ReLU().shard(((4, 1),))" in ops_code
-    assert "self.matmul3 = ops.MatMul()  # no strategy" in ops_code
+    assert (
+        'self.matmul2 = ops.MatMul(transpose_a=False, transpose_b=False).shard(in_strategy=(layout2("None", "tp"), '
+        'layout2("tp", "None")))' in ops_code
+    )
+    assert "self.relu1 = ops.ReLU().shard(in_strategy=((4, 1),))" in ops_code
+    assert "# matmul3: no strategy, MindSpore chooses one\nself.matmul3 = ops.MatMul(" in ops_code
     ranked = edits.set_rank_list(seed, "layout", "7,6,5,4,3,2,1,0")
     assert "rank_list=[7, 6, 5, 4, 3, 2, 1, 0]" in code_view.layout_code(ranked, "layout")
     info = code_view.tensor_map_dict(seed, seed.tensors["x"].sharding)
@@ -653,8 +659,10 @@ def test_renaming_the_carry_tensor_keeps_the_repeat_block() -> None:
 
 def test_code_view_renders_softmax_axis_and_rmsnorm_eps() -> None:
     design = attention()
-    assert "ops.Softmax(axis=-1).shard(" in code_view.operator_code(design, design.operator("probs"))
-    assert "ops.RmsNorm(epsilon=1e-06).shard(" in code_view.operator_code(design, design.operator("attn_norm"))
+    assert "ops.Softmax(axis=-1).shard(" in code_view.operator_code(design.operator("probs"))
+    norm = code_view.operator_code(design.operator("attn_norm"))
+    assert "self.attn_norm_square = ops.Square().shard(" in norm and "+ 1e-06)" in norm  # composed, as train.py
+    assert "RmsNorm" not in norm
 
 
 def test_loss_and_repeat_edits(seed: Design) -> None:
@@ -669,3 +677,38 @@ def test_loss_and_repeat_edits(seed: Design) -> None:
     with pytest.raises(edits.EditError, match="out of range"):
         edits.set_repeat(seed, 0, "matmul1", "matmul1", "x")
     assert edits.set_repeat(repeated, None).repeat is None
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES_DIR.glob("*.json")), ids=lambda p: p.stem)
+def test_operator_ranks_come_from_the_family_and_match_the_analysis(path: Path) -> None:
+    """Issue 20: the editor asks each operator's family for its output rank; it agrees with the full analysis."""
+    design = load_design(path)
+    for analysis in analyze_design(design):
+        if analysis.output_shape is not None:
+            assert edits.source_ndim(design, analysis.name) == len(analysis.output_shape), analysis.name
+
+
+def test_every_family_answers_the_rank_questions() -> None:
+    from core.sharding.catalog import OP_TYPES
+    from core.sharding.operators.registry import family_of
+
+    for op_type in OP_TYPES:
+        family = family_of(op_type)
+        assert family is not None, op_type
+        assert family.output_ndim(op_type, [3, 3], OpAttrs(shape=(2, 2, 2))) in (2, 3, 4), op_type
+    assert family_of("MatMul").input_ndim("MatMul", 0) == 2
+    assert family_of("ReLU").input_ndim("ReLU", 0) is None
+
+
+def test_stale_indexes_and_unknown_presets_are_edit_errors(seed: Design) -> None:
+    """Issue 20: edits say what is missing (the page no longer catches KeyError / IndexError)."""
+    with pytest.raises(edits.EditError, match="matmul1 has no input 5: it has 2"):
+        edits.set_operator_input(seed, "matmul1", 5, "x")
+    with pytest.raises(edits.EditError, match="has no input 2"):
+        edits.set_operator_strategy(seed, "matmul1", 2, None)
+    with pytest.raises(edits.EditError, match="has no input -1"):
+        edits.set_operator_input_mode(seed, "matmul1", -1, "tuple")
+    with pytest.raises(edits.EditError, match="there is no preset called 'tp9'"):
+        edits.apply_preset(seed, "layout", "tp9")
+    with pytest.raises(edits.EditError, match="there is no operator called 'nope'"):
+        edits.operator_of(seed, "nope")

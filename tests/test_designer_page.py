@@ -16,8 +16,12 @@ from unittest import mock
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import design_edits as edits
 from app import designer_view as view
+from app.design_state import DESIGN_KEY, VERSION_KEY
+from app.designer.matrix import LAYOUT_SEL
+from app.designer.operators import OP_SEL
+from app.designer.tensors import TENSOR_SEL
+from core.sharding import edits
 from core.sharding.design import Design, LayoutSpec, OperatorSpec, Sharding, TensorSpec
 from core.sharding.layout import NONE
 from core.sharding.operators import analyze_design
@@ -46,7 +50,7 @@ def vkey(at: AppTest, *parts: object) -> str:
 
 
 def design_of(at: AppTest) -> Design:
-    return at.session_state["design"]
+    return at.session_state[DESIGN_KEY]
 
 
 def page_text(at: AppTest) -> str:
@@ -63,8 +67,8 @@ def rerun(at: AppTest) -> AppTest:
 
 
 def with_design(at: AppTest, design: Design) -> AppTest:
-    at.session_state["design"] = design
-    at.session_state["designer_version"] = at.session_state["designer_version"] + 1
+    at.session_state[DESIGN_KEY] = design
+    at.session_state[VERSION_KEY] = at.session_state[VERSION_KEY] + 1
     return rerun(at)
 
 
@@ -89,14 +93,14 @@ def test_first_visit_loads_seed004_and_shows_row0_ranks(at: AppTest) -> None:
     text = page_text(at)
     assert "Row 0 of this view lies on ranks: 0, 4, 2, 6" in text
     assert "The design is consistent" in text
-    assert "x_strategy = layout('mp', ('sp', 'dp'))" in text
+    assert 'x_strategy = layout("mp", ("sp", "dp"))' in text
     assert "tensor_map: (0, (1, 2))" in text
     assert not at.error
 
 
 def test_stale_session_value_is_replaced(workspace: Path) -> None:
     app = AppTest.from_file(PAGE, default_timeout=90)
-    app.session_state["design"] = {"not": "a design"}
+    app.session_state[DESIGN_KEY] = {"not": "a design"}
     rerun(app)
     assert isinstance(design_of(app), Design)
 
@@ -111,7 +115,7 @@ def test_highlight_rank_and_view_dims(at: AppTest) -> None:
 
 
 def test_three_d_tensor_has_block_sliders(at: AppTest) -> None:
-    at.selectbox(key="designer_tensor_sel").set_value("x")
+    at.selectbox(key=TENSOR_SEL).set_value("x")
     at.text_input(key=vkey(at, "tensor_shape", "x")).input("8, 4, 6")
     rerun(at)
     design = design_of(at)
@@ -332,7 +336,7 @@ def test_layouts_new_rename_remove(at: AppTest) -> None:
     at.button(key=vkey(at, "add_layout")).click()
     rerun(at)
     assert "layout2" in design_of(at).layouts
-    assert at.session_state["designer_layout_sel"] == "layout2"
+    assert at.session_state[LAYOUT_SEL] == "layout2"
     at.text_input(key=vkey(at, "layout_name", "layout2")).input("tp_layout")
     rerun(at)
     assert "tp_layout" in design_of(at).layouts
@@ -347,7 +351,7 @@ def test_layouts_new_rename_remove(at: AppTest) -> None:
 def test_tensor_new_rename_dtype_remove(at: AppTest) -> None:
     at.button(key=vkey(at, "add_tensor")).click()
     rerun(at)
-    assert "t" in design_of(at).tensors and at.session_state["designer_tensor_sel"] == "t"
+    assert "t" in design_of(at).tensors and at.session_state[TENSOR_SEL] == "t"
     assert "t is not split at all" in page_text(at)
     at.text_input(key=vkey(at, "tensor_name", "t")).input("bias")
     rerun(at)
@@ -383,7 +387,7 @@ def test_rename_tensor_updates_operator_inputs(at: AppTest) -> None:
     at.text_input(key=vkey(at, "tensor_name", "x")).input("act")
     rerun(at)
     assert design_of(at).operator("matmul1").inputs == ("act", "w")
-    assert at.session_state["designer_tensor_sel"] == "act"
+    assert at.session_state[TENSOR_SEL] == "act"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -392,7 +396,7 @@ def test_rename_tensor_updates_operator_inputs(at: AppTest) -> None:
 def test_operator_analysis_is_shown(at: AppTest) -> None:
     text = page_text(at)
     assert "Valid strategy." in text
-    assert "self.matmul1 = ops.MatMul().shard(" in text
+    assert "self.matmul1 = ops.MatMul(transpose_a=False, transpose_b=False).shard(" in text
     assert any(df.value.shape[0] >= 1 for df in at.dataframe)
 
 
@@ -405,14 +409,14 @@ def test_add_operator_and_tuple_strategy(at: AppTest) -> None:
     rerun(at)
     design = design_of(at)
     assert design.operators[-1] == OperatorSpec("relu1", "ReLU", ("matmul1",))
-    assert at.session_state["designer_op_sel"] == "relu1"
+    assert at.session_state[OP_SEL] == "relu1"
     at.toggle(key=vkey(at, "op_strategy_on", "relu1")).set_value(True)
     rerun(at)
     assert design_of(at).operator("relu1").strategy == (Sharding(split=(1, 1)),)
     at.text_input(key=vkey(at, "op_split", "relu1", 0)).input("4,1")
     rerun(at)
     assert design_of(at).operator("relu1").strategy == (Sharding(split=(4, 1)),)
-    assert "self.relu1 = ops.ReLU().shard(((4, 1),))" in page_text(at)
+    assert "self.relu1 = ops.ReLU().shard(in_strategy=((4, 1),))" in page_text(at)
     at.text_input(key=vkey(at, "op_split", "relu1", 0)).input("four")
     rerun(at)
     assert "Edit not applied: tuple strategy: 'four' is not a whole number" in page_text(at)
@@ -455,8 +459,9 @@ def test_out_strategy_toggle_and_drop(at: AppTest, drop: Callable) -> None:
     at.toggle(key=vkey(at, "op_out_on", "matmul1")).set_value(False)
     rerun(at)
     assert design_of(at).operator("matmul1").out_strategy is None
-    assert "self.matmul1 = ops.MatMul().shard((layout('mp', ('sp', 'dp')), layout(('sp', 'dp'), 'None')))" in page_text(
-        at
+    assert (
+        "self.matmul1 = ops.MatMul(transpose_a=False, transpose_b=False)"
+        '.shard(in_strategy=(layout("mp", ("sp", "dp")), layout(("sp", "dp"), "None")))' in page_text(at)
     )
     at.toggle(key=vkey(at, "op_out_on", "matmul1")).set_value(True)
     rerun(at)
@@ -533,11 +538,11 @@ def test_every_example_loads_and_previews(at: AppTest, example: str) -> None:
     design = design_of(at)
     assert f"Loaded {example}" in page_text(at)
     for tensor in design.tensors:
-        at.selectbox(key="designer_tensor_sel").set_value(tensor)
+        at.selectbox(key=TENSOR_SEL).set_value(tensor)
         rerun(at)
         assert "Row 0 of this view lies on ranks" in page_text(at) or "No preview" in page_text(at)
     for op in design.operators:
-        at.radio(key="designer_op_sel").set_value(op.name)
+        at.radio(key=OP_SEL).set_value(op.name)
         rerun(at)
 
 
@@ -546,9 +551,9 @@ def test_mlp_example_has_two_layouts(at: AppTest) -> None:
     at.button(key="designer_example_load").click()
     rerun(at)
     assert set(design_of(at).layouts) == {"layout", "layout2"}
-    at.selectbox(key="designer_layout_sel").set_value("layout2")
+    at.selectbox(key=LAYOUT_SEL).set_value("layout2")
     rerun(at)
-    assert "layout2 = Layout((8,), ('tp',))" in page_text(at)
+    assert 'layout2 = Layout((8,), ("tp",))' in page_text(at)
 
 
 def test_upload_valid_and_invalid(at: AppTest) -> None:
@@ -611,9 +616,9 @@ def load_example(at: AppTest, name: str) -> None:
 
 def test_transformer_operator_fields(at: AppTest) -> None:
     load_example(at, "attention_block.json")
-    at.radio(key="designer_op_sel").set_value("qt")
+    at.radio(key=OP_SEL).set_value("qt")
     rerun(at)
-    assert any("qt · Transpose × 2" in str(o) for o in at.radio(key="designer_op_sel").options)
+    assert any("qt · Transpose × 2" in str(o) for o in at.radio(key=OP_SEL).options)
     at.text_input(key=vkey(at, "op_perm", "qt")).input("0, 2, 1")
     rerun(at)
     assert "Edit not applied" not in page_text(at)
@@ -625,7 +630,7 @@ def test_transformer_operator_fields(at: AppTest) -> None:
     at.text_input(key=vkey(at, "op_perm", "qt")).input("0, 2, 1, 3")
     rerun(at)
 
-    at.radio(key="designer_op_sel").set_value("x2d")
+    at.radio(key=OP_SEL).set_value("x2d")
     rerun(at)
     at.text_input(key=vkey(at, "op_shape", "x2d")).input("8, 256")
     rerun(at)
@@ -634,14 +639,14 @@ def test_transformer_operator_fields(at: AppTest) -> None:
     rerun(at)
     assert all(a.valid for a in analyze_design(design_of(at)))
 
-    at.radio(key="designer_op_sel").set_value("probs")
+    at.radio(key=OP_SEL).set_value("probs")
     rerun(at)
     at.number_input(key=vkey(at, "op_axis", "probs")).set_value(1)
     rerun(at)
     assert design_of(at).operator("probs").axis == 1
     assert "Softmax normalises dimension 1" in page_text(at)  # dimension 1 is split over mp
 
-    at.radio(key="designer_op_sel").set_value("attn_norm")
+    at.radio(key=OP_SEL).set_value("attn_norm")
     rerun(at)
     at.number_input(key=vkey(at, "op_eps", "attn_norm")).set_value(1e-5)
     rerun(at)
@@ -686,7 +691,7 @@ def test_loss_and_repeat_block_editor(at: AppTest) -> None:
     repeat = design_of(at).repeat
     assert repeat is not None
     assert (repeat.count, repeat.first, repeat.last, repeat.carry) == (2, "matmul1", "matmul1", "x")
-    assert any("matmul1 · MatMul × 2" in str(o) for o in at.radio(key="designer_op_sel").options)
+    assert any("matmul1 · MatMul × 2" in str(o) for o in at.radio(key=OP_SEL).options)
     at.number_input(key=vkey(at, "repeat", "count")).set_value(32)
     rerun(at)
     assert design_of(at).repeat.count == 32
@@ -696,3 +701,12 @@ def test_loss_and_repeat_block_editor(at: AppTest) -> None:
     at.toggle(key=vkey(at, "repeat", "on")).set_value(False)
     rerun(at)
     assert design_of(at).repeat is None
+
+
+@pytest.mark.parametrize("page", ["launch", "planner"])
+def test_every_page_seeds_the_same_shared_design(workspace: Path, page: str) -> None:
+    """Issue 20: one current_design() with one default; Launch used to seed data_parallel_8 on its own."""
+    other = AppTest.from_file(str(REPO_ROOT / "pages" / f"{page}.py"), default_timeout=180)
+    other.run()
+    assert not other.exception, other.exception
+    assert design_of(other).name == edits.default_design().name == "seed004_dense_matmul"

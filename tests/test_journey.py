@@ -97,7 +97,7 @@ def test_the_whole_journey(workspace: Path) -> None:
             timeout=30_000,
         )
         assert row0(page).startswith("0, 1, 4, 5"), "each column block is now held by both mp ranks"
-        page.get_by_text("Every slice is held by 2 ranks").first.wait_for(timeout=30_000)
+        page.get_by_text("Every slice is held by 2 ranks").filter(visible=True).first.wait_for(timeout=30_000)
         shot(page, "journey_03_after_drag", full=True)
 
         # 3. Launch: the CPU data_parallel rehearsal on 8 devices, for real through msrun
@@ -154,7 +154,7 @@ def test_the_whole_journey(workspace: Path) -> None:
         pick(page, "Scenario", "Layout strategies (seed 004)")
         page.get_by_text("Ascend", exact=True).click()
         wait_idle(page)
-        page.get_by_text("cannot run here").first.wait_for(timeout=30_000)
+        page.get_by_text("cannot run here").filter(visible=True).first.wait_for(timeout=30_000)
         code = page.locator('[data-testid="stCode"]').first.inner_text()
         assert 'Layout((2, 2, 2), ("dp", "sp", "mp"))' in code
         assert 'layout("None", ("sp", "dp"))' in code, "the dragged strategy reaches the generated script"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from core.codegen import RunOptions, write_job
 from core.run.launch import launch, wait
 from core.sharding.design import load_design
-from core.workspace import EXAMPLES_DIR, REPO_ROOT
+from core.workspace import EXAMPLES_DIR, REPO_ROOT, remember
 from tests.browser import chromium, dashboard, shot
 
 PAGE = str(REPO_ROOT / "pages" / "launch.py")
@@ -92,3 +93,22 @@ def test_check_on_cpu_trains_the_design_for_real(page: AppTest) -> None:
     # a different job (another scenario) hides the stale result instead of showing it as its own
     page.selectbox(key="launch_scenario").set_value("multi_copy").run()
     assert not [s for s in page.success if "Check passed" in s.value]
+
+
+def test_own_script_interpreter_field_is_remembered_per_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remember(tmp_path / "ws", "own_python", "/opt/train/bin/python")
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.syspath_prepend(str(REPO_ROOT))
+    page = AppTest.from_file(PAGE, default_timeout=120)
+    page.run()
+    assert page.text_input(key="own_python").value == "/opt/train/bin/python"
+    script = tmp_path / "train.py"
+    script.write_text("print('hi')\n")
+    page.text_input(key="own_script").set_value(str(script)).run()
+    assert any("Python interpreter /opt/train/bin/python does not exist" in e.value for e in page.error)
+    page.text_input(key="own_python").set_value(sys.executable).run()
+    assert not page.error, [e.value for e in page.error]
+    shown = [str(m.value) for m in [*page.markdown, *page.caption]]
+    assert any(f"in {sys.executable}" in m and "mindspore" in m for m in shown), shown

@@ -57,11 +57,15 @@ def test_msrun_argv_is_a_list_with_the_arguments_verbatim(tmp_path: Path) -> Non
 
 
 def test_mpirun_and_slurm_argv(tmp_path: Path) -> None:
-    job = check_own(OwnJob(script=str(script(tmp_path)), args=("--x", "a b"), devices=4, launcher="mpirun"))
+    job = check_own(OwnJob(script=str(script(tmp_path)), args=("--x", "a b"), devices=4, launcher="mpirun",
+                           device_target="GPU"))
     assert launcher_argv(job, tmp_path / "logs") == [
         "mpirun", "-n", "4", "--output-filename", str(tmp_path / "logs"), "--merge-stderr-to-stdout",
         "python", str(tmp_path / "train.py"), "--x", "a b",
     ]
+    # CPU: the run folder's mpirun_cpu.sh starts MindSpore's scheduler, then mpirun (test_own_interpreter.py)
+    cpu = check_own(OwnJob(script=str(script(tmp_path)), devices=4, launcher="mpirun"))
+    assert launcher_argv(cpu, tmp_path / "run" / "logs") == ["bash", str(tmp_path / "run" / "mpirun_cpu.sh")]
     job = check_own(OwnJob(script=str(script(tmp_path)), devices=4, local_workers=2, launcher="slurm"))
     assert launcher_argv(job, tmp_path / "logs") == ["sbatch", "--parsable", "job.sbatch"]
 

@@ -31,7 +31,9 @@ from streamlit.testing.v1 import AppTest
 
 from app import live_chart
 from app.host_check import LoopbackHostMiddleware, host_problem, split_host
-from core.sharding.design import MAX_DESIGN_BYTES, load_design
+from core.plan.mfconfig import MAX_CONFIG_BYTES
+from core.sharding.design import MAX_DESIGN_BYTES
+from core.sharding.edits import default_design
 from core.workspace import EXAMPLES_DIR, REPO_ROOT
 from tests.browser import VIEWPORT, chromium, dashboard, require_browser, shot, wait_idle
 
@@ -214,9 +216,11 @@ def test_upload_limit_is_the_design_limit() -> None:
     config = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text())
     limit_mb = config["server"]["maxUploadSize"]
     assert limit_mb * 10**6 >= MAX_DESIGN_BYTES > (limit_mb - 1) * 10**6
-    uploaders = [p for p in (REPO_ROOT / "pages").glob("*.py") if "file_uploader(" in p.read_text()]
-    uploaders += [p for p in (REPO_ROOT / "app").glob("*.py") if "file_uploader(" in p.read_text()]
-    assert [p.name for p in uploaders] == ["designer.py"]  # a new upload must be checked against this limit
+    uploaders = [p for p in (REPO_ROOT / "pages").rglob("*.py") if "file_uploader(" in p.read_text()]
+    uploaders += [p for p in (REPO_ROOT / "app").rglob("*.py") if "file_uploader(" in p.read_text()]
+    # a new upload must be checked against this limit: designs (1 MiB) and MindFormers YAMLs (1 MiB) fit it
+    assert sorted(str(p.relative_to(REPO_ROOT)) for p in uploaders) == ["app/designer/files.py", "pages/planner.py"]
+    assert limit_mb * 10**6 >= MAX_CONFIG_BYTES
 
 
 def _design_bytes(size: int) -> bytes:
@@ -364,7 +368,7 @@ def test_launch_page_names_an_edited_job_file_and_asks_before_replacing_it(tmp_p
     ws = tmp_path / "ws"
     monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(ws))
     monkeypatch.syspath_prepend(str(REPO_ROOT))
-    design = load_design(EXAMPLES_DIR / "data_parallel_8.json")
+    design = default_design()  # what the Launch page starts from (the shared design's default)
     job = ws / "jobs" / f"{design.name}-data_parallel"
     job.mkdir(parents=True)
     (job / "train.py").write_text("# my own training script\n")

@@ -5,6 +5,6 @@
 
 from __future__ import annotations
 
-from core.cli import check, diagnose, generate, model, plan, preview, runs, watch
+from core.cli import check, diagnose, edit, generate, model, plan, preview, runs, watch
 
-COMMANDS = [preview, model, plan, generate, check, runs, watch, diagnose]
+COMMANDS = [preview, edit, model, plan, generate, check, runs, watch, diagnose]

@@ -1,4 +1,6 @@
-"""`python -m core preview --design FILE [--tensor NAME]`: the per-rank table in the terminal."""
+"""`python -m core preview --design FILE [--tensor NAME]`: the per-rank table in the terminal, then the
+MindSpore code of the operators that read those tensors, rendered by the function train.py is written with
+(`core.codegen.primitives`), so the lines shown are the lines the generated script contains."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from core.codegen.options import CodegenError
+from core.codegen.primitives import layout_lines, operator_lines, used_layouts
 from core.sharding.design import Design, DesignError, entry_label, load_design
 from core.sharding.layout import LayoutError
 from core.sharding.placement import place, rank_table_rows
@@ -45,6 +49,33 @@ def tensor_report(design: Design, name: str) -> str:
     return header + "\n" + format_table(rank_table_rows(placement, tensor.dtype), COLUMNS)
 
 
+def operator_blocks(design: Design, tensors: Sequence[str] | None = None) -> dict[str, str]:
+    """Operator name -> its `self.<name> = ops.X(...).shard(...)` line(s), as train.py's `__init__` holds them.
+
+    Only the operators reading one of `tensors` when given; an operator codegen cannot render says why."""
+    blocks: dict[str, str] = {}
+    for op in design.operators:
+        if tensors is not None and not set(op.inputs) & set(tensors):
+            continue
+        try:
+            blocks[op.name] = "\n".join(operator_lines(op))
+        except CodegenError as exc:
+            blocks[op.name] = f"# {exc}"
+    return blocks
+
+
+def code_report(design: Design, tensors: Sequence[str] | None = None) -> str:
+    """The layouts and operator lines of the design (or of the operators reading `tensors`)."""
+    blocks = operator_blocks(design, tensors)
+    if not blocks:
+        which = "reads these tensors" if tensors is not None else "is in the design"
+        return f"MindSpore code: no operator {which}, so there is no operator code to show"
+    ops = [op for op in design.operators if op.name in blocks]
+    shardings = [s for op in ops for s in (*(op.strategy or ()), op.out_strategy)]
+    layouts = layout_lines(design, used_layouts(design, shardings))
+    return "\n".join(["MindSpore code (the lines train.py contains):", *layouts, *blocks.values()])
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         design = load_design(args.design)
@@ -64,4 +95,6 @@ def run(args: argparse.Namespace) -> int:
             reports.append(f"{name}: {exc}")
     print(f"design {design.name}: {design.device_num} devices\n")
     print("\n\n".join(reports))
+    print()
+    print(code_report(design, [args.tensor] if args.tensor else None))
     return 0

@@ -18,7 +18,8 @@ from pathlib import Path
 from core.cli.common import fail as _fail
 from core.logs.guard import validate_log_dir
 from core.run.launch import delete_run, launch, stop, wait
-from core.run.own import OWN_LAUNCHERS, OwnJob, launch_own, parse_env, watch_folder
+from core.run.own import OWN_LAUNCHERS, OwnJob, check_own, launch_own, parse_env, watch_folder
+from core.run.preflight import check_mindspore
 from core.run.registry import LaunchError, RunRecord, get_run, list_runs
 from core.workspace import WorkspaceError, default_workspace
 
@@ -58,6 +59,8 @@ def _own_job(args: argparse.Namespace) -> OwnJob:
         workdir=args.workdir or "",
         mindformers_config=args.mindformers_config or "",
         run_mode=args.run_mode,
+        device_target=args.device_target,
+        python=args.python or "",
         slurm_partition=args.partition or "",
         slurm_account=args.account or "",
         slurm_time=args.time or "",
@@ -69,12 +72,23 @@ def _start(args: argparse.Namespace, workspace: Path) -> RunRecord:
     if args.script:
         if args.devices is None:
             raise LaunchError("--script needs --devices N (the number of workers)")
-        return launch_own(_own_job(args), workspace, name=args.name)
+        job = check_own(_own_job(args))
+        if job.python:
+            _interpreter_preflight(job.python)
+        return launch_own(job, workspace, name=args.name)
     if not args.job_dir:
         raise LaunchError("give a generated job folder, or --script PATH --devices N for your own script")
     if args.script_args:
         raise LaunchError("arguments after -- are for --script; a generated job takes none")
     return launch(args.job_dir, workspace, name=args.name, node_exec=_node_exec(args.node_exec))
+
+
+def _interpreter_preflight(python: str) -> None:
+    """The user's interpreter must import MindSpore: say its version, or refuse before anything starts."""
+    check = check_mindspore(python)
+    if not check.ok:
+        raise LaunchError(f"preflight: {check.message}")
+    print(f"preflight: {check.message}", flush=True)
 
 
 def _launch(args: argparse.Namespace) -> int:
@@ -196,6 +210,10 @@ def _launch_parser(sub: argparse._SubParsersAction) -> None:
     own.add_argument("--cluster-time-out", type=int, default=600, help="msrun --cluster_time_out (s)")
     own.add_argument("--mindformers-config", help="MindFormers YAML: passes --config and checks parallel_config")
     own.add_argument("--run-mode", default="train", help="MindFormers --run_mode")
+    own.add_argument("--python", help="the interpreter of your training environment for msrun, the scheduler and "
+                     "every worker (default: the dashboard's); preflight checks that it imports mindspore")
+    own.add_argument("--device-target", choices=["CPU", "GPU", "Ascend"], default="CPU",
+                     help="what the script runs on (CPU: mpirun also starts MindSpore's scheduler)")
     own.add_argument("--partition", help="Slurm partition")
     own.add_argument("--account", help="Slurm account")
     own.add_argument("--time", help="Slurm time limit (e.g. 01:00:00)")

@@ -15,6 +15,8 @@ from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.shapes import line_shapes, metric_labels
 
+MAX_ROWS_PER_UPDATE = 200  # loss rows printed one by one per update; more: the last row of each rank
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `watch` subcommand."""
@@ -92,6 +94,89 @@ def no_rows_help(snap: RunSnapshot) -> str:
     return "\n".join(out)
 
 
+def _row_line(rank: float, epoch: float, step: float, loss: float) -> str:
+    return f"rank {int(rank):>3}  epoch {_fmt(epoch, '.0f'):>4}  step {_fmt(step, '.0f'):>6}  loss {_fmt(loss, '.6g')}"
+
+
+def new_rows(m: pd.DataFrame, start: int, limit: int = MAX_ROWS_PER_UPDATE) -> list[str]:
+    """Lines for the loss rows `m[start:]`: each row while they are few, else the last row of every
+    rank and how many were not printed (a terminal cannot show 100,000 rows a second, and trying
+    made `watch` fall further behind and ignore Ctrl-C)."""
+    new = m.iloc[start:]
+    cols = [new[k].to_numpy() for k in ("rank", "epoch", "step", "loss")]
+    if len(new) <= limit:
+        return [_row_line(*row) for row in zip(*cols, strict=True)]
+    last = new.drop_duplicates("rank", keep="last").sort_values("rank")
+    shown = last.head(limit)
+    lines = [_row_line(*row) for row in zip(*(shown[k].to_numpy() for k in ("rank", "epoch", "step", "loss")),
+                                           strict=True)]
+    more = f" (first {limit} of {len(last)} ranks)" if len(last) > limit else ""
+    return [*lines, f"... {len(new):,} new loss rows since the last update: the last one per rank above{more}"]
+
+
+def behind_line(behind: int, was: int) -> str | None:
+    """What to say when the reader falls behind the writer, or catches up again (None: nothing new)."""
+    if behind and not was:
+        return (f"behind: {behind / 2**20:,.1f} MiB written and not read yet (the logs grow faster than they "
+                "are read); reading on")
+    if was and not behind:
+        return "caught up: every line written so far is read"
+    return None
+
+
+def _surviving(printed: dict[tuple[int, str], int], restarted: set[int]) -> int:
+    """Rows still in the table after ranks restarted: their files' rows were dropped, the rest keep their order."""
+    for key in [k for k in printed if k[0] in restarted]:
+        del printed[key]
+    return sum(printed.values())
+
+
+def _count(printed: dict[tuple[int, str], int], rows: pd.DataFrame) -> None:
+    if rows.empty:
+        return
+    counts = rows.groupby(["rank", "file"], observed=True, sort=False).size()
+    for (rank, file), n in counts.items():
+        printed[(int(rank), str(file))] = printed.get((int(rank), str(file)), 0) + int(n)
+
+
+def follow(watcher: RunWatcher, interval: float, stall_after: float) -> None:
+    """Print new loss rows, errors, how far behind the reader is, and the status table until Ctrl-C."""
+    printed: dict[tuple[int, str], int] = {}  # rows taken so far per (rank, file), to survive restarts
+    seen = n_errors = behind = 0
+    restarts: dict[int, int] = {}
+    last_table, last_states, version = 0.0, "", -1
+    while True:
+        version = watcher.wait_for_change(version, timeout=min(interval, 0.5))
+        snap = watcher.snapshot()
+        m = snap.metrics
+        now_restarts = dict(zip(snap.ranks["rank"].astype(int), snap.ranks["restarts"].astype(int), strict=True))
+        restarted = {r for r, n in now_restarts.items() if n > restarts.get(r, 0)}
+        restarts = now_restarts
+        if restarted or len(m) < seen:
+            for rank in sorted(restarted):
+                print(f"rank {rank}: log restarted (relaunch)", flush=True)
+            seen = _surviving(printed, restarted)
+        if len(m) > seen:
+            print("\n".join(new_rows(m, seen)), flush=True)
+            _count(printed, m.iloc[seen:])
+            seen = len(m)
+        if len(snap.errors) > n_errors:
+            for _, e in snap.errors.iloc[n_errors:].iterrows():
+                print(f"!! [{e['kind']}] rank {e['rank']} {e['file']}: {e['message'][:200]}", flush=True)
+            n_errors = len(snap.errors)
+        note = behind_line(snap.behind_bytes, behind)
+        behind = snap.behind_bytes
+        if note:
+            print(note, flush=True)
+        table = status_table(snap, stall_after)
+        states = "\n".join(line[:16] for line in table.splitlines())
+        if states != last_states or time.monotonic() - last_table >= max(interval, 30):
+            if behind:
+                table += f"\n(behind: {behind / 2**20:,.1f} MiB not read yet)"
+            print(table, flush=True)
+            last_table, last_states = time.monotonic(), states
+
+
 def handle(args: argparse.Namespace) -> int:
     """Entry point of `python -m core watch`."""
     try:
@@ -109,41 +194,13 @@ def handle(args: argparse.Namespace) -> int:
         watcher = RunWatcher(log_dir, polling=args.polling, loss_regex=args.loss_regex)
     except LogFormatError as exc:
         return fail(str(exc))
-    watcher.start()
-    printed: dict[str, int] = {}
-    n_errors = 0
-    last_table = 0.0
-    last_states = ""
-    version = -1
     print(f"watching {log_dir} ({'polling' if args.polling else 'inotify'}); Ctrl-C to stop", flush=True)
     try:
-        while True:
-            version = watcher.wait_for_change(version, timeout=args.interval)
-            snap = watcher.snapshot()
-            m = snap.metrics
-            for (rank, file), grp in m.groupby(["rank", "file"], sort=True):
-                key = f"{rank}:{file}"
-                seen = printed.get(key, 0)
-                if len(grp) < seen:  # the file was truncated (relaunch): print it again
-                    print(f"rank {rank}: {file} restarted", flush=True)
-                    seen = 0
-                for _, r in grp.iloc[seen:].iterrows():
-                    print(f"rank {int(rank):>3}  epoch {_fmt(r['epoch'], '.0f'):>4}  step {_fmt(r['step'], '.0f'):>6}"
-                          f"  loss {_fmt(r['loss'], '.6g')}", flush=True)
-                printed[key] = len(grp)
-            if len(snap.errors) > n_errors:
-                for _, e in snap.errors.iloc[n_errors:].iterrows():
-                    print(f"!! [{e['kind']}] rank {e['rank']} {e['file']}: {e['message'][:200]}", flush=True)
-                n_errors = len(snap.errors)
-            table = status_table(watcher.snapshot(refresh=True), args.stall_after)
-            states = "\n".join(line[:16] for line in table.splitlines())
-            if states != last_states or time.monotonic() - last_table >= 30:
-                print(table, flush=True)
-                last_table, last_states = time.monotonic(), states
+        watcher.start()  # reads one capped block at most: the rest on the watcher's thread
+        follow(watcher, args.interval, args.stall_after)
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
     finally:
-        watcher.stop()
+        watcher.stop()  # its reader finishes the block it is on (TICK_BYTES: a fraction of a second)
     snap = watcher.snapshot()
     return 1 if snap.crashed_ranks() else 0
-

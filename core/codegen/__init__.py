@@ -11,7 +11,6 @@ says what to change; the generated Python compiles and the shell passes `bash -n
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from core.codegen import launchers, scenarios
@@ -28,6 +27,7 @@ from core.codegen.options import (
 )
 from core.files import read_checked
 from core.sharding.design import Design
+from core.workspace import is_safe_name
 
 __all__ = [
     "DATASETS",
@@ -44,13 +44,10 @@ __all__ = [
     "write_job",
 ]
 
-_DESIGN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
 def _check_design(design: Design) -> None:
     if not isinstance(design, Design):
         raise CodegenError("design must be a core.design.Design")
-    if not isinstance(design.name, str) or not _DESIGN_NAME.fullmatch(design.name):
+    if not is_safe_name(design.name):
         raise CodegenError(
             f"design name {design.name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-'"
         )

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from core.codegen.options import SCENARIOS, RunOptions
+from core.sharding.code import lit as lit  # the one literal renderer, re-exported for the script builders
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -25,17 +24,3 @@ def header(design_name: str, description: str, options: RunOptions) -> str:
         lines += ["", "Design: " + desc.replace("\\", "/").replace('"""', "'''")]
     lines += ["", "Run it with `bash run.sh` (see README.md); do not start it with plain `python`.", '"""']
     return "\n".join(lines) + "\n"
-
-
-def lit(value: object) -> str:
-    """A Python literal for a str/number/tuple, strings in double quotes (json escapes are valid Python)."""
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, tuple):
-        inner = ", ".join(lit(v) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    if isinstance(value, list):
-        return "[" + ", ".join(lit(v) for v in value) + "]"
-    if isinstance(value, bool | int | float):
-        return repr(value)
-    raise TypeError(f"cannot render {type(value).__name__} as a literal")

@@ -14,16 +14,17 @@ nothing is dropped: a design that cannot be rendered raises `CodegenError` with 
 
 from __future__ import annotations
 
-import keyword
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.codegen.common import lit
 from core.codegen.options import CodegenError
-from core.sharding.design import Design, OperatorSpec, Sharding
+from core.codegen.primitives import Prim, call_expr, layout_lines, primitives
+from core.sharding.code import lit
+from core.sharding.design import Design, OperatorSpec
 from core.sharding.operators import OperatorAnalysis
+from core.workspace import is_identifier
 
 # Attribute names of mindspore.nn.Cell (2.10): a tensor or operator may not shadow them
 # (tests/test_codegen_network.py checks this list against MindSpore itself).
@@ -60,27 +61,6 @@ SCRIPT_NAMES = frozenset(
     ]
 )
 
-# Primitive constructors of the single-primitive operators (MindSpore 2.10 names).
-PRIMITIVES: dict[str, str] = {
-    "Add": "ops.Add()",
-    "Sub": "ops.Sub()",
-    "Mul": "ops.Mul()",
-    "RealDiv": "ops.RealDiv()",
-    "Maximum": "ops.Maximum()",
-    "Minimum": "ops.Minimum()",
-    "ReLU": "ops.ReLU()",
-    "GeLU": "ops.GeLU()",
-    "Sigmoid": "ops.Sigmoid()",
-    "Tanh": "ops.Tanh()",
-    "Exp": "ops.Exp()",
-    "Neg": "ops.Neg()",
-    "Cast": "ops.Cast()",
-    "Transpose": "ops.Transpose()",
-    "Reshape": "ops.Reshape()",
-    "Gather": "ops.Gather()",
-}
-
-
 @dataclass(frozen=True)
 class DataInput:
     """A design tensor fed by the dataset: its name, global shape, dtype and value range for ints."""
@@ -103,139 +83,6 @@ class NetworkCode:
     has_block: bool
     parameters: int  # trainable elements of the full model (every layer)
     layer_parameters: int = 0  # trainable elements of one layer of the repeat block
-
-
-@dataclass(frozen=True)
-class _Prim:
-    """One primitive attribute: `self.<attr> = <ctor>.shard(<shard>)`."""
-
-    attr: str
-    ctor: str
-    shard: str = ""
-
-    def line(self) -> str:
-        return f"self.{self.attr} = {self.ctor}" + (f".shard({self.shard})" if self.shard else "")
-
-
-# ---------------------------------------------------------------------------------------------
-# strategies
-# ---------------------------------------------------------------------------------------------
-def _strategy_code(design: Design, sharding: Sharding) -> str:
-    if sharding.is_layout:
-        return f"{sharding.layout}(" + ", ".join(lit(e) for e in sharding.map or ()) + ")"
-    return lit(tuple(sharding.split or ()))
-
-
-def _tuple(items: Sequence[str]) -> str:
-    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-
-
-def _shard_args(design: Design, op: OperatorSpec, inputs: Sequence[int] | None = None) -> list[str]:
-    """Per input, the strategy code (all inputs when `inputs` is None); [] when the op has no strategy."""
-    if op.strategy is None:
-        return []
-    picked = op.strategy if inputs is None else [op.strategy[i] for i in inputs]
-    return [_strategy_code(design, s) for s in picked]
-
-
-def _shard(design: Design, op: OperatorSpec) -> str:
-    parts = _shard_args(design, op)
-    if not parts:
-        return ""
-    text = f"in_strategy={_tuple(parts)}"
-    if op.out_strategy is not None:
-        text += f", out_strategy={_tuple([_strategy_code(design, op.out_strategy)])}"
-    return text
-
-
-# ---------------------------------------------------------------------------------------------
-# operators -> primitives + construct lines
-# ---------------------------------------------------------------------------------------------
-def _reshape_target(src: str, in_shape: tuple[int, ...], target: tuple[int, ...]) -> str:
-    """The target shape with its first dimension relative to the input's, so micro-batching still fits.
-
-    `(B, S, H) -> (B*S, H)` renders `(x.shape[0] * S, H)`: MicroBatchInterleaved, pipeline micro-batches
-    and data-parallel slices feed fewer rows than the design's global batch, as MindFormers' own
-    `reshape(x, (bs, seq, heads, dim))` with `bs` read from the input does.
-    """
-    first, rest = target[0], [str(d) for d in target[1:]]
-    if in_shape and first % in_shape[0] == 0:
-        factor = first // in_shape[0]
-        head = f"{src}.shape[0]" + (f" * {factor}" if factor != 1 else "")
-    elif in_shape and in_shape[0] % first == 0:
-        head = f"{src}.shape[0] // {in_shape[0] // first}"
-    else:
-        head = str(first)
-    return "(" + ", ".join([head, *rest]) + ("," if not rest else "") + ")"
-
-
-def _op_code(design: Design, op: OperatorSpec, analysis: OperatorAnalysis, args: list[str]) -> tuple[list[_Prim], str]:
-    """(primitives, expression) for one operator reading the Python expressions `args`."""
-    name = op.name
-    if op.type in {"MatMul", "BatchMatMul"}:
-        ctor = f"ops.{op.type}(transpose_a={op.transpose_a}, transpose_b={op.transpose_b})"
-        if op.type == "BatchMatMul":
-            args = _check_mode_broadcast(args, analysis)
-        return [_Prim(name, ctor, _shard(design, op))], f"self.{name}({', '.join(args)})"
-    if op.type == "SiLU":
-        parts = _shard_args(design, op)
-        sig = _Prim(f"{name}_sigmoid", "ops.Sigmoid()", f"in_strategy={_tuple(parts)}" if parts else "")
-        mul = _Prim(f"{name}_mul", "ops.Mul()", f"in_strategy={_tuple(parts * 2)}" if parts else "")
-        return [sig, mul], f"self.{name}_mul({args[0]}, self.{name}_sigmoid({args[0]}))"
-    if op.type == "RMSNorm":
-        return _rms_norm(design, op, args)
-    if op.type == "Softmax":
-        axis = op.axis if op.axis is not None else -1
-        return [_Prim(name, f"ops.Softmax(axis={axis})", _shard(design, op))], f"self.{name}({args[0]})"
-    if op.type == "Transpose":
-        perm = lit(tuple(op.perm or ()))
-        return [_Prim(name, PRIMITIVES["Transpose"], _shard(design, op))], f"self.{name}({args[0]}, {perm})"
-    if op.type == "Reshape":
-        target = _reshape_target(args[0], tuple(analysis.input_shapes[0]), tuple(op.shape or ()))
-        # MindSpore derives a Reshape's layout from its input: it takes no strategy of its own.
-        return [_Prim(name, PRIMITIVES["Reshape"])], f"self.{name}({args[0]}, {target})"
-    if op.type == "Gather":
-        return [_Prim(name, PRIMITIVES["Gather"], _shard(design, op))], f"self.{name}({args[0]}, {args[1]}, 0)"
-    if op.type == "Cast":
-        # The design keeps the input's dtype; the generated network computes the rest in float32.
-        return [_Prim(name, PRIMITIVES["Cast"], _shard(design, op))], f"self.{name}({args[0]}, ms.float32)"
-    if op.type in PRIMITIVES:
-        return [_Prim(name, PRIMITIVES[op.type], _shard(design, op))], f"self.{name}({', '.join(args)})"
-    raise CodegenError(f"operator {name}: codegen cannot render operator type {op.type!r}")
-
-
-def _check_mode_broadcast(args: list[str], analysis: OperatorAnalysis) -> list[str]:
-    """BatchMatMul with broadcast batch dims runs on Ascend, but MindSpore's CPU kernel needs equal batch
-    shapes ("inputs shape cannot be broadcast on CPU/GPU"): check mode broadcasts the smaller input first."""
-    a, b = (tuple(s) for s in analysis.input_shapes)
-    out_batch = tuple(analysis.output_shape or ())[:-2]
-    if a[:-2] == b[:-2] or out_batch not in (a[:-2], b[:-2]):
-        return args
-    big, small = (0, 1) if a[:-2] == out_batch else (1, 0)
-    target = f"{args[big]}.shape[:-2] + {args[small]}.shape[-2:]"
-    fixed = list(args)
-    fixed[small] = f"(ops.broadcast_to({args[small]}, {target}) if CHECK else {args[small]})"
-    return fixed
-
-
-def _rms_norm(design: Design, op: OperatorSpec, args: list[str]) -> tuple[list[_Prim], str]:
-    """x * rsqrt(mean(x^2, -1) + eps) * gamma, each primitive sharded like x (the last dim stays whole)."""
-    name, eps = op.name, op.eps if op.eps is not None else 1e-6
-    parts = _shard_args(design, op)
-    sx = parts[:1]
-    with_x = f"in_strategy={_tuple(sx)}" if parts else ""
-    prims = [
-        _Prim(f"{name}_square", "ops.Square()", with_x),
-        _Prim(f"{name}_mean", "ops.ReduceMean(keep_dims=True)", with_x),
-        _Prim(f"{name}_rsqrt", "ops.Rsqrt()", with_x),
-        _Prim(f"{name}_normed", "ops.Mul()", f"in_strategy={_tuple(sx * 2)}" if parts else ""),
-        _Prim(f"{name}", "ops.Mul()", f"in_strategy={_tuple(parts)}" if parts else ""),
-    ]
-    x, gamma = args
-    mean = f"self.{name}_mean(self.{name}_square({x}), -1)"
-    # `+ eps` adds a Python scalar: MindSpore gives that Add its default strategy.
-    expr = f"self.{name}(self.{name}_normed({x}, self.{name}_rsqrt({mean} + {float(eps)!r})), {gamma})"
-    return prims, expr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,13 +108,10 @@ def _parameter_line(design: Design, name: str) -> str:
     return f"self.{name} = ms.Parameter({value}, name={lit(name)})"
 
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-
-
 def _check_names(design: Design) -> None:
     """Names become Python identifiers in the script: anything else is refused, never rendered."""
     for name in [*design.tensors, *(op.name for op in design.operators), *design.layouts]:
-        if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name) or keyword.iskeyword(name):
+        if not is_identifier(name):
             raise CodegenError(f"the name {name!r} is not a Python identifier (letters, digits, '_'): rename it")
     for name in [*design.tensors, *(op.name for op in design.operators)]:
         if name in CELL_ATTRIBUTES or name.startswith("_"):
@@ -344,14 +188,14 @@ def render_network(design: Design, analyses: Sequence[OperatorAnalysis]) -> Netw
 
 def _construct(
     design: Design, ops: Sequence[OperatorSpec], by_name: dict[str, OperatorAnalysis], names: dict[str, str]
-) -> tuple[list[_Prim], list[str]]:
+) -> tuple[list[Prim], list[str]]:
     """Primitives and construct lines for `ops`; `names` maps design names to Python expressions."""
-    prims: list[_Prim] = []
+    prims: list[Prim] = []
     body: list[str] = []
     for op in ops:
         args = [names[i] for i in op.inputs]
-        op_prims, expr = _op_code(design, op, by_name[op.name], args)
-        prims += op_prims
+        prims += primitives(op)
+        expr = call_expr(op, by_name[op.name], args)
         body.append(f"{op.name} = {expr}")
         names[op.name] = op.name
     return prims, body
@@ -480,10 +324,4 @@ def layout_definitions(design: Design) -> list[str]:
         for s in [*(op.strategy or ()), *((op.out_strategy,) if op.out_strategy else ())]
         if s.layout
     }
-    lines = []
-    for name, spec in design.layouts.items():
-        if name not in used:
-            continue
-        rank_part = "" if spec.rank_list is None else f", rank_list={lit(list(spec.rank_list))}"
-        lines.append(f"{name} = Layout({lit(tuple(spec.device_matrix))}, {lit(tuple(spec.alias_name))}{rank_part})")
-    return lines
+    return layout_lines(design, [name for name in design.layouts if name in used])

@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
-from typing import BinaryIO
+from typing import TypeVar
 
-import numpy as np
 import pandas as pd
 
 from core.files import FileCheckError, kind_of, open_checked
 from core.logs.discover import LogFile, discover_logs
 from core.logs.formats import user_format
 from core.logs.parser import FATAL_KINDS, ErrorKind, FileState, Parser, ReaderSettings
+from core.logs.rawio import HAVE_PREAD as _HAVE_PREAD
+from core.logs.rawio import cr_to_lf as _cr_to_lf
+from core.logs.rawio import pread_into as _pread_into
+from core.logs.rawio import read_exact as _read_exact
+from core.logs.rawio import read_into as _read_into
 from core.logs.readahead import ReadAhead
 from core.logs.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
 
@@ -36,6 +41,7 @@ METRIC_COLUMNS = [
 TIMING_COLUMNS = ["rank", "epoch", "step", "epoch_time_ms", "step_time_ms", "time", "offset", "file"]
 ERROR_COLUMNS = ["rank", "kind", "message", "context", "line", "offset", "file", "pid", "time", "log_time"]
 _NAN = float("nan")
+T = TypeVar("T")
 
 
 @dataclass
@@ -64,6 +70,18 @@ class RunSnapshot:
     skipped: dict[str, str] = field(default_factory=dict)
     evals: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=EVAL_COLUMNS))
     metric_keys: dict[str, str] = field(default_factory=dict)
+    behind_bytes: int = 0  # written but not read yet: a writer faster than the watcher's per-tick cap
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+    _memo_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def derived(self, name: str, key: tuple, make: Callable[[], T]) -> T:
+        """`make()` once per snapshot and key, whoever asks: a watcher hands one snapshot to every
+        Monitor session until its logs change, so 20 sessions compute a diagnosis once a tick, not 20 times."""
+        with self._memo_lock:
+            hit = self._memo.get(name)
+            if hit is None or hit[0] != key:
+                hit = self._memo[name] = (key, make())
+            return hit[1]
 
     @property
     def n_ranks(self) -> int:
@@ -124,54 +142,6 @@ def bytes_on_disk(paths: Iterable[Path]) -> int:
     return total
 
 
-def _read_into(f: BinaryIO, buf: bytearray, n: int) -> int:
-    """Read up to `n` bytes into the start of `buf` (no fresh 32 MB bytes object per block)."""
-    got = 0
-    with memoryview(buf) as view:
-        while got < n:
-            k = f.readinto(view[got:n])
-            if not k:
-                break
-            got += k
-    return got
-
-
-def _cr_to_lf(buf: bytearray, n: int) -> None:
-    """Turn every CR in `buf[:n]` into LF, in place: CR-only lines become lines, CRLF an empty line more.
-
-    Offsets stay the same (one byte for one), so rows keep their byte offsets in the file.
-    """
-    view = np.frombuffer(buf, dtype=np.uint8, count=n)
-    view[view == 13] = 10
-
-
-_HAVE_PREAD = hasattr(os, "preadv")
-
-
-def _pread_into(fd: int, buf: bytearray, n: int, pos: int) -> int:
-    """Read up to `n` bytes at file offset `pos` into the start of `buf` (thread-safe: no seek)."""
-    got = 0
-    with memoryview(buf) as view:
-        while got < n:
-            k = os.preadv(fd, [view[got:n]], pos + got)
-            if not k:
-                break
-            got += k
-    return got
-
-
-def _read_exact(f: BinaryIO, n: int) -> bytes:
-    """Up to `n` bytes from an unbuffered file (a raw read may come back short)."""
-    parts: list[bytes] = []
-    while n > 0:
-        part = f.read(n)
-        if not part:
-            break
-        parts.append(part)
-        n -= len(part)
-    return b"".join(parts)
-
-
 class _RunState:
     """The engine behind read_run and RunWatcher (not thread-safe by itself)."""
 
@@ -197,6 +167,10 @@ class _RunState:
         self._pool: ThreadPoolExecutor | None = None  # reads the next block while one is parsed
         self._ahead = ReadAhead(self.settings.read_block, self.settings.prefetch_min)  # ... or the next file's
         self._read_next: FileState | None = None  # the file to read ahead once the current one is open
+        self.behind: dict[Path, int] = {}  # bytes on disk past what a capped refresh read, per file
+        self.spent = 0  # bytes parsed (read up to a line end) so far: a refresh's cap is measured on it
+        self._turn = 0  # a capped refresh starts where the last one stopped: no file waits forever
+        self._min_read = self.settings.max_partial_line + 1  # a cap this big holds a whole line (or an over-long one)
 
     def discover(self) -> bool:
         """Add newly appeared files; True when something new was found."""
@@ -214,18 +188,29 @@ class _RunState:
         self._last_discover = time.monotonic()
         return new
 
-    def refresh(self, paths: Iterable[Path] | None = None, rediscover: bool = True) -> bool:
-        """Read new complete lines of `paths` (all files when None); True when anything changed."""
+    def refresh(self, paths: Iterable[Path] | None = None, rediscover: bool = True, budget: int | None = None) -> bool:
+        """Read new complete lines of `paths` (all files when None); True when anything changed. `budget`:
+        about that many bytes at most (a whole line at least; the rest is in `behind`, read next, from
+        the file this one stopped at), so a fast writer costs neither memory nor a long lock hold."""
         changed = self.discover() if rediscover else False
         targets = list(self.files.values()) if paths is None else [self.files[p] for p in paths if p in self.files]
         if self.one_shot:
             targets.sort(key=file_order)
-        now = time.time()
+        elif budget is not None and targets:
+            k = self._turn % len(targets)
+            targets = targets[k:] + targets[:k]
+        now, stop_at = time.time(), None if budget is None else self.spent + max(budget, self._min_read)
+        capped = False  # the last file read was left behind: the budget is spent
         try:
             for i, st in enumerate(targets):
+                if capped or (stop_at is not None and self.spent >= stop_at):
+                    self._turn += i
+                    self._note_behind(targets[i:])
+                    break
                 nxt = targets[i + 1] if i + 1 < len(targets) else None
                 self._read_next = nxt if nxt is not None and _never_read(nxt) else None
-                changed |= self._read(st, now)
+                changed |= self._read(st, now, None if stop_at is None else stop_at - self.spent)
+                capped = stop_at is not None and st.info.path in self.behind
                 if self.one_shot and st.info.role == "worker":
                     if len(st.rows) and not len(self._table):
                         self._size_table(targets)
@@ -241,8 +226,24 @@ class _RunState:
             self.parser.trim(self.settings.keep_buf)
         if changed:
             self.version += 1
+            if not self.one_shot:  # the rows go to the table now: never a second copy of a long read
+                self._take_rows()
         self.started = True
         return changed
+
+    def _note_behind(self, skipped: list[FileState]) -> None:
+        """Files a capped refresh did not reach: how much they have that is not read yet."""
+        for st in skipped:
+            with contextlib.suppress(OSError):
+                size = os.stat(st.info.path).st_size
+                if size > st.consumed and st.unreadable is None:
+                    self.behind[st.info.path] = size - st.consumed
+
+    def _take_rows(self) -> None:  # what snapshot() does first
+        workers = sorted((st for st in self.files.values() if st.info.role == "worker"), key=file_order)
+        self._size_table(workers)
+        self._table.update(workers)
+        self._cache = None  # its frame may view arrays the table just replaced: let them go
 
     def _buffer(self, slot: int, n: int) -> bytearray:
         buf = self._bufs[slot]
@@ -295,12 +296,14 @@ class _RunState:
         st.live = True
         return True
 
-    def _read(self, st: FileState, now: float) -> bool:
-        """Parse from the end of the last complete line to the last newline now in the file.
+    def _read(self, st: FileState, now: float, limit: int | None = None) -> bool:
+        """Parse from the end of the last complete line to the last newline now in the file (or
+        about `limit` bytes past it, one whole line at least: the rest is left in `behind`).
 
         The incomplete tail stays on disk (re-read next time), so memory is bounded; a tail longer
         than settings.max_partial_line is dropped up to its newline and counted.
         """
+        self.behind.pop(st.info.path, None)
         try:
             stat = os.stat(st.info.path)
         except OSError:
@@ -334,7 +337,7 @@ class _RunState:
             if len(st.head) < 256:
                 f.seek(0)
                 st.head = _read_exact(f, 256)
-            pos = st.consumed
+            pos = first = st.consumed
             slot = 0
             pending: tuple[int, int, Future[int]] | None = None  # (pos, slot, read) running on the helper
             ahead = self._ahead.take(st.info.path, stat.st_ino, self._bufs[0]) if pos == 0 else None
@@ -344,9 +347,10 @@ class _RunState:
             if self._read_next is not None:  # and the next file's is read while this one is parsed
                 self._ahead.start(self._read_next.info.path, self._submit, _pread_into)
                 self._read_next = None
+            end = size if limit is None else min(size, pos + limit)  # capped: the rest is left behind
             try:
-                while pos < size:
-                    want = min(size - pos, self.settings.read_block)
+                while pos < end:
+                    want = min(end - pos, self.settings.read_block)
                     if pending is not None and pending[0] == pos:
                         _, slot, fut = pending
                         pending = None
@@ -392,9 +396,9 @@ class _RunState:
                             continue
                         break  # an incomplete last line: wait for its newline
                     nxt = pos + last_nl + 1
-                    if size - nxt >= self.settings.prefetch_min and _HAVE_PREAD:
+                    if end - nxt >= self.settings.prefetch_min and _HAVE_PREAD:
                         pending = (nxt, 1 - slot, self._prefetch(f.fileno(), 1 - slot, nxt,
-                                                                 min(size - nxt, self.settings.read_block)))
+                                                                 min(end - nxt, self.settings.read_block)))
                     self.parser.feed(st, data, pos, now, last_nl + 1)
                     pos = nxt
                     st.consumed = pos
@@ -402,7 +406,10 @@ class _RunState:
             finally:
                 if pending is not None:
                     pending[2].result()  # never close the file (or reuse its buffer) under a running read
-        st.offset = size
+        self.spent += pos - first
+        if end < size:  # capped: the next refresh goes on from here (offset < size keeps it reading)
+            self.behind[st.info.path] = size - st.consumed
+        st.offset = size if end == size else st.consumed
         st.size = size
         st.last_growth = now if st.live else stat.st_mtime
         return changed
@@ -421,7 +428,8 @@ class _RunState:
 
     # -- snapshot
     def snapshot(self) -> RunSnapshot:
-        if self._cache is not None and self._cache_version == self.version:
+        behind = sum(self.behind.values())
+        if self._cache is not None and self._cache_version == self.version and self._cache.behind_bytes == behind:
             return self._cache
         workers = sorted((st for st in self.files.values() if st.info.role == "worker"), key=file_order)
         self._size_table(workers)  # a background catch-up goes on reading after this snapshot
@@ -437,7 +445,7 @@ class _RunState:
         skipped = {st.info.rel: st.unreadable for st in self.files.values() if st.unreadable}
         snap = RunSnapshot(self.log_dir, metrics, timings, errors, ranks,
                            [st.info for st in self.files.values()], layout, self.version, time.time(), skipped,
-                           eval_frame(workers), metric_keys(workers))
+                           behind_bytes=behind, evals=eval_frame(workers), metric_keys=metric_keys(workers))
         self._cache, self._cache_version = snap, self.version
         return snap
 

@@ -1,8 +1,17 @@
-"""`RunWatcher`: a live, thread-safe view of a run's logs (watchdog events + a periodic rescan)."""
+"""`RunWatcher`: a live, thread-safe view of a run's logs (watchdog events + a periodic rescan).
+
+Bounded on any write rate (issue 22): one reader thread reads at most `tick_bytes` per lock hold and
+goes on at once while the writer is ahead; what is on disk and not read yet is `behind` (bytes),
+shown by the page and `watch`. The watchdog handler only marks files to read, so its event queue
+never waits behind a long read.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import gc
 import os
 import threading
 import time
@@ -12,9 +21,11 @@ from pathlib import Path
 from core.logs.parser import ReaderSettings
 from core.logs.reader import RunSnapshot, _RunState, bytes_on_disk, file_order
 
-__all__ = ["MAX_WATCHES", "RunWatcher", "WatcherRegistry"]
+__all__ = ["MAX_WATCHES", "TICK_BYTES", "RunWatcher", "WatcherRegistry", "release_memory"]
 
 MAX_WATCHES = 2048  # folders watched per run: 1,024 mpirun ranks need 1,026; more is not a log layout
+TICK_BYTES = 8 << 20  # bytes read per lock hold: ~0.2 s of parsing on a busy core (40-50 MB/s), so a
+# snapshot or Ctrl-C never waits long; one read block (ReaderSettings.read_block)
 
 
 class RunWatcher:
@@ -31,8 +42,9 @@ class RunWatcher:
                  extra_files: Sequence[Path | str] = (), rescan_s: float = 1.0,
                  poll_timeout_s: float = 0.2, stat_poll_s: float = 0.05,
                  settings: ReaderSettings | None = None, background_catch_up: bool = False,
-                 background_above_bytes: int = 64 << 20) -> None:
+                 background_above_bytes: int = 64 << 20, tick_bytes: int = TICK_BYTES) -> None:
         self.log_dir = Path(log_dir)
+        self.tick_bytes = tick_bytes  # read at most this much per lock hold (one whole line at least)
         # the page's watcher: when the logs already there exceed `background_above_bytes` (~0.1 s of
         # reading), start() returns at once and they are read on the rescan thread a few files per
         # lock hold, so a 1,024-rank run paints while it is read; smaller folders are read at once
@@ -43,6 +55,7 @@ class RunWatcher:
         self.poll_timeout_s = poll_timeout_s
         self.stat_poll_s = stat_poll_s
         self._state = _RunState(self.log_dir, loss_regex, extra_files, settings)
+        self._config = (loss_regex, extra_files, settings)  # what release() starts a fresh state with
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
@@ -54,6 +67,11 @@ class RunWatcher:
         self._watched: set[Path] = set()
         self.watch_limited = False
         self._catch_up: tuple[int, int] | None = None  # (files read, files to read) while catching up
+        self._peak_read = 0
+        self._wake = threading.Event()  # an event marked files to read (or stop() was called)
+        self._dirty: set[Path] = set()  # known files the events said changed
+        self._unknown = False  # an event named a file or folder not known yet: rediscover
+        self._dirty_lock = threading.Lock()  # guards the two above; never held across I/O
 
     # -- lifecycle
     def start(self) -> RunWatcher:
@@ -66,8 +84,9 @@ class RunWatcher:
                 self._state.discover()
             if self.background_catch_up and bytes_on_disk(self._state.files) > self.background_above_bytes:
                 self._catch_up = (0, len(self._state.files))
-            else:
-                self._state.refresh()
+            else:  # the page's watcher reads these few MB at once (a finished run's page never
+                # refreshes itself); `watch` reads one capped block, the rest on the reader thread
+                self._state.refresh(budget=None if self.background_catch_up else self.tick_bytes)
         self._ensure_observer()
         self._thread = threading.Thread(target=self._rescan_loop, name="RunWatcher-rescan", daemon=True)
         self._thread.start()
@@ -76,6 +95,7 @@ class RunWatcher:
     def stop(self) -> None:
         """Stop the observer and the rescan thread (the parsed data stays readable)."""
         self._stop.set()
+        self._wake.set()
         obs, self._observer = self._observer, None
         if obs is not None:
             with contextlib.suppress(Exception):
@@ -86,6 +106,16 @@ class RunWatcher:
             self._thread = None
         self._scheduled = False
         self._watched = set()
+        with self._changed:
+            self._changed.notify_all()  # a waiting `watch` loop sees the stop at once
+
+    def release(self) -> None:
+        """Stop, and drop everything parsed (the loss table): a reaped watcher may still be held by a
+        closed tab's session, which Streamlit keeps for reconnection (and past its 2 minutes until
+        another session comes), and that kept the whole table alive after the tab closed."""
+        self.stop()
+        with self._lock:
+            self._state = _RunState(self.log_dir, *self._config)
 
     @property
     def running(self) -> bool:
@@ -102,10 +132,20 @@ class RunWatcher:
     def version(self) -> int:
         return self._state.version
 
+    @property
+    def behind(self) -> int:
+        """Bytes written to the logs and not read yet (0 when the watcher keeps up)."""
+        return sum(self._state.behind.values())
+
+    @property
+    def peak_read(self) -> int:
+        """The most bytes one lock hold has read (bounded by `tick_bytes` + one line)."""
+        return self._peak_read
+
     def refresh(self) -> bool:
-        """Synchronously read whatever is new (what the events would trigger)."""
+        """Synchronously read what is new, `tick_bytes` at most (the rest: `behind`, read next)."""
         with self._lock:
-            changed = self._state.refresh()
+            changed = self._capped_refresh()
             if changed:
                 self._changed.notify_all()
             return changed
@@ -114,9 +154,16 @@ class RunWatcher:
         """A consistent copy of everything parsed so far; `refresh=True` catches up first (not while
         the background catch-up reads: the page gets what is read so far at once)."""
         with self._lock:
-            if refresh and self._catch_up is None and self._state.refresh():
+            if refresh and self._catch_up is None and self._capped_refresh():
                 self._changed.notify_all()
             return self._state.snapshot()
+
+    def _capped_refresh(self, paths: list[Path] | None = None, rediscover: bool = True) -> bool:
+        """One bounded read (the caller holds the lock); remembers the most bytes one read took."""
+        before = self._state.spent
+        changed = self._state.refresh(paths, rediscover=rediscover, budget=self.tick_bytes)
+        self._peak_read = max(self._peak_read, self._state.spent - before)
+        return changed
 
     @property
     def catching_up(self) -> tuple[int, int] | None:
@@ -129,15 +176,20 @@ class RunWatcher:
         with self._lock:
             paths = [st.info.path for st in sorted(self._state.files.values(), key=file_order)]
         for i in range(0, len(paths), batch):
+            part = paths[i:i + batch]
+            while not self._stop.is_set():  # a batch of big files: `tick_bytes` per lock hold
+                with self._lock:
+                    if self._capped_refresh(part, rediscover=False):
+                        self._changed.notify_all()
+                    if not any(p in self._state.behind for p in part):
+                        break
             if self._stop.is_set():
                 return
             with self._lock:
-                if self._state.refresh(paths[i:i + batch], rediscover=False):
-                    self._changed.notify_all()
                 self._catch_up = (min(i + batch, len(paths)), len(paths))
         with self._lock:
             self._catch_up = None
-            self._state.refresh()  # what appeared meanwhile
+            self._capped_refresh()  # what appeared meanwhile (more, if any: the reader loop)
             self._changed.notify_all()
 
     def wait_for_change(self, since_version: int, timeout: float) -> int:
@@ -198,97 +250,187 @@ class RunWatcher:
         self._scheduled = True
 
     def _on_event(self, event) -> None:
+        """Mark what to read and wake the reader thread (no I/O here: watchdog's queue stays short)."""
         if self._stop.is_set():
             return
         path = Path(os.fsdecode(getattr(event, "dest_path", "") or event.src_path))
-        with self._lock:
-            known = path in self._state.files
-            if known and not event.is_directory:
-                changed = self._state.refresh([path], rediscover=False)
-            elif self._catch_up is not None:  # only find it: the catch-up reads everything at its end
-                changed = self._state.discover()
+        with self._dirty_lock:
+            if path in self._state.files and not event.is_directory:
+                self._dirty.add(path)
             else:
-                changed = self._state.refresh()
-            if changed:
-                self._changed.notify_all()
+                self._unknown = True
+        self._wake.set()
+
+    def _take_marks(self) -> tuple[list[Path], bool]:
+        with self._dirty_lock:
+            dirty, unknown = list(self._dirty), self._unknown
+            self._dirty, self._unknown = set(), False
+        return dirty, unknown
 
     def _rescan_loop(self) -> None:
         if self._catch_up is not None:
             self._read_existing()
         tick = min(self.rescan_s, self.stat_poll_s) if self.polling and self.stat_poll_s > 0 else self.rescan_s
         next_full = time.monotonic() + self.rescan_s
-        while not self._stop.wait(tick):
-            if time.monotonic() < next_full:
+        while not self._stop.is_set():
+            if not self._state.behind:  # caught up: wait for an event or the tick
+                self._wake.wait(tick)
+            else:  # behind: go on at once, but let a snapshot waiting for the lock take it first
+                self._stop.wait(0.002)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            dirty, unknown = self._take_marks()
+            if unknown or time.monotonic() >= next_full:
+                next_full = time.monotonic() + self.rescan_s
+                with contextlib.suppress(Exception):
+                    self._ensure_observer()
+                self.refresh()
+            elif dirty and not self._state.behind and not self.polling:
+                self._read_paths(dirty)
+            else:  # the polling tick, or the files left behind by the last capped read
                 self._refresh_known()
-                continue
-            next_full = time.monotonic() + self.rescan_s
-            with contextlib.suppress(Exception):
-                self._ensure_observer()
-            self.refresh()
+
+    def _read_paths(self, paths: list[Path]) -> None:
+        with self._lock:
+            if self._capped_refresh(paths, rediscover=False):
+                self._changed.notify_all()
 
     def _refresh_known(self) -> None:
         """One os.stat per known file; only files that changed are read (no directory walk)."""
         with self._lock:
-            if self._state.refresh(rediscover=False):
+            if self._capped_refresh(rediscover=False):
                 self._changed.notify_all()
 
 
+def release_memory() -> bool:
+    """Give freed heap pages back to the system after a big release (a reaped watcher's table).
+
+    Why: numpy arrays under glibc's mmap threshold (up to 32 MB) come from the heap, and free() keeps
+    those pages in the process; malloc_trim(0) returns them. True when glibc's malloc_trim ran.
+    """
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        trim = getattr(libc, "malloc_trim", None)
+    except OSError:
+        return False
+    if trim is None:  # musl, macOS: nothing to call
+        return False
+    trim(0)
+    return True
+
+
+class _Entry:
+    """A registry slot: created under the registry's lock, its watcher started outside it."""
+
+    def __init__(self, used: float) -> None:
+        self.watcher: RunWatcher | None = None
+        self.error: BaseException | None = None
+        self.ready = threading.Event()  # set once the watcher started (or failed to)
+        self.used = used
+
+    def live(self) -> bool:
+        return not self.ready.is_set() or (self.watcher is not None and self.watcher.running)
+
+
 class WatcherRegistry:
-    """Owns shared RunWatchers and stops those nobody asked for in `idle_s` seconds.
+    """Owns shared RunWatchers (one per key, whatever the number of sessions) and stops those nobody
+    asked for in `idle_s` seconds.
 
     Why: the page used to keep one watcher per folder forever (st.cache_resource), so a closed tab
     kept its inotify watches and rescan thread. Every `get` marks the watcher used; `reap` (called
-    on each `get`, and by a small daemon thread) stops the idle ones.
+    on each `get`, and by a small daemon thread) stops the idle ones and gives their memory back.
+    The lock is never held while a watcher is made or started (its first read may be slow, or
+    block on a FIFO): a slow folder keeps only its own sessions waiting.
     """
 
     def __init__(self, idle_s: float = 120.0, max_watchers: int = 32) -> None:
         self.idle_s = idle_s
         self.max_watchers = max_watchers
         self._lock = threading.Lock()
-        self._watchers: dict[tuple, tuple[RunWatcher, float]] = {}
+        self._entries: dict[tuple, _Entry] = {}
         self._reaper: threading.Thread | None = None
         self._closed = threading.Event()
 
     def get(self, key: tuple, make: Callable[[], RunWatcher]) -> RunWatcher:
-        """The running watcher for `key` (created and started by `make` if needed)."""
+        """The running watcher for `key` (made and started by `make` if needed, outside the lock)."""
         self.reap()
+        evicted: list[_Entry] = []
         with self._lock:
-            entry = self._watchers.get(key)
-            if entry is None or not entry[0].running:
-                if len(self._watchers) >= self.max_watchers:  # evict the least recently used
-                    old = min(self._watchers, key=lambda k: self._watchers[k][1])
-                    self._watchers.pop(old)[0].stop()
-                watcher = make()
-                if not watcher.running:
-                    watcher.start()
-            else:
-                watcher = entry[0]
-            self._watchers[key] = (watcher, time.monotonic())
+            entry = self._entries.get(key)
+            mine = entry is None or not entry.live()
+            if mine:
+                ready = [k for k, e in self._entries.items() if e.ready.is_set() and k != key]
+                while ready and len(self._entries) >= self.max_watchers:  # evict the least recently used
+                    old = min(ready, key=lambda k: self._entries[k].used)
+                    ready.remove(old)
+                    evicted.append(self._entries.pop(old))
+                entry = self._entries[key] = _Entry(time.monotonic())
+            entry.used = time.monotonic()
             self._ensure_reaper()
-            return watcher
+        self._stop_all(evicted)
+        if mine:
+            self._start(key, entry, make)
+        else:
+            entry.ready.wait()  # another session is starting this folder's watcher
+        if entry.error is not None:
+            raise entry.error
+        assert entry.watcher is not None
+        return entry.watcher
+
+    def _start(self, key: tuple, entry: _Entry, make: Callable[[], RunWatcher]) -> None:
+        try:
+            watcher = make()
+            if not watcher.running:
+                watcher.start()
+            entry.watcher = watcher
+        except BaseException as exc:
+            entry.error = exc
+            with self._lock:
+                if self._entries.get(key) is entry:  # the next get tries again
+                    del self._entries[key]
+        finally:
+            entry.ready.set()
+        if self._closed.is_set() and entry.watcher is not None:
+            entry.watcher.stop()
 
     def reap(self, now: float | None = None) -> list[tuple]:
         """Stop and forget watchers unused for `idle_s`; return their keys."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            idle = [k for k, (_, used) in self._watchers.items() if now - used > self.idle_s]
-            stopped = [self._watchers.pop(k)[0] for k in idle]
-        for w in stopped:
-            w.stop()
+            idle = [k for k, e in self._entries.items() if e.ready.is_set() and now - e.used > self.idle_s]
+            stopped = [self._entries.pop(k) for k in idle]
+        self._stop_all(stopped, release=True)  # nobody asked for them in idle_s: no session shows them
         return idle
 
     def active(self) -> list[tuple]:
         with self._lock:
-            return list(self._watchers)
+            return list(self._entries)
 
     def close(self) -> None:
-        """Stop every watcher and the reaper."""
+        """Stop every watcher and the reaper (one still starting is stopped when its start ends)."""
         self._closed.set()
         with self._lock:
-            stopped = [w for w, _ in self._watchers.values()]
-            self._watchers.clear()
-        for w in stopped:
-            w.stop()
+            stopped = list(self._entries.values())
+            self._entries.clear()
+        self._stop_all(stopped)
+
+    @staticmethod
+    def _stop_all(entries: list[_Entry], release: bool = False) -> None:
+        """Stop these watchers (outside the lock; `release`: and drop their tables), give the memory back."""
+        watchers = [e.watcher for e in entries if e.watcher is not None]
+        entries.clear()  # the caller's list was the last holder of these entries
+        for w in watchers:
+            if release:
+                w.release()
+            else:
+                w.stop()
+        stopped = len(watchers)
+        watchers.clear()
+        if stopped:
+            release_memory()
 
     def _ensure_reaper(self) -> None:
         if self._reaper is not None and self._reaper.is_alive():

@@ -31,6 +31,7 @@ from core.codegen import JOB_FILE, CodegenError, RunOptions, read_job
 from core.codegen.launchers import extra_files
 from core.codegen.launchers import log_dir as job_log_dir
 from core.codegen.sbatch import SBATCH_FILE
+from core.run.interpreter import BIN_DIR
 from core.run.launchers import BatchLauncher, Launcher, launcher_for
 from core.run.preflight import check_launcher, check_partition
 from core.run.processes import (
@@ -72,12 +73,15 @@ def run_processes(record: RunRecord, include_supervisor: bool = False) -> list[p
     return processes_of(record.run_id, record.run_dir, launcher_pids(record), exclude, since=record.started_at)
 
 
-def launcher_env(run_id: str, run_dir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The job's environment: this venv's bin first on PATH (msrun starts bare `python`), unbuffered,
-    and the run's tag that identifies its processes (every worker inherits it)."""
+def launcher_env(
+    run_id: str, run_dir: Path, extra: dict[str, str] | None = None, own_python: bool = False
+) -> dict[str, str]:
+    """The job's environment: the interpreter's bin first on PATH (msrun starts bare `python`): this venv's,
+    or with `own_python` the run's `bin/` wrappers of the user's interpreter; unbuffered, and the run's tag
+    that identifies its processes (every worker inherits it)."""
     env = dict(os.environ)
     env.update(extra or {})
-    bin_dir = os.path.dirname(sys.executable)
+    bin_dir = str(run_dir / BIN_DIR) if own_python else os.path.dirname(sys.executable)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     env["PYTHONUNBUFFERED"] = "1"
     env.update(run_tag(run_id, run_dir))

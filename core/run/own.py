@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.codegen import CodegenError, RunOptions
+from core.codegen.launchers import MPIRUN_CPU_EXPORTS, MPIRUN_CPU_WORKER, mpirun_cpu_lines
 from core.codegen.options import validate_options
 from core.codegen.sbatch import SBATCH_FILE, BatchSpec, check_env_key, job_name, sbatch_script
+from core.run.interpreter import check_python, write_bin_dir
 from core.run.launch import check_queue, check_scheduler_port, new_run_dir, register_run, reserving, start_supervisor
 from core.run.launchers import launcher_for
 from core.run.mindformers import parallel_devices, read_parallel_config
@@ -26,6 +29,7 @@ from core.run.registry import LaunchError, RunKind, RunRecord, RunStatus, write_
 
 OWN_LAUNCHERS = ("msrun", "mpirun", "slurm")
 LOG_DIR = "log_output"
+MPIRUN_CPU_SCRIPT = "mpirun_cpu.sh"  # an own CPU job under mpirun: scheduler + mpirun (see mpirun_cpu_script)
 RESERVED_ENV = frozenset(
     {ENV_RUN_ID, ENV_RUN_DIR, "MS_ROLE", "MS_NODE_ID", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT",
      "MS_TOPO_TIMEOUT", "RANK_ID", "RANK_SIZE", "PYTHONUNBUFFERED"}
@@ -52,6 +56,7 @@ class OwnJob:
     device_target: str = "CPU"  # what preflight checks; the script itself picks its device
     mindformers_config: str = ""  # MindFormers mode: run_mindformer.py --config YAML --run_mode MODE
     run_mode: str = "train"
+    python: str = ""  # the user's interpreter (their training environment); "" = the dashboard's
     slurm_partition: str = ""
     slurm_account: str = ""
     slurm_time: str = ""
@@ -145,8 +150,9 @@ def check_own(job: OwnJob) -> OwnJob:
         config = str(_path(job.mindformers_config, "MindFormers config"))
         if job.run_mode not in _RUN_MODES:
             raise LaunchError(f"run mode {job.run_mode!r}: use one of {', '.join(_RUN_MODES)}")
+    python = check_python(job.python) if job.python else ""
     job = dataclasses.replace(job, script=str(script), workdir=str(workdir), args=args, env=env,
-                              mindformers_config=config)
+                              mindformers_config=config, python=python)
     try:
         validate_options(job.to_options())
     except CodegenError as exc:
@@ -196,10 +202,30 @@ def launcher_argv(job: OwnJob, log_dir: Path) -> list[str]:
             f"--cluster_time_out={job.cluster_time_out}",
             *script_argv(job),
         ]
+    if job.launcher == "mpirun" and job.device_target == "CPU":
+        return ["bash", str(log_dir.parent / MPIRUN_CPU_SCRIPT)]
     if job.launcher == "mpirun":
-        return ["mpirun", "-n", str(job.devices), "--output-filename", str(log_dir), "--merge-stderr-to-stdout",
-                "python", *script_argv(job)]
+        return [*mpirun_prefix(job, log_dir), "python", *script_argv(job)]
     return ["sbatch", "--parsable", SBATCH_FILE]
+
+
+def mpirun_prefix(job: OwnJob, log_dir: Path) -> list[str]:
+    """mpirun's argv up to the worker command; on CPU with the dynamic-cluster worker wrapper."""
+    argv = ["mpirun", "-n", str(job.devices), "--output-filename", str(log_dir), "--merge-stderr-to-stdout"]
+    if job.device_target == "CPU":
+        argv += ["--oversubscribe", *MPIRUN_CPU_EXPORTS, *MPIRUN_CPU_WORKER]
+    return argv
+
+
+def mpirun_cpu_script(job: OwnJob, log_dir: Path) -> str:
+    """The script an own CPU job runs under mpirun: MindSpore's scheduler, then mpirun for the workers (the
+    same lines as a generated job's run.sh; every user string quoted)."""
+    mpirun_cmd = " ".join(shlex.quote(a) for a in mpirun_prefix(job, log_dir))
+    worker_cmd = " ".join(shlex.quote(a) for a in ["python", *script_argv(job)])
+    lines = mpirun_cpu_lines(job.devices, job.master_addr, job.master_port, str(log_dir), mpirun_cmd, worker_cmd)
+    head = ["#!/usr/bin/env bash", f"# own script {Path(job.script).name} under mpirun on CPU. Written by ShardScope.",
+            "set -euo pipefail", f"cd {shlex.quote(job.workdir)}"]
+    return "\n".join([*head, *lines]) + "\n"
 
 
 def batch_spec(job: OwnJob, run_dir: Path, run_id: str) -> BatchSpec:
@@ -209,7 +235,7 @@ def batch_spec(job: OwnJob, run_dir: Path, run_id: str) -> BatchSpec:
         job_name=job_name(run_id),
         nodes=options.node_num,
         tasks_per_node=options.workers_per_node,
-        worker_argv=("python", *script_argv(job)),
+        worker_argv=(job.python or "python", *script_argv(job)),  # nodes share the filesystem
         sched_port=job.master_port,
         log_dir=str(run_dir / LOG_DIR),
         workdir=job.workdir,
@@ -239,6 +265,10 @@ def launch_own(job: OwnJob, workspace: Path, name: str | None = None, wait_start
         log_dir.mkdir()
         if launcher.queued:
             (run_dir / SBATCH_FILE).write_text(sbatch_script(batch_spec(job, run_dir, run_id)), encoding="utf-8")
+        if job.launcher == "mpirun" and job.device_target == "CPU":
+            (run_dir / MPIRUN_CPU_SCRIPT).write_text(mpirun_cpu_script(job, log_dir), encoding="utf-8")
+        if job.python:
+            write_bin_dir(run_dir, job.python)
         register_run(_own_record(job, options, run_id, run_dir, log_dir, launcher.queued), dict(job.env))
     return start_supervisor(run_dir, wait_started)
 
@@ -261,7 +291,8 @@ def _own_record(
         device_target=job.device_target,
         device_num=job.devices,
         job_dir=job.workdir,
-        options={**options.to_dict(), "join": job.join, "script": job.script, "args": list(job.args)},
+        options={**options.to_dict(), "join": job.join, "script": job.script, "args": list(job.args),
+                 "python": job.python},
         message="starting",
         kind=RunKind.OWN,
         argv=argv,

@@ -49,9 +49,29 @@ def check_mindspore(python: str = sys.executable, timeout: float = 90.0) -> Chec
 def check_launcher(options: RunOptions) -> Check:
     launcher = launcher_for(options)
     found = shutil.which(launcher.tool, path=_venv_path())
-    if found:
-        return Check("Launcher", True, f"{launcher.tool} at {found}")
-    return Check("Launcher", False, f"{launcher.tool} is not on PATH{launcher.install_hint}")
+    if not found:
+        return Check("Launcher", False, f"{launcher.tool} is not on PATH{launcher.install_hint}")
+    if launcher.name == "mpirun":
+        return check_openmpi(found)
+    return Check("Launcher", True, f"{launcher.tool} at {found}")
+
+
+def check_openmpi(mpirun: str, timeout: float = 20.0) -> Check:
+    """The job relies on Open MPI (--output-filename, OMPI_COMM_WORLD_RANK, its root switch): say which
+    mpirun this is, and that run.sh allows root explicitly when the dashboard runs as root."""
+    try:
+        result = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check("Launcher", False, f"cannot run {mpirun} --version: {exc}")
+    first = (result.stdout.strip().splitlines() or ["no version"])[0]
+    if "Open MPI" not in result.stdout:
+        return Check("Launcher", False, f"{mpirun} is not Open MPI ({first}): the job uses Open MPI's "
+                     "--output-filename and OMPI_COMM_WORLD_RANK (install openmpi-bin)")
+    root = ""
+    if os.geteuid() == 0:
+        root = ("; running as root: the job sets OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                "(Open MPI refuses root otherwise)")
+    return Check("Launcher", True, f"{first} at {mpirun}{root}")
 
 
 def check_devices(options: RunOptions) -> Check:

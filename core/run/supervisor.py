@@ -62,7 +62,7 @@ def supervise(run_dir: Path) -> int:
     if (run_dir / STOP_FILE).exists():
         update_record(run_dir, _stopped_before_start)
         return 0
-    env = launcher_env(record.run_id, record.run_dir, extra)
+    env = launcher_env(record.run_id, record.run_dir, extra, own_python=bool(record.options.get("python")))
     launcher = launcher_for_record(record)
     if launcher.queued:
         return _supervise_batch(record, launcher, env)  # type: ignore[arg-type]

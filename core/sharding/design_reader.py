@@ -7,9 +7,7 @@ checks; nothing here raises at the first fault, so the editor can show all of th
 from __future__ import annotations
 
 import json
-import keyword
 import math
-import re
 from typing import Any
 
 from core.sharding.catalog import ALL_ATTRIBUTES, OP_ARITY, OP_TYPES
@@ -39,9 +37,8 @@ from core.sharding.design_types import (
 )
 from core.sharding.layout import INTERLEAVED, DimEntry, LayoutError
 from core.sharding.placement import DTYPE_BYTES
-from core.workspace import WorkspaceError, check_name
+from core.workspace import WorkspaceError, check_name, is_identifier
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _OPERATOR_KEYS = {"name", "type", "inputs", "strategy", "out_strategy"}
 _DESIGN_KEYS = {FORMAT_KEY, "name", "description", "device_num", "layouts", "tensors", "operators", "loss", "repeat"}
 _MAX_INPUTS = 16  # more than any operator's arity (2): a longer list is refused before it is walked
@@ -100,7 +97,7 @@ class _Reader:
         return value
 
     def identifier(self, value: Any, path: str, what: str) -> str | None:
-        if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value) or keyword.iskeyword(value):
+        if not is_identifier(value):
             self.fail(
                 path,
                 f"{what} {_show(value)} is not allowed: use a Python identifier "

@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.sharding.code import entries_expr, layout_expr, layout_strategy
+
 NONE = "None"
 INTERLEAVED = "interleaved_parallel"
 MAX_DEVICES = 1 << 16  # device-matrix positions a Layout may span: bounds the rank list it builds
@@ -199,8 +201,7 @@ class Layout:
     def to_code(self) -> str:
         """The Python that builds this layout in MindSpore."""
         default = self.rank_list == list(range(math.prod(self.device_matrix)))
-        rank_part = "" if default else f", rank_list={self.rank_list!r}"
-        return f"Layout({self.device_matrix!r}, {self.alias_name!r}{rank_part})"
+        return layout_expr(self.device_matrix, self.alias_name, None if default else self.rank_list)
 
 
 def _entry_axes(entry: DimEntry) -> tuple[str, ...]:
@@ -277,9 +278,9 @@ class TensorLayout:
                 )
 
     def entry_code(self) -> str:
-        return ", ".join(repr(e) for e in self.entries)
+        return entries_expr(self.entries)
 
     def to_code(self, layout_name: str = "layout") -> str:
         """`layout("mp", ("sp", "dp"))` as MindSpore code."""
-        return f"{layout_name}({self.entry_code()})"
+        return layout_strategy(layout_name, self.entries)
 

@@ -1,4 +1,8 @@
-"""mpirun (OpenMPI): one process per card; mpirun forwards SIGINT to its ranks."""
+"""mpirun (OpenMPI): one process per card; mpirun forwards SIGINT to its ranks.
+
+On CPU, run.sh also starts MindSpore's scheduler on the master port (MindSpore's CPU collectives need the
+dynamic cluster; see `core.codegen.launchers.mpirun_cpu_lines`), so that port must be free.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,9 @@ class Mpirun:
         return mpirun_argv(options)
 
     def scheduler_port(self, options: RunOptions) -> int | None:
-        return None  # MindSpore's MPI start-up needs no scheduler port of ours
+        if options.device_target == "CPU":
+            return options.master_port  # the scheduler run.sh starts
+        return None  # GPU/Ascend: MindSpore's MPI start-up needs no scheduler port of ours
 
 
 LAUNCHER = Mpirun()

@@ -155,6 +155,15 @@ class OperatorFamily(Protocol):
         """True when, without a strategy, the operator keeps its input's layout (MindSpore's Reshape)."""
         ...
 
+    def output_ndim(self, op_type: str, ndims: Sequence[int | None], attrs: OpAttrs) -> int | None:
+        """The output's number of dimensions from the inputs' (None = unknown), without the full analysis:
+        what the Designer needs to start a strategy while shapes are still being edited."""
+        ...
+
+    def input_ndim(self, op_type: str, index: int) -> int | None:
+        """The number of dimensions to assume for input `index` when its source cannot tell (MatMul: 2)."""
+        ...
+
 
 class FamilyBase:
     """Defaults for the parts of `OperatorFamily` most families share: one input called x whose
@@ -182,6 +191,13 @@ class FamilyBase:
     @property
     def inherits_layout(self) -> bool:
         return False
+
+    def output_ndim(self, op_type: str, ndims: Sequence[int | None], attrs: OpAttrs) -> int | None:
+        """Shape-keeping families (Transpose, Softmax, RMSNorm): the first input's."""
+        return ndims[0] if ndims else None
+
+    def input_ndim(self, op_type: str, index: int) -> int | None:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,6 +29,11 @@ from core.sharding.operators.base import (
 class ElementwiseFamily(FamilyBase):
     name = "elementwise"
 
+    def output_ndim(self, op_type: str, ndims: Sequence[int | None], attrs: OpAttrs) -> int | None:
+        """numpy broadcasting: the larger input rank."""
+        known = [n for n in ndims if n is not None]
+        return max(known) if known else None
+
     def input_names(self, arity: int) -> list[str]:
         return [f"input {i}" for i in range(arity)]
 

@@ -39,6 +39,10 @@ INDEX_DTYPES = ("int32", "int64")
 class GatherFamily(FamilyBase):
     name = "gather"
 
+    def output_ndim(self, op_type: str, ndims: Sequence[int | None], attrs: OpAttrs) -> int | None:
+        """The indices' dimensions plus the table's columns."""
+        return None if len(ndims) < 2 or ndims[1] is None else ndims[1] + 1
+
     def input_names(self, arity: int) -> list[str]:
         return ["table", "indices"][:arity]
 

@@ -37,6 +37,17 @@ def matmul_roles(ndim: int, transposed: bool, first: bool) -> tuple[int, int]:
 class MatMulFamily(FamilyBase):
     name = "matmul"
 
+    def output_ndim(self, op_type: str, ndims: Sequence[int | None], attrs: OpAttrs) -> int | None:
+        """MatMul: 2; BatchMatMul: the larger input rank (batch dimensions broadcast)."""
+        if op_type == "MatMul":
+            return 2
+        known = [n for n in ndims if n is not None]
+        return max(known) if known else None
+
+    def input_ndim(self, op_type: str, index: int) -> int | None:
+        """A matrix (BatchMatMul's batch dimensions are not known without the source)."""
+        return 2
+
     def input_names(self, arity: int) -> list[str]:
         return ["x", "w"][:arity]
 

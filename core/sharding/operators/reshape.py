@@ -83,6 +83,10 @@ def _spread(axes: Sequence[str], sizes: dict[str, int], out: Sequence[int]) -> t
 class ReshapeFamily(FamilyBase):
     name = "reshape"
 
+    def output_ndim(self, op_type: str, ndims: Sequence[int | None], attrs: OpAttrs) -> int | None:
+        """The target shape's."""
+        return len(attrs.shape) if attrs.shape else None
+
     @property
     def inherits_layout(self) -> bool:
         return True
