@@ -75,7 +75,8 @@ def remove_stale_build_dirs(tmp: Path) -> list[Path]:
             info = path.lstat()
         except OSError:
             continue
-        if pid.isdigit() and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not _alive(int(pid)):
+        ours = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+        if ours and pid.isascii() and pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed

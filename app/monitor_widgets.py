@@ -18,6 +18,7 @@ from core.logs.metrics import (
     downsample,
     ema_smooth,
     global_step_values,
+    infer_steps_per_epoch,
     outlier_range,
     rank_band,
 )
@@ -63,6 +64,8 @@ class ChartOptions:
     show_band: bool = True
     show_ranks: bool = True
     ranks: tuple[int, ...] | None = None  # None = all
+    metric: str = "loss"  # the column drawn: loss or any other metric of the loss lines
+    show_eval: bool = False  # evaluation points of the same metric as markers
 
 
 def prepare(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -121,8 +124,14 @@ def loss_figure(
     df: pd.DataFrame,
     opts: ChartOptions,
     compare: list[tuple[str, pd.DataFrame]] | None = None,
+    evals: pd.DataFrame | None = None,
 ) -> tuple[go.Figure, int, str | None]:
-    """Per-rank loss curves (+ mean/min/max band, + other runs' means). Returns (figure, points, note)."""
+    """Per-rank curves of `opts.metric` (+ mean/min/max band, + other runs' means, + evaluation points
+    when `opts.show_eval`). Returns (figure, points, note)."""
+    metric = opts.metric if opts.metric in df.columns else "loss"
+    if metric != "loss":  # the drawing code reads `loss`: hand it the chosen metric under that name
+        df = df.assign(loss=df[metric])
+        compare = [(label, o.assign(loss=o[metric])) for label, o in compare or [] if metric in o.columns]
     fig = go.Figure()
     xcol, note = x_column(df, opts.x_mode)
     n_points = 0
@@ -217,7 +226,9 @@ def loss_figure(
         )
         n_points += len(cx)
         shown_values.append(smooth)
-    yaxis: dict = {"title": "loss", "type": "log" if opts.log_y else "linear", "gridcolor": "#e5e7eb"}
+    if opts.show_eval and evals is not None and xcol == "global_step":
+        n_points += _eval_traces(fig, df, evals, metric)
+    yaxis: dict = {"title": metric, "type": "log" if opts.log_y else "linear", "gridcolor": "#e5e7eb"}
     if opts.ignore_outliers and shown_values:
         vals = np.concatenate(shown_values)
         if opts.log_y:
@@ -238,6 +249,47 @@ def loss_figure(
         modebar={"orientation": "v"},  # keep the toolbar clear of the legend row
     )
     return fig, n_points, note
+
+
+def _eval_traces(fig: go.Figure, df: pd.DataFrame, evals: pd.DataFrame, metric: str) -> int:
+    """Evaluation points of `metric` (never training rows) as markers, at the step they were printed
+    (the epoch's last step when the line names only its epoch)."""
+    ev = evals[evals["name"] == metric]
+    if ev.empty:
+        return 0
+    spe = infer_steps_per_epoch(df)
+    step = ev["step"].to_numpy(dtype=np.float64)
+    epoch = ev["epoch"].to_numpy(dtype=np.float64)
+    x = np.where(np.isfinite(step), step, epoch * spe if spe else np.nan)
+    if spe and np.isfinite(step).any() and np.isfinite(epoch).any():
+        x = np.where(np.isfinite(step) & np.isfinite(epoch) & (step <= spe), (epoch - 1) * spe + step, x)
+    for i in np.flatnonzero(~np.isfinite(x)):  # a summary that names no step: after the last training row
+        before = df[(df["rank"] == ev["rank"].iloc[i]) & (df["file"] == ev["file"].iloc[i])
+                    & (df["offset"] < ev["offset"].iloc[i])]
+        if not before.empty:
+            x[i] = before["global_step"].iloc[-1]
+    fig.add_trace(go.Scatter(x=x, y=ev["value"].to_numpy(dtype=np.float64), mode="markers", name=f"eval {metric}",
+                             marker={"symbol": "diamond", "size": 9, "color": "#dc2626"}))
+    return len(ev)
+
+
+def metric_choices(snap: RunSnapshot) -> dict[str, str]:
+    """Every metric the loss lines carry (column -> label as the logs spell it), loss first."""
+    m = snap.metrics
+    fixed = ["loss", "step_time_ms", "lr", "global_norm", "loss_scale", "throughput", "overflow"]
+    extra = [c for c in m.columns if c not in _NOT_METRICS]
+    keys = snap.metric_keys
+    out = {}
+    for col in fixed + extra:
+        if col in m.columns and (col == "loss" or m[col].notna().any()):
+            key = keys.get(col, col)
+            out[col] = col if key == col else f"{key} ({col})"
+    return out
+
+
+_NOT_METRICS = frozenset({"rank", "epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr",
+                          "global_norm", "loss_scale", "overflow", "throughput", "time", "offset", "file",
+                          "global_step", "relative_s", "wall_time"})
 
 
 def step_time_figure(df: pd.DataFrame, timings: pd.DataFrame, ranks: tuple[int, ...] | None) -> go.Figure | None:
@@ -320,6 +372,7 @@ def csv_bytes(snap: RunSnapshot) -> bytes:
         "file",
         "offset",
     ]
+    cols += [c for c in df.columns if c not in cols and c != "wall_time"]  # every other metric of the loss lines
     return df[cols].to_csv(index=False).encode()
 
 

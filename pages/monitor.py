@@ -27,6 +27,7 @@ from core.logs.discover import folder_notes  # noqa: E402
 from core.logs.guard import LogDirError, validate_log_dir  # noqa: E402
 from core.logs.replay import load_recording, replay  # noqa: E402
 from core.logs.selection import RankSelectionError, select_ranks  # noqa: E402
+from core.logs.shapes import line_shapes  # noqa: E402
 from core.logs.watcher import MAX_WATCHES, WatcherRegistry  # noqa: E402
 from core.run.registry import LAUNCHER_LOG, list_runs  # noqa: E402
 from core.workspace import EXAMPLES_DIR, default_workspace  # noqa: E402
@@ -210,7 +211,8 @@ def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None, i
                                                 "means ranks 24-31 with 8 per node."))
             regex = st.text_input("Custom loss regex", key="mon_regex",
                                   placeholder=r"it (?P<step>\d+) loss=(?P<loss>\S+)",
-                                  help="Named groups: loss (required), step, epoch, step_time_ms, lr.")
+                                  help="Tried on every line (replaces the built-in reader). Named groups: "
+                                       "loss (required), step, epoch, step_time_ms, lr.")
     loss_regex = None
     if regex:
         try:
@@ -221,6 +223,19 @@ def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None, i
     opts = ui.ChartOptions(smoothing=smoothing, x_mode=x_mode, log_y=log_y, ignore_outliers=outliers,
                            show_band=band, show_ranks=per_rank)
     return opts, float(stall), paused, polling, loss_regex, per_node
+
+
+def no_rows_help(snap: RunSnapshot, source_dir: Path) -> None:
+    """No loss row: say what a loss line is, show the lines that carry numbers (digits as #) and point
+    at the regex field, instead of an empty chart (issue 18 item 7)."""
+    st.info("No loss lines yet. A loss line has a loss key and a number (`loss: 2.3`, `loss is 2.3`, "
+            "`Average Train Loss: [7.0]`, `lm loss: 1.0E+01`), whatever comes before it. For another format, "
+            "give a **Custom loss regex** under Advanced in the sidebar: it is tried on every line.")
+    shapes = cached("shapes", (str(source_dir), snap.version),
+                    lambda: line_shapes(f.path for f in snap.files if f.role == "worker"))
+    if shapes:
+        st.markdown("**Most frequent line shapes with numbers** (digits shown as #, then an example line)")
+        st.code("\n".join(f"{s.count:>7} x {s.shape}\n          {s.example}" for s in shapes), language=None)
 
 
 # ----------------------------------------------------------------------------- diagnosis + scale views
@@ -422,13 +437,18 @@ if source_dir is not None:
         if big:
             pass  # scale_view drew the aggregates
         elif df.empty and not compare:
-            st.info("No loss lines yet. Recognised: MindSpore LossMonitor / prints (`epoch: 1 step: 10, loss is "
-                    "2.3`), `global_step: N, loss: x`, printed Tensors, MindFormers' MFLossMonitor (current and "
-                    "2023 `[INFO] ... print_output_info:` lines) and MindYOLO / MindCV / MindOCR "
-                    "(`Epoch 1/200, Step 100/3995, ..., loss: x`); set a custom regex in the sidebar for "
-                    "anything else.")
+            no_rows_help(snap, source_dir)
         else:
-            fig, n_points, note = ui.loss_figure(df, opts, compare)
+            choices = ui.metric_choices(snap)
+            m1, m2 = st.columns([3, 2], vertical_alignment="bottom")
+            opts.metric = m1.selectbox("Metric", list(choices), format_func=choices.get, key="mon_metric",
+                                       help="Every `key: number` on the loss lines is a metric.")
+            if not snap.evals.empty:
+                n_eval = snap.evals["offset"].nunique()
+                opts.show_eval = m2.checkbox(f"Evaluation points ({n_eval} lines)", key="mon_eval",
+                                             help="Evaluation / validation lines: their own series, never "
+                                                  "training rows.")
+            fig, n_points, note = ui.loss_figure(df, opts, compare, snap.evals)
             if note:
                 st.caption(note)
             uirev = f"{source_dir}|{opts.x_mode}|{opts.log_y}|{opts.ignore_outliers}"

@@ -131,3 +131,28 @@ def test_1024_rank_monitor_names_the_straggler_and_the_failed_rank(tmp_path: Pat
         assert "hung: 512" in body and "341 (1.6" in body
         print(f"first paint of the 1,024-rank Monitor: {first_paint:.1f} s")
         shot(page, "monitor_1024_ranks_full", full=True)
+
+
+FORMATS_DIR = Path(__file__).parent / "fixtures" / "logs" / "formats"
+
+
+@pytest.mark.browser
+def test_real_mindformers_run_and_the_metric_picker(tmp_path: Path) -> None:
+    """Issue 18: the Monitor on a real MindFormers 2.1.0 run (64 loss lines behind `[INFO] <date> [...]`), then
+    the metric picker drawing `per_step_time` instead of the loss. Screenshots: test-artifacts/."""
+    require_browser()
+    with dashboard(tmp_path / "ws") as url, chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(f"{url}/monitor?logdir={FORMATS_DIR / 'mindformers_2x'}", wait_until="domcontentloaded")
+        frame = live_chart_frame(page)
+        assert chart_state(frame)["points"] >= 64
+        shot(page, "monitor_mindformers_real", full=True)
+        page.get_by_role("combobox", name="Metric").click()
+        page.get_by_role("option", name="per_step_time (step_time_ms)").click()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "step_time_ms" not in str(frame.evaluate(
+                "() => document.getElementById('chart').layout.yaxis.title.text")):
+            page.wait_for_timeout(300)
+            frame = live_chart_frame(page)
+        assert frame.evaluate("() => document.getElementById('chart').layout.yaxis.title.text") == "step_time_ms"
+        shot(page, "monitor_metric_picker", full=True)

@@ -125,8 +125,9 @@ def test_mindformers_fixture() -> None:
 def test_user_regex(tmp_path: Path) -> None:
     (tmp_path / "worker_0.log").write_text("it 1 l=0.5\nit 2 l=0.25\n[WARNING] it 3 l=9\n")
     snap = read_run(tmp_path, loss_regex=r"it (?P<step>\d+) l=(?P<loss>[\d.]+)")
-    assert snap.metrics["loss"].tolist() == [0.5, 0.25]
-    assert snap.metrics["step"].tolist() == [1, 2]
+    # issue 18 item 7: the user's regex sees every line, `[`-prefixed ones too (it skipped them before)
+    assert snap.metrics["loss"].tolist() == [0.5, 0.25, 9.0]
+    assert snap.metrics["step"].tolist() == [1, 2, 3]
 
 
 @pytest.mark.parametrize(("pattern", "message"), [

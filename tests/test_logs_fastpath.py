@@ -5,6 +5,7 @@ chunking of the writes or of the reads."""
 from __future__ import annotations
 
 import math
+import re
 import struct
 from pathlib import Path
 
@@ -13,9 +14,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from core.logs import ReaderSettings, parse_loss_line, read_run
+from core.logs import ReaderSettings, read_run
 from core.logs import bulk as logs
-from core.logs.formats import RE_EXC_LINE, ROW_FIELDS
+from core.logs.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
+from core.logs.parser import _RE_TIMEMONITOR
 from core.logs.reader import _RunState
 
 NOISE = [
@@ -78,34 +80,88 @@ def _loss_line() -> st.SearchStrategy[bytes]:
     )
 
 
+def _general_line() -> st.SearchStrategy[bytes]:
+    """Loss lines of the other suites (bracketed prefixes, paired and scientific values, other metrics)."""
+    shapes = [
+        b"[2026-11-23 19:07:06] mindcv.utils.callbacks INFO - Epoch: [%d/3], batch: [%d/8], loss: %s, "
+        b"lr: %s, time: %ss",
+        b"[INFO] 2026-11-23 19:14:00,332 [mindformers/core/callback/callback.py:747] print_output_info: "
+        b"{ Epoch:[  %d/  4], step:[    %d/   16], loss:[%s/%s], per_step_time: 4503ms, lr: 0.003, "
+        b"overflow cond: False, loss_scale: 1.0, global_norm: [0.73903346], train_throughput_per_npu: 0.000T",
+        b" iteration      %d/  %d | elapsed time per iteration (ms): 865.2 | learning rate: %s | lm loss: %s |"
+        b" loss scale: 1.0 | grad norm: 0.231 |",
+        b"[2024-03-04 12:02:42] mindocr.utils.callbacks INFO - epoch: [%d/20] step: [%d/4468], loss: %s, "
+        b"lr: %s, per step time: 223.489 ms, fps per card: 4.47 img/s",
+        b"2023-10-30 09:39:35,587 - INFO - Epoch: [  %d/ 30], Average Train Loss: [%s], Accuracy: [%s]",
+        b" Accuracy: 83.8%%, Avg loss: %s [%d/%d]",
+        b"[2026-11-23 21:22:20] mindcv.utils.callbacks INFO - Validation Top_1_Accuracy: %s%%, step %d/%d",
+        b"\x1b[32mstep %d/%d train_loss=%s val_loss=%s\x1b[0m",
+    ]
+
+    def fill(shape: bytes, ints: list[int], values: list[bytes]) -> bytes:
+        parts, i, v = [], 0, 0
+        for piece in re.split(rb"(%[ds])", shape):
+            if piece == b"%d":
+                parts.append(b"%d" % ints[i])
+                i += 1
+            elif piece == b"%s":
+                parts.append(values[v])
+                v += 1
+            else:
+                parts.append(piece.replace(b"%%", b"%"))
+        return b"".join(parts) + b"\n"
+
+    return st.builds(fill, st.sampled_from(shapes), st.lists(st.integers(0, 5000), min_size=4, max_size=4),
+                     st.lists(_value(), min_size=4, max_size=4))
+
+
 def _log() -> st.SearchStrategy[bytes]:
-    line = st.one_of(_loss_line(), _loss_line(), _loss_line(), st.sampled_from(NOISE), st.sampled_from(OTHER))
+    line = st.one_of(_loss_line(), _loss_line(), _loss_line(), st.sampled_from(NOISE), st.sampled_from(OTHER),
+                     _general_line())
     run = st.lists(_loss_line(), min_size=1, max_size=12).map(b"".join)  # a burst of loss lines
     return st.lists(st.one_of(line, run), max_size=40).map(b"".join)
 
 
-def reference_rows(data: bytes) -> list[tuple]:
-    """The metric rows of a worker log, one line at a time with the public `parse_loss_line`."""
+def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
+    """The training rows of a worker log and their other metrics, one line at a time with the public
+    `read_loss` (the general reader): every line but errors, traceback frames, exception and timing lines."""
     rows, pending_traceback, pos = [], False, 0
     for raw in data.split(b"\n")[:-1]:  # complete lines only
         off, pos = pos, pos + len(raw) + 1
         line = raw[:-1] if raw.endswith(b"\r") else raw
-        if not line or line.startswith(b"["):
-            continue  # MindSpore chatter and [ERROR] lines carry no metrics
-        if line.startswith(b"Traceback (most recent call last)"):
-            pending_traceback = True
-            continue
-        if pending_traceback and line.startswith((b" ", b"\t")):
-            continue
-        if RE_EXC_LINE.match(line):
-            pending_traceback = False
-            continue
-        if b"per step time" in line or b"loss" not in line:
-            continue
-        r = parse_loss_line(line)
-        if r is not None:
-            rows.append((*(r[k] for k in ROW_FIELDS), float(off)))
+        if not line or line.startswith((b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")):
+            continue  # error lines carry no metrics
+        if not line.startswith(b"["):
+            if line.startswith(b"Traceback (most recent call last)"):
+                pending_traceback = True
+                continue
+            if pending_traceback and line.startswith((b" ", b"\t")):
+                continue
+            if RE_EXC_LINE.match(line):
+                pending_traceback = False
+                continue
+            if _RE_TIMEMONITOR.search(line) or parse_step_time_line(line) is not None:
+                continue
+        r = read_loss(line)
+        if r is not None and not r.eval and "loss" in r.fields:
+            f = r.fields
+            rows.append(((*(f.get(k, math.nan) for k in ROW_FIELDS), float(off)), r.extras))
     return rows
+
+
+def reference_rows(data: bytes) -> list[tuple]:
+    return [row for row, _ in reference_reads(data)]
+
+
+def _extras_match(snap, data: bytes) -> bool:
+    """Every other metric column of the snapshot holds exactly the reference's values (NaN elsewhere)."""
+    reads = reference_reads(data)
+    names = {n for _, extras in reads for n in extras}
+    extra_cols = [c for c in snap.metrics.columns if c not in logs.ROW_KEYS and c not in ("rank", "file")]
+    if set(extra_cols) != names:
+        return False
+    want = [[extras.get(n, math.nan) for n in sorted(names)] for _, extras in reads]
+    return _bits(want) == _bits(snap.metrics[sorted(names)].to_numpy(dtype=np.float64))
 
 
 def _bits(rows: list[tuple] | np.ndarray) -> list[tuple]:
@@ -120,7 +176,7 @@ def _metric_rows(snap) -> np.ndarray:
 def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderSettings:
     """Tiny read blocks / prefetch threshold / bulk threshold so small inputs cross every path."""
     return ReaderSettings(read_block=read_block, prefetch_min=prefetch_min, block_min=block_min,
-                          max_partial_line=read_block - 1)
+                          max_partial_line=read_block - 1, shape_min=block_min)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -133,6 +189,7 @@ def test_one_shot_rows_match_line_by_line_reference(tmp_path_factory: pytest.Tem
     (root / "worker_0.log").write_bytes(data)
     snap = read_run(root, settings=ReaderSettings(block_min=block_min))
     assert _bits(_metric_rows(snap)) == _bits(reference_rows(data))
+    assert _extras_match(snap, data)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

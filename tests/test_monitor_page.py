@@ -306,3 +306,42 @@ def test_live_chart_uses_the_small_plotly_bundle_only_when_versions_match(tmp_pa
     other.write_text("/**\n* plotly.js (cartesian - minified) v0.0.1\n*/")
     monkeypatch.setattr(live_chart, "_CARTESIAN", other)  # a plotly upgrade the vendored copy does not match
     assert live_chart.plotly_bundle() == full
+
+
+FORMATS_DIR = Path(__file__).parent / "fixtures" / "logs" / "formats"
+
+
+def test_metric_picker_and_evaluation_points() -> None:
+    """Issue 18 items 2-3: every metric of the loss lines is offered; evaluation lines are a series drawn
+    on request; the CSV carries every metric column."""
+    at = _run(logdir=str(FORMATS_DIR / "mindcv"))
+    picker = at.selectbox(key="mon_metric")
+    assert picker.value == "loss" and {"loss", "lr", "time (step_time_ms)"} <= set(picker.options)
+    evals = at.checkbox(key="mon_eval")
+    assert evals.label == "Evaluation points (3 lines)" and not evals.value
+    picker.set_value("lr").run()
+    evals.check().run()
+    assert not at.exception
+    csv = ui.csv_bytes(read_run(FORMATS_DIR / "mindocr")).decode().splitlines()
+    assert "fps_per_card" in csv[0].split(",") and len(csv) == 8
+
+
+def test_unknown_format_shows_line_shapes(tmp_path: Path) -> None:
+    """Issue 18 item 7: no loss row -> the most frequent numeric line shapes and the regex hint."""
+    (tmp_path / "worker_0.log").write_text("".join(f"[12:00:{i:02d}] it {i} cost={i / 7:.4f}\n" for i in range(30)))
+    at = _run(logdir=str(tmp_path))
+    assert any("Custom loss regex" in i.value for i in at.info)
+    assert any("30 x [#:#:#] it # cost=#.#" in c.value for c in at.code)
+
+
+def test_loss_figure_draws_the_picked_metric_and_eval_points() -> None:
+    snap = read_run(FORMATS_DIR / "eval_lines")
+    df = ui.prepare(snap.metrics)
+    fig, _, _ = ui.loss_figure(df, ui.ChartOptions(smoothing=0.0, show_band=False, show_eval=True), [], snap.evals)
+    evals = [t for t in fig.data if t.name == "eval loss"]
+    losses = snap.evals[snap.evals["name"] == "loss"]["value"].tolist()
+    assert len(evals) == 1 and list(evals[0].y) == losses and losses[:2] == [0.529534, 0.334828]
+    assert list(evals[0].x) == [900.0, 900.0, 900.0]  # the step of the last training line before each summary
+    cv = read_run(FORMATS_DIR / "mindcv")
+    fig, _, _ = ui.loss_figure(ui.prepare(cv.metrics), ui.ChartOptions(smoothing=0.0, show_band=False, metric="lr"))
+    assert fig.layout.yaxis.title.text == "lr" and list(fig.data[0].y) == cv.metrics["lr"].tolist()

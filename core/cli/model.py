@@ -34,7 +34,8 @@ class OneLineParser(argparse.ArgumentParser):
 def positive_int(text: str) -> int:
     """A whole number >= 1 (`1_000` and `1,000` accepted); the error quotes what was given."""
     cleaned = str(text).strip().replace(",", "").replace("_", "")
-    if not cleaned.isdigit() or int(cleaned) < 1:
+    # ASCII digits only: '²'.isdigit() is True but int('²') fails, and other scripts' digits are no CLI input
+    if not (cleaned.isascii() and cleaned.isdigit()) or int(cleaned) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
     return int(cleaned)
 

@@ -33,7 +33,7 @@ def _node_exec(items: list[str]) -> dict[int, list[str]]:
     found: dict[int, list[str]] = {}
     for item in items:
         node, sep, command = item.partition("=")
-        if not sep or not node.isdigit():
+        if not sep or not (node.isascii() and node.isdigit()):
             raise LaunchError(f"--node-exec {item!r} is not NODE=COMMAND (e.g. 1='ip netns exec ns2')")
         try:
             found[int(node)] = shlex.split(command)

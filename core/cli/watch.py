@@ -15,6 +15,7 @@ from core.cli.common import fail, terminal_safe
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
 from core.logs.discover import folder_notes
 from core.logs.guard import LogDirError, validate_log_dir
+from core.logs.shapes import line_shapes, metric_labels
 
 MAX_ROWS_PER_UPDATE = 200  # loss rows printed one by one per update; more: the last row of each rank
 
@@ -65,8 +66,16 @@ def skipped_lines(snap: RunSnapshot, limit: int = 20) -> list[str]:
 
 def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     """What `--once` prints: layout, rank count, loss rows, status table and fatal errors."""
-    out = [f"{snap.log_dir}: layout={snap.layout}, ranks={snap.n_ranks}, loss rows={len(snap.metrics)}",
-           status_table(snap, stall_after_s)]
+    evals = snap.evals
+    n_eval = len(evals.drop_duplicates(["file", "offset"])) if not evals.empty else 0
+    out = [f"{snap.log_dir}: layout={snap.layout}, ranks={snap.n_ranks}, loss rows={len(snap.metrics)}, "
+           f"eval rows={n_eval}"]
+    labels = metric_labels(snap.metric_keys)
+    if labels:
+        out.append("metrics: " + ", ".join(terminal_safe(x) for x in labels))
+    if snap.metrics.empty and snap.n_ranks:
+        out.append(no_rows_help(snap))
+    out.append(status_table(snap, stall_after_s))
     errs = snap.errors
     if not errs.empty:
         out.append("errors:")
@@ -74,6 +83,18 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
             rank = "?" if pd.isna(e["rank"]) else str(int(e["rank"]))
             out.append(f"  [{e['kind']}] rank {rank} {terminal_safe(e['file'])}:{e['line']}: "
                        f"{terminal_safe(e['message'])[:160]}")
+    return "\n".join(out)
+
+
+def no_rows_help(snap: RunSnapshot) -> str:
+    """Item 7 of issue 18: no loss row was read, so show the most frequent line shapes that carry
+    numbers (digits as #) and how to give a regex, instead of an empty table."""
+    shapes = line_shapes(f.path for f in snap.files if f.role == "worker")
+    if not shapes:
+        return "no loss rows: no line of the rank logs carries a number"
+    out = ["no loss rows: no line has a loss key and a number. Most frequent line shapes with numbers "
+           "(digits as #); give --loss-regex with a named group `loss` (and step, epoch) for yours:"]
+    out += [f"  {s.count:>7} x {terminal_safe(s.shape)[:160]}" for s in shapes]
     return "\n".join(out)
 
 

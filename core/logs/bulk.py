@@ -22,6 +22,8 @@ __all__ = [
     "Rows",
     "candidate_starts",
     "decimals",
+    "keyword_positions",
+    "keyword_starts",
     "literal_at",
     "lm_block",
     "lm_row",
@@ -33,7 +35,7 @@ _NAN = float("nan")
 # A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line): `RE_SCAN` says
 # which, and `candidate_starts` finds exactly its matches with numpy, skipping the [WARNING]/[INFO]
 # noise without a Python loop.
-RE_SCAN = re.compile(rb"\n(?:[^\[\n]|\[[EC]|\[INFO\] 2)")
+RE_SCAN = re.compile(rb"\n(?:[^\[\n]|\[[EC])")
 # The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the
 # plain-decimal form of it (`lm_block`); any other candidate, or a loss line it does not take
 # (nan, exponents, odd spacing), goes through `_line`, which gives the same row for it.
@@ -47,13 +49,15 @@ _MANTISSA_MAX = 1 << 53  # integers up to here are exact doubles, so mantissa / 
 
 class Rows:
     """A file's metric rows (ROW_KEYS) in file order until the run's table takes them (`take`):
-    numpy blocks from the bulk path, tuples otherwise. Its count and last row outlive the take."""
+    numpy blocks from the bulk path, tuples otherwise, plus the other metrics of the lines that have
+    any (`extras`: name -> row numbers and values). Its count and last row outlive the take."""
 
-    __slots__ = ("_blocks", "_last", "_n", "_tail", "_taken")
+    __slots__ = ("_blocks", "_extras", "_last", "_n", "_tail", "_taken")
 
     def __init__(self) -> None:
         self._blocks: list[np.ndarray] = []
         self._tail: list[tuple] = []
+        self._extras: dict[str, tuple[list[int], list[float]]] = {}
         self._n = 0
         self._taken = 0
         self._last: tuple | None = None  # kept by take()
@@ -66,12 +70,23 @@ class Rows:
         """Rows parsed since the last `take`."""
         return self._n - self._taken
 
-    def append(self, row: tuple) -> None:
+    def append(self, row: tuple, extras: dict[str, float] | None = None) -> None:
+        if extras:
+            for name, value in extras.items():
+                rows, values = self._extras.setdefault(name, ([], []))
+                rows.append(self._n)
+                values.append(value)
         self._tail.append(row)
         self._n += 1
 
-    def add_block(self, block: np.ndarray) -> None:
+    def add_block(self, block: np.ndarray, extras: dict[str, np.ndarray] | None = None) -> None:
+        """Rows in bulk; `extras` holds one value per row of the block for each metric it names."""
         self._flush()
+        if extras:
+            for name, values in extras.items():
+                rows, vals = self._extras.setdefault(name, ([], []))
+                rows.extend(range(self._n, self._n + len(block)))
+                vals.extend(values.tolist())
         self._blocks.append(block)
         self._n += len(block)
 
@@ -82,13 +97,20 @@ class Rows:
 
     def take(self) -> np.ndarray:
         """The rows since the last take as one (n, len(ROW_KEYS)) float64 array; they are dropped here."""
+        return self.take_all()[0]
+
+    def take_all(self) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
+        """`take`, with the other metrics: name -> (row numbers within the taken block, values)."""
         self._flush()
         self._last = self.last()
         blocks, self._blocks = self._blocks, []
+        extras = {name: (np.asarray(rows, dtype=np.int64) - self._taken, np.asarray(vals, dtype=np.float64))
+                  for name, (rows, vals) in self._extras.items()}
+        self._extras = {}
         self._taken = self._n
         if len(blocks) == 1:
-            return blocks[0]
-        return np.concatenate(blocks) if blocks else np.empty((0, len(ROW_KEYS)), dtype=np.float64)
+            return blocks[0], extras
+        return (np.concatenate(blocks) if blocks else np.empty((0, len(ROW_KEYS)), dtype=np.float64)), extras
 
     def _flush(self) -> None:
         if self._tail:
@@ -281,17 +303,18 @@ def literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
     return ok
 
 
-def candidate_starts(chunk: np.ndarray, end: int) -> np.ndarray:
+def candidate_starts(chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None = None,
+                     newlines: list[np.ndarray] | None = None) -> np.ndarray:
     """Start of every line after a newline in `chunk[:end]` that `RE_SCAN` matches: a line that
-    does not begin with `[` or a newline, or begins with `[E`/`[C`, or with `[INFO] 2` (python-logging
-    lines of MindFormers 2023, whose metric lines carry that prefix; MindSpore's own chatter is
-    `[INFO] ME(...`, so it stays skipped).
+    does not begin with `[` or a newline, or begins with `[E`/`[C` (metric lines behind a `[...]`
+    prefix are found by their keywords: `keyword_pos`).
 
     numpy finds the newlines (SIMD compare, then nonzero over the mask packed 8 bytes to a byte, so
     it walks an eighth of the elements: several times faster than sre stepping over each newline);
     one 2-byte gather per newline then classifies the next two bytes. `chunk[end-1]` is a newline,
     so a newline at end-2 or end-1 never starts a candidate and both bytes after any earlier one are
-    inside `chunk[:end]`.
+    inside `chunk[:end]`. `keyword_pos` (from `keyword_positions`): the lines holding them are
+    candidates too, whatever they begin with.
     """
     packed = np.packbits(chunk[:max(end - 2, 0)] == 10)  # bit 7 - (i % 8) of byte i // 8: chunk[i] is "\n"
     hit = np.flatnonzero(packed != 0)  # bytes with at least one newline
@@ -301,13 +324,46 @@ def candidate_starts(chunk: np.ndarray, end: int) -> np.ndarray:
     first = pair & 0xFF
     keep = (first != 0x5B) & (first != 0x0A)
     keep |= (pair == 0x455B) | (pair == 0x435B)  # "[E", "[C"
-    info = np.flatnonzero((pair == 0x495B) & (nl + 9 <= end))  # "[I" with 8 bytes inside chunk[:end]
-    if len(info):
-        keep[info] = _unaligned(chunk[:end], 8)[nl[info] + 1] == _INFO_DATE
+    if newlines is not None:  # every newline of chunk[:end] for the caller (the last two are not in nl)
+        newlines.append(np.concatenate([nl, [p for p in (end - 2, end - 1) if p >= 0 and chunk[p] == 10]])
+                        .astype(np.int64))
+    if keyword_pos is not None and len(keyword_pos):
+        line = np.searchsorted(nl, keyword_pos) - 1  # the last newline before each keyword
+        keep[line[line >= 0]] = True  # (a keyword on the first line: the caller reads that line itself)
     return nl[keep] + 1
 
 
-_INFO_DATE = int.from_bytes(b"[INFO] 2", "little")
+KEYWORDS = (b"loss", b"val")
+"""What a metric line holds, in any case: a loss key, or an eval word (`Validation Top_1_Accuracy: 25%`;
+`val`, `valid...`, `eval...` all hold `val`: one scan instead of three, each costing ~0.5 ns a byte)."""
+_RE_KEYWORDS = {kw: re.compile(re.escape(kw)) for kw in KEYWORDS}
+
+
+def keyword_positions(buf: bytes | bytearray, end: int, scratch: bytearray) -> np.ndarray:
+    """Where KEYWORDS occur in `buf[:end]`, in any case (sorted per keyword, not across them).
+
+    The block is OR-ed with 0x20 into `scratch` (a reused buffer: a fresh 8 MB copy per block cost
+    more in page faults than the scan), which lower-cases the letters and maps no other byte onto one
+    of the keywords' letters; then a literal search per keyword (`val` only walked if present).
+    """
+    if len(scratch) < end:
+        scratch.extend(bytes(end - len(scratch)))
+    np.bitwise_or(np.frombuffer(buf, dtype=np.uint8, count=end), np.uint8(0x20),
+                  out=np.frombuffer(scratch, dtype=np.uint8, count=end))
+    found: list[int] = []
+    for kw, pattern in _RE_KEYWORDS.items():
+        if kw == b"loss" or scratch.find(kw, 0, end) != -1:
+            found += [m.start() for m in pattern.finditer(scratch, 0, end)]
+    return np.array(found, dtype=np.int64)
+
+
+def keyword_starts(buf: bytes | bytearray, end: int, found: list[int], scratch: bytearray) -> list[int]:
+    """`found` (sorted line starts of a small block) with the start of every line holding one of
+    KEYWORDS in any case, whatever the line begins with (what `candidate_starts` adds in bulk)."""
+    rfind = buf.rfind
+    starts = {rfind(b"\n", 0, int(p)) + 1 for p in keyword_positions(buf, end, scratch).tolist()}
+    starts.discard(0)  # like RE_SCAN's, a start follows a newline (the caller reads the first line itself)
+    return sorted(starts.union(found)) if starts else found
 
 
 def lm_row(m: re.Match, off: int, obs_time: float) -> tuple:

@@ -1,9 +1,10 @@
 """Parsing one file's complete lines into loss rows, timings and errors (a pure function of the bytes).
 
-`_Parser.feed` takes a block of complete lines: numpy picks the candidate lines (core.logs.bulk),
+`Parser.feed` takes a block of complete lines: numpy picks the candidate lines (core.logs.bulk: lines
+that may be errors, and every line holding a loss key or an eval word, whatever its prefix),
 LossMonitor lines become rows in bulk, and each remaining candidate goes through `_line`: errors
-(`[ERROR]` lines, tracebacks, msrun's worker-exit and scheduler time-outs), TimeMonitor timings,
-and loss lines in any of core.logs.formats.FORMATS (or the user's regex).
+(`[ERROR]` lines, tracebacks, msrun's worker-exit and scheduler time-outs), TimeMonitor timings, and
+loss / evaluation lines read by the general reader (core.logs.general), or every line by the user's regex.
 """
 
 from __future__ import annotations
@@ -15,21 +16,31 @@ from enum import StrEnum
 
 import numpy as np
 
-from core.logs.bulk import RE_LM_AT, RE_SCAN, Rows, candidate_starts, lm_block, lm_row
+from core.logs.bulk import (
+    RE_LM_AT,
+    RE_SCAN,
+    Rows,
+    candidate_starts,
+    keyword_positions,
+    keyword_starts,
+    lm_block,
+    lm_row,
+)
 from core.logs.discover import LogFile
 from core.logs.failures import fatal_reason
 from core.logs.formats import (
     ERROR_PREFIXES,
-    MARKERS,
     NUM,
     RE_EXC_LINE,
     ROW_FIELDS,
     LogFormat,
     line_time,
-    parse_loss_line,
     parse_step_time_line,
+    read_loss,
     to_float,
 )
+from core.logs.general import LineRead, LineTemplate, make_template, no_row_template, shape_key
+from core.logs.templated import Shapes, template_block
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
@@ -62,6 +73,7 @@ class ReaderSettings:
     # meanwhile); small enough that a block is still in cache when numpy scans it (32 MB was ~30 % slower)
     prefetch_min: int = 1 << 20  # a rest smaller than this is read in line, without the helper thread
     block_min: int = 64  # chunks with at least this many candidate lines are classified by numpy
+    shape_min: int = 256  # ... and lines of known shapes read in bulk (core.logs.templated) from this many
     max_partial_line: int = MAX_PARTIAL_LINE
     tb_carry_max: int = 64 << 10  # traceback context kept across reads
     keep_buf: int = 1 << 20  # read buffer a watcher keeps between refreshes
@@ -78,12 +90,17 @@ _RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
 _RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
 
 
-def _add_rows(st: FileState, block: np.ndarray, block_min: int) -> None:
-    if len(block) >= block_min:
-        st.rows.add_block(block)
-    else:
-        for row in block.tolist():
-            st.rows.append(tuple(row))
+def _add_rows(st: FileState, block: np.ndarray, extras: dict[str, np.ndarray], lo: int, hi: int,
+              block_min: int) -> None:
+    """Rows lo:hi of a bulk block (and their other metrics) into the file's rows."""
+    part = block[lo:hi]
+    # a few rows go as a block too: keyword lines (`val` in chatter) cut the bulk rows into short runs
+    if len(part) >= min(block_min, 4):
+        st.rows.add_block(part, {name: col[lo:hi] for name, col in extras.items()})
+        return
+    for i, row in enumerate(part.tolist()):
+        more = {name: float(col[lo + i]) for name, col in extras.items() if col[lo + i] == col[lo + i]}
+        st.rows.append(tuple(row), more)
 
 
 @dataclass
@@ -108,6 +125,8 @@ class FileState:
     tb_carry: bytes = b""
     rows: Rows = field(default_factory=Rows)  # ROW_KEYS rows, file order
     timings: list[tuple] = field(default_factory=list)
+    evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset)
+    metric_keys: dict[str, str] = field(default_factory=dict)  # column -> the key as the log spells it
     errors: list[dict] = field(default_factory=list)
     unregistered: set[int] = field(default_factory=set)
     rotated: bool = False  # renamed away by log rotation: its rows stay, before the current file's
@@ -128,6 +147,15 @@ class Parser:
     def __init__(self, user: LogFormat | None = None, settings: ReaderSettings | None = None) -> None:
         self.user = user  # the user's regex as a format: replaces the built-in ones (and the fast path)
         self.settings = settings or ReaderSettings()
+        # line shape -> its parse (core.logs.general.LineTemplate; None: a shape never reused)
+        self._templates: dict[bytes, LineTemplate | None] = {}
+        self._shapes = Shapes()  # the same templates as numpy masks, for the bulk path
+        self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.bulk.keyword_starts)
+
+    def trim(self, keep: int) -> None:
+        """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
+        if len(self._scratch) > keep:
+            self._scratch = bytearray()
 
     def feed(self, st: FileState, buf: bytes | bytearray, base: int, now: float, end: int) -> None:
         """Parse `buf[:end]` (complete lines, buf[end-1] is b"\n") found at absolute offset `base`.
@@ -145,7 +173,7 @@ class Parser:
         find = buf.find
         metrics = info.role == "worker"
         fast = metrics and self.user is None
-        if buf[:1] != b"[" or buf[1:2] in (b"E", b"C") or buf[:8] == b"[INFO] 2":  # no b"\n" before it
+        if self.user is None and (buf[:1] != b"[" or buf[1:2] in (b"E", b"C") or _has_keyword(buf, 0, end)):
             m = RE_LM_AT.match(buf, 0, end) if fast else None
             if m is not None:
                 st.rows.append(lm_row(m, base, obs_time))
@@ -156,10 +184,20 @@ class Parser:
         # LossMonitor lines and builds their rows at once; the block's slices are added in file order
         # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
         block_min = self.settings.block_min
+        if self.user is not None and metrics:  # the user's regex sees every line: no pre-filter
+            found: list[int] | np.ndarray = [0] + [m.start() + 1 for m in _RE_LINE_START.finditer(buf, 0, end - 1)]
+            self._feed_lines(st, buf, found, base, obs_time, end, False, metrics)
+            self._carry_traceback(st, buf, base, end)
+            return
+        newlines: list[np.ndarray] = []  # the numpy scan's newlines, kept for the shapes' line ends
+        # candidates: lines that may be errors, and (metrics) lines with a loss key or an eval word
         if end < _SMALL_BLOCK:  # a live tick's few new lines: sre is cheaper than a dozen numpy calls
-            found: list[int] | np.ndarray = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
+            found = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
+            if metrics:
+                found = keyword_starts(buf, end, found, self._scratch)
         else:
-            found = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end)
+            words = keyword_positions(buf, end, self._scratch) if metrics else None
+            found = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end, words, newlines)
         if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
             self._feed_lines(st, buf, found if isinstance(found, list) else found.tolist(), base, obs_time, end,
                              fast, metrics)
@@ -167,16 +205,48 @@ class Parser:
             return
         starts = np.asarray(found, dtype=np.int64)
         is_lm, block = lm_block(buf, starts, base, obs_time)
+        block, extras, taken, has_row = self._templated(st, buf, end, starts, is_lm, block, base, obs_time,
+                                                        newlines[0] if newlines else None)
+        rows_through = np.cumsum(has_row)  # bulk rows up to each candidate line
         done = 0
-        others = np.flatnonzero(~is_lm)
-        for t, (j, ls) in enumerate(zip(others.tolist(), starts[others].tolist(), strict=True)):
-            if j - t > done:  # j - t LossMonitor lines come before this one
-                _add_rows(st, block[done:j - t], block_min)
-                done = j - t
+        others = np.flatnonzero(~taken)
+        for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
+            k = int(rows_through[j])  # bulk rows that come before this line
+            if k > done:
+                _add_rows(st, block, extras, done, k, block_min)
+                done = k
             self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if len(block) > done:
-            _add_rows(st, block[done:], block_min)
+            _add_rows(st, block, extras, done, len(block), block_min)
         self._carry_traceback(st, buf, base, end)
+
+    def _templated(self, st: FileState, buf: bytes | bytearray, end: int, starts: np.ndarray, is_lm: np.ndarray,
+                   block: np.ndarray, base: int, obs_time: float,
+                   nl: np.ndarray | None) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray]:
+        """The candidate lines of known shapes (core.logs.templated) as rows beside the LossMonitor
+        ones, in line order: (rows, their other metrics, mask of the lines read in bulk, mask of those
+        with a row)."""
+        rest = np.flatnonzero(~is_lm)
+        if not self._shapes.by_len or len(rest) < self.settings.shape_min:
+            return block, {}, is_lm, is_lm  # a few hundred lines: the per-line templates are as fast
+        chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
+        if nl is None:
+            nl = np.flatnonzero(chunk == 10)
+        ends = nl[np.searchsorted(nl, starts[rest])]
+        hit, row_lines, rows, extras, used = template_block(chunk, starts[rest], ends, self._shapes, base, obs_time)
+        if not hit.any():
+            return block, {}, is_lm, is_lm
+        taken = is_lm.copy()
+        taken[rest[hit]] = True
+        has_row = is_lm.copy()
+        has_row[rest[row_lines]] = True
+        for template in used:
+            for column, key in template.keys:
+                st.metric_keys.setdefault(column, key)
+        order = np.argsort(np.concatenate([np.flatnonzero(is_lm), rest[row_lines]]), kind="stable")
+        merged = np.concatenate([block, rows])[order]
+        full = {name: np.concatenate([np.full(len(block), np.nan), col])[order] for name, col in extras.items()}
+        return merged, full, taken, has_row
 
     def _feed_lines(self, st: FileState, buf: bytes | bytearray, starts: list[int], base: int, obs_time: float,
                     end: int, fast: bool, metrics: bool) -> None:
@@ -226,8 +296,15 @@ class Parser:
                 kind = ErrorKind.EXCEPTION if fatal_reason(line) else ErrorKind.ERROR_LOG
                 self._error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
             return
-        if line.startswith(b"[") and not (metrics and self.user is None and any(k in line for k in MARKERS)):
-            self._fatal(st, line, off, rank, obs_time)
+        if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers); or a fatal line
+            if metrics and self.user is None:
+                taken = self._metric_line(st, line, off, obs_time)
+            elif metrics:
+                taken = self._user_line(st, line, off, obs_time)
+            else:
+                taken = False
+            if not taken:
+                self._fatal(st, line, off, rank, obs_time)
             return
         if line.startswith(b"Traceback (most recent call last)"):
             st.tb_start = off
@@ -254,34 +331,88 @@ class Parser:
             self._fatal(st, line, off, rank, obs_time)
             return
         if self.user is not None:
-            row = self.user.parse(line)
-            if row is not None:
-                st.rows.append(_row_tuple(row, obs_time, off))
-            else:
+            if not self._user_line(st, line, off, obs_time):
                 self._fatal(st, line, off, rank, obs_time)
             return
         if b"step time: " in line and (yolo := parse_step_time_line(line)) is not None:
             t = line_time(line)
             st.timings.append((yolo[0], yolo[1], _NAN, yolo[2], t if t == t else obs_time, off))
             return
-        if b"per step time" in line:
-            m = _RE_TIMEMONITOR.search(line)
-            if m:
-                last = st.rows.last() or (_NAN, _NAN)
-                st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
+        if b"per step time" in line and (m := _RE_TIMEMONITOR.search(line)) is not None:
+            last = st.rows.last() or (_NAN, _NAN)
+            st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
             return
-        if b"loss" in line:
-            row = parse_loss_line(line)
-            if row is not None:
-                st.rows.append(_row_tuple(row, obs_time, off))
-                return
-        self._fatal(st, line, off, rank, obs_time)
+        if not self._metric_line(st, line, off, obs_time):
+            self._fatal(st, line, off, rank, obs_time)
 
     def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
         """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: core.logs.failures)."""
         if fatal_reason(line) is not None:
             self._error(st, ErrorKind.EXCEPTION, line.decode("utf-8", "replace").strip(), "", off, rank, st.pid,
                         obs_time, last_log_time(line))
+
+    def _user_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
+        """The user's regex on one line: True when it gave a row."""
+        row = self.user.parse(line) if self.user is not None else None
+        if row is not None:
+            st.rows.append(_row_tuple(row, obs_time, off))
+        return row is not None
+
+    def _metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
+        """A loss line becomes a row (its other metrics extras), an evaluation line eval entries: True then."""
+        low = line.lower()
+        if b"loss" not in low and b"val" not in low:
+            return False
+        key = shape_key(line)
+        template = self._templates.get(key)
+        if template is not None and template.applies(line):  # a shape read before: numbers at the same places
+            if template.row:
+                row, extras = template.read_row(line)
+                if len(st.metric_keys) < template.n_keys:
+                    st.metric_keys.update((c, k) for c, k in template.keys if c not in st.metric_keys)
+                t = row[-1]
+                st.rows.append((*row[:-1], t if t == t else obs_time, off), extras)
+            return bool(template.row)
+        read = read_loss(line)
+        if read is not None:
+            add_read(st, read, off, obs_time)
+        if key not in self._templates and b"\x1b" not in line:
+            if len(self._templates) >= _MAX_TEMPLATES:
+                self._templates.clear()
+                self._shapes.clear()
+            template = no_row_template(line) if read is None else make_template(line, read)
+            self._templates[key] = template
+            self._shapes.add(key, template)
+        return read is not None
+
+
+def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
+    """What the general reader found on one line, into the file's rows (training) or evals."""
+    f = read.fields
+    t = f.get("time", _NAN)
+    t = t if t == t else obs_time
+    if read.eval:
+        epoch, step = f.get("epoch", _NAN), f.get("step", _NAN)
+        for name, value in (*f.items(), *read.extras.items()):
+            if name not in _NOT_EVAL_VALUES:
+                st.evals.append((epoch, step, name, value, t, off))
+        return
+    for column, key in read.keys.items():
+        st.metric_keys.setdefault(column, key)
+    st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras)
+
+
+_MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
+_NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
+_RE_LINE_START = re.compile(rb"\n(?=[^\n])")
+_KEYWORDS = (b"loss", b"val")  # what core.logs.bulk.keyword_starts looks for
+
+
+def _has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:
+    """Whether the line holds a loss key or an eval word, in any case (what `keyword_starts` finds)."""
+    nl = buf.find(b"\n", start, end)
+    low = bytes(buf[start:end if nl == -1 else nl]).lower()
+    return b"loss" in low or b"val" in low
 
 
 _LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line

@@ -6,12 +6,17 @@ Kept apart from core.logs.reader so that module stays a readable size (its bound
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterable
+from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["HAVE_PREAD", "cr_to_lf", "pread_into", "read_exact", "read_into"]
+from core.files import open_checked
+
+__all__ = ["HAVE_PREAD", "bytes_on_disk", "cr_to_lf", "line_number", "pread_into", "read_exact", "read_into"]
 
 
 def read_into(f: BinaryIO, buf: bytearray, n: int) -> int:
@@ -60,3 +65,29 @@ def read_exact(f: BinaryIO, n: int) -> bytes:
         parts.append(part)
         n -= len(part)
     return b"".join(parts)
+
+
+def line_number(path: Path, offset: int) -> int | None:
+    """1-based line number of the byte at `offset` (only used for the rare error rows)."""
+    try:
+        with open_checked(path, None, "log file") as f:
+            count = 0
+            remaining = offset
+            while remaining > 0:
+                data = f.read(min(remaining, 8 << 20))
+                if not data:
+                    break
+                count += data.count(b"\n")
+                remaining -= len(data)
+        return count + 1
+    except OSError:
+        return None
+
+
+def bytes_on_disk(paths: Iterable[Path]) -> int:
+    """The files' sizes now (a file that vanished or cannot be stat'ed counts 0)."""
+    total = 0
+    for path in paths:
+        with contextlib.suppress(OSError):
+            total += os.stat(path).st_size
+    return total

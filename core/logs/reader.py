@@ -26,14 +26,15 @@ from core.logs.discover import LogFile, discover_logs
 from core.logs.formats import user_format
 from core.logs.parser import FATAL_KINDS, ErrorKind, FileState, Parser, ReaderSettings
 from core.logs.rawio import HAVE_PREAD as _HAVE_PREAD
+from core.logs.rawio import bytes_on_disk, line_number
 from core.logs.rawio import cr_to_lf as _cr_to_lf
 from core.logs.rawio import pread_into as _pread_into
 from core.logs.rawio import read_exact as _read_exact
 from core.logs.rawio import read_into as _read_into
 from core.logs.readahead import ReadAhead
-from core.logs.table import MetricTable
+from core.logs.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
 
-__all__ = ["ERROR_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunSnapshot", "read_run"]
+__all__ = ["ERROR_COLUMNS", "EVAL_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunSnapshot", "read_run"]
 
 METRIC_COLUMNS = [
     "rank", "epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "time", "offset", "file",
@@ -52,7 +53,10 @@ class RunSnapshot:
     time = line timestamp or observation time when watched live else NaN, offset, file);
     timings: TimeMonitor lines; errors: rank, kind (exception/nan/worker_exit/timeout/error_log),
     message, context (traceback), line, offset, file; ranks: per-rank facts for `rank_status`;
-    skipped: every file found but not read (a FIFO, a folder, permission denied, ...) -> why.
+    skipped: every file found but not read (a FIFO, a folder, permission denied, ...) -> why;
+    evals: evaluation lines, one row per scalar (EVAL_COLUMNS), never training rows; metric_keys:
+    metric column -> the key as the logs spell it (`step_time_ms` <- `per_step_time`), for every
+    metric the loss lines carry (the columns of `metrics` beyond METRIC_COLUMNS are such metrics).
     """
 
     log_dir: Path
@@ -65,6 +69,8 @@ class RunSnapshot:
     version: int
     taken_at: float
     skipped: dict[str, str] = field(default_factory=dict)
+    evals: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=EVAL_COLUMNS))
+    metric_keys: dict[str, str] = field(default_factory=dict)
     behind_bytes: int = 0  # written but not read yet: a writer faster than the watcher's per-tick cap
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
     _memo_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -90,23 +96,6 @@ class RunSnapshot:
         return sorted({int(r) for r in bad["rank"].dropna() if int(r) >= 0})
 
 
-def _line_number(path: Path, offset: int) -> int | None:
-    """1-based line number of the byte at `offset` (only used for the rare error rows)."""
-    try:
-        with open_checked(path, None, "log file") as f:
-            count = 0
-            remaining = offset
-            while remaining > 0:
-                data = f.read(min(remaining, 8 << 20))
-                if not data:
-                    break
-                count += data.count(b"\n")
-                remaining -= len(data)
-        return count + 1
-    except OSError:
-        return None
-
-
 def _empty_metrics() -> pd.DataFrame:
     dtypes = {k: "float64" for k in METRIC_COLUMNS}
     dtypes.update(rank="int64", offset="int64", file="object")
@@ -126,15 +115,6 @@ def _done(value: int) -> Future[int]:
     fut: Future[int] = Future()
     fut.set_result(value)
     return fut
-
-
-def bytes_on_disk(paths: Iterable[Path]) -> int:
-    """The files' sizes now (a file that vanished or cannot be stat'ed counts 0)."""
-    total = 0
-    for path in paths:
-        with contextlib.suppress(OSError):
-            total += os.stat(path).st_size
-    return total
 
 
 class _RunState:
@@ -219,6 +199,7 @@ class _RunState:
             # a watcher keeps only small buffers between refreshes
             self._bufs = [b if len(b) <= self.settings.keep_buf else bytearray() for b in self._bufs]
             self._ahead.trim(self.settings.keep_buf)
+            self.parser.trim(self.settings.keep_buf)
         if changed:
             self.version += 1
             if not self.one_shot:  # the rows go to the table now: never a second copy of a long read
@@ -440,7 +421,7 @@ class _RunState:
         skipped = {st.info.rel: st.unreadable for st in self.files.values() if st.unreadable}
         snap = RunSnapshot(self.log_dir, metrics, timings, errors, ranks,
                            [st.info for st in self.files.values()], layout, self.version, time.time(), skipped,
-                           behind)
+                           behind_bytes=behind, evals=eval_frame(workers), metric_keys=metric_keys(workers))
         self._cache, self._cache_version = snap, self.version
         return snap
 
@@ -459,7 +440,7 @@ class _RunState:
         for st in files:
             for err in st.errors:
                 if err["line"] is None:
-                    err["line"] = _line_number(st.info.path, err["offset"])
+                    err["line"] = line_number(st.info.path, err["offset"])
                 row = dict(err)
                 if row["rank"] is None and row["pid"] is not None:
                     row["rank"] = pid_to_rank.get(row["pid"])

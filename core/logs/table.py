@@ -35,6 +35,8 @@ class _Source:
     name: str
 
 
+EVAL_COLUMNS = ["rank", "epoch", "step", "name", "value", "time", "offset", "file"]
+"""An evaluation entry: one scalar of an evaluation line (never a training row)."""
 _INT_COLUMNS = {"rank": np.int64, "offset": np.int64, "code": np.int32}
 
 
@@ -48,6 +50,17 @@ class MetricTable:
         self._n = 0
         self._sources: dict[int, _Source] = {}  # id(Rows) -> where its rows are (the Rows is kept alive)
         self._names: list[str] = []  # file name per code
+        self._extra_names: list[str] = []  # metrics beyond ROW_KEYS, in the order first seen
+
+    @property
+    def extra_names(self) -> list[str]:
+        """The metric columns beyond the fixed ones (every other `key: number` of the loss lines)."""
+        return list(self._extra_names)
+
+    def _add_column(self, name: str) -> None:
+        """A metric seen for the first time: a new float column, NaN on every row so far."""
+        self._cols[name] = np.full(len(self._cols["rank"]), np.nan)
+        self._extra_names.append(name)
 
     def __len__(self) -> int:
         return self._n
@@ -73,11 +86,17 @@ class MetricTable:
         if not st.rows.untaken:
             return
         self.reserve(self._n + st.rows.untaken)
-        block = st.rows.take()  # the file keeps its count and last row only
+        block, extras = st.rows.take_all()  # the file keeps its count and last row only
         start, end = self._n, self._n + len(block)
         cols = self._cols
         for i, name in enumerate(_FLOAT_NAMES):
             cols[name][start:end] = block[:, i]
+        for name in self._extra_names:  # every other metric: NaN on the rows that do not name it
+            cols[name][start:end] = np.nan
+        for name, (rows, values) in extras.items():
+            if name not in cols:
+                self._add_column(name)
+            cols[name][start + rows] = values
         cols["offset"][start:end] = block[:, _N_FLOAT]
         cols["rank"][start:end] = st.info.rank if st.info.rank is not None else -1
         cols["code"][start:end] = src.code
@@ -91,6 +110,7 @@ class MetricTable:
         data["offset"] = cols["offset"][:n]
         data["file"] = pd.Categorical.from_codes(cols["code"][:n], dtype=pd.CategoricalDtype(self._names),
                                                  validate=False)
+        data.update((k, cols[k][:n]) for k in self._extra_names)  # the other metrics, after the fixed ones
         return pd.DataFrame(data, copy=False)
 
     def reserve(self, need: int) -> None:
@@ -125,3 +145,18 @@ class MetricTable:
             fresh[name] = np.empty(cap, dtype=col.dtype)
             fresh[name][:kept] = col[:self._n][keep]
         self._cols, self._n = fresh, kept
+
+
+def eval_frame(workers: list[FileState]) -> pd.DataFrame:
+    """Every worker file's evaluation entries, rank by rank (a few per epoch: rebuilt per snapshot)."""
+    return pd.DataFrame([(st.info.rank if st.info.rank is not None else -1, *e[:5], e[5], st.info.rel)
+                         for st in workers for e in st.evals], columns=EVAL_COLUMNS)
+
+
+def metric_keys(workers: list[FileState]) -> dict[str, str]:
+    """Metric column -> the key as the first file that has it spells it."""
+    keys: dict[str, str] = {}
+    for st in workers:
+        for column, key in st.metric_keys.items():
+            keys.setdefault(column, key)
+    return keys

@@ -1,0 +1,340 @@
+"""The general line reader: a line carries a training scalar when it has a loss key and a number.
+
+Whatever comes before the key is ignored (timestamps, `[INFO]`, logger names, ANSI colours, `{`); the
+key is `loss` alone or qualified (`total_loss`, `train_loss`, `Average Train Loss`, `lm loss`), any
+case, then `is`, `:`, `=` or `|`, then a value: plain, bracketed (`[7.030]`), paired (`[5.5/5.4]`:
+current, then running average `loss_avg`), nan/inf, scientific. Every other `key: number` on the line is
+a metric (`lr`, `per_step_time`, `grad norm`, ...): the known ones fill the fixed columns (FIXED_ALIASES),
+the others are columns of their own, named by their normalised key. Epoch and step come in any form
+users print (`epoch: 1 step: 2`, `Epoch:[ 1/ 4]`, `Epoch 15/300, Step 100/101`, `[  0/938]`,
+`iteration   10/ 5000 |`).
+
+Evaluation is not training: a loss key qualified by val/eval/test/avg, an eval word before the key, or a
+message that starts with `val...`/`eval...` (`Validation Top_1_Accuracy: 25%`; a `Test ...` line without a
+loss key is not looked for: it would cost the reader a scan of every byte) gives an eval line, never a row.
+Every decision depends on the line's text and where its numbers are, never on their values: that is
+what lets the bulk path (core.logs.shapes) reuse one parse for every line of the same shape.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+__all__ = ["FIXED_ALIASES", "NUM", "LineRead", "line_time", "metric_name", "read_line", "to_float"]
+
+NUM = rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)"
+_NAN = float("nan")
+_RE_NUM = re.compile(NUM)
+_RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
+_RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
+_RE_LOSS_KEY = re.compile(rb"(?i)(?<![a-z0-9])loss['\"]?[ \t]*(?:value[ \t]*)?(?:is\b|[:=|])[ \t]*")
+_RE_QUALIFIER = re.compile(rb"((?:[A-Za-z]+[ \t_]+){1,3})$")
+_RE_EVAL_WORD = re.compile(rb"(?i)(?<![\w/.])(?:eval\w*|valid\w*|val|test\w*)(?![\w/.])")
+_RE_EVAL_START = re.compile(rb"(?i)(?:eval\w*|valid\w*|val)(?![\w/.])")  # an eval message without a loss key
+_EVAL_QUAL = {b"val", b"valid", b"validation", b"eval", b"evaluation", b"test", b"testing", b"dev"}
+_WORD = rb"[A-Za-z][A-Za-z0-9_]*"
+_NUMV = (rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
+         rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?![A-Za-z]))")
+_RE_KV = re.compile(
+    rb"(?<![\w.\-/\\])(" + _WORD + rb"(?:[ \t]+(?:" + _WORD + rb"|\([A-Za-z/%]+\))){0,5})['\"]?"
+    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")"
+    rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
+)
+# any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
+_RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]*(True|False|\d)\b")
+_RE_PAIR_WORD = re.compile(rb"(?i)(?<![\w.])(epoch|step|iteration|iter)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])")
+_RE_BARE_PAIR = re.compile(rb"\[[ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*\]")
+_RE_PREFIX = re.compile(
+    rb"(?:[ \t]*(?:\[[^\]\n]*\]|\d{4}-\d\d-\d\d[ T][\d:,.]+|[\w.]+[ \t]+(?:INFO|WARNING|DEBUG)\b|"
+    rb"(?:INFO|WARNING|DEBUG)\b|-(?=[ \t])|\{))*[ \t]*"
+)
+_RE_LINE_TS = re.compile(rb"^[ \t]*(?:\[[A-Z]+\][ \t]*)?\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[,.](\d{1,6}))?")
+_TS_CACHE: dict[bytes, float] = {}
+# A byte that cannot follow a whole number: its presence means the regex matched only a prefix.
+_NUMBER_TAIL = frozenset(bytes([c]) for c in b"0123456789_.xXpPeE" + bytes(range(ord("a"), ord("z") + 1))
+                         + bytes(range(ord("A"), ord("Z") + 1)))
+
+EPOCH_KEYS = frozenset({"epoch", "epochs", "cur_epoch", "epoch_num"})
+STEP_KEYS = frozenset({"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "it"})
+FIXED_ALIASES: dict[str, str] = {
+    **dict.fromkeys(("lr", "cur_lr", "learning_rate"), "lr"),
+    **dict.fromkeys(("per_step_time", "step_time", "time", "per_step_time_ms", "step_time_ms",
+                     "elapsed_time_per_iteration_ms"), "step_time_ms"),
+    **dict.fromkeys(("global_norm", "grad_norm", "gradient_norm"), "global_norm"),
+    **dict.fromkeys(("loss_scale",), "loss_scale"),
+    **dict.fromkeys(("throughput", "train_throughput", "throughput_per_npu", "train_throughput_per_npu"),
+                    "throughput"),
+}
+"""Normalised key -> the fixed column it fills (ROW_FIELDS); any other key is a column of its own."""
+_RESERVED = frozenset({"rank", "offset", "file", "time", "global_step", "relative_s", "wall_time", "epoch",
+                       "step", "loss", "epochs_total", "steps_total", "overflow"})
+
+
+def to_float(raw: bytes) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        return _NAN
+
+
+def metric_name(key: bytes) -> str:
+    """`per step time` / `Per-Step Time` / `elapsed time per iteration (ms)` -> `per_step_time`, ...:
+    lower case, every run of other characters one `_`."""
+    return re.sub(r"[^a-z0-9]+", "_", key.decode("ascii", "replace").lower()).strip("_")
+
+
+@dataclass
+class LineRead:
+    """What one line says: `fields` (ROW_FIELDS it gives), `extras` (other metrics by name), `keys`
+    (column -> the key as the line spells it), `eval` (an evaluation line, never a training row), and
+    `spans` (field or metric -> byte span of its number in the line, for the bulk path)."""
+
+    fields: dict[str, float] = field(default_factory=dict)
+    extras: dict[str, float] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+    eval: bool = False
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    scales: dict[str, float] = field(default_factory=dict)  # a column read in other units (`time: 20s` -> ms)
+
+
+def line_time(line: bytes) -> float:
+    """Unix time from a leading `YYYY-mm-dd HH:MM:SS,mmm` (python logging, MindFormers, `[date]` of
+    MindCV/MindOCR), else NaN."""
+    m = _RE_LINE_TS.match(line)
+    if not m:
+        return _NAN
+    key = m.group(1)
+    base = _TS_CACHE.get(key)
+    if base is None:
+        try:
+            base = datetime.strptime(key.decode().replace("T", " "), "%Y-%m-%d %H:%M:%S").timestamp()
+        except ValueError:
+            return _NAN
+        if len(_TS_CACHE) > 4096:
+            _TS_CACHE.clear()
+        _TS_CACHE[key] = base
+    frac = m.group(2)
+    return base + (int(frac) / 10 ** len(frac) if frac else 0.0)
+
+
+_RE_PAIR_TAIL = re.compile(rb"[ \t]*/[ \t]*(" + NUM + rb")")
+
+
+def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], tuple[int, int]] | None:
+    """The loss (and running average of a `[a/b]` pair) after the key at `pos`, with the loss's span."""
+    head = line[pos:pos + 24]
+    if head.startswith((b"Tensor(", b"(Tensor(", b"[Tensor(")):
+        m = _RE_TENSOR_VALUE.search(line, pos)
+        return (to_float(m.group(1)), _NAN, m.span(1), (-1, -1)) if m else None
+    start = pos + (1 if head[:1] in (b"[", b"(") else 0)
+    while line[start:start + 1] in (b" ", b"\t"):
+        start += 1
+    m = _RE_NUM.match(line, start)
+    if not m or line[m.end():m.end() + 1] in _NUMBER_TAIL:
+        return None  # `0x1p3`, `1_000`, `4.5e`: not a whole number; never cut it to a prefix
+    value, avg, avg_span = to_float(m.group(0)), _NAN, (m.end(), m.end())
+    pair = _RE_PAIR_TAIL.match(line, m.end())
+    if pair and line[pair.end():pair.end() + 1] not in _NUMBER_TAIL:
+        avg, avg_span = to_float(pair.group(1)), pair.span(1)
+    return value, avg, m.span(), avg_span
+
+
+def _is_eval(line: bytes, key_start: int) -> bool:
+    """A loss key qualified by val/eval/test (or avg without train), or an eval word before it."""
+    q = _RE_QUALIFIER.search(line, max(0, key_start - 48), key_start)
+    words = {w.lower() for w in re.split(rb"[ \t_]+", q.group(1)) if w} if q else set()
+    if words & _EVAL_QUAL or (words & {b"avg", b"average", b"mean"} and b"train" not in words):
+        return True
+    return _RE_EVAL_WORD.search(line, 0, key_start) is not None
+
+
+def _set(read: LineRead, column: str, value: float, key: str, span: tuple[int, int]) -> None:
+    if column not in read.fields and column not in read.extras:
+        (read.fields if column in _FIELD_COLUMNS else read.extras)[column] = value
+        read.keys[column] = key
+        read.spans[column] = span
+
+
+_FIELD_COLUMNS = frozenset({"epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr",
+                            "global_norm", "loss_scale", "overflow", "throughput"})
+
+
+def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
+    """Every `key: number` of the line (but the loss key's own value at `skip`) into fields/extras."""
+    for m in _RE_KV.finditer(line):
+        if skip[0] <= m.start(2) < skip[1] + 1:
+            continue
+        name = metric_name(m.group(1))
+        if not name:
+            continue
+        words = name.split("_")
+        if name in EPOCH_KEYS or name in STEP_KEYS or (words[-1] in ("epoch", "step") and len(words) <= 2):
+            kind = "epoch" if (name in EPOCH_KEYS or words[-1] == "epoch") else "step"
+            if kind in read.fields or not re.fullmatch(rb"\d+", m.group(2)):
+                continue
+            _set(read, kind, float(m.group(2)), name, m.span(2))
+            if m.group(3) and re.fullmatch(rb"\d+", m.group(3)):
+                _set(read, kind + "s_total", float(m.group(3)), name, m.span(3))
+            continue
+        # another loss on a loss line (val_loss beside train_loss) is a column of its own name
+        column = name if words[-1] == "loss" else FIXED_ALIASES.get(name, name)
+        if column in _RESERVED:
+            column = name + "_value"
+        value = to_float(m.group(2))
+        if column == "step_time_ms" and b"s" in (m.group(4), m.group(5)):
+            value *= 1000.0
+            read.scales[column] = 1000.0
+        _set(read, column, value, name, m.span(2))
+    if "overflow" not in read.fields and (o := _RE_OVERFLOW.search(line)) is not None:
+        flag = o.group(1).lower()
+        _set(read, "overflow", 0.0 if flag in (b"false", b"0") else 1.0, "overflow_cond", o.span(1))
+
+
+def read_line(line: bytes | str) -> LineRead | None:
+    """The scalars of one line, or None when it carries no loss (and is no evaluation line)."""
+    if isinstance(line, str):
+        line = line.encode("utf-8", "replace")
+    line = line.rstrip(b"\r\n")
+    if b"\x1b" in line:
+        line = _RE_ANSI.sub(b"", line)
+    read = None
+    for key in _RE_LOSS_KEY.finditer(line):
+        got = _loss_value(line, key.end())
+        if got is None:
+            continue
+        value, avg, span, avg_span = got
+        read = LineRead(eval=_is_eval(line, key.start()))
+        _set(read, "loss", value, "loss", span)
+        if avg == avg or (span[1] < len(line) and b"/" in line[span[1]:span[1] + 4]):
+            _set(read, "loss_avg", avg, "loss_avg", avg_span)
+        _metrics(read, line, span)
+        break
+    if read is None:
+        message = _RE_PREFIX.match(line).end()
+        if not _RE_EVAL_START.match(line, message):
+            return None
+        read = LineRead(eval=True)
+        _metrics(read, line, (-2, -2))
+        if not read.extras and not read.fields:
+            return None
+    _epoch_step(read, line)
+    read.fields["time"] = line_time(line)
+    return read
+
+
+def _epoch_step(read: LineRead, line: bytes) -> None:
+    """Epoch and step in the forms without a separator: `Epoch 15/300, Step 100/101` (MindYOLO: the step
+    restarts every epoch, so the row carries the global step), Megatron's `iteration 10/ 5000`, and a
+    bare `[  0/938]` after the loss (PyTorch tutorials)."""
+    pairs = {}
+    for m in _RE_PAIR_WORD.finditer(line):
+        kind = "epoch" if m.group(1).lower() == b"epoch" else "step"
+        pairs.setdefault(kind, m)
+    for kind, m in pairs.items():
+        if kind not in read.fields:
+            _set(read, kind, float(m.group(2)), m.group(1).decode().lower(), m.span(2))
+            if m.group(3):
+                _set(read, kind + "s_total", float(m.group(3)), m.group(1).decode().lower(), m.span(3))
+    f = read.fields
+    if ("epoch" in pairs and "step" in pairs and pairs["epoch"].group(3) and pairs["step"].group(3)
+            and f.get("epochs_total") is not None and f.get("steps_total") is not None and "loss" in f
+            and read.keys.get("step") == "step" and read.spans["step"] == pairs["step"].span(2)):
+        # MindYOLO: global step = (epoch - 1) x steps per epoch + step
+        f["step"] = (f["epoch"] - 1) * f["steps_total"] + f["step"]
+        read.spans["step"] = (-1, -1)  # not a plain copy of one number: the bulk path must not take it
+    if "step" not in f and "loss" in read.spans:
+        m = _RE_BARE_PAIR.search(line, read.spans["loss"][1])
+        if m:
+            _set(read, "step", float(m.group(1)), "step", m.span(1))
+            _set(read, "steps_total", float(m.group(2)), "step", m.span(2))
+
+
+_DIGIT_MASK = bytes.maketrans(b"0123456789", b"##########")
+_RE_WORD_DIGIT = re.compile(rb"(?<=[A-Za-z_])\d+|(?<=[A-Za-z_]\d)\d+")
+
+
+_ROW_COLUMNS = ("epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "global_norm",
+                "loss_scale", "overflow", "throughput")  # core.logs.formats.ROW_FIELDS but time
+
+
+@dataclass(frozen=True)
+class LineTemplate:
+    """One line shape's parse, reused for every line of that shape (the same bytes with other digits).
+
+    Every decision of `read_line` depends on the line's text and where its digits are, never on their
+    values, except the digits inside words (`top1`), kept in `word_digits` and checked (`applies`); so a
+    line of the same masked shape gives its numbers at the same byte spans. `columns`: (column, start,
+    end, scale, extra) read with `float`; `constants`: columns the text itself gives (`overflow cond:
+    False`). `read_row` gives what `read_line` gives, as a row of ROW_FIELDS and the other metrics.
+    """
+
+    columns: tuple[tuple[str, int, int, float, bool], ...]
+    constants: tuple[tuple[str, float], ...]
+    word_digits: tuple[tuple[int, int], ...]
+    keys: tuple[tuple[str, str], ...]
+    row: bool = True  # False: lines of this shape carry no loss (the general reader said None)
+    time_span: tuple[int, int, int, int] | None = None  # the leading stamp's date-time and fraction spans
+
+    @property
+    def n_keys(self) -> int:
+        return len(self.keys)
+
+    def applies(self, line: bytes) -> bool:
+        """Whether the digits inside words are the template's (`top1` is not `top5`)."""
+        return all(line[pos] == byte for pos, byte in self.word_digits)
+
+    def read_row(self, line: bytes) -> tuple[tuple[float, ...], dict[str, float]]:
+        """(ROW_FIELDS values with the line's time last, the other metrics) of a line of this shape."""
+        values = dict(self.constants)
+        for column, s, e, scale, _ in self.columns:
+            value = float(line[s:e])  # a NUM of the template's line with other digits: always a float
+            values[column] = value * scale if scale != 1.0 else value
+        row = tuple(values.pop(c, _NAN) for c in _ROW_COLUMNS)
+        return (*row, line_time(line)), values
+
+
+def make_template(line: bytes, read: LineRead) -> LineTemplate | None:
+    """The template of a line the general reader read, or None when its parse is not a plain copy of
+    its numbers (an eval line, MindYOLO's computed global step, ANSI codes, a digit-valued overflow)."""
+    if read.eval or b"\x1b" in line or "loss" not in read.fields:
+        return None
+    columns: list[tuple[str, int, int, float, bool]] = []
+    constants: list[tuple[str, float]] = []
+    for column, value in (*read.fields.items(), *read.extras.items()):
+        if column == "time":
+            continue
+        s, e = read.spans.get(column, (-1, -1))
+        if column == "overflow" and not line[s:e].isdigit():  # `True`/`False`: the text says it
+            constants.append((column, value))
+            continue
+        if column == "loss_avg" and s == e:  # `[5.5/x]`: a pair without a readable average
+            constants.append((column, value))
+            continue
+        if s < 0 or s == e or column == "overflow":
+            return None
+        scale = read.scales.get(column, 1.0)
+        raw = to_float(line[s:e])
+        raw = raw * scale if scale != 1.0 else raw
+        if not (raw == value or (raw != raw and value != value)):
+            return None  # not a plain copy of its number (never happens for the shapes above)
+        columns.append((column, s, e, scale, column in read.extras))
+    ts = _RE_LINE_TS.match(line)
+    span = (*ts.span(1), *ts.span(2)) if ts else None
+    return LineTemplate(tuple(columns), tuple(constants), _word_digits(line), tuple(read.keys.items()), True, span)
+
+
+def no_row_template(line: bytes) -> LineTemplate:
+    """The template of a shape the general reader finds nothing in (a `loss` word in a message)."""
+    return LineTemplate((), (), _word_digits(line), (), row=False)
+
+
+def _word_digits(line: bytes) -> tuple[tuple[int, int], ...]:
+    return tuple((m.start() + i, line[m.start() + i]) for m in _RE_WORD_DIGIT.finditer(line)
+                 for i in range(m.end() - m.start()))
+
+
+def shape_key(line: bytes) -> bytes:
+    """The line with every digit as `#` (the same shape = the same text, digits aside)."""
+    return line.translate(_DIGIT_MASK)
