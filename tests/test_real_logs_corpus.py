@@ -115,7 +115,7 @@ def test_watch_once_summary(entry: Path, cli_cache: dict) -> None:
     """Rank count, loss-row total and exit status of `watch --once`."""
     exp = _expect(entry)
     res = _cli(cli_cache, entry, "watch")
-    head = re.search(r"ranks=(\d+), loss rows=(\d+)", res.stdout)
+    head = re.search(r"ranks\s*[=:]\s*(\d+),?\s+loss rows\s*[=:]\s*(\d+)", res.stdout)
     assert head, f"no summary line (rc={res.returncode}): {res.stdout[:300]!r} {res.stderr[-300:]!r}"
     assert int(head.group(1)) == len(exp["ranks"]), f"ranks: {res.stdout[:600]}"
     assert int(head.group(2)) == sum(exp["loss_rows"].values()), f"loss rows: {res.stdout[:600]}"
