@@ -4,9 +4,16 @@
 #   scripts/mindformers_cpu.sh [DIR]      (default DIR: /tmp/shardscope-mindformers-cpu)
 #
 # DIR receives the YAML (tiny_llama_cpu.yaml), its data (data/tiny.mindrecord, generated) and the run's
-# output/ folder (output/log/rank_0/info.log and error.log are what the Monitor reads).
+# output/ folder (output/log/rank_0/info.log and error.log are what the Monitor reads). The job is launched
+# through ShardScope exactly as a user would launch their own run_mindformer.py:
+#   python -m core launch --script scripts/mindformers_entry.py --python <mf-venv>/bin/python \
+#       --mindformers-config DIR/tiny_llama_cpu.yaml --run-mode train --devices N --wait
+# so it is a run of the workspace ($SHARDSCOPE_WORKSPACE, default ./workspace): the Monitor, Stop and `runs`
+# see it; the script prints the run id and exits with the run's status.
+# Environment: MF_DEVICES (default 1; 2 = data parallel over 2 msrun workers), MF_EPOCHS (4),
+# MF_MASTER_PORT (8128).
 # The suite lives in its own virtualenv (created once, then cached): $MF_VENV, default
-# /work/cache/suites/mindformers. Why its own venv: MindFormers 2.1.0 pins versions (numpy<2, pyarrow 23) that
+# ${XDG_CACHE_HOME:-~/.cache}/shardscope/suites/mindformers. Why its own venv: MindFormers 2.1.0 pins versions (numpy<2, pyarrow 23) that
 # the app does not use, and it declares mindspore~=2.11 and hyper-parallel, which are not on the index, so the
 # wheel goes in with --no-deps next to mindspore 2.10.0 (see docs: DESIGN "Suites on CPU").
 # The two CPU changes are in the YAML (use_rope_slice: True) and in scripts/mindformers_cpu/cpu_wrapper.py
@@ -15,7 +22,10 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${1:-/tmp/shardscope-mindformers-cpu}"
-VENV="${MF_VENV:-/work/cache/suites/mindformers}"
+VENV="${MF_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardscope/suites/mindformers}"
+DEVICES="${MF_DEVICES:-1}"
+PORT="${MF_MASTER_PORT:-8128}"
+case "$DEVICES$PORT" in *[!0-9]*) echo "MF_DEVICES and MF_MASTER_PORT must be numbers" >&2; exit 2 ;; esac
 PY311="${PYTHON311:-python3.11}"
 EPOCHS="${MF_EPOCHS:-4}"
 
@@ -64,7 +74,7 @@ auto_trans_ckpt: False
 only_save_strategy: False
 resume_training: False
 run_mode: 'train'
-use_parallel: False
+use_parallel: $USE_PARALLEL
 use_legacy: True
 load_ckpt_format: 'ckpt'
 trainer:
@@ -108,7 +118,7 @@ parallel:
   full_batch: True
   enable_parallel_optimizer: False
 parallel_config:
-  data_parallel: 1
+  data_parallel: $DEVICES
   model_parallel: 1
   pipeline_stage: 1
   use_seq_parallel: False
@@ -180,9 +190,15 @@ YAML
 
 mkdir -p "$DIR"
 DIR="$(cd "$DIR" && pwd)"
+USE_PARALLEL=False
+[ "$DEVICES" -gt 1 ] && USE_PARALLEL=True
+"$REPO/scripts/setup.sh"   # the dashboard's own venv (ShardScope launches the job)
 setup_venv
 write_data
 write_yaml
-cd "$DIR"
-exec "$VENV/bin/python" "$REPO/scripts/mindformers_entry.py" --config tiny_llama_cpu.yaml --run_mode train \
-  --register_path "$REPO/scripts/mindformers_cpu"
+rm -rf "$DIR/output"
+cd "$REPO"
+exec "$REPO/.venv/bin/python" -m core launch --script "$REPO/scripts/mindformers_entry.py" \
+  --python "$VENV/bin/python" --mindformers-config "$DIR/tiny_llama_cpu.yaml" --run-mode train \
+  --devices "$DEVICES" --master-port "$PORT" --workdir "$DIR" --wait \
+  -- --register_path "$REPO/scripts/mindformers_cpu"

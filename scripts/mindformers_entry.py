@@ -24,6 +24,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--register_path", default=None,
                    help="folder of modules named by `auto_register` in the YAML (e.g. a CPU training wrapper)")
     p.add_argument("--output_dir", default=None, help="overrides the YAML's output_dir")
+    p.add_argument("--use_parallel", choices=("True", "False"), default=None,
+                   help="overrides the YAML's use_parallel (ShardScope passes True for more than one worker)")
     return p.parse_args(argv)
 
 
@@ -52,6 +54,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         config.run_mode = args.run_mode
     if args.output_dir:
         config.output_dir = args.output_dir
+    if args.use_parallel is not None:
+        config.use_parallel = args.use_parallel == "True"
+    if os.environ.get("MS_ROLE") == "MS_SCHED" and not config.use_parallel:
+        # msrun also starts this script as its scheduler; a stand-alone job never calls init(), so the
+        # scheduler would train a second copy of the model (and write rank 0's logs twice): it has nothing to do
+        print("stand-alone job (use_parallel: False): the scheduler has nothing to schedule", flush=True)
+        return 0
     build_context(config)
     trainer = Trainer(config)
     mode = config.run_mode or "train"
