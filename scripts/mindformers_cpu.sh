@@ -10,8 +10,8 @@
 #       --mindformers-config DIR/tiny_llama_cpu.yaml --run-mode train --devices N --wait
 # so it is a run of the workspace ($SHARDSCOPE_WORKSPACE, default ./workspace): the Monitor, Stop and `runs`
 # see it; the script prints the run id and exits with the run's status.
-# Environment: MF_DEVICES (default 1; 2 = data parallel over 2 msrun workers), MF_EPOCHS (4),
-# MF_MASTER_PORT (8128).
+# Environment: MF_DEVICES (default 1; 2 = data parallel over 2 workers), MF_LAUNCHER (msrun or mpirun),
+# MF_EPOCHS (4), MF_MASTER_PORT (8128).
 # The suite lives in its own virtualenv (created once, then cached): $MF_VENV, default
 # ${XDG_CACHE_HOME:-~/.cache}/shardscope/suites/mindformers. Why its own venv: MindFormers 2.1.0 pins versions (numpy<2, pyarrow 23) that
 # the app does not use, and it declares mindspore~=2.11 and hyper-parallel, which are not on the index, so the
@@ -25,6 +25,8 @@ DIR="${1:-/tmp/shardscope-mindformers-cpu}"
 VENV="${MF_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/shardscope/suites/mindformers}"
 DEVICES="${MF_DEVICES:-1}"
 PORT="${MF_MASTER_PORT:-8128}"
+LAUNCHER="${MF_LAUNCHER:-msrun}"
+case "$LAUNCHER" in msrun | mpirun) ;; *) echo "MF_LAUNCHER must be msrun or mpirun" >&2; exit 2 ;; esac
 case "$DEVICES$PORT" in *[!0-9]*) echo "MF_DEVICES and MF_MASTER_PORT must be numbers" >&2; exit 2 ;; esac
 PY311="${PYTHON311:-python3.11}"
 EPOCHS="${MF_EPOCHS:-4}"
@@ -200,5 +202,5 @@ rm -rf "$DIR/output"
 cd "$REPO"
 exec "$REPO/.venv/bin/python" -m core launch --script "$REPO/scripts/mindformers_entry.py" \
   --python "$VENV/bin/python" --mindformers-config "$DIR/tiny_llama_cpu.yaml" --run-mode train \
-  --devices "$DEVICES" --master-port "$PORT" --workdir "$DIR" --wait \
+  --devices "$DEVICES" --launcher "$LAUNCHER" --master-port "$PORT" --workdir "$DIR" --wait \
   -- --register_path "$REPO/scripts/mindformers_cpu"

@@ -39,6 +39,7 @@ def env_for(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def run_script(tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     # the first run in a fresh cache installs MindFormers' venv: allow for it
+    tmp_path.mkdir(exist_ok=True)
     return subprocess.run(["bash", str(SCRIPT), str(tmp_path / "mf")], cwd=tmp_path, env=env_for(tmp_path, **extra),
                           capture_output=True, text=True, timeout=1800)
 
@@ -62,14 +63,19 @@ def test_one_worker_trains_and_the_monitor_reads_both_logs(tmp_path: Path) -> No
     assert from_msrun["loss"].iloc[0] == pytest.approx(5.547178)
 
 
-def test_two_data_parallel_workers_train_on_cpu(tmp_path: Path) -> None:
-    result = run_script(tmp_path, MF_DEVICES="2")
+def losses_per_rank(tmp_path: Path, launcher: str) -> dict[int, list[float]]:
+    result = run_script(tmp_path, MF_DEVICES="2", MF_LAUNCHER=launcher)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     metrics = read_run(run_dir(tmp_path, result.stdout) / "log_output").metrics
-    per_rank = {int(r): rows["loss"].tolist() for r, rows in metrics.groupby("rank")}
+    return {int(r): rows["loss"].tolist() for r, rows in metrics.groupby("rank")}
+
+
+def test_two_data_parallel_workers_train_on_cpu_under_msrun_and_mpirun(tmp_path: Path) -> None:
+    per_rank = losses_per_rank(tmp_path / "msrun", "msrun")
     assert sorted(per_rank) == [0, 1]
     assert len(per_rank[0]) == len(per_rank[1]) == 32  # 64 samples / (batch 4 x 2 ranks) x 4 epochs
     assert per_rank[0] != per_rank[1]  # each rank reads its own shard
+    assert losses_per_rank(tmp_path / "mpirun", "mpirun") == per_rank  # MPI rank N is MindSpore rank N
 
 
 def test_stop_leaves_nothing(tmp_path: Path) -> None:
