@@ -85,6 +85,16 @@ def _start(tmp_path: Path, ws: Path, name: str, code: int = 0) -> tuple[RunRecor
     return record, sorted(p.pid for p in run_processes(record) if lasting(p))
 
 
+@pytest.fixture(autouse=True)
+def no_leftover_runs(tmp_path: Path) -> Iterator[None]:
+    """Whatever a test asserts, every run it started in any of its workspaces is stopped afterwards."""
+    yield
+    for ws in {p.parents[2] for p in tmp_path.glob("*/runs/*/run.json")}:
+        for record in list_runs(ws):
+            if record.is_running:
+                stop(record.run_id, ws, grace=1.0)
+
+
 @pytest.fixture
 def users_tails(tmp_path: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
     """The user's own `tail -f` of a run's log, started from inside the run folder: never the run's."""

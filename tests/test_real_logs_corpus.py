@@ -1,0 +1,233 @@
+"""Issue 18's acceptance test: every real log of tests/fixtures/real_logs/ read as a user would read it.
+
+Each entry folder holds SOURCE.md (where the log comes from), expect.json (what a person reading the log
+found: ranks, loss rows per rank, first and last training loss, evaluation rows, failure and its reason,
+NaN, the metric names on the loss lines) and the logs themselves under `log/` in their original folder
+layout. The test points the product where a user would point it (`watch_path`, e.g. `log/output` for a
+MindFormers run) and compares:
+
+- `python -m core watch PATH --once` (subprocess): the summary line's rank count and loss-row total, the
+  exit status (1 when a rank failed), the metric names it lists (issue 18, item 3: "`watch --once` lists the
+  metric names found"; any line that mentions "metric" is searched), the evaluation-row count
+  (item 2: a separate series; an `eval rows=N` / `eval rows: N` figure is expected when the log has any) and
+  the NaN report (a rank whose state is `nan`, or a `[nan]` error line);
+- `python -m core diagnose PATH --json` (subprocess): `failed`, the failing ranks, the reason line, the exit
+  status;
+- `core.logs.read_run(PATH)` (what both commands are built on): loss rows per rank and each rank's first and
+  last training loss within 1e-6 relative, which the CLI prints only to 4 digits.
+
+The expectations were written by reading the logs, never by running this parser; see README.md there.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "tests" / "fixtures" / "real_logs"
+TIMEOUT_S = 120
+REL_TOL = 1e-6
+
+REQUIRED_KEYS = {"suite", "source_kind", "watch_path", "ranks", "loss_rows", "first_loss", "last_loss",
+                 "eval_rows", "failed", "failed_ranks", "reason_any", "nan_ranks", "metrics"}
+
+
+def _entries() -> list[Path]:
+    return sorted(p.parent for p in CORPUS.glob("*/expect.json"))
+
+
+ENTRIES = _entries()
+
+
+def _expect(entry: Path) -> dict[str, Any]:
+    return json.loads((entry / "expect.json").read_text(encoding="utf-8"))
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=TIMEOUT_S, check=False)
+
+
+def _norm(name: str) -> str:
+    """`per step time`, `per_step_time` and `Per-Step Time` are one metric name."""
+    return re.sub(r"[\s_\-]+", "_", name.strip().lower())
+
+
+def _same(actual: float, expected: float | str) -> bool:
+    if expected == "nan":
+        return math.isnan(actual)
+    return math.isclose(actual, float(expected), rel_tol=REL_TOL, abs_tol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def cli_cache() -> dict[tuple[str, str], subprocess.CompletedProcess[str]]:
+    """One subprocess per entry and command, shared by the tests of that entry."""
+    return {}
+
+
+def _cli(cache: dict, entry: Path, command: str) -> subprocess.CompletedProcess[str]:
+    key = (entry.name, command)
+    if key not in cache:
+        target = str(entry / _expect(entry)["watch_path"])
+        cache[key] = _run("watch", target, "--once") if command == "watch" else _run("diagnose", target, "--json")
+    return cache[key]
+
+
+# ----------------------------------------------------------------------------- the corpus itself
+
+def test_corpus_has_at_least_25_entries_with_sources() -> None:
+    assert len(ENTRIES) >= 25, f"issue 18 asks for >= 25 real logs, found {len(ENTRIES)}"
+    for entry in ENTRIES:
+        source = (entry / "SOURCE.md").read_text(encoding="utf-8")
+        assert re.search(r"https?://|github\.com/|produced on this machine", source), f"{entry.name}: no source"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_expectation_is_complete_and_points_at_logs(entry: Path) -> None:
+    exp = _expect(entry)
+    assert exp.keys() >= REQUIRED_KEYS, f"{entry.name}: missing {sorted(REQUIRED_KEYS - exp.keys())}"
+    target = entry / exp["watch_path"]
+    assert target.exists(), f"{entry.name}: {exp['watch_path']} does not exist"
+    logs = [p for p in (target.rglob("*") if target.is_dir() else [target]) if p.is_file()]
+    assert logs, f"{entry.name}: no log file under {exp['watch_path']}"
+    assert {str(r) for r in exp["loss_rows"]} == {str(r) for r in exp["ranks"]}
+    assert set(exp["failed_ranks"]) <= set(exp["ranks"]) and set(exp["nan_ranks"]) <= set(exp["ranks"])
+    assert exp["failed"] == bool(exp["failed_ranks"])
+
+
+def test_corpus_stays_small_on_disk() -> None:
+    total = sum(p.stat().st_size for p in CORPUS.rglob("*") if p.is_file())
+    assert total < 4 << 20, f"the corpus is {total / 1e6:.1f} MB; keep excerpts of long logs"
+
+
+# ----------------------------------------------------------------------------- watch --once
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_watch_once_summary(entry: Path, cli_cache: dict) -> None:
+    """Rank count, loss-row total and exit status of `watch --once`."""
+    exp = _expect(entry)
+    res = _cli(cli_cache, entry, "watch")
+    head = re.search(r"ranks\s*[=:]\s*(\d+),?\s+loss rows\s*[=:]\s*(\d+)", res.stdout)
+    assert head, f"no summary line (rc={res.returncode}): {res.stdout[:300]!r} {res.stderr[-300:]!r}"
+    assert int(head.group(1)) == len(exp["ranks"]), f"ranks: {res.stdout[:600]}"
+    assert int(head.group(2)) == sum(exp["loss_rows"].values()), f"loss rows: {res.stdout[:600]}"
+    want_rc = exp.get("exit", {}).get("watch", 1 if exp["failed"] else 0)
+    if want_rc is not None:
+        assert res.returncode == want_rc, f"exit {res.returncode}, expected {want_rc}: {res.stdout[-800:]}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_watch_once_lists_metric_names(entry: Path, cli_cache: dict) -> None:
+    """Issue 18 item 3: every scalar on a loss line is a metric, and `watch --once` lists their names."""
+    exp = _expect(entry)
+    if not exp["metrics"]:
+        pytest.skip("the loss lines carry no scalar besides the loss")
+    res = _cli(cli_cache, entry, "watch")
+    listed = _norm(" ".join(line for line in res.stdout.splitlines() if "metric" in line.lower()))
+    missing = [m for m in exp["metrics"] if _norm(m) not in listed]
+    assert not missing, f"metric names not listed: {missing}; watch printed: {res.stdout[:400]!r}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_evaluation_rows_are_their_own_series(entry: Path, cli_cache: dict) -> None:
+    """Issue 18 item 2: evaluation lines are never training rows (the row counts check that) and are
+    reported as their own series."""
+    exp = _expect(entry)
+    if exp["eval_rows"] is None:
+        pytest.skip("the log has no evaluation lines that carry a loss or an eval keyword")
+    res = _cli(cli_cache, entry, "watch")
+    found = re.search(r"eval(?:uation)? rows\s*[=:]\s*(\d+)", res.stdout, re.IGNORECASE)
+    got = int(found.group(1)) if found else 0
+    assert got == sum(exp["eval_rows"].values()), f"eval rows {got}: {res.stdout[:400]!r}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_nan_loss_is_reported(entry: Path, cli_cache: dict) -> None:
+    """Issue 18 item 5: a NaN loss on any format is reported (state `nan` or a `[nan]` error line)."""
+    exp = _expect(entry)
+    res = _cli(cli_cache, entry, "watch")
+    for rank in exp["nan_ranks"]:
+        row = re.search(rf"^\s*{rank}\s+nan\b", res.stdout, re.MULTILINE)
+        err = re.search(rf"\[nan\] rank {rank}\b", res.stdout)
+        assert row or err, f"rank {rank}'s NaN loss is not reported: {res.stdout[:800]!r}"
+    if not exp["nan_ranks"]:
+        assert not re.search(r"^\s*\d+\s+nan\b", res.stdout, re.MULTILINE), "a NaN reported where the log has none"
+
+
+# ----------------------------------------------------------------------------- diagnose --json
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_diagnose_failure(entry: Path, cli_cache: dict) -> None:
+    """Issue 18 item 5: failures are never missed; the failing ranks and the reason line are named."""
+    exp = _expect(entry)
+    res = _cli(cli_cache, entry, "diagnose")
+    assert res.stdout.strip(), f"diagnose printed nothing (rc={res.returncode}): {res.stderr[-400:]}"
+    d = json.loads(res.stdout)
+    assert d["ranks"] == len(exp["ranks"])
+    groups = d["failure_groups"]
+    failed_ranks = {r for g in groups for r in g["ranks"]}
+    assert bool(groups) == exp["failed"], f"failure groups: {groups}"
+    assert set(exp["failed_ranks"]) <= failed_ranks, f"failing ranks {sorted(failed_ranks)}"
+    if exp["reason_any"]:
+        text = " ".join([g["exception"] for g in groups] + [e for g in groups for e in g["evidence"]]
+                        + d["job_errors"])
+        assert any(r in text for r in exp["reason_any"]), f"none of {exp['reason_any']} in {text[:500]!r}"
+    want_rc = exp.get("exit", {}).get("diagnose", 1 if exp["failed"] else 0)
+    if want_rc is not None:
+        assert res.returncode == want_rc, f"exit {res.returncode}, expected {want_rc}: {res.stdout[:600]}"
+
+
+# ----------------------------------------------------------------------------- rows and losses
+
+@pytest.fixture(scope="module")
+def snapshots() -> dict[str, Any]:
+    return {}
+
+
+def _snapshot(cache: dict, entry: Path) -> Any:
+    if entry.name not in cache:
+        from core.logs import read_run
+
+        cache[entry.name] = read_run(entry / _expect(entry)["watch_path"])
+    return cache[entry.name]
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_loss_rows_per_rank(entry: Path, snapshots: dict) -> None:
+    exp = _expect(entry)
+    m = _snapshot(snapshots, entry).metrics
+    got = {str(int(r)): int(n) for r, n in m.groupby("rank").size().items()} if not m.empty else {}
+    want = {str(r): int(n) for r, n in exp["loss_rows"].items() if int(n) > 0}
+    assert got == want, f"rows per rank {got}, expected {want}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_first_and_last_training_loss(entry: Path, snapshots: dict) -> None:
+    exp = _expect(entry)
+    if not exp["first_loss"]:
+        pytest.skip("no training loss in this log")
+    m = _snapshot(snapshots, entry).metrics
+    for which in ("first_loss", "last_loss"):
+        for rank, value in exp[which].items():
+            rows = m[m["rank"] == int(rank)].sort_values(["file", "offset"], kind="stable")
+            assert not rows.empty, f"rank {rank}: no loss rows"
+            got = float(rows["loss"].iloc[0 if which == "first_loss" else -1])
+            assert _same(got, value), f"rank {rank} {which}: {got!r}, expected {value!r}"
+
+
+# ----------------------------------------------------------------------------- the MindFormers entry's recipe
+
+def test_mindformers_entry_rejects_a_missing_config_in_one_line(tmp_path: Path) -> None:
+    """scripts/mindformers_entry.py checks its input before importing MindFormers (runs without the suite)."""
+    res = subprocess.run([sys.executable, str(REPO / "scripts" / "mindformers_entry.py"), "--config",
+                          str(tmp_path / "missing.yaml")], capture_output=True, text=True, timeout=60, check=False)
+    assert res.returncode != 0
+    assert res.stderr.strip().splitlines() == [f"--config {str(tmp_path / 'missing.yaml')!r} is not a file"]
