@@ -84,6 +84,8 @@ _RULES: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"(?:^|/)device_?(\d+)/[^/]*\.log\d*$"), "worker", "rank_table"),
     (re.compile(r"(?:^|/)train_parallel(\d+)/(?:log|[^/]*\.log)$"), "worker", "model_zoo"),
     (re.compile(r"(?:^|/)slurm-\d+[_.-](\d+)\." + _LOG_EXT + "$"), "worker", "slurm"),
+    # sbatch/srun --output=NAME-%j-%t.out (job id, then task id): Slurm's own .out/.err names only
+    (re.compile(r"(?:^|/)[\w.]+-\d+-(\d+)\.(?:out|err)$"), "worker", "slurm"),
     (re.compile(r"(?:^|/)(?:[\w-]+[._-])?(?:out|err|stdout|stderr|output|task)[._-](\d+)(?:\." + _LOG_EXT + ")?$"),
      "worker", "slurm"),
     (re.compile(r"(?:^|/)rank[_-]?(\d+)/[^/]+\." + _LOG_EXT + "$"), "worker", "rank_dir"),
