@@ -138,7 +138,8 @@ with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers
     if checked_own is not None:
         ui.own_job_view(checked_own)
         own_checks = [ui.cached_mindspore_check(checked_own.python or sys.executable)]
-        own_checks += run_preflight(checked_own.to_options(), import_check=False)
+        own_checks += run_preflight(checked_own.to_options(), python=checked_own.python or sys.executable,
+                                    import_check=False)
         ui.preflight_view(own_checks)
         if st.button("Launch script", type="primary", disabled=not can_launch(own_checks), key="own_launch_button"):
             try:

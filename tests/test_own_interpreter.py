@@ -118,3 +118,13 @@ def test_own_script_under_mpirun_on_cpu_keeps_mpi_rank_n_as_rank_n(tmp_path: Pat
     assert seen(log_dir) == [(0, 2, "0", str(venv_python)), (1, 2, "1", str(venv_python))]
     watched = cli("watch", str(log_dir), "--once")
     assert "layout=mpirun, ranks=2," in watched.stdout, watched.stdout + watched.stderr
+
+
+def test_preflight_names_the_users_msrun(venv_python: Path) -> None:
+    """With the user's interpreter, msrun is that interpreter's (the run's bin/msrun), not the dashboard's."""
+    from core.codegen import RunOptions
+    from core.run.preflight import run_preflight
+
+    launcher = run_preflight(RunOptions(device_num=2), python=str(venv_python), import_check=False)[0]
+    assert launcher.ok and launcher.message.startswith(f"msrun of {venv_python}")
+    assert run_preflight(RunOptions(device_num=2), import_check=False)[0].message.startswith("msrun at ")

@@ -46,8 +46,12 @@ def check_mindspore(python: str = sys.executable, timeout: float = 90.0) -> Chec
     return Check("MindSpore", True, f"mindspore {result.stdout.strip()} in {python}")
 
 
-def check_launcher(options: RunOptions) -> Check:
+def check_launcher(options: RunOptions, python: str = sys.executable) -> Check:
+    """The launcher's tool is there. With the user's own interpreter, msrun is that interpreter's
+    (the run's bin/msrun wrapper runs mindspore.parallel.cluster.run with it; the MindSpore check proves it)."""
     launcher = launcher_for(options)
+    if launcher.name == "msrun" and python != sys.executable:
+        return Check("Launcher", True, f"msrun of {python} (MindSpore's own launcher, run by that interpreter)")
     found = shutil.which(launcher.tool, path=_venv_path())
     if not found:
         return Check("Launcher", False, f"{launcher.tool} is not on PATH{launcher.install_hint}")
@@ -141,7 +145,8 @@ def run_preflight(
     checks = []
     if import_check:
         checks.append(check_mindspore(python))
-    checks += [check_launcher(options), check_devices(options), check_port(options), check_dataset(options, job_dir)]
+    checks += [check_launcher(options, python), check_devices(options), check_port(options),
+               check_dataset(options, job_dir)]
     if launcher_for(options).queued and checks[-4].ok:
         checks.append(check_partition(options))
     return checks
