@@ -70,13 +70,21 @@ def msrun_argv(options: RunOptions, node_rank: str | None = None) -> list[str]:
 
 def mpirun_argv(options: RunOptions) -> list[str]:
     """mpirun's argv as MindSpore's docs give it (GPU/Ascend: MindSpore reads the MPI rank itself)."""
-    argv = ["mpirun", "-n", str(options.device_num), "--output-filename", options.log_dir, "--merge-stderr-to-stdout"]
-    if options.dataset == "mnist":
-        argv += ["-x", "DATA_PATH"]
-    if options.device_target == "CPU":
-        # CPU workers share the cores (as under msrun); OpenMPI would refuse more ranks than cores.
+    exports = ("DATA_PATH",) if options.dataset == "mnist" else ()
+    cpu = options.device_target == "CPU"
+    return [*mpirun_prefix(options.device_num, options.log_dir, cpu, exports), "python", "train.py"]
+
+
+def mpirun_prefix(workers: int, log_dir: str, cpu: bool, exports: tuple[str, ...] = ()) -> list[str]:
+    """mpirun's argv up to the worker command (generated jobs and own scripts); on CPU with the
+    dynamic-cluster worker wrapper, and --oversubscribe: CPU workers share the cores (as under msrun),
+    and Open MPI would refuse more ranks than cores."""
+    argv = ["mpirun", "-n", str(workers), "--output-filename", log_dir, "--merge-stderr-to-stdout"]
+    for name in exports:
+        argv += ["-x", name]
+    if cpu:
         argv += ["--oversubscribe", *MPIRUN_CPU_EXPORTS, *MPIRUN_CPU_WORKER]
-    return [*argv, "python", "train.py"]
+    return argv
 
 
 # CPU: MindSpore's collectives need its own scheduler (the dynamic cluster); plain `mpirun python train.py`

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.codegen import CodegenError, RunOptions
-from core.codegen.launchers import MPIRUN_CPU_EXPORTS, MPIRUN_CPU_WORKER, mpirun_cpu_lines
+from core.codegen.launchers import mpirun_cpu_lines, mpirun_prefix
 from core.codegen.options import validate_options
 from core.codegen.sbatch import SBATCH_FILE, BatchSpec, check_env_key, job_name, sbatch_script
 from core.run.interpreter import check_python, write_bin_dir
@@ -205,22 +205,14 @@ def launcher_argv(job: OwnJob, log_dir: Path) -> list[str]:
     if job.launcher == "mpirun" and job.device_target == "CPU":
         return ["bash", str(log_dir.parent / MPIRUN_CPU_SCRIPT)]
     if job.launcher == "mpirun":
-        return [*mpirun_prefix(job, log_dir), "python", *script_argv(job)]
+        return [*mpirun_prefix(job.devices, str(log_dir), cpu=False), "python", *script_argv(job)]
     return ["sbatch", "--parsable", SBATCH_FILE]
-
-
-def mpirun_prefix(job: OwnJob, log_dir: Path) -> list[str]:
-    """mpirun's argv up to the worker command; on CPU with the dynamic-cluster worker wrapper."""
-    argv = ["mpirun", "-n", str(job.devices), "--output-filename", str(log_dir), "--merge-stderr-to-stdout"]
-    if job.device_target == "CPU":
-        argv += ["--oversubscribe", *MPIRUN_CPU_EXPORTS, *MPIRUN_CPU_WORKER]
-    return argv
 
 
 def mpirun_cpu_script(job: OwnJob, log_dir: Path) -> str:
     """The script an own CPU job runs under mpirun: MindSpore's scheduler, then mpirun for the workers (the
     same lines as a generated job's run.sh; every user string quoted)."""
-    mpirun_cmd = " ".join(shlex.quote(a) for a in mpirun_prefix(job, log_dir))
+    mpirun_cmd = " ".join(shlex.quote(a) for a in mpirun_prefix(job.devices, str(log_dir), cpu=True))
     worker_cmd = " ".join(shlex.quote(a) for a in ["python", *script_argv(job)])
     lines = mpirun_cpu_lines(job.devices, job.master_addr, job.master_port, str(log_dir), mpirun_cmd, worker_cmd)
     head = ["#!/usr/bin/env bash", f"# own script {Path(job.script).name} under mpirun on CPU. Written by ShardScope.",
