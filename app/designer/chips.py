@@ -81,6 +81,26 @@ def click_pick(
         )
 
 
+def axes_editor(
+    spec: LayoutSpec,
+    entries: Sequence[DimEntry],
+    shape: Sequence[int] | None,
+    keys: tuple[str, str],
+    on_map: Callable[[tuple[DimEntry, ...]], object],
+    on_pick: Callable[[int, list[str]], None],
+    pick_label: str = "Pick axes without dragging (keyboard)",
+) -> None:
+    """The drag-and-pick editor, then its keyboard twin in an expander: one map editor for a tensor and
+    for an operator's output. `keys` = (drag key with the design version, pick key prefix); a drop is
+    committed through `on_map` and the page reruns, a pick through `on_pick`."""
+    dropped = drag_and_pick(spec, entries, shape, keys[0])
+    if dropped is not None:
+        on_map(dropped)
+        st.rerun()
+    with st.expander(pick_label):
+        click_pick(spec, entries, shape, keys[1], on_pick)
+
+
 def entries_caption(entries: Sequence[DimEntry], spec: LayoutSpec, shape: Sequence[int] | None) -> str:
     """`dim 0 ← mp (2 pieces) · dim 1 ← (sp, dp) (4 pieces)` for the status line under the editor."""
     sizes = dict(zip(spec.alias_name, spec.device_matrix, strict=False))

@@ -239,16 +239,13 @@ def _output_editor(design: Design, op_name: str, analysis: OperatorAnalysis | No
     if out.layout in design.layouts:
         spec = design.layouts[out.layout]
         entries = edits.fit_map(out.map or (), ndim)
-        dropped = chips.drag_and_pick(spec, entries, out_shape, state.vkey("op_out_dnd", op_name))
-        if dropped is not None:
-            state.apply(SCOPE, edits.set_operator_out_map, op_name, dropped)
-            st.rerun()
-        with st.expander("Pick axes without dragging"):
-            chips.click_pick(
-                spec,
-                entries,
-                out_shape,
-                f"designer:outpick:{op_name}",
-                lambda dim, axes: state.apply(SCOPE, edits.set_operator_out_dim_axes, op_name, dim, axes),
-            )
+        chips.axes_editor(
+            spec,
+            entries,
+            out_shape,
+            (state.vkey("op_out_dnd", op_name), f"designer:outpick:{op_name}"),
+            lambda new: state.apply(SCOPE, edits.set_operator_out_map, op_name, new),
+            lambda dim, axes: state.apply(SCOPE, edits.set_operator_out_dim_axes, op_name, dim, axes),
+            pick_label="Pick axes without dragging",
+        )
 

@@ -177,18 +177,14 @@ def _sharding_editor(design: Design, name: str, tensor: TensorSpec) -> None:
             f"**Drag device-axis chips onto {name}'s dimensions** — order inside a dimension is outer → inner; "
             "an empty dimension is `None`."
         )
-        dropped = chips.drag_and_pick(spec, sharding.map, tensor.shape, state.vkey("dnd", name, sharding.layout))
-        if dropped is not None:
-            state.apply(SCOPE, edits.set_tensor_map, name, dropped)
-            st.rerun()
-        with st.expander("Pick axes without dragging (keyboard)"):
-            chips.click_pick(
-                spec,
-                sharding.map,
-                tensor.shape,
-                f"designer:pick:{name}",
-                lambda dim, axes: state.apply(SCOPE, edits.set_dim_axes, name, dim, axes),
-            )
+        chips.axes_editor(
+            spec,
+            sharding.map,
+            tensor.shape,
+            (state.vkey("dnd", name, sharding.layout), f"designer:pick:{name}"),
+            lambda new: state.apply(SCOPE, edits.set_tensor_map, name, new),
+            lambda dim, axes: state.apply(SCOPE, edits.set_dim_axes, name, dim, axes),
+        )
         st.caption(chips.entries_caption(sharding.map, spec, tensor.shape))
     elif sharding.is_layout:
         st.error(f"{name} uses layout {sharding.layout!r}, which does not exist: pick a layout above.")
