@@ -360,3 +360,50 @@ def test_short_buffer_with_bracketed_candidates_does_not_crash(tmp_path: Path) -
     (tmp_path / "worker_0.log").write_bytes(b"[Epoch 3]\n[Epoch 3]\n")
     snap = read_run(tmp_path, settings=ReaderSettings(block_min=1))
     assert snap.metrics.empty and snap.errors.empty
+
+
+PLAIN = [  # text lines that are candidates (no `[` prefix) but carry nothing: what _worth_a_look skips
+    b"Number of epochs: 3\n", b"Learning rate: 0.01\n", b"  model: resnet18\n", b"Auto augment: None\n",
+    b"[2026-11-23 21:19:43] mindcv.train INFO - Start training\n",
+]
+RARE = [  # lines that must still reach `_line` from among the plain ones
+    b"Segmentation fault (core dumped)\n", b"run.sh: line 7: 4242 Killed  python train.py\n",
+    b"malloc_consolidate(): invalid chunk size\n", b"EI0002: The wait execution of the Notify register times out.\n",
+    b"[2026-11-23 21:19:43] mindcv.train ERROR - HCCL timed out on rank 3\n",
+    b"KeyboardInterrupt\n", b"KeyboardInterrupt\r\n", b"mindspore.common.api.RuntimeFailure: boom\n",
+    b"Epoch 1/3, Step 2/8, step time: 12.5 ms\n", b"Train epoch time: 146463.0 ms, per step time: 146.463 ms\n",
+    b"[2026-11-23 21:19:43] x CRITICAL - dead\n", b"Fatal Python error: Aborted\n",
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(lines=st.lists(st.one_of(st.sampled_from(PLAIN), st.sampled_from(PLAIN), st.sampled_from(RARE),
+                                st.sampled_from(OTHER), _loss_line()), min_size=1, max_size=60),
+       padding=st.integers(700, 1500))
+def test_big_chunks_skip_plain_lines_exactly(tmp_path_factory: pytest.TempPathFactory, lines: list[bytes],
+                                             padding: int) -> None:
+    """A chunk big enough for the numpy path (>= 16 KB, many candidate lines): rows, timings and errors
+    are exactly those of reading every candidate line one by one."""
+    root = tmp_path_factory.mktemp("plain")
+    filler = [PLAIN[i % len(PLAIN)] for i in range(padding)]
+    step = max(1, len(filler) // len(lines))
+    body = []
+    for i, line in enumerate(lines):  # the given lines spread among the filler
+        body += [*filler[i * step:(i + 1) * step], line]
+    data = b"".join(body + filler[len(lines) * step:])
+    (root / "worker_0.log").write_bytes(data)
+    bulk = read_run(root)
+    one_by_one = read_run(root, settings=ReaderSettings(block_min=1 << 30))
+    assert len(data) >= 16 << 10
+    assert _bits(_metric_rows(bulk)) == _bits(_metric_rows(one_by_one))
+    cols = ["kind", "message", "offset", "rank"]
+    assert bulk.errors[cols].equals(one_by_one.errors[cols])
+    assert bulk.timings.equals(one_by_one.timings)
+
+
+def test_a_fatal_line_among_many_plain_lines_is_found(tmp_path: Path) -> None:
+    data = b"".join(PLAIN * 200) + b"Segmentation fault (core dumped)\n" + b"".join(PLAIN * 200)
+    (tmp_path / "worker_0.log").write_bytes(data)
+    errors = read_run(tmp_path).errors
+    assert errors["message"].tolist() == ["Segmentation fault (core dumped)"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["fatal_reason"]
+__all__ = ["fatal_quick", "fatal_reason"]
 
 _CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
 _ERROR_LEVEL = re.compile(rb"^\[(?:ERROR|EXCEPTION|E)\b|^\[?[0-9:\-T ,.]*\]?\s*(?:\S+\s+)?(?:ERROR|FATAL)\b|"
@@ -49,6 +49,11 @@ _TIMEOUT = re.compile(rb"(?i)(?:\b(?:hccl|hcom|nccl|gloo|collective|cluster|topo
 _QUICK = re.compile(rb"[ABCEFIKOSTcdst(](?:RITICAL|ATAL|[A-Z][0-9]{4}|\): |ouble free|orrupted|tack smashing|"
                     rb"egmentation fault|borted|illed|us error|llegal instruction|loating point exception|"
                     rb"ore dumped|atal Python error|ut of memory|ime ?[Oo]ut|imed out|imes out|iming out|IME ?OUT)")
+
+
+def fatal_quick() -> re.Pattern[bytes]:
+    """The quick test (a superset of every fatal line), for readers that test many lines at once."""
+    return _QUICK
 
 
 def fatal_reason(line: bytes) -> str | None:
