@@ -10,6 +10,7 @@ loss / evaluation lines read by the general reader (core.logs.general), or every
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -19,6 +20,7 @@ import numpy as np
 from core.logs.bulk import (
     RE_LM_AT,
     RE_SCAN,
+    ROW_KEYS,
     Rows,
     candidate_starts,
     keyword_positions,
@@ -27,7 +29,7 @@ from core.logs.bulk import (
     lm_row,
 )
 from core.logs.discover import LogFile
-from core.logs.failures import fatal_quick, fatal_reason
+from core.logs.failures import fatal_reason
 from core.logs.formats import (
     ERROR_PREFIXES,
     NUM,
@@ -40,13 +42,15 @@ from core.logs.formats import (
     to_float,
 )
 from core.logs.general import LineRead, LineTemplate, make_template, no_row_template, shape_key
-from core.logs.templated import Shapes, template_block
+from core.logs.plain import worth_a_look
+from core.logs.templated import Shapes, extra_names, template_block
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
 MAX_PARTIAL_LINE = 1 << 20
 """Longest incomplete line we hold in memory (1 MiB); past it the line is dropped and counted."""
 _NAN = float("nan")
+_OFFSET = ROW_KEYS.index("offset")
 _SMALL_BLOCK = 16 << 10  # bytes below which candidate lines are found by RE_SCAN (same starts)
 
 
@@ -151,6 +155,7 @@ class Parser:
         self._templates: dict[bytes, LineTemplate | None] = {}
         self._shapes = Shapes()  # the same templates as numpy masks, for the bulk path
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.bulk.keyword_starts)
+        self._floor = 0  # where the file `_line` reads begins in its buffer (feed_many: not at 0)
 
     def trim(self, keep: int) -> None:
         """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
@@ -206,50 +211,102 @@ class Parser:
             return
         starts = np.asarray(found, dtype=np.int64)
         is_lm, block = lm_block(buf, starts, base, obs_time)
-        block, extras, taken, has_row = self._templated(st, buf, end, starts, is_lm, block, base, obs_time,
-                                                        newlines[0] if newlines else None)
+        block, extras, taken, has_row, used, _ = self._templated(buf, end, starts, is_lm, block, base, obs_time,
+                                                                 newlines[0] if newlines else None)
+        for template in used:
+            for column, key in template.keys:
+                st.metric_keys.setdefault(column, key)
         rows_through = np.cumsum(has_row)  # bulk rows up to each candidate line
-        done = 0
         others = np.flatnonzero(~taken)
         if words is not None and newlines and len(others) >= block_min:
-            others = _worth_a_look(buf, starts, others, words, newlines[0])
+            others = worth_a_look(buf, starts, others, words, newlines[0])
+        self._emit(st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics)
+        self._carry_traceback(st, buf, base, end)
+
+    def feed_many(self, items: Sequence[tuple[FileState, int, int]], buf: bytearray) -> None:
+        """Several never-read worker logs at once: `buf` is b"\n", then each file's complete lines; an
+        item (state, lo, hi) says the file's bytes from its start are buf[lo:hi] (buf[hi-1] is b"\n").
+
+        Why: at 1,024 ranks of 200 steps a log is a few hundred KB, and the dozen numpy passes of `feed`
+        cost as much per file as its lines; one pass over ~8 MB of files reads them like one long log.
+        Every file gets what `feed` gives it alone (a property test holds them equal); not for a
+        user's regex, a live file (rows take the observation time) or a file read before.
+        """
+        end = items[-1][2]
+        for st, lo, hi in items:
+            if (m := _RE_DISTRIBUTED_PID.search(buf, lo, hi) or _RE_PID.search(buf, lo, hi)) is not None:
+                st.pid = int(m.group(1))
+        newlines: list[np.ndarray] = []
+        words = keyword_positions(buf, end, self._scratch)
+        starts = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end, words, newlines)
+        is_lm, block = lm_block(buf, starts, 0, _NAN)
+        block, extras, taken, has_row, used, which = self._templated(buf, end, starts, is_lm, block, 0, _NAN,
+                                                                     newlines[0])
+        rows_through = np.cumsum(has_row)
+        others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines[0])
+        names = [extra_names(t) for t in used]
+        for st, lo, hi in items:
+            a, b = np.searchsorted(starts, (lo, hi)).tolist()
+            rows = (int(rows_through[a - 1]) if a else 0, int(rows_through[b - 1]) if b else 0)
+            block[rows[0]:rows[1], _OFFSET] -= lo  # offsets in the file, not in the batch
+            mine = sorted(set(which[rows[0]:rows[1]].tolist()) - {-1})
+            for i in mine:
+                for column, key in used[i].keys:
+                    st.metric_keys.setdefault(column, key)
+            cols = set().union(*(names[i] for i in mine))
+            o0, o1 = np.searchsorted(others, (a, b)).tolist()
+            self._floor = lo  # a traceback's time is looked for in its own file only
+            self._emit(st, buf, starts, others[o0:o1], rows_through, block,
+                       {n: c for n, c in extras.items() if n in cols}, rows, -lo, hi, _NAN, True)
+            self._carry_traceback(st, buf, -lo, hi)
+        self._floor = 0
+
+    def _emit(self, st: FileState, buf: bytes | bytearray, starts: np.ndarray, others: np.ndarray,
+              rows_through: np.ndarray, block: np.ndarray, extras: dict[str, np.ndarray], rows: tuple[int, int],
+              base: int, end: int, obs_time: float, metrics: bool) -> None:
+        """The bulk rows `rows` (a range of `block`) and the lines `others` left to `_line`, into the file
+        in line order (a TimeMonitor line takes the epoch/step of the row before it)."""
+        done, stop = rows
+        find = buf.find
         for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
             k = int(rows_through[j])  # bulk rows that come before this line
             if k > done:
-                _add_rows(st, block, extras, done, k, block_min)
+                _add_rows(st, block, extras, done, k, self.settings.block_min)
                 done = k
-            self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
-        if len(block) > done:
-            _add_rows(st, block, extras, done, len(block), block_min)
-        self._carry_traceback(st, buf, base, end)
+            m = RE_LM_AT.match(buf, ls, end)  # a LossMonitor line numpy left (too near the buffer's end)
+            if m is not None:
+                st.rows.append(lm_row(m, base + ls, obs_time))
+            else:
+                self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
+        if stop > done:
+            _add_rows(st, block, extras, done, stop, self.settings.block_min)
 
-    def _templated(self, st: FileState, buf: bytes | bytearray, end: int, starts: np.ndarray, is_lm: np.ndarray,
-                   block: np.ndarray, base: int, obs_time: float,
-                   nl: np.ndarray | None) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray]:
+    def _templated(self, buf: bytes | bytearray, end: int, starts: np.ndarray, is_lm: np.ndarray,
+                   block: np.ndarray, base: int, obs_time: float, nl: np.ndarray | None
+                   ) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray, list[LineTemplate], np.ndarray]:
         """The candidate lines of known shapes (core.logs.templated) as rows beside the LossMonitor
         ones, in line order: (rows, their other metrics, mask of the lines read in bulk, mask of those
-        with a row)."""
+        with a row, the templates used, per row the index of its template in them or -1)."""
         rest = np.flatnonzero(~is_lm)
+        none = np.full(len(block), -1, dtype=np.int64)
         if not self._shapes.by_len or len(rest) < self.settings.shape_min:
-            return block, {}, is_lm, is_lm  # a few hundred lines: the per-line templates are as fast
+            return block, {}, is_lm, is_lm, [], none  # a few hundred lines: the per-line templates are as fast
         chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
         if nl is None:
             nl = np.flatnonzero(chunk == 10)
         ends = nl[np.searchsorted(nl, starts[rest])]
-        hit, row_lines, rows, extras, used = template_block(chunk, starts[rest], ends, self._shapes, base, obs_time)
+        hit, row_lines, rows, extras, used, which = template_block(chunk, starts[rest], ends, self._shapes, base,
+                                                                   obs_time)
         if not hit.any():
-            return block, {}, is_lm, is_lm
+            return block, {}, is_lm, is_lm, [], none
         taken = is_lm.copy()
         taken[rest[hit]] = True
         has_row = is_lm.copy()
         has_row[rest[row_lines]] = True
-        for template in used:
-            for column, key in template.keys:
-                st.metric_keys.setdefault(column, key)
         order = np.argsort(np.concatenate([np.flatnonzero(is_lm), rest[row_lines]]), kind="stable")
         merged = np.concatenate([block, rows])[order]
         full = {name: np.concatenate([np.full(len(block), np.nan), col])[order] for name, col in extras.items()}
-        return merged, full, taken, has_row
+        return merged, full, taken, has_row, used, np.concatenate([none, which])[order]
 
     def _feed_lines(self, st: FileState, buf: bytes | bytearray, starts: list[int], base: int, obs_time: float,
                     end: int, fast: bool, metrics: bool) -> None:
@@ -320,7 +377,7 @@ class Parser:
             text = line.decode("utf-8", "replace").strip()
             context = ""
             head = st.tb_start - base if st.tb_start is not None and st.tb_start >= base else ls
-            lt = last_log_time(bytes(buf[max(0, head - _LOOKBACK):head]))  # the exception's own time
+            lt = last_log_time(bytes(buf[max(self._floor, head - _LOOKBACK):head]))  # the exception's own time
             if st.tb_start is not None:
                 end = off - base + len(line)
                 raw = buf[st.tb_start - base:end] if st.tb_start >= base else st.tb_carry + buf[:end]
@@ -409,44 +466,6 @@ _MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful;
 _NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")
 _KEYWORDS = (b"loss", b"val")  # what core.logs.bulk.keyword_starts looks for
-
-
-# What can make a candidate line without a loss key or an eval word do anything in `Parser._line`: an
-# error prefix, a traceback, an exception line, a YOLO or TimeMonitor timing, a fatal signature (a
-# superset of each: a line it matches is read by `_line`, which decides). (?m): `^`/`$` at every line.
-_RE_WORTH = re.compile(
-    rb"(?m)^(?:" + b"|".join(re.escape(p) for p in ERROR_PREFIXES) + rb"|Traceback|"
-    rb"[\w.]*(?:Error|Exception|Interrupt|Exit|Failure)(?::|\r?$))|step time: |per step time|" + fatal_quick().pattern
-)
-
-
-def _worth_a_look(buf: bytes | bytearray, starts: np.ndarray, others: np.ndarray, words: np.ndarray,
-                  newlines: np.ndarray) -> np.ndarray:
-    """`others` (indices of candidate lines left to `_line`) without the lines `_line` would read and drop.
-
-    Why: plain text lines (`Number of epochs: 3`, config dumps) are candidates because they may be an
-    error; at ~4 us each in `_line` they cost MindCV-format logs a third of their read. A line holding a
-    keyword is kept; the others are joined and searched once by `_RE_WORTH`, and only the lines it hits
-    are kept, so the result is exactly what reading them all gives.
-    """
-    has_word = np.zeros(len(starts), dtype=bool)
-    if len(words):
-        line = np.searchsorted(starts, words, side="right") - 1
-        has_word[line[line >= 0]] = True
-    plain = others[~has_word[others]]
-    if not len(plain):
-        return others
-    ls = starts[plain]
-    le = newlines[np.searchsorted(newlines, ls)]
-    joined = b"\n".join([buf[a:b] for a, b in zip(ls.tolist(), le.tolist(), strict=True)])
-    hits = [m.start() for m in _RE_WORTH.finditer(joined)]
-    keep = has_word[others]
-    if hits:
-        line_of = np.searchsorted(np.cumsum(le - ls + 1), hits, side="right")  # joined line of each hit
-        worth = np.zeros(len(starts), dtype=bool)
-        worth[plain[line_of]] = True
-        keep |= worth[others]
-    return others[keep]
 
 
 def _has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:

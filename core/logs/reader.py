@@ -32,6 +32,7 @@ from core.logs.rawio import pread_into as _pread_into
 from core.logs.rawio import read_exact as _read_exact
 from core.logs.rawio import read_into as _read_into
 from core.logs.readahead import ReadAhead
+from core.logs.smallfiles import SmallFiles
 from core.logs.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
 
 __all__ = ["ERROR_COLUMNS", "EVAL_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunSnapshot", "read_run"]
@@ -177,20 +178,28 @@ class _RunState:
             targets = targets[k:] + targets[:k]
         now, stop_at = time.time(), None if budget is None else self.spent + max(budget, self._min_read)
         capped = False  # the last file read was left behind: the budget is spent
+        small = SmallFiles(self.parser, self.settings) if budget is None else None  # short logs read together
         try:
             for i, st in enumerate(targets):
                 if capped or (stop_at is not None and self.spent >= stop_at):
                     self._turn += i
                     self._note_behind(targets[i:])
                     break
+                if small is not None and small.take(st):
+                    changed = True
+                    if small.full:
+                        self._parsed(small.flush(), targets)
+                    continue
+                if small is not None:
+                    self._parsed(small.flush(), targets)  # rank order: the batch before this file
                 nxt = targets[i + 1] if i + 1 < len(targets) else None
                 self._read_next = nxt if nxt is not None and _never_read(nxt) else None
                 changed |= self._read(st, now, None if stop_at is None else stop_at - self.spent)
                 capped = stop_at is not None and st.info.path in self.behind
-                if self.one_shot and st.info.role == "worker":
-                    if len(st.rows) and not len(self._table):
-                        self._size_table(targets)
-                    self._table.add(st)  # peak memory ~ one table, not the parsed rows and the table
+                self._parsed([st], targets)
+            if small is not None:
+                self._parsed(small.flush(), targets)
+                self.spent += small.bytes_read
         finally:
             self._ahead.cancel()
             if self._pool is not None:
@@ -206,6 +215,14 @@ class _RunState:
                 self._take_rows()
         self.started = True
         return changed
+
+    def _parsed(self, done: list[FileState], targets: list[FileState]) -> None:
+        """read_run: each worker file's rows into the table once parsed (peak memory ~ one table)."""
+        for st in done:
+            if self.one_shot and st.info.role == "worker":
+                if len(st.rows) and not len(self._table):
+                    self._size_table(targets)
+                self._table.add(st)
 
     def _note_behind(self, skipped: list[FileState]) -> None:
         """Files a capped refresh did not reach: how much they have that is not read yet."""

@@ -14,7 +14,7 @@ import numpy as np
 from core.logs.bulk import ROW_KEYS, _parse_texts, decimals
 from core.logs.general import LineTemplate, line_time
 
-__all__ = ["Shapes", "template_block"]
+__all__ = ["Shapes", "extra_names", "template_block"]
 
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _HASH = 35  # "#"
@@ -41,11 +41,11 @@ class Shapes:
 
 def template_block(chunk: np.ndarray, starts: np.ndarray, ends: np.ndarray, shapes: Shapes, base: int,
                    obs_time: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray],
-                                             list[LineTemplate]]:
+                                             list[LineTemplate], np.ndarray]:
     """Among the lines [starts, ends) (ends: their newline), those of a known shape: (mask over
     `starts` of the lines read here, with or without a row; the indices of those with a row, their
     rows in line order, their other metrics: name -> one value per row, NaN if absent,
-    the templates that took lines)."""
+    the templates that took lines, and per row the index in that list of the template that read it)."""
     taken = np.zeros(len(starts), dtype=bool)
     used: list[LineTemplate] = []
     parts: list[tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]] = []
@@ -72,16 +72,23 @@ def template_block(chunk: np.ndarray, starts: np.ndarray, ends: np.ndarray, shap
             used.append(template)
             parts.append((idx, *_rows(chunk, matrix[hit], starts[idx], template, base, obs_time)))
     if not parts:
-        return taken, np.empty(0, dtype=np.int64), np.empty((0, len(ROW_KEYS))), {}, used
+        return taken, np.empty(0, dtype=np.int64), np.empty((0, len(ROW_KEYS))), {}, used, np.empty(0, np.int64)
     lines = np.concatenate([p[0] for p in parts])
     order = np.argsort(lines, kind="stable")
     rows = np.concatenate([p[1] for p in parts])[order]
+    which = np.concatenate([np.full(len(p[0]), i, dtype=np.int64) for i, p in enumerate(parts)])[order]
     names = sorted({n for p in parts for n in p[2]})
     extras = {}
     for name in names:
         col = np.concatenate([p[2].get(name, np.full(len(p[0]), np.nan)) for p in parts])
         extras[name] = col[order]
-    return taken, lines[order], rows, extras, used
+    return taken, lines[order], rows, extras, used, which
+
+
+def extra_names(template: LineTemplate) -> set[str]:
+    """The other-metric columns the rows of `template` carry (what `_rows` puts in its extras)."""
+    return ({column for column, *_, extra in template.columns if extra}
+            | {column for column, _ in template.constants if column not in _I})
 
 
 def _rows(chunk: np.ndarray, matrix: np.ndarray, starts: np.ndarray, template: LineTemplate, base: int,

@@ -1,0 +1,95 @@
+"""Short rank logs read together (core.logs.smallfiles + Parser.feed_many) give every file exactly what
+reading it alone gives: rows and their offsets, other metrics, errors with their context and time,
+timings, evaluation rows, pids and metric names, on random mixes of every kind of line and file end."""
+
+from __future__ import annotations
+
+import math
+import struct
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.logs import ReaderSettings, read_run
+from core.logs.reader import RunSnapshot
+from tests.test_logs_fastpath import NOISE, OTHER, PLAIN, RARE, _general_line, _log, _loss_line
+
+ALONE = ReaderSettings(prefetch_min=1)  # no file is smaller than 1 byte: every file read on its own
+TRACEBACK = (b"[WARNING] ME(9:1,MainProcess):2026-11-22-07:09:00.372.000 [a.py:1] before\n"
+             b"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+             b"RuntimeError: boom\n")
+EVAL = b"2026-01-01 10:00:00,123 - mindformers - INFO - Validation Top_1_Accuracy: 25.5%, val_loss: 3.5\n"
+BARE_TRACEBACK = b"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError: bad\n"
+PID = b"[WARNING] DISTRIBUTED(4242,7f5998a3be40,python):2026-11-22-07:09:00.377.254 [tcp.cc:1] x\n"
+
+
+def _file() -> st.SearchStrategy[bytes]:
+    line = st.one_of(_loss_line(), _general_line(), st.sampled_from(NOISE + OTHER + PLAIN + RARE),
+                     st.sampled_from([TRACEBACK, BARE_TRACEBACK, EVAL, PID]))
+    body = st.one_of(_log(), st.lists(line, max_size=80).map(b"".join),
+                     st.lists(line, max_size=20).map(lambda ls: BARE_TRACEBACK + b"".join(ls)))
+    tail = st.sampled_from([b"", b"", b"epoch: 9 step: 9, loss is 1.2", b"partial line without newline",
+                            b"Traceback (most recent call last):\n  File \"x.py\", line 1\n"])
+    crlf = st.booleans()
+    return st.builds(lambda b, t, cr: (b + t).replace(b"\n", b"\r\n") if cr else b + t, body, tail, crlf)
+
+
+def _bits(frame: pd.DataFrame) -> list[tuple]:
+    """A frame's values, floats as exact bit patterns (nan == nan, -0.0 != 0.0)."""
+    def cell(v: object) -> object:
+        return struct.pack("<d", v) if isinstance(v, float) else v
+    return [tuple(cell(v) for v in row) for row in frame.itertuples(index=False)]
+
+
+def _same(a: RunSnapshot, b: RunSnapshot) -> None:
+    assert list(a.metrics.columns) == list(b.metrics.columns)
+    assert _bits(a.metrics.astype({"file": str})) == _bits(b.metrics.astype({"file": str}))
+    assert _bits(a.errors) == _bits(b.errors)
+    assert _bits(a.timings) == _bits(b.timings)
+    assert _bits(a.evals) == _bits(b.evals)
+    assert a.metric_keys == b.metric_keys
+    cols = ["rank", "pid", "bytes", "n_loss", "last_epoch", "last_step", "last_loss", "finished"]
+    assert _bits(a.ranks[cols]) == _bits(b.ranks[cols])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(files=st.lists(_file(), min_size=1, max_size=6), batch=st.sampled_from([2048, 8 << 20]))
+def test_small_files_read_together_match_each_read_alone(tmp_path_factory: pytest.TempPathFactory,
+                                                         files: list[bytes], batch: int) -> None:
+    root = tmp_path_factory.mktemp("small")
+    for rank, data in enumerate(files):
+        (root / f"worker_{rank}.log").write_bytes(data)
+    together = read_run(root, settings=ReaderSettings(read_block=batch))  # a batch holds files < `batch`
+    _same(together, read_run(root, settings=ALONE))
+
+
+def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """1,000 logs of 40 steps: every row is there, in rank order, each file's offsets its own, and they
+    were parsed in batches (not one `feed` per file)."""
+    from core.logs.parser import Parser
+    for rank in range(1000):
+        lines = [NOISE[0], PID.replace(b"4242", b"%d" % (5000 + rank))]
+        lines += [b"epoch: 1 step: %d, loss is %d.%d\n" % (s, rank, s) for s in range(1, 41)]
+        (tmp_path / f"worker_{rank}.log").write_bytes(b"".join(lines))
+    calls = {"feed": 0, "feed_many": 0}
+    for name in calls:
+        original = getattr(Parser, name)
+
+        def counted(self: Parser, *args: object, _name: str = name, _original: object = original) -> None:
+            calls[_name] += 1
+            _original(self, *args)  # type: ignore[operator]
+        monkeypatch.setattr(Parser, name, counted)
+    snap = read_run(tmp_path)
+    assert calls["feed"] == 0 and 1 <= calls["feed_many"] <= 10
+    assert len(snap.metrics) == 40_000
+    assert snap.metrics["rank"].tolist() == [r for r in range(1000) for _ in range(40)]
+    assert snap.metrics[snap.metrics["rank"] == 999]["loss"].tolist() == [float(f"999.{s}") for s in range(1, 41)]
+    first = len(NOISE[0]) + len(PID)  # the pid keeps its 4 digits (5000..5999)
+    assert snap.metrics.groupby("rank")["offset"].min().eq(first).all()
+    assert snap.ranks["pid"].tolist() == [5000 + r for r in range(1000)]
+    assert not math.isnan(snap.metrics["loss"].iloc[-1])
