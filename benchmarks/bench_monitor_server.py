@@ -327,8 +327,11 @@ class Appender(threading.Thread):
     Every rank means the hung and the crashed one too (each goes on from its own last step): the page
     then stops calling the hung rank hung, which is why a screenshot is also taken before the appends."""
 
-    def __init__(self, run: synth_logs.SynthRun, noise: int, step_ms: float = 500.0) -> None:
+    def __init__(self, run: synth_logs.SynthRun, noise: int, step_ms: float = 500.0,
+                 fmt: str = "lossmonitor") -> None:
         super().__init__(name="bench-appender", daemon=True)
+        self.make = synth_logs.LINE_FORMATS[fmt][0]  # the run's own loss line format
+        self.fmt = fmt
         self.paths = [run.root / f"worker_{r}.log" for r in range(run.ranks)]
         self.last = [last_step(p, run.steps) for p in self.paths]
         self.straggler = run.straggler
@@ -356,9 +359,11 @@ class Appender(threading.Thread):
             s = self.last[r] = self.last[r] + 1
             out = [self.noise_lines[self.rng.randrange(len(self.noise_lines))] for _ in range(self.noise)]
             epoch, in_epoch = (s - 1) // STEPS_PER_EPOCH + 1, (s - 1) % STEPS_PER_EPOCH + 1
-            out.append(b"epoch: %d step: %d, loss is %r\n" % (epoch, in_epoch, synth_logs._loss(r, s)))
-            if in_epoch == STEPS_PER_EPOCH:
-                per_step = self.step_ms * (1.6 if r == self.straggler else 1.0)
+            per_step = self.step_ms * (1.6 if r == self.straggler else 1.0)
+            epochs = max(epoch, 1)
+            out.append(self.make(epoch, in_epoch, STEPS_PER_EPOCH, epochs, s, s, synth_logs._loss(r, s), per_step,
+                                 time.time()))
+            if in_epoch == STEPS_PER_EPOCH and self.fmt == "lossmonitor":
                 out.append(b"Train epoch time: %.3f ms, per step time: %.3f ms\n"
                            % (per_step * STEPS_PER_EPOCH, per_step))
             with path.open("ab") as f:
@@ -560,8 +565,8 @@ def run_scenario(name: str, ranks: int, steps: int, args: argparse.Namespace, br
     progress(f"{name}: writing {ranks} ranks x {steps} steps with benchmarks/synth_logs.py")
     t = time.monotonic()
     run = synth_logs.write_run(folder, ranks, steps, straggler=ranks // 3, hung=ranks // 2,
-                               crashed=[2 * ranks // 3], noise_per_step=args.noise)
-    row = Row(name, f"{ranks} ranks x {steps:,} steps, {run.bytes / 1e6:,.0f} MB")
+                               crashed=[2 * ranks // 3], noise_per_step=args.noise, fmt=args.format)
+    row = Row(name, f"{ranks} ranks x {steps:,} steps ({args.format}), {run.bytes / 1e6:,.0f} MB")
     row.notes.append(f"{name} {ranks} ranks: written in {time.monotonic() - t:.0f} s, {run.loss_lines:,} loss lines; "
                      f"straggler {run.straggler}, hung {run.hung}, crashed {run.crashed}")
     appender: Appender | None = None
@@ -596,7 +601,7 @@ def run_scenario(name: str, ranks: int, steps: int, args: argparse.Namespace, br
                     row.notes.append(f"{name} screenshot before the appends: {before_shot}")
                 row.notes.extend(note.replace(f"{name} ", f"{name} before the appends: ", 1)
                                  for note in first_screen(page, name, args.viewport["height"])[:1])
-                appender = Appender(run, args.noise)
+                appender = Appender(run, args.noise, fmt=args.format)
                 before = chart_updates(page)
                 t_s0 = time.monotonic()
                 appender.start()
@@ -653,7 +658,7 @@ def sessions_scenario(args: argparse.Namespace, browser: Any, tmp: Path, baselin
             try:
                 warm_up(context, server.url)
                 server_baseline(sampler, baseline, server)
-                appender = Appender(run, args.noise)
+                appender = Appender(run, args.noise, fmt=args.format)
                 appender.start()
                 pump_page = context.new_page()  # events are delivered while some page waits
                 url = f"{server.url}/monitor?logdir={folder}"
@@ -742,6 +747,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seconds", type=float, default=60.0, help="tab open (a, b) / live appends (c, d)")
     p.add_argument("--idle-seconds", type=float, default=150.0, help="after the tab is closed (a, b)")
     p.add_argument("--skip-root", action="store_true", help="skip (a) ?logdir=/ and (b) ?logdir=/tmp")
+    p.add_argument("--format", default="lossmonitor", choices=sorted(synth_logs.LINE_FORMATS),
+                   help="the loss line format of the synthetic runs (c, d) and of their live appends")
     p.add_argument("--noise", type=int, default=9, help="noise lines per step (synth_logs' default: 9)")
     p.add_argument("--paint-timeout", type=float, default=300.0)
     p.add_argument("--read-timeout", type=float, default=900.0)
