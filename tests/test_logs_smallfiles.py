@@ -32,6 +32,7 @@ def _file() -> st.SearchStrategy[bytes]:
     body = st.one_of(_log(), st.lists(line, max_size=80).map(b"".join),
                      st.lists(line, max_size=20).map(lambda ls: BARE_TRACEBACK + b"".join(ls)))
     tail = st.sampled_from([b"", b"", b"epoch: 9 step: 9, loss is 1.2", b"partial line without newline",
+                            b"epoch: 9 step: 9, loss is 1.5\r", b"progress 1/3\rprogress 2/3\r",
                             b"Traceback (most recent call last):\n  File \"x.py\", line 1\n"])
     crlf = st.booleans()
     return st.builds(lambda b, t, cr: (b + t).replace(b"\n", b"\r\n") if cr else b + t, body, tail, crlf)
@@ -93,3 +94,22 @@ def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(tmp_path
     assert snap.metrics.groupby("rank")["offset"].min().eq(first).all()
     assert snap.ranks["pid"].tolist() == [5000 + r for r in range(1000)]
     assert not math.isnan(snap.metrics["loss"].iloc[-1])
+
+
+def test_a_batched_log_that_grows_is_read_on_not_restarted(tmp_path: Path) -> None:
+    """After the batch, a watcher goes on from where the batch stopped (the held partial line included):
+    no restart, no row twice, none lost."""
+    from core.logs.reader import _RunState
+    logs = [tmp_path / f"worker_{r}.log" for r in range(3)]
+    for r, log in enumerate(logs):
+        log.write_bytes(b"".join(b"epoch: 1 step: %d, loss is %d.5\n" % (s, r) for s in range(1, 4)) + b"epoch: 1 st")
+    state = _RunState(tmp_path)
+    state.refresh()
+    for log in logs:
+        with log.open("ab") as f:
+            f.write(b"ep: 4, loss is 9.5\n" + b"epoch: 1 step: 5, loss is 7.5\n")
+    state.refresh()
+    snap = state.snapshot()
+    assert snap.ranks["restarts"].tolist() == [0, 0, 0]
+    for r in range(3):
+        assert snap.metrics[snap.metrics["rank"] == r]["loss"].tolist() == [r + 0.5, r + 0.5, r + 0.5, 9.5, 7.5]

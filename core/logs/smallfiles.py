@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 from stat import S_ISREG
 
+import numpy as np
+
 from core.files import FileCheckError, open_checked
 from core.logs.parser import FileState, Parser, ReaderSettings
-from core.logs.rawio import cr_to_lf, read_into
+from core.logs.rawio import read_into
 
 __all__ = ["SmallFiles"]
 
@@ -25,13 +27,14 @@ class SmallFiles:
         self.parser = parser
         self.limit = min(settings.prefetch_min, settings.read_block)  # a file this big is read on its own
         self.batch = settings.read_block  # bytes parsed in one go
-        self.buf = bytearray(b"\n")
+        self.buf = bytearray()  # b"\n", then the files; allocated once (batch + one file), on the first take
+        self.used = 1  # bytes of `buf` in use
         self.items: list[tuple[FileState, int, int]] = []
         self.bytes_read = 0  # complete-line bytes taken (the reader's `spent`)
 
     @property
     def full(self) -> bool:
-        return len(self.buf) >= self.batch
+        return self.used >= self.batch
 
     def take(self, st: FileState) -> bool:
         """Read `st` whole into the batch when it is a never-read worker log smaller than `limit` with a
@@ -49,27 +52,28 @@ class SmallFiles:
             f = open_checked(st.info.path, None, "log file", buffering=0)
         except FileCheckError:
             return False  # the usual read says why
-        lo = len(self.buf)
-        self.buf.extend(bytes(stat.st_size))
+        if not self.buf:
+            self.buf = bytearray(self.batch + self.limit)
+            self.buf[0] = 10
+        lo = self.used
         with f, memoryview(self.buf) as view:
-            got = read_into(f, view[lo:], stat.st_size)  # type: ignore[arg-type]  # any writable buffer
+            got = read_into(f, view[lo:lo + stat.st_size], stat.st_size)  # type: ignore[arg-type]
+        head = bytes(self.buf[lo:lo + min(got, 256)])
+        if self.buf.find(b"\r", lo, lo + got) != -1:  # rare: CR-only lines (progress bars) become lines,
+            chunk = np.frombuffer(self.buf, dtype=np.uint8)[lo:lo + got]  # as in a usual read
+            chunk[chunk == 13] = 10  # (core.logs.rawio.cr_to_lf): offsets unchanged
+            del chunk
         last_nl = self.buf.rfind(b"\n", lo, lo + got)
         if last_nl == -1:  # no complete line yet: the usual read holds or drops the partial one
-            del self.buf[lo:]
             return False
-        head = bytes(self.buf[lo:lo + 256])
-        del self.buf[last_nl + 1:]
-        if self.buf.find(b"\r", lo) != -1:  # rare: CR-only lines (progress bars) become lines, as in a usual read
-            part = bytearray(self.buf[lo:])
-            cr_to_lf(part, len(part))
-            self.buf[lo:] = part
+        self.used = last_nl + 1
         last_nl -= lo
         st.head, st.ino, st.mtime = head, stat.st_ino, stat.st_mtime
         st.consumed = last_nl + 1
         st.offset = stat.st_size if got == stat.st_size else st.consumed
         st.size = stat.st_size
         st.last_growth = stat.st_mtime
-        self.items.append((st, lo, len(self.buf)))
+        self.items.append((st, lo, self.used))
         self.bytes_read += last_nl + 1
         return True
 
@@ -80,5 +84,5 @@ class SmallFiles:
         self.parser.feed_many(self.items, self.buf)
         done = [st for st, _, _ in self.items]
         self.items = []
-        self.buf = bytearray(b"\n")
+        self.used = 1
         return done
