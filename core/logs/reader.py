@@ -178,28 +178,26 @@ class _RunState:
             targets = targets[k:] + targets[:k]
         now, stop_at = time.time(), None if budget is None else self.spent + max(budget, self._min_read)
         capped = False  # the last file read was left behind: the budget is spent
-        small = SmallFiles(self.parser, self.settings) if budget is None else None  # short logs read together
+        small = SmallFiles(self.parser, self.settings)  # short logs read together
         try:
             for i, st in enumerate(targets):
                 if capped or (stop_at is not None and self.spent >= stop_at):
                     self._turn += i
                     self._note_behind(targets[i:])
                     break
-                if small is not None and small.take(st):
+                if small.take(st, None if stop_at is None else stop_at - self.spent):
+                    self.spent += st.consumed  # what the cap counts
                     changed = True
                     if small.full:
                         self._parsed(small.flush(), targets)
                     continue
-                if small is not None:
-                    self._parsed(small.flush(), targets)  # rank order: the batch before this file
+                self._parsed(small.flush(), targets)  # rank order: the batch before this file
                 nxt = targets[i + 1] if i + 1 < len(targets) else None
                 self._read_next = nxt if nxt is not None and _never_read(nxt) else None
                 changed |= self._read(st, now, None if stop_at is None else stop_at - self.spent)
                 capped = stop_at is not None and st.info.path in self.behind
                 self._parsed([st], targets)
-            if small is not None:
-                self._parsed(small.flush(), targets)
-                self.spent += small.bytes_read
+            self._parsed(small.flush(), targets)
         finally:
             self._ahead.cancel()
             if self._pool is not None:

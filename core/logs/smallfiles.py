@@ -30,15 +30,15 @@ class SmallFiles:
         self.buf = bytearray()  # b"\n", then the files; allocated once (batch + one file), on the first take
         self.used = 1  # bytes of `buf` in use
         self.items: list[tuple[FileState, int, int]] = []
-        self.bytes_read = 0  # complete-line bytes taken (the reader's `spent`)
 
     @property
     def full(self) -> bool:
         return self.used >= self.batch
 
-    def take(self, st: FileState) -> bool:
-        """Read `st` whole into the batch when it is a never-read worker log smaller than `limit` with a
-        complete line; False: nothing was changed, read it the usual way."""
+    def take(self, st: FileState, room: int | None = None) -> bool:
+        """Read `st` whole into the batch when it is a never-read worker log smaller than `limit` (and
+        than `room`, what is left of a capped refresh's budget) with a complete line; False: nothing
+        was changed, read it the usual way."""
         if (self.parser.user is not None or st.live or st.info.role != "worker" or st.consumed or st.offset
                 or st.skipping or st.head or st.ino != -1):
             return False
@@ -46,7 +46,7 @@ class SmallFiles:
             stat = os.stat(st.info.path)
         except OSError:
             return False
-        if not S_ISREG(stat.st_mode) or not 0 < stat.st_size < self.limit:
+        if not S_ISREG(stat.st_mode) or not 0 < stat.st_size < min(self.limit, room or self.limit):
             return False
         try:  # never a blocking open: the path may have become a FIFO since the stat
             f = open_checked(st.info.path, None, "log file", buffering=0)
@@ -74,7 +74,6 @@ class SmallFiles:
         st.size = stat.st_size
         st.last_growth = stat.st_mtime
         self.items.append((st, lo, self.used))
-        self.bytes_read += last_nl + 1
         return True
 
     def flush(self) -> list[FileState]:
