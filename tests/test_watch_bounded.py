@@ -399,3 +399,22 @@ def test_a_reaped_watcher_still_held_by_a_closed_session_lets_its_table_go(tmp_p
     gc.collect()
     assert table() is None and not held.running
     reg.close()
+
+
+def test_snapshots_are_served_while_the_background_catch_up_reads(tmp_path: Path) -> None:
+    """The page asks for snapshots while a big folder is caught up in the background: each gets the
+    lock between two batches (a lock is not fair: the catch-up thread used to take it back at once, so
+    the page saw nothing until the whole folder was read)."""
+    for r in range(256):
+        (tmp_path / f"worker_{r}.log").write_bytes(b"".join(NOISE + _line(s, r) for s in range(1000)))
+    w = RunWatcher(tmp_path, background_catch_up=True, background_above_bytes=1 << 20).start()
+    served_during = 0
+    try:
+        while w.catching_up is not None or not len(w.snapshot().metrics):
+            snap = w.snapshot()
+            if w.catching_up is not None and len(snap.metrics):
+                served_during += 1
+    finally:
+        w.stop()
+    assert len(w.snapshot().metrics) == 256 * 1000
+    assert served_during >= 3

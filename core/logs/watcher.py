@@ -185,10 +185,12 @@ class RunWatcher:
                         self._changed.notify_all()
                     if not any(p in self._state.behind for p in part):
                         break
+                self._stop.wait(0.002)  # as below: a waiting snapshot first
             if self._stop.is_set():
                 return
             with self._lock:
                 self._catch_up = (min(i + batch, len(paths)), len(paths))
+            self._stop.wait(0.002)  # let a snapshot waiting for the lock take it (a lock is not fair)
         with self._lock:
             self._catch_up = None
             self._capped_refresh()  # what appeared meanwhile (more, if any: the reader loop)
