@@ -9,22 +9,18 @@ from pathlib import Path
 
 import streamlit as st
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from app import launch_widgets as ui  # noqa: E402
-from app.design_state import current_design  # noqa: E402
-from app.nav import page_path  # noqa: E402
-from core.codegen import CodegenError, files_at_risk, render_job, write_job  # noqa: E402
-from core.logs.guard import validate_log_dir  # noqa: E402
-from core.run.check import check_job  # noqa: E402
-from core.run.launch import launch  # noqa: E402
-from core.run.own import check_own, launch_own, watch_folder  # noqa: E402
-from core.run.preflight import can_launch, run_preflight  # noqa: E402
-from core.run.registry import LaunchError, RunRecord  # noqa: E402
-from core.sharding.design import DesignError  # noqa: E402
-from core.workspace import WorkspaceError, child, default_workspace, read_settings, remember  # noqa: E402
+from app import launch_widgets as ui
+from app.design_state import current_design
+from app.nav import page_path
+from core.codegen import CodegenError, files_at_risk, render_job, write_job
+from core.logs.guard import validate_log_dir
+from core.run.check import check_job
+from core.run.launch import launch
+from core.run.own import check_own, launch_own, watch_folder
+from core.run.preflight import can_launch, run_preflight
+from core.run.registry import LaunchError, RunRecord
+from core.sharding.design import DesignError
+from core.workspace import WorkspaceError, child, default_workspace, read_settings, remember
 
 st.title("Launch")
 workspace = default_workspace()

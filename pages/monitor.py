@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import threading
 import time
@@ -14,23 +13,19 @@ from typing import TypeVar
 import pandas as pd
 import streamlit as st
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from app import monitor_scale as scale  # noqa: E402
-from app import monitor_widgets as ui  # noqa: E402
-from app.live_chart import live_chart  # noqa: E402
-from core.logs import LogFormatError, RunSnapshot, RunWatcher, compile_user_regex, tail_lines  # noqa: E402
-from core.logs.diagnose import Diagnosis, diagnose  # noqa: E402
-from core.logs.discover import folder_notes  # noqa: E402
-from core.logs.guard import LogDirError, validate_log_dir  # noqa: E402
-from core.logs.replay import load_recording, replay  # noqa: E402
-from core.logs.selection import RankSelectionError, select_ranks  # noqa: E402
-from core.logs.shapes import line_shapes  # noqa: E402
-from core.logs.watcher import MAX_WATCHES, WatcherRegistry  # noqa: E402
-from core.run.registry import LAUNCHER_LOG, list_runs  # noqa: E402
-from core.workspace import EXAMPLES_DIR, default_workspace  # noqa: E402
+from app import monitor_scale as scale
+from app import monitor_widgets as ui
+from app.live_chart import live_chart
+from core.logs import LogFormatError, RunSnapshot, RunWatcher, compile_user_regex, tail_lines
+from core.logs.diagnose import Diagnosis, diagnose
+from core.logs.discover import folder_notes
+from core.logs.guard import LogDirError, validate_log_dir
+from core.logs.replay import load_recording, replay
+from core.logs.selection import RankSelectionError, select_ranks
+from core.logs.shapes import line_shapes
+from core.logs.watcher import MAX_WATCHES, WatcherRegistry
+from core.run.registry import LAUNCHER_LOG, list_runs
+from core.workspace import EXAMPLES_DIR, default_workspace
 
 T = TypeVar("T")
 LIVE_STATUSES = (None, "queued", "starting", "running")  # queued = Slurm PENDING: its logs will come

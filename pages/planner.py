@@ -3,21 +3,16 @@ make it the current design, export MindFormers' parallel_config. Compute in core
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import streamlit as st
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from app import planner_view as view  # noqa: E402
-from app.design_state import commit as commit_design  # noqa: E402
-from app.design_state import current_design  # noqa: E402
-from app.nav import page_path  # noqa: E402
-from core.models import ModelError  # noqa: E402
-from core.plan.choices import (  # noqa: E402
+from app import planner_view as view
+from app.design_state import commit as commit_design
+from app.design_state import current_design
+from app.nav import page_path
+from core.models import ModelError
+from core.plan.choices import (
     ATTENTION_SCORES,
     EMBEDDING,
     OPTIMIZER_PARALLEL,
@@ -25,7 +20,7 @@ from core.plan.choices import (  # noqa: E402
     Choices,
     default_choices,
 )
-from core.plan.explore import (  # noqa: E402
+from core.plan.explore import (
     COUNTED,
     MAX_CARD_MEMORY_GB,
     NOT_COUNTED,
@@ -38,12 +33,12 @@ from core.plan.explore import (  # noqa: E402
     model_from_design,
     rank_key,
 )
-from core.plan.megatron import SOURCE as MEGATRON_SOURCE  # noqa: E402
-from core.plan.megatron import covered, second_opinion  # noqa: E402
-from core.plan.mfconfig import MAX_CONFIG_BYTES, MindFormersConfig, parse_config, read_config  # noqa: E402
-from core.plan.mindformers import DEFAULT_VERSION, VERSIONS, mindformers_yaml  # noqa: E402
-from core.plan.recipes import PlanError, PlanModel, Recipe  # noqa: E402
-from core.sharding.design import Design  # noqa: E402
+from core.plan.megatron import SOURCE as MEGATRON_SOURCE
+from core.plan.megatron import covered, second_opinion
+from core.plan.mfconfig import MAX_CONFIG_BYTES, MindFormersConfig, parse_config, read_config
+from core.plan.mindformers import DEFAULT_VERSION, VERSIONS, mindformers_yaml
+from core.plan.recipes import PlanError, PlanModel, Recipe
+from core.sharding.design import Design
 
 PRESETS: dict[str, PlanModel] = {
     "LLaMA-2 7B": PlanModel(hidden=4096, heads=32, ffn=11008, layers=32, vocab=32000, seq=4096),
