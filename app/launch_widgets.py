@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from core.codegen import DATASETS, LAUNCHERS, SCENARIOS, RunOptions
+from core.errors import UserError
 from core.run.check import CheckResult
 from core.run.launch import delete_run, stop
 from core.run.mindformers import parallel_devices, read_parallel_config
@@ -154,7 +155,7 @@ def own_job_form(key: str = "own", python_default: str = "") -> tuple[OwnJob | N
     try:
         args = tuple(shlex.split(args_text))
         env = parse_env([line.strip() for line in env_text.splitlines() if line.strip()])
-    except (ValueError, LaunchError) as exc:
+    except (UserError, ValueError) as exc:
         return None, f"Cannot read the arguments or environment: {exc}"
     if not script.strip():
         return None, ""

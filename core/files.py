@@ -18,13 +18,15 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+from core.errors import UserError
+
 __all__ = ["FileCheckError", "kind_of", "open_checked", "open_fd", "read_checked"]
 
 _CHUNK = 1 << 16  # read size once the file turned out longer than fstat said (it grew, or procfs)
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
 
 
-class FileCheckError(OSError, ValueError):
+class FileCheckError(UserError, OSError, ValueError):
     """A file ShardScope refuses to read: missing, unreadable, not a regular file, or too big.
 
     `str()` is one line naming the path and what is wrong with it; `reason` is the short part ("a

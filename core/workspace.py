@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+from core.errors import UserError
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = REPO_ROOT / "examples"
 
@@ -15,7 +17,7 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
-class WorkspaceError(ValueError):
+class WorkspaceError(UserError, ValueError):
     """A name or path the workspace refuses (it would escape the workspace or is unreadable)."""
 
 

@@ -6,11 +6,11 @@ import streamlit as st
 
 from app.design_state import commit as commit_design
 from app.nav import PAGES, page_path
-from core.codegen import CodegenError
-from core.run.registry import LaunchError, list_runs
+from core.errors import UserError
+from core.run.registry import list_runs
 from core.run.rehearsal import start_rehearsal
 from core.sharding.design import DesignError, load_design
-from core.workspace import EXAMPLES_DIR, WorkspaceError, default_workspace
+from core.workspace import EXAMPLES_DIR, default_workspace
 
 RECORDING = "dp8_cpu_msrun"
 
@@ -58,7 +58,7 @@ with middle.container(border=True, height="stretch"):
     if st.button("Launch the rehearsal", type="primary", key="home_rehearsal", width="stretch"):
         try:
             record = start_rehearsal(default_workspace())
-        except (LaunchError, CodegenError, WorkspaceError, DesignError, OSError) as exc:
+        except (UserError, OSError) as exc:
             st.error(f"Could not start the rehearsal: {exc}")
         else:
             st.switch_page(page_path("monitor"), query_params={"run": record.run_id})
@@ -74,7 +74,7 @@ with right.container(border=True, height="stretch"):
 
 try:
     runs = list_runs(default_workspace())
-except (LaunchError, OSError) as exc:
+except (UserError, OSError) as exc:
     runs = []
     st.warning(f"Could not read the run registry: {exc}")
 if runs:

@@ -12,14 +12,14 @@ import streamlit as st
 from app import launch_widgets as ui
 from app.design_state import current_design
 from app.nav import page_path
-from core.codegen import CodegenError, files_at_risk, render_job, write_job
+from core.codegen import files_at_risk, render_job, write_job
+from core.errors import UserError
 from core.logs.guard import validate_log_dir
 from core.run.check import check_job
 from core.run.launch import launch
 from core.run.own import check_own, launch_own, watch_folder
 from core.run.preflight import can_launch, run_preflight
 from core.run.registry import LaunchError, RunRecord
-from core.sharding.design import DesignError
 from core.workspace import WorkspaceError, child, default_workspace, read_settings, remember
 
 st.title("Launch")
@@ -36,7 +36,7 @@ with settings:
     try:
         files = render_job(design, options)
         notes = json.loads(files["job.json"])["notes"]
-    except (CodegenError, DesignError) as exc:
+    except UserError as exc:
         st.error(str(exc))
         notes = []
     for note in notes:
@@ -94,7 +94,7 @@ if files is not None:
     if st.button("Check on CPU", key="check_button", icon=":material/fact_check:"):
         try:
             job_dir = write_job(design, options, job_folder(), force=overwrite)
-        except (CodegenError, WorkspaceError, OSError) as exc:
+        except (UserError, OSError) as exc:
             st.error(f"Cannot write the job: {exc}")
         else:
             with st.spinner("Running train.py --check on the CPU…"):
@@ -112,7 +112,7 @@ if files is not None:
         try:
             job_dir = write_job(design, options, job_folder(), force=overwrite)
             record = launch(job_dir, workspace)
-        except (LaunchError, CodegenError, WorkspaceError, OSError) as exc:
+        except (UserError, OSError) as exc:
             st.error(f"Launch failed: {exc}")
         else:
             started(record)
@@ -140,7 +140,7 @@ with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers
         if st.button("Launch script", type="primary", disabled=not can_launch(own_checks), key="own_launch_button"):
             try:
                 record = launch_own(checked_own, workspace)
-            except (LaunchError, WorkspaceError, OSError) as exc:
+            except (UserError, OSError) as exc:
                 st.error(f"Launch failed: {exc}")
             else:
                 remember(workspace, OWN_PYTHON, checked_own.python)
@@ -151,7 +151,7 @@ with st.expander("Watch an existing log folder (a job ShardScope did not start: 
     if st.button("Watch", key="watch_button", disabled=not folder.strip()):
         try:
             record = watch_folder(folder.strip(), workspace, validate_log_dir)
-        except (LaunchError, WorkspaceError, OSError) as exc:
+        except (UserError, OSError) as exc:
             st.error(str(exc))
         else:
             st.success(f"Run **{record.run_id}** watches {record.log_dir}.")
@@ -165,7 +165,7 @@ st.subheader("Runs")
 def runs_fragment() -> None:
     try:
         ui.runs_table(workspace)
-    except (LaunchError, OSError) as exc:
+    except (UserError, OSError) as exc:
         st.error(str(exc))
 
 
@@ -173,5 +173,5 @@ runs_fragment()
 try:
     ui.stop_control(workspace)
     ui.delete_control(workspace)
-except (LaunchError, OSError) as exc:
+except (UserError, OSError) as exc:
     st.error(str(exc))

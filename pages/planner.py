@@ -11,7 +11,7 @@ from app import planner_view as view
 from app.design_state import commit as commit_design
 from app.design_state import current_design
 from app.nav import page_path
-from core.models import ModelError
+from core.errors import UserError
 from core.plan.choices import (
     ATTENTION_SCORES,
     EMBEDDING,
@@ -185,7 +185,7 @@ def apply(model: PlanModel, recipe: Recipe) -> None:
     """on_click, so the sidebar and every page already see the new design on the rerun it triggers."""
     try:
         design = apply_recipe(model, recipe)
-    except (ModelError, PlanError, ValueError) as exc:
+    except (UserError, ValueError) as exc:
         st.session_state[APPLY_ERROR_KEY] = str(exc)
         return
     commit_design(design, notice=f"Applied the planner's recipe {recipe.label()}.")

@@ -2,7 +2,8 @@
 
 No core module imports streamlit; no module of core/, app/ or pages/ grows past ~500 lines; no import
 cycle between modules; the packages form a one-way stack (cli -> run -> codegen -> models/plan ->
-sharding -> files -> workspace; logs -> files -> workspace).
+sharding -> files -> workspace; logs -> files -> workspace; errors under all); every error a user
+is shown subclasses core.errors.UserError.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from core.workspace import REPO_ROOT
 
 CORE = REPO_ROOT / "core"
 MAX_LINES = 520  # "no module over ~500 lines"
-PACKAGES = ["workspace", "files", "sharding", "models", "plan", "codegen", "run", "logs", "cli", "__main__"]
+PACKAGES = ["errors", "workspace", "files", "sharding", "models", "plan", "codegen", "run", "logs", "cli", "__main__"]
 
 
 def _modules() -> dict[str, Path]:
@@ -102,3 +103,24 @@ def test_packages_import_one_way() -> None:
     assert upward == []
     assert not any(d.split(".")[1] in {"run", "codegen", "cli"} for n, ds in graph.items()
                    if n.startswith("core.logs") for d in ds)
+
+
+def test_every_user_facing_error_is_a_user_error() -> None:
+    """Pages and the CLI catch `UserError`: an error class of core that is not one would escape them
+    as a traceback (private helpers, `_Name`, are never shown)."""
+    import importlib
+    import inspect
+
+    from core.errors import UserError
+
+    strays = []
+    for name in _modules():
+        if name.endswith("__main__"):
+            continue
+        module = importlib.import_module(name)
+        for cls_name, cls in inspect.getmembers(module, inspect.isclass):
+            if (cls.__module__ == name and issubclass(cls, Exception) and not cls_name.startswith("_")
+                    and not issubclass(cls, UserError)):
+                strays.append(f"{name}.{cls_name}")
+    assert strays == []
+    assert _imports(_modules())["core.errors"] == set()  # the ground floor imports nothing of core

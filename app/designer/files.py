@@ -10,9 +10,10 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from app import design_state as state
 from app.design_state import Scope
+from core.errors import UserError
 from core.sharding import edits
 from core.sharding.design import MAX_DESIGN_BYTES, Design, DesignError, Problem, dumps_design, loads_design
-from core.workspace import EXAMPLES_DIR, WorkspaceError, default_workspace
+from core.workspace import EXAMPLES_DIR, default_workspace
 
 SCOPE = Scope.FILE
 LOAD_PROBLEMS = "designer_load_problems"
@@ -40,7 +41,7 @@ def _save_cb(key: str) -> None:
     name = (st.session_state.get(key) or "").strip()
     try:
         path = edits.save_to_folder(state.current_design(), designs_folder(), name)
-    except (WorkspaceError, OSError) as exc:
+    except (UserError, OSError) as exc:
         state.fail(SCOPE, str(exc))
         return
     st.session_state[state.NOTICE_KEY] = f"Saved to {path}."

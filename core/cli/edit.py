@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.cli.common import fail
+from core.errors import UserError
 from core.sharding import edits
 from core.sharding.design import Design, DesignError, design_problems, load_design, save_design
-from core.sharding.layout import LayoutError
 
 Edit = Callable[[Design, str, str], Design]
 
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{args.design}: {exc}")
     try:
         design, count = apply_edits(design, args)
-    except (edits.EditError, LayoutError) as exc:
+    except UserError as exc:
         return fail(f"edit not applied, {args.out} not written: {exc}")
     if count == 0:
         return fail("no edit given: use --tensor-shape, --device-num, ... (see --help); nothing written")

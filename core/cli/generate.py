@@ -11,13 +11,13 @@ from core.codegen import (
     DEVICE_TARGETS,
     LAUNCHERS,
     SCENARIOS,
-    CodegenError,
     JobExistsError,
     RunOptions,
     write_job,
 )
-from core.sharding.design import Design, DesignError, load_design
-from core.workspace import EXAMPLES_DIR, WorkspaceError
+from core.errors import UserError
+from core.sharding.design import Design, load_design
+from core.workspace import EXAMPLES_DIR
 
 DEFAULT_DESIGN = EXAMPLES_DIR / "data_parallel_8.json"
 
@@ -55,7 +55,7 @@ def _generate(args: argparse.Namespace) -> int:
         written = [name for name in names if (out / name).is_file()]
     except JobExistsError as exc:
         return _fail(f"{exc}: not overwritten; pass --force to replace them, or choose another --out")
-    except (CodegenError, DesignError, WorkspaceError) as exc:
+    except UserError as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"cannot write {args.out}: {exc.strerror or exc}")

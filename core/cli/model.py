@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from core.cli.common import fail
-from core.models import MODELS, ModelError, design_parameter_count
+from core.errors import UserError
+from core.models import MODELS, design_parameter_count
 from core.models.common import canonical_dtype, dtype_problems
 from core.models.llama import LlamaConfig, LlamaRecipe, layer_parameter_count
 from core.models.mlp import MlpConfig, MlpRecipe
 from core.sharding.design import Design, save_design
 from core.sharding.operators import analyze_design
-from core.workspace import WorkspaceError, check_name
+from core.workspace import check_name
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -127,7 +128,7 @@ def _write(model: str, config: object, recipe: object, args: argparse.Namespace,
         design = MODELS[model].design(config, recipe, name=args.name)
         name = design.name if args.name is None else args.name  # load_design's check, '' too
         check_name(name if len(name) <= 64 else name[:64] + "...", "design name")
-    except (ModelError, WorkspaceError) as exc:
+    except UserError as exc:
         return fail(str(exc))
     lines = [f"parameters: {design_parameter_count(design):,}", *extra, *summary_lines(design)]
     if args.out:

@@ -16,12 +16,13 @@ import time
 from pathlib import Path
 
 from core.cli.common import fail as _fail
+from core.errors import UserError
 from core.logs.guard import validate_log_dir
 from core.run.launch import delete_run, launch, stop, wait
 from core.run.own import OWN_LAUNCHERS, OwnJob, check_own, launch_own, parse_env, watch_folder
 from core.run.preflight import check_mindspore
 from core.run.registry import LaunchError, RunRecord, get_run, list_runs
-from core.workspace import WorkspaceError, default_workspace
+from core.workspace import default_workspace
 
 
 def _workspace(args: argparse.Namespace) -> Path:
@@ -95,7 +96,7 @@ def _launch(args: argparse.Namespace) -> int:
     workspace = _workspace(args)
     try:
         record = _start(args, workspace)
-    except (LaunchError, WorkspaceError) as exc:
+    except UserError as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"cannot write to the workspace {workspace}: {exc.strerror or exc}")
@@ -177,7 +178,7 @@ def _runs(args: argparse.Namespace) -> int:
 def _watch_folder(args: argparse.Namespace) -> int:
     try:
         record = watch_folder(args.folder, _workspace(args), validate_log_dir, name=args.name)
-    except (LaunchError, WorkspaceError) as exc:
+    except UserError as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"cannot write to the workspace: {exc.strerror or exc}")

@@ -10,6 +10,8 @@ import math
 import re
 from dataclasses import dataclass, fields
 
+from core.errors import UserError
+
 SCENARIOS: dict[str, str] = {
     "data_parallel": "Data parallel (seed 001)",
     "operator_parallel": "Operator parallel, tuple strategies",
@@ -39,7 +41,7 @@ _SLURM_GRES = re.compile(rf"^{_GRES_ONE}(?:,{_GRES_ONE}){{0,7}}$")
 MAX_PATH = 1024
 
 
-class CodegenError(ValueError):
+class CodegenError(UserError, ValueError):
     """Options or a design the generator refuses, with a message that says what to change."""
 
 

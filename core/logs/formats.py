@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from core.errors import UserError
 from core.logs.general import NUM, LineRead, line_time, read_line, to_float
 
 __all__ = [
@@ -44,7 +45,7 @@ ROW_FIELDS = ("epoch", "step", "epochs_total", "steps_total", "loss", "step_time
 _NAN = float("nan")
 
 
-class LogFormatError(ValueError):
+class LogFormatError(UserError, ValueError):
     """A user-supplied loss regex that cannot be used (bad syntax or no `loss` group)."""
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from core.errors import UserError
+
 __all__ = ["MAX_DIR_ENTRIES", "MAX_PATH_CHARS", "LogDirError", "validate_log_dir"]
 
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: anything longer fails in the kernel anyway
 MAX_DIR_ENTRIES = 20000  # 1,024-rank runs have ~1,030 entries; /usr/lib has tens of thousands
 
 
-class LogDirError(ValueError):
+class LogDirError(UserError, ValueError):
     """The folder cannot be a run's log folder; the message is one line for a user."""
 
 

@@ -15,13 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from core.errors import UserError
+
 __all__ = ["RankSelectionError", "nodes_of", "select_ranks"]
 
 _RE_RANGE = re.compile(r"^([0-9]+)\s*(?:-|\.\.)\s*([0-9]+)$")
 _RE_NODE = re.compile(r"^node\s*([0-9]+)$", re.IGNORECASE)
 
 
-class RankSelectionError(ValueError):
+class RankSelectionError(UserError, ValueError):
     """A rank expression that names nothing we know (the message says which term)."""
 
 

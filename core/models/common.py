@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.errors import UserError
 from core.sharding.design import (
     FLOAT_DTYPES,
     MAX_DEVICES,
@@ -43,7 +44,7 @@ class ModelProblem:
     message: str
 
 
-class ModelError(ValueError):
+class ModelError(UserError, ValueError):
     """A model configuration that cannot become a design; `problems` lists every bad value."""
 
     def __init__(self, problems: list[ModelProblem]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core.errors import UserError
 from core.plan.activations import Recompute
 from core.sharding.design import MAX_DEVICES
 from core.sharding.design_types import MAX_REPEAT
@@ -28,7 +29,7 @@ DTYPES = ("bfloat16", "float16", "float32")
 DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
-class PlanError(ValueError):
+class PlanError(UserError, ValueError):
     """Bad planner input (a model or device count that cannot be planned), with the offending value."""
 
 

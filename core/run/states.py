@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from core.errors import UserError
+
 
 class RunStatus(StrEnum):
     """A run's state as stored in run.json (plain strings on disk)."""
@@ -22,5 +24,5 @@ class RunStatus(StrEnum):
 ACTIVE = frozenset({RunStatus.STARTING, RunStatus.QUEUED, RunStatus.RUNNING})
 
 
-class LaunchError(RuntimeError):
+class LaunchError(UserError, RuntimeError):
     """A launch or stop that cannot be done, with a message for the user."""

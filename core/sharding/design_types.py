@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from core.errors import UserError
 from core.sharding.layout import MAX_DEVICES as MAX_DEVICES  # the bound lives with the Layout it protects
 from core.sharding.layout import DimEntry, Layout, LayoutError, TensorLayout
 
@@ -33,7 +34,7 @@ ROLES = ("input", "weight")
 FLOAT_DTYPES = ("float64", "float32", "float16", "bfloat16")
 
 
-class DesignError(ValueError):
+class DesignError(UserError, ValueError):
     """A design file that cannot be used; `problems` lists (json_path, message) for every fault."""
 
     def __init__(self, problems: list[Problem]) -> None:

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.errors import UserError
 from core.sharding.code import entries_expr, layout_expr, layout_strategy
 
 NONE = "None"
@@ -24,7 +25,7 @@ DimEntry = str | tuple[str, ...]
 MapEntry = int | tuple[int, ...]
 
 
-class LayoutError(ValueError):
+class LayoutError(UserError, ValueError):
     """A layout MindSpore would refuse, with a message a user can act on."""
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from core.errors import UserError
 from core.sharding.design import MAX_DIMS
 from core.workspace import is_identifier
 
 
-class EditError(ValueError):
+class EditError(UserError, ValueError):
     """An edit the design cannot store (bad name, unparsable number); the message says what to type."""
 
 
