@@ -453,7 +453,7 @@ def fmt(v: float | None) -> str:
     return "–" if v is None else f"{v:.1f}"
 
 
-def server_baseline(sampler: Sampler, baseline: list[Row], server: Server, seconds: float = 5.0) -> int:
+def server_baseline(sampler: Sampler, baseline: list[Row], seconds: float = 5.0) -> int:
     """The warmed server with no tab open for a few seconds: its inotify watches are Streamlit's own source
     watch (the floor "released" compares with); the first server's figures become the baseline row."""
     t0 = time.monotonic()
@@ -476,7 +476,7 @@ def root_scenario(name: str, logdir: str, args: argparse.Namespace, browser: Any
         context = browser.new_context(viewport=args.viewport)
         try:
             warm_up(context, server.url)
-            idle_watches = server_baseline(sampler, baseline, server)
+            idle_watches = server_baseline(sampler, baseline)
             page = context.new_page()
             ws = WsBytes(page)
             t0 = time.monotonic()
@@ -575,7 +575,7 @@ def run_scenario(name: str, ranks: int, steps: int, args: argparse.Namespace, br
             context = browser.new_context(viewport=args.viewport)
             try:
                 warm_up(context, server.url)
-                server_baseline(sampler, baseline, server)
+                server_baseline(sampler, baseline)
                 page = context.new_page()
                 ws = WsBytes(page)
                 t0 = time.monotonic()
@@ -657,7 +657,7 @@ def sessions_scenario(args: argparse.Namespace, browser: Any, tmp: Path, baselin
             context = browser.new_context(viewport=args.viewport)
             try:
                 warm_up(context, server.url)
-                server_baseline(sampler, baseline, server)
+                server_baseline(sampler, baseline)
                 appender = Appender(run, args.noise, fmt=args.format)
                 appender.start()
                 pump_page = context.new_page()  # events are delivered while some page waits
@@ -762,7 +762,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def interrupted(signum: int, frame: object) -> None:
+def interrupted(signum: int, _frame: object) -> None:
     """SIGTERM / SIGINT (even when the shell started us with SIGINT ignored, as `cmd &` does): unwind, so
     the server is stopped, the browser closed and the run folders removed."""
     raise KeyboardInterrupt(f"signal {signum}")

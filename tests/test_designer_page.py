@@ -38,7 +38,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def at(workspace: Path) -> AppTest:
+def at(workspace: Path) -> AppTest:  # noqa: ARG001 - the page runs in the test's own workspace
     app = AppTest.from_file(PAGE, default_timeout=90)
     app.run()
     assert not app.exception, app.exception
@@ -98,7 +98,8 @@ def test_first_visit_loads_seed004_and_shows_row0_ranks(at: AppTest) -> None:
     assert not at.error
 
 
-def test_stale_session_value_is_replaced(workspace: Path) -> None:
+@pytest.mark.usefixtures("workspace")
+def test_stale_session_value_is_replaced() -> None:
     app = AppTest.from_file(PAGE, default_timeout=90)
     app.session_state[DESIGN_KEY] = {"not": "a design"}
     rerun(app)
@@ -478,10 +479,11 @@ def test_out_strategy_toggle_and_drop(at: AppTest, drop: Callable) -> None:
     assert design_of(at).operator("matmul1").out_strategy.map == (("mp", "sp", "dp"), NONE)
 
 
-def test_operator_analysis_crash_is_contained(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("workspace")
+def test_operator_analysis_crash_is_contained(monkeypatch: pytest.MonkeyPatch) -> None:
     import core.sharding.operators as operators
 
-    def boom(design: Design) -> list:
+    def boom(_design: Design) -> list:
         raise RuntimeError("kaboom")
 
     monkeypatch.setattr(operators, "analyze_design", boom)
@@ -585,7 +587,8 @@ def test_rename_design_and_download(at: AppTest) -> None:
     assert at.get("download_button")
 
 
-def test_page_runs_from_the_app_entry(workspace: Path) -> None:
+@pytest.mark.usefixtures("workspace")
+def test_page_runs_from_the_app_entry() -> None:
     app = AppTest.from_file(str(REPO_ROOT / "app" / "main.py"), default_timeout=90)
     rerun(app)
     app.switch_page("../pages/designer.py")
@@ -703,8 +706,9 @@ def test_loss_and_repeat_block_editor(at: AppTest) -> None:
     assert design_of(at).repeat is None
 
 
+@pytest.mark.usefixtures("workspace")
 @pytest.mark.parametrize("page", ["launch", "planner"])
-def test_every_page_seeds_the_same_shared_design(workspace: Path, page: str) -> None:
+def test_every_page_seeds_the_same_shared_design(page: str) -> None:
     """Issue 20: one current_design() with one default; Launch used to seed data_parallel_8 on its own."""
     other = AppTest.from_file(str(REPO_ROOT / "pages" / f"{page}.py"), default_timeout=180)
     other.run()

@@ -62,7 +62,7 @@ def test_same_exception_on_128_ranks_is_one_group_with_the_first_rank_marked(tmp
     assert d.root_cause == 37 and not d.hung  # failed ranks are not also "hung"
 
 
-def test_real_failed_semi_auto_run(tmp_path: Path) -> None:
+def test_real_failed_semi_auto_run() -> None:
     """8 ranks, 7 identical RuntimeErrors, rank 3 killed without a traceback, scheduler times out node 1.
     Rank 5's traceback follows the earliest stamped line (07:04:41.935), so it is the likely root cause."""
     d = diagnose(read_run(REAL / "semi_auto_on_cpu_error"))

@@ -35,7 +35,7 @@ def _diag_json(folder: Path, capsys: pytest.CaptureFixture) -> tuple[int, dict]:
 
 # ----------------------------------------------------------------------------- real failures
 
-def test_real_ei0002_critical_then_glibc_abort_fails_the_rank(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_real_ei0002_critical_then_glibc_abort_fails_the_rank(capsys: pytest.CaptureFixture) -> None:
     folder = REAL / "cann_EI0002"
     code, d = _diag_json(folder, capsys)
     assert code == 1 and d["failed"]

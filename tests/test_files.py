@@ -47,7 +47,7 @@ def _zero(folder: Path, name: str) -> Path:
 
 
 @pytest.fixture
-def bound_socket(tmp_path: Path) -> Iterator[Callable[[Path, str], Path]]:
+def bound_socket() -> Iterator[Callable[[Path, str], Path]]:
     """Makes a listening unix socket at folder/name (closed after the test)."""
     held: list[socket.socket] = []
 

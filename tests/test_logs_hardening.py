@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 LINE = "epoch: 1 step: {s}, loss is {v}\n"
 
 
-def _run_cli(*args: str, stdin_pipe: str | None = None) -> subprocess.CompletedProcess[str]:
+def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
 

@@ -124,7 +124,7 @@ def test_link_out_of_the_folder_is_not_shown(tmp_path: Path) -> None:
     assert not any("worker_0.log: a link to" in w.value for w in at.warning)
 
 
-def test_bad_custom_regex_is_reported(tmp_path: Path) -> None:
+def test_bad_custom_regex_is_reported() -> None:
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.query_params["logdir"] = str(REAL / "dp8_cpu_ok")
     at.run()
@@ -173,7 +173,7 @@ def test_replay_of_a_synthetic_recording(tmp_path: Path) -> None:
     assert out.is_dir()
 
 
-def test_launched_run_from_registry(tmp_path: Path, _workspace: Path) -> None:
+def test_launched_run_from_registry(_workspace: Path) -> None:
     run_dir = runs_root(_workspace) / "r1"
     shutil.copytree(REAL / "semi_auto_on_cpu_error", run_dir / "log_output")
     (run_dir / "launcher.log").write_text(

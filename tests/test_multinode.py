@@ -45,7 +45,7 @@ def test_bad_node_commands_are_refused(options: RunOptions, node_exec: dict[int,
         node_plan(options, node_exec)
 
 
-def test_cli_node_exec_is_split_into_words_not_run_by_a_shell(tmp_path: Path) -> None:
+def test_cli_node_exec_is_split_into_words_not_run_by_a_shell() -> None:
     from core.cli.runs import _node_exec
 
     assert _node_exec(["1=ip netns exec 'my ns'"]) == {1: ["ip", "netns", "exec", "my ns"]}

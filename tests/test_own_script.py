@@ -112,7 +112,7 @@ def test_env_pairs_keep_the_value_verbatim() -> None:
 
 @FAST
 @given(text=st.text(max_size=80))
-def test_any_script_path_is_refused_or_an_existing_python_file(tmp_path: Path, text: str) -> None:
+def test_any_script_path_is_refused_or_an_existing_python_file(text: str) -> None:
     try:
         job = check_own(OwnJob(script=text, devices=1))
     except LaunchError:
@@ -217,8 +217,9 @@ def cleanup(tmp_path: Path):  # type: ignore[no-untyped-def]
             stop(record.run_id, tmp_path / "ws", grace=2)
 
 
+@pytest.mark.usefixtures("cleanup")
 @pytest.mark.integration
-def test_own_script_through_msrun_from_the_cli_then_stop(tmp_path: Path, cleanup: None) -> None:
+def test_own_script_through_msrun_from_the_cli_then_stop(tmp_path: Path) -> None:
     from core.logs import read_run
 
     # the script lives in a folder whose name a shell would act on: it must stay a name

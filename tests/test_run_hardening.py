@@ -227,7 +227,7 @@ def test_a_reused_pgid_is_left_alone(tmp_path: Path) -> None:
         victim.wait()
 
 
-def test_signal_verified_needs_pid_and_create_time(tmp_path: Path) -> None:
+def test_signal_verified_needs_pid_and_create_time() -> None:
     proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
         created = psutil.Process(proc.pid).create_time()

@@ -96,7 +96,7 @@ def no_leftover_runs(tmp_path: Path) -> Iterator[None]:
 
 
 @pytest.fixture
-def users_tails(tmp_path: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
+def users_tails() -> Iterator[list[subprocess.Popen[bytes]]]:
     """The user's own `tail -f` of a run's log, started from inside the run folder: never the run's."""
     tails: list[subprocess.Popen[bytes]] = []
     yield tails

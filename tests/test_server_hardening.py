@@ -85,7 +85,7 @@ def _through_middleware(scope: dict[str, Any]) -> tuple[list[dict[str, Any]], bo
     sent: list[dict[str, Any]] = []
     called = []
 
-    async def inner(scope: Any, receive: Any, send: Any) -> None:
+    async def inner(scope: Any, _receive: Any, _send: Any) -> None:
         called.append(scope["type"])
 
     async def receive() -> dict[str, Any]:

@@ -247,8 +247,9 @@ def ws(tmp_path: Path):  # type: ignore[no-untyped-def]
             stop(record.run_id, tmp_path / "ws", grace=2)
 
 
+@pytest.mark.usefixtures("slurm_cluster")
 @pytest.mark.integration
-def test_generated_job_runs_as_two_nodes_of_four_workers(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+def test_generated_job_runs_as_two_nodes_of_four_workers(tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
     from core.logs import read_run
 
     generate(tmp_path / "job", "--partition", "debug", "--time", "20")
@@ -269,8 +270,9 @@ def test_generated_job_runs_as_two_nodes_of_four_workers(slurm_cluster, tmp_path
     assert "scheduler on n1 (127.0.0.1:" in next(record.run_dir.glob("slurm-*.out")).read_text()
 
 
+@pytest.mark.usefixtures("slurm_cluster")
 @pytest.mark.integration
-def test_own_script_as_two_nodes_of_two_workers(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+def test_own_script_as_two_nodes_of_two_workers(tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
     from core.logs import read_run
 
     folder = tmp_path / "own job $(touch PWNED)"
@@ -288,8 +290,9 @@ def test_own_script_as_two_nodes_of_two_workers(slurm_cluster, tmp_path: Path, w
     assert not list(tmp_path.rglob("PWNED*")) and not list(REPO_ROOT.glob("PWNED*"))
 
 
+@pytest.mark.usefixtures("slurm_cluster")
 @pytest.mark.integration
-def test_queued_then_cancelled_from_the_cli_leaves_nothing(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+def test_queued_then_cancelled_from_the_cli_leaves_nothing(tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
     generate(tmp_path / "job", epochs=400)
     # a partition that is down keeps the job PENDING: the run says 'queued' with Slurm's reason
     subprocess.run(["scontrol", "update", "PartitionName=debug", "State=DOWN"], check=True, timeout=30)
@@ -321,8 +324,9 @@ def test_queued_then_cancelled_from_the_cli_leaves_nothing(slurm_cluster, tmp_pa
     assert wait("slurm-long", ws, timeout=5).status == RunStatus.STOPPED
 
 
+@pytest.mark.usefixtures("slurm_cluster")
 @pytest.mark.integration
-def test_preflight_refuses_a_missing_partition_and_too_many_nodes(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+def test_preflight_refuses_a_missing_partition_and_too_many_nodes(tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
     generate(tmp_path / "nope", "--partition", "nope")
     result = cli("launch", str(tmp_path / "nope"), "--workspace", str(ws))
     assert result.returncode == 2 and "Slurm has no partition 'nope'" in result.stderr
@@ -336,8 +340,9 @@ def test_preflight_refuses_a_missing_partition_and_too_many_nodes(slurm_cluster,
     assert check.ok, check.message
 
 
+@pytest.mark.usefixtures("slurm_cluster")
 @pytest.mark.integration
-def test_a_failing_rank_fails_the_run_and_is_named(slurm_cluster, tmp_path: Path, ws: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_failing_rank_fails_the_run_and_is_named(ws: Path) -> None:  # type: ignore[no-untyped-def]
     result = cli("launch", "--script", str(REPO_ROOT / "tests/fixtures/own_train/train.py"), "--devices", "4",
                  "--local-workers", "2", "--launcher", "slurm", "--master-port", str(free_port()),
                  "--workspace", str(ws), "--name", "own-fail", "--wait", "--", "--fail-rank", "3")
@@ -349,8 +354,9 @@ def test_a_failing_rank_fails_the_run_and_is_named(slurm_cluster, tmp_path: Path
     assert not tagged("own-fail")
 
 
+@pytest.mark.usefixtures("slurm_cluster")
 @pytest.mark.integration
-def test_launch_page_submits_to_slurm_and_stops_it(slurm_cluster, tmp_path: Path, ws: Path,  # type: ignore[no-untyped-def]
+def test_launch_page_submits_to_slurm_and_stops_it(ws: Path,  # type: ignore[no-untyped-def]
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from streamlit.testing.v1 import AppTest
 

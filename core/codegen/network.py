@@ -187,7 +187,7 @@ def render_network(design: Design, analyses: Sequence[OperatorAnalysis]) -> Netw
 
 
 def _construct(
-    design: Design, ops: Sequence[OperatorSpec], by_name: dict[str, OperatorAnalysis], names: dict[str, str]
+    ops: Sequence[OperatorSpec], by_name: dict[str, OperatorAnalysis], names: dict[str, str]
 ) -> tuple[list[Prim], list[str]]:
     """Primitives and construct lines for `ops`; `names` maps design names to Python expressions."""
     prims: list[Prim] = []
@@ -221,7 +221,7 @@ def _render_cell(
     extra = _outside_inputs(design, ops, {*weights, first_arg})
     names = {w: f"self.{w}" for w in weights}
     names.update({n: n for n in [first_arg, *extra]})
-    prims, body = _construct(design, ops, by_name, names)
+    prims, body = _construct(ops, by_name, names)
     lines = [
         f"class {cls}(nn.Cell):",
         f'    """{doc}"""',
@@ -277,7 +277,7 @@ def _render_all(
     lines: list[str] = []
     names = {w: f"self.{w}" for w in net_w}
     names.update({n: n for n in inputs})
-    prims, body = _construct(design, prologue, by_name, names)
+    prims, body = _construct(prologue, by_name, names)
     init_extra: list[str] = []
     result = design.operators[-1].name
     if block:

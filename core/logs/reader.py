@@ -430,7 +430,7 @@ class _RunState:
         unregistered: set[int] = set()
         for st in self.files.values():
             unregistered |= st.unregistered
-        ranks = self._rank_table(workers, metrics, unregistered)
+        ranks = self._rank_table(workers, unregistered)
         layouts = {st.info.layout for st in workers}
         layout = layouts.pop() if len(layouts) == 1 else ("mixed" if layouts else "none")
         skipped = {st.info.rel: st.unreadable for st in self.files.values() if st.unreadable}
@@ -466,7 +466,7 @@ class _RunState:
         return timings, errors
 
     @staticmethod
-    def _rank_table(workers: list[FileState], metrics: pd.DataFrame, unregistered: set[int]) -> pd.DataFrame:
+    def _rank_table(workers: list[FileState], unregistered: set[int]) -> pd.DataFrame:
         by_rank: dict[int, list[FileState]] = {}
         for st in workers:
             by_rank.setdefault(st.info.rank if st.info.rank is not None else -1, []).append(st)

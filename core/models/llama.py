@@ -163,7 +163,7 @@ def llama_design(config: LlamaConfig, recipe: LlamaRecipe, name: str | None = No
     _weights(build, config)
     x = _embedding(build, config)
     _attention(build, config, recipe, x)
-    last = _feed_forward(build, config, recipe)
+    last = _feed_forward(build, recipe)
     _head(build, config, last)
     return build.build(
         name or default_name(config, recipe),
@@ -236,7 +236,7 @@ def _attention(b: DesignBuilder, c: LlamaConfig, r: LlamaRecipe, x: str) -> None
     b.op("attn_residual", "Add", (x, "attn_out"), (lay(rows, NONE), lay(rows, NONE)))
 
 
-def _feed_forward(b: DesignBuilder, c: LlamaConfig, r: LlamaRecipe) -> str:
+def _feed_forward(b: DesignBuilder, r: LlamaRecipe) -> str:
     rows = _rows(r.sp)
     norm = b.op("ffn_rms", "RMSNorm", ("attn_residual", "ffn_norm"), (lay(rows, NONE), lay(NONE)), eps=EPS)
     column = (lay("dp", NONE), lay(NONE, "mp"))  # llama_layer.py:513,517 w1 / w3 `((dp * cp, 1), (mp, 1))`

@@ -41,7 +41,7 @@ def read_parallel_config(path: Path) -> dict[str, int]:
 
 
 @lru_cache(maxsize=16)
-def _parallel_config(path: str, dev: int, ino: int, size: int, mtime_ns: int) -> dict[str, int]:
+def _parallel_config(path: str, dev: int, ino: int, size: int, mtime_ns: int) -> dict[str, int]:  # noqa: ARG001
     """read_parallel_config for one version of the file (the stat fields are the cache key only)."""
     try:
         text = read_checked(path, MAX_BYTES, "MindFormers config").decode("utf-8", errors="replace")

@@ -201,7 +201,7 @@ def set_operator_transpose(design: Design, name: str, which: str, value: bool) -
     return replace_operator(design, replace(op, **{which: bool(value)}))
 
 
-def _op_input_sharding(design: Design, op: OperatorSpec, index: int) -> Sharding | None:
+def _op_input_sharding(op: OperatorSpec, index: int) -> Sharding | None:
     if op.strategy is None or index >= len(op.strategy):
         return None
     return op.strategy[index]
@@ -225,7 +225,7 @@ def set_operator_input_mode(design: Design, name: str, index: int, mode: str, la
     first layout)."""
     op = operator_of(design, name)
     ndim = input_ndims(design, name)[input_index(op, index)] or 1
-    current = _op_input_sharding(design, op, index)
+    current = _op_input_sharding(op, index)
     if mode == "tuple":
         split: tuple[int, ...] = (1,) * ndim
         if current is not None and current.is_layout:
@@ -249,7 +249,7 @@ def set_operator_input_mode(design: Design, name: str, index: int, mode: str, la
 
 def set_operator_map(design: Design, name: str, index: int, entries: Sequence[DimEntry]) -> Design:
     op = operator_of(design, name)
-    current = _op_input_sharding(design, op, index)
+    current = _op_input_sharding(op, index)
     if current is None or not current.is_layout:
         raise EditError(f"input {index} of {name} has no Layout strategy: switch it to Layout first")
     return set_operator_strategy(design, name, index, replace(current, map=tuple(entries)))
@@ -257,7 +257,7 @@ def set_operator_map(design: Design, name: str, index: int, entries: Sequence[Di
 
 def set_operator_dim_axes(design: Design, name: str, index: int, dim: int, axes: Sequence[str]) -> Design:
     op = operator_of(design, name)
-    current = _op_input_sharding(design, op, index)
+    current = _op_input_sharding(op, index)
     if current is None or current.map is None:
         raise EditError(f"input {index} of {name} has no Layout strategy: switch it to Layout first")
     return set_operator_map(design, name, index, assign_axes(current.map, dim, axes))
