@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from core.errors import UserError
 
-__all__ = ["FileCheckError", "kind_of", "open_checked", "open_fd", "read_checked"]
+__all__ = ["FileCheckError", "expand_home", "kind_of", "open_checked", "open_fd", "read_checked"]
 
 _CHUNK = 1 << 16  # read size once the file turned out longer than fstat said (it grew, or procfs)
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
@@ -128,3 +128,12 @@ def read_checked(path: str | Path, max_bytes: int, what: str = "file") -> bytes:
     if total > max_bytes:
         raise _too_big(path, what, None, max_bytes)
     return b"".join(chunks)
+
+
+def expand_home(path: str | Path) -> Path:
+    """`~` and `~user` expanded; a `~name` naming no user stays as written (Path.expanduser raises
+    RuntimeError there), so the caller's own check says the path does not exist instead of crashing."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        return Path(path)

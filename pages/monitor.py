@@ -16,6 +16,7 @@ import streamlit as st
 from app import monitor_scale as scale
 from app import monitor_widgets as ui
 from app.live_chart import live_chart
+from app.monitor_memory import memory_panel
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, compile_user_regex, tail_lines
 from core.logs.diagnose import Diagnosis, diagnose
 from core.logs.discover import folder_notes
@@ -24,6 +25,7 @@ from core.logs.replay import load_recording, replay
 from core.logs.selection import RankSelectionError, select_ranks
 from core.logs.shapes import line_shapes
 from core.logs.watcher import MAX_WATCHES, WatcherRegistry
+from core.run.planned import plan_for_log_dir
 from core.run.registry import LAUNCHER_LOG, list_runs
 from core.workspace import EXAMPLES_DIR, default_workspace
 
@@ -466,6 +468,7 @@ if source_dir is not None:
                 else:
                     live_chart(st_fig, key="mon_step_chart", uirevision=f"{source_dir}|steptime", height=260)
         failures_view(diag, snap)
+        memory_panel(snap, plan_for_log_dir(default_workspace(), source_dir))
         with st.expander("Raw log tail", expanded=False):
             files = [f for f in snap.files]
             names = [f.rel for f in files]

@@ -494,3 +494,19 @@ def test_many_skipped_files_are_counted_not_listed_one_by_one(tmp_path: Path) ->
     skipped = [line for line in result.stdout.splitlines() if line.startswith("skipped ")]
     assert len(skipped) == 21 and skipped[-1] == "skipped 10 more files"
     assert skipped[0] == "skipped worker_10.log: a folder, not a regular file"
+
+
+def test_a_home_of_no_user_is_a_path_not_a_crash() -> None:
+    """`~0` names no user: Path.expanduser raises RuntimeError; the product says the path does not exist
+    (hypothesis found it through the own-script check)."""
+    from core.files import expand_home
+    from core.logs.guard import LogDirError, validate_log_dir
+    from core.run.own import OwnJob, check_own
+    from core.run.registry import LaunchError
+
+    assert expand_home("~0/x.py") == Path("~0/x.py")
+    assert expand_home("~") == Path.home()
+    with pytest.raises(LaunchError):
+        check_own(OwnJob(script="~0", devices=1))
+    with pytest.raises(LogDirError):
+        validate_log_dir("~0")

@@ -345,3 +345,39 @@ def test_loss_figure_draws_the_picked_metric_and_eval_points() -> None:
     cv = read_run(FORMATS_DIR / "mindcv")
     fig, _, _ = ui.loss_figure(ui.prepare(cv.metrics), ui.ChartOptions(smoothing=0.0, show_band=False, metric="lr"))
     assert fig.layout.yaxis.title.text == "lr" and list(fig.data[0].y) == cv.metrics["lr"].tolist()
+
+
+MEMORY_BLOCK = ("[INFO] DEVICE(7587,7f5998a3be40,python):2026-11-22-07:09:00.377.254 [ascend_mem.cc:1] x] "
+                "Device MOC memory size: 65536M\nMindSpore Used memory size: 59392M\n"
+                "Used peak memory usage (without fragments): 23716M\n"
+                "Actual peak memory usage (with fragments): 26244M\n")
+
+
+def test_a_run_launched_from_a_yaml_shows_planned_against_measured_memory(_workspace: Path) -> None:
+    """Issue 21 item 5: the plan kept in the run's record beside what each rank's log says it used."""
+    planned = 30 * (1 << 30)
+    run_dir = runs_root(_workspace) / "mf"
+    shutil.copytree(REAL / "dp8_cpu_ok", run_dir / "log_output")
+    for rank in (0, 5):
+        with (run_dir / "log_output" / f"worker_{rank}.log").open("a", encoding="utf-8") as f:
+            f.write(MEMORY_BLOCK)
+    (run_dir / "run.json").write_text(json.dumps({
+        "run_id": "mf", "status": "succeeded", "scenario": "mindformers", "started_at": 1.0, "ended_at": 2.0,
+        "log_dir": "log_output", "launcher": "msrun", "kind": "own", "options": {"plan": {
+            "memory_bytes": planned, "recipe": "dp8 mp1 pp1 os m8×b1",
+            "source": "planned from llama2_7b.yaml (dp8 mp1 pp1 os m8×b1; the busiest pipeline stage)"}}}))
+    at = _run(run="mf")
+    assert any("**Planned:** 30.0 GiB per card (planned from llama2_7b.yaml" in m.value for m in at.markdown)
+    at.toggle(key="mon_memory_read").set_value(True).run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "peak vs plan %" in d.value.columns).set_index("rank")
+    assert list(table.index) == [0, 5]
+    assert table.loc[5, "planned GiB"] == 30.0 and table.loc[5, "peak GiB"] == round(23716 / 1024, 2)
+    assert table.loc[0, "peak vs plan %"] == round(100 * (23716 * (1 << 20) - planned) / planned, 1)
+
+
+def test_a_folder_without_a_plan_or_memory_lines_says_so() -> None:
+    at = _run(logdir=str(REAL / "dp8_cpu_ok"))
+    assert any(c.value.startswith("No plan for this run") for c in at.caption)
+    at.toggle(key="mon_memory_read").set_value(True).run()
+    assert any("No rank's log has them yet" in i.value and "GLOG_v=1" in i.value for i in at.info)

@@ -393,3 +393,19 @@ def test_page_launches_an_own_script_and_stops_it(launch_page, tmp_path: Path) -
     assert any("no process of it is left" in s.value for s in page.success)
     final = get_run(record.run_id, tmp_path / "ws")
     assert final.status == "stopped" and not run_processes(final) and not _tagged(record.run_id)
+
+
+def test_a_mindformers_run_keeps_what_the_planner_expected_of_its_yaml(tmp_path: Path) -> None:
+    """The record of a run launched with a YAML carries the planner's memory per card for that YAML's recipe
+    (what `diagnose` and the Monitor set beside MindSpore's measured memory); a run without one has no plan."""
+    from core.plan.planned import plan_for_config
+    from core.run.own import record_options
+
+    entry = script(tmp_path, "run_mindformer.py")
+    config = (REPO_ROOT / "tests" / "fixtures" / "mindformers"
+              / "mindspore-lab__mindformers@v1.3.0__configs__llama2__pretrain_llama2_7b_bf16.yaml")
+    job = check_own(OwnJob(script=str(entry), devices=8, mindformers_config=str(config), run_mode="train"))
+    kept = record_options(job, job.to_options())
+    assert kept["plan"] == plan_for_config(config) and kept["plan"]["memory_bytes"] > 0
+    plain = check_own(OwnJob(script=str(entry), devices=2))
+    assert "plan" not in record_options(plain, plain.to_options())

@@ -8,15 +8,21 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 from core.cli.common import fail, terminal_safe
 from core.cli.watch import skipped_lines
+from core.files import expand_home
 from core.logs import LogFormatError, read_run
 from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
 from core.logs.discover import folder_notes
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.memory import memory_report
 from core.logs.status import tail_lines
+from core.plan.planned import plan_for_config
+from core.run.planned import plan_for_log_dir
+from core.workspace import default_workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the job is still running: also report the whole job as hung when it went silent")
     p.add_argument("--straggler-ratio", type=float, default=DiagnoseSettings.straggler_ratio,
                    help="step time / job median at or above this is a straggler (default %(default)s)")
+    p.add_argument("--mindformers-config", type=str, default=None, metavar="YAML",
+                   help="plan this MindFormers YAML's recipe and set its memory per card beside the measured one "
+                        "(default: the plan the run was launched with, if ShardScope launched it)")
     p.add_argument("--follow-links", action="store_true",
                    help="also read logs that are links to files outside LOG_DIR (refused by default)")
     p.set_defaults(func=handle)
@@ -79,6 +88,33 @@ def report(d: Diagnosis) -> str:
     return "\n".join(terminal_safe(line) for line in lines)
 
 
+def run_plan(log_dir: Path, config: str | None) -> dict[str, Any] | None:
+    """What was planned for this run: the YAML given (planned now), else the plan kept in the record of the
+    ShardScope run whose logs these are, else None."""
+    if config:
+        return plan_for_config(expand_home(config))
+    return plan_for_log_dir(default_workspace(), log_dir)
+
+
+def memory_lines(memory: dict[str, Any], plan: dict[str, Any] | None) -> list[str]:
+    """Device memory in the text report: the plan, then the measured peak (min / max over ranks)."""
+    gib = 1 << 30
+    lines = []
+    if plan and plan.get("memory_bytes"):
+        lines.append(f"device memory planned: {plan['memory_bytes'] / gib:.1f} GiB per card, {plan['source']}")
+    elif plan:
+        lines.append(f"device memory planned: none ({plan.get('why', 'the planner gave no figure')})")
+    peaks = {r: m["measured"]["peak_bytes"] for r, m in memory.items() if m["measured"]["peak_bytes"] is not None}
+    if peaks:
+        low, high = min(peaks, key=peaks.get), max(peaks, key=peaks.get)
+        lines.append(f"device memory measured peak: {peaks[low] / gib:.1f} GiB (rank {low}) to "
+                     f"{peaks[high] / gib:.1f} GiB (rank {high}) on {len(peaks)} rank(s)")
+    elif plan:
+        lines.append("device memory measured: no rank's log has MindSpore's memory statistics "
+                     "(printed at INFO level: GLOG_v=1, or with MS_MEMORY_STATISTIC=1)")
+    return [terminal_safe(line) for line in lines]
+
+
 def handle(args: argparse.Namespace) -> int:
     """Run the diagnosis; 2 on a bad folder or regex, 1 when a rank failed or hung."""
     try:
@@ -94,12 +130,18 @@ def handle(args: argparse.Namespace) -> int:
         return fail(" ".join(notes))
     d = diagnose(snap, now=now_if_alive(args.alive),
                  settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
-    if args.json:  # memory: MindSpore's device-memory lines from the end (256 KiB) of each rank's log
+    plan = run_plan(log_dir, args.mindformers_config)
+    # memory: MindSpore's device-memory lines from the end (256 KiB) of each rank's log
+    memory: dict[str, Any] = {}
+    if args.json or plan:  # the text report shows memory only beside a plan (tails of every rank: a read)
         tails = {f.rank: tail_lines(f.path, 400, hide_noise=False, max_bytes=1 << 18)
                  for f in snap.files if f.role == "worker" and f.rank is not None}
-        # json.dumps escapes every control character
-        print(json.dumps(d.to_dict() | {"skipped": snap.skipped, "notes": notes, "memory": memory_report(tails)}))
+        planned = plan.get("memory_bytes") if plan else None
+        memory = memory_report(tails, None if planned is None else dict.fromkeys(tails, planned))
+    if args.json:  # json.dumps escapes every control character
+        print(json.dumps(d.to_dict() | {"skipped": snap.skipped, "notes": notes, "memory": memory, "plan": plan}))
     else:
-        print("\n".join([report(d), *skipped_lines(snap), *(terminal_safe(n) for n in notes)]))
+        print("\n".join([report(d), *memory_lines(memory, plan), *skipped_lines(snap),
+                         *(terminal_safe(n) for n in notes)]))
     return 1 if d.failed else 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from core.codegen import launchers, scenarios
 from core.codegen.jobfolder import JOB_FILE, JobExistsError, files_at_risk, write_files
@@ -26,6 +27,7 @@ from core.codegen.options import (
     validate_options,
 )
 from core.files import read_checked
+from core.plan.planned import plan_for_design
 from core.sharding.design import Design
 from core.workspace import is_safe_name
 
@@ -40,6 +42,7 @@ __all__ = [
     "RunOptions",
     "files_at_risk",
     "read_job",
+    "read_job_plan",
     "render_job",
     "write_job",
 ]
@@ -87,6 +90,9 @@ def render_job(design: Design, options: RunOptions) -> dict[str, str]:
         "node_commands": launchers.node_commands(options),
     }
     job["notes"] = notes
+    plan = plan_for_design(design)  # a Planner-made design: what it was planned to use, for diagnose / Monitor
+    if plan is not None:
+        job["plan"] = plan
     return {
         "train.py": train_py,
         "run.sh": launchers.run_sh(options, design.name),
@@ -108,6 +114,16 @@ def write_job(design: Design, options: RunOptions, out_dir: str | Path, force: b
 
 
 MAX_JOB_JSON_BYTES = 1 << 20  # a generated job.json is about 1 KB
+
+
+def read_job_plan(job_dir: str | Path) -> dict[str, Any] | None:
+    """The plan a generated job carries (`render_job`: a Planner-made design's memory per card), or None."""
+    try:
+        data = json.loads(read_checked(Path(job_dir) / JOB_FILE, MAX_JOB_JSON_BYTES, "job file").decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    plan = data.get("plan") if isinstance(data, dict) else None
+    return plan if isinstance(plan, dict) else None
 
 
 def read_job(job_dir: str | Path) -> tuple[str, RunOptions]:

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from core.errors import UserError
+from core.files import expand_home
 
 __all__ = ["MAX_DIR_ENTRIES", "MAX_PATH_CHARS", "LogDirError", "validate_log_dir"]
 
@@ -30,7 +31,7 @@ def validate_log_dir(path: Path | str, max_entries: int = MAX_DIR_ENTRIES) -> Pa
     if len(text) > MAX_PATH_CHARS or "\x00" in text:
         raise LogDirError(f"the log folder path is too long or invalid ({len(text):,} characters; "
                           f"the limit is {MAX_PATH_CHARS:,})")
-    folder = Path(text).expanduser()
+    folder = expand_home(text)
     try:
         if not folder.exists():
             raise LogDirError(f"{_short(text)} does not exist")

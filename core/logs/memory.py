@@ -66,3 +66,23 @@ def memory_report(tails: Mapping[int, Iterable[str]], planned: Mapping[int, int]
         if use is not None:
             report[str(rank)] = {"planned": (planned or {}).get(rank), "measured": use.to_dict()}
     return report
+
+
+def memory_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Monitor's table of `memory_report`: per rank, GiB planned / measured peak / peak with fragments /
+    the device's size, and how far the measured peak is from the plan (%; None without a plan)."""
+    gib = float(1 << 30)
+    rows = []
+    for rank, entry in report.items():
+        planned, measured = entry["planned"], entry["measured"]
+        peak = measured["peak_bytes"]
+        rows.append({
+            "rank": int(rank),
+            "planned GiB": None if planned is None else round(planned / gib, 2),
+            "peak GiB": None if peak is None else round(peak / gib, 2),
+            "peak with fragments GiB": (None if measured["actual_peak_bytes"] is None
+                                        else round(measured["actual_peak_bytes"] / gib, 2)),
+            "device GiB": None if measured["device_bytes"] is None else round(measured["device_bytes"] / gib, 2),
+            "peak vs plan %": None if planned is None or peak is None else round(100.0 * (peak - planned) / planned, 1),
+        })
+    return sorted(rows, key=lambda r: r["rank"])

@@ -15,6 +15,7 @@ import shlex
 import stat
 from pathlib import Path
 
+from core.files import expand_home
 from core.run.states import LaunchError
 
 BIN_DIR = "bin"
@@ -28,7 +29,7 @@ def check_python(value: object) -> str:
     """
     if not isinstance(value, str) or not value.strip() or not value.isprintable() or len(value) > 1024:
         raise LaunchError(f"Python interpreter {value!r} must be a printable path")
-    path = Path(value).expanduser().absolute()
+    path = expand_home(value).absolute()
     try:
         info = path.stat()
     except OSError as exc:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import psutil
 
-from core.codegen import JOB_FILE, CodegenError, RunOptions, read_job
+from core.codegen import JOB_FILE, CodegenError, RunOptions, read_job, read_job_plan
 from core.codegen.launchers import extra_files
 from core.codegen.launchers import log_dir as job_log_dir
 from core.codegen.sbatch import SBATCH_FILE
@@ -182,7 +182,11 @@ def launch(
         for name_, text in extra_files(options, design).items():
             if not (run_dir / name_).is_file():  # a job generated before the launcher wrote it
                 (run_dir / name_).write_text(text, encoding="utf-8")
-        register_run(_generated_record(run_id, run_dir, job_dir, design, options, launcher, nodes), env)
+        record = _generated_record(run_id, run_dir, job_dir, design, options, launcher, nodes)
+        plan = read_job_plan(job_dir)
+        if plan is not None:
+            record.options["plan"] = plan
+        register_run(record, env)
     return start_supervisor(run_dir, wait_started)
 
 

@@ -15,11 +15,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from core.codegen import CodegenError, RunOptions
 from core.codegen.launchers import mpirun_cpu_lines, mpirun_prefix
 from core.codegen.options import validate_options
 from core.codegen.sbatch import SBATCH_FILE, BatchSpec, check_env_key, job_name, sbatch_script
+from core.files import expand_home
+from core.plan.planned import plan_for_config
 from core.run.interpreter import check_python, write_bin_dir
 from core.run.launch import check_queue, check_scheduler_port, new_run_dir, register_run, reserving, start_supervisor
 from core.run.launchers import launcher_for
@@ -100,7 +103,7 @@ def _path(value: object, what: str) -> Path:
     text = _text(value, what, 1024)
     if not text.strip() or not text.isprintable():
         raise LaunchError(f"{what} {text!r} must be a printable path")
-    return Path(text).expanduser().resolve()
+    return expand_home(text).resolve()
 
 
 def parse_env(items: list[str]) -> tuple[tuple[str, str], ...]:
@@ -265,6 +268,16 @@ def launch_own(job: OwnJob, workspace: Path, name: str | None = None, wait_start
     return start_supervisor(run_dir, wait_started)
 
 
+def record_options(job: OwnJob, options: RunOptions) -> dict[str, Any]:
+    """What an own run's record keeps of its job; with a MindFormers YAML, also what the planner expected of
+    its recipe (`plan`: memory per card), for `diagnose` and the Monitor to compare with the measured memory."""
+    kept: dict[str, Any] = {**options.to_dict(), "join": job.join, "script": job.script, "args": list(job.args),
+                            "python": job.python}
+    if job.mindformers_config:
+        kept["plan"] = plan_for_config(job.mindformers_config)
+    return kept
+
+
 def _own_record(
     job: OwnJob, options: RunOptions, run_id: str, run_dir: Path, log_dir: Path, queued: bool
 ) -> RunRecord:
@@ -283,8 +296,7 @@ def _own_record(
         device_target=job.device_target,
         device_num=job.devices,
         job_dir=job.workdir,
-        options={**options.to_dict(), "join": job.join, "script": job.script, "args": list(job.args),
-                 "python": job.python},
+        options=record_options(job, options),
         message="starting",
         kind=RunKind.OWN,
         argv=argv,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from core.codegen import RunOptions
+from core.files import expand_home
 from core.run import slurm
 from core.run.launchers import launcher_for
 from core.run.processes import port_in_use
@@ -109,7 +110,7 @@ def check_port(options: RunOptions) -> Check:
 def check_dataset(options: RunOptions, job_dir: Path | None = None) -> Check:
     if options.dataset != "mnist":
         return Check("Dataset", True, "synthetic data (built into train.py)")
-    path = Path(os.environ.get("DATA_PATH") or options.data_path).expanduser()
+    path = expand_home(os.environ.get("DATA_PATH") or options.data_path)
     if not path.is_absolute() and job_dir is not None:
         path = job_dir / path
     if path.is_dir():

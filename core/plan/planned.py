@@ -1,0 +1,88 @@
+"""What a run was planned to use: device memory per card the planner expects for a MindFormers YAML's recipe
+or for a Planner-made design, kept with the job and the run's record so `diagnose` and the Monitor can set
+it beside what MindSpore measured (issue 21 item 5).
+
+Why at render / launch time: the YAML or the design may change after the run started; the record keeps
+what was planned then.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from core.plan.activations import Recompute
+from core.plan.explore import Evaluation, StructureCache, apply_recipe, evaluate, model_from_design
+from core.plan.mfconfig import read_config
+from core.plan.recipes import PlanError, PlanModel, Recipe, recipe_candidate
+from core.sharding.design import Design
+
+__all__ = ["plan_for_config", "plan_for_design", "recipe_in_description"]
+
+_NO_CARD_GB = 65536.0  # "fits" is not asked here; any card size gives the same memory figures
+# what apply_recipe writes into a design's description: "Planner recipe dp2 mp4 pp1 sp os rc-selective m4×b1: ..."
+_RECIPE_NOTE = re.compile(r"Planner recipe dp(\d{1,5}) mp(\d{1,5}) pp(\d{1,5})( sp)?( os)?(?: rc-(selective|full))? "
+                          r"m(\d{1,6})×b(\d{1,6}):")
+
+
+def _planned(model: PlanModel, recipe: Recipe, choices: Any, card_gb: float | None, source: str) -> dict[str, Any]:
+    cache = StructureCache(model)
+    card = int((_NO_CARD_GB if card_gb is None else card_gb) * (1 << 30))
+    result: Evaluation = evaluate(recipe_candidate(model, recipe), model, cache, card, choices)
+    if not result.valid:
+        return {"memory_bytes": None, "why": f"{source}: the planner cannot plan its recipe: {result.reason}"}
+    return {
+        "memory_bytes": result.memory_bytes,
+        "model_state_bytes": result.model_state_bytes,
+        "activation_bytes": result.activation_bytes,
+        "recipe": result.recipe.label(),
+        "peak_stage": result.peak_stage,
+        "source": f"planned from {source} ({result.recipe.label()}; the busiest pipeline stage)",
+    }
+
+
+def plan_for_config(path: Path | str) -> dict[str, Any]:
+    """`{"memory_bytes": int, "recipe": label, "peak_stage": n, "source": ...}` for a MindFormers YAML's own
+    recipe (the busiest pipeline stage's memory per card), or `{"memory_bytes": None, "why": ...}` when
+    the planner cannot plan it (an unreadable YAML, a model the planner does not know, a recipe it refuses)."""
+    name = Path(path).name
+    try:
+        config = read_config(Path(path))
+        return _planned(config.model, config.recipe, config.choices, config.max_device_memory_gb, name)
+    except (PlanError, OSError) as exc:
+        return {"memory_bytes": None, "why": f"{name}: {exc}"}
+
+
+def recipe_in_description(text: str) -> Recipe | None:
+    """The recipe the Planner wrote into a design it made (`apply_recipe`), or None."""
+    m = _RECIPE_NOTE.search(text)
+    if m is None:
+        return None
+    dp, mp, pp, sp, shard, recompute, micro, size = m.groups()
+    return Recipe(int(dp), int(mp), int(pp), bool(sp), bool(shard), Recompute(recompute or "none"), int(micro),
+                  int(size))
+
+
+def plan_for_design(design: Design) -> dict[str, Any] | None:
+    """The plan of a design the Planner made ("New design from this recipe / config"), as `plan_for_config`
+    gives it; None for any other design; `{"memory_bytes": None, "why": ...}` when the design was edited
+    since (its plan no longer describes it)."""
+    recipe = recipe_in_description(design.description)
+    if recipe is None:
+        return None
+    model = model_from_design(design)
+    planner_made = None if model is None else apply_recipe(model, recipe)
+    if model is None or planner_made is None or _shape(planner_made) != _shape(design):
+        why = f"the design was edited after the Planner made it ({recipe.label()}): its plan no longer applies"
+        return {"memory_bytes": None, "why": why}
+    try:
+        return _planned(model, recipe, None, None, f"the Planner's design {design.name}")
+    except PlanError as exc:
+        return {"memory_bytes": None, "why": f"{design.name}: {exc}"}
+
+
+def _shape(design: Design) -> Design:
+    """A design without its name and description: what the planner's figures depend on."""
+    return replace(design, name="", description="")
