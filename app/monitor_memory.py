@@ -37,7 +37,9 @@ def memory_panel(snap: RunSnapshot, plan: dict[str, Any] | None) -> None:
         elif planned is None:
             st.caption(f"No planned figure: {plan.get('why', 'the planner gave none')}")
         else:
-            st.markdown(f"**Planned:** {planned / (1 << 30):.1f} GiB per card ({plan['source']})")
+            st.markdown(f"**Planned:** {planned / (1 << 30):.1f} GiB per card")
+            source = str(plan.get("source", "")).replace("`", "'")
+            st.caption(f"`{source}`")  # in code: a file name's underscores are not markdown
         if not st.toggle("Read the measured memory from the logs", key="mon_memory_read"):
             return
         files = tuple((f.rank, str(f.path)) for f in snap.files if f.role == "worker" and f.rank is not None)

@@ -367,7 +367,9 @@ def test_a_run_launched_from_a_yaml_shows_planned_against_measured_memory(_works
             "memory_bytes": planned, "recipe": "dp8 mp1 pp1 os m8×b1",
             "source": "planned from llama2_7b.yaml (dp8 mp1 pp1 os m8×b1; the busiest pipeline stage)"}}}))
     at = _run(run="mf")
-    assert any("**Planned:** 30.0 GiB per card (planned from llama2_7b.yaml" in m.value for m in at.markdown)
+    assert any(m.value == "**Planned:** 30.0 GiB per card" for m in at.markdown)
+    assert any(c.value == "`planned from llama2_7b.yaml (dp8 mp1 pp1 os m8×b1; the busiest pipeline stage)`"
+               for c in at.caption)
     at.toggle(key="mon_memory_read").set_value(True).run()
     assert not at.exception
     table = next(d.value for d in at.dataframe if "peak vs plan %" in d.value.columns).set_index("rank")
