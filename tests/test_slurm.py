@@ -17,9 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.codegen import CodegenError, RunOptions, render_job
+from core.codegen import CodegenError, RunOptions, render_job, validate_options
 from core.codegen.launchers import extra_files
-from core.codegen.options import validate_options
 from core.codegen.sbatch import BatchSpec, job_sbatch, sbatch_script
 from core.run import slurm
 from core.run.launch import run_processes, stop, wait

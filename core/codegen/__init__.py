@@ -16,16 +16,9 @@ from typing import Any
 
 from core.codegen import launchers, scenarios
 from core.codegen.jobfolder import JOB_FILE, JobExistsError, files_at_risk, write_files
+from core.codegen.launchers import LAUNCHERS, OWN_LAUNCHERS, job_launcher
 from core.codegen.network import NetworkCode
-from core.codegen.options import (
-    DATASETS,
-    DEVICE_TARGETS,
-    LAUNCHERS,
-    SCENARIOS,
-    CodegenError,
-    RunOptions,
-    validate_options,
-)
+from core.codegen.options import DATASETS, DEVICE_TARGETS, SCENARIOS, CodegenError, RunOptions, validate_fields
 from core.files import read_checked
 from core.plan.planned import plan_for_design
 from core.sharding.design import Design
@@ -36,6 +29,7 @@ __all__ = [
     "DEVICE_TARGETS",
     "JOB_FILE",
     "LAUNCHERS",
+    "OWN_LAUNCHERS",
     "SCENARIOS",
     "CodegenError",
     "JobExistsError",
@@ -44,8 +38,15 @@ __all__ = [
     "read_job",
     "read_job_plan",
     "render_job",
+    "validate_options",
     "write_job",
 ]
+
+
+def validate_options(options: RunOptions) -> None:
+    """Raise CodegenError (one clear message) for options no correct job can be generated from."""
+    validate_fields(options)
+    job_launcher(options)
 
 def _check_design(design: Design) -> None:
     if not isinstance(design, Design):

@@ -12,9 +12,8 @@ All share the skeleton of `core.codegen.trainpy`, so `python train.py --check` r
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from core.codegen import common, trainpy
+from core.codegen.launchers import job_launcher
 from core.codegen.network import NetworkCode, layout_definitions, render_network
 from core.codegen.options import CodegenError, RunOptions
 from core.sharding.design import Design
@@ -49,12 +48,7 @@ def _imports(options: RunOptions) -> str:
 def _distributed(options: RunOptions) -> list[str]:
     """Lines of setup_distributed(): graph mode, the device, communication init."""
     out = ["    ms.set_context(mode=ms.GRAPH_MODE)  # parallel training needs graph mode"]
-    if options.launcher == "rank_table":
-        out.append("    # rank-table launch: run.sh exports DEVICE_ID (the card on this server) for every process")
-        out.append(f'    ms.set_device({common.lit(options.device_target)}, int(os.environ["DEVICE_ID"]))')
-    else:
-        target = common.lit(options.device_target)
-        out.append(f"    ms.set_device({target})  # msrun/mpirun assign each process its card")
+    out += job_launcher(options).device_lines(options)
     if options.device_target == "Ascend":
         out.append('    ms.runtime.set_memory(max_size="28GB")  # leave device memory for HCCL buffers')
     backend = {"Ascend": "HCCL", "GPU": "NCCL", "CPU": "MindSpore's CPU collectives"}[options.device_target]
@@ -260,8 +254,3 @@ def render_train_py(design: Design, options: RunOptions) -> tuple[str, NetworkCo
     ]
     return "\n".join(parts), code
 
-
-RENDERERS: dict[str, Callable[[Design, RunOptions], tuple[str, NetworkCode]]] = {
-    name: render_train_py for name in ("data_parallel", "operator_parallel", "layout_parallel", "multi_copy",
-                                       "sapp_pipeline")
-}

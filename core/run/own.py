@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.codegen import CodegenError, RunOptions
+from core.codegen import OWN_LAUNCHERS, CodegenError, RunOptions, validate_options
 from core.codegen.launchers import mpirun_cpu_lines, mpirun_prefix
-from core.codegen.options import validate_options
 from core.codegen.sbatch import SBATCH_FILE, BatchSpec, check_env_key, job_name, sbatch_script
 from core.files import expand_home
 from core.plan.planned import plan_for_config
@@ -30,9 +29,7 @@ from core.run.mindformers import parallel_devices, read_parallel_config
 from core.run.processes import ENV_RUN_DIR, ENV_RUN_ID
 from core.run.registry import LaunchError, RunKind, RunRecord, RunStatus, write_record
 
-OWN_LAUNCHERS = ("msrun", "mpirun", "slurm")
 LOG_DIR = "log_output"
-MPIRUN_CPU_SCRIPT = "mpirun_cpu.sh"  # an own CPU job under mpirun: scheduler + mpirun (see mpirun_cpu_script)
 RESERVED_ENV = frozenset(
     {ENV_RUN_ID, ENV_RUN_DIR, "MS_ROLE", "MS_NODE_ID", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT",
      "MS_TOPO_TIMEOUT", "RANK_ID", "RANK_SIZE", "PYTHONUNBUFFERED"}
@@ -191,25 +188,9 @@ def script_argv(job: OwnJob) -> list[str]:
 
 
 def launcher_argv(job: OwnJob, log_dir: Path) -> list[str]:
-    """The msrun / mpirun argv list the supervisor execs (no shell)."""
-    if job.launcher == "msrun":
-        workers = job.local_workers or job.devices
-        return [
-            "msrun",
-            f"--worker_num={job.devices}",
-            f"--local_worker_num={workers}",
-            f"--master_addr={job.master_addr}",
-            f"--master_port={job.master_port}",
-            f"--log_dir={log_dir}",
-            f"--join={job.join}",
-            f"--cluster_time_out={job.cluster_time_out}",
-            *script_argv(job),
-        ]
-    if job.launcher == "mpirun" and job.device_target == "CPU":
-        return ["bash", str(log_dir.parent / MPIRUN_CPU_SCRIPT)]
-    if job.launcher == "mpirun":
-        return [*mpirun_prefix(job.devices, str(log_dir), cpu=False), "python", *script_argv(job)]
-    return ["sbatch", "--parsable", SBATCH_FILE]
+    """The argv list the supervisor execs (no shell), as the job's launcher builds it."""
+    options = job.to_options()
+    return launcher_for(options).own_argv(options, script_argv(job), log_dir, job.join)
 
 
 def mpirun_cpu_script(job: OwnJob, log_dir: Path) -> str:
@@ -260,8 +241,9 @@ def launch_own(job: OwnJob, workspace: Path, name: str | None = None, wait_start
         log_dir.mkdir()
         if launcher.queued:
             (run_dir / SBATCH_FILE).write_text(sbatch_script(batch_spec(job, run_dir, run_id)), encoding="utf-8")
-        if job.launcher == "mpirun" and job.device_target == "CPU":
-            (run_dir / MPIRUN_CPU_SCRIPT).write_text(mpirun_cpu_script(job, log_dir), encoding="utf-8")
+        wrapper = launcher.own_wrapper(options)
+        if wrapper:  # mpirun on CPU: MindSpore's scheduler beside mpirun
+            (run_dir / wrapper).write_text(mpirun_cpu_script(job, log_dir), encoding="utf-8")
         if job.python:
             write_bin_dir(run_dir, job.python)
         register_run(_own_record(job, options, run_id, run_dir, log_dir, launcher.queued), dict(job.env))

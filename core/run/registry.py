@@ -21,6 +21,7 @@ from typing import Any
 
 from core.files import read_checked
 from core.run import slurm
+from core.run.launchers import QUEUED_LAUNCHERS
 from core.run.processes import ENV_RUN_ID, alive, processes_of
 from core.run.states import ACTIVE, LaunchError, RunStatus
 from core.workspace import WorkspaceError, child
@@ -91,7 +92,7 @@ class RunRecord:
     def shared_filesystem(self) -> bool:
         """Logs written by other machines (Slurm nodes, a watched folder, nodes started elsewhere):
         inotify misses remote writes there, so a watcher should poll."""
-        return self.launcher == "slurm" or self.kind == RunKind.EXTERNAL or len(self.nodes) > 1
+        return self.launcher in QUEUED_LAUNCHERS or self.kind == RunKind.EXTERNAL or len(self.nodes) > 1
 
     @property
     def duration(self) -> float | None:

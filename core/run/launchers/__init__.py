@@ -9,6 +9,7 @@ from core.run.launchers.base import BatchLauncher, Launcher
 LAUNCHERS: dict[str, Launcher] = {
     module.LAUNCHER.name: module.LAUNCHER for module in (msrun, mpirun, ranktable, slurm)
 }
+QUEUED_LAUNCHERS = frozenset(name for name, launcher in LAUNCHERS.items() if launcher.queued)  # Slurm
 
 
 def launcher_for(options: RunOptions) -> Launcher:
@@ -18,4 +19,4 @@ def launcher_for(options: RunOptions) -> Launcher:
         raise CodegenError(f"unknown launcher {options.launcher!r}: use one of {', '.join(LAUNCHERS)}") from None
 
 
-__all__ = ["LAUNCHERS", "BatchLauncher", "Launcher", "launcher_for"]
+__all__ = ["LAUNCHERS", "QUEUED_LAUNCHERS", "BatchLauncher", "Launcher", "launcher_for"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from core.codegen import RunOptions
+from core.codegen import CodegenError, RunOptions
 
 
 class Launcher(Protocol):
@@ -29,6 +29,14 @@ class Launcher(Protocol):
 
     def scheduler_port(self, options: RunOptions) -> int | None:
         """The port this launcher's scheduler listens on (must be free and unique), or None."""
+        ...
+
+    def own_argv(self, options: RunOptions, worker: list[str], log_dir: Path, join: bool) -> list[str]:
+        """What the supervisor execs for an own script; `worker` is what every rank runs after `python`."""
+        ...
+
+    def own_wrapper(self, options: RunOptions) -> str | None:
+        """The script an own job's run folder needs around the launcher (mpirun's CPU scheduler), or None."""
         ...
 
 
@@ -68,4 +76,10 @@ class ScriptLauncher:
         return ["bash", "run.sh"]
 
     def scheduler_port(self, options: RunOptions) -> int | None:
+        return None
+
+    def own_argv(self, options: RunOptions, worker: list[str], log_dir: Path, join: bool) -> list[str]:
+        raise CodegenError(f"the {self.name} launch cannot start an own script")
+
+    def own_wrapper(self, options: RunOptions) -> str | None:
         return None

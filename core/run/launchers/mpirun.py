@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.codegen import RunOptions
-from core.codegen.launchers import mpirun_argv
+from core.codegen.launchers import mpirun_argv, mpirun_prefix
+
+MPIRUN_CPU_SCRIPT = "mpirun_cpu.sh"  # an own CPU job: MindSpore's scheduler + mpirun (core.run.own.mpirun_cpu_script)
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,14 @@ class Mpirun:
         if options.device_target == "CPU":
             return options.master_port  # the scheduler run.sh starts
         return None  # GPU/Ascend: MindSpore's MPI start-up needs no scheduler port of ours
+
+    def own_argv(self, options: RunOptions, worker: list[str], log_dir: Path, join: bool) -> list[str]:
+        if options.device_target == "CPU":
+            return ["bash", str(log_dir.parent / MPIRUN_CPU_SCRIPT)]
+        return [*mpirun_prefix(options.device_num, str(log_dir), cpu=False), "python", *worker]
+
+    def own_wrapper(self, options: RunOptions) -> str | None:
+        return MPIRUN_CPU_SCRIPT if options.device_target == "CPU" else None
 
 
 LAUNCHER = Mpirun()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.codegen import RunOptions
 from core.codegen.launchers import msrun_argv
@@ -26,6 +27,22 @@ class Msrun:
 
     def scheduler_port(self, options: RunOptions) -> int | None:
         return options.master_port
+
+    def own_argv(self, options: RunOptions, worker: list[str], log_dir: Path, join: bool) -> list[str]:
+        return [
+            "msrun",
+            f"--worker_num={options.device_num}",
+            f"--local_worker_num={options.workers_per_node}",
+            f"--master_addr={options.master_addr}",
+            f"--master_port={options.master_port}",
+            f"--log_dir={log_dir}",
+            f"--join={join}",
+            f"--cluster_time_out={options.cluster_time_out}",
+            *worker,
+        ]
+
+    def own_wrapper(self, options: RunOptions) -> str | None:
+        return None
 
 
 LAUNCHER = Msrun()

@@ -31,6 +31,12 @@ class Slurm:
     def scheduler_port(self, options: RunOptions) -> int | None:
         return options.master_port  # MindSpore's scheduler on the first node
 
+    def own_argv(self, options: RunOptions, worker: list[str], log_dir: Path, join: bool) -> list[str]:
+        return self.command(options)  # job.sbatch runs the script (core.run.own.batch_spec)
+
+    def own_wrapper(self, options: RunOptions) -> str | None:
+        return None
+
     def submit(self, run_dir: Path, env: dict[str, str]) -> str:
         (run_dir / EXIT_FILE).unlink(missing_ok=True)
         return slurm.submit(run_dir / SBATCH_FILE, run_dir, env)

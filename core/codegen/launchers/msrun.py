@@ -1,0 +1,51 @@
+"""msrun, MindSpore's own launcher: one `msrun` per node starts the scheduler (node 0) and the workers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.codegen.launchers.base import JobLauncher, node_rank_lines, q
+from core.codegen.options import RunOptions
+
+
+def msrun_argv(options: RunOptions, node_rank: str | None = None) -> list[str]:
+    argv = [
+        "msrun",
+        f"--worker_num={options.device_num}",
+        f"--local_worker_num={options.workers_per_node}",
+        f"--master_addr={options.master_addr}",
+        f"--master_port={options.master_port}",
+    ]
+    if node_rank is not None:
+        argv.append(f"--node_rank={node_rank}")
+    argv += [
+        f"--log_dir={options.log_dir}",
+        "--join=True",
+        f"--cluster_time_out={options.cluster_time_out}",
+        "train.py",
+    ]
+    return argv
+
+
+@dataclass(frozen=True)
+class Msrun(JobLauncher):
+    def body_lines(self, options: RunOptions) -> list[str]:
+        lines = []
+        if options.multi_node:
+            lines += node_rank_lines()
+            argv = msrun_argv(options, "$NODE_RANK")  # argv[5] is --node_rank
+            cmd = " ".join(q(a) for a in argv[:5]) + ' --node_rank="$NODE_RANK" ' + " ".join(q(a) for a in argv[6:])
+        else:
+            cmd = " ".join(q(a) for a in msrun_argv(options))
+        return [
+            *lines,
+            "# msrun starts the scheduler and the workers with the `python` found on PATH.",
+            "# --join=True waits for them and exits non-zero if any rank fails; Ctrl-C (SIGINT) stops them all.",
+            f"exec {cmd}",
+        ]
+
+    def readme_command(self, options: RunOptions) -> list[str]:
+        return [" ".join(msrun_argv(options, "$NODE_RANK" if options.multi_node else None))]
+
+
+LAUNCHER = Msrun("msrun", "msrun")
