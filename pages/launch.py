@@ -3,7 +3,6 @@ launch your own script (msrun, mpirun, Slurm, MindFormers) or watch an existing 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import streamlit as st
 from app import launch_widgets as ui
 from app.design_state import current_design
 from app.nav import page_path
-from core.codegen import files_at_risk, render_job, write_job
+from core.codegen import Job, files_at_risk, render_job, write_rendered
 from core.errors import UserError
 from core.logs.guard import validate_log_dir
 from core.run.check import check_job
@@ -29,21 +28,20 @@ design = current_design()
 st.caption(f"Design **{design.name}** · {design.device_num} devices — edit it on the Layout Designer page.")
 
 settings, preview = st.columns([2, 3], gap="large")
-files: dict[str, str] | None = None
+job: Job | None = None
 with settings:
     options = ui.options_form(design.device_num)
     ui.target_notice(options)
     try:
-        files = render_job(design, options)
-        notes = json.loads(files["job.json"])["notes"]
+        job = render_job(design, options)
     except UserError as exc:
         st.error(str(exc))
-        notes = []
-    for note in notes:
+    for note in job.notes if job is not None else ():
         st.caption(f"• {note}")
 
 with preview:
-    if files is not None:
+    if job is not None:
+        files = dict(job)
         previous = st.session_state.get("launch_prev_files")
         if previous is not None and previous.get("__key__") != files:
             st.session_state["launch_diff"] = ui.unified_diff(previous.get("__key__"), files)
@@ -75,9 +73,9 @@ def job_folder() -> Path:
 
 
 overwrite = False
-if files is not None:
+if job is not None:
     try:
-        at_risk = files_at_risk(job_folder(), files)
+        at_risk = files_at_risk(job_folder(), dict(job))
     except WorkspaceError:
         at_risk = []  # Check / Launch say why the folder cannot be written
     if at_risk:
@@ -93,14 +91,14 @@ if files is not None:
     )
     if st.button("Check on CPU", key="check_button", icon=":material/fact_check:"):
         try:
-            job_dir = write_job(design, options, job_folder(), force=overwrite)
+            job_dir = write_rendered(job, job_folder(), force=overwrite)
         except (UserError, OSError) as exc:
             st.error(f"Cannot write the job: {exc}")
         else:
             with st.spinner("Running train.py --check on the CPU…"):
-                st.session_state["check_result"] = (files["train.py"], check_job(job_dir))
+                st.session_state["check_result"] = (job["train.py"], check_job(job_dir))
     checked = st.session_state.get("check_result")
-    if checked is not None and checked[0] == files["train.py"]:
+    if checked is not None and checked[0] == job["train.py"]:
         ui.check_view(checked[1])
 
     st.subheader("Preflight")
@@ -110,7 +108,7 @@ if files is not None:
     ready = can_launch(checks)
     if st.button("Launch", type="primary", disabled=not ready, key="launch_button"):
         try:
-            job_dir = write_job(design, options, job_folder(), force=overwrite)
+            job_dir = write_rendered(job, job_folder(), force=overwrite)
             record = launch(job_dir, workspace)
         except (UserError, OSError) as exc:
             st.error(f"Launch failed: {exc}")

@@ -6,6 +6,7 @@ each scenario trains the design's own network the way its seed does; hostile tex
 from __future__ import annotations
 
 import ast
+import json
 import keyword
 import re
 import subprocess
@@ -20,10 +21,13 @@ from core.codegen import (
     LAUNCHERS,
     SCENARIOS,
     CodegenError,
+    Job,
     RunOptions,
+    load_job,
     read_job,
     render_job,
     write_job,
+    write_rendered,
 )
 from core.sharding.design import Design, load_design
 from core.workspace import EXAMPLES_DIR
@@ -136,6 +140,27 @@ def test_write_and_read_job(tmp_path: Path) -> None:
     assert read_job(out) == ("data_parallel_8", options)
     with pytest.raises(CodegenError, match="not a ShardScope job folder"):
         read_job(tmp_path)
+
+
+def test_a_rendered_job_is_typed_and_reads_back_the_same(tmp_path: Path) -> None:
+    """render_job hands over a Job (facts + files): what the page shows is what load_job reads back."""
+    options = RunOptions(launcher="mpirun", device_target="CPU", master_port=9002)
+    job = render_job(DP, options)
+    assert isinstance(job, Job) and set(job) >= {"train.py", "run.sh", "README.md", "job.json"}
+    assert job.log_dir == "log_output" and job.log_pattern.startswith("log_output/1/rank.<rank>/stdout")
+    assert job.notes and "python train.py --check" in job.notes[0]
+    loaded = load_job(write_rendered(job, tmp_path / "job"))
+    assert (loaded.design, loaded.options, loaded.notes) == (job.design, options, job.notes)
+    assert loaded.log_dir == "log_output"
+    assert loaded.node_commands == job.node_commands == ("bash run.sh",)
+
+
+def test_load_job_takes_the_log_folder_from_the_checked_options_not_the_file(tmp_path: Path) -> None:
+    out = write_job(DP, RunOptions(), tmp_path / "job")
+    facts = json.loads((out / "job.json").read_text())
+    facts["log_dir"] = "../../../etc"  # a hand-edited job.json must not move a run's logs out of its folder
+    (out / "job.json").write_text(json.dumps(facts))
+    assert load_job(out).log_dir == "log_output"
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core.codegen import RunOptions
+from core.codegen import RunOptions, write_job
 from core.run.launch import launch, run_processes, stop, wait
 from core.run.preflight import can_launch, check_dataset, check_devices, check_port, run_preflight
 from core.run.registry import LaunchError, get_run, list_runs
+from core.sharding.design import load_design
 from core.workspace import EXAMPLES_DIR, REPO_ROOT
 from tests.browser import free_port
 from tests.jobs import fake_job
@@ -116,6 +117,15 @@ def test_dead_launcher_with_reused_pid_is_not_running(tmp_path: Path) -> None:
 def test_launch_refuses_non_jobs(tmp_path: Path) -> None:
     with pytest.raises(LaunchError, match=r"no run\.sh"):
         launch(tmp_path, tmp_path / "ws")
+
+
+def test_a_slurm_job_without_its_batch_file_is_refused_not_re_rendered(tmp_path: Path) -> None:
+    job = write_job(load_design(EXAMPLES_DIR / "data_parallel_8.json"),
+                    RunOptions(launcher="slurm", device_num=2, master_port=free_port()), tmp_path / "job")
+    (job / "job.sbatch").unlink()
+    with pytest.raises(LaunchError, match=r"no job\.sbatch: generate the job again"):
+        launch(job, tmp_path / "ws")
+    assert not (tmp_path / "ws" / "runs").exists() or not any((tmp_path / "ws" / "runs").iterdir())
 
 
 def test_preflight(tmp_path: Path) -> None:

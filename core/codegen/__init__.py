@@ -10,16 +10,16 @@ says what to change; the generated Python compiles and the shell passes `bash -n
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from core.codegen import launchers, scenarios
+from core.codegen.job import Job, job_json, load_job
 from core.codegen.jobfolder import JOB_FILE, JobExistsError, files_at_risk, write_files
 from core.codegen.launchers import LAUNCHERS, OWN_LAUNCHERS, job_launcher
 from core.codegen.network import NetworkCode
 from core.codegen.options import DATASETS, DEVICE_TARGETS, SCENARIOS, CodegenError, RunOptions, validate_fields
-from core.files import read_checked
 from core.plan.planned import plan_for_design
 from core.sharding.design import Design
 from core.workspace import is_safe_name
@@ -32,14 +32,17 @@ __all__ = [
     "OWN_LAUNCHERS",
     "SCENARIOS",
     "CodegenError",
+    "Job",
     "JobExistsError",
     "RunOptions",
     "files_at_risk",
+    "load_job",
     "read_job",
     "read_job_plan",
     "render_job",
     "validate_options",
     "write_job",
+    "write_rendered",
 ]
 
 
@@ -75,32 +78,31 @@ def _notes(design: Design, options: RunOptions, code: NetworkCode) -> list[str]:
     return notes
 
 
-def render_job(design: Design, options: RunOptions) -> dict[str, str]:
-    """filename -> text for the job folder. Raises CodegenError for a job that cannot work."""
+def render_job(design: Design, options: RunOptions) -> Job:
+    """The job folder's files and facts. Raises CodegenError for a job that cannot work."""
     _check_design(design)
     validate_options(options)
     train_py, code = scenarios.render_train_py(design, options)
+    launcher = job_launcher(options)
     notes = _notes(design, options, code)
-    job = {
-        "shardscope_job": 1,
-        "design": design.name,
-        "scenario": options.scenario,
-        "options": options.to_dict(),
-        "log_dir": launchers.log_dir(options),
-        "log_pattern": launchers.log_pattern(options),
-        "node_commands": launchers.node_commands(options),
-    }
-    job["notes"] = notes
-    plan = plan_for_design(design)  # a Planner-made design: what it was planned to use, for diagnose / Monitor
-    if plan is not None:
-        job["plan"] = plan
-    return {
+    job = Job(
+        design=design.name,
+        options=options,
+        files={},
+        notes=tuple(notes),
+        log_dir=launcher.log_dir(options),
+        log_pattern=launcher.log_pattern(options),
+        node_commands=tuple(launcher.node_commands(options)),
+        plan=plan_for_design(design),  # a Planner-made design: what it was planned to use, for diagnose / Monitor
+    )
+    files = {
         "train.py": train_py,
         "run.sh": launchers.run_sh(options, design.name),
         "README.md": launchers.readme(options, design.name, design.description, notes),
-        JOB_FILE: json.dumps(job, indent=2) + "\n",
-        **launchers.extra_files(options, design.name),  # job.sbatch for Slurm
+        JOB_FILE: job_json(job),
+        **launcher.extra_files(options, design.name),  # job.sbatch for Slurm
     }
+    return dataclasses.replace(job, files=files)
 
 
 def write_job(design: Design, options: RunOptions, out_dir: str | Path, force: bool = False) -> Path:
@@ -109,33 +111,26 @@ def write_job(design: Design, options: RunOptions, out_dir: str | Path, force: b
     Raises JobExistsError (a CodegenError naming the files) rather than overwrite a file ShardScope
     did not write or that was edited since, unless `force`.
     """
+    return write_rendered(render_job(design, options), out_dir, force)
+
+
+def write_rendered(job: Job, out_dir: str | Path, force: bool = False) -> Path:
+    """Write a job already rendered (the Launch page's preview is what gets written). Returns the folder."""
     out = Path(out_dir)
-    write_files(out, render_job(design, options), executable=("run.sh",), force=force)
+    write_files(out, dict(job), executable=("run.sh",), force=force)
     return out
-
-
-MAX_JOB_JSON_BYTES = 1 << 20  # a generated job.json is about 1 KB
 
 
 def read_job_plan(job_dir: str | Path) -> dict[str, Any] | None:
     """The plan a generated job carries (`render_job`: a Planner-made design's memory per card), or None."""
     try:
-        data = json.loads(read_checked(Path(job_dir) / JOB_FILE, MAX_JOB_JSON_BYTES, "job file").decode("utf-8"))
-    except (OSError, ValueError):
+        return load_job(job_dir).plan
+    except CodegenError:
         return None
-    plan = data.get("plan") if isinstance(data, dict) else None
-    return plan if isinstance(plan, dict) else None
 
 
 def read_job(job_dir: str | Path) -> tuple[str, RunOptions]:
     """(design name, options) of a generated job folder, from its job.json."""
-    path = Path(job_dir) / JOB_FILE
-    try:
-        data = json.loads(read_checked(path, MAX_JOB_JSON_BYTES, "job file").decode("utf-8"))
-        options = RunOptions.from_dict(dict(data["options"]))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CodegenError(
-            f"{job_dir} is not a ShardScope job folder ({JOB_FILE} missing or unreadable: {exc})"
-        ) from None
-    validate_options(options)
-    return str(data.get("design", "")), options
+    job = load_job(job_dir)
+    validate_options(job.options)
+    return job.design, job.options

@@ -34,7 +34,7 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _read_regular(path: Path) -> bytes | None:
+def read_regular(path: Path) -> bytes | None:
     """The bytes of a regular, bounded file (never following a link or opening a FIFO), else None."""
     try:
         info = path.lstat()
@@ -50,7 +50,7 @@ def _read_regular(path: Path) -> bytes | None:
 
 def _job_record(folder: Path) -> dict | None:
     """The folder's job.json when it is ShardScope's, else None."""
-    data = _read_regular(folder / JOB_FILE)
+    data = read_regular(folder / JOB_FILE)
     try:
         job = json.loads(data) if data is not None else None
     except ValueError:
@@ -74,7 +74,7 @@ def files_at_risk(folder: Path, files: dict[str, str]) -> list[str]:
         path = folder / name
         if not os.path.lexists(path) or (name == JOB_FILE and record is not None):
             continue
-        data = _read_regular(path)
+        data = read_regular(path)
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
         if digest is None or (digest != text_digest(text) and digest != written.get(name)):
             at_risk.append(name)

@@ -27,9 +27,7 @@ from pathlib import Path
 
 import psutil
 
-from core.codegen import JOB_FILE, CodegenError, RunOptions, read_job, read_job_plan
-from core.codegen.launchers import extra_files
-from core.codegen.launchers import log_dir as job_log_dir
+from core.codegen import JOB_FILE, CodegenError, Job, RunOptions, load_job, validate_options
 from core.codegen.sbatch import SBATCH_FILE
 from core.run.interpreter import BIN_DIR
 from core.run.launchers import BatchLauncher, Launcher, launcher_for
@@ -164,10 +162,15 @@ def launch(
     if not (job_dir / "run.sh").is_file():
         raise LaunchError(f"{job_dir} has no run.sh: generate the job first")
     try:
-        design, options = read_job(job_dir)
+        job = load_job(job_dir)
+        validate_options(job.options)
     except CodegenError as exc:
         raise LaunchError(str(exc)) from None
+    options = job.options
     launcher = launcher_for(options)
+    batch_file = getattr(launcher, "batch_file", None)
+    if batch_file and not (job_dir / batch_file).is_file():
+        raise LaunchError(f"{job_dir} has no {batch_file}: generate the job again")
     node_plan(options, node_exec)  # refuse bad node commands before anything is written
     check_queue(launcher, options)
     with reserving(workspace) as reserve:
@@ -179,13 +182,9 @@ def launch(
         for name_ in _JOB_FILES:
             if (job_dir / name_).is_file():
                 shutil.copy2(job_dir / name_, run_dir / name_)
-        for name_, text in extra_files(options, design).items():
-            if not (run_dir / name_).is_file():  # a job generated before the launcher wrote it
-                (run_dir / name_).write_text(text, encoding="utf-8")
-        record = _generated_record(run_id, run_dir, job_dir, design, options, launcher, nodes)
-        plan = read_job_plan(job_dir)
-        if plan is not None:
-            record.options["plan"] = plan
+        record = _generated_record(run_id, run_dir, job_dir, job, launcher, nodes)
+        if job.plan is not None:
+            record.options["plan"] = job.plan
         register_run(record, env)
     return start_supervisor(run_dir, wait_started)
 
@@ -194,26 +193,25 @@ def _generated_record(
     run_id: str,
     run_dir: Path,
     job_dir: Path,
-    design: str,
-    options: RunOptions,
+    job: Job,
     launcher: Launcher,
     nodes: list[dict[str, object]],
 ) -> RunRecord:
     return RunRecord(
         run_id=run_id,
         run_dir=run_dir,
-        log_dir=(run_dir / job_log_dir(options)).resolve(),
+        log_dir=(run_dir / job.log_dir).resolve(),
         status=RunStatus.STARTING,
-        scenario=options.scenario,
-        design=design,
-        command=launcher.command(options),
+        scenario=job.options.scenario,
+        design=job.design,
+        command=launcher.command(job.options),
         started_at=time.time(),
-        master_port=options.master_port,
-        launcher=options.launcher,
-        device_target=options.device_target,
-        device_num=options.device_num,
+        master_port=job.options.master_port,
+        launcher=job.options.launcher,
+        device_target=job.options.device_target,
+        device_num=job.options.device_num,
         job_dir=str(job_dir),
-        options=options.to_dict(),
+        options=job.options.to_dict(),
         message="starting",
         kind=RunKind.GENERATED,
         argv=["bash", "run.sh"],
