@@ -119,8 +119,6 @@ def collect_problems(design: Design, analyses: Sequence[Any] | None = None) -> l
     return messages
 
 
-
-
 # ---------------------------------------------------------------------------------------------
 # previews: tensor layouts and view data (plain data for app/figures.py)
 # ---------------------------------------------------------------------------------------------

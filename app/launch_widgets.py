@@ -49,9 +49,7 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
     target = st.radio("Device target", ["CPU", "Ascend", "GPU"], horizontal=True, key=f"{key}_target")
     left, right = st.columns(2)
     devices = left.number_input("Devices", 1, 4096, value=int(device_num), step=1, key=f"{key}_devices")
-    launcher = right.selectbox(
-        "Launcher", list(LAUNCHERS), format_func=lambda s: LAUNCHERS[s], key=f"{key}_launcher"
-    )
+    launcher = right.selectbox("Launcher", list(LAUNCHERS), format_func=lambda s: LAUNCHERS[s], key=f"{key}_launcher")
     dataset = st.selectbox("Dataset", list(DATASETS), format_func=lambda s: DATASETS[s], key=f"{key}_dataset")
     data_path = "./MNIST_Data/train"
     if dataset == "mnist":
@@ -79,9 +77,7 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
         loss_every = b.number_input(
             "Print loss every N steps", 1, 1_000_000, DEFAULTS.loss_interval, key=f"{key}_loss_every"
         )
-        samples = a.number_input(
-            "Synthetic samples", 8, 10_000_000, DEFAULTS.synthetic_samples, key=f"{key}_samples"
-        )
+        samples = a.number_input("Synthetic samples", 8, 10_000_000, DEFAULTS.synthetic_samples, key=f"{key}_samples")
     slurm = slurm_fields(key) if launcher == "slurm" else {}
     return RunOptions(
         scenario=scenario,
@@ -123,7 +119,9 @@ def own_job_form(key: str = "own", python_default: str = "") -> tuple[OwnJob | N
     `python_default`: the interpreter the user chose last in this workspace."""
     script = st.text_input("Script", "", key=f"{key}_script", placeholder="/path/to/train.py or run_mindformer.py")
     python = st.text_input(
-        "Python interpreter", python_default, key=f"{key}_python",
+        "Python interpreter",
+        python_default,
+        key=f"{key}_python",
         placeholder=f"empty: the dashboard's ({sys.executable})",
         help="Your training environment's python (e.g. ~/envs/mindformers/bin/python): msrun, the scheduler and "
         "every worker run with it. Preflight checks that it imports mindspore. Remembered for this workspace.",
@@ -136,8 +134,12 @@ def own_job_form(key: str = "own", python_default: str = "") -> tuple[OwnJob | N
     launcher = a.selectbox("Launcher", list(OWN_LAUNCHERS), key=f"{key}_launcher")
     devices = b.number_input("Workers", 1, 4096, 8, key=f"{key}_devices")
     local = c.number_input("Per node (0 = one node)", 0, 4096, 0, key=f"{key}_local")
-    target = t.selectbox("Device target", ["CPU", "GPU", "Ascend"], key=f"{key}_target",
-                         help="CPU under mpirun also starts MindSpore's scheduler (its CPU collectives need it)")
+    target = t.selectbox(
+        "Device target",
+        ["CPU", "GPU", "Ascend"],
+        key=f"{key}_target",
+        help="CPU under mpirun also starts MindSpore's scheduler (its CPU collectives need it)",
+    )
     with st.expander("msrun: master, logs, time-out"):
         d, e = st.columns(2)
         addr = d.text_input("Master address", "127.0.0.1", key=f"{key}_addr")
@@ -160,10 +162,21 @@ def own_job_form(key: str = "own", python_default: str = "") -> tuple[OwnJob | N
     if not script.strip():
         return None, ""
     job = OwnJob(
-        script=script.strip(), args=args, env=env, devices=int(devices), local_workers=int(local) or None,
-        launcher=launcher, master_addr=addr.strip(), master_port=int(port), join=bool(join),
-        cluster_time_out=int(timeout), workdir=workdir.strip(), mindformers_config=config.strip(), run_mode=mode,
-        device_target=target, python=python.strip(),
+        script=script.strip(),
+        args=args,
+        env=env,
+        devices=int(devices),
+        local_workers=int(local) or None,
+        launcher=launcher,
+        master_addr=addr.strip(),
+        master_port=int(port),
+        join=bool(join),
+        cluster_time_out=int(timeout),
+        workdir=workdir.strip(),
+        mindformers_config=config.strip(),
+        run_mode=mode,
+        device_target=target,
+        python=python.strip(),
         **slurm,  # type: ignore[arg-type]
     )
     return job, ""
@@ -180,11 +193,15 @@ def own_job_view(job: OwnJob) -> None:
             total, formula = parallel_devices(factors)
             st.markdown(f"**parallel_config**: {formula} = **{total}** devices")
     if job.launcher == "slurm":
-        st.caption("Submitted as job.sbatch (MindSpore dynamic cluster: scheduler on the first node, one srun task "
-                   "per worker) from the run folder.")
+        st.caption(
+            "Submitted as job.sbatch (MindSpore dynamic cluster: scheduler on the first node, one srun task "
+            "per worker) from the run folder."
+        )
     elif job.launcher == "mpirun" and job.device_target == "CPU":
-        st.caption("Runs the run folder's mpirun_cpu.sh: MindSpore's scheduler, then mpirun for the workers "
-                   "(MS_NODE_ID = MPI rank):")
+        st.caption(
+            "Runs the run folder's mpirun_cpu.sh: MindSpore's scheduler, then mpirun for the workers "
+            "(MS_NODE_ID = MPI rank):"
+        )
         st.code(mpirun_cpu_script(job, Path("<run folder>/log_output")), language="bash", wrap_lines=True)
     else:
         st.code(shlex.join(launcher_argv(job, Path("<run folder>/log_output"))), language="bash", wrap_lines=True)
@@ -236,9 +253,7 @@ def files_view(files: dict[str, str], diff: str) -> None:
     tabs = st.tabs([*names, "Changes"])
     for tab, name in zip(tabs, names, strict=False):
         with tab:
-            st.code(
-                files[name], language=LANGUAGE[name], line_numbers=name != "README.md", height=480, wrap_lines=True
-            )
+            st.code(files[name], language=LANGUAGE[name], line_numbers=name != "README.md", height=480, wrap_lines=True)
     with tabs[-1]:
         if diff:
             st.code(diff, language="diff", height=480)
@@ -318,8 +333,11 @@ def stop_control(workspace: Path) -> None:
             try:
                 with st.spinner(f"Stopping {chosen}…"):
                     record = stop(chosen, workspace, grace=10.0)
-                message = (f"{record.run_id} {record.status}: {record.message}; its folder is left as it is."
-                           if record.watch_only else f"{record.run_id} {record.status}; no process of it is left.")
+                message = (
+                    f"{record.run_id} {record.status}: {record.message}; its folder is left as it is."
+                    if record.watch_only
+                    else f"{record.run_id} {record.status}; no process of it is left."
+                )
                 st.session_state[STOP_RESULT] = ("success", message)
             except LaunchError as exc:
                 st.session_state[STOP_RESULT] = ("error", str(exc))
@@ -340,8 +358,7 @@ def delete_control(workspace: Path) -> None:
         if st.session_state.get(DELETE_CHOICE) not in records:
             st.session_state.pop(DELETE_CHOICE, None)
         chosen = left.selectbox("Finished or watch only", list(records), key=DELETE_CHOICE)
-        what = ("its record only (the watched folder stays)" if records[chosen].watch_only
-                else "its folder and logs")
+        what = "its record only (the watched folder stays)" if records[chosen].watch_only else "its folder and logs"
         sure = mid.checkbox(f"Delete {what}", key="launch_delete_confirm")
         if right.button("Delete", key="launch_delete", disabled=not sure, width="stretch"):
             try:

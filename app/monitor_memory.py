@@ -13,10 +13,12 @@ import streamlit as st
 from core.logs import RunSnapshot, tail_lines
 from core.logs.memory import memory_report, memory_rows
 
-HOW_TO_GET_THEM = ("MindSpore prints its device-memory statistics (`Device MOC memory size`, `Used peak memory "
-                   "usage (without fragments)`, `Actual peak memory usage (with fragments)`) at INFO level "
-                   "(`GLOG_v=1`) or with `MS_MEMORY_STATISTIC=1`, once a graph has run; they are looked for in "
-                   "the last 256 KB of each rank's log.")
+HOW_TO_GET_THEM = (
+    "MindSpore prints its device-memory statistics (`Device MOC memory size`, `Used peak memory "
+    "usage (without fragments)`, `Actual peak memory usage (with fragments)`) at INFO level "
+    "(`GLOG_v=1`) or with `MS_MEMORY_STATISTIC=1`, once a graph has run; they are looked for in "
+    "the last 256 KB of each rank's log."
+)
 
 
 @st.cache_data(ttl=15, max_entries=4, show_spinner=False)
@@ -31,9 +33,11 @@ def memory_panel(snap: RunSnapshot, plan: dict[str, Any] | None) -> None:
     with st.expander("Device memory: planned vs measured", expanded=False):
         planned = plan.get("memory_bytes") if plan else None
         if plan is None:
-            st.caption("No plan for this run: it was not launched from a MindFormers YAML (an own script, a generated "
-                       "job or a folder ShardScope did not launch). `python -m core diagnose DIR "
-                       "--mindformers-config YAML` sets a YAML's plan beside any folder's measured memory.")
+            st.caption(
+                "No plan for this run: it was not launched from a MindFormers YAML (an own script, a generated "
+                "job or a folder ShardScope did not launch). `python -m core diagnose DIR "
+                "--mindformers-config YAML` sets a YAML's plan beside any folder's measured memory."
+            )
         elif planned is None:
             st.caption(f"No planned figure: {plan.get('why', 'the planner gave none')}")
         else:

@@ -59,8 +59,9 @@ def grids(snap: RunSnapshot, max_cols: int = MAX_COLS) -> Grids:
     elif not snap.timings.empty:
         t = snap.timings
         order = t.groupby("rank").cumcount().to_numpy(dtype=np.float64) + 1
-        step_time, st_ranks, step_x = rank_grid(t["rank"].to_numpy(), order,
-                                                t["step_time_ms"].to_numpy(dtype=np.float64), max_cols)
+        step_time, st_ranks, step_x = rank_grid(
+            t["rank"].to_numpy(), order, t["step_time_ms"].to_numpy(dtype=np.float64), max_cols
+        )
         step_time = _align(step_time, st_ranks, ranks)
         label = "epoch (TimeMonitor)"
     return Grids(loss, ranks, x, step_time, step_x, label)
@@ -108,32 +109,79 @@ def aggregate_figure(g: Grids, highlight: list[int], smoothing: float, log_y: bo
             warnings.simplefilter("ignore", RuntimeWarning)
             lo, p10, med, p90, hi = nan_quantiles(grid, [0.0, 0.1, 0.5, 0.9, 1.0])
             mean = np.nanmean(grid, axis=0)
-        for name, a, b, color in (("min-max across ranks", hi, lo, "rgba(100,116,139,0.15)"),
-                                  ("p10-p90", p90, p10, "rgba(37,99,235,0.18)")):
-            fig.add_trace(go.Scatter(x=x, y=a.astype(np.float32), mode="lines", line={"width": 0},
-                                     hoverinfo="skip", showlegend=False, legendgroup=name))
-            fig.add_trace(go.Scatter(x=x, y=b.astype(np.float32), mode="lines", line={"width": 0}, fill="tonexty",
-                                     fillcolor=color, name=name, legendgroup=name, hoverinfo="skip"))
-        fig.add_trace(go.Scatter(x=x, y=ema_smooth(mean, smoothing).astype(np.float32), mode="lines",
-                                 name="mean", line={"color": "#111827", "width": 2.4}))
-        fig.add_trace(go.Scatter(x=x, y=ema_smooth(med, smoothing).astype(np.float32), mode="lines",
-                                 name="median", line={"color": "#4b5563", "width": 1.2, "dash": "dot"}))
+        for name, a, b, color in (
+            ("min-max across ranks", hi, lo, "rgba(100,116,139,0.15)"),
+            ("p10-p90", p90, p10, "rgba(37,99,235,0.18)"),
+        ):
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=a.astype(np.float32),
+                    mode="lines",
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    showlegend=False,
+                    legendgroup=name,
+                )
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=b.astype(np.float32),
+                    mode="lines",
+                    line={"width": 0},
+                    fill="tonexty",
+                    fillcolor=color,
+                    name=name,
+                    legendgroup=name,
+                    hoverinfo="skip",
+                )
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=ema_smooth(mean, smoothing).astype(np.float32),
+                mode="lines",
+                name="mean",
+                line={"color": "#111827", "width": 2.4},
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=ema_smooth(med, smoothing).astype(np.float32),
+                mode="lines",
+                name="median",
+                line={"color": "#4b5563", "width": 1.2, "dash": "dot"},
+            )
+        )
         index = {int(r): i for i, r in enumerate(g.ranks)}
         for k, rank in enumerate(r for r in highlight[:MAX_HIGHLIGHT] if r in index):
             y = grid[index[rank]]
             color = _HIGHLIGHT[k % len(_HIGHLIGHT)]
-            fig.add_trace(go.Scatter(x=x, y=ema_smooth(y, smoothing).astype(np.float32), mode="lines",
-                                     name=f"rank {rank}", line={"color": color, "width": 1.6}))
-    fig.update_layout(template="plotly_white", margin={"l": 60, "r": 20, "t": 30, "b": 45},
-                      xaxis={"title": "step", "gridcolor": "#e5e7eb"},
-                      yaxis={"title": "loss", "type": "log" if log_y else "linear", "gridcolor": "#e5e7eb"},
-                      hovermode="x unified",
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.01, "x": 0, "font": {"size": 11}})
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=ema_smooth(y, smoothing).astype(np.float32),
+                    mode="lines",
+                    name=f"rank {rank}",
+                    line={"color": color, "width": 1.6},
+                )
+            )
+    fig.update_layout(
+        template="plotly_white",
+        margin={"l": 60, "r": 20, "t": 30, "b": 45},
+        xaxis={"title": "step", "gridcolor": "#e5e7eb"},
+        yaxis={"title": "loss", "type": "log" if log_y else "linear", "gridcolor": "#e5e7eb"},
+        hovermode="x unified",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.01, "x": 0, "font": {"size": 11}},
+    )
     return fig
 
 
-def heatmap_figure(grid: np.ndarray, ranks: np.ndarray, x: np.ndarray, title: str, xtitle: str,
-                   colorscale: str = "Viridis") -> go.Figure:
+def heatmap_figure(
+    grid: np.ndarray, ranks: np.ndarray, x: np.ndarray, title: str, xtitle: str, colorscale: str = "Viridis"
+) -> go.Figure:
     """Rank x step heatmap, at most HEAT_ROWS x HEAT_COLS cells (a straggler or a diverging rank shows
     as a line across it). Columns are merged by mean, row blocks keep their most deviant rank."""
     if grid.shape[1] > HEAT_COLS:
@@ -146,9 +194,21 @@ def heatmap_figure(grid: np.ndarray, ranks: np.ndarray, x: np.ndarray, title: st
         xp = np.concatenate([x, np.full(pad, np.nan)]) if pad else x
         x = np.nanmean(xp.reshape(-1, f), axis=1)
     rows, labels = block_rows(grid, ranks, HEAT_ROWS)
-    fig = go.Figure(go.Heatmap(z=rows.astype(np.float32), x=x.astype(np.float32), y=labels, colorscale=colorscale,
-                               colorbar={"title": title, "thickness": 12}, hoverongaps=False,
-                               hovertemplate=f"%{{y}}<br>{xtitle} %{{x:.0f}}<br>{title} %{{z:.4g}}<extra></extra>"))
-    fig.update_layout(template="plotly_white", margin={"l": 90, "r": 20, "t": 10, "b": 45},
-                      xaxis={"title": xtitle}, yaxis={"autorange": "reversed", "showgrid": False})
+    fig = go.Figure(
+        go.Heatmap(
+            z=rows.astype(np.float32),
+            x=x.astype(np.float32),
+            y=labels,
+            colorscale=colorscale,
+            colorbar={"title": title, "thickness": 12},
+            hoverongaps=False,
+            hovertemplate=f"%{{y}}<br>{xtitle} %{{x:.0f}}<br>{title} %{{z:.4g}}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        template="plotly_white",
+        margin={"l": 90, "r": 20, "t": 10, "b": 45},
+        xaxis={"title": xtitle},
+        yaxis={"autorange": "reversed", "showgrid": False},
+    )
     return fig

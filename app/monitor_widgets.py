@@ -264,12 +264,22 @@ def _eval_traces(fig: go.Figure, df: pd.DataFrame, evals: pd.DataFrame, metric: 
     if spe and np.isfinite(step).any() and np.isfinite(epoch).any():
         x = np.where(np.isfinite(step) & np.isfinite(epoch) & (step <= spe), (epoch - 1) * spe + step, x)
     for i in np.flatnonzero(~np.isfinite(x)):  # a summary that names no step: after the last training row
-        before = df[(df["rank"] == ev["rank"].iloc[i]) & (df["file"] == ev["file"].iloc[i])
-                    & (df["offset"] < ev["offset"].iloc[i])]
+        before = df[
+            (df["rank"] == ev["rank"].iloc[i])
+            & (df["file"] == ev["file"].iloc[i])
+            & (df["offset"] < ev["offset"].iloc[i])
+        ]
         if not before.empty:
             x[i] = before["global_step"].iloc[-1]
-    fig.add_trace(go.Scatter(x=x, y=ev["value"].to_numpy(dtype=np.float64), mode="markers", name=f"eval {metric}",
-                             marker={"symbol": "diamond", "size": 9, "color": "#dc2626"}))
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=ev["value"].to_numpy(dtype=np.float64),
+            mode="markers",
+            name=f"eval {metric}",
+            marker={"symbol": "diamond", "size": 9, "color": "#dc2626"},
+        )
+    )
     return len(ev)
 
 
@@ -287,9 +297,28 @@ def metric_choices(snap: RunSnapshot) -> dict[str, str]:
     return out
 
 
-_NOT_METRICS = frozenset({"rank", "epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr",
-                          "global_norm", "loss_scale", "overflow", "throughput", "time", "offset", "file",
-                          "global_step", "relative_s", "wall_time"})
+_NOT_METRICS = frozenset(
+    {
+        "rank",
+        "epoch",
+        "step",
+        "epochs_total",
+        "steps_total",
+        "loss",
+        "step_time_ms",
+        "lr",
+        "global_norm",
+        "loss_scale",
+        "overflow",
+        "throughput",
+        "time",
+        "offset",
+        "file",
+        "global_step",
+        "relative_s",
+        "wall_time",
+    }
+)
 
 
 def step_time_figure(df: pd.DataFrame, timings: pd.DataFrame, ranks: tuple[int, ...] | None) -> go.Figure | None:
@@ -384,5 +413,7 @@ def behind_caption(behind_bytes: int) -> str | None:
     """
     if behind_bytes <= 0:
         return None
-    return (f"⏩ Reading behind the writer: {behind_bytes / 2**20:,.1f} MiB written and not read yet. "
-            "The charts show every line read so far and catch up as the writer slows down.")
+    return (
+        f"⏩ Reading behind the writer: {behind_bytes / 2**20:,.1f} MiB written and not read yet. "
+        "The charts show every line read so far and catch up as the writer slows down."
+    )

@@ -50,13 +50,24 @@ def recipes_frame(evaluations: Sequence[Evaluation]) -> pd.DataFrame:
         r = e.recipe
         rows.append(
             {
-                "recipe": r.label(), "dp": r.dp, "mp": r.mp, "pp": r.pp, "sp": r.sp,
-                "optimizer_shard": r.optimizer_shard, "recompute": r.recompute.value,
-                "micro_batches": r.micro_batches, "micro_batch_size": r.micro_batch_size,
-                "memory_gib": e.memory_bytes / GIB, "states_gib": e.model_state_bytes / GIB,
-                "activations_gib": e.activation_bytes / GIB, "comm_gib": e.comm_bytes / GIB,
-                "tp_gib": e.tp_comm_bytes / GIB, "dp_gib": e.dp_comm_bytes / GIB, "pp_gib": e.pp_comm_bytes / GIB,
-                "bubble": e.bubble, "fits": e.fits,
+                "recipe": r.label(),
+                "dp": r.dp,
+                "mp": r.mp,
+                "pp": r.pp,
+                "sp": r.sp,
+                "optimizer_shard": r.optimizer_shard,
+                "recompute": r.recompute.value,
+                "micro_batches": r.micro_batches,
+                "micro_batch_size": r.micro_batch_size,
+                "memory_gib": e.memory_bytes / GIB,
+                "states_gib": e.model_state_bytes / GIB,
+                "activations_gib": e.activation_bytes / GIB,
+                "comm_gib": e.comm_bytes / GIB,
+                "tp_gib": e.tp_comm_bytes / GIB,
+                "dp_gib": e.dp_comm_bytes / GIB,
+                "pp_gib": e.pp_comm_bytes / GIB,
+                "bubble": e.bubble,
+                "fits": e.fits,
             }
         )
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
@@ -72,11 +83,14 @@ def why_not_frame(plan: Plan) -> pd.DataFrame:
     too_big = [e for e in plan.valid if not e.fits]
     if too_big:
         least = min(too_big, key=lambda e: e.memory_bytes)
-        rows.insert(0, {
-            "reason": f"needs more than {plan.card_memory_bytes / GIB:g} GiB per card",
-            "recipes": len(too_big),
-            "example": f"{least.recipe.label()} ({least.memory_bytes / GIB:.1f} GiB)",
-        })
+        rows.insert(
+            0,
+            {
+                "reason": f"needs more than {plan.card_memory_bytes / GIB:g} GiB per card",
+                "recipes": len(too_big),
+                "example": f"{least.recipe.label()} ({least.memory_bytes / GIB:.1f} GiB)",
+            },
+        )
     return pd.DataFrame(rows, columns=["reason", "recipes", "example"])
 
 
@@ -90,10 +104,19 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evalua
             continue
         fig.add_trace(
             go.Scatter(
-                x=part["memory_gib"], y=part["comm_gib"], mode="markers", name=name, text=part["recipe"],
+                x=part["memory_gib"],
+                y=part["comm_gib"],
+                mode="markers",
+                name=name,
+                text=part["recipe"],
                 marker={
-                    "symbol": symbol, "size": 8, "color": part["bubble"], "colorscale": "Viridis",
-                    "cmin": 0, "cmax": max(0.01, float(frame["bubble"].max())), "line": {"width": 0},
+                    "symbol": symbol,
+                    "size": 8,
+                    "color": part["bubble"],
+                    "colorscale": "Viridis",
+                    "cmin": 0,
+                    "cmax": max(0.01, float(frame["bubble"].max())),
+                    "line": {"width": 0},
                     "colorbar": {"title": {"text": "bubble"}, "tickformat": ".0%"} if fits else None,
                     "showscale": bool(fits),
                 },
@@ -104,8 +127,12 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evalua
     if not front.empty:
         fig.add_trace(
             go.Scatter(
-                x=front["memory_gib"], y=front["comm_gib"], mode="lines", name="Pareto front",
-                line={"color": "#64748b", "dash": "dot", "shape": "hv"}, hoverinfo="skip",
+                x=front["memory_gib"],
+                y=front["comm_gib"],
+                mode="lines",
+                name="Pareto front",
+                line={"color": "#64748b", "dash": "dot", "shape": "hv"},
+                hoverinfo="skip",
             )
         )
     limit = plan.card_memory_bytes / GIB
@@ -113,16 +140,26 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evalua
         low, high = float(frame["comm_gib"].min()), float(frame["comm_gib"].max())
         fig.add_trace(
             go.Scatter(
-                x=[limit, limit], y=[low, high], mode="lines+text", name=f"card memory {limit:g} GiB",
-                line={"color": "#dc2626", "width": 2}, text=["", f"  card memory {limit:g} GiB"],
-                textposition="middle right", textfont={"color": "#dc2626"}, hoverinfo="skip",
+                x=[limit, limit],
+                y=[low, high],
+                mode="lines+text",
+                name=f"card memory {limit:g} GiB",
+                line={"color": "#dc2626", "width": 2},
+                text=["", f"  card memory {limit:g} GiB"],
+                textposition="middle right",
+                textfont={"color": "#dc2626"},
+                hoverinfo="skip",
             )
         )
     if marked is not None and marked.valid:
         fig.add_trace(
             go.Scatter(
-                x=[marked.memory_bytes / GIB], y=[marked.comm_bytes / GIB], mode="markers+text",
-                name="the YAML's recipe", text=["  YAML"], textposition="middle right",
+                x=[marked.memory_bytes / GIB],
+                y=[marked.comm_bytes / GIB],
+                mode="markers+text",
+                name="the YAML's recipe",
+                text=["  YAML"],
+                textposition="middle right",
                 marker={"symbol": "diamond-open", "size": 22, "color": "#2563eb", "line": {"width": 3}},
                 hovertemplate=marked.recipe.label() + "<extra>the YAML's recipe</extra>",
             )
@@ -130,15 +167,20 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evalua
     if selected is not None and selected.valid:
         fig.add_trace(
             go.Scatter(
-                x=[selected.memory_bytes / GIB], y=[selected.comm_bytes / GIB], mode="markers",
-                name="selected", marker={"symbol": "star", "size": 18, "color": "#f97316",
-                                         "line": {"color": "#111827", "width": 1}},
-                text=[selected.recipe.label()], hovertemplate="%{text}<extra>selected</extra>",
+                x=[selected.memory_bytes / GIB],
+                y=[selected.comm_bytes / GIB],
+                mode="markers",
+                name="selected",
+                marker={"symbol": "star", "size": 18, "color": "#f97316", "line": {"color": "#111827", "width": 1}},
+                text=[selected.recipe.label()],
+                hovertemplate="%{text}<extra>selected</extra>",
             )
         )
     fig.update_layout(
-        xaxis_title="memory per card (GiB)", yaxis_title="communication per step per card (GiB)",
-        height=440, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        xaxis_title="memory per card (GiB)",
+        yaxis_title="communication per step per card (GiB)",
+        height=440,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
     fig.update_xaxes(**axis_scale(frame["memory_gib"]))
@@ -171,8 +213,12 @@ def breakdown_rows(e: Evaluation) -> pd.DataFrame:
 def choices_frame(choices: Choices, sources: dict[str, str] | None = None) -> pd.DataFrame:
     """The modelling choices of an estimate: value, where it came from, what it changes."""
     rows = [
-        {"choice": name, "value": str(value), "from": (sources or {}).get(name, "the planner's default"),
-         "what it changes": EXPLAINED[name]}
+        {
+            "choice": name,
+            "value": str(value),
+            "from": (sources or {}).get(name, "the planner's default"),
+            "what it changes": EXPLAINED[name],
+        }
         for name, value in choices.to_dict().items()
     ]
     return pd.DataFrame(rows, columns=["choice", "value", "from", "what it changes"])
@@ -187,8 +233,13 @@ def counted_frame(differences: Sequence[Difference]) -> pd.DataFrame:
 def second_opinion_frame(differences: Sequence[Difference]) -> pd.DataFrame:
     """ShardScope next to Megatron-LM's formulas, the difference and its cause."""
     rows = [
-        {"part": d.part, "ShardScope (GiB)": d.shardscope / GIB, "Megatron-LM (GiB)": d.megatron / GIB,
-         "difference": d.relative if d.megatron else None, "because": d.cause}
+        {
+            "part": d.part,
+            "ShardScope (GiB)": d.shardscope / GIB,
+            "Megatron-LM (GiB)": d.megatron / GIB,
+            "difference": d.relative if d.megatron else None,
+            "because": d.cause,
+        }
         for d in differences
     ]
     return pd.DataFrame(rows, columns=["part", "ShardScope (GiB)", "Megatron-LM (GiB)", "difference", "because"])

@@ -23,8 +23,13 @@ def scaled(batch: int, seq: int, hidden: int, heads: int, vocab: int, dp: int, m
     data = design_to_dict(load_design(EXAMPLES_DIR / "attention_block.json"))
     data["device_num"] = dp * mp
     data["layouts"]["layout"]["device_matrix"] = [dp, mp]
-    shapes = {"tokens": [batch, seq], "embedding": [vocab, hidden], "attention_norm": [hidden],
-              "final_norm": [hidden], "lm_head": [hidden, vocab]}
+    shapes = {
+        "tokens": [batch, seq],
+        "embedding": [vocab, hidden],
+        "attention_norm": [hidden],
+        "final_norm": [hidden],
+        "lm_head": [hidden, vocab],
+    }
     shapes.update({w: [hidden, hidden] for w in ("wq", "wk", "wv", "wo")})
     for name, shape in shapes.items():
         data["tensors"][name]["shape"] = shape
@@ -49,8 +54,10 @@ def main() -> None:
             analyses = analyze_design(design)
             times.append(time.perf_counter() - start)
         bad = [a.name for a in analyses if not a.valid]
-        print(f"{label:40s} {len(analyses):3d} operators  median {statistics.median(times) * 1000:7.1f} ms"
-              + (f"  INVALID: {bad}" if bad else ""))
+        print(
+            f"{label:40s} {len(analyses):3d} operators  median {statistics.median(times) * 1000:7.1f} ms"
+            + (f"  INVALID: {bad}" if bad else "")
+        )
 
 
 if __name__ == "__main__":

@@ -50,8 +50,12 @@ def hostile_files(folder: Path) -> dict[str, Path]:
         "5,000-digit integer": '{"device_num": 1' + "0" * 5000 + "}",
         "JSON nested 3,000 deep": "[" * 3000 + "]" * 3000,
         "50 MB design (490k tensors)": json.dumps(
-            {"tensors": {f"tensor_{i:07d}": {"shape": [64, 64], "dtype": "float32", "role": "weight",
-                                             "split": [1, 1]} for i in range(490_000)}}
+            {
+                "tensors": {
+                    f"tensor_{i:07d}": {"shape": [64, 64], "dtype": "float32", "role": "weight", "split": [1, 1]}
+                    for i in range(490_000)
+                }
+            }
         ),
         "490k bad tensors": json.dumps({"tensors": {f"t{i}": {"shape": [0]} for i in range(490_000)}}),
         "4,096 bad tensors (1 MB cap)": json.dumps({"tensors": {f"t{i}": {"shape": [0]} for i in range(4096)}}),
@@ -87,7 +91,11 @@ def measure(root: Path, path: Path) -> dict[str, object]:
     try:
         done = subprocess.run(
             [sys.executable, "-c", CHILD, str(root), str(path)],
-            capture_output=True, text=True, timeout=120, preexec_fn=cap, check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=cap,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return {"seconds": 120.0, "mb": float("nan"), "outcome": "timeout", "message": 0}

@@ -52,6 +52,8 @@ def sigint_default() -> None:
     """In a child: SIGINT's default action back (a shell's `cmd &` starts us with it ignored, and
     the children would inherit that: Python then never raises KeyboardInterrupt)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 RE_BEHIND = re.compile(r"([\d,.]+) MiB (?:written and )?not read yet")
 
 
@@ -64,11 +66,12 @@ def row_bytes() -> int:
 
 # ----------------------------------------------------------------------------- the writer (child process)
 
+
 def write(folder: Path, rate_mb: float, seconds: float, noise: int, out: Path) -> None:
     """Append steps to worker_0.log at `rate_mb` MB/s for `seconds`; the totals go to `out` (JSON)."""
     import synth_logs
 
-    noise_lines = synth_logs.noise_lines()[:max(noise, 0) * 7 + 1]
+    noise_lines = synth_logs.noise_lines()[: max(noise, 0) * 7 + 1]
     steps = []
     for s in range(1, 1001):  # one block: 1,000 steps of epoch EEEEEEEE (a fixed-width placeholder)
         steps.extend(noise_lines[(s * 7 + k) % len(noise_lines)] for k in range(noise))
@@ -93,8 +96,18 @@ def write(folder: Path, rate_mb: float, seconds: float, noise: int, out: Path) -
 class Writer:
     def __init__(self, folder: Path, args: argparse.Namespace) -> None:
         self.out = folder.parent / f"{folder.name}.writer.json"
-        self.proc = subprocess.Popen([sys.executable, __file__, "--write", str(folder), str(args.rate),
-                                      str(args.seconds), str(args.noise), str(self.out)])
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--write",
+                str(folder),
+                str(args.rate),
+                str(args.seconds),
+                str(args.noise),
+                str(self.out),
+            ]
+        )
 
     def join(self) -> dict:
         self.proc.wait()
@@ -102,6 +115,7 @@ class Writer:
 
 
 # ----------------------------------------------------------------------------- the watcher (child process)
+
 
 def watch_child(folder: Path) -> None:
     """A RunWatcher on `folder`; every SAMPLE_S one JSON line: rss, behind, rows, table bytes, peak read."""
@@ -115,14 +129,26 @@ def watch_child(folder: Path) -> None:
         while True:
             snap = w.snapshot()
             table = len(snap.metrics) * per_row  # the table's columns (the frame is a view of them)
-            print(json.dumps({"t": time.monotonic() - t0, "rss": proc.memory_info().rss, "behind": snap.behind_bytes,
-                              "rows": len(snap.metrics), "table": table, "peak_read": w.peak_read}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "t": time.monotonic() - t0,
+                        "rss": proc.memory_info().rss,
+                        "behind": snap.behind_bytes,
+                        "rows": len(snap.metrics),
+                        "table": table,
+                        "peak_read": w.peak_read,
+                    }
+                ),
+                flush=True,
+            )
             time.sleep(SAMPLE_S)
     except KeyboardInterrupt:
         w.stop()
 
 
 # ----------------------------------------------------------------------------- sampling
+
 
 class RssSampler(threading.Thread):
     def __init__(self, pid: int) -> None:
@@ -173,9 +199,15 @@ def sigint_latency(proc: subprocess.Popen, timeout: float = 60.0) -> float | Non
 
 # ----------------------------------------------------------------------------- phases
 
+
 def phase_watcher(folder: Path, args: argparse.Namespace) -> list[str]:
-    child = subprocess.Popen([sys.executable, __file__, "--watch-child", str(folder)], stdout=subprocess.PIPE,
-                             text=True, cwd=REPO, preexec_fn=sigint_default)
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--watch-child", str(folder)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        preexec_fn=sigint_default,
+    )
     samples: list[dict] = []
     reader = threading.Thread(target=lambda: samples.extend(json.loads(line) for line in child.stdout), daemon=True)
     reader.start()
@@ -185,8 +217,9 @@ def phase_watcher(folder: Path, args: argparse.Namespace) -> list[str]:
     totals = writer.join()
     t_end = samples[-1]["t"] if samples else 0.0
     deadline = time.monotonic() + args.catch_up_timeout
-    while time.monotonic() < deadline and not (samples and samples[-1]["rows"] >= totals["loss_lines"]
-                                                and samples[-1]["behind"] == 0):
+    while time.monotonic() < deadline and not (
+        samples and samples[-1]["rows"] >= totals["loss_lines"] and samples[-1]["behind"] == 0
+    ):
         time.sleep(SAMPLE_S)
     last = samples[-1]
     caught = last["rows"] >= totals["loss_lines"] and last["behind"] == 0
@@ -199,13 +232,16 @@ def phase_watcher(folder: Path, args: argparse.Namespace) -> list[str]:
     return [
         f"writer: {totals['bytes'] / 1e6:,.0f} MB in {totals['seconds']:.1f} s "
         f"({totals['bytes'] / 1e6 / totals['seconds']:.1f} MB/s), {totals['loss_lines']:,} loss lines",
-        "watcher over time (RSS / behind / rows / table): " + series(
-            [(s["t"], f"{mb(s['rss'])} / {mb(s['behind'])} / {s['rows']:,} / {mb(s['table'])}") for s in samples]),
+        "watcher over time (RSS / behind / rows / table): "
+        + series([(s["t"], f"{mb(s['rss'])} / {mb(s['behind'])} / {s['rows']:,} / {mb(s['table'])}") for s in samples]),
         f"watcher: peak RSS {mb(peak_rss)}, peak behind {mb(peak_behind)}, largest read per lock hold "
         f"{mb(last['peak_read'])}",
-        (f"watcher: caught up {last['t'] - t_end:.1f} s after the writer stopped" if caught else
-         f"watcher: NOT caught up {args.catch_up_timeout:.0f} s after the writer stopped "
-         f"({last['rows']:,} of {totals['loss_lines']:,} rows, {mb(last['behind'])} behind)"),
+        (
+            f"watcher: caught up {last['t'] - t_end:.1f} s after the writer stopped"
+            if caught
+            else f"watcher: NOT caught up {args.catch_up_timeout:.0f} s after the writer stopped "
+            f"({last['rows']:,} of {totals['loss_lines']:,} rows, {mb(last['behind'])} behind)"
+        ),
         f"watcher: rows {last['rows']:,} of {totals['loss_lines']:,} written; loss table {mb(last['table'])}; "
         f"RSS then {mb(last['rss'])} = {last['rss'] / max(last['table'], 1):.2f}x the table "
         f"(peak {peak_rss / max(last['table'], 1):.2f}x); above the idle watcher's {mb(base)}: "
@@ -215,13 +251,20 @@ def phase_watcher(folder: Path, args: argparse.Namespace) -> list[str]:
 
 
 def phase_watch(folder: Path, args: argparse.Namespace) -> list[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "core", "watch", str(folder), "--interval", "2"], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=sigint_default)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core", "watch", str(folder), "--interval", "2"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=sigint_default,
+    )
     out: list[tuple[float, str]] = []
     t0 = time.monotonic()
-    reader = threading.Thread(target=lambda: out.extend((time.monotonic() - t0, line) for line in proc.stdout),
-                              daemon=True)
+    reader = threading.Thread(
+        target=lambda: out.extend((time.monotonic() - t0, line) for line in proc.stdout), daemon=True
+    )
     reader.start()
     sampler = RssSampler(proc.pid)
     sampler.start()
@@ -335,8 +378,10 @@ def main(argv: list[str] | None = None) -> int:
         watch_child(args.watch_child)
         return 0
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout
-    print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; code: {head.strip()}"
-          f"; {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; load {os.getloadavg()[0]:.1f}")
+    print(
+        f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; code: {head.strip()}"
+        f"; {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; load {os.getloadavg()[0]:.1f}"
+    )
     print(f"stream: {args.rate:g} MB/s for {args.seconds:g} s, {args.noise} noise line(s) per loss line")
     for name in args.phases.split(","):
         tmp = Path(tempfile.mkdtemp(prefix=f"bench_fast_writer_{name}_", dir=args.workdir))

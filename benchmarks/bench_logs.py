@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from core.logs import RunWatcher, read_run  # noqa: E402
-from core.logs.reader import _RunState  # noqa: E402
+from core.logs.reader import RunReader  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "real_msrun_logs"
 
@@ -104,17 +104,23 @@ def bench_ingest(root: Path, total_mb: int, ranks: int, noise: list[bytes]) -> N
     t_ours = min(ours() for _ in range(3))
     print(f"\n== ingest: {size_mb:.0f} MB in {ranks} worker logs, {expected} loss lines (90 % real noise)")
     print(f"  grep -c 'loss is'  : {t_grep:7.3f} s  {size_mb / t_grep:8.0f} MB/s")
-    print(f"  read_run (ours)    : {t_ours:7.3f} s  {size_mb / t_ours:8.0f} MB/s   "
-          f"ratio ours/grep = {t_grep / t_ours:.2f}x (target >= 0.40x)")
+    print(
+        f"  read_run (ours)    : {t_ours:7.3f} s  {size_mb / t_ours:8.0f} MB/s   "
+        f"ratio ours/grep = {t_grep / t_ours:.2f}x (target >= 0.40x)"
+    )
     # the same comparison with grep and ours alternating, so a load spike hits both sides alike
     pairs = [(grep(), ours()) for _ in range(5)]
     ratios = sorted(g / o for g, o in pairs)
-    print(f"  interleaved x5     : ratio ours/grep median {statistics.median(ratios):.2f}x "
-          f"(min {ratios[0]:.2f}x, max {ratios[-1]:.2f}x)")
+    print(
+        f"  interleaved x5     : ratio ours/grep median {statistics.median(ratios):.2f}x "
+        f"(min {ratios[0]:.2f}x, max {ratios[-1]:.2f}x)"
+    )
     cpu = [cpu_pair() for _ in range(3)]
     g_cpu, o_cpu = min(c[0] for c in cpu), min(c[1] for c in cpu)
-    print(f"  CPU time (best)    : grep {g_cpu:.3f} s, ours {o_cpu:.3f} s (both threads)  "
-          f"ratio ours/grep = {g_cpu / o_cpu:.2f}x")
+    print(
+        f"  CPU time (best)    : grep {g_cpu:.3f} s, ours {o_cpu:.3f} s (both threads)  "
+        f"ratio ours/grep = {g_cpu / o_cpu:.2f}x"
+    )
     shutil.rmtree(run)
 
 
@@ -147,10 +153,15 @@ def bench_latency(root: Path, polling: bool, appends: int, ranks: int, noise: li
     lat.sort()
     p50 = statistics.median(lat) * 1000
     p95 = lat[int(0.95 * (len(lat) - 1))] * 1000
-    kind = (f"polling (observer {watcher.poll_timeout_s:g} s + stat {watcher.stat_poll_s:g} s)" if polling
-            else "inotify Observer")
-    print(f"  {kind:42s}: append -> snapshot p50 {p50:6.1f} ms, p95 {p95:6.1f} ms, max {lat[-1] * 1000:6.1f} ms "
-          f"({appends} appends; target p95 <= 150 ms)")
+    kind = (
+        f"polling (observer {watcher.poll_timeout_s:g} s + stat {watcher.stat_poll_s:g} s)"
+        if polling
+        else "inotify Observer"
+    )
+    print(
+        f"  {kind:42s}: append -> snapshot p50 {p50:6.1f} ms, p95 {p95:6.1f} ms, max {lat[-1] * 1000:6.1f} ms "
+        f"({appends} appends; target p95 <= 150 ms)"
+    )
     shutil.rmtree(run)
 
 
@@ -160,7 +171,7 @@ def bench_refresh(root: Path, huge_mb: int, noise: list[bytes]) -> None:
         run = root / f"refresh_{label}"
         run.mkdir()
         make_log(run / "worker_0.log", size, noise, 1)
-        state = _RunState(run)
+        state = RunReader(run)
         t0 = time.perf_counter()
         state.refresh()
         first = time.perf_counter() - t0
@@ -174,9 +185,11 @@ def bench_refresh(root: Path, huge_mb: int, noise: list[bytes]) -> None:
         t0 = time.perf_counter()
         state.snapshot()
         snap_t = time.perf_counter() - t0
-        print(f"  {label:5s} file {size / (1 << 20):6.0f} MB: first read {first * 1000:8.1f} ms, "
-              f"refresh after append median {statistics.median(times) * 1e6:7.0f} us, "
-              f"snapshot build {snap_t * 1000:6.1f} ms")
+        print(
+            f"  {label:5s} file {size / (1 << 20):6.0f} MB: first read {first * 1000:8.1f} ms, "
+            f"refresh after append median {statistics.median(times) * 1e6:7.0f} us, "
+            f"snapshot build {snap_t * 1000:6.1f} ms"
+        )
         shutil.rmtree(run)
 
 

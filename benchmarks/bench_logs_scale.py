@@ -39,7 +39,7 @@ import json, resource, statistics, sys, time
 sys.path.insert(0, sys.argv[1])
 from core.logs import read_run
 from core.logs.diagnose import diagnose
-from core.logs.reader import _RunState
+from core.logs.reader import RunReader
 root, mode = sys.argv[2], sys.argv[3]
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 import synth_logs
@@ -64,7 +64,7 @@ if mode == "read":
 else:
     noise = open(sys.argv[4], "rb").read()
     make = synth_logs.LINE_FORMATS[sys.argv[5]][0]
-    state = _RunState(root); state.refresh(); state.snapshot()
+    state = RunReader(root); state.refresh(); state.snapshot()
     files = sorted(p for p in state.files if p.name.startswith("worker_"))
     ticks = []
     for k in range(10):
@@ -79,16 +79,23 @@ else:
 
 
 def _child(*args: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(REPO), *args], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(REPO), *args], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def bench(root: Path, ranks: int, steps: int, noise: int, fmt: str) -> None:
     run_dir = root / f"r{ranks}"
     t0 = time.perf_counter()
-    run = synth_logs.write_run(run_dir, ranks, steps, straggler=ranks // 3, hung=ranks // 2,
-                               crashed=[2 * ranks // 3 + 1], noise_per_step=noise, fmt=fmt)
+    run = synth_logs.write_run(
+        run_dir,
+        ranks,
+        steps,
+        straggler=ranks // 3,
+        hung=ranks // 2,
+        crashed=[2 * ranks // 3 + 1],
+        noise_per_step=noise,
+        fmt=fmt,
+    )
     needle = synth_logs.LINE_FORMATS[fmt][1]
     gen = time.perf_counter() - t0
     files = sorted(str(p) for p in run_dir.glob("worker_*.log"))
@@ -107,18 +114,19 @@ def bench(root: Path, ranks: int, steps: int, noise: int, fmt: str) -> None:
     reads = [_child(str(run_dir), "read") for _ in range(2)]
     best = min(reads, key=lambda r: r["read_s"])
     rows_ok = best["rows"] == run.loss_lines  # a reader that misses lines is reported, not timed as if fine
-    named = (best["stragglers"] == [run.straggler] and best["hung"] == [run.hung]
-             and best["failed"] == [run.crashed])
+    named = best["stragglers"] == [run.straggler] and best["hung"] == [run.hung] and best["failed"] == [run.crashed]
     noise_block = root / "noise.bin"
-    noise_block.write_bytes(b"".join(synth_logs.noise_lines()[30:30 + noise]))
+    noise_block.write_bytes(b"".join(synth_logs.noise_lines()[30 : 30 + noise]))
     tick = _child(str(run_dir), "tick", str(noise_block), fmt)
-    print(f"{fmt:>11} {ranks:6d} {mb:8.0f} {run.loss_lines:10d} {t_grep:8.2f} {mb / t_grep:8.0f} "
-          f"{best['read_s']:8.2f} {mb / best['read_s']:8.0f} {t_grep / best['read_s']:6.2f}x "
-          f"{best['rss_growth'] / 1e6:8.0f} {best['table_bytes'] / 1e6:8.0f} "
-          f"{best['rss_growth'] / max(best['table_bytes'], 1):6.2f}x {best['diagnose_s'] * 1000:7.0f} "
-          f"{tick['p50'] * 1000:7.0f} {tick['p95'] * 1000:7.0f} {best['payload'] / 1e3:7.0f}  "
-          f"{'yes' if named else 'NO'}  {'all' if rows_ok else 'ROWS ' + str(best['rows'])}  (gen {gen:.0f} s)",
-          flush=True)
+    print(
+        f"{fmt:>11} {ranks:6d} {mb:8.0f} {run.loss_lines:10d} {t_grep:8.2f} {mb / t_grep:8.0f} "
+        f"{best['read_s']:8.2f} {mb / best['read_s']:8.0f} {t_grep / best['read_s']:6.2f}x "
+        f"{best['rss_growth'] / 1e6:8.0f} {best['table_bytes'] / 1e6:8.0f} "
+        f"{best['rss_growth'] / max(best['table_bytes'], 1):6.2f}x {best['diagnose_s'] * 1000:7.0f} "
+        f"{tick['p50'] * 1000:7.0f} {tick['p95'] * 1000:7.0f} {best['payload'] / 1e3:7.0f}  "
+        f"{'yes' if named else 'NO'}  {'all' if rows_ok else 'ROWS ' + str(best['rows'])}  (gen {gen:.0f} s)",
+        flush=True,
+    )
     shutil.rmtree(run_dir)
 
 
@@ -127,16 +135,21 @@ def main() -> None:
     ap.add_argument("--ranks", default="8,64,256,1024")
     ap.add_argument("--steps", type=int, default=500, help="steps per rank (the issue's figure is 2000)")
     ap.add_argument("--noise", type=int, default=9, help="noise lines per loss line (9 = 90 %% noise)")
-    ap.add_argument("--format", default="lossmonitor",
-                    help=f"one or several (comma-separated) of {', '.join(synth_logs.LINE_FORMATS)}")
+    ap.add_argument(
+        "--format",
+        default="lossmonitor",
+        help=f"one or several (comma-separated) of {', '.join(synth_logs.LINE_FORMATS)}",
+    )
     args = ap.parse_args()
     formats = args.format.split(",")
     unknown = [f for f in formats if f not in synth_logs.LINE_FORMATS]
     if unknown:
         ap.error(f"unknown format(s) {unknown}; use {sorted(synth_logs.LINE_FORMATS)}")
     print(f"steps per rank {args.steps}, {args.noise} real noise lines per loss line, full float repr losses")
-    print("     format  ranks       MB  loss rows   grep s   grep/s   ours s   ours/s  ratio   RSS MB table MB  "
-          "RSS/tbl diag ms tick50 tick95 chartKB  named rows")
+    print(
+        "     format  ranks       MB  loss rows   grep s   grep/s   ours s   ours/s  ratio   RSS MB table MB  "
+        "RSS/tbl diag ms tick50 tick95 chartKB  named rows"
+    )
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         for fmt in formats:
             for n in (int(x) for x in args.ranks.split(",")):

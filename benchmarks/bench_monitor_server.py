@@ -54,8 +54,15 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import synth_logs  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 RESERVED_PORTS = {8501, 8765}  # the developers' dashboard and the soak benchmark's
 SAMPLE_S = 0.5
 TAIL_S = 30.0  # "after the idle stop": the last this many seconds of the closed-tab phase
@@ -65,6 +72,7 @@ ICONS = {"cancel", "hourglass_empty", "speed"}  # material icon names the page t
 
 
 # ----------------------------------------------------------------------------- server process sampling
+
 
 def inotify_watches(pid: int) -> int:
     """inotify watches one process holds (lines `inotify wd:` in /proc/PID/fdinfo of its inotify fds)."""
@@ -144,6 +152,7 @@ def load_mean(samples: list[Sample]) -> float | None:
 
 # ----------------------------------------------------------------------------- the dashboard server
 
+
 def free_port() -> int:
     """A free loopback port that is not one of the ports other people use on this machine."""
     while True:
@@ -164,13 +173,26 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "SHARDSCOPE_WORKSPACE": str(workspace), "PYTHONUNBUFFERED": "1"}
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-        argv = [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "shardscope_server.py"),
-                "--server.address", "127.0.0.1", "--server.port", str(self.port), "--server.headless", "true",
-                "--browser.gatherUsageStats", "false"]
+        argv = [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(REPO / "app" / "shardscope_server.py"),
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(self.port),
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+        ]
         self.log_path = workspace / "streamlit.log"
         self.log = self.log_path.open("w")
-        self.proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            argv, cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + 90
         while True:
             if self.proc.poll() is not None:
@@ -214,6 +236,7 @@ def measured_server(workspace: Path) -> Iterator[tuple[Server, Sampler]]:
 
 # ----------------------------------------------------------------------------- the browser side
 
+
 class WsBytes:
     """Sizes of the websocket frames the page receives from Streamlit (/_stcore/stream), time-stamped."""
 
@@ -255,8 +278,10 @@ def chart_updates(page: Any) -> dict[Any, int]:
         if "shardscope_live_chart" not in frame.url:
             continue
         with contextlib.suppress(Exception):  # a frame being replaced
-            n = frame.evaluate("() => { const el = document.getElementById('chart');"
-                               " return el && el.data && el.data.length ? +el.dataset.updates : -1; }")
+            n = frame.evaluate(
+                "() => { const el = document.getElementById('chart');"
+                " return el && el.data && el.data.length ? +el.dataset.updates : -1; }"
+            )
             if n >= 0:
                 out[frame] = int(n)
     return out
@@ -321,14 +346,14 @@ def alerts_text(page: Any) -> str:
 
 # ----------------------------------------------------------------------------- the live writer
 
+
 class Appender(threading.Thread):
     """One new step on every rank every second: `noise` real [WARNING]/[INFO] lines plus a full float repr
     LossMonitor line (and TimeMonitor's line at an epoch's end), the shapes synth_logs.write_run writes.
     Every rank means the hung and the crashed one too (each goes on from its own last step): the page
     then stops calling the hung rank hung, which is why a screenshot is also taken before the appends."""
 
-    def __init__(self, run: synth_logs.SynthRun, noise: int, step_ms: float = 500.0,
-                 fmt: str = "lossmonitor") -> None:
+    def __init__(self, run: synth_logs.SynthRun, noise: int, step_ms: float = 500.0, fmt: str = "lossmonitor") -> None:
         super().__init__(name="bench-appender", daemon=True)
         self.make = synth_logs.LINE_FORMATS[fmt][0]  # the run's own loss line format
         self.fmt = fmt
@@ -361,11 +386,13 @@ class Appender(threading.Thread):
             epoch, in_epoch = (s - 1) // STEPS_PER_EPOCH + 1, (s - 1) % STEPS_PER_EPOCH + 1
             per_step = self.step_ms * (1.6 if r == self.straggler else 1.0)
             epochs = max(epoch, 1)
-            out.append(self.make(epoch, in_epoch, STEPS_PER_EPOCH, epochs, s, s, synth_logs._loss(r, s), per_step,
-                                 time.time()))
+            out.append(
+                self.make(epoch, in_epoch, STEPS_PER_EPOCH, epochs, s, s, synth_logs._loss(r, s), per_step, time.time())
+            )
             if in_epoch == STEPS_PER_EPOCH and self.fmt == "lossmonitor":
-                out.append(b"Train epoch time: %.3f ms, per step time: %.3f ms\n"
-                           % (per_step * STEPS_PER_EPOCH, per_step))
+                out.append(
+                    b"Train epoch time: %.3f ms, per step time: %.3f ms\n" % (per_step * STEPS_PER_EPOCH, per_step)
+                )
             with path.open("ab") as f:
                 f.write(b"".join(out))
             self.lines += len(out)
@@ -383,6 +410,7 @@ def last_step(path: Path, default: int) -> int:
 
 
 # ----------------------------------------------------------------------------- scenarios
+
 
 @dataclass
 class Row:
@@ -413,16 +441,27 @@ class Row:
 
 
 COLUMNS = [  # (header, attribute, format)
-    ("scenario", "name", "{}"), ("run", "detail", "{}"), ("load", "load", "{:.1f}"), ("paint s", "paint_s", "{:.1f}"),
-    ("read s", "read_s", "{:.1f}"), ("2nd tab s", "second_s", "{:.1f}"),
-    ("paint kB", "paint_kb", "{:,.0f}"), ("CPU% mean", "cpu_mean", "{:.0f}"),
-    ("CPU% peak", "cpu_peak", "{:.0f}"), ("RSS MB peak", "rss_peak_mb", "{:,.0f}"),
-    ("inotify peak", "watches_peak", "{:,}"), ("ws kB/s med", "ws_med_kb", "{:,.1f}"),
-    ("ws kB/s p95", "ws_p95_kb", "{:,.1f}"), ("ws kB/s max", "ws_max_kb", "{:,.1f}"),
-    ("redraws", "updates", "{}"), ("kB/redraw", "kb_per_update", "{:,.0f}"),
+    ("scenario", "name", "{}"),
+    ("run", "detail", "{}"),
+    ("load", "load", "{:.1f}"),
+    ("paint s", "paint_s", "{:.1f}"),
+    ("read s", "read_s", "{:.1f}"),
+    ("2nd tab s", "second_s", "{:.1f}"),
+    ("paint kB", "paint_kb", "{:,.0f}"),
+    ("CPU% mean", "cpu_mean", "{:.0f}"),
+    ("CPU% peak", "cpu_peak", "{:.0f}"),
+    ("RSS MB peak", "rss_peak_mb", "{:,.0f}"),
+    ("inotify peak", "watches_peak", "{:,}"),
+    ("ws kB/s med", "ws_med_kb", "{:,.1f}"),
+    ("ws kB/s p95", "ws_p95_kb", "{:,.1f}"),
+    ("ws kB/s max", "ws_max_kb", "{:,.1f}"),
+    ("redraws", "updates", "{}"),
+    ("kB/redraw", "kb_per_update", "{:,.0f}"),
     ("closed CPU%", "closed_cpu", "{:.1f}"),
-    ("CPU% last 30 s", "closed_cpu_tail", "{:.1f}"), ("closed RSS MB", "closed_rss_mb", "{:,.0f}"),
-    ("closed inotify", "closed_watches", "{:,}"), ("released s", "released_s", "{:.0f}"),
+    ("CPU% last 30 s", "closed_cpu_tail", "{:.1f}"),
+    ("closed RSS MB", "closed_rss_mb", "{:,.0f}"),
+    ("closed inotify", "closed_watches", "{:,}"),
+    ("released s", "released_s", "{:.0f}"),
 ]
 
 
@@ -431,8 +470,10 @@ def table(rows: list[Row]) -> str:
     for row in rows:
         cells.append([("–" if getattr(row, a) is None else f.format(getattr(row, a))) for _, a, f in COLUMNS])
     widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
-    lines = [" | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cell, widths, strict=True)))
-             for cell in cells]
+    lines = [
+        " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cell, widths, strict=True)))
+        for cell in cells
+    ]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -468,8 +509,9 @@ def server_baseline(sampler: Sampler, baseline: list[Row], seconds: float = 5.0)
     return watches_peak(idle) or 0
 
 
-def root_scenario(name: str, logdir: str, args: argparse.Namespace, browser: Any, tmp: Path,
-                  baseline: list[Row]) -> Row:
+def root_scenario(
+    name: str, logdir: str, args: argparse.Namespace, browser: Any, tmp: Path, baseline: list[Row]
+) -> Row:
     """`?logdir=DIR`: open for --seconds, tab closed, --idle-seconds more (the watcher stop is at 2 min)."""
     row = Row(name, f"?logdir={logdir}")
     with measured_server(tmp / f"ws_{name.strip('()')}") as (server, sampler):
@@ -485,8 +527,10 @@ def root_scenario(name: str, logdir: str, args: argparse.Namespace, browser: Any
             t_paint = wait_until(page, lambda p: visible(p, outcome), 120.0) or time.monotonic()
             row.paint_s = t_paint - t0
             row.paint_kb = ws.total(t0, t_paint) / 1e3
-            progress(f"{name} ?logdir={logdir}: the page shows its outcome after {row.paint_s:.1f} s; "
-                     f"open for {args.seconds:.0f} s")
+            progress(
+                f"{name} ?logdir={logdir}: the page shows its outcome after {row.paint_s:.1f} s; "
+                f"open for {args.seconds:.0f} s"
+            )
             pump(page, args.seconds)
             t_open = time.monotonic()
             row.notes.append(f"{name} ?logdir={logdir} shows: {alerts_text(page)}")
@@ -530,8 +574,10 @@ def first_screen(page: Any, name: str, height: int) -> list[str]:
         if strip.count():
             box = strip.bounding_box()
             on = box is not None and box["y"] + box["height"] <= height
-            notes.append(f"{name} diagnosis line ({'on the first screen' if on else 'below the first screen'}): "
-                         + " ".join(w for w in strip.inner_text().split() if w not in ICONS))
+            notes.append(
+                f"{name} diagnosis line ({'on the first screen' if on else 'below the first screen'}): "
+                + " ".join(w for w in strip.inner_text().split() if w not in ICONS)
+            )
         else:
             notes.append(f"{name} no diagnosis line naming the rank that failed first")
     with contextlib.suppress(Exception):
@@ -539,9 +585,11 @@ def first_screen(page: Any, name: str, height: int) -> list[str]:
         box = grid.bounding_box()
         if box is not None:
             label = "'Ranks to look at' table" if page.get_by_text("Ranks to look at").count() else "rank table"
-            notes.append(f"{name} {label}: y {box['y']:.0f}-{box['y'] + box['height']:.0f} px of a {height} px "
-                         f"screen ({'fully on' if box['y'] + box['height'] <= height else 'not fully on'} "
-                         "the first screen)")
+            notes.append(
+                f"{name} {label}: y {box['y']:.0f}-{box['y'] + box['height']:.0f} px of a {height} px "
+                f"screen ({'fully on' if box['y'] + box['height'] <= height else 'not fully on'} "
+                "the first screen)"
+            )
     return notes
 
 
@@ -558,17 +606,35 @@ def second_tab(context: Any, url: str, timeout: float) -> float | None:
         page.close()
 
 
-def run_scenario(name: str, ranks: int, steps: int, args: argparse.Namespace, browser: Any, tmp: Path,
-                 baseline: list[Row], shot: Path | None) -> Row:
+def run_scenario(
+    name: str,
+    ranks: int,
+    steps: int,
+    args: argparse.Namespace,
+    browser: Any,
+    tmp: Path,
+    baseline: list[Row],
+    shot: Path | None,
+) -> Row:
     """A synthetic run folder: first paint, read to the end, then --seconds of appends on every rank."""
     folder = tmp / f"run_{ranks}"
     progress(f"{name}: writing {ranks} ranks x {steps} steps with benchmarks/synth_logs.py")
     t = time.monotonic()
-    run = synth_logs.write_run(folder, ranks, steps, straggler=ranks // 3, hung=ranks // 2,
-                               crashed=[2 * ranks // 3], noise_per_step=args.noise, fmt=args.format)
+    run = synth_logs.write_run(
+        folder,
+        ranks,
+        steps,
+        straggler=ranks // 3,
+        hung=ranks // 2,
+        crashed=[2 * ranks // 3],
+        noise_per_step=args.noise,
+        fmt=args.format,
+    )
     row = Row(name, f"{ranks} ranks x {steps:,} steps ({args.format}), {run.bytes / 1e6:,.0f} MB")
-    row.notes.append(f"{name} {ranks} ranks: written in {time.monotonic() - t:.0f} s, {run.loss_lines:,} loss lines; "
-                     f"straggler {run.straggler}, hung {run.hung}, crashed {run.crashed}")
+    row.notes.append(
+        f"{name} {ranks} ranks: written in {time.monotonic() - t:.0f} s, {run.loss_lines:,} loss lines; "
+        f"straggler {run.straggler}, hung {run.hung}, crashed {run.crashed}"
+    )
     appender: Appender | None = None
     try:
         with measured_server(tmp / f"ws_{ranks}") as (server, sampler):
@@ -599,8 +665,10 @@ def run_scenario(name: str, ranks: int, steps: int, args: argparse.Namespace, br
                     before_shot = shot.with_name(shot.stem + "_before_appends.png")
                     page.screenshot(path=str(before_shot))
                     row.notes.append(f"{name} screenshot before the appends: {before_shot}")
-                row.notes.extend(note.replace(f"{name} ", f"{name} before the appends: ", 1)
-                                 for note in first_screen(page, name, args.viewport["height"])[:1])
+                row.notes.extend(
+                    note.replace(f"{name} ", f"{name} before the appends: ", 1)
+                    for note in first_screen(page, name, args.viewport["height"])[:1]
+                )
                 appender = Appender(run, args.noise, fmt=args.format)
                 before = chart_updates(page)
                 t_s0 = time.monotonic()
@@ -619,13 +687,17 @@ def run_scenario(name: str, ranks: int, steps: int, args: argparse.Namespace, br
                 row.watches_peak = watches_peak(sampler.window(t0, t_s1))
                 row.load = load_mean(sampler.window(t0, t_s1))
                 ws_figures(row, ws, t_s0, t_s1)
-                row.notes.append(f"{name}: appender wrote {appender.ticks} steps x {ranks} ranks "
-                                 f"({appender.lines:,} lines), {appender.late} tick(s) late")
+                row.notes.append(
+                    f"{name}: appender wrote {appender.ticks} steps x {ranks} ranks "
+                    f"({appender.lines:,} lines), {appender.late} tick(s) late"
+                )
                 if shot is not None:
                     page.wait_for_timeout(1000)
                     page.screenshot(path=str(shot))
-                    row.notes.append(f"{name} screenshot of the first screen ({args.viewport['width']}x"
-                                     f"{args.viewport['height']}): {shot}")
+                    row.notes.append(
+                        f"{name} screenshot of the first screen ({args.viewport['width']}x"
+                        f"{args.viewport['height']}): {shot}"
+                    )
                 row.notes.extend(first_screen(page, name, args.viewport["height"]))
                 if page.locator('[data-testid="stException"]').count():
                     row.notes.append(f"{name}: {alerts_text(page)}")
@@ -648,8 +720,15 @@ def sessions_scenario(args: argparse.Namespace, browser: Any, tmp: Path, baselin
     paint, then --seconds with all open (does every session keep redrawing?), server RSS and CPU."""
     n, ranks = args.sessions, args.sessions_ranks
     folder = tmp / f"sessions_{ranks}"
-    run = synth_logs.write_run(folder, ranks, args.steps, straggler=ranks // 3, hung=ranks // 2,
-                               crashed=[2 * ranks // 3], noise_per_step=args.noise)
+    run = synth_logs.write_run(
+        folder,
+        ranks,
+        args.steps,
+        straggler=ranks // 3,
+        hung=ranks // 2,
+        crashed=[2 * ranks // 3],
+        noise_per_step=args.noise,
+    )
     row = Row("(e)", f"{n} sessions, {ranks} ranks x {args.steps:,} steps live, {run.bytes / 1e6:,.0f} MB")
     appender: Appender | None = None
     try:
@@ -682,18 +761,23 @@ def sessions_scenario(args: argparse.Namespace, browser: Any, tmp: Path, baselin
                 if done:
                     row.paint_s = statistics.median(done)
                     row.read_s = done[-1]
-                row.notes.append("(e) first paint per session (s, in opening order): "
-                                 + ", ".join("never" if p is None else f"{p:.1f}" for p in paint))
-                row.notes.append(f"(e) first paint: min {fmt(done[0] if done else None)} s, median "
-                                 f"{fmt(row.paint_s)} s, max {fmt(row.read_s)} s; never painted within "
-                                 f"{args.paint_timeout:.0f} s: {never}  (table: 'paint s' = median, 'read s' = max)")
+                row.notes.append(
+                    "(e) first paint per session (s, in opening order): "
+                    + ", ".join("never" if p is None else f"{p:.1f}" for p in paint)
+                )
+                row.notes.append(
+                    f"(e) first paint: min {fmt(done[0] if done else None)} s, median "
+                    f"{fmt(row.paint_s)} s, max {fmt(row.read_s)} s; never painted within "
+                    f"{args.paint_timeout:.0f} s: {never}  (table: 'paint s' = median, 'read s' = max)"
+                )
                 before = [chart_updates(p) for p in pages]
                 t_s0 = time.monotonic()
                 pump(pump_page, args.seconds)
                 t_s1 = time.monotonic()
                 moved = sum(1 for p, b in zip(pages, before, strict=True) if redraws(b, chart_updates(p)) > 0)
-                row.notes.append(f"(e) redrew during the {args.seconds:.0f} s with all {n} open: {moved} of {n} "
-                                 "sessions")
+                row.notes.append(
+                    f"(e) redrew during the {args.seconds:.0f} s with all {n} open: {moved} of {n} sessions"
+                )
                 window = sampler.window(t0, t_s1)
                 row.cpu_mean, row.cpu_peak = cpu_mean(sampler.window(t_s0, t_s1)), cpu_peak(window)
                 row.rss_peak_mb, row.watches_peak = rss_peak_mb(window), watches_peak(window)
@@ -716,8 +800,10 @@ def sessions_scenario(args: argparse.Namespace, browser: Any, tmp: Path, baselin
 
 # ----------------------------------------------------------------------------- main
 
+
 def environment() -> list[str]:
     """Where the figures come from: the code (HEAD plus anyone's uncommitted edits) and the machine's load."""
+
     def out(*argv: str) -> str:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=30).stdout.strip()
@@ -725,12 +811,13 @@ def environment() -> list[str]:
 
     status = out("git", "status", "--porcelain", "--untracked-files=no")
     dirty = [line.split(maxsplit=1)[-1] for line in status.splitlines() if line.strip()]
-    return [f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
-            f"code: {out('git', 'rev-parse', '--short', 'HEAD')}"
-            + (f" + uncommitted edits in {', '.join(dirty)}" if dirty else " (clean)"),
-            f"machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
-            f"uptime: {out('uptime')}",
-            f"browser: {out(CHROMIUM, '--version')} (headless, Playwright)"]
+    return [
+        f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
+        f"code: {out('git', 'rev-parse', '--short', 'HEAD')}"
+        + (f" + uncommitted edits in {', '.join(dirty)}" if dirty else " (clean)"),
+        f"machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; uptime: {out('uptime')}",
+        f"browser: {out(CHROMIUM, '--version')} (headless, Playwright)",
+    ]
 
 
 def viewport(text: str) -> dict[str, int]:
@@ -747,8 +834,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seconds", type=float, default=60.0, help="tab open (a, b) / live appends (c, d)")
     p.add_argument("--idle-seconds", type=float, default=150.0, help="after the tab is closed (a, b)")
     p.add_argument("--skip-root", action="store_true", help="skip (a) ?logdir=/ and (b) ?logdir=/tmp")
-    p.add_argument("--format", default="lossmonitor", choices=sorted(synth_logs.LINE_FORMATS),
-                   help="the loss line format of the synthetic runs (c, d) and of their live appends")
+    p.add_argument(
+        "--format",
+        default="lossmonitor",
+        choices=sorted(synth_logs.LINE_FORMATS),
+        help="the loss line format of the synthetic runs (c, d) and of their live appends",
+    )
     p.add_argument("--noise", type=int, default=9, help="noise lines per step (synth_logs' default: 9)")
     p.add_argument("--paint-timeout", type=float, default=300.0)
     p.add_argument("--read-timeout", type=float, default=900.0)
@@ -785,8 +876,10 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     jobs: list[tuple[str, Any]] = []
     if not args.skip_root:
-        jobs += [("(a)", lambda b: root_scenario("(a)", "/", args, b, tmp, baseline)),
-                 ("(b)", lambda b: root_scenario("(b)", "/tmp", args, b, tmp, baseline))]
+        jobs += [
+            ("(a)", lambda b: root_scenario("(a)", "/", args, b, tmp, baseline)),
+            ("(b)", lambda b: root_scenario("(b)", "/tmp", args, b, tmp, baseline)),
+        ]
     jobs += [("(d)", lambda b, n=n: run_scenario("(d)", n, scale_steps, args, b, tmp, baseline, None)) for n in scale]
     shot = args.shot_dir / f"bench_monitor_{args.ranks}.png"
     jobs.append(("(c)", lambda b: run_scenario("(c)", args.ranks, args.steps, args, b, tmp, baseline, shot)))
@@ -816,11 +909,12 @@ def main(argv: list[str] | None = None) -> int:
     for row in baseline + rows:
         for note in row.notes:
             print(note)
-    print(f"\nCPU% is of one core (this machine has {os.cpu_count()}), summed over the server's process tree, "
-          f"sampled every {SAMPLE_S} s; kB = 1,000 bytes. See benchmarks/README_monitor_server.md.")
+    print(
+        f"\nCPU% is of one core (this machine has {os.cpu_count()}), summed over the server's process tree, "
+        f"sampled every {SAMPLE_S} s; kB = 1,000 bytes. See benchmarks/README_monitor_server.md."
+    )
     if args.json:
-        args.json.write_text(json.dumps({"environment": env, "rows": [asdict(r) for r in baseline + rows]},
-                                        indent=1))
+        args.json.write_text(json.dumps({"environment": env, "rows": [asdict(r) for r in baseline + rows]}, indent=1))
     return 0
 
 

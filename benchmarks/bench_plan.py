@@ -49,8 +49,10 @@ def run(model: PlanModel, batch: int, devices: int, repeat: int = 5) -> None:
     )
     if plan.proposal is not None:
         p = plan.proposal
-        print(f"  proposal: {p.recipe.label()}  {p.memory_bytes / (1 << 30):.1f} GiB/card, "
-              f"{p.comm_bytes / (1 << 30):.2f} GiB comm/step, bubble {p.bubble:.1%}")
+        print(
+            f"  proposal: {p.recipe.label()}  {p.memory_bytes / (1 << 30):.1f} GiB/card, "
+            f"{p.comm_bytes / (1 << 30):.2f} GiB comm/step, bubble {p.bubble:.1%}"
+        )
 
 
 LLAMA2 = {
@@ -74,11 +76,15 @@ def compare(name: str, model: PlanModel, devices: int, batch: int = 512, card_gi
     totals = [(diffs[-1].relative, e, diffs) for e, diffs in rows]
     fits_differ = sum((d[-1].shardscope <= card_gib * GIB) != (d[-1].megatron <= card_gib * GIB) for _, _, d in totals)
     low, high = min(totals, key=lambda r: r[0]), max(totals, key=lambda r: r[0])
-    print(f"  LLaMA-2 {name:>3} {devices:4d} cards: {len(rows):4d} recipes, total {low[0]:+6.1%} .. {high[0]:+6.1%}, "
-          f"fits-64-GiB differs on {fits_differ}")
+    print(
+        f"  LLaMA-2 {name:>3} {devices:4d} cards: {len(rows):4d} recipes, total {low[0]:+6.1%} .. {high[0]:+6.1%}, "
+        f"fits-64-GiB differs on {fits_differ}"
+    )
     for tag, (rel, e, diffs) in (("lowest", low), ("highest", high)):
-        print(f"      {tag:7s} {e.recipe.label():36s} ShardScope {diffs[-1].shardscope / GIB:7.1f} GiB, "
-              f"Megatron {diffs[-1].megatron / GIB:7.1f} GiB ({rel:+.1%})")
+        print(
+            f"      {tag:7s} {e.recipe.label():36s} ShardScope {diffs[-1].shardscope / GIB:7.1f} GiB, "
+            f"Megatron {diffs[-1].megatron / GIB:7.1f} GiB ({rel:+.1%})"
+        )
         for d in diffs[:-1]:
             if d.megatron and abs(d.shardscope - d.megatron) > 0.05 * diffs[-1].megatron:
                 share = (d.shardscope - d.megatron) / diffs[-1].megatron

@@ -64,8 +64,15 @@ IDLE_S = 120.0  # pages/monitor.py: WatcherRegistry(idle_s=120.0, max_watchers=3
 REAP_EVERY = min(30.0, max(IDLE_S / 4, 0.05))  # WatcherRegistry's reaper period
 RELEASE_MARGIN = IDLE_S + REAP_EVERY + 15.0  # a watcher unused this long must be stopped
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def generate_jobs(root: Path, base_port: int) -> list[Path]:
@@ -73,9 +80,30 @@ def generate_jobs(root: Path, base_port: int) -> list[Path]:
     jobs = []
     for i in range(JOBS):
         out = root / f"job{i}"
-        argv = [sys.executable, "-m", "core", "generate", "--scenario", "data_parallel", "--device-target", "CPU",
-                "--devices", "2", "--out", str(out), "--samples", "96", "--epochs", "1", "--batch-size", "8",
-                "--loss-interval", "1", "--master-port", str(base_port + i)]
+        argv = [
+            sys.executable,
+            "-m",
+            "core",
+            "generate",
+            "--scenario",
+            "data_parallel",
+            "--device-target",
+            "CPU",
+            "--devices",
+            "2",
+            "--out",
+            str(out),
+            "--samples",
+            "96",
+            "--epochs",
+            "1",
+            "--batch-size",
+            "8",
+            "--loss-interval",
+            "1",
+            "--master-port",
+            str(base_port + i),
+        ]
         subprocess.run(argv, check=True, capture_output=True, cwd=REPO)
         jobs.append(out)
     return jobs
@@ -102,6 +130,7 @@ def processes_live(record: RunRecord) -> bool:
 
 def wrong_states(workspace: Path) -> list[str]:
     """Records whose status disagrees with reality, kept only if still wrong 3 s later."""
+
     def check() -> set[tuple[str, str]]:
         bad = set()
         for r in list_runs(workspace):
@@ -220,8 +249,7 @@ class Monitor:
 
     def get(self, r: RunRecord) -> RunWatcher:
         key = self.key(r)
-        w = self.registry.get(key, lambda: RunWatcher(Path(key[0]), polling=False, loss_regex=None,
-                                                      extra_files=key[3]))
+        w = self.registry.get(key, lambda: RunWatcher(Path(key[0]), polling=False, loss_regex=None, extra_files=key[3]))
         with self.lock:
             self.used[key] = time.monotonic()
             self.handed[id(w)] = (key, w)
@@ -326,14 +354,28 @@ class Dashboard:
         env = {**os.environ, "SHARDSCOPE_WORKSPACE": str(workspace), "PYTHONUNBUFFERED": "1"}
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
         # fileWatcherType none: streamlit's own source watch off, so the server's inotify watches are RunWatchers'
-        argv = [sys.executable, "-m", "streamlit", "run", str(REPO / "app" / "shardscope_server.py"),
-                "--server.port", str(port),
-                "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-                "--server.fileWatcherType", "none"]
+        argv = [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(REPO / "app" / "shardscope_server.py"),
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ]
         self.log_path = workspace.parent / "streamlit.log"
         self.log = self.log_path.open("w")
-        self.server = subprocess.Popen(argv, cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
+        self.server = subprocess.Popen(
+            argv, cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + 90
         while True:
             if self.server.poll() is not None:
@@ -378,7 +420,7 @@ class Dashboard:
             if boxes.count():
                 problem = "exception box: " + " ".join(boxes.first.inner_text().split())[:300]
             elif "Could not read the run registry" in body:
-                problem = "registry warning: " + body[body.find("Could not read"):][:200]
+                problem = "registry warning: " + body[body.find("Could not read") :][:200]
             elif run_id is not None:
                 shown = page.get_by_role("combobox", name="Run").first.input_value(timeout=10_000)
                 if run_id not in shown:
@@ -426,8 +468,15 @@ def port_for(wanted: int) -> int:
             return sock.getsockname()[1]
 
 
-def act(action: str, rng: random.Random, workspace: Path, jobs: list[Path], counts: Counter[str],
-        monitor: Monitor, board: Dashboard) -> None:
+def act(
+    action: str,
+    rng: random.Random,
+    workspace: Path,
+    jobs: list[Path],
+    counts: Counter[str],
+    monitor: Monitor,
+    board: Dashboard,
+) -> None:
     """One random action (the caller counts refusals)."""
     runs = list_runs(workspace)
     active = [r for r in runs if r.is_running]
@@ -479,8 +528,10 @@ def soak(minutes: float, workspace: Path, seed: int, port: int) -> int:
     board = Dashboard(workspace, port_for(port), workspace.parent / "page_errors")
     monitor = Monitor(counts)
     stop_flag = threading.Event()
-    threads = [threading.Thread(target=reader, args=(workspace, stop_flag, counts), daemon=True),
-               threading.Thread(target=monitor.tabs_loop, args=(workspace, stop_flag), daemon=True)]
+    threads = [
+        threading.Thread(target=reader, args=(workspace, stop_flag, counts), daemon=True),
+        threading.Thread(target=monitor.tabs_loop, args=(workspace, stop_flag), daemon=True),
+    ]
     for t in threads:
         t.start()
     try:
@@ -549,19 +600,25 @@ def soak(minutes: float, workspace: Path, seed: int, port: int) -> int:
     print(f"loss rows printed by workers: {printed}; lost rows: {lost}")
     for line in lost_details:
         print(f"  {line}")
-    print(f"watcher: last snapshots of {w_runs} finished runs against {w_printed} printed rows; "
-          f"watcher lost rows: {w_lost}; earlier snapshots of finished runs that disagreed: {len(monitor.bad)}; "
-          f"watcher errors: {len(monitor.errors)}")
+    print(
+        f"watcher: last snapshots of {w_runs} finished runs against {w_printed} printed rows; "
+        f"watcher lost rows: {w_lost}; earlier snapshots of finished runs that disagreed: {len(monitor.bad)}; "
+        f"watcher errors: {len(monitor.errors)}"
+    )
     for line in w_details + monitor.bad + monitor.errors:
         print(f"  {line}")
-    print(f"watchers handed out: {len(monitor.handed)}; after {RELEASE_MARGIN:.0f} s idle: registry holds "
-          f"{len(monitor.registry.active())}, rescan threads {rescans}, inotify watches here {own_watches}, "
-          f"in the server {server_watches}; watchers not released: {not_released}")
+    print(
+        f"watchers handed out: {len(monitor.handed)}; after {RELEASE_MARGIN:.0f} s idle: registry holds "
+        f"{len(monitor.registry.active())}, rescan threads {rescans}, inotify watches here {own_watches}, "
+        f"in the server {server_watches}; watchers not released: {not_released}"
+    )
     for key in sorted(monitor.unreleased):
         print(f"  {key[0]}")
-    print(f"page loads: {board.loads}; page errors: {len(page_errors)}; server peak RSS "
-          f"{board.peak_rss / 2**20:.0f} MiB, peak inotify watches {board.peak_watches}; tracebacks in the "
-          f"server log: {board.server_tracebacks()} ({board.log_path})")
+    print(
+        f"page loads: {board.loads}; page errors: {len(page_errors)}; server peak RSS "
+        f"{board.peak_rss / 2**20:.0f} MiB, peak inotify watches {board.peak_watches}; tracebacks in the "
+        f"server log: {board.server_tracebacks()} ({board.log_path})"
+    )
     for line in page_errors:
         print(f"  {line}")
     bad = left or wrong or lost or w_lost or monitor.bad or monitor.errors or not_released or page_errors

@@ -68,8 +68,9 @@ def noise_lines() -> list[bytes]:
     """Every real `[WARNING]`/`[INFO]` line of the fixture logs (the realistic noise)."""
     out: list[bytes] = []
     for path in sorted(FIXTURES.glob("*/*.log")):
-        out.extend(line + b"\n" for line in path.read_bytes().splitlines()
-                   if line.startswith((b"[WARNING]", b"[INFO]")))
+        out.extend(
+            line + b"\n" for line in path.read_bytes().splitlines() if line.startswith((b"[WARNING]", b"[INFO]"))
+        )
     return out
 
 
@@ -84,35 +85,49 @@ def _stamp(t: float) -> str:
     return d.strftime("%Y-%m-%d %H:%M:%S") + f",{d.microsecond // 1000:03d}"
 
 
-def _lossmonitor(epoch: int, in_epoch: int, per_epoch: int, epochs: int, step: int, total: int, loss: float,
-                 step_ms: float, t: float) -> bytes:
+def _lossmonitor(
+    epoch: int, in_epoch: int, per_epoch: int, epochs: int, step: int, total: int, loss: float, step_ms: float, t: float
+) -> bytes:
     return b"epoch: %d step: %d, loss is %r\n" % (epoch, in_epoch, loss)
 
 
-def _mindformers(epoch: int, in_epoch: int, per_epoch: int, epochs: int, step: int, total: int, loss: float,
-                 step_ms: float, t: float) -> bytes:
-    return (f"[INFO] {_stamp(t)} [mindformers/core/callback/callback.py:747] print_output_info: "
-            f"{{ Epoch:[{epoch:3d}/{epochs:3d}], step:[{in_epoch:5d}/{per_epoch:5d}], loss:[{loss:.6f}/{loss:.6f}], "
-            f"per_step_time: {int(step_ms)}ms, lr: 0.003, overflow cond: False, loss_scale: 1.0, "
-            f"global_norm: [{loss / 3:.8f}], train_throughput_per_npu: 0.000T\n").encode()
+def _mindformers(
+    epoch: int, in_epoch: int, per_epoch: int, epochs: int, step: int, total: int, loss: float, step_ms: float, t: float
+) -> bytes:
+    return (
+        f"[INFO] {_stamp(t)} [mindformers/core/callback/callback.py:747] print_output_info: "
+        f"{{ Epoch:[{epoch:3d}/{epochs:3d}], step:[{in_epoch:5d}/{per_epoch:5d}], loss:[{loss:.6f}/{loss:.6f}], "
+        f"per_step_time: {int(step_ms)}ms, lr: 0.003, overflow cond: False, loss_scale: 1.0, "
+        f"global_norm: [{loss / 3:.8f}], train_throughput_per_npu: 0.000T\n"
+    ).encode()
 
 
-def _mindcv(epoch: int, in_epoch: int, per_epoch: int, epochs: int, step: int, total: int, loss: float,
-            step_ms: float, t: float) -> bytes:
-    return (f"[{_stamp(t)[:19]}] mindcv.utils.callbacks INFO - Epoch: [{epoch}/{epochs}], batch: "
-            f"[{in_epoch}/{per_epoch}], loss: {loss:.6f}, lr: 0.010000, time: {step_ms / 1000:.6f}s\n").encode()
+def _mindcv(
+    epoch: int, in_epoch: int, per_epoch: int, epochs: int, step: int, total: int, loss: float, step_ms: float, t: float
+) -> bytes:
+    return (
+        f"[{_stamp(t)[:19]}] mindcv.utils.callbacks INFO - Epoch: [{epoch}/{epochs}], batch: "
+        f"[{in_epoch}/{per_epoch}], loss: {loss:.6f}, lr: 0.010000, time: {step_ms / 1000:.6f}s\n"
+    ).encode()
 
 
-def _megatron(epoch: int, in_epoch: int, per_epoch: int, epochs: int, step: int, total: int, loss: float,
-              step_ms: float, t: float) -> bytes:
-    return (f" iteration {step:8d}/{total:8d} | consumed samples: {step * 1024:12d} | elapsed time per iteration "
-            f"(ms): {step_ms:.1f} | learning rate: 9.150E-06 | global batch size:  1024 | lm loss: {loss:.6E} | "
-            f"loss scale: 1.0 | grad norm: 0.231 | number of skipped iterations:   0 | number of nan iterations:"
-            f"   0 |\n").encode()
+def _megatron(
+    epoch: int, in_epoch: int, per_epoch: int, epochs: int, step: int, total: int, loss: float, step_ms: float, t: float
+) -> bytes:
+    return (
+        f" iteration {step:8d}/{total:8d} | consumed samples: {step * 1024:12d} | elapsed time per iteration "
+        f"(ms): {step_ms:.1f} | learning rate: 9.150E-06 | global batch size:  1024 | lm loss: {loss:.6E} | "
+        f"loss scale: 1.0 | grad norm: 0.231 | number of skipped iterations:   0 | number of nan iterations:"
+        f"   0 |\n"
+    ).encode()
 
 
-LINE_FORMATS = {"lossmonitor": (_lossmonitor, "loss is"), "mindformers": (_mindformers, "print_output_info"),
-                "mindcv": (_mindcv, "mindcv.utils.callbacks INFO - Epoch"), "megatron": (_megatron, "lm loss:")}
+LINE_FORMATS = {
+    "lossmonitor": (_lossmonitor, "loss is"),
+    "mindformers": (_mindformers, "print_output_info"),
+    "mindcv": (_mindcv, "mindcv.utils.callbacks INFO - Epoch"),
+    "megatron": (_megatron, "lm loss:"),
+}
 """Format name -> (loss line maker, the fixed string `grep -c` counts the loss lines by)."""
 
 
@@ -122,8 +137,11 @@ def suite_noise(fmt: str) -> list[bytes]:
     if fmt == "mindformers":
         return [line + b"\n" for line in (formats / "mindformers_2x_noise.log").read_bytes().splitlines()]
     if fmt == "mindcv":
-        return [line + b"\n" for line in (formats / "mindcv" / "worker_0.log").read_bytes().splitlines()
-                if b"loss" not in line.lower() and b"vali" not in line.lower()]
+        return [
+            line + b"\n"
+            for line in (formats / "mindcv" / "worker_0.log").read_bytes().splitlines()
+            if b"loss" not in line.lower() and b"vali" not in line.lower()
+        ]
     return []
 
 
@@ -132,11 +150,24 @@ def _loss(rank: int, step: int) -> float:
     return 2.3 / (1.0 + 0.002 * step) + ((rank * 7919 + step * 104729) % 1000) * 1e-6
 
 
-def write_run(root: Path | str, ranks: int, steps: int, *, straggler: int | None = None,
-              hung: int | None = None, crashed: list[int] | tuple[int, ...] = (), first_crashed: int | None = None,
-              noise_per_step: int = 9, steps_per_epoch: int = 100, step_ms: float = 500.0,
-              straggler_factor: float = 1.6, hung_at: float = 0.5, crash_at: float = 0.8,
-              seed: int = 0, fmt: str = "lossmonitor") -> SynthRun:
+def write_run(
+    root: Path | str,
+    ranks: int,
+    steps: int,
+    *,
+    straggler: int | None = None,
+    hung: int | None = None,
+    crashed: list[int] | tuple[int, ...] = (),
+    first_crashed: int | None = None,
+    noise_per_step: int = 9,
+    steps_per_epoch: int = 100,
+    step_ms: float = 500.0,
+    straggler_factor: float = 1.6,
+    hung_at: float = 0.5,
+    crash_at: float = 0.8,
+    seed: int = 0,
+    fmt: str = "lossmonitor",
+) -> SynthRun:
     """Write an msrun log folder. `crashed` ranks raise the same exception at `crash_at` of the run,
     `first_crashed` (default the first of them) 3 s before the others; `hung` stops at `hung_at`;
     `straggler` reports `straggler_factor` x the step time. The others run every step."""
@@ -166,18 +197,23 @@ def write_run(root: Path | str, ranks: int, steps: int, *, straggler: int | None
             for _ in range(noise_per_step):
                 out.append(noise[rng.randrange(len(noise))])
             epoch, in_epoch = (s - 1) // steps_per_epoch + 1, (s - 1) % steps_per_epoch + 1
-            out.append(make(epoch, in_epoch, steps_per_epoch, epochs, s, steps, _loss(r, s), per_step,
-                            START + s * step_s))
+            out.append(
+                make(epoch, in_epoch, steps_per_epoch, epochs, s, steps, _loss(r, s), per_step, START + s * step_s)
+            )
             if in_epoch == steps_per_epoch and fmt == "lossmonitor":
                 jitter = 1.0 + ((r * 31 + s) % 7) * 0.002
-                out.append(b"Train epoch time: %.3f ms, per step time: %.3f ms\n"
-                           % (per_step * jitter * steps_per_epoch, per_step * jitter))
+                out.append(
+                    b"Train epoch time: %.3f ms, per step time: %.3f ms\n"
+                    % (per_step * jitter * steps_per_epoch, per_step * jitter)
+                )
         end_time = START + last * step_s
         if crash_step is not None:
             end_time += (0.0 if r == first else 3.0) + (r % 5) * 0.01
-            out.append(f"[WARNING] DEVICE({20000 + r},7f727a665e40,python):{ms_stamp(end_time)} "
-                       f"[mindspore/ccsrc/plugin/cpu/res_manager/mem_manager.cc:86] MallocMemFromMemPool] "
-                       f"Malloc failed, retry.\n".encode())
+            out.append(
+                f"[WARNING] DEVICE({20000 + r},7f727a665e40,python):{ms_stamp(end_time)} "
+                f"[mindspore/ccsrc/plugin/cpu/res_manager/mem_manager.cc:86] MallocMemFromMemPool] "
+                f"Malloc failed, retry.\n".encode()
+            )
             out.append(TRACEBACK.format(exception=EXCEPTION).encode())
         data = b"".join(out)
         path = root / f"worker_{r}.log"
@@ -200,10 +236,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--format", default="lossmonitor", choices=sorted(LINE_FORMATS))
     args = p.parse_args(argv)
     n = args.ranks
-    run = write_run(args.out, n, args.steps, straggler=n // 3, hung=n // 2, crashed=[2 * n // 3],
-                    noise_per_step=args.noise, fmt=args.format)
-    print(f"{run.root}: {n} ranks, {run.loss_lines} loss lines, {run.bytes / 1e6:.0f} MB; "
-          f"straggler {run.straggler}, hung {run.hung}, crashed {run.crashed}")
+    run = write_run(
+        args.out,
+        n,
+        args.steps,
+        straggler=n // 3,
+        hung=n // 2,
+        crashed=[2 * n // 3],
+        noise_per_step=args.noise,
+        fmt=args.format,
+    )
+    print(
+        f"{run.root}: {n} ranks, {run.loss_lines} loss lines, {run.bytes / 1e6:.0f} MB; "
+        f"straggler {run.straggler}, hung {run.hung}, crashed {run.crashed}"
+    )
     return 0
 
 

@@ -44,9 +44,15 @@ class FileCheckError(UserError, OSError, ValueError):
 
 def kind_of(mode: int) -> str:
     """What a non-regular file is, for a message: 'a FIFO (named pipe)', 'a folder', ..."""
-    kinds = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"),
-             (stat.S_ISLNK, "a symbolic link"), (stat.S_ISREG, "a regular file"))
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISREG, "a regular file"),
+    )
     return next((name for test, name in kinds if test(mode)), "not a file")
 
 

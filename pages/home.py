@@ -84,5 +84,6 @@ if runs:
         cols[0].markdown(f"`{record.run_id}`")
         cols[1].markdown(record.scenario or "?")
         cols[2].markdown(f"**{record.status}**" + (f" (exit {record.exit_code})" if record.exit_code else ""))
-        cols[3].page_link(page_path("monitor"), label="Monitor", icon=":material/monitoring:",
-                          query_params={"run": record.run_id})
+        cols[3].page_link(
+            page_path("monitor"), label="Monitor", icon=":material/monitoring:", query_params={"run": record.run_id}
+        )

@@ -62,7 +62,9 @@ def started(record: RunRecord) -> None:
     where = f" (Slurm job {record.slurm_job_id}: {record.message})" if record.slurm_job_id else ""
     st.success(f"Started run **{record.run_id}**{where}.")
     st.page_link(
-        page_path("monitor"), label=f"Watch {record.run_id} on the Monitor", icon=":material/monitoring:",
+        page_path("monitor"),
+        label=f"Watch {record.run_id} on the Monitor",
+        icon=":material/monitoring:",
         query_params={"run": record.run_id},
     )
 
@@ -132,8 +134,9 @@ with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers
     if checked_own is not None:
         ui.own_job_view(checked_own)
         own_checks = [ui.cached_mindspore_check(checked_own.python or sys.executable)]
-        own_checks += run_preflight(checked_own.to_options(), python=checked_own.python or sys.executable,
-                                    import_check=False)
+        own_checks += run_preflight(
+            checked_own.to_options(), python=checked_own.python or sys.executable, import_check=False
+        )
         ui.preflight_view(own_checks)
         if st.button("Launch script", type="primary", disabled=not can_launch(own_checks), key="own_launch_button"):
             try:
@@ -153,8 +156,12 @@ with st.expander("Watch an existing log folder (a job ShardScope did not start: 
             st.error(str(exc))
         else:
             st.success(f"Run **{record.run_id}** watches {record.log_dir}.")
-            st.page_link(page_path("monitor"), label="Open it on the Monitor", icon=":material/monitoring:",
-                         query_params={"run": record.run_id})
+            st.page_link(
+                page_path("monitor"),
+                label="Open it on the Monitor",
+                icon=":material/monitoring:",
+                query_params={"run": record.run_id},
+            )
 
 st.subheader("Runs")
 

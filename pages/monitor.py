@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,180 +14,37 @@ from app import monitor_scale as scale
 from app import monitor_widgets as ui
 from app.live_chart import live_chart
 from app.monitor_memory import memory_panel
-from core.logs import LogFormatError, RunSnapshot, RunWatcher, compile_user_regex, tail_lines
+from app.monitor_source import get_watcher, pick_source
+from core.logs import LogFormatError, RunSnapshot, compile_user_regex, tail_lines
 from core.logs.diagnose import Diagnosis, diagnose
 from core.logs.discover import folder_notes
-from core.logs.guard import LogDirError, validate_log_dir
-from core.logs.replay import load_recording, replay
 from core.logs.selection import RankSelectionError, select_ranks
 from core.logs.shapes import line_shapes
-from core.logs.watcher import MAX_WATCHES, WatcherRegistry
+from core.logs.watcher import MAX_WATCHES
 from core.run.planned import plan_for_log_dir
-from core.run.registry import LAUNCHER_LOG, list_runs
-from core.workspace import EXAMPLES_DIR, default_workspace
+from core.run.registry import list_runs
+from core.workspace import default_workspace
 
 T = TypeVar("T")
 LIVE_STATUSES = (None, "queued", "starting", "running")  # queued = Slurm PENDING: its logs will come
-SOURCES = ["Launched run", "Log folder", "Replay recorded run"]
-RECORDINGS_DIRS = [EXAMPLES_DIR / "recordings"]
-
-
-# ----------------------------------------------------------------------------- long-lived objects
-
-@st.cache_resource(show_spinner=False)
-def watcher_registry() -> WatcherRegistry:
-    """Owner of every live RunWatcher; stops those no page asked for in 2 minutes (closed tabs)."""
-    return WatcherRegistry(idle_s=120.0, max_watchers=32)
-
-
-def get_watcher(log_dir: str, polling: bool, loss_regex: str | None, extra: tuple[str, ...]) -> RunWatcher:
-    """One RunWatcher per (folder, polling, regex, follow links), shared by every session and rerun."""
-    follow = bool(st.session_state.get("mon_follow_links", False))  # the sidebar's "Follow links" box
-    return watcher_registry().get(
-        (log_dir, polling, loss_regex, extra, follow),
-        lambda: RunWatcher(Path(log_dir), polling=polling, loss_regex=loss_regex, extra_files=extra,
-                           background_catch_up=True, follow_links=follow))  # paint at once, fill in later
-
-
-@st.cache_resource(show_spinner=False)
-def replay_sessions() -> dict[str, tuple[threading.Thread, threading.Event]]:
-    """Replays in progress, by output folder."""
-    return {}
-
-
-def recordings() -> dict[str, Path]:
-    """Recorded runs: examples/recordings/* and $SHARDSCOPE_RECORDINGS/* (folders with timing.json)."""
-    dirs = list(RECORDINGS_DIRS)
-    extra = os.environ.get("SHARDSCOPE_RECORDINGS")
-    if extra:
-        dirs += [Path(p) for p in extra.split(os.pathsep) if p]
-    found: dict[str, Path] = {}
-    for d in dirs:
-        if d.is_dir():
-            for rec in sorted(d.iterdir()):
-                if (rec / "timing.json").is_file():
-                    found[rec.name] = rec
-    return found
-
-
-def start_replay(name: str, rec_dir: Path, speed: float, polling: bool) -> Path:
-    out = Path(tempfile.gettempdir()) / "shardscope_replays" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    out.mkdir(parents=True, exist_ok=True)
-    get_watcher(str(out), polling, None, ())  # watch before the first byte: every row is seen live
-    stop = threading.Event()
-    thread = threading.Thread(target=replay, args=(rec_dir, out), kwargs={"speed": speed, "stop_event": stop,
-                                                                          "max_gap_s": 5.0}, daemon=True)
-    thread.start()
-    replay_sessions()[str(out)] = (thread, stop)
-    return out
-
-
-# ----------------------------------------------------------------------------- source picker
-
-def pick_source() -> tuple[Path | None, str, str | None, tuple[str, ...]]:
-    """(log folder, label, run status, extra launcher files) chosen by the user, or (None, ...)."""
-    params = st.query_params
-    runs = []
-    registry_error = None
-    try:
-        runs = list_runs(default_workspace())
-    except Exception as exc:  # a broken registry must not break the page
-        registry_error = str(exc)
-    if params.get("replay"):
-        default = "Replay recorded run"
-    elif params.get("logdir"):
-        default = "Log folder"
-    else:
-        default = "Launched run" if runs or params.get("run") else None
-    source = st.segmented_control("Source", SOURCES, default=default, key="mon_source",
-                                  label_visibility="collapsed")
-    if registry_error:
-        st.warning(f"Could not read the run registry: {registry_error}")
-    if source == "Launched run":
-        if not runs:
-            st.info("No launched runs in this workspace yet: start one on the **Launch** page, "
-                    "or pick **Log folder** to watch any msrun / mpirun log folder.")
-            return None, "", None, ()
-        ids = [r.run_id for r in runs]
-        wanted = params.get("run")
-        index = ids.index(wanted) if wanted in ids else 0
-        by_id = {r.run_id: r for r in runs}
-        run_id = st.selectbox("Run", ids, index=index, key="mon_run",
-                              format_func=lambda i: f"{i} · {by_id[i].scenario or '?'} · {by_id[i].status}")
-        rec = by_id[run_id]
-        st.query_params["run"] = run_id
-        # Slurm / multi-node / watched-folder runs are written by other machines: inotify sees nothing there
-        st.session_state["mon_shared_fs"] = bool(getattr(rec, "shared_filesystem", False))
-        per_node = rec.options.get("local_worker_num") if isinstance(rec.options, dict) else None
-        if st.session_state.get("mon_per_node_run") != run_id:  # a new run: take its node size, once
-            st.session_state["mon_per_node_run"] = run_id
-            if isinstance(per_node, int) and per_node >= 1:
-                st.session_state["mon_per_node"] = per_node
-        launcher = getattr(rec, "run_dir", None)
-        extra = (str(Path(launcher) / LAUNCHER_LOG),) if launcher else ()
-        return Path(rec.log_dir), run_id, rec.status, extra
-    if source == "Log folder":
-        path = st.text_input("Log folder", value=params.get("logdir", ""), key="mon_folder",
-                             placeholder="/path/to/log_output  (msrun --log_dir, mpirun output, or rank-table run)")
-        if not path:
-            return None, "", None, ()
-        try:
-            folder = validate_log_dir(path)
-        except LogDirError as exc:
-            st.error(f"Cannot watch this folder: {exc}.")
-            return None, "", None, ()
-        return folder, folder.name, None, ()
-    if source == "Replay recorded run":
-        recs = recordings()
-        if not recs:
-            st.info("No recorded runs yet. A recording is a log folder plus `timing.json` captured from a real "
-                    "run (`core.logs.replay.record`); put it under `examples/recordings/`.")
-            return None, "", None, ()
-        c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
-        names = list(recs)
-        wanted = params.get("replay")
-        name = c1.selectbox("Recording", names, index=names.index(wanted) if wanted in names else 0, key="mon_rec")
-        rec = load_recording(recs[name])
-        speed = c2.selectbox("Speed", [1.0, 2.0, 5.0, 10.0], index=1, key="mon_speed", format_func=lambda s: f"{s:g}×")
-        # ?replay=NAME (the Home page's "Watch the replay") starts it once, without another click.
-        autostart = wanted == name and st.session_state.get("mon_replay_autostarted") != name
-        if c3.button("▶ Start replay", width="stretch") or autostart:
-            st.session_state["mon_replay_autostarted"] = name
-            st.session_state["mon_replay_speed"] = speed
-            st.session_state["mon_replay_out"] = str(start_replay(name, recs[name], speed,
-                                                                   st.session_state.get("mon_polling", False)))
-        if rec.synthetic:
-            st.caption("⚠️ This recording's timing is synthetic (made up for tests), not a real run's pace.")
-        out = st.session_state.get("mon_replay_out")
-        if not out:
-            return None, "", None, ()
-        thread = replay_sessions().get(out, (None, None))[0]
-        status = "running" if thread is not None and thread.is_alive() else None
-        pace = "synthetic" if rec.synthetic else "recorded"
-        started_speed = st.session_state.get("mon_replay_speed", speed)
-        st.info(
-            f"**Replay** of the recorded run `{name}` ({rec.source or 'no source noted'}), written into a "
-            f"fresh log folder at {started_speed:g}× its {pace} pace ({rec.duration_s:.0f} s recorded): "
-            "not a live job.",
-            icon=":material/replay:",
-        )
-        return Path(out), f"replay of {name}", status, ()
-    st.info("**Pick what to watch.** *Launched run*: a run started from the Launch page. *Log folder*: any "
-            "msrun `--log_dir` (worker_N.log), MindFormers `output/` (log/rank_N/info.log), mpirun output "
-            "(1/rank.N/stdout), rank-table or model-zoo run (deviceN/train.logN, train_parallelN/log), Slurm "
-            "outputs (slurm-J_N.out) or a folder with one log. *Replay recorded run*: replays a recorded real "
-            "run so you can try the Monitor without hardware.")
-    return None, "", None, ()
 
 
 # ----------------------------------------------------------------------------- sidebar options
+
 
 def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None, int]:
     with st.sidebar:
         st.subheader("Monitor")
         paused = st.toggle("Pause live updates", key="mon_paused")
-        smoothing = st.slider("Smoothing", 0.0, 0.99, 0.6, 0.01, key="mon_smooth",
-                              help="TensorBoard's debiased exponential moving average.")
+        smoothing = st.slider(
+            "Smoothing",
+            0.0,
+            0.99,
+            0.6,
+            0.01,
+            key="mon_smooth",
+            help="TensorBoard's debiased exponential moving average.",
+        )
         x_mode = st.radio("X axis", list(ui.X_MODES), horizontal=True, key="mon_x")
         c1, c2 = st.columns(2)
         log_y = c1.checkbox("Log y", key="mon_logy")
@@ -200,16 +54,29 @@ def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None, i
         stall = st.number_input("Stalled after (s)", 5, 3600, 60, 5, key="mon_stall")
         with st.expander("Advanced"):
             polling = st.checkbox("Polling watcher (NFS / shared filesystems)", key="mon_polling")
-            st.checkbox("Follow links", key="mon_follow_links",
-                        help="Also read logs that are links to files outside the chosen folder (refused by "
-                             "default: a link could show any file the server can read).")
-            per_node = int(st.number_input("Ranks per node", 1, 1024, 8, key="mon_per_node",
-                                           help="msrun --local_worker_num: `node 3` in a rank expression "
-                                                "means ranks 24-31 with 8 per node."))
-            regex = st.text_input("Custom loss regex", key="mon_regex",
-                                  placeholder=r"it (?P<step>\d+) loss=(?P<loss>\S+)",
-                                  help="Tried on every line (replaces the built-in reader). Named groups: "
-                                       "loss (required), step, epoch, step_time_ms, lr.")
+            st.checkbox(
+                "Follow links",
+                key="mon_follow_links",
+                help="Also read logs that are links to files outside the chosen folder (refused by "
+                "default: a link could show any file the server can read).",
+            )
+            per_node = int(
+                st.number_input(
+                    "Ranks per node",
+                    1,
+                    1024,
+                    8,
+                    key="mon_per_node",
+                    help="msrun --local_worker_num: `node 3` in a rank expression means ranks 24-31 with 8 per node.",
+                )
+            )
+            regex = st.text_input(
+                "Custom loss regex",
+                key="mon_regex",
+                placeholder=r"it (?P<step>\d+) loss=(?P<loss>\S+)",
+                help="Tried on every line (replaces the built-in reader). Named groups: "
+                "loss (required), step, epoch, step_time_ms, lr.",
+            )
     loss_regex = None
     if regex:
         try:
@@ -217,25 +84,30 @@ def sidebar_options() -> tuple[ui.ChartOptions, float, bool, bool, str | None, i
             loss_regex = regex
         except LogFormatError as exc:
             st.sidebar.error(str(exc))
-    opts = ui.ChartOptions(smoothing=smoothing, x_mode=x_mode, log_y=log_y, ignore_outliers=outliers,
-                           show_band=band, show_ranks=per_rank)
+    opts = ui.ChartOptions(
+        smoothing=smoothing, x_mode=x_mode, log_y=log_y, ignore_outliers=outliers, show_band=band, show_ranks=per_rank
+    )
     return opts, float(stall), paused, polling, loss_regex, per_node
 
 
 def no_rows_help(snap: RunSnapshot, source_dir: Path) -> None:
     """No loss row: say what a loss line is, show the lines that carry numbers (digits as #) and point
     at the regex field, instead of an empty chart (issue 18 item 7)."""
-    st.info("No loss lines yet. A loss line has a loss key and a number (`loss: 2.3`, `loss is 2.3`, "
-            "`Average Train Loss: [7.0]`, `lm loss: 1.0E+01`), whatever comes before it. For another format, "
-            "give a **Custom loss regex** under Advanced in the sidebar: it is tried on every line.")
-    shapes = cached("shapes", (str(source_dir), snap.version),
-                    lambda: line_shapes(f.path for f in snap.files if f.role == "worker"))
+    st.info(
+        "No loss lines yet. A loss line has a loss key and a number (`loss: 2.3`, `loss is 2.3`, "
+        "`Average Train Loss: [7.0]`, `lm loss: 1.0E+01`), whatever comes before it. For another format, "
+        "give a **Custom loss regex** under Advanced in the sidebar: it is tried on every line."
+    )
+    shapes = cached(
+        "shapes", (str(source_dir), snap.version), lambda: line_shapes(f.path for f in snap.files if f.role == "worker")
+    )
     if shapes:
         st.markdown("**Most frequent line shapes with numbers** (digits shown as #, then an example line)")
         st.code("\n".join(f"{s.count:>7} x {s.shape}\n          {s.example}" for s in shapes), language=None)
 
 
 # ----------------------------------------------------------------------------- diagnosis + scale views
+
 
 def cached(name: str, key: tuple, make: Callable[[], T], snap: RunSnapshot | None = None) -> T:
     """Recompute `make()` only when `key` (folder, snapshot version, ...) changes: at 1,024 ranks the
@@ -268,11 +140,16 @@ def failures_view(diag: Diagnosis, snap: RunSnapshot) -> None:
     with st.expander(f"Failures: {n} rank(s) in {len(diag.failure_groups)} group(s)", expanded=True):
         for g in diag.failure_groups:
             root = g.first_rank == diag.root_cause
-            st.markdown(f"**{len(g.ranks)} rank(s)** · {'likely root cause' if root else 'first of this group'}: "
-                        f"**rank {g.first_rank}** at {_when(g.first_time)} ({g.time_source}) · "
-                        f"ranks {_rank_list(g.ranks)}")
-            mine = errors[(errors["rank"] == g.first_rank) & errors["kind"].isin(["exception", "nan"])] \
-                if not errors.empty else errors
+            st.markdown(
+                f"**{len(g.ranks)} rank(s)** · {'likely root cause' if root else 'first of this group'}: "
+                f"**rank {g.first_rank}** at {_when(g.first_time)} ({g.time_source}) · "
+                f"ranks {_rank_list(g.ranks)}"
+            )
+            mine = (
+                errors[(errors["rank"] == g.first_rank) & errors["kind"].isin(["exception", "nan"])]
+                if not errors.empty
+                else errors
+            )
             context = str(mine.iloc[0]["context"] or mine.iloc[0]["message"]) if not mine.empty else g.exception
             st.code(context, language=None)
             for e in g.evidence:
@@ -302,24 +179,40 @@ def diagnosis_strip(diag: Diagnosis) -> None:
         st.markdown(" · ".join(parts))
 
 
-def scale_view(snap: RunSnapshot, table: pd.DataFrame, diag: Diagnosis, opts: ui.ChartOptions, per_node: int,
-               source_dir: Path, reading: bool = False) -> None:
+def scale_view(
+    snap: RunSnapshot,
+    table: pd.DataFrame,
+    diag: Diagnosis,
+    opts: ui.ChartOptions,
+    per_node: int,
+    source_dir: Path,
+    reading: bool = False,
+) -> None:
     """Aggregates, ranks to look at, heatmaps and a filtered status table for runs above SCALE_RANKS."""
     g = cached("grids", (str(source_dir), snap.version), lambda: scale.grids(snap), snap)
     look = scale.look_at(diag, g)
-    named = {"failed": [r for gr in diag.failure_groups for r in gr.ranks], "hung": [h.rank for h in diag.hung],
-             "stragglers": [s.rank for s in diag.stragglers], "look": look["rank"].tolist()}
+    named = {
+        "failed": [r for gr in diag.failure_groups for r in gr.ranks],
+        "hung": [h.rank for h in diag.hung],
+        "stragglers": [s.rank for s in diag.stragglers],
+        "look": look["rank"].tolist(),
+    }
     ranks = [int(r) for r in g.ranks]
-    expr = st.text_input("Ranks to draw", key="mon_rank_expr",
-                         placeholder="e.g. 0-63, node 3, failed, hung, stragglers (empty: the ranks to look at)")
+    expr = st.text_input(
+        "Ranks to draw",
+        key="mon_rank_expr",
+        placeholder="e.g. 0-63, node 3, failed, hung, stragglers (empty: the ranks to look at)",
+    )
     try:
         chosen = select_ranks(expr, ranks, named, per_node) if expr.strip() else look["rank"].tolist()[:8]
     except RankSelectionError as exc:
         st.error(str(exc))
         chosen = look["rank"].tolist()[:8]
     if len(chosen) > scale.MAX_HIGHLIGHT:
-        st.caption(f"{len(chosen)} ranks selected: drawing the first {scale.MAX_HIGHLIGHT} as lines; the band "
-                   "and the heatmaps cover every rank.")
+        st.caption(
+            f"{len(chosen)} ranks selected: drawing the first {scale.MAX_HIGHLIGHT} as lines; the band "
+            "and the heatmaps cover every rank."
+        )
     left, right = st.columns([3, 2], gap="medium")
     with left:
         fig = scale.aggregate_figure(g, chosen, opts.smoothing, opts.log_y)
@@ -331,8 +224,13 @@ def scale_view(snap: RunSnapshot, table: pd.DataFrame, diag: Diagnosis, opts: ui
         elif look.empty:
             st.caption("Nothing stands out: no failure, hang, straggler or diverging loss.")
         else:
-            st.dataframe(look, hide_index=True, width="stretch", height=min(38 + 35 * len(look), 360),
-                         column_config={"why": st.column_config.TextColumn(width="large")})
+            st.dataframe(
+                look,
+                hide_index=True,
+                width="stretch",
+                height=min(38 + 35 * len(look), 360),
+                column_config={"why": st.column_config.TextColumn(width="large")},
+            )
     what = st.segmented_control("Heatmap", ["Loss", "Step time"], default="Loss", key="mon_heat")
     if what == "Step time" and g.step_time is not None:
         hfig = scale.heatmap_figure(g.step_time, g.ranks, g.step_time_x, "ms/step", g.step_time_label, "Inferno")
@@ -345,17 +243,26 @@ def scale_view(snap: RunSnapshot, table: pd.DataFrame, diag: Diagnosis, opts: ui
         live_chart(hfig, key="mon_heatmap", uirevision=f"{source_dir}|heat|{what}", height=420)
     states = table["state"].value_counts()
     st.markdown("**Ranks** · " + " · ".join(f"{s}: {n}" for s, n in states.items()))
-    shown = table[table["rank"].isin(chosen)] if expr.strip() else table[
-        ~table["state"].isin([ui.STATE_LABELS["running"], ui.STATE_LABELS["finished"]])]
+    shown = (
+        table[table["rank"].isin(chosen)]
+        if expr.strip()
+        else table[~table["state"].isin([ui.STATE_LABELS["running"], ui.STATE_LABELS["finished"]])]
+    )
     shown = shown.assign(node=shown["rank"] // per_node)
-    st.dataframe(shown.head(300), hide_index=True, width="stretch", height=min(38 + 35 * max(len(shown), 1), 300),
-                 column_config={"detail": st.column_config.TextColumn(width="large")})
+    st.dataframe(
+        shown.head(300),
+        hide_index=True,
+        width="stretch",
+        height=min(38 + 35 * max(len(shown), 1), 300),
+        column_config={"detail": st.column_config.TextColumn(width="large")},
+    )
 
 
 # ----------------------------------------------------------------------------- page
 
 st.title("Monitor")
-source_dir, label, run_status, extra_files = pick_source()
+source = pick_source()
+source_dir, label, run_status, extra_files = source.log_dir, source.label, source.status, source.extra
 opts, stall_after, paused, polling, loss_regex, per_node = sidebar_options()
 
 if source_dir is not None:
@@ -379,24 +286,32 @@ if source_dir is not None:
         progress = st.empty()  # always there: elements after it keep their place when it empties
         if reading is not None:
             done, total = reading
-            progress.progress(done / max(total, 1),
-                              text=f"Reading the logs already written: {done:,} of {total:,} files. "
-                              "Ranks not read yet show as waiting; the diagnosis completes when all are read.")
+            progress.progress(
+                done / max(total, 1),
+                text=f"Reading the logs already written: {done:,} of {total:,} files. "
+                "Ranks not read yet show as waiting; the diagnosis completes when all are read.",
+            )
             st.session_state["mon_reading"] = str(source_dir)
         elif not live and st.session_state.pop("mon_reading", None) == str(source_dir):
             st.rerun()  # read to the end: a finished run's page stops refreshing itself
         if (behind := ui.behind_caption(snap.behind_bytes)) is not None:
             st.caption(behind)  # the logs grow faster than they are read (issue 22)
         if watcher.watch_limited:
-            st.warning(f"More log folders than the {MAX_WATCHES:,} watched for changes: new lines in the others "
-                       "show up with the 1 s rescan instead of at once.")
+            st.warning(
+                f"More log folders than the {MAX_WATCHES:,} watched for changes: new lines in the others "
+                "show up with the 1 s rescan instead of at once."
+            )
         ranks = sorted(int(r) for r in snap.ranks["rank"]) if not snap.ranks.empty else []
         big = len(ranks) > scale.SCALE_RANKS
         df = snap.metrics if big else ui.prepare(snap.metrics)  # at scale no per-point copy of 2 M rows
         table = ui.status_table(snap, stall_after, run_status)
         states = table["state"].str.split(" ", n=1).str[-1] if not table.empty else table["state"]
-        diag = cached("diag", (str(source_dir), snap.version, run_status),
-                      lambda: diagnose(snap, now=time.time() if run_status in LIVE_STATUSES[1:] else None), snap)
+        diag = cached(
+            "diag",
+            (str(source_dir), snap.version, run_status),
+            lambda: diagnose(snap, now=time.time() if run_status in LIVE_STATUSES[1:] else None),
+            snap,
+        )
         c = st.columns(5)
         c[0].metric("Ranks", len(ranks))
         c[1].metric("Loss points", f"{len(df):,}")
@@ -405,8 +320,11 @@ if source_dir is not None:
         c[3].metric("Crashed / NaN", int(states.isin(["crashed", "NaN/inf loss"]).sum()))
         c[4].metric("Stalled", int((states == "stalled").sum()))
         follow = bool(st.session_state.get("mon_follow_links"))  # one folder scan per 5 s, not per tick
-        notes = cached("notes", (str(source_dir), follow, bool(ranks), int(time.time() // 5)),
-                       lambda: folder_notes(source_dir, follow))
+        notes = cached(
+            "notes",
+            (str(source_dir), follow, bool(ranks), int(time.time() // 5)),
+            lambda: folder_notes(source_dir, follow),
+        )
         if not ranks:
             st.info("No rank log read. " + " ".join(notes) + " New files are picked up automatically.")
             if not snap.files:
@@ -419,15 +337,25 @@ if source_dir is not None:
             scale_view(snap, table, diag, opts, per_node, source_dir, reading=reading is not None)
         if ranks and not big:
             if len(ranks) <= 16:
-                chosen = st.pills("Ranks", ranks, selection_mode="multi", default=ranks, key=f"mon_ranks_{len(ranks)}",
-                                  format_func=lambda r: f"rank {r}")
+                chosen = st.pills(
+                    "Ranks",
+                    ranks,
+                    selection_mode="multi",
+                    default=ranks,
+                    key=f"mon_ranks_{len(ranks)}",
+                    format_func=lambda r: f"rank {r}",
+                )
             else:
                 chosen = st.multiselect("Ranks", ranks, default=ranks, key=f"mon_ranks_{len(ranks)}")
             opts.ranks = tuple(chosen)
         compare = []
         if compare_dirs:
-            picked = st.multiselect("Compare with runs", list(compare_dirs), key="mon_compare",
-                                    placeholder="other launched runs (their mean across ranks)")
+            picked = st.multiselect(
+                "Compare with runs",
+                list(compare_dirs),
+                key="mon_compare",
+                placeholder="other launched runs (their mean across ranks)",
+            )
             for run_id in picked:
                 other = get_watcher(str(compare_dirs[run_id]), polling, loss_regex, ()).snapshot(refresh=True)
                 compare.append((run_id, ui.prepare(other.metrics)))
@@ -438,13 +366,20 @@ if source_dir is not None:
         else:
             choices = ui.metric_choices(snap)
             m1, m2 = st.columns([3, 2], vertical_alignment="bottom")
-            opts.metric = m1.selectbox("Metric", list(choices), format_func=choices.get, key="mon_metric",
-                                       help="Every `key: number` on the loss lines is a metric.")
+            opts.metric = m1.selectbox(
+                "Metric",
+                list(choices),
+                format_func=choices.get,
+                key="mon_metric",
+                help="Every `key: number` on the loss lines is a metric.",
+            )
             if not snap.evals.empty:
                 n_eval = snap.evals["offset"].nunique()
-                opts.show_eval = m2.checkbox(f"Evaluation points ({n_eval} lines)", key="mon_eval",
-                                             help="Evaluation / validation lines: their own series, never "
-                                                  "training rows.")
+                opts.show_eval = m2.checkbox(
+                    f"Evaluation points ({n_eval} lines)",
+                    key="mon_eval",
+                    help="Evaluation / validation lines: their own series, never training rows.",
+                )
             fig, n_points, note = ui.loss_figure(df, opts, compare, snap.evals)
             if note:
                 st.caption(note)
@@ -457,9 +392,13 @@ if source_dir is not None:
                 if 0 < per_node < len(ranks):  # several nodes: say which node each rank is on
                     table = table.assign(node=table["rank"] // per_node).sort_values(["node", "rank"])
                     st.caption(f"{len(ranks)} ranks on {-(-len(ranks) // per_node)} nodes, {per_node} per node")
-                st.dataframe(table, hide_index=True, width="stretch",
-                             height=min(38 + 35 * max(len(table), 1), 360),
-                             column_config={"detail": st.column_config.TextColumn(width="large")})
+                st.dataframe(
+                    table,
+                    hide_index=True,
+                    width="stretch",
+                    height=min(38 + 35 * max(len(table), 1), 360),
+                    column_config={"detail": st.column_config.TextColumn(width="large")},
+                )
             with right:
                 st_fig = ui.step_time_figure(df, snap.timings, opts.ranks)
                 st.markdown("**Step time**")
@@ -478,11 +417,20 @@ if source_dir is not None:
             path = next(f.path for f in files if f.rel == pick)
             # the real path is checked again as it is read (the run's own launcher log lives beside the folder)
             own = st.session_state.get("mon_follow_links") or str(path) in extra_files
-            st.code("\n".join(tail_lines(path, n=200, hide_noise=hide, inside=None if own else source_dir))
-                    or "(nothing yet)", language=None, height=320)
-        st.download_button("Download all points (CSV)", data=lambda: ui.csv_bytes(watcher.snapshot()),
-                           file_name=f"{label or 'run'}-loss.csv".replace("/", "_"), mime="text/csv",
-                           on_click="ignore", key="mon_csv")
+            st.code(
+                "\n".join(tail_lines(path, n=200, hide_noise=hide, inside=None if own else source_dir))
+                or "(nothing yet)",
+                language=None,
+                height=320,
+            )
+        st.download_button(
+            "Download all points (CSV)",
+            data=lambda: ui.csv_bytes(watcher.snapshot()),
+            file_name=f"{label or 'run'}-loss.csv".replace("/", "_"),
+            mime="text/csv",
+            on_click="ignore",
+            key="mon_csv",
+        )
 
     if paused:
         st.caption("⏸ Live updates paused.")

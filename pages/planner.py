@@ -65,16 +65,24 @@ def cached_plan(model: PlanModel, global_batch: int, devices: int, card_gb: floa
 def open_yaml() -> MindFormersConfig | None:
     """Upload a MindFormers training YAML or give its path; the parsed config lives in the session."""
     left, right = st.columns(2)
-    upload = left.file_uploader("Upload a MindFormers YAML", type=["yaml", "yml"], key="planner_yaml_upload",
-                                help=f"At most {MAX_CONFIG_BYTES:,} bytes (a MindFormers YAML is ~5 KB); a larger "
-                                     "file is refused before it is read.")
-    path = right.text_input("…or its path on this machine", key="planner_yaml_path",
-                            placeholder="/path/to/finetune_llama2_70b_bf16_64p.yaml")
+    upload = left.file_uploader(
+        "Upload a MindFormers YAML",
+        type=["yaml", "yml"],
+        key="planner_yaml_upload",
+        help=f"At most {MAX_CONFIG_BYTES:,} bytes (a MindFormers YAML is ~5 KB); a larger "
+        "file is refused before it is read.",
+    )
+    path = right.text_input(
+        "…or its path on this machine",
+        key="planner_yaml_path",
+        placeholder="/path/to/finetune_llama2_70b_bf16_64p.yaml",
+    )
     try:
         if upload is not None:
             if upload.size > MAX_CONFIG_BYTES:  # refused before its bytes are read
-                raise PlanError(f"{upload.name} is {upload.size:,} bytes: a MindFormers YAML is at most "
-                                f"{MAX_CONFIG_BYTES:,}")
+                raise PlanError(
+                    f"{upload.name} is {upload.size:,} bytes: a MindFormers YAML is at most {MAX_CONFIG_BYTES:,}"
+                )
             name, config = upload.name, parse_config(upload.getvalue().decode("utf-8", errors="replace"))
         elif path.strip():
             name, config = Path(path.strip()).name, read_config(Path(path.strip()).expanduser())
@@ -96,9 +104,13 @@ def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None
     design = current_design()
     from_design = model_from_design(design) if isinstance(design, Design) else None
     sources = ([CURRENT] if from_design is not None else []) + list(PRESETS) + [YAML]
-    source = st.selectbox("Model", sources, key="planner_source",
-                          help="Presets are LLaMA-2 shapes; the current design is offered when it came from the "
-                               "model library; a MindFormers YAML brings its model, recipe and choices.")
+    source = st.selectbox(
+        "Model",
+        sources,
+        key="planner_source",
+        help="Presets are LLaMA-2 shapes; the current design is offered when it came from the "
+        "model library; a MindFormers YAML brings its model, recipe and choices.",
+    )
     config = open_yaml() if source == YAML else None
     if source == YAML and config is None:
         st.stop()
@@ -112,28 +124,54 @@ def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None
     for i, name in enumerate(FIELDS):
         default = getattr(base, name)
         label = "kv heads (GQA)" if name == "kv_heads" else name
-        value = cols[i % 4].number_input(label, min_value=1, value=int(default if default is not None else base.heads),
-                                         step=1, key=f"planner_{name}@{source}")
+        value = cols[i % 4].number_input(
+            label,
+            min_value=1,
+            value=int(default if default is not None else base.heads),
+            step=1,
+            key=f"planner_{name}@{source}",
+        )
         values[name] = int(value)
     dtypes = ["bfloat16", "float16", "float32"]
     dtype = cols[3].selectbox("dtype", dtypes, index=dtypes.index(base.dtype), key=f"planner_dtype@{source}")
     model = PlanModel(
-        hidden=values["hidden"] or 1, heads=values["heads"] or 1, ffn=values["ffn"] or 1,
-        layers=values["layers"] or 1, vocab=values["vocab"] or 1, seq=values["seq"] or 1,
-        kv_heads=values["kv_heads"], dtype=dtype,
+        hidden=values["hidden"] or 1,
+        heads=values["heads"] or 1,
+        ffn=values["ffn"] or 1,
+        layers=values["layers"] or 1,
+        vocab=values["vocab"] or 1,
+        seq=values["seq"] or 1,
+        kv_heads=values["kv_heads"],
+        dtype=dtype,
     )
     cols = st.columns(3)
-    devices = int(cols[0].number_input("devices", min_value=1, max_value=65536, value=config.devices if config else 8,
-                                       key="planner_devices" + (f"@{source}" if config else "")))
-    batch = int(cols[1].number_input("global batch (sequences / step)", min_value=1,
-                                     value=config.global_batch if config else 32,
-                                     key="planner_batch" + (f"@{source}" if config else "")))
-    preset = cols[2].segmented_control("card memory", ["32 GB", "64 GB", "custom"], default="64 GB",
-                                       key="planner_card_preset")
+    devices = int(
+        cols[0].number_input(
+            "devices",
+            min_value=1,
+            max_value=65536,
+            value=config.devices if config else 8,
+            key="planner_devices" + (f"@{source}" if config else ""),
+        )
+    )
+    batch = int(
+        cols[1].number_input(
+            "global batch (sequences / step)",
+            min_value=1,
+            value=config.global_batch if config else 32,
+            key="planner_batch" + (f"@{source}" if config else ""),
+        )
+    )
+    preset = cols[2].segmented_control(
+        "card memory", ["32 GB", "64 GB", "custom"], default="64 GB", key="planner_card_preset"
+    )
     card = 32.0 if preset == "32 GB" else 64.0
     if preset == "custom":
-        card = float(cols[2].number_input("GB per card", min_value=1.0, max_value=MAX_CARD_MEMORY_GB, value=64.0,
-                                                   key="planner_card_custom"))
+        card = float(
+            cols[2].number_input(
+                "GB per card", min_value=1.0, max_value=MAX_CARD_MEMORY_GB, value=64.0, key="planner_card_custom"
+            )
+        )
     return model, batch, devices, card, config
 
 
@@ -144,14 +182,26 @@ def choice_inputs(model: PlanModel, config: MindFormersConfig | None) -> Choices
     cols = st.columns(4)
     values: dict[str, object] = {}
     for i, name in enumerate(("param_bytes", "grad_bytes", "optimizer_bytes")):
-        values[name] = int(cols[i].number_input(name.replace("_", " "), min_value=0, max_value=64,
-                                                value=getattr(base, name), key=f"planner_choice_{name}{tag}"))
-    for i, (name, options) in enumerate((("embedding", EMBEDDING), ("sp_stored_inputs", SP_STORED_INPUTS),
-                                         ("attention_scores", ATTENTION_SCORES),
-                                         ("optimizer_parallel", OPTIMIZER_PARALLEL))):
-        values[name] = cols[(i + 3) % 4].selectbox(name.replace("_", " "), options,
-                                                   index=options.index(getattr(base, name)),
-                                                   key=f"planner_choice_{name}{tag}")
+        values[name] = int(
+            cols[i].number_input(
+                name.replace("_", " "),
+                min_value=0,
+                max_value=64,
+                value=getattr(base, name),
+                key=f"planner_choice_{name}{tag}",
+            )
+        )
+    for i, (name, options) in enumerate(
+        (
+            ("embedding", EMBEDDING),
+            ("sp_stored_inputs", SP_STORED_INPUTS),
+            ("attention_scores", ATTENTION_SCORES),
+            ("optimizer_parallel", OPTIMIZER_PARALLEL),
+        )
+    ):
+        values[name] = cols[(i + 3) % 4].selectbox(
+            name.replace("_", " "), options, index=options.index(getattr(base, name)), key=f"planner_choice_{name}{tag}"
+        )
     return Choices(**values).check()  # type: ignore[arg-type]
 
 
@@ -168,9 +218,14 @@ def choose(ranked: list[Evaluation]) -> Evaluation | None:
     labels = [f"{e.recipe.label()}{'' if e.fits else '  (does not fit)'}" for e in ranked]
     if st.session_state.get(PICK_KEY, 0) >= len(ranked):
         st.session_state[PICK_KEY] = 0
-    index = st.selectbox("Recipe", range(len(ranked)), format_func=lambda i: labels[i], key=PICK_KEY,
-                         help="Sorted: fitting first, then least recompute and bubble, then least communication. "
-                              "Or click a row of the table below.")
+    index = st.selectbox(
+        "Recipe",
+        range(len(ranked)),
+        format_func=lambda i: labels[i],
+        key=PICK_KEY,
+        help="Sorted: fitting first, then least recompute and bubble, then least communication. "
+        "Or click a row of the table below.",
+    )
     return ranked[index or 0]
 
 
@@ -198,16 +253,24 @@ def yaml_section(config: MindFormersConfig, marked: Evaluation, plan: Plan) -> N
     if not marked.valid:
         st.error(f"`{name}`: {config.recipe.label()} cannot run as planned: {marked.reason}")
     else:
-        text = (f"`{name}` runs **{config.recipe.label()}** on {config.devices} cards: "
-                f"{view.human(marked.memory_bytes)} per card ({view.human(marked.model_state_bytes)} states + "
-                f"{view.human(marked.activation_bytes)} activations) of {view.human(plan.card_memory_bytes)}")
-        (st.success if marked.fits else st.error)(text + (": fits." if marked.fits else ": does NOT fit."),
-                                                  icon=":material/description:")
+        text = (
+            f"`{name}` runs **{config.recipe.label()}** on {config.devices} cards: "
+            f"{view.human(marked.memory_bytes)} per card ({view.human(marked.model_state_bytes)} states + "
+            f"{view.human(marked.activation_bytes)} activations) of {view.human(plan.card_memory_bytes)}"
+        )
+        (st.success if marked.fits else st.error)(
+            text + (": fits." if marked.fits else ": does NOT fit."), icon=":material/description:"
+        )
     if config.unsupported:
         with st.expander(f"Not modelled: {len(config.unsupported)} keys of the YAML", expanded=False):
             st.dataframe([i.to_dict() for i in config.unsupported], hide_index=True, width="stretch")
-    st.button("New design from this config", key="planner_yaml_apply", icon=":material/add_circle:",
-              on_click=apply, args=(config.model, config.recipe))
+    st.button(
+        "New design from this config",
+        key="planner_yaml_apply",
+        icon=":material/add_circle:",
+        on_click=apply,
+        args=(config.model, config.recipe),
+    )
 
 
 def opinion_section(plan: Plan, chosen: Evaluation) -> None:
@@ -218,18 +281,29 @@ def opinion_section(plan: Plan, chosen: Evaluation) -> None:
     st.table(view.counted_frame(differences).style.format({"GiB": "{:.2f}"}).hide(axis="index"))
     st.subheader("Second opinion: Megatron-LM")
     if not covered(chosen.recipe):
-        st.caption("Megatron-LM's formulas assume sequence parallel and selective recompute; this recipe is "
-                   f"{chosen.recipe.label()}, so the comparison is indicative only.")
+        st.caption(
+            "Megatron-LM's formulas assume sequence parallel and selective recompute; this recipe is "
+            f"{chosen.recipe.label()}, so the comparison is indicative only."
+        )
     opinion = view.second_opinion_frame(differences).style.format(
-        {"ShardScope (GiB)": "{:.2f}", "Megatron-LM (GiB)": "{:.2f}", "difference": "{:+.1%}"}, na_rep="—")
+        {"ShardScope (GiB)": "{:.2f}", "Megatron-LM (GiB)": "{:.2f}", "difference": "{:+.1%}"}, na_rep="—"
+    )
     st.table(opinion.hide(axis="index"))
-    st.caption(f"From {MEGATRON_SOURCE}, implemented from its published formulas. Switch a modelling choice above "
-               "to see its part of the difference go.")
+    st.caption(
+        f"From {MEGATRON_SOURCE}, implemented from its published formulas. Switch a modelling choice above "
+        "to see its part of the difference go."
+    )
 
 
 def apply_section(plan: Plan, chosen: Evaluation) -> None:
-    st.button("Apply: make it the current design", type="primary", key="planner_apply",
-              icon=":material/check_circle:", on_click=apply, args=(plan.model, chosen.recipe))
+    st.button(
+        "Apply: make it the current design",
+        type="primary",
+        key="planner_apply",
+        icon=":material/check_circle:",
+        on_click=apply,
+        args=(plan.model, chosen.recipe),
+    )
     error = st.session_state.pop(APPLY_ERROR_KEY, None)
     if error:
         st.error(f"Cannot build the design: {error}")
@@ -267,13 +341,17 @@ cols[2].metric(f"fit in {card:g} GB", len(plan.fitting))
 cols[3].metric("evaluated in", f"{plan.seconds * 1000:.0f} ms")
 proposal = plan.proposal
 if proposal is not None:
-    st.success(f"Proposed: **{proposal.recipe.label()}** — {view.human(proposal.memory_bytes)} per card, "
-               f"{view.human(proposal.comm_bytes)} communication per step, bubble {proposal.bubble:.0%}.",
-               icon=":material/recommend:")
+    st.success(
+        f"Proposed: **{proposal.recipe.label()}** — {view.human(proposal.memory_bytes)} per card, "
+        f"{view.human(proposal.comm_bytes)} communication per step, bubble {proposal.bubble:.0%}.",
+        icon=":material/recommend:",
+    )
 elif plan.valid:
     least = min(plan.valid, key=lambda e: e.memory_bytes)
-    st.error(f"No recipe fits in {card:g} GB: the least memory per card is {view.human(least.memory_bytes)} "
-             f"({least.recipe.label()}). Add cards or memory.")
+    st.error(
+        f"No recipe fits in {card:g} GB: the least memory per card is {view.human(least.memory_bytes)} "
+        f"({least.recipe.label()}). Add cards or memory."
+    )
 else:
     st.error("No valid recipe for this model on this many cards: see 'Why not' below.")
 
@@ -282,26 +360,37 @@ if marked is not None and marked in ranked:  # the YAML's recipe heads the selec
     ranked.remove(marked)
     ranked.insert(0, marked)
 chosen = choose(ranked)
-st.plotly_chart(view.pareto_figure(plan, chosen, marked), width="stretch", key="planner_chart",
-                config={"displayModeBar": False})
+st.plotly_chart(
+    view.pareto_figure(plan, chosen, marked), width="stretch", key="planner_chart", config={"displayModeBar": False}
+)
 
 if chosen is not None:
     left, right = st.columns([1, 1], gap="large")
     with left:
         st.subheader("Selected recipe")
-        st.dataframe(view.breakdown_rows(chosen), hide_index=True, width="stretch",
-                     column_config={"GiB": st.column_config.NumberColumn(format="%.2f")})
+        st.dataframe(
+            view.breakdown_rows(chosen),
+            hide_index=True,
+            width="stretch",
+            column_config={"GiB": st.column_config.NumberColumn(format="%.2f")},
+        )
         st.caption(f"Busiest stage: {chosen.peak_stage}; tensor-parallel volume from {chosen.comm_source}.")
         apply_section(plan, chosen)
     opinion_section(plan, chosen)
     with right:
         st.subheader("MindFormers parallel_config")
-        version = st.selectbox("MindFormers version", list(VERSIONS), index=list(VERSIONS).index(DEFAULT_VERSION),
-                               format_func=lambda v: VERSIONS[v], key="planner_mf_version")
+        version = st.selectbox(
+            "MindFormers version",
+            list(VERSIONS),
+            index=list(VERSIONS).index(DEFAULT_VERSION),
+            format_func=lambda v: VERSIONS[v],
+            key="planner_mf_version",
+        )
         text = mindformers_yaml(chosen.recipe, version, card_memory_gb=card, split_embedding=choices.split_embedding)
         st.code(text, language="yaml")
-        st.download_button("Download YAML", text, file_name="parallel_config.yaml", mime="text/yaml",
-                           key="planner_yaml_download")
+        st.download_button(
+            "Download YAML", text, file_name="parallel_config.yaml", mime="text/yaml", key="planner_yaml_download"
+        )
 
 st.subheader("All valid recipes")
 sizes = [label for key, label in view.TABLE_COLUMNS.items() if key.endswith("_gib")]
@@ -309,13 +398,20 @@ table = view.recipes_frame(ranked).rename(columns=view.TABLE_COLUMNS)
 if marked is not None:
     table.insert(0, "YAML", ["◆" if e.recipe == marked.recipe else "" for e in ranked])
 st.dataframe(
-    table, hide_index=True, width="stretch", height=320,
+    table,
+    hide_index=True,
+    width="stretch",
+    height=320,
     column_config={label: st.column_config.NumberColumn(format="%.2f") for label in sizes}
     | {"bubble": st.column_config.NumberColumn(format="percent")},
-    on_select=pick_from_table, selection_mode="single-row", key=TABLE_KEY,
+    on_select=pick_from_table,
+    selection_mode="single-row",
+    key=TABLE_KEY,
 )
-st.caption("Click a row to select that recipe, a column header to sort. Sizes are per card; communication is the "
-           "bytes each card sends per step.")
+st.caption(
+    "Click a row to select that recipe, a column header to sort. Sizes are per card; communication is the "
+    "bytes each card sends per step."
+)
 
 with st.expander(f"Why not: {len(plan.invalid)} invalid recipes, {len(plan.valid) - len(plan.fitting)} too big"):
     st.dataframe(view.why_not_frame(plan), hide_index=True, width="stretch")

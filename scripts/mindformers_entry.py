@@ -21,11 +21,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="run a MindFormers YAML (train / finetune / eval / predict)")
     p.add_argument("--config", required=True, help="MindFormers YAML")
     p.add_argument("--run_mode", choices=RUN_MODES, default=None, help="overrides the YAML's run_mode")
-    p.add_argument("--register_path", default=None,
-                   help="folder of modules named by `auto_register` in the YAML (e.g. a CPU training wrapper)")
+    p.add_argument(
+        "--register_path",
+        default=None,
+        help="folder of modules named by `auto_register` in the YAML (e.g. a CPU training wrapper)",
+    )
     p.add_argument("--output_dir", default=None, help="overrides the YAML's output_dir")
-    p.add_argument("--use_parallel", choices=("True", "False"), default=None,
-                   help="overrides the YAML's use_parallel (ShardScope passes True for more than one worker)")
+    p.add_argument(
+        "--use_parallel",
+        choices=("True", "False"),
+        default=None,
+        help="overrides the YAML's use_parallel (ShardScope passes True for more than one worker)",
+    )
     return p.parse_args(argv)
 
 

@@ -23,4 +23,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 export PATH="$PWD/.venv/bin:$PATH"
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 exec .venv/bin/python -m pytest "$@"

@@ -122,8 +122,8 @@ def shot(page: Any, name: str, full: bool = False) -> Path:
     path = ARTIFACTS / f"{name}.png"
     if full:
         height = page.evaluate(
-            "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
-            "[data-testid=\"stAppViewContainer\"]')].map(e => e.scrollHeight), 900)"
+            '() => Math.max(...[...document.querySelectorAll(\'[data-testid="stMain"], '
+            '[data-testid="stAppViewContainer"]\')].map(e => e.scrollHeight), 900)'
         )
         size = page.viewport_size
         page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, 4000)})

@@ -33,8 +33,11 @@ class SlurmCluster:
 def _slurm_missing() -> str:
     if os.geteuid() != 0:
         return "needs root (slurmd, munged)"
-    missing = [t for t in ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "sinfo", "scancel")
-               if shutil.which(t) is None]
+    missing = [
+        t
+        for t in ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "sinfo", "scancel")
+        if shutil.which(t) is None
+    ]
     if missing:
         return f"not installed: {', '.join(missing)} (apt-get install munge slurmctld slurmd slurm-client)"
     return ""
@@ -50,8 +53,13 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     script = str(REPO / "scripts" / "slurm_cluster.sh")
     # free ports, not Slurm's fixed 16817/17101-17102: another Slurm on the machine must not collide
     ports = {"SLURMCTLD_PORT": free_port(), "SLURMD_N1_PORT": free_port(), "SLURMD_N2_PORT": free_port()}
-    started = subprocess.run(["bash", script, "start", str(root)], capture_output=True, text=True, timeout=120,
-                             env={**os.environ, **{k: str(v) for k, v in ports.items()}})
+    started = subprocess.run(
+        ["bash", script, "start", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **{k: str(v) for k, v in ports.items()}},
+    )
     if started.returncode != 0:
         subprocess.run(["bash", script, "stop", str(root)], capture_output=True, timeout=120)
         pytest.fail(f"the test Slurm cluster did not start: {started.stderr}")

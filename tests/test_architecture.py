@@ -46,8 +46,11 @@ def test_core_never_imports_streamlit() -> None:
     for name, path in _modules().items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             assert not any(n.split(".")[0] == "streamlit" for n in names), name
 
 
@@ -76,7 +79,7 @@ def test_no_import_cycle_between_modules() -> None:
             if dep.startswith(node + "."):
                 continue  # a package re-exporting its own modules
             if state.get(dep) == 1:
-                cycles.append([*stack[stack.index(dep):], dep])
+                cycles.append([*stack[stack.index(dep) :], dep])
             elif dep not in state:
                 visit(dep, stack)
         stack.pop()
@@ -101,8 +104,9 @@ def test_packages_import_one_way() -> None:
             if here != there and PACKAGES.index(there) > PACKAGES.index(here):
                 upward.append(f"{name} -> {dep}")
     assert upward == []
-    assert not any(d.split(".")[1] in {"run", "codegen", "cli"} for n, ds in graph.items()
-                   if n.startswith("core.logs") for d in ds)
+    assert not any(
+        d.split(".")[1] in {"run", "codegen", "cli"} for n, ds in graph.items() if n.startswith("core.logs") for d in ds
+    )
 
 
 def test_every_user_facing_error_is_a_user_error() -> None:
@@ -119,8 +123,12 @@ def test_every_user_facing_error_is_a_user_error() -> None:
             continue
         module = importlib.import_module(name)
         for cls_name, cls in inspect.getmembers(module, inspect.isclass):
-            if (cls.__module__ == name and issubclass(cls, Exception) and not cls_name.startswith("_")
-                    and not issubclass(cls, UserError)):
+            if (
+                cls.__module__ == name
+                and issubclass(cls, Exception)
+                and not cls_name.startswith("_")
+                and not issubclass(cls, UserError)
+            ):
                 strays.append(f"{name}.{cls_name}")
     assert strays == []
     assert _imports(_modules())["core.errors"] == set()  # the ground floor imports nothing of core

@@ -35,8 +35,18 @@ def test_model_library_decoder_to_a_green_cpu_check(tmp_path: Path) -> None:
         nav(page, "Layout Designer")
         page.get_by_text("New design from a model").filter(visible=True).first.click()
         wait_idle(page)
-        for label, value in {"hidden": "64", "heads": "8", "kv_heads": "4", "ffn": "128", "seq": "16",
-                             "batch": "8", "layers": "2", "vocab": "128", "dp": "2", "mp": "4"}.items():
+        for label, value in {
+            "hidden": "64",
+            "heads": "8",
+            "kv_heads": "4",
+            "ffn": "128",
+            "seq": "16",
+            "batch": "8",
+            "layers": "2",
+            "vocab": "128",
+            "dp": "2",
+            "mp": "4",
+        }.items():
             fill(page, label, value)
         shot(page, "model_01_new_design_form", full=True)
         page.get_by_role("button", name="Create design").click()

@@ -99,8 +99,9 @@ def test_1024_rank_monitor_names_the_straggler_and_the_failed_rank(tmp_path: Pat
     require_browser()
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("synth_logs", Path(__file__).resolve().parent.parent
-                                                  / "benchmarks" / "synth_logs.py")
+    spec = importlib.util.spec_from_file_location(
+        "synth_logs", Path(__file__).resolve().parent.parent / "benchmarks" / "synth_logs.py"
+    )
     synth = importlib.util.module_from_spec(spec)
     sys.modules["synth_logs"] = synth
     spec.loader.exec_module(synth)
@@ -150,8 +151,9 @@ def test_real_mindformers_run_and_the_metric_picker(tmp_path: Path) -> None:
         page.get_by_role("combobox", name="Metric").click()
         page.get_by_role("option", name="per_step_time (step_time_ms)").click()
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and "step_time_ms" not in str(frame.evaluate(
-                "() => document.getElementById('chart').layout.yaxis.title.text")):
+        while time.monotonic() < deadline and "step_time_ms" not in str(
+            frame.evaluate("() => document.getElementById('chart').layout.yaxis.title.text")
+        ):
             page.wait_for_timeout(300)
             frame = live_chart_frame(page)
         assert frame.evaluate("() => document.getElementById('chart').layout.yaxis.title.text") == "step_time_ms"

@@ -80,8 +80,9 @@ def test_7b_scripts_share_one_check_path(tmp_path: Path) -> None:
 
 def test_70b_check_is_refused_with_the_memory_it_needs(tmp_path: Path) -> None:
     design = load_design(EXAMPLES_DIR / "llama2_70b_64cards.json")
-    job = write_job(design, RunOptions(scenario="layout_parallel", device_target="Ascend", device_num=64),
-                    tmp_path / "job")
+    job = write_job(
+        design, RunOptions(scenario="layout_parallel", device_target="Ascend", device_num=64), tmp_path / "job"
+    )
     result = check_job(job, layers=1, batch=1, timeout=600)
     assert not result.passed
     assert result.message.startswith("CHECK REFUSED: 1 layer(s) hold 1.38 billion parameters")
@@ -95,10 +96,16 @@ def test_check_cli_reports_a_broken_script_with_the_reason(tmp_path: Path) -> No
     text = (job / "train.py").read_text()
     broken = "def check(batch_size=BATCH):\n    raise ValueError('broken on purpose')"
     (job / "train.py").write_text(text.replace("def check(batch_size=BATCH):", broken, 1))
-    result = subprocess.run([sys.executable, "-m", "core", "check", str(job)], cwd=REPO_ROOT,
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "core", "check", str(job)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 1
     assert "check failed" in result.stdout and "ValueError: broken on purpose" in result.stdout
-    missing = subprocess.run([sys.executable, "-m", "core", "check", str(tmp_path / "nope")], cwd=REPO_ROOT,
-                             capture_output=True, text=True, timeout=120)
+    missing = subprocess.run(
+        [sys.executable, "-m", "core", "check", str(tmp_path / "nope")],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing.returncode == 2 and "not a folder" in missing.stderr

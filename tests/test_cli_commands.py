@@ -21,9 +21,7 @@ FAILED_RUN = REPO_ROOT / "tests" / "fixtures" / "real_msrun_logs" / "semi_auto_o
 
 
 def test_every_command_module_is_registered() -> None:
-    modules = [
-        importlib.import_module(f"core.cli.{info.name}") for info in pkgutil.iter_modules(core.cli.__path__)
-    ]
+    modules = [importlib.import_module(f"core.cli.{info.name}") for info in pkgutil.iter_modules(core.cli.__path__)]
     commands = [m for m in modules if hasattr(m, "register")]
     assert sorted(m.__name__ for m in commands) == sorted(m.__name__ for m in core.cli.COMMANDS)
     choices = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
@@ -34,7 +32,10 @@ def test_every_command_module_is_registered() -> None:
 def test_diagnose_json_through_python_m_core() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "core", "diagnose", str(FAILED_RUN), "--json"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 1  # a rank failed
     report = json.loads(result.stdout)
@@ -47,8 +48,29 @@ def test_diagnose_json_through_python_m_core() -> None:
 
 def test_every_command_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     """`python -m core model ... | head -1`: the reader is gone before the summary is printed."""
-    argv = [sys.executable, "-m", "core", "model", "llama", "--hidden", "256", "--heads", "4", "--ffn", "512",
-            "--seq", "64", "--batch", "2", "--layers", "2", "--vocab", "1000", "--out", str(tmp_path / "d.json")]
+    argv = [
+        sys.executable,
+        "-m",
+        "core",
+        "model",
+        "llama",
+        "--hidden",
+        "256",
+        "--heads",
+        "4",
+        "--ffn",
+        "512",
+        "--seq",
+        "64",
+        "--batch",
+        "2",
+        "--layers",
+        "2",
+        "--vocab",
+        "1000",
+        "--out",
+        str(tmp_path / "d.json"),
+    ]
     read_end, write_end = os.pipe()
     os.close(read_end)  # nobody will read: the first print meets a closed pipe
     try:

@@ -37,12 +37,32 @@ def test_refused_edits_write_nothing(tmp_path: Path) -> None:
     for bad in (["--tensor-shape", "x=eight"], ["--tensor-shape", "nope=2"], ["--rename-tensor", "x"], []):
         result = subprocess.run(
             [sys.executable, "-m", "core", "edit", "--design", str(SEED), "--out", str(out), *bad],
-            cwd=REPO_ROOT, capture_output=True, text=True, timeout=60,
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert result.returncode == 2, bad
         assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
         assert not out.exists()
-    assert "'eight' is not a whole number" in subprocess.run(
-        [sys.executable, "-m", "core", "edit", "--design", str(SEED), "--out", str(out), "--tensor-shape", "x=eight"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60,
-    ).stderr
+    assert (
+        "'eight' is not a whole number"
+        in subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "core",
+                "edit",
+                "--design",
+                str(SEED),
+                "--out",
+                str(out),
+                "--tensor-shape",
+                "x=eight",
+            ],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stderr
+    )

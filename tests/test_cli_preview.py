@@ -35,11 +35,16 @@ def test_preview_every_tensor_of_the_mlp(capsys) -> None:
 
 def test_preview_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text('{"tensors": {"x": {"shape": [3], "layout": "l", "map": ["dp"]}}, '
-                   '"layouts": {"l": {"device_matrix": [2], "alias_name": ["dp"]}}, "device_num": 2}')
+    bad.write_text(
+        '{"tensors": {"x": {"shape": [3], "layout": "l", "map": ["dp"]}}, '
+        '"layouts": {"l": {"device_matrix": [2], "alias_name": ["dp"]}}, "device_num": 2}'
+    )
     result = subprocess.run(
         [sys.executable, "-m", "core", "preview", "--design", str(bad)],
-        cwd=REPO, capture_output=True, text=True, timeout=60,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 2
     assert "$.tensors.x: x dimension 0 has size 3, which is not divisible by its split 2" in result.stderr

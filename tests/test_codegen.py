@@ -101,7 +101,7 @@ def test_launcher_log_layouts() -> None:
     mpirun = render_job(DP, RunOptions(device_target="GPU", launcher="mpirun"))
     assert "--output-filename log_output --merge-stderr-to-stdout" in mpirun["run.sh"]
     table = render_job(DP, RunOptions(device_target="Ascend", launcher="rank_table"))
-    assert 'train.log$rank' in table["run.sh"] and "DEVICE_ID" in table["train.py"]
+    assert "train.log$rank" in table["run.sh"] and "DEVICE_ID" in table["train.py"]
 
 
 def test_layout_device_count_mismatch_is_refused() -> None:
@@ -114,9 +114,17 @@ def test_sapp_pipeline_follows_seed_003() -> None:
     files = render_job(design, RunOptions(scenario="sapp_pipeline", device_target="Ascend", pipeline_stages=2))
     code = files["train.py"]
     assert design.repeat is not None
-    for needle in ('parallel_mode="recursive_programming"', ".hsdp()", 'pipeline(stages=2, scheduler="1f1b")',
-                   '"network.layers.0": 0', f'"network.layers.{design.repeat.count - 1}": 1', '"network.head": 1',
-                   "layer.recompute()", "no_init_parameters", "Pipeline(NetWithLoss(net), 4"):
+    for needle in (
+        'parallel_mode="recursive_programming"',
+        ".hsdp()",
+        'pipeline(stages=2, scheduler="1f1b")',
+        '"network.layers.0": 0',
+        f'"network.layers.{design.repeat.count - 1}": 1',
+        '"network.head": 1',
+        "layer.recompute()",
+        "no_init_parameters",
+        "Pipeline(NetWithLoss(net), 4",
+    ):
         assert needle in code
     assert "opt_shard=False)" not in code
     with pytest.raises(CodegenError, match="divide the device count"):
@@ -183,7 +191,7 @@ def test_bad_options_are_refused(field: str, value: object, message: str) -> Non
 
 
 HOSTILE = st.lists(
-    st.sampled_from([*"abc'\"`$();|&\\\n\r\t {}#*!<>", "$(touch /tmp/pwned)", "`id`", "\'\'\'", '"""']),
+    st.sampled_from([*"abc'\"`$();|&\\\n\r\t {}#*!<>", "$(touch /tmp/pwned)", "`id`", "'''", '"""']),
     min_size=1,
     max_size=12,
 ).map("".join)
@@ -248,8 +256,11 @@ def test_hostile_layout_names_are_refused(text: str) -> None:
     op = dense.operators[0]
     renamed = tuple(replace(s, layout=text) for s in op.strategy or ())
     out = replace(op.out_strategy, layout=text) if op.out_strategy else None
-    design = replace(dense, layouts={text: dense.layouts["layout"]},
-                     operators=(replace(op, strategy=renamed, out_strategy=out), *dense.operators[1:]))
+    design = replace(
+        dense,
+        layouts={text: dense.layouts["layout"]},
+        operators=(replace(op, strategy=renamed, out_strategy=out), *dense.operators[1:]),
+    )
     if text.isidentifier() and not keyword.iskeyword(text):
         _assert_inert(render_job(design, RunOptions(scenario="layout_parallel", device_target="Ascend")))
         return

@@ -108,8 +108,9 @@ def test_generated_network_holds_exactly_the_designs_operators_and_strategies(ex
     if not design.operators:
         pytest.skip("a design without operators has no network (refused above)")
     scenario = "layout_parallel"
-    job = write_job(design, RunOptions(scenario=scenario, device_target="Ascend", device_num=design.device_num),
-                    tmp_path / "job")
+    job = write_job(
+        design, RunOptions(scenario=scenario, device_target="Ascend", device_num=design.device_num), tmp_path / "job"
+    )
     module = load_module(job / "train.py")
     from mindspore.nn.utils import no_init_parameters
 

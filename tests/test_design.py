@@ -67,14 +67,18 @@ def _problems(data: Any, strict: bool = True) -> dict[str, str]:
 
 
 BAD_FIELDS = [
-    (lambda d: d["layouts"]["layout"].__setitem__("device_matrix", [2, 2, "x"]),
-     "$.layouts.layout.device_matrix[2]", "whole number"),
-    (lambda d: d["layouts"]["layout"].__setitem__("alias_name", ["dp", "dp", "mp"]),
-     "$.layouts.layout", "unique"),
-    (lambda d: d["layouts"]["layout"].__setitem__("alias_name", ["dp", "s p", "mp"]),
-     "$.layouts.layout.alias_name[1]", "identifier"),
-    (lambda d: d["layouts"]["layout"].__setitem__("rank_list", [0, 1]),
-     "$.layouts.layout", "one rank per position"),
+    (
+        lambda d: d["layouts"]["layout"].__setitem__("device_matrix", [2, 2, "x"]),
+        "$.layouts.layout.device_matrix[2]",
+        "whole number",
+    ),
+    (lambda d: d["layouts"]["layout"].__setitem__("alias_name", ["dp", "dp", "mp"]), "$.layouts.layout", "unique"),
+    (
+        lambda d: d["layouts"]["layout"].__setitem__("alias_name", ["dp", "s p", "mp"]),
+        "$.layouts.layout.alias_name[1]",
+        "identifier",
+    ),
+    (lambda d: d["layouts"]["layout"].__setitem__("rank_list", [0, 1]), "$.layouts.layout", "one rank per position"),
     (lambda d: d["tensors"]["x"].__setitem__("shape", [2, -4]), "$.tensors.x.shape[1]", "out of range"),
     (lambda d: d["tensors"]["x"].__setitem__("dtype", "float8"), "$.tensors.x.dtype", "unknown dtype"),
     (lambda d: d["tensors"]["x"].__setitem__("map", ["mp", ["sp", 3]]), "$.tensors.x.map[1]", "axis name"),
@@ -103,8 +107,11 @@ CONSISTENCY = [
     (lambda d: d["tensors"]["x"].__setitem__("shape", [2, 6]), "$.tensors.x", "not divisible by its split 4"),
     (lambda d: d["tensors"]["x"].__setitem__("map", ["mp", "mp"]), "$.tensors.x", "already used"),
     (lambda d: d["tensors"]["x"].__setitem__("layout", "nope"), "$.tensors.x", "no layout called 'nope'"),
-    (lambda d: d["operators"][0].__setitem__("inputs", ["x", "missing"]), "$.operators[0].inputs[1]",
-     "not a tensor or an earlier operator"),
+    (
+        lambda d: d["operators"][0].__setitem__("inputs", ["x", "missing"]),
+        "$.operators[0].inputs[1]",
+        "not a tensor or an earlier operator",
+    ),
 ]
 
 
@@ -212,12 +219,19 @@ def test_transformer_example_round_trips_every_new_field() -> None:
 
 def test_tensor_role_defaults() -> None:
     data = {
-        "tensors": {"x": {"shape": [2]}, "ids": {"shape": [2], "dtype": "int32"}, "w": {"shape": [2]},
-                    "b": {"shape": [2], "role": "input"}}
+        "tensors": {
+            "x": {"shape": [2]},
+            "ids": {"shape": [2], "dtype": "int32"},
+            "w": {"shape": [2]},
+            "b": {"shape": [2], "role": "input"},
+        }
     }
     design = design_from_dict(data)
     assert {n: design.tensor_role(n) for n in design.tensors} == {
-        "x": "input", "ids": "input", "w": "weight", "b": "input"
+        "x": "input",
+        "ids": "input",
+        "w": "weight",
+        "b": "input",
     }
     assert "role" not in design_to_dict(design)["tensors"]["x"]
 

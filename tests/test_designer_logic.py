@@ -643,7 +643,12 @@ def test_tensor_role_edit() -> None:
 def test_source_ndim_follows_the_new_operator_types() -> None:
     design = attention()
     assert [edits.source_ndim(design, n) for n in ("embed", "x2d", "q4", "qt", "probs", "attn_norm")] == [
-        3, 2, 4, 4, 4, 3
+        3,
+        2,
+        4,
+        4,
+        4,
+        3,
     ]
 
 

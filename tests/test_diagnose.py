@@ -39,8 +39,9 @@ def _cli(argv: list[str]) -> argparse.Namespace:
 @pytest.mark.parametrize("ranks", [256, 1024])
 def test_straggler_hung_and_crashed_rank_are_each_named(tmp_path: Path, ranks: int) -> None:
     straggler, hung, crashed = ranks // 3, ranks // 2, 2 * ranks // 3 + 1
-    synth.write_run(tmp_path, ranks, 30, straggler=straggler, hung=hung, crashed=[crashed], noise_per_step=1,
-                    steps_per_epoch=10)
+    synth.write_run(
+        tmp_path, ranks, 30, straggler=straggler, hung=hung, crashed=[crashed], noise_per_step=1, steps_per_epoch=10
+    )
     d = diagnose(read_run(tmp_path))
     assert d.ranks == ranks
     assert [s.rank for s in d.stragglers] == [straggler]
@@ -53,8 +54,7 @@ def test_straggler_hung_and_crashed_rank_are_each_named(tmp_path: Path, ranks: i
 
 
 def test_same_exception_on_128_ranks_is_one_group_with_the_first_rank_marked(tmp_path: Path) -> None:
-    synth.write_run(tmp_path, 128, 12, crashed=list(range(128)), first_crashed=37, noise_per_step=1,
-                    steps_per_epoch=4)
+    synth.write_run(tmp_path, 128, 12, crashed=list(range(128)), first_crashed=37, noise_per_step=1, steps_per_epoch=4)
     d = diagnose(read_run(tmp_path))
     assert len(d.failure_groups) == 1
     g = d.failure_groups[0]
@@ -92,9 +92,11 @@ def test_silent_job_is_hung_only_when_said_alive(tmp_path: Path) -> None:
 
 
 def test_overflow_and_global_norm_spikes(tmp_path: Path) -> None:
-    lines = [f"{{ Epoch:[  1/  1], step:[ {s:4d}/  10], loss: 2.0, per_step_time: 100ms, lr: 1e-05, "
-             f"overflow cond: {s == 4}, loss_scale: 1024.0, global_norm: [{50.0 if s == 7 else 1.5}]\n"
-             for s in range(1, 11)]
+    lines = [
+        f"{{ Epoch:[  1/  1], step:[ {s:4d}/  10], loss: 2.0, per_step_time: 100ms, lr: 1e-05, "
+        f"overflow cond: {s == 4}, loss_scale: 1024.0, global_norm: [{50.0 if s == 7 else 1.5}]\n"
+        for s in range(1, 11)
+    ]
     (tmp_path / "worker_0.log").write_text("".join(lines))
     d = diagnose(read_run(tmp_path))
     assert d.overflow_steps == [4] and d.overflow_ranks == 1
@@ -138,8 +140,9 @@ def test_empty_folder(tmp_path: Path) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(times=st.lists(st.floats(10.0, 1000.0), min_size=2, max_size=9))
-def test_stragglers_are_exactly_the_ranks_above_the_ratio(tmp_path_factory: pytest.TempPathFactory,
-                                                          times: list[float]) -> None:
+def test_stragglers_are_exactly_the_ranks_above_the_ratio(
+    tmp_path_factory: pytest.TempPathFactory, times: list[float]
+) -> None:
     root = tmp_path_factory.mktemp("st")
     for r, t in enumerate(times):
         path = root / f"worker_{r}.log"
@@ -147,6 +150,9 @@ def test_stragglers_are_exactly_the_ranks_above_the_ratio(tmp_path_factory: pyte
         os.utime(path, (synth.START, synth.START))
     d = diagnose(read_run(root), settings=DiagnoseSettings(straggler_ratio=1.3))
     measured = [float(f"{t:.3f}") for t in times]
-    median = sorted(measured)[len(measured) // 2] if len(measured) % 2 else sum(
-        sorted(measured)[len(measured) // 2 - 1:len(measured) // 2 + 1]) / 2
+    median = (
+        sorted(measured)[len(measured) // 2]
+        if len(measured) % 2
+        else sum(sorted(measured)[len(measured) // 2 - 1 : len(measured) // 2 + 1]) / 2
+    )
     assert {s.rank for s in d.stragglers} == {r for r, t in enumerate(measured) if t / median >= 1.3}

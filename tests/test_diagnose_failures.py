@@ -35,6 +35,7 @@ def _diag_json(folder: Path, capsys: pytest.CaptureFixture) -> tuple[int, dict]:
 
 # ----------------------------------------------------------------------------- real failures
 
+
 def test_real_ei0002_critical_then_glibc_abort_fails_the_rank(capsys: pytest.CaptureFixture) -> None:
     folder = REAL / "cann_EI0002"
     code, d = _diag_json(folder, capsys)
@@ -55,15 +56,22 @@ def test_real_ei0006_fails_the_rank(capsys: pytest.CaptureFixture) -> None:
 # ----------------------------------------------------------------------------- each signature
 
 SIGNATURES = [
-    ("[CRITICAL] DEVICE(162844,fffd6cff91e0,python):2022-12-01-00:26:58.399.787 [ascend_graph_executor.cc:240] "
-     "RunGraph] Run task for graph:kernel_graph_1 error!", "critical"),
-    ("2026-11-23 19:07:06,001 - mindformers - CRITICAL - Training aborted: cannot allocate device memory",
-     "critical"),
+    (
+        "[CRITICAL] DEVICE(162844,fffd6cff91e0,python):2022-12-01-00:26:58.399.787 [ascend_graph_executor.cc:240] "
+        "RunGraph] Run task for graph:kernel_graph_1 error!",
+        "critical",
+    ),
+    ("2026-11-23 19:07:06,001 - mindformers - CRITICAL - Training aborted: cannot allocate device memory", "critical"),
     ("EE9999: Inner Error!", "CANN error"),
-    ("EJ0001: Failed to initialize the HCCP process. Reason: Maybe the last training process is running.",
-     "CANN error"),
-    ("[ERROR] RUNTIME(4242,python):2026-11-23-10:00:00.000.000 [error_message_manage.cc:49] EE1001: The argument "
-     "is invalid.", "CANN error"),
+    (
+        "EJ0001: Failed to initialize the HCCP process. Reason: Maybe the last training process is running.",
+        "CANN error",
+    ),
+    (
+        "[ERROR] RUNTIME(4242,python):2026-11-23-10:00:00.000.000 [error_message_manage.cc:49] EE1001: The argument "
+        "is invalid.",
+        "CANN error",
+    ),
     ("malloc_consolidate(): invalid chunk size", "glibc abort"),
     ("double free or corruption (out)", "glibc abort"),
     ("free(): invalid pointer", "glibc abort"),
@@ -73,18 +81,28 @@ SIGNATURES = [
     ("run_distribute_train.sh: line 12: 30211 Killed                  python train.py", "signal"),
     ("Killed", "signal"),
     ("Fatal Python error: Aborted", "signal"),
-    ("[ERROR] HCCL(4242,python):2026-11-23-10:00:00.000.000 [hccl_communicator.cc:812] HcclExecute] "
-     "notify wait timed out after 1800 s", "collective time-out"),
-    ("[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
-     "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800520 milliseconds before timing out.", "collective time-out"),
-    ("[ERROR] DISTRIBUTED(7605,7f34d9ea6e40,python):2026-11-22-07:29:01.032.393 [cluster_context.cc:316] "
-     "BuildCluster] Topology build timed out.", "collective time-out"),
+    (
+        "[ERROR] HCCL(4242,python):2026-11-23-10:00:00.000.000 [hccl_communicator.cc:812] HcclExecute] "
+        "notify wait timed out after 1800 s",
+        "collective time-out",
+    ),
+    (
+        "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+        "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800520 milliseconds before timing out.",
+        "collective time-out",
+    ),
+    (
+        "[ERROR] DISTRIBUTED(7605,7f34d9ea6e40,python):2026-11-22-07:29:01.032.393 [cluster_context.cc:316] "
+        "BuildCluster] Topology build timed out.",
+        "collective time-out",
+    ),
 ]
 
 
 @pytest.mark.parametrize("line, kind", SIGNATURES, ids=[k + str(i) for i, (_, k) in enumerate(SIGNATURES)])
-def test_each_signature_fails_the_rank_with_the_line(tmp_path: Path, capsys: pytest.CaptureFixture,
-                                                     line: str, kind: str) -> None:
+def test_each_signature_fails_the_rank_with_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture, line: str, kind: str
+) -> None:
     assert fatal_reason(line.encode()) == kind
     (tmp_path / "worker_0.log").write_text(_lm() + line + "\n")
     (tmp_path / "worker_1.log").write_text(_lm())
@@ -110,8 +128,7 @@ HEALTHY_LINES = [
 
 
 @pytest.mark.parametrize("line", HEALTHY_LINES)
-def test_lines_that_only_mention_failures_do_not_fail(tmp_path: Path, capsys: pytest.CaptureFixture,
-                                                      line: str) -> None:
+def test_lines_that_only_mention_failures_do_not_fail(tmp_path: Path, capsys: pytest.CaptureFixture, line: str) -> None:
     assert fatal_reason(line.encode()) is None
     (tmp_path / "worker_0.log").write_text(line + "\n" + _lm())
     code, d = _diag_json(tmp_path, capsys)
@@ -157,6 +174,7 @@ def test_nan_loss_is_a_failure_on_any_format(tmp_path: Path, capsys: pytest.Capt
 
 # ----------------------------------------------------------------------------- stopped short (item 6)
 
+
 def _mf_run(folder: Path, ranks: int, steps: int, short: dict[int, int]) -> None:
     """MindFormers-format logs (real line shape): every rank to step:[steps/steps] except `short`."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -165,9 +183,11 @@ def _mf_run(folder: Path, ranks: int, steps: int, short: dict[int, int]) -> None
         lines = []
         for s in range(1, short.get(r, steps) + 1):
             t = t0 + timedelta(seconds=s * 0.5)
-            lines.append(f"[INFO] {t:%Y-%m-%d %H:%M:%S},332 [mindformers/core/callback/callback.py:747] "
-                         f"print_output_info: {{ Epoch:[  1/  1], step:[{s:5d}/{steps:5d}], "
-                         f"loss:[{5.5 - s * 0.01 + r * 1e-4:.6f}/5.500000], per_step_time: 500ms, lr: 0.003, }}")
+            lines.append(
+                f"[INFO] {t:%Y-%m-%d %H:%M:%S},332 [mindformers/core/callback/callback.py:747] "
+                f"print_output_info: {{ Epoch:[  1/  1], step:[{s:5d}/{steps:5d}], "
+                f"loss:[{5.5 - s * 0.01 + r * 1e-4:.6f}/5.500000], per_step_time: 500ms, lr: 0.003, }}"
+            )
         (folder / f"worker_{r}.log").write_text("\n".join(lines) + "\n")
 
 
@@ -177,7 +197,8 @@ def test_rank_stopped_short_of_finished_ranks_is_hung(tmp_path: Path, capsys: py
     code, d = _diag_json(tmp_path, capsys)
     assert code == 1
     assert [(h["rank"], h["last_step"], h["reason"]) for h in d["hung"]] == [
-        (517, 12.0, "stopped at step 12 of 20 without an error (1023 other rank(s) finished)")]
+        (517, 12.0, "stopped at step 12 of 20 without an error (1023 other rank(s) finished)")
+    ]
     assert d["last_step"] == 20.0  # the Monitor's "Last step" at scale: the job's, not the unfinished rank's
     snap = read_run(tmp_path)
     look = scale.look_at(diagnose(snap), scale.grids(snap)).set_index("rank")
@@ -198,11 +219,39 @@ from hypothesis import strategies as st  # noqa: E402
 
 from core.logs import failures  # noqa: E402
 
-_PIECES = ["[CRITICAL] ", "[ERROR] ", "[WARNING] ", "EI0002: ", "EE9999", "E1234", "malloc_consolidate(): invalid",
-           "free(): invalid pointer", "double free or corruption", "Segmentation fault", " (core dumped)", "Aborted",
-           "Killed", " 4242 ", "line 1: ", "HCCL ", "NCCL ", "cluster ", "timed out", "Timeout", "TIMEOUT", "times out",
-           "Fatal Python error", "Out of memory: Killed process 12", "ERROR - ", " CRITICAL - ", " FATAL - ",
-           "loss: 2.5", " ", ":", "x"]
+_PIECES = [
+    "[CRITICAL] ",
+    "[ERROR] ",
+    "[WARNING] ",
+    "EI0002: ",
+    "EE9999",
+    "E1234",
+    "malloc_consolidate(): invalid",
+    "free(): invalid pointer",
+    "double free or corruption",
+    "Segmentation fault",
+    " (core dumped)",
+    "Aborted",
+    "Killed",
+    " 4242 ",
+    "line 1: ",
+    "HCCL ",
+    "NCCL ",
+    "cluster ",
+    "timed out",
+    "Timeout",
+    "TIMEOUT",
+    "times out",
+    "Fatal Python error",
+    "Out of memory: Killed process 12",
+    "ERROR - ",
+    " CRITICAL - ",
+    " FATAL - ",
+    "loss: 2.5",
+    " ",
+    ":",
+    "x",
+]
 
 
 def _slow_reason(line: bytes) -> str | None:

@@ -28,6 +28,7 @@ LOSS = "epoch: 1 step: {s}, loss is {v}\n"
 
 # ----------------------------------------------------------------------------- the special files
 
+
 def _fifo(folder: Path, name: str) -> Path:
     path = folder / name
     os.mkfifo(path)
@@ -73,13 +74,25 @@ def _special(kind: str, folder: Path, name: str, make_socket: Callable[[Path, st
 
 def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Run `code` in a fresh interpreter (a hang becomes a TimeoutExpired, i.e. a failure)."""
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=TIMEOUT, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=TIMEOUT, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def _one_line_error(result: subprocess.CompletedProcess[str]) -> str:
@@ -91,10 +104,12 @@ def _one_line_error(result: subprocess.CompletedProcess[str]) -> str:
 
 # ----------------------------------------------------------------------------- core.files itself
 
+
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_a_special_file_is_refused_by_name_and_kind(kind: str, tmp_path: Path, bound_socket) -> None:
     path = _special(kind, tmp_path, "thing", bound_socket)
-    result = _python("""
+    result = _python(
+        """
         import sys
         from core.files import FileCheckError, read_checked, open_checked
         for call in (lambda: read_checked(sys.argv[1], 1000, "design file"),
@@ -106,7 +121,9 @@ def test_a_special_file_is_refused_by_name_and_kind(kind: str, tmp_path: Path, b
                 print(exc.reason)
             else:
                 print("read it")
-        """, str(path))
+        """,
+        str(path),
+    )
     assert result.returncode == 0, result.stderr
     message, reason = result.stdout.splitlines()[:2]
     assert message == f"design file {path} is {KINDS[kind]}, not a regular file"
@@ -118,7 +135,8 @@ def test_a_fifo_swapped_in_after_the_stat_does_not_block_the_open(tmp_path: Path
     """The race the stat alone cannot close: the path is a regular file when stat'ed, a FIFO when opened."""
     path = tmp_path / "x.log"
     path.write_text("x\n")
-    result = _python("""
+    result = _python(
+        """
         import os, sys
         from core import files
         from core.files import FileCheckError, open_checked
@@ -133,7 +151,9 @@ def test_a_fifo_swapped_in_after_the_stat_does_not_block_the_open(tmp_path: Path
             open_checked(sys.argv[1], None, "log file")
         except FileCheckError as exc:
             print(exc)
-        """, str(path))
+        """,
+        str(path),
+    )
     assert result.stdout.strip() == f"log file {path} is a FIFO (named pipe), not a regular file"
 
 
@@ -176,8 +196,9 @@ def test_the_returned_handle_is_blocking_and_closed_on_exec(tmp_path: Path) -> N
         assert f.read() == b"abc"
 
 
-def test_a_file_that_grows_past_the_limit_while_read_is_refused(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_that_grows_past_the_limit_while_read_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """fstat said small, the file is bigger by the time it is read (a writer appends): at most
     max_bytes + 1 bytes are read and the file is refused."""
     path = tmp_path / "growing.json"
@@ -237,6 +258,7 @@ def test_every_non_regular_kind_has_a_name(mode: int) -> None:
 
 # ----------------------------------------------------------------------------- a log folder
 
+
 def _log_folder(folder: Path) -> Path:
     """Two normal rank logs, long enough that the reader reads the next file ahead."""
     folder.mkdir()
@@ -247,8 +269,9 @@ def _log_folder(folder: Path) -> Path:
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize("command", ["watch", "diagnose"])
-def test_a_special_file_among_the_logs_is_skipped_and_named(command: str, kind: str, tmp_path: Path,
-                                                            bound_socket) -> None:
+def test_a_special_file_among_the_logs_is_skipped_and_named(
+    command: str, kind: str, tmp_path: Path, bound_socket
+) -> None:
     """`mkfifo d/worker_6.log` beside normal logs hung `watch --once` and `diagnose` forever (the
     read-ahead opened it before looking at its type)."""
     folder = _log_folder(tmp_path / "logs")
@@ -287,7 +310,7 @@ def test_log_text_reaches_the_terminal_without_control_sequences(command: str, t
     `diagnose` printed them raw, so did `watch`."""
     folder = _log_folder(tmp_path / "logs")
     with (folder / "worker_1.log").open("a", encoding="utf-8") as f:
-        f.write(f"Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n{HOSTILE}\n")
+        f.write(f'Traceback (most recent call last):\n  File "train.py", line 1, in <module>\n{HOSTILE}\n')
     result = _cli(command, *(["--once"] if command == "watch" else []), str(folder))
     assert result.returncode == 1, result.stderr
     assert "ValueError: bad red    end" in result.stdout
@@ -306,8 +329,24 @@ def test_diagnose_json_keeps_the_text_escaped(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["skipped"] == {"worker_6.log": "a FIFO (named pipe), not a regular file"}
 
 
-_SEQUENCES = st.sampled_from(["\x1b[31m", "\x1b[2J", "\x1b[?25l", "\x1b]0;title\x07", "\x1b]8;;http://x\x1b\\",
-                              "\x9b2K", "\x1bc", "\x1b(B", "\x07", "\x00", "\x7f", "\x85", "\u202e", "\u200b"])
+_SEQUENCES = st.sampled_from(
+    [
+        "\x1b[31m",
+        "\x1b[2J",
+        "\x1b[?25l",
+        "\x1b]0;title\x07",
+        "\x1b]8;;http://x\x1b\\",
+        "\x9b2K",
+        "\x1bc",
+        "\x1b(B",
+        "\x07",
+        "\x00",
+        "\x7f",
+        "\x85",
+        "\u202e",
+        "\u200b",
+    ]
+)
 _PLAIN = st.text(st.characters(codec="utf-8", categories=["L", "N", "P", "S"]).filter(str.isprintable), max_size=20)
 
 
@@ -334,6 +373,7 @@ def test_terminal_safe_output_is_always_one_printable_line(text: str) -> None:
 
 # ----------------------------------------------------------------------------- designs, configs, job.json
 
+
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_a_special_design_file_is_a_one_line_error(kind: str, tmp_path: Path, bound_socket) -> None:
     path = _special(kind, tmp_path, "design.json", bound_socket)
@@ -346,8 +386,17 @@ def test_a_special_mindformers_config_is_a_one_line_error(kind: str, tmp_path: P
     """`--mindformers-config /dev/zero` read 2.5 GB, then a MemoryError traceback; a FIFO hung."""
     (tmp_path / "run_mindformer.py").write_text("print('never started')\n")
     config = _special(kind, tmp_path, "llama.yaml", bound_socket)
-    result = _cli("launch", "--script", str(tmp_path / "run_mindformer.py"), "--devices", "8",
-                  "--mindformers-config", str(config), "--workspace", str(tmp_path / "ws"))
+    result = _cli(
+        "launch",
+        "--script",
+        str(tmp_path / "run_mindformer.py"),
+        "--devices",
+        "8",
+        "--mindformers-config",
+        str(config),
+        "--workspace",
+        str(tmp_path / "ws"),
+    )
     assert result.returncode == 2
     line = _one_line_error(result)
     assert line == f"error: cannot read the MindFormers config {config.resolve()}: {KINDS[kind]}, not a regular file"
@@ -356,10 +405,20 @@ def test_a_special_mindformers_config_is_a_one_line_error(kind: str, tmp_path: P
 
 def test_the_real_dev_zero_as_mindformers_config(tmp_path: Path) -> None:
     (tmp_path / "run_mindformer.py").write_text("print('never started')\n")
-    result = _cli("launch", "--script", str(tmp_path / "run_mindformer.py"), "--devices", "8",
-                  "--mindformers-config", "/dev/zero", "--workspace", str(tmp_path / "ws"))
+    result = _cli(
+        "launch",
+        "--script",
+        str(tmp_path / "run_mindformer.py"),
+        "--devices",
+        "8",
+        "--mindformers-config",
+        "/dev/zero",
+        "--workspace",
+        str(tmp_path / "ws"),
+    )
     assert _one_line_error(result) == (
-        "error: cannot read the MindFormers config /dev/zero: a character device, not a regular file")
+        "error: cannot read the MindFormers config /dev/zero: a character device, not a regular file"
+    )
 
 
 def test_an_oversized_mindformers_config_names_its_size(tmp_path: Path) -> None:
@@ -414,7 +473,8 @@ def test_the_launch_page_reads_the_config_once_and_refuses_a_fifo(tmp_path: Path
     (tmp_path / "run_mindformer.py").write_text("print('never started')\n")
     (tmp_path / "llama.yaml").write_text("parallel_config:\n  data_parallel: 2\n  model_parallel: 4\n")
     _fifo(tmp_path, "pipe.yaml")
-    result = _python("""
+    result = _python(
+        """
         import os, sys
         from pathlib import Path
         from streamlit.testing.v1 import AppTest
@@ -438,7 +498,9 @@ def test_the_launch_page_reads_the_config_once_and_refuses_a_fifo(tmp_path: Path
         at.text_input(key="own_mf_config").set_value(str(folder / "pipe.yaml")).run()
         assert not at.exception, at.exception
         print("errors", [e.value for e in at.error])
-        """, str(tmp_path))
+        """,
+        str(tmp_path),
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "views 1" and lines[1] == "reads 1"
@@ -455,7 +517,8 @@ def test_run_files_and_log_tails_that_are_fifos_never_block(tmp_path: Path) -> N
     rec = tmp_path / "rec"
     rec.mkdir()
     _fifo(rec, "timing.json")
-    result = _python("""
+    result = _python(
+        """
         import sys
         from pathlib import Path
         from core.logs.replay import load_recording
@@ -476,10 +539,15 @@ def test_run_files_and_log_tails_that_are_fifos_never_block(tmp_path: Path) -> N
             load_recording(rec)
         except ValueError as exc:
             print("recording", exc)
-        """, str(run), str(rec))
+        """,
+        str(run),
+        str(rec),
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "tail []", "exit None", "tasks ''",
+        "tail []",
+        "exit None",
+        "tasks ''",
         f"record run r1 has no readable run.json: run file {run / 'run.json'} is a FIFO (named pipe), "
         "not a regular file",
         f"recording recording timing file {rec / 'timing.json'} is a FIFO (named pipe), not a regular file",

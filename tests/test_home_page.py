@@ -28,8 +28,13 @@ def _home() -> AppTest:
 def test_empty_workspace_explains_every_page_and_offers_three_actions() -> None:
     at = _home()
     text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
-    for phrase in ("drag device axes onto tensor dimensions", "launch and stop the job",
-                   "Live per-rank loss curves", "Run the CPU rehearsal", "Watch a recorded run"):
+    for phrase in (
+        "drag device axes onto tensor dimensions",
+        "launch and stop the job",
+        "Live per-rank loss curves",
+        "Run the CPU rehearsal",
+        "Watch a recorded run",
+    ):
         assert phrase in text, phrase
     labels = [b.label for b in at.button]
     assert labels == ["Open in the Layout Designer", "Launch the rehearsal", "Watch the replay"]

@@ -51,8 +51,14 @@ def test_wrappers_run_the_users_venv(tmp_path: Path, venv_python: Path) -> None:
     bin_dir = write_bin_dir(tmp_path, str(venv_python))
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     for name in ("python", "python3"):
-        out = subprocess.run([name, "-c", "import sys; print(sys.executable, sys.prefix)"], env=env,
-                             capture_output=True, text=True, timeout=60, check=True).stdout.split()
+        out = subprocess.run(
+            [name, "-c", "import sys; print(sys.executable, sys.prefix)"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout.split()
         assert out == [str(venv_python), str(venv_python.parent.parent)]
     usage = subprocess.run(["msrun", "--help"], env=env, capture_output=True, text=True, timeout=120)
     assert usage.returncode == 0 and "--worker_num" in usage.stdout

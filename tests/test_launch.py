@@ -120,8 +120,11 @@ def test_launch_refuses_non_jobs(tmp_path: Path) -> None:
 
 
 def test_a_slurm_job_without_its_batch_file_is_refused_not_re_rendered(tmp_path: Path) -> None:
-    job = write_job(load_design(EXAMPLES_DIR / "data_parallel_8.json"),
-                    RunOptions(launcher="slurm", device_num=2, master_port=free_port()), tmp_path / "job")
+    job = write_job(
+        load_design(EXAMPLES_DIR / "data_parallel_8.json"),
+        RunOptions(launcher="slurm", device_num=2, master_port=free_port()),
+        tmp_path / "job",
+    )
     (job / "job.sbatch").unlink()
     with pytest.raises(LaunchError, match=r"no job\.sbatch: generate the job again"):
         launch(job, tmp_path / "ws")
@@ -167,8 +170,20 @@ def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
 
 def test_cli_generate_launch_runs(tmp_path: Path) -> None:
     out = tmp_path / "job"
-    assert _cli("generate", "--device-target", "Ascend", "--scenario", "layout_parallel",
-                "--design", str(EXAMPLES_DIR / "seed004_mlp.json"), "--out", str(out)).returncode == 0
+    assert (
+        _cli(
+            "generate",
+            "--device-target",
+            "Ascend",
+            "--scenario",
+            "layout_parallel",
+            "--design",
+            str(EXAMPLES_DIR / "seed004_mlp.json"),
+            "--out",
+            str(out),
+        ).returncode
+        == 0
+    )
     assert 'Layout((2, 2, 2), ("dp", "sp", "mp"))' in (out / "train.py").read_text()
     job = fake_job(tmp_path, "exit 5", "five")
     result = _cli("launch", str(job), "--wait", "--name", "five", "--workspace", str(tmp_path / "ws"))

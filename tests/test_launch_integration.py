@@ -37,9 +37,25 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def generate(out: Path, samples: int, epochs: int) -> None:
     result = cli(
-        "generate", "--scenario", "data_parallel", "--device-target", "CPU", "--devices", "8",
-        "--out", str(out), "--master-port", str(free_port()), "--samples", str(samples),
-        "--epochs", str(epochs), "--batch-size", "8", "--loss-interval", "1",
+        "generate",
+        "--scenario",
+        "data_parallel",
+        "--device-target",
+        "CPU",
+        "--devices",
+        "8",
+        "--out",
+        str(out),
+        "--master-port",
+        str(free_port()),
+        "--samples",
+        str(samples),
+        "--epochs",
+        str(epochs),
+        "--batch-size",
+        "8",
+        "--loss-interval",
+        "1",
     )
     assert result.returncode == 0, result.stderr
 
@@ -143,7 +159,7 @@ def test_launch_button_starts_a_real_run(tmp_path: Path, monkeypatch: pytest.Mon
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("Started run" in s.value for s in at.success)
     runs = list_runs(ws)
-    assert [link.label for link in at.get("page_link")] [-1] == f"Watch {runs[0].run_id} on the Monitor"
+    assert [link.label for link in at.get("page_link")][-1] == f"Watch {runs[0].run_id} on the Monitor"
     assert len(runs) == 1 and runs[0].status == "running"
     record = runs[0]
     assert wait_for(lambda: len(workers(record.run_dir)) >= 9, 90)

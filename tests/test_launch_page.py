@@ -12,7 +12,7 @@ from core.codegen import RunOptions, write_job
 from core.run.launch import launch, wait
 from core.sharding.design import load_design
 from core.workspace import EXAMPLES_DIR, REPO_ROOT, remember
-from tests.browser import chromium, dashboard, shot
+from tests.browser import chromium, dashboard, free_port, shot
 
 PAGE = str(REPO_ROOT / "pages" / "launch.py")
 
@@ -22,6 +22,9 @@ def page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
     monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
     monkeypatch.syspath_prepend(str(REPO_ROOT))
     at = AppTest.from_file(PAGE, default_timeout=120)
+    # a free master port: the default 8118 may be another run's on this machine, and preflight would rightly
+    # disable Launch (seen when the suite ran beside another test run)
+    at.session_state["launch_port"] = free_port()
     at.run()
     return at
 
@@ -48,9 +51,7 @@ def test_ascend_target_says_it_cannot_run_here_and_shows_a_diff(page: AppTest) -
     assert any("no Ascend devices" in i.value for i in page.info)
     assert page.button(key="launch_button").disabled  # preflight: no npu-smi here
     diffs = [c.value for c in page.code if c.language == "diff"]
-    assert diffs and any(
-        line.startswith("+") and 'ms.set_device("Ascend")' in line for line in diffs[0].splitlines()
-    )
+    assert diffs and any(line.startswith("+") and 'ms.set_device("Ascend")' in line for line in diffs[0].splitlines())
 
 
 def test_bad_input_is_an_error_message(page: AppTest) -> None:

@@ -24,7 +24,7 @@ from core.logs import (
     read_run,
     tail_lines,
 )
-from core.logs.reader import _RunState
+from core.logs.reader import RunReader
 
 FIX = Path(__file__).parent / "fixtures"
 REAL = FIX / "real_msrun_logs"
@@ -43,6 +43,7 @@ def _wait_for(pred, timeout: float = 5.0) -> bool:
 
 # ----------------------------------------------------------------------------- formats
 
+
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
@@ -50,19 +51,41 @@ def _wait_for(pred, timeout: float = 5.0) -> bool:
         ("epoch: 0, step: 10, loss is 2.2889402", {"epoch": 0, "step": 10, "loss": 2.2889402}),
         ("global_step: 194, loss: 1.997", {"step": 194, "loss": 1.997}),
         ("loss is Tensor(shape=[], dtype=Float32, value= 2.30)", {"loss": 2.30}),
-        ("epoch: 2 step: 5, loss is Tensor(shape=[], dtype=Float32, value= 0.125)",
-         {"epoch": 2, "step": 5, "loss": 0.125}),
-        ("epoch: 1 step: 7, loss is (Tensor(shape=[], dtype=Float32, value= 3.5), "
-         "Tensor(shape=[], dtype=Bool, value= False), Tensor(shape=[], dtype=Float32, value= 65536))",
-         {"epoch": 1, "step": 7, "loss": 3.5}),
-        ("2024-05-07 10:01:35,678 - mindformers[mindformers/core/callback/callback.py:337] - INFO - "
-         "{ Epoch:[  1/  2], step:[    1/   19], loss: 10.649, per_step_time: 103328ms, lr: 1e-05, "
-         "overflow cond: False, loss_scale: 1.0",
-         {"epoch": 1, "epochs_total": 2, "step": 1, "steps_total": 19, "loss": 10.649,
-          "step_time_ms": 103328, "lr": 1e-05}),
-        ("Epoch:[  1/  1], step:[    4/  125], loss:[2.244/2.244], time:507844.205 ms, lr:0.0001",
-         {"epoch": 1, "epochs_total": 1, "step": 4, "steps_total": 125, "loss": 2.244,
-          "step_time_ms": 507844.205, "lr": 0.0001}),
+        (
+            "epoch: 2 step: 5, loss is Tensor(shape=[], dtype=Float32, value= 0.125)",
+            {"epoch": 2, "step": 5, "loss": 0.125},
+        ),
+        (
+            "epoch: 1 step: 7, loss is (Tensor(shape=[], dtype=Float32, value= 3.5), "
+            "Tensor(shape=[], dtype=Bool, value= False), Tensor(shape=[], dtype=Float32, value= 65536))",
+            {"epoch": 1, "step": 7, "loss": 3.5},
+        ),
+        (
+            "2024-05-07 10:01:35,678 - mindformers[mindformers/core/callback/callback.py:337] - INFO - "
+            "{ Epoch:[  1/  2], step:[    1/   19], loss: 10.649, per_step_time: 103328ms, lr: 1e-05, "
+            "overflow cond: False, loss_scale: 1.0",
+            {
+                "epoch": 1,
+                "epochs_total": 2,
+                "step": 1,
+                "steps_total": 19,
+                "loss": 10.649,
+                "step_time_ms": 103328,
+                "lr": 1e-05,
+            },
+        ),
+        (
+            "Epoch:[  1/  1], step:[    4/  125], loss:[2.244/2.244], time:507844.205 ms, lr:0.0001",
+            {
+                "epoch": 1,
+                "epochs_total": 1,
+                "step": 4,
+                "steps_total": 125,
+                "loss": 2.244,
+                "step_time_ms": 507844.205,
+                "lr": 0.0001,
+            },
+        ),
         ("epoch: 3 step: 1, loss is nan", {"epoch": 3, "step": 1, "loss": math.nan}),
         ("epoch: 3 step: 2, loss is inf", {"epoch": 3, "step": 2, "loss": math.inf}),
         ("epoch: 3 step: 3, loss is -inf", {"epoch": 3, "step": 3, "loss": -math.inf}),
@@ -130,12 +153,15 @@ def test_user_regex(tmp_path: Path) -> None:
     assert snap.metrics["step"].tolist() == [1, 2, 3]
 
 
-@pytest.mark.parametrize(("pattern", "message"), [
-    ("loss=(?P<loss>[\\d.]+", "does not compile"),
-    ("loss=([\\d.]+)", "named group `loss`"),
-    ("", "empty"),
-    ("(?P<loss>x)(?P<foo>y)", "Unknown named group"),
-])
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ("loss=(?P<loss>[\\d.]+", "does not compile"),
+        ("loss=([\\d.]+)", "named group `loss`"),
+        ("", "empty"),
+        ("(?P<loss>x)(?P<foo>y)", "Unknown named group"),
+    ],
+)
 def test_user_regex_errors(pattern: str, message: str) -> None:
     with pytest.raises(LogFormatError, match=message):
         compile_user_regex(pattern)
@@ -143,10 +169,14 @@ def test_user_regex_errors(pattern: str, message: str) -> None:
 
 # ----------------------------------------------------------------------------- layouts
 
+
 def test_layouts() -> None:
     mpi = discover_logs(LOGS / "mpirun")
     assert [(f.rank, f.rel, f.layout) for f in mpi] == [
-        (0, "1/rank.00/stdout", "mpirun"), (1, "1/rank.01/stderr", "mpirun"), (1, "1/rank.01/stdout", "mpirun")]
+        (0, "1/rank.00/stdout", "mpirun"),
+        (1, "1/rank.01/stderr", "mpirun"),
+        (1, "1/rank.01/stdout", "mpirun"),
+    ]
     rt = discover_logs(LOGS / "rank_table")
     assert [(f.rank, f.layout) for f in rt] == [(0, "rank_table"), (1, "rank_table")]
     ms = discover_logs(REAL / "dp8_cpu_ok")
@@ -172,6 +202,7 @@ def test_rank_table_old_format() -> None:
 
 
 # ----------------------------------------------------------------------------- real fixtures
+
 
 def test_real_ok_run_has_8_ranks_with_losses() -> None:
     snap = read_run(REAL / "dp8_cpu_ok")
@@ -226,6 +257,7 @@ def test_tail_lines_filters_noise() -> None:
 
 # ----------------------------------------------------------------------------- incremental reads
 
+
 def _rows(snap) -> list[tuple]:
     m = snap.metrics
     return m[["rank", "epoch", "step", "loss", "offset"]].astype(str).values.tolist()
@@ -236,20 +268,22 @@ def _errors(snap) -> list[tuple]:
     return e[["rank", "kind", "message", "offset", "line", "context"]].astype(str).values.tolist()
 
 
-_CONTENT = b"".join([
-    *NOISE[:5],
-    b"epoch: 1 step: 1, loss is 2.5\r\n",
-    b"epoch: 1 step: 2, loss is 2.4\n",
-    b"\xff\xfe bad bytes \xc3( epoch: 1 step: 3, loss is 2.3\n",
-    b"Train epoch time: 10.0 ms, per step time: 5.0 ms\n",
-    *NOISE[5:8],
-    b"epoch: 2, step: 1, loss is Tensor(shape=[], dtype=Float32, value= 2.2)\n",
-    b"global_step: 7, loss: 2.1\n",
-    b"Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n    x()\n",
-    b"RuntimeError: boom \xe2\x9c\x97\n",
-    b"[ERROR] ME(1,7f,python):2026-11-22-07:05:10.230.794 [a.cc:1] F] something bad\n",
-    b"epoch: 2 step: 3, loss is nan\n",
-])
+_CONTENT = b"".join(
+    [
+        *NOISE[:5],
+        b"epoch: 1 step: 1, loss is 2.5\r\n",
+        b"epoch: 1 step: 2, loss is 2.4\n",
+        b"\xff\xfe bad bytes \xc3( epoch: 1 step: 3, loss is 2.3\n",
+        b"Train epoch time: 10.0 ms, per step time: 5.0 ms\n",
+        *NOISE[5:8],
+        b"epoch: 2, step: 1, loss is Tensor(shape=[], dtype=Float32, value= 2.2)\n",
+        b"global_step: 7, loss: 2.1\n",
+        b'Traceback (most recent call last):\n  File "t.py", line 1, in <module>\n    x()\n',
+        b"RuntimeError: boom \xe2\x9c\x97\n",
+        b"[ERROR] ME(1,7f,python):2026-11-22-07:05:10.230.794 [a.cc:1] F] something bad\n",
+        b"epoch: 2 step: 3, loss is nan\n",
+    ]
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -261,7 +295,7 @@ def test_any_chunking_gives_the_one_shot_rows(tmp_path_factory: pytest.TempPathF
     reference = read_run(reference_dir)
     path = root / "worker_0.log"
     path.write_bytes(b"")
-    state = _RunState(root)
+    state = RunReader(root)
     state.refresh()
     points = [*sorted(set(cuts)), len(_CONTENT)]
     prev = 0
@@ -281,7 +315,7 @@ def test_any_chunking_gives_the_one_shot_rows(tmp_path_factory: pytest.TempPathF
 def test_partial_line_held_until_complete(tmp_path: Path) -> None:
     path = tmp_path / "worker_0.log"
     path.write_bytes(b"epoch: 1 step: 1, loss is 2.5\nepoch: 1 step: 2, loss is 2.")
-    state = _RunState(tmp_path)
+    state = RunReader(tmp_path)
     state.refresh()
     assert state.snapshot().metrics["loss"].tolist() == [2.5]
     with open(path, "ab") as f:
@@ -294,7 +328,7 @@ def test_truncation_resets_that_rank(tmp_path: Path) -> None:
     a, b = tmp_path / "worker_0.log", tmp_path / "worker_1.log"
     a.write_bytes(b"epoch: 1 step: 1, loss is 2.5\nepoch: 1 step: 2, loss is 2.4\n")
     b.write_bytes(b"epoch: 1 step: 1, loss is 3.5\n")
-    state = _RunState(tmp_path)
+    state = RunReader(tmp_path)
     state.refresh()
     assert len(state.snapshot().metrics) == 3
     a.write_bytes(b"epoch: 1 step: 1, loss is 9.0\n")  # relaunch: opened with "w"
@@ -311,7 +345,7 @@ def test_truncation_resets_that_rank(tmp_path: Path) -> None:
 
 def test_late_files_are_picked_up(tmp_path: Path) -> None:
     (tmp_path / "worker_0.log").write_text("epoch: 1 step: 1, loss is 1.0\n")
-    state = _RunState(tmp_path)
+    state = RunReader(tmp_path)
     state.refresh()
     (tmp_path / "worker_1.log").write_text("epoch: 1 step: 1, loss is 2.0\n")
     (tmp_path / "1" / "rank.2").mkdir(parents=True)
@@ -325,7 +359,7 @@ def test_late_files_are_picked_up(tmp_path: Path) -> None:
 def test_pathological_line_is_bounded(tmp_path: Path) -> None:
     path = tmp_path / "worker_0.log"
     path.write_bytes(b"epoch: 1 step: 1, loss is 2.5\n")
-    state = _RunState(tmp_path)
+    state = RunReader(tmp_path)
     state.refresh()
     chunk = b"x" * (256 << 10)
     with open(path, "ab") as f:
@@ -346,6 +380,7 @@ def test_pathological_line_is_bounded(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- watcher
+
 
 @pytest.mark.parametrize("polling", [False, True])
 def test_watcher_follows_appends_truncation_and_new_files(tmp_path: Path, polling: bool) -> None:
@@ -410,7 +445,8 @@ def test_watcher_on_missing_folder_starts_when_it_appears(tmp_path: Path) -> Non
 def test_bad_bytes_and_crlf(tmp_path: Path) -> None:
     (tmp_path / "worker_0.log").write_bytes(
         b"\x80\x81\xff\r\nepoch: 1 step: 1, loss is 2.5\r\n\xe4\xb8\xad\xe6\x96\x87 loss: 1.5\r\n"
-        b"Traceback (most recent call last):\r\n  File \"\xff.py\"\r\nKeyError: '\xff'\r\n")
+        b"Traceback (most recent call last):\r\n  File \"\xff.py\"\r\nKeyError: '\xff'\r\n"
+    )
     snap = read_run(tmp_path)
     assert snap.metrics["loss"].tolist() == [2.5, 1.5]
     assert snap.errors.iloc[0]["message"] == "KeyError: '\ufffd'"
@@ -420,7 +456,7 @@ def test_bad_bytes_and_crlf(tmp_path: Path) -> None:
 def test_stat_failures_are_tolerated(tmp_path: Path) -> None:
     p = tmp_path / "worker_0.log"
     p.write_text("epoch: 1 step: 1, loss is 1.0\n")
-    state = _RunState(tmp_path)
+    state = RunReader(tmp_path)
     state.refresh()
     os.remove(p)
     state.refresh()

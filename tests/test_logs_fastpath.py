@@ -18,7 +18,7 @@ from core.logs import ReaderSettings, read_run
 from core.logs import bulk as logs
 from core.logs.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
 from core.logs.parser import _RE_TIMEMONITOR
-from core.logs.reader import _RunState
+from core.logs.reader import RunReader
 
 NOISE = [
     b"[WARNING] ME(7587:140022789684800,MainProcess):2026-11-22-07:09:00.372.000 [mindspore/context.py:1343] "
@@ -51,11 +51,36 @@ OTHER = [
 ]
 # values that the bulk path must read bit for bit like `float`, or leave to the exact path
 SPECIAL_VALUES = [
-    b"4.52", b"2.297702297702298", b"0.30000000000000004", b"-0.0", b"+1.5", b".5", b"5.", b"007", b"0",
-    b"nan", b"NaN", b"-nan", b"inf", b"-Infinity", b"infinity", b"1e-5", b"1E+3", b"-2.5e10",
-    b"9007199254740993", b"9007199254740992", b"123456789012345678", b"1234567890123456789",
-    b"12345678901234567890.5", b"0.000000000000000000000001", b"0.1234567890123456789",
-    b"1e", b"1.5.2", b"3x", b"abc", b"-",
+    b"4.52",
+    b"2.297702297702298",
+    b"0.30000000000000004",
+    b"-0.0",
+    b"+1.5",
+    b".5",
+    b"5.",
+    b"007",
+    b"0",
+    b"nan",
+    b"NaN",
+    b"-nan",
+    b"inf",
+    b"-Infinity",
+    b"infinity",
+    b"1e-5",
+    b"1E+3",
+    b"-2.5e10",
+    b"9007199254740993",
+    b"9007199254740992",
+    b"123456789012345678",
+    b"1234567890123456789",
+    b"12345678901234567890.5",
+    b"0.000000000000000000000001",
+    b"0.1234567890123456789",
+    b"1e",
+    b"1.5.2",
+    b"3x",
+    b"abc",
+    b"-",
 ]
 
 
@@ -70,13 +95,20 @@ def _value() -> st.SearchStrategy[bytes]:
 
 
 def _loss_line() -> st.SearchStrategy[bytes]:
-    ints = st.one_of(st.integers(0, 5000), st.sampled_from([123456789012, 99999999999, 10 ** 20])).map(
-        lambda i: str(i).encode())
+    ints = st.one_of(st.integers(0, 5000), st.sampled_from([123456789012, 99999999999, 10**20])).map(
+        lambda i: str(i).encode()
+    )
     return st.builds(
-        lambda e, c1, s, c2, v, tail, cr: b"epoch: " + e + c1 + b" step: " + s + c2 + b" loss is " + v + tail + cr
-        + b"\n",
-        st.one_of(ints, st.just(b"0001")), st.sampled_from([b",", b""]), ints, st.sampled_from([b",", b""]),
-        _value(), st.sampled_from([b"", b"", b"", b"", b" extra", b"\r"]), st.sampled_from([b"", b"", b"", b"\r"]),
+        lambda e, c1, s, c2, v, tail, cr: (
+            b"epoch: " + e + c1 + b" step: " + s + c2 + b" loss is " + v + tail + cr + b"\n"
+        ),
+        st.one_of(ints, st.just(b"0001")),
+        st.sampled_from([b",", b""]),
+        ints,
+        st.sampled_from([b",", b""]),
+        _value(),
+        st.sampled_from([b"", b"", b"", b"", b" extra", b"\r"]),
+        st.sampled_from([b"", b"", b"", b"\r"]),
     )
 
 
@@ -111,13 +143,18 @@ def _general_line() -> st.SearchStrategy[bytes]:
                 parts.append(piece.replace(b"%%", b"%"))
         return b"".join(parts) + b"\n"
 
-    return st.builds(fill, st.sampled_from(shapes), st.lists(st.integers(0, 5000), min_size=4, max_size=4),
-                     st.lists(_value(), min_size=4, max_size=4))
+    return st.builds(
+        fill,
+        st.sampled_from(shapes),
+        st.lists(st.integers(0, 5000), min_size=4, max_size=4),
+        st.lists(_value(), min_size=4, max_size=4),
+    )
 
 
 def _log() -> st.SearchStrategy[bytes]:
-    line = st.one_of(_loss_line(), _loss_line(), _loss_line(), st.sampled_from(NOISE), st.sampled_from(OTHER),
-                     _general_line())
+    line = st.one_of(
+        _loss_line(), _loss_line(), _loss_line(), st.sampled_from(NOISE), st.sampled_from(OTHER), _general_line()
+    )
     run = st.lists(_loss_line(), min_size=1, max_size=12).map(b"".join)  # a burst of loss lines
     return st.lists(st.one_of(line, run), max_size=40).map(b"".join)
 
@@ -175,16 +212,23 @@ def _metric_rows(snap) -> np.ndarray:
 
 def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderSettings:
     """Tiny read blocks / prefetch threshold / bulk threshold so small inputs cross every path."""
-    return ReaderSettings(read_block=read_block, prefetch_min=prefetch_min, block_min=block_min,
-                          max_partial_line=read_block - 1, shape_min=block_min)
+    return ReaderSettings(
+        read_block=read_block,
+        prefetch_min=prefetch_min,
+        block_min=block_min,
+        max_partial_line=read_block - 1,
+        shape_min=block_min,
+    )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(data=_log(), block_min=st.sampled_from([1, 2, 5, 64]))
 @example(data=b"epoch: 1 step: 2, loss is 1e\nepoch: 1 step: 3, loss is 1.5.2\n" * 3, block_min=1)
-def test_one_shot_rows_match_line_by_line_reference(tmp_path_factory: pytest.TempPathFactory, data: bytes,
-                                                    block_min: int) -> None:
+def test_one_shot_rows_match_line_by_line_reference(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes, block_min: int
+) -> None:
     root = tmp_path_factory.mktemp("oneshot")
     (root / "worker_0.log").write_bytes(data)
     snap = read_run(root, settings=ReaderSettings(block_min=block_min))
@@ -192,14 +236,24 @@ def test_one_shot_rows_match_line_by_line_reference(tmp_path_factory: pytest.Tem
     assert _extras_match(snap, data)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
-@given(data=_log(), cuts=st.lists(st.integers(min_value=0, max_value=1 << 14), max_size=10),
-       read_block=st.sampled_from([300, 512, 4096]), prefetch_min=st.sampled_from([1, 100, 1 << 20]),
-       block_min=st.sampled_from([1, 3, 64]))
-def test_chunked_writes_and_reads_match_one_shot(tmp_path_factory: pytest.TempPathFactory, data: bytes,
-                                                 cuts: list[int], read_block: int, prefetch_min: int,
-                                                 block_min: int) -> None:
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    data=_log(),
+    cuts=st.lists(st.integers(min_value=0, max_value=1 << 14), max_size=10),
+    read_block=st.sampled_from([300, 512, 4096]),
+    prefetch_min=st.sampled_from([1, 100, 1 << 20]),
+    block_min=st.sampled_from([1, 3, 64]),
+)
+def test_chunked_writes_and_reads_match_one_shot(
+    tmp_path_factory: pytest.TempPathFactory,
+    data: bytes,
+    cuts: list[int],
+    read_block: int,
+    prefetch_min: int,
+    block_min: int,
+) -> None:
     """Any write chunking x tiny read blocks (several per refresh, next one prefetched) = one-shot read."""
     one_shot_dir = tmp_path_factory.mktemp("ref")
     (one_shot_dir / "worker_0.log").write_bytes(data)
@@ -207,7 +261,7 @@ def test_chunked_writes_and_reads_match_one_shot(tmp_path_factory: pytest.TempPa
     root = tmp_path_factory.mktemp("chunks")
     path = root / "worker_0.log"
     path.write_bytes(b"")
-    state = _RunState(root, settings=_small_blocks(read_block, prefetch_min, block_min))
+    state = RunReader(root, settings=_small_blocks(read_block, prefetch_min, block_min))
     state.refresh()
     prev = 0
     for p in [*sorted({min(c, len(data)) for c in cuts}), len(data)]:
@@ -240,15 +294,21 @@ def test_bulk_decimals_are_bit_identical_to_float(text: bytes) -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(mantissa=st.one_of(st.integers(1 << 53, 10 ** 18 - 1), st.integers(0, 10 ** 19),
-                          st.sampled_from([(1 << 53) + 1, (1 << 54) + 2, 9007199254740993, 10 ** 17 + 1])),
-       dot=st.integers(0, 19), sign=st.sampled_from(["", "-", "+"]))
+@given(
+    mantissa=st.one_of(
+        st.integers(1 << 53, 10**18 - 1),
+        st.integers(0, 10**19),
+        st.sampled_from([(1 << 53) + 1, (1 << 54) + 2, 9007199254740993, 10**17 + 1]),
+    ),
+    dot=st.integers(0, 19),
+    sign=st.sampled_from(["", "-", "+"]),
+)
 def test_long_mantissas_are_bit_identical_to_float(mantissa: int, dot: int, sign: str) -> None:
     """17-18 digit mantissas (MindSpore's repr floats) take the long-double path; midpoints and longer
     ones the string cast: always the same double as `float(text)`."""
     digits = str(mantissa)
     dot = min(dot, len(digits))
-    text = (sign + digits[:len(digits) - dot] + "." + digits[len(digits) - dot:]).encode()
+    text = (sign + digits[: len(digits) - dot] + "." + digits[len(digits) - dot :]).encode()
     buf = b"\n" + text + b"\n" + b" " * 64
     values, length, ok = logs.decimals(np.frombuffer(buf, dtype=np.uint8), np.array([1]))
     assert ok[0] and length[0] == len(text)
@@ -256,8 +316,13 @@ def test_long_mantissas_are_bit_identical_to_float(mantissa: int, dot: int, sign
 
 
 @settings(max_examples=150, deadline=None)
-@given(texts=st.lists(st.one_of(_value(), st.binary(max_size=30), st.sampled_from([b"+", b"-", b".", b"1-2", b"--1"])),
-                      min_size=1, max_size=40))
+@given(
+    texts=st.lists(
+        st.one_of(_value(), st.binary(max_size=30), st.sampled_from([b"+", b"-", b".", b"1-2", b"--1"])),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_matrix_and_column_decimals_agree(texts: list[bytes]) -> None:
     """The two forms of `decimals` (small batches / big batches) give the same values, lengths and ok."""
     buf = b"\n" + b"\n".join(texts) + b"\n" + b" " * 64
@@ -278,7 +343,8 @@ def test_full_float_repr_loss_lines_take_the_bulk_path() -> None:
     take, rows = logs.lm_block(buf, starts, 0, float("nan"))
     assert take.all()
     assert [struct.pack("<d", v) for v in rows[:, logs.ROW_KEYS.index("loss")]] == [
-        struct.pack("<d", v) for v in values]
+        struct.pack("<d", v) for v in values
+    ]
 
 
 def test_values_float_rejects_fall_back_instead_of_crashing(tmp_path: Path) -> None:
@@ -297,7 +363,7 @@ def test_bulk_rows_keep_order_around_timing_and_errors(tmp_path: Path) -> None:
         out += [b"[WARNING] ME(1:2,MainProcess):x [a.py:1] noise\n"] * 3
         out += [b"epoch: %d step: %d, loss is %.3f\n" % (epoch, s, 1 / s) for s in range(1, 101)]
         out.append(b"Train epoch time: 10.0 ms, per step time: 0.1 ms\n")
-    out.append(b"Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n")
+    out.append(b'Traceback (most recent call last):\n  File "t.py", line 1, in <module>\n')
     out += [b"epoch: 4 step: %d, loss is 0.5\n" % s for s in range(1, 80)]
     out.append(b"RuntimeError: boom\n")
     data = b"".join(out)
@@ -306,7 +372,7 @@ def test_bulk_rows_keep_order_around_timing_and_errors(tmp_path: Path) -> None:
     assert len(snap.metrics) == 379
     assert snap.timings[["epoch", "step"]].values.tolist() == [[1.0, 100.0], [2.0, 100.0], [3.0, 100.0]]
     assert snap.errors["kind"].tolist() == ["exception"]
-    assert "File \"t.py\"" in snap.errors["context"].iloc[0] and "epoch: 4 step: 79" in snap.errors["context"].iloc[0]
+    assert 'File "t.py"' in snap.errors["context"].iloc[0] and "epoch: 4 step: 79" in snap.errors["context"].iloc[0]
     assert snap.metrics["offset"].tolist() == [r[-1] for r in reference_rows(data)]
     assert snap.metrics["offset"].dtype == np.int64 and snap.metrics["rank"].dtype == np.int64
     last = snap.ranks.iloc[0]
@@ -345,14 +411,17 @@ def test_numpy_candidate_scan_matches_the_regex(body: bytes, pad: bytes) -> None
 
 
 @settings(max_examples=200, deadline=None)
-@given(data=st.binary(max_size=40), text=st.binary(min_size=1, max_size=12),
-       pos=st.lists(st.integers(min_value=-3, max_value=45), max_size=20))
+@given(
+    data=st.binary(max_size=40),
+    text=st.binary(min_size=1, max_size=12),
+    pos=st.lists(st.integers(min_value=-3, max_value=45), max_size=20),
+)
 def test_word_literal_check_matches_slicing(data: bytes, text: bytes, pos: list[int]) -> None:
     if pos:
-        data = data[:pos[0] % (len(data) + 1)] + text + data[pos[0] % (len(data) + 1):]
+        data = data[: pos[0] % (len(data) + 1)] + text + data[pos[0] % (len(data) + 1) :]
     chunk = np.frombuffer(data, dtype=np.uint8)
     got = logs.literal_at(chunk, np.array(pos, dtype=np.int64), text)
-    assert got.tolist() == [p >= 0 and data[p:p + len(text)] == text for p in pos]
+    assert got.tolist() == [p >= 0 and data[p : p + len(text)] == text for p in pos]
 
 
 def test_short_buffer_with_bracketed_candidates_does_not_crash(tmp_path: Path) -> None:
@@ -363,26 +432,44 @@ def test_short_buffer_with_bracketed_candidates_does_not_crash(tmp_path: Path) -
 
 
 PLAIN = [  # text lines that are candidates (no `[` prefix) but carry nothing: what _worth_a_look skips
-    b"Number of epochs: 3\n", b"Learning rate: 0.01\n", b"  model: resnet18\n", b"Auto augment: None\n",
+    b"Number of epochs: 3\n",
+    b"Learning rate: 0.01\n",
+    b"  model: resnet18\n",
+    b"Auto augment: None\n",
     b"[2026-11-23 21:19:43] mindcv.train INFO - Start training\n",
 ]
 RARE = [  # lines that must still reach `_line` from among the plain ones
-    b"Segmentation fault (core dumped)\n", b"run.sh: line 7: 4242 Killed  python train.py\n",
-    b"malloc_consolidate(): invalid chunk size\n", b"EI0002: The wait execution of the Notify register times out.\n",
+    b"Segmentation fault (core dumped)\n",
+    b"run.sh: line 7: 4242 Killed  python train.py\n",
+    b"malloc_consolidate(): invalid chunk size\n",
+    b"EI0002: The wait execution of the Notify register times out.\n",
     b"[2026-11-23 21:19:43] mindcv.train ERROR - HCCL timed out on rank 3\n",
-    b"KeyboardInterrupt\n", b"KeyboardInterrupt\r\n", b"mindspore.common.api.RuntimeFailure: boom\n",
-    b"Epoch 1/3, Step 2/8, step time: 12.5 ms\n", b"Train epoch time: 146463.0 ms, per step time: 146.463 ms\n",
-    b"[2026-11-23 21:19:43] x CRITICAL - dead\n", b"Fatal Python error: Aborted\n",
+    b"KeyboardInterrupt\n",
+    b"KeyboardInterrupt\r\n",
+    b"mindspore.common.api.RuntimeFailure: boom\n",
+    b"Epoch 1/3, Step 2/8, step time: 12.5 ms\n",
+    b"Train epoch time: 146463.0 ms, per step time: 146.463 ms\n",
+    b"[2026-11-23 21:19:43] x CRITICAL - dead\n",
+    b"Fatal Python error: Aborted\n",
 ]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
-@given(lines=st.lists(st.one_of(st.sampled_from(PLAIN), st.sampled_from(PLAIN), st.sampled_from(RARE),
-                                st.sampled_from(OTHER), _loss_line()), min_size=1, max_size=60),
-       padding=st.integers(700, 1500))
-def test_big_chunks_skip_plain_lines_exactly(tmp_path_factory: pytest.TempPathFactory, lines: list[bytes],
-                                             padding: int) -> None:
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    lines=st.lists(
+        st.one_of(
+            st.sampled_from(PLAIN), st.sampled_from(PLAIN), st.sampled_from(RARE), st.sampled_from(OTHER), _loss_line()
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    padding=st.integers(700, 1500),
+)
+def test_big_chunks_skip_plain_lines_exactly(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], padding: int
+) -> None:
     """A chunk big enough for the numpy path (>= 16 KB, many candidate lines): rows, timings and errors
     are exactly those of reading every candidate line one by one."""
     root = tmp_path_factory.mktemp("plain")
@@ -390,8 +477,8 @@ def test_big_chunks_skip_plain_lines_exactly(tmp_path_factory: pytest.TempPathFa
     step = max(1, len(filler) // len(lines))
     body = []
     for i, line in enumerate(lines):  # the given lines spread among the filler
-        body += [*filler[i * step:(i + 1) * step], line]
-    data = b"".join(body + filler[len(lines) * step:])
+        body += [*filler[i * step : (i + 1) * step], line]
+    data = b"".join(body + filler[len(lines) * step :])
     (root / "worker_0.log").write_bytes(data)
     bulk = read_run(root)
     one_by_one = read_run(root, settings=ReaderSettings(block_min=1 << 30))

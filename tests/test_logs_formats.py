@@ -77,7 +77,10 @@ def test_every_format_names_its_source_and_reads_its_sample() -> None:
 
 def test_yolo_step_time_line_needs_its_shape() -> None:
     assert parse_step_time_line(b"2024-09-16 17:20:40,329 [INFO] Epoch 2/5, Step 3/10, step time: 9.5 ms") == (
-        2.0, 13.0, 9.5)
+        2.0,
+        13.0,
+        9.5,
+    )
     assert parse_step_time_line(b"Epoch 2/5, Step x/10, step time: 9.5 ms") is None
     assert parse_step_time_line(b"step time: 9.5 ms") is None
 
@@ -88,11 +91,18 @@ def test_info_lines_without_a_marker_stay_noise() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(epoch=st.integers(1, 10_000), epochs=st.integers(1, 10_000), step=st.integers(0, 10 ** 6),
-       per_epoch=st.integers(1, 10 ** 6), loss=st.floats(allow_nan=False, allow_infinity=False))
+@given(
+    epoch=st.integers(1, 10_000),
+    epochs=st.integers(1, 10_000),
+    step=st.integers(0, 10**6),
+    per_epoch=st.integers(1, 10**6),
+    loss=st.floats(allow_nan=False, allow_infinity=False),
+)
 def test_yolo_global_step_property(epoch: int, epochs: int, step: int, per_epoch: int, loss: float) -> None:
-    line = f"2024-12-25 09:58:42,787 [INFO] Epoch {epoch}/{epochs}, Step {step}/{per_epoch}, imgsize (640, 640), " \
-           f"loss: {loss!r}, lbox: 1.0, cur_lr: 0.0992"
+    line = (
+        f"2024-12-25 09:58:42,787 [INFO] Epoch {epoch}/{epochs}, Step {step}/{per_epoch}, imgsize (640, 640), "
+        f"loss: {loss!r}, lbox: 1.0, cur_lr: 0.0992"
+    )
     row = parse_loss_line(line)
     assert row is not None
     assert row["step"] == (epoch - 1) * per_epoch + step and row["loss"] == loss and row["lr"] == 0.0992
@@ -106,8 +116,10 @@ def test_parse_loss_line_never_raises_on_garbage(data: bytes) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(prefix=st.sampled_from(["Epoch:[", "Epoch ", "loss: ", "global_norm: [", "[INFO] Epoch:["]),
-       tail=st.text(max_size=80))
+@given(
+    prefix=st.sampled_from(["Epoch:[", "Epoch ", "loss: ", "global_norm: [", "[INFO] Epoch:["]),
+    tail=st.text(max_size=80),
+)
 def test_truncated_metric_lines_do_not_raise(prefix: str, tail: str) -> None:
     row = parse_loss_line(prefix + tail)
     assert row is None or isinstance(row["loss"], float)

@@ -18,17 +18,20 @@ LINE = "epoch: 1 step: {s}, loss is {v}\n"
 
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
 # ----------------------------------------------------------------------------- item 5: logdir + watchers
 
-@pytest.mark.parametrize("bad, words", [
-    ("/", "root"),
-    ("x" * 10_000, "too long"),
-    ("/no/such/folder/anywhere", "does not exist"),
-])
+
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ("/", "root"),
+        ("x" * 10_000, "too long"),
+        ("/no/such/folder/anywhere", "does not exist"),
+    ],
+)
 def test_validate_log_dir_refuses_hostile_folders(bad: str, words: str) -> None:
     with pytest.raises(LogDirError, match=words):
         validate_log_dir(bad)
@@ -103,12 +106,19 @@ def test_registry_caps_watchers(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- item 6: unreadable, pipes
 
+
 def test_watch_once_into_closed_pipe_has_no_traceback(tmp_path: Path) -> None:
     for r in range(1500):  # more than a pipe buffer of status lines
         (tmp_path / f"worker_{r}.log").write_text(LINE.format(s=1, v=1.0))
     cmd = f"{sys.executable} -m core watch --once {tmp_path} | head -3"
-    res = subprocess.run(["bash", "-c", cmd], cwd=REPO, capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    res = subprocess.run(
+        ["bash", "-c", cmd],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert len(res.stdout.splitlines()) == 3
     assert "BrokenPipeError" not in res.stderr and "Traceback" not in res.stderr
 
@@ -152,7 +162,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from core.logs import ReaderSettings, parse_loss_line, read_run  # noqa: E402
-from core.logs.reader import _RunState  # noqa: E402
+from core.logs.reader import RunReader  # noqa: E402
 
 
 @pytest.mark.parametrize("text", ["0x1p3", "1_000", "4.5e", "1.5.2", "2e+", "7abc"])
@@ -161,8 +171,9 @@ def test_values_that_are_not_whole_numbers_give_no_row(text: str) -> None:
     assert parse_loss_line(f"loss: {text}") is None
 
 
-@pytest.mark.parametrize("text, value", [("1.5", 1.5), ("-2.5e-3", -0.0025), ("[2.5]", 2.5), ("3,", 3.0),
-                                         ("Infinity", float("inf"))])
+@pytest.mark.parametrize(
+    "text, value", [("1.5", 1.5), ("-2.5e-3", -0.0025), ("[2.5]", 2.5), ("3,", 3.0), ("Infinity", float("inf"))]
+)
 def test_whole_numbers_still_parse(text: str, value: float) -> None:
     r = parse_loss_line(f"epoch: 1 step: 1, loss is {text}")
     assert r is not None and r["loss"] == value
@@ -173,12 +184,17 @@ _BAD = st.sampled_from([b"0x1p3", b"1_000", b"4.5e", b"1.5.2", b"9z"])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(values=st.lists(st.tuples(st.booleans(), _GOOD, _BAD), min_size=1, max_size=30),
-       cuts=st.lists(st.integers(0, 2000), max_size=6), block_min=st.sampled_from([1, 64]))
-def test_bad_numbers_are_rejected_by_both_paths_any_chunking(tmp_path_factory: pytest.TempPathFactory,
-                                                             values: list, cuts: list[int], block_min: int) -> None:
-    lines = [b"epoch: 1 step: %d, loss is %s\n" % (i + 1, good if ok else bad)
-             for i, (ok, good, bad) in enumerate(values)]
+@given(
+    values=st.lists(st.tuples(st.booleans(), _GOOD, _BAD), min_size=1, max_size=30),
+    cuts=st.lists(st.integers(0, 2000), max_size=6),
+    block_min=st.sampled_from([1, 64]),
+)
+def test_bad_numbers_are_rejected_by_both_paths_any_chunking(
+    tmp_path_factory: pytest.TempPathFactory, values: list, cuts: list[int], block_min: int
+) -> None:
+    lines = [
+        b"epoch: 1 step: %d, loss is %s\n" % (i + 1, good if ok else bad) for i, (ok, good, bad) in enumerate(values)
+    ]
     data = b"".join(lines)
     expected = [i + 1 for i, (ok, _, _) in enumerate(values) if ok]
     one = tmp_path_factory.mktemp("one")
@@ -187,7 +203,7 @@ def test_bad_numbers_are_rejected_by_both_paths_any_chunking(tmp_path_factory: p
     root = tmp_path_factory.mktemp("chunks")
     path = root / "worker_0.log"
     path.write_bytes(b"")
-    state = _RunState(root, settings=ReaderSettings(block_min=block_min))
+    state = RunReader(root, settings=ReaderSettings(block_min=block_min))
     prev = 0
     for p in [*sorted({min(c, len(data)) for c in cuts}), len(data)]:
         with open(path, "ab") as f:
@@ -200,7 +216,7 @@ def test_bad_numbers_are_rejected_by_both_paths_any_chunking(tmp_path_factory: p
 def test_rotated_log_keeps_its_rows_and_is_read_to_its_end(tmp_path: Path) -> None:
     log = tmp_path / "worker_0.log"
     log.write_text("".join(LINE.format(s=s, v=1.0) for s in range(1, 4)))
-    state = _RunState(tmp_path)
+    state = RunReader(tmp_path)
     state.refresh()
     with open(log, "a") as f:  # written after our last read, just before the rotation
         f.write(LINE.format(s=4, v=1.0))
@@ -218,8 +234,10 @@ def test_rotated_log_keeps_its_rows_and_is_read_to_its_end(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("newline", [b"\r", b"\r\n", b"\n"])
 def test_cr_only_and_crlf_lines_are_read_whole_and_live(tmp_path: Path, newline: bytes) -> None:
-    data = b"".join(b"[WARNING] noise %d%sepoch: 1 step: %d, loss is 2.3139476776123047%s" % (s, newline, s, newline)
-                    for s in range(1, 7))
+    data = b"".join(
+        b"[WARNING] noise %d%sepoch: 1 step: %d, loss is 2.3139476776123047%s" % (s, newline, s, newline)
+        for s in range(1, 7)
+    )
     (tmp_path / "whole").mkdir()
     (tmp_path / "whole" / "worker_0.log").write_bytes(data)
     whole = read_run(tmp_path / "whole").metrics
@@ -229,9 +247,9 @@ def test_cr_only_and_crlf_lines_are_read_whole_and_live(tmp_path: Path, newline:
     live.mkdir()
     path = live / "worker_0.log"
     path.write_bytes(b"")
-    state = _RunState(live)
+    state = RunReader(live)
     for cut in range(0, len(data), 7):  # cuts fall between CR and LF too
         with open(path, "ab") as f:
-            f.write(data[cut:cut + 7])
+            f.write(data[cut : cut + 7])
         state.refresh()
     assert state.snapshot().metrics["step"].tolist() == [1, 2, 3, 4, 5, 6]

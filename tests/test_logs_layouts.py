@@ -18,9 +18,11 @@ from core.logs.discover import MAX_DEPTH, discover, discover_logs
 REAL = Path(__file__).parent / "fixtures" / "real_layouts"
 LM = "epoch: 1 step: {s}, loss is {v}\n"
 # a real MindFormers 2023 line from output/log/rank_0/info.log (core.logs.formats "mindformers_2023")
-MF = ("[INFO] 2023-07-11 10:47:36,427 [/root/workspace/code/mindformers/core/callback/callback.py:269] "
-      "print_output_info: Epoch:[  1/  1], step:[    {s}/  125], loss:[2.244/2.244], time:507844.205 ms, "
-      "lr:[0.], overflow cond: True, loss_scale: 268435460.0\n")
+MF = (
+    "[INFO] 2023-07-11 10:47:36,427 [/root/workspace/code/mindformers/core/callback/callback.py:269] "
+    "print_output_info: Epoch:[  1/  1], step:[    {s}/  125], loss:[2.244/2.244], time:507844.205 ms, "
+    "lr:[0.], overflow cond: True, loss_scale: 268435460.0\n"
+)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -39,6 +41,7 @@ def _workers(root: Path) -> list[tuple[int | None, str, str]]:
 
 # ----------------------------------------------------------------------------- each layout
 
+
 def test_mindformers_layout_from_output_log_and_run_folder(tmp_path: Path) -> None:
     run = tmp_path / "run"
     for r in range(2):
@@ -46,8 +49,10 @@ def test_mindformers_layout_from_output_log_and_run_folder(tmp_path: Path) -> No
         _write(run / "output" / "log" / f"rank_{r}" / "error.log", "")
     _write(run / "output" / "checkpoint" / "rank_0" / "llama_rank_0-1_1.ckpt", "x")  # not a log
     for root, prefix in ((run / "output" / "log", ""), (run / "output", "log/"), (run, "output/log/")):
-        assert _workers(root) == [(0, f"{prefix}rank_0/info.log", "mindformers"),
-                                  (1, f"{prefix}rank_1/info.log", "mindformers")]
+        assert _workers(root) == [
+            (0, f"{prefix}rank_0/info.log", "mindformers"),
+            (1, f"{prefix}rank_1/info.log", "mindformers"),
+        ]
         snap = read_run(root)
         assert snap.n_ranks == 2 and len(snap.metrics) == 6 and snap.layout == "mindformers"
 
@@ -55,8 +60,11 @@ def test_mindformers_layout_from_output_log_and_run_folder(tmp_path: Path) -> No
 def test_mindformers_error_log_feeds_failures_not_loss_rows(tmp_path: Path) -> None:
     d = tmp_path / "output" / "log" / "rank_0"
     _write(d / "info.log", MF.format(s=1) + MF.format(s=2))
-    _write(d / "error.log", MF.format(s=1) + "[ERROR] 2023-07-11 10:47:40,001 [trainer.py:9] run: "
-           "RuntimeError: EI0006: Getting socket times out.\n")
+    _write(
+        d / "error.log",
+        MF.format(s=1) + "[ERROR] 2023-07-11 10:47:40,001 [trainer.py:9] run: "
+        "RuntimeError: EI0006: Getting socket times out.\n",
+    )
     snap = read_run(tmp_path / "output")
     roles = {f.rel: f.role for f in snap.files}
     assert roles["log/rank_0/error.log"] == "errors"
@@ -80,21 +88,25 @@ def test_real_model_zoo_train_parallel_layout() -> None:
 
 
 def test_real_rank_table_layout_and_its_failure() -> None:
-    assert _workers(REAL / "rank_table_lpcnet_EI0004") == [(r, f"device{r}/train.log{r}", "rank_table")
-                                                           for r in range(8)]
+    assert _workers(REAL / "rank_table_lpcnet_EI0004") == [
+        (r, f"device{r}/train.log{r}", "rank_table") for r in range(8)
+    ]
     from core.logs.diagnose import diagnose
 
     [group] = diagnose(read_run(REAL / "rank_table_lpcnet_EI0004")).failure_groups  # EI0004 on every rank
     assert group.ranks == list(range(8)) and "EI0004: The ranktable is invalid" in group.exception
 
 
-@pytest.mark.parametrize("names", [
-    ["slurm-123_0.out", "slurm-123_1.out", "slurm-123_2.out"],
-    ["out.0", "out.1", "out.2"],
-    ["task-0.err", "task-1.err", "task-2.err"],
-    ["rank_0/train.log", "rank_1/train.log", "rank_2/train.log"],
-    ["rank0.log", "rank1.log", "rank2.log"],
-])
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["slurm-123_0.out", "slurm-123_1.out", "slurm-123_2.out"],
+        ["out.0", "out.1", "out.2"],
+        ["task-0.err", "task-1.err", "task-2.err"],
+        ["rank_0/train.log", "rank_1/train.log", "rank_2/train.log"],
+        ["rank0.log", "rank1.log", "rank2.log"],
+    ],
+)
 def test_slurm_and_rank_named_outputs(tmp_path: Path, names: list[str]) -> None:
     for name in names:
         _write(tmp_path / name, _lm())
@@ -115,8 +127,12 @@ def test_msrun_layout_unchanged_and_launcher_stays_launcher(tmp_path: Path) -> N
     _write(tmp_path / "scheduler.log", "")
     _write(tmp_path / "msrun.log", "Start worker process with rank id:0\n")
     files = {f.rel: (f.role, f.rank) for f in discover_logs(tmp_path)}
-    assert files == {"worker_0.log": ("worker", 0), "worker_1.log": ("worker", 1),
-                     "scheduler.log": ("scheduler", None), "msrun.log": ("launcher", None)}
+    assert files == {
+        "worker_0.log": ("worker", 0),
+        "worker_1.log": ("worker", 1),
+        "scheduler.log": ("scheduler", None),
+        "msrun.log": ("launcher", None),
+    }
 
 
 def test_two_runs_side_by_side_read_one_and_say_why(tmp_path: Path) -> None:
@@ -142,6 +158,7 @@ def test_depth_and_entry_limits_hold(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- nothing taken: say why
 
+
 def test_files_seen_but_none_taken_are_named_by_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     _write(tmp_path / "logs" / "train.log", _lm())
     _write(tmp_path / "logs" / "eval.log", _lm())
@@ -161,6 +178,7 @@ def test_empty_folder_says_it_waits(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 # ----------------------------------------------------------------------------- issue 22: links
+
 
 def _link_tree(tmp_path: Path) -> tuple[Path, Path]:
     secret = _write(tmp_path / "outside" / "shadow", "root:$6$SECRETHASH:19000:0:99999:7:::\n" + _lm(2))
@@ -186,8 +204,10 @@ def test_link_out_of_the_folder_is_refused_and_reported(tmp_path: Path, capsys: 
 
 def test_link_followed_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     d, _ = _link_tree(tmp_path)
-    assert [f.rel for f in discover_logs(d, follow_links=True) if f.role == "worker"] == ["worker_0.log",
-                                                                                          "worker_1.log"]
+    assert [f.rel for f in discover_logs(d, follow_links=True) if f.role == "worker"] == [
+        "worker_0.log",
+        "worker_1.log",
+    ]
     assert read_run(d, follow_links=True).n_ranks == 2
     assert main(["watch", str(d), "--once", "--follow-links"]) == 0
     assert "ranks=2" in capsys.readouterr().out

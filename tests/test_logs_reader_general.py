@@ -49,17 +49,20 @@ def test_every_suite_sample_is_a_training_row_of_the_general_reader() -> None:
         assert fmt.source and fmt.parse(fmt.sample.encode())["loss"] == got[-1]
 
 
-@pytest.mark.parametrize(("line", "loss", "epoch", "step"), [
-    ("Epoch: [  1/ 30], Average Train Loss: [7.030], Accuracy: [0.125]", 7.030, 1, None),
-    ("step 3 | lm loss: 1.034E+01 | lr 1e-4", 10.34, None, 3),
-    ("total_loss = 0.25, step: 7", 0.25, None, 7),
-    ("train_loss: -inf epoch 2/5", -math.inf, 2, None),
-    ("LOSS: nan", math.nan, None, None),
-    ("Loss is 3.5e-3", 3.5e-3, None, None),
-    ("\x1b[1;32m[INFO]\x1b[0m Epoch 15/300, Step 100/101, loss: 0.5", 0.5, 15, 14 * 101 + 100),
-    ("2024-01-01 10:00:00 | INFO | {'loss': 2.5, 'grad_norm': 1.5, 'epoch': 3}", 2.5, 3, None),
-    ("loss | 4.25 | iteration   10/ 5000 |", 4.25, None, 10),
-])
+@pytest.mark.parametrize(
+    ("line", "loss", "epoch", "step"),
+    [
+        ("Epoch: [  1/ 30], Average Train Loss: [7.030], Accuracy: [0.125]", 7.030, 1, None),
+        ("step 3 | lm loss: 1.034E+01 | lr 1e-4", 10.34, None, 3),
+        ("total_loss = 0.25, step: 7", 0.25, None, 7),
+        ("train_loss: -inf epoch 2/5", -math.inf, 2, None),
+        ("LOSS: nan", math.nan, None, None),
+        ("Loss is 3.5e-3", 3.5e-3, None, None),
+        ("\x1b[1;32m[INFO]\x1b[0m Epoch 15/300, Step 100/101, loss: 0.5", 0.5, 15, 14 * 101 + 100),
+        ("2024-01-01 10:00:00 | INFO | {'loss': 2.5, 'grad_norm': 1.5, 'epoch': 3}", 2.5, 3, None),
+        ("loss | 4.25 | iteration   10/ 5000 |", 4.25, None, 10),
+    ],
+)
 def test_keys_separators_values_and_prefixes(line: str, loss: float, epoch: int | None, step: int | None) -> None:
     read = read_line(line)
     assert read is not None and not read.eval
@@ -68,27 +71,33 @@ def test_keys_separators_values_and_prefixes(line: str, loss: float, epoch: int 
     assert read.fields.get("epoch") == epoch and read.fields.get("step") == step
 
 
-@pytest.mark.parametrize("line", [
-    "Loss scale: 1.0(fixed)",  # MindCV start-up: `Loss scale`, not a loss
-    " 'coords_loss_coef': 5.0,",
-    "lossmonitor: 3.0",
-    "loss: 4.5e",  # not a whole number
-    "[WARNING] ME(7587:1400,MainProcess):2026-11-22-07:09:00.372.000 [a.py:1] loss is 3.0",  # framework chatter
-    "[2026-11-23 21:24:34] mindcv.utils.callbacks INFO - The best validation Top_1_Accuracy is: 50.0% at epoch 2.",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Loss scale: 1.0(fixed)",  # MindCV start-up: `Loss scale`, not a loss
+        " 'coords_loss_coef': 5.0,",
+        "lossmonitor: 3.0",
+        "loss: 4.5e",  # not a whole number
+        "[WARNING] ME(7587:1400,MainProcess):2026-11-22-07:09:00.372.000 [a.py:1] loss is 3.0",  # framework chatter
+        "[2026-11-23 21:24:34] mindcv.utils.callbacks INFO - The best validation Top_1_Accuracy is: 50.0% at epoch 2.",
+    ],
+)
 def test_lines_that_are_not_loss_lines(line: str) -> None:
     from core.logs.formats import read_loss
 
     assert read_loss(line) is None
 
 
-@pytest.mark.parametrize("line", [
-    " Accuracy: 83.8%, Avg loss: 0.529534",
-    "epoch 3 val_loss: 0.25",
-    " validation loss at iteration 10 | lm loss value: 1.023E+01 | lm loss PPL: 2.76E+04 |",
-    "[2026-11-23 21:22:20] mindcv.utils.callbacks INFO - Validation Top_1_Accuracy: 25.0000%, time: 14.791992s",
-    "eval: epoch 2, loss: 0.3",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        " Accuracy: 83.8%, Avg loss: 0.529534",
+        "epoch 3 val_loss: 0.25",
+        " validation loss at iteration 10 | lm loss value: 1.023E+01 | lm loss PPL: 2.76E+04 |",
+        "[2026-11-23 21:22:20] mindcv.utils.callbacks INFO - Validation Top_1_Accuracy: 25.0000%, time: 14.791992s",
+        "eval: epoch 2, loss: 0.3",
+    ],
+)
 def test_evaluation_lines_are_eval(line: str) -> None:
     read = read_line(line)
     assert read is not None and read.eval
@@ -142,16 +151,32 @@ def test_evaluation_summaries_are_not_training_rows() -> None:
     assert ev["offset"].nunique() == 3
 
 
-_PREFIXES = st.sampled_from(["", "[2026-11-23 19:07:06] x.y INFO - ", "[INFO] 2026-11-23 19:14:00,332 [a.py:1] ",
-                             "[WARNING] ", "\x1b[32m", "{ ", "2023-10-30 09:39:35,587 - INFO - ", " ", "[[x]] "])
+_PREFIXES = st.sampled_from(
+    [
+        "",
+        "[2026-11-23 19:07:06] x.y INFO - ",
+        "[INFO] 2026-11-23 19:14:00,332 [a.py:1] ",
+        "[WARNING] ",
+        "\x1b[32m",
+        "{ ",
+        "2023-10-30 09:39:35,587 - INFO - ",
+        " ",
+        "[[x]] ",
+    ]
+)
 
 
 @settings(max_examples=100, deadline=None)
-@given(prefix=_PREFIXES, key=st.sampled_from(["loss", "Loss", "total_loss", "train_loss", "lm loss"]),
-       sep=st.sampled_from([": ", " is ", "=", " | ", ":"]), value=st.floats(allow_nan=False, width=32),
-       step=st.integers(0, 10 ** 6))
-def test_no_prefix_hides_a_loss_line_from_the_reader(tmp_path_factory: pytest.TempPathFactory, prefix: str,
-                                                     key: str, sep: str, value: float, step: int) -> None:
+@given(
+    prefix=_PREFIXES,
+    key=st.sampled_from(["loss", "Loss", "total_loss", "train_loss", "lm loss"]),
+    sep=st.sampled_from([": ", " is ", "=", " | ", ":"]),
+    value=st.floats(allow_nan=False, width=32),
+    step=st.integers(0, 10**6),
+)
+def test_no_prefix_hides_a_loss_line_from_the_reader(
+    tmp_path_factory: pytest.TempPathFactory, prefix: str, key: str, sep: str, value: float, step: int
+) -> None:
     """The pre-filter drops no line the general reader takes, whatever comes before the key."""
     root = tmp_path_factory.mktemp("prefix")
     noise = "[WARNING] ME(1:2,MainProcess):x [a.py:1] noise\n" * 3
@@ -167,16 +192,26 @@ def test_line_shapes_and_a_user_regex_for_an_unknown_format(tmp_path: Path) -> N
     (tmp_path / "worker_0.log").write_text(lines)
     shapes = line_shapes([tmp_path / "worker_0.log"])
     assert shapes[0].count == 30 and shapes[0].shape.startswith("[#:#:#] it # cost=#.#")
-    out = subprocess.run([sys.executable, "-m", "core", "watch", str(tmp_path), "--once"], cwd=REPO,
-                         capture_output=True, text=True, check=False).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "core", "watch", str(tmp_path), "--once"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
     assert "loss rows=0" in out and "30 x [#:#:#] it # cost=#.#" in out and "--loss-regex" in out
     snap = read_run(tmp_path, loss_regex=r"it (?P<step>\d+) cost=(?P<loss>[\d.]+)")
     assert len(snap.metrics) == 30 and snap.metrics["step"].iloc[-1] == 29
 
 
 def test_watch_once_lists_metric_names_and_eval_rows() -> None:
-    out = subprocess.run([sys.executable, "-m", "core", "watch", str(FMT / "mindcv"), "--once"], cwd=REPO,
-                         capture_output=True, text=True, check=False).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "core", "watch", str(FMT / "mindcv"), "--once"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
     assert "loss rows=24, eval rows=3" in out
     metrics = next(line for line in out.splitlines() if line.startswith("metrics: "))
     assert "lr" in metrics and "time (step_time_ms)" in metrics
@@ -196,10 +231,13 @@ _SHAPES = [
 
 
 @settings(max_examples=200, deadline=None)
-@given(shape=st.sampled_from(_SHAPES), fills=st.lists(st.text("0123456789", min_size=200, max_size=200),
-                                                      min_size=2, max_size=6))
-def test_lines_of_one_shape_read_like_the_general_reader(tmp_path_factory: pytest.TempPathFactory, shape: str,
-                                                         fills: list[str]) -> None:
+@given(
+    shape=st.sampled_from(_SHAPES),
+    fills=st.lists(st.text("0123456789", min_size=200, max_size=200), min_size=2, max_size=6),
+)
+def test_lines_of_one_shape_read_like_the_general_reader(
+    tmp_path_factory: pytest.TempPathFactory, shape: str, fills: list[str]
+) -> None:
     """The reader reuses a line shape's parse (core.logs.general.LineTemplate) for every line of the same
     text with other digits (word digits such as `top1` too): rows and metrics equal the per-line reader's."""
     from core.logs.formats import ROW_FIELDS, read_loss
@@ -209,12 +247,12 @@ def test_lines_of_one_shape_read_like_the_general_reader(tmp_path_factory: pytes
         digits = iter(fill)
         lines.append("".join(next(digits) if c.isdigit() else c for c in shape))
     from core.logs import ReaderSettings
-    from core.logs.reader import _RunState
+    from core.logs.reader import RunReader
 
     root = tmp_path_factory.mktemp("shape")
     path = root / "worker_0.log"
     path.write_text(lines[0] + "\n", encoding="utf-8")  # the first line teaches the reader its shape,
-    state = _RunState(root, settings=ReaderSettings(block_min=1, shape_min=1))
+    state = RunReader(root, settings=ReaderSettings(block_min=1, shape_min=1))
     state.refresh()
     with open(path, "a", encoding="utf-8") as f:  # the next ones are read in bulk (core.logs.templated)
         f.write("\n".join(lines[1:]) + "\n")

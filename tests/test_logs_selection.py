@@ -24,10 +24,18 @@ def test_terms_and_union() -> None:
     assert select_ranks("FAILED", RANKS, {"failed": [1]}) == [1]
 
 
-@pytest.mark.parametrize(("expr", "message"), [
-    ("40", "rank 40 has no log"), ("9-3", "runs backwards"), ("node 4", "there are 4 nodes"),
-    ("hung", "'hung' is not a rank"), ("1;2", "is not a rank"), ("-3", "is not a rank"), ("²", "is not a rank"),
-])
+@pytest.mark.parametrize(
+    ("expr", "message"),
+    [
+        ("40", "rank 40 has no log"),
+        ("9-3", "runs backwards"),
+        ("node 4", "there are 4 nodes"),
+        ("hung", "'hung' is not a rank"),
+        ("1;2", "is not a rank"),
+        ("-3", "is not a rank"),
+        ("²", "is not a rank"),
+    ],
+)
 def test_bad_terms_name_themselves(expr: str, message: str) -> None:
     with pytest.raises(RankSelectionError, match=message):
         select_ranks(expr, RANKS)
@@ -103,8 +111,10 @@ def test_block_rows_shows_a_stopped_rank_as_a_gap_and_padding_as_nothing() -> No
     assert not np.isnan(rows[0]).any() and not np.isnan(rows[2]).any()
 
 
-@pytest.mark.parametrize(("seconds", "text"), [(0, "0 s"), (119, "119 s"), (120, "2 min"), (7199, "120 min"),
-                                               (7200, "2.0 h"), (5_429_162, "62.8 days")])
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0, "0 s"), (119, "119 s"), (120, "2 min"), (7199, "120 min"), (7200, "2.0 h"), (5_429_162, "62.8 days")],
+)
 def test_durations_read_at_a_glance(seconds: float, text: str) -> None:
     from core.logs.status import duration_text
 
@@ -125,10 +135,18 @@ def test_rank_state_takes_the_last_exception_over_other_fatal_errors(tmp_path) -
     def err(rank: int, kind: str, message: str) -> dict:
         return {**dict.fromkeys(ERROR_COLUMNS), "rank": rank, "kind": kind, "message": message}
 
-    errors = pd.DataFrame([err(1, "worker_exit", "msrun: exit"), err(1, "exception", "RuntimeError: first"),
-                           err(1, "timeout", "timed out"), err(1, "exception", "RuntimeError: last"),
-                           err(2, "timeout", "scheduler: timed out"), err(3, "nan", "loss is NAN"),
-                           err(0, "error_log", "[ERROR] not fatal")], columns=ERROR_COLUMNS)
+    errors = pd.DataFrame(
+        [
+            err(1, "worker_exit", "msrun: exit"),
+            err(1, "exception", "RuntimeError: first"),
+            err(1, "timeout", "timed out"),
+            err(1, "exception", "RuntimeError: last"),
+            err(2, "timeout", "scheduler: timed out"),
+            err(3, "nan", "loss is NAN"),
+            err(0, "error_log", "[ERROR] not fatal"),
+        ],
+        columns=ERROR_COLUMNS,
+    )
     errors["rank"] = errors["rank"].astype("Int64")
     table = rank_status(dataclasses.replace(snap, errors=errors), run_status="running").set_index("rank")
     assert table.loc[1, "state"] == "crashed" and table.loc[1, "detail"] == "RuntimeError: last"
@@ -138,9 +156,14 @@ def test_rank_state_takes_the_last_exception_over_other_fatal_errors(tmp_path) -
 
 
 @settings(max_examples=80, deadline=None)
-@given(points=st.lists(st.tuples(st.sampled_from([-1, 0, 3, 7, 1023, 4096]), st.integers(0, 40),
-                                 st.floats(-5, 5, allow_nan=False)), min_size=1, max_size=60),
-       cols=st.integers(1, 12))
+@given(
+    points=st.lists(
+        st.tuples(st.sampled_from([-1, 0, 3, 7, 1023, 4096]), st.integers(0, 40), st.floats(-5, 5, allow_nan=False)),
+        min_size=1,
+        max_size=60,
+    ),
+    cols=st.integers(1, 12),
+)
 def test_rank_grid_is_the_mean_per_rank_and_step_bin(points: list, cols: int) -> None:
     rank = np.array([p[0] for p in points], dtype=np.int64)
     x = np.array([p[1] for p in points], dtype=np.float64)
@@ -158,9 +181,14 @@ def test_rank_grid_is_the_mean_per_rank_and_step_bin(points: list, cols: int) ->
 
 
 @settings(max_examples=120, deadline=None)
-@given(values=st.lists(st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(float("nan"))), min_size=4, max_size=4),
-                       min_size=1, max_size=12),
-       qs=st.lists(st.floats(0, 1), min_size=1, max_size=5))
+@given(
+    values=st.lists(
+        st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(float("nan"))), min_size=4, max_size=4),
+        min_size=1,
+        max_size=12,
+    ),
+    qs=st.lists(st.floats(0, 1), min_size=1, max_size=5),
+)
 def test_nan_quantiles_match_numpy(values: list[list[float]], qs: list[float]) -> None:
     import warnings
 

@@ -18,30 +18,49 @@ from core.logs.reader import RunSnapshot
 from tests.test_logs_fastpath import NOISE, OTHER, PLAIN, RARE, _general_line, _log, _loss_line
 
 ALONE = ReaderSettings(prefetch_min=1)  # no file is smaller than 1 byte: every file read on its own
-TRACEBACK = (b"[WARNING] ME(9:1,MainProcess):2026-11-22-07:09:00.372.000 [a.py:1] before\n"
-             b"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
-             b"RuntimeError: boom\n")
+TRACEBACK = (
+    b"[WARNING] ME(9:1,MainProcess):2026-11-22-07:09:00.372.000 [a.py:1] before\n"
+    b'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n'
+    b"RuntimeError: boom\n"
+)
 EVAL = b"2026-01-01 10:00:00,123 - mindformers - INFO - Validation Top_1_Accuracy: 25.5%, val_loss: 3.5\n"
-BARE_TRACEBACK = b"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nValueError: bad\n"
+BARE_TRACEBACK = b'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\nValueError: bad\n'
 PID = b"[WARNING] DISTRIBUTED(4242,7f5998a3be40,python):2026-11-22-07:09:00.377.254 [tcp.cc:1] x\n"
 
 
 def _file() -> st.SearchStrategy[bytes]:
-    line = st.one_of(_loss_line(), _general_line(), st.sampled_from(NOISE + OTHER + PLAIN + RARE),
-                     st.sampled_from([TRACEBACK, BARE_TRACEBACK, EVAL, PID]))
-    body = st.one_of(_log(), st.lists(line, max_size=80).map(b"".join),
-                     st.lists(line, max_size=20).map(lambda ls: BARE_TRACEBACK + b"".join(ls)))
-    tail = st.sampled_from([b"", b"", b"epoch: 9 step: 9, loss is 1.2", b"partial line without newline",
-                            b"epoch: 9 step: 9, loss is 1.5\r", b"progress 1/3\rprogress 2/3\r",
-                            b"Traceback (most recent call last):\n  File \"x.py\", line 1\n"])
+    line = st.one_of(
+        _loss_line(),
+        _general_line(),
+        st.sampled_from(NOISE + OTHER + PLAIN + RARE),
+        st.sampled_from([TRACEBACK, BARE_TRACEBACK, EVAL, PID]),
+    )
+    body = st.one_of(
+        _log(),
+        st.lists(line, max_size=80).map(b"".join),
+        st.lists(line, max_size=20).map(lambda ls: BARE_TRACEBACK + b"".join(ls)),
+    )
+    tail = st.sampled_from(
+        [
+            b"",
+            b"",
+            b"epoch: 9 step: 9, loss is 1.2",
+            b"partial line without newline",
+            b"epoch: 9 step: 9, loss is 1.5\r",
+            b"progress 1/3\rprogress 2/3\r",
+            b'Traceback (most recent call last):\n  File "x.py", line 1\n',
+        ]
+    )
     crlf = st.booleans()
     return st.builds(lambda b, t, cr: (b + t).replace(b"\n", b"\r\n") if cr else b + t, body, tail, crlf)
 
 
 def _bits(frame: pd.DataFrame) -> list[tuple]:
     """A frame's values, floats as exact bit patterns (nan == nan, -0.0 != 0.0)."""
+
     def cell(v: object) -> object:
         return struct.pack("<d", v) if isinstance(v, float) else v
+
     return [tuple(cell(v) for v in row) for row in frame.itertuples(index=False)]
 
 
@@ -56,11 +75,13 @@ def _same(a: RunSnapshot, b: RunSnapshot) -> None:
     assert _bits(a.ranks[cols]) == _bits(b.ranks[cols])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(files=st.lists(_file(), min_size=1, max_size=6), batch=st.sampled_from([2048, 8 << 20]))
-def test_small_files_read_together_match_each_read_alone(tmp_path_factory: pytest.TempPathFactory,
-                                                         files: list[bytes], batch: int) -> None:
+def test_small_files_read_together_match_each_read_alone(
+    tmp_path_factory: pytest.TempPathFactory, files: list[bytes], batch: int
+) -> None:
     root = tmp_path_factory.mktemp("small")
     for rank, data in enumerate(files):
         (root / f"worker_{rank}.log").write_bytes(data)
@@ -68,11 +89,13 @@ def test_small_files_read_together_match_each_read_alone(tmp_path_factory: pytes
     _same(together, read_run(root, settings=ALONE))
 
 
-def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """1,000 logs of 40 steps: every row is there, in rank order, each file's offsets its own, and they
     were parsed in batches (not one `feed` per file)."""
     from core.logs.parser import Parser
+
     for rank in range(1000):
         lines = [NOISE[0], PID.replace(b"4242", b"%d" % (5000 + rank))]
         lines += [b"epoch: 1 step: %d, loss is %d.%d\n" % (s, rank, s) for s in range(1, 41)]
@@ -84,6 +107,7 @@ def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(tmp_path
         def counted(self: Parser, *args: object, _name: str = name, _original: object = original) -> None:
             calls[_name] += 1
             _original(self, *args)  # type: ignore[operator]
+
         monkeypatch.setattr(Parser, name, counted)
     snap = read_run(tmp_path)
     assert calls["feed"] == 0 and 1 <= calls["feed_many"] <= 10
@@ -99,11 +123,12 @@ def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(tmp_path
 def test_a_batched_log_that_grows_is_read_on_not_restarted(tmp_path: Path) -> None:
     """After the batch, a watcher goes on from where the batch stopped (the held partial line included):
     no restart, no row twice, none lost."""
-    from core.logs.reader import _RunState
+    from core.logs.reader import RunReader
+
     logs = [tmp_path / f"worker_{r}.log" for r in range(3)]
     for r, log in enumerate(logs):
         log.write_bytes(b"".join(b"epoch: 1 step: %d, loss is %d.5\n" % (s, r) for s in range(1, 4)) + b"epoch: 1 st")
-    state = _RunState(tmp_path)
+    state = RunReader(tmp_path)
     state.refresh()
     for log in logs:
         with log.open("ab") as f:

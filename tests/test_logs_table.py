@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
-from core.logs.reader import _RunState
+from core.logs.reader import RunReader
 
 NOISE = "[WARNING] ME(1234,7f,python):2026-11-23-10:00:00.000.000 [mindspore/ccsrc/x.cc:1] noise\n"
 
@@ -23,17 +23,19 @@ def _line(step: int, rank: int) -> str:
 
 def _per_rank(metrics: pd.DataFrame) -> dict[int, list[tuple[float, float, int]]]:
     """Each rank's (step, loss, offset) in table order: what readers of `metrics` rely on."""
-    return {int(r): list(zip(g["step"], g["loss"], g["offset"], strict=True))
-            for r, g in metrics.groupby("rank", sort=True)}
+    return {
+        int(r): list(zip(g["step"], g["loss"], g["offset"], strict=True)) for r, g in metrics.groupby("rank", sort=True)
+    }
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rounds=st.lists(st.lists(st.integers(0, 5), min_size=1, max_size=8), min_size=1, max_size=8))
-def test_live_snapshots_hold_the_one_shot_rows(tmp_path_factory: pytest.TempPathFactory,
-                                               rounds: list[list[int]]) -> None:
+def test_live_snapshots_hold_the_one_shot_rows(
+    tmp_path_factory: pytest.TempPathFactory, rounds: list[list[int]]
+) -> None:
     root = tmp_path_factory.mktemp("live")
     steps = [0] * 6
-    state = _RunState(root, settings=ReaderSettings(block_min=2))
+    state = RunReader(root, settings=ReaderSettings(block_min=2))
     for ranks in rounds:  # each round appends a step to some ranks, then the watcher ticks
         for rank in ranks:
             steps[rank] += 1
@@ -48,7 +50,7 @@ def test_live_snapshots_hold_the_one_shot_rows(tmp_path_factory: pytest.TempPath
 def test_an_earlier_snapshot_never_changes_and_a_restart_drops_old_rows(tmp_path: Path) -> None:
     for rank in range(3):
         (tmp_path / f"worker_{rank}.log").write_text("".join(_line(s, rank) for s in range(1, 5)))
-    state = _RunState(tmp_path)
+    state = RunReader(tmp_path)
     state.refresh()
     first = state.snapshot().metrics
     kept = first.copy(deep=True)
@@ -77,7 +79,7 @@ def test_reading_the_next_file_ahead_changes_no_row(tmp_path: Path, read_block: 
     plain = read_run(tmp_path, settings=ReaderSettings(prefetch_min=1 << 30))
     ahead = read_run(tmp_path, settings=ReaderSettings(prefetch_min=1, read_block=read_block))
     pd.testing.assert_frame_equal(ahead.metrics, plain.metrics)
-    watched = _RunState(tmp_path, settings=ReaderSettings(prefetch_min=1, read_block=read_block))
+    watched = RunReader(tmp_path, settings=ReaderSettings(prefetch_min=1, read_block=read_block))
     watched.refresh()
     assert _per_rank(watched.snapshot().metrics) == _per_rank(plain.metrics)
     assert len(plain.metrics) == 5 * 59

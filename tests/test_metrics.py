@@ -31,7 +31,7 @@ def tensorboard_smooth(values: list[float], w: float) -> list[float]:
         else:
             last = last * w + (1 - w) * v
             num_accum += 1
-            debias = 1 - w ** num_accum if w != 1 else 1
+            debias = 1 - w**num_accum if w != 1 else 1
             out.append(last / debias)
     return out
 

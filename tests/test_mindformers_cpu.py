@@ -26,22 +26,37 @@ from tests.browser import free_port
 
 pytestmark = pytest.mark.integration
 SCRIPT = REPO_ROOT / "scripts" / "mindformers_cpu.sh"
-CORPUS_RANK0 = (REPO_ROOT / "tests" / "fixtures" / "real_logs" / "mindformers-2.1.0-cpu-tiny-llama_produced-here"
-                / "log" / "output" / "log" / "rank_0" / "info.log")
+CORPUS_RANK0 = (
+    REPO_ROOT
+    / "tests"
+    / "fixtures"
+    / "real_logs"
+    / "mindformers-2.1.0-cpu-tiny-llama_produced-here"
+    / "log"
+    / "output"
+    / "log"
+    / "rank_0"
+    / "info.log"
+)
 LOSS_LINE = re.compile(r"print_output_info: (\{ Epoch:.*?loss:\[[^\]]*\])")
 RUN_LINE = re.compile(r"run (\S+) (started|succeeded|failed|stopped)")
 
 
 def env_for(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {**os.environ, "SHARDSCOPE_WORKSPACE": str(tmp_path / "ws"), "MF_MASTER_PORT": str(free_port()),
-            **extra}
+    return {**os.environ, "SHARDSCOPE_WORKSPACE": str(tmp_path / "ws"), "MF_MASTER_PORT": str(free_port()), **extra}
 
 
 def run_script(tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     # the first run in a fresh cache installs MindFormers' venv: allow for it
     tmp_path.mkdir(exist_ok=True)
-    return subprocess.run(["bash", str(SCRIPT), str(tmp_path / "mf")], cwd=tmp_path, env=env_for(tmp_path, **extra),
-                          capture_output=True, text=True, timeout=1800)
+    return subprocess.run(
+        ["bash", str(SCRIPT), str(tmp_path / "mf")],
+        cwd=tmp_path,
+        env=env_for(tmp_path, **extra),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
 
 
 def run_dir(tmp_path: Path, stdout: str) -> Path:
@@ -79,9 +94,14 @@ def test_two_data_parallel_workers_train_on_cpu_under_msrun_and_mpirun(tmp_path:
 
 
 def test_stop_leaves_nothing(tmp_path: Path) -> None:
-    proc = subprocess.Popen(["bash", str(SCRIPT), str(tmp_path / "mf")], cwd=tmp_path,
-                            env=env_for(tmp_path, MF_EPOCHS="400"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        ["bash", str(SCRIPT), str(tmp_path / "mf")],
+        cwd=tmp_path,
+        env=env_for(tmp_path, MF_EPOCHS="400"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     info = tmp_path / "mf" / "output" / "log" / "rank_0" / "info.log"
     deadline = time.time() + 900
     while time.time() < deadline and proc.poll() is None:
@@ -91,8 +111,13 @@ def test_stop_leaves_nothing(tmp_path: Path) -> None:
     assert proc.poll() is None, proc.communicate()
     runs = tmp_path / "ws" / "runs"
     (run_id,) = [p.parent.name for p in runs.glob("*/run.json")]
-    stopped = subprocess.run([sys.executable, "-m", "core", "stop", run_id, "--workspace", str(tmp_path / "ws")],
-                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    stopped = subprocess.run(
+        [sys.executable, "-m", "core", "stop", run_id, "--workspace", str(tmp_path / "ws")],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert stopped.returncode == 0 and "no process of it is left" in stopped.stdout, stopped.stdout + stopped.stderr
     out, _err = proc.communicate(timeout=120)
     assert f"run {run_id} stopped" in out and proc.returncode != 0

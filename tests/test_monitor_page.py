@@ -177,10 +177,21 @@ def test_launched_run_from_registry(_workspace: Path) -> None:
     run_dir = runs_root(_workspace) / "r1"
     shutil.copytree(REAL / "semi_auto_on_cpu_error", run_dir / "log_output")
     (run_dir / "launcher.log").write_text(
-        (Path(__file__).parent / "fixtures" / "logs" / "msrun_launcher.log").read_text())
-    (run_dir / "run.json").write_text(json.dumps({
-        "run_id": "r1", "status": "failed", "scenario": "semi_auto", "started_at": 1.0, "ended_at": 2.0,
-        "log_dir": "log_output", "launcher": "msrun"}))
+        (Path(__file__).parent / "fixtures" / "logs" / "msrun_launcher.log").read_text()
+    )
+    (run_dir / "run.json").write_text(
+        json.dumps(
+            {
+                "run_id": "r1",
+                "status": "failed",
+                "scenario": "semi_auto",
+                "started_at": 1.0,
+                "ended_at": 2.0,
+                "log_dir": "log_output",
+                "launcher": "msrun",
+            }
+        )
+    )
     at = _run(run="r1")
     assert at.selectbox(key="mon_run").value == "r1"
     table = at.dataframe[0].value.set_index("rank")
@@ -208,8 +219,9 @@ def _synth() -> ModuleType:
     import importlib.util
     import sys
 
-    spec = importlib.util.spec_from_file_location("synth_logs", Path(__file__).resolve().parent.parent
-                                                  / "benchmarks" / "synth_logs.py")
+    spec = importlib.util.spec_from_file_location(
+        "synth_logs", Path(__file__).resolve().parent.parent / "benchmarks" / "synth_logs.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     sys.modules["synth_logs"] = mod
     spec.loader.exec_module(mod)
@@ -218,8 +230,9 @@ def _synth() -> ModuleType:
 
 def test_big_run_shows_aggregates_the_ranks_to_look_at_and_one_failure_group(tmp_path: Path) -> None:
     """64 ranks: no pill per rank; the straggler, the hung and the crashed rank are listed by name."""
-    _synth().write_run(tmp_path / "big", 64, 30, straggler=21, hung=32, crashed=[43], noise_per_step=1,
-                       steps_per_epoch=10)
+    _synth().write_run(
+        tmp_path / "big", 64, 30, straggler=21, hung=32, crashed=[43], noise_per_step=1, steps_per_epoch=10
+    )
     at = _run(logdir=str(tmp_path / "big"))
     assert at.metric[0].value == "64"
     assert not at.multiselect  # no 64-entry rank picker
@@ -250,10 +263,21 @@ def test_multi_node_run_groups_its_ranks_by_node(_workspace: Path) -> None:
     """A 2 x 4 run (msrun --local_worker_num=4): the Monitor says which node each rank is on."""
     run_dir = runs_root(_workspace) / "mn"
     shutil.copytree(REAL / "dp8_cpu_ok", run_dir / "log_output")
-    (run_dir / "run.json").write_text(json.dumps({
-        "run_id": "mn", "status": "succeeded", "scenario": "data_parallel", "started_at": 1.0, "ended_at": 2.0,
-        "log_dir": "log_output", "launcher": "msrun", "device_num": 8,
-        "options": {"device_num": 8, "local_worker_num": 4}}))
+    (run_dir / "run.json").write_text(
+        json.dumps(
+            {
+                "run_id": "mn",
+                "status": "succeeded",
+                "scenario": "data_parallel",
+                "started_at": 1.0,
+                "ended_at": 2.0,
+                "log_dir": "log_output",
+                "launcher": "msrun",
+                "device_num": 8,
+                "options": {"device_num": 8, "local_worker_num": 4},
+            }
+        )
+    )
     at = _run(run="mn")
     assert not at.exception
     table = at.dataframe[0].value
@@ -284,8 +308,11 @@ def test_small_run_chart_payload_is_bounded(tmp_path: Path) -> None:
 
     for rank in range(8):
         (tmp_path / f"worker_{rank}.log").write_text(
-            "".join(f"epoch: 1 step: {s}, loss is {2.3139476776123047 / (1 + s / 900) + rank / 97!r}\n"
-                    for s in range(1, 5001)))
+            "".join(
+                f"epoch: 1 step: {s}, loss is {2.3139476776123047 / (1 + s / 900) + rank / 97!r}\n"
+                for s in range(1, 5001)
+            )
+        )
     df = ui.prepare(read_run(tmp_path).metrics)
     fig, _, _ = ui.loss_figure(df, ui.ChartOptions())
     assert all(len(t.y) <= 1000 for t in fig.data)
@@ -293,8 +320,9 @@ def test_small_run_chart_payload_is_bounded(tmp_path: Path) -> None:
     assert len(pio.to_json(fig, validate=False)) < 350_000
 
 
-def test_live_chart_uses_the_small_plotly_bundle_only_when_versions_match(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_live_chart_uses_the_small_plotly_bundle_only_when_versions_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import plotly
 
     from app import live_chart
@@ -347,10 +375,12 @@ def test_loss_figure_draws_the_picked_metric_and_eval_points() -> None:
     assert fig.layout.yaxis.title.text == "lr" and list(fig.data[0].y) == cv.metrics["lr"].tolist()
 
 
-MEMORY_BLOCK = ("[INFO] DEVICE(7587,7f5998a3be40,python):2026-11-22-07:09:00.377.254 [ascend_mem.cc:1] x] "
-                "Device MOC memory size: 65536M\nMindSpore Used memory size: 59392M\n"
-                "Used peak memory usage (without fragments): 23716M\n"
-                "Actual peak memory usage (with fragments): 26244M\n")
+MEMORY_BLOCK = (
+    "[INFO] DEVICE(7587,7f5998a3be40,python):2026-11-22-07:09:00.377.254 [ascend_mem.cc:1] x] "
+    "Device MOC memory size: 65536M\nMindSpore Used memory size: 59392M\n"
+    "Used peak memory usage (without fragments): 23716M\n"
+    "Actual peak memory usage (with fragments): 26244M\n"
+)
 
 
 def test_a_run_launched_from_a_yaml_shows_planned_against_measured_memory(_workspace: Path) -> None:
@@ -361,15 +391,33 @@ def test_a_run_launched_from_a_yaml_shows_planned_against_measured_memory(_works
     for rank in (0, 5):
         with (run_dir / "log_output" / f"worker_{rank}.log").open("a", encoding="utf-8") as f:
             f.write(MEMORY_BLOCK)
-    (run_dir / "run.json").write_text(json.dumps({
-        "run_id": "mf", "status": "succeeded", "scenario": "mindformers", "started_at": 1.0, "ended_at": 2.0,
-        "log_dir": "log_output", "launcher": "msrun", "kind": "own", "options": {"plan": {
-            "memory_bytes": planned, "recipe": "dp8 mp1 pp1 os m8×b1",
-            "source": "planned from llama2_7b.yaml (dp8 mp1 pp1 os m8×b1; the busiest pipeline stage)"}}}))
+    (run_dir / "run.json").write_text(
+        json.dumps(
+            {
+                "run_id": "mf",
+                "status": "succeeded",
+                "scenario": "mindformers",
+                "started_at": 1.0,
+                "ended_at": 2.0,
+                "log_dir": "log_output",
+                "launcher": "msrun",
+                "kind": "own",
+                "options": {
+                    "plan": {
+                        "memory_bytes": planned,
+                        "recipe": "dp8 mp1 pp1 os m8×b1",
+                        "source": "planned from llama2_7b.yaml (dp8 mp1 pp1 os m8×b1; the busiest pipeline stage)",
+                    }
+                },
+            }
+        )
+    )
     at = _run(run="mf")
     assert any(m.value == "**Planned:** 30.0 GiB per card" for m in at.markdown)
-    assert any(c.value == "`planned from llama2_7b.yaml (dp8 mp1 pp1 os m8×b1; the busiest pipeline stage)`"
-               for c in at.caption)
+    assert any(
+        c.value == "`planned from llama2_7b.yaml (dp8 mp1 pp1 os m8×b1; the busiest pipeline stage)`"
+        for c in at.caption
+    )
     at.toggle(key="mon_memory_read").set_value(True).run()
     assert not at.exception
     table = next(d.value for d in at.dataframe if "peak vs plan %" in d.value.columns).set_index("rank")

@@ -42,7 +42,7 @@ def test_cpu_job_starts_the_scheduler_and_numbers_workers_by_mpi_rank() -> None:
     assert "-x MS_ROLE=MS_WORKER -x MS_SCHED_HOST -x MS_SCHED_PORT -x MS_WORKER_NUM" in script
     assert """MS_NODE_ID="$OMPI_COMM_WORLD_RANK" exec "$@"' mpirun-worker python train.py &""" in script
     assert "--oversubscribe" in script  # 8 CPU workers on fewer cores, as under msrun
-    assert 'export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1' in script
+    assert "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" in script
     subprocess.run(["bash", "-n"], input=script, text=True, check=True)
 
 
@@ -75,14 +75,33 @@ def test_preflight_names_open_mpi_and_the_root_switch() -> None:
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, env=env
+    )
 
 
 def generate(out: Path, launcher: str, devices: int, epochs: int, samples: int = 256) -> None:
-    result = cli("generate", "--scenario", "data_parallel", "--device-target", "CPU", "--devices", str(devices),
-                 "--launcher", launcher, "--out", str(out), "--master-port", str(free_port()),
-                 "--samples", str(samples), "--epochs", str(epochs), "--loss-interval", "1")
+    result = cli(
+        "generate",
+        "--scenario",
+        "data_parallel",
+        "--device-target",
+        "CPU",
+        "--devices",
+        str(devices),
+        "--launcher",
+        launcher,
+        "--out",
+        str(out),
+        "--master-port",
+        str(free_port()),
+        "--samples",
+        str(samples),
+        "--epochs",
+        str(epochs),
+        "--loss-interval",
+        "1",
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -114,8 +133,9 @@ def test_mpi_rank_n_is_mindspore_rank_n(tmp_path: Path) -> None:
     shard as msrun's rank N, so their loss curves are identical (DESIGN.md: bit-identical)."""
     for launcher in ("mpirun", "msrun"):
         generate(tmp_path / launcher, launcher, devices=2, epochs=1, samples=64)
-        result = cli("launch", str(tmp_path / launcher), "--wait", "--name", launcher,
-                     "--workspace", str(tmp_path / "ws"))
+        result = cli(
+            "launch", str(tmp_path / launcher), "--wait", "--name", launcher, "--workspace", str(tmp_path / "ws")
+        )
         assert result.returncode == 0, result.stdout + result.stderr
     mpi = losses_by_rank(tmp_path / "ws" / "runs" / "mpirun" / "log_output")
     ms = losses_by_rank(tmp_path / "ws" / "runs" / "msrun" / "log_output")

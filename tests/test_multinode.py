@@ -66,10 +66,32 @@ def test_two_nodes_one_in_a_network_namespace(netns_node, tmp_path: Path) -> Non
 
     job, ws = tmp_path / "job", tmp_path / "ws"
     result = subprocess.run(
-        [sys.executable, "-m", "core", "generate", "--out", str(job), "--devices", "8", "--local-workers", "4",
-         "--master-addr", netns_node.host_addr, "--master-port", str(free_port()), "--samples", "256",
-         "--batch-size", "8", "--epochs", "1"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "core",
+            "generate",
+            "--out",
+            str(job),
+            "--devices",
+            "8",
+            "--local-workers",
+            "4",
+            "--master-addr",
+            netns_node.host_addr,
+            "--master-port",
+            str(free_port()),
+            "--samples",
+            "256",
+            "--batch-size",
+            "8",
+            "--epochs",
+            "1",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     try:

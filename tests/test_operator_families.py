@@ -50,8 +50,9 @@ def run(
     layout: LayoutSpec = DP_MP,
     repeat: RepeatSpec | None = None,
 ) -> dict[str, OperatorAnalysis]:
-    design = Design(device_num=layout.build().device_num, layouts={"layout": layout}, tensors=tensors,
-                    operators=ops, repeat=repeat)
+    design = Design(
+        device_num=layout.build().device_num, layouts={"layout": layout}, tensors=tensors, operators=ops, repeat=repeat
+    )
     return {a.name: a for a in analyze_design(design)}
 
 
@@ -283,10 +284,12 @@ def _pieces(shape: tuple[int, ...], tensor_layout: Any) -> dict[int, set[frozens
 @st.composite
 def reshapes(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple]:
     factors = draw(st.lists(st.sampled_from([1, 2, 2, 3, 4]), min_size=1, max_size=5))
+
     def group(fs: list[int]) -> tuple[int, ...]:
         cuts = sorted(draw(st.sets(st.integers(1, max(len(fs) - 1, 1)), max_size=len(fs) - 1))) if len(fs) > 1 else []
         bounds = [0, *cuts, len(fs)]
         return tuple(math.prod(fs[a:b]) for a, b in itertools.pairwise(bounds) if b > a)
+
     src, dst = group(factors), group(draw(st.permutations(factors)) if draw(st.booleans()) else factors)
     dims = list(range(len(src)))
     axes: dict[int, list[str]] = {d: [] for d in dims}
@@ -316,11 +319,14 @@ def test_reshape_output_layout_holds_the_same_elements_per_rank(case: tuple) -> 
     computed = tensor_layout
     if a.communications:  # the redistribution target: the input with the axes that cannot carry over gathered
         gathered = set(a.communications[0].axes)
-        computed = layout.build()(*(
-            (lambda kept: N if not kept else (kept[0] if len(kept) == 1 else tuple(kept)))(
-                [x for x in tensor_layout.dim_axes(d) if x not in gathered])
-            for d in range(len(src))
-        ))
+        computed = layout.build()(
+            *(
+                (lambda kept: N if not kept else (kept[0] if len(kept) == 1 else tuple(kept)))(
+                    [x for x in tensor_layout.dim_axes(d) if x not in gathered]
+                )
+                for d in range(len(src))
+            )
+        )
     assert _pieces(src, computed) == _pieces(dst, a.output_layout)
 
 
@@ -329,16 +335,21 @@ def test_reshape_output_layout_holds_the_same_elements_per_rank(case: tuple) -> 
 # ---------------------------------------------------------------------------------------------
 def block_design(last_shape_ok: bool = True) -> Design:
     width = 32 if last_shape_ok else 16
-    tensors = {"x": TensorSpec((8, 32), sharding=lay("dp", N)), "w1": TensorSpec((32, 64)),
-               "w2": TensorSpec((64, width)), "head": TensorSpec((width, 4))}
+    tensors = {
+        "x": TensorSpec((8, 32), sharding=lay("dp", N)),
+        "w1": TensorSpec((32, 64)),
+        "w2": TensorSpec((64, width)),
+        "head": TensorSpec((width, 4)),
+    }
     ops = (
         OperatorSpec("up", "MatMul", ("x", "w1"), (lay("dp", N), lay(N, "mp"))),
         OperatorSpec("act", "ReLU", ("up",), (lay("dp", "mp"),)),
         OperatorSpec("down", "MatMul", ("act", "w2"), (lay("dp", "mp"), lay("mp", N))),
         OperatorSpec("out", "MatMul", ("down", "head"), (lay("dp", N), lay(N, N))),
     )
-    return Design(device_num=8, layouts={"layout": DP_MP}, tensors=tensors, operators=ops,
-                  repeat=RepeatSpec(4, "up", "down", "x"))
+    return Design(
+        device_num=8, layouts={"layout": DP_MP}, tensors=tensors, operators=ops, repeat=RepeatSpec(4, "up", "down", "x")
+    )
 
 
 def test_repeat_block_is_analysed_once_with_its_layer_count() -> None:
@@ -357,8 +368,9 @@ def test_repeat_carry_needs_the_shape_the_block_starts_from() -> None:
 def test_repeat_carry_redistribution_from_layer_two() -> None:
     design = block_design()
     ops = list(design.operators)
-    ops[2] = OperatorSpec("down", "MatMul", ("act", "w2"), (lay("dp", "mp"), lay("mp", N)),
-                          out_strategy=lay(N, "mp"))  # output stored (None, mp), but `up` needs x as (dp, None)
+    ops[2] = OperatorSpec(
+        "down", "MatMul", ("act", "w2"), (lay("dp", "mp"), lay("mp", N)), out_strategy=lay(N, "mp")
+    )  # output stored (None, mp), but `up` needs x as (dp, None)
     a = {x.name: x for x in analyze_design(Design(**{**design.__dict__, "operators": tuple(ops)}))}
     moved = [c for c in a["up"].communications if c.kind == "Redistribution"]
     assert moved and "From layer 2 on, the output of down (in place of x)" in moved[0].reason
@@ -416,12 +428,14 @@ def test_output_shapes_match_mindspore(tmp_path: Any) -> None:
             params.append(names[-1])
             inputs.append(f"Tensor(np.ones({shape}, np.{dtype}))")
         args = ", ".join(names)
-        calls.append({
-            "Transpose": f"ops.Transpose()({args}, {attrs.get('perm')})",
-            "Reshape": f"ops.Reshape()({args}, {attrs.get('shape')})",
-            "Softmax": f"ops.Softmax(axis={attrs.get('axis', -1)})({args})",
-            "Gather": f"ops.Gather()({args}, 0)",
-        }[op_type])
+        calls.append(
+            {
+                "Transpose": f"ops.Transpose()({args}, {attrs.get('perm')})",
+                "Reshape": f"ops.Reshape()({args}, {attrs.get('shape')})",
+                "Softmax": f"ops.Softmax(axis={attrs.get('axis', -1)})({args})",
+                "Gather": f"ops.Gather()({args}, 0)",
+            }[op_type]
+        )
     script = tmp_path / "oracle.py"
     script.write_text(
         "import json\nimport numpy as np\nimport mindspore as ms\nfrom mindspore import Tensor, nn, ops\n"
@@ -435,7 +449,7 @@ def test_output_shapes_match_mindspore(tmp_path: Any) -> None:
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     line = next((x for x in done.stdout.splitlines() if x.startswith("SHAPES")), None)
     assert line is not None, done.stderr[-2000:]
-    assert json.loads(line[len("SHAPES"):]) == ours
+    assert json.loads(line[len("SHAPES") :]) == ours
 
 
 def test_every_family_is_registered_for_every_catalogue_type() -> None:
@@ -445,4 +459,3 @@ def test_every_family_is_registered_for_every_catalogue_type() -> None:
     assert {f.name for f in FAMILIES} == {t.family for t in OP_TYPES.values()}
     assert all(family_of(name) is not None for name in OP_TYPES)
     assert list(itertools.chain(*(f.input_names(t.arity) for t in OP_TYPES.values() for f in [family_of(t.name)])))
-

@@ -74,9 +74,7 @@ def one_op(
         device_num=device_num,
         layouts=layouts if layouts is not None else {"layout": L222, "layout2": TP8},
         tensors={n: TensorSpec(s, dtype) for n, s in zip(names, shapes, strict=True)},
-        operators=(
-            OperatorSpec("op", op_type, tuple(names), None if strategy is None else tuple(strategy), **flags),
-        ),
+        operators=(OperatorSpec("op", op_type, tuple(names), None if strategy is None else tuple(strategy), **flags),),
     )
     return analyze_operator(design, "op")
 
@@ -491,15 +489,11 @@ def test_rank_groups_interleaved_axis_stays_on_one_card() -> None:
 
 def test_allreduce_groups_follow_rank_list() -> None:
     spec = LayoutSpec((2, 4), ("dp", "tp"), rank_list=(7, 6, 5, 4, 3, 2, 1, 0))
-    a = one_op(
-        "MatMul", [(8, 64), (64, 16)], [lay("r", "dp", "tp"), lay("r", "tp", "None")], layouts={"r": spec}
-    )
+    a = one_op("MatMul", [(8, 64), (64, 16)], [lay("r", "dp", "tp"), lay("r", "tp", "None")], layouts={"r": spec})
     assert a.valid
     assert a.communications[0].groups == [[0, 1, 2, 3], [4, 5, 6, 7]]
     spec2 = LayoutSpec((2, 4), ("dp", "tp"), rank_list=(0, 2, 4, 6, 1, 3, 5, 7))
-    b = one_op(
-        "MatMul", [(8, 64), (64, 16)], [lay("r", "dp", "tp"), lay("r", "tp", "None")], layouts={"r": spec2}
-    )
+    b = one_op("MatMul", [(8, 64), (64, 16)], [lay("r", "dp", "tp"), lay("r", "tp", "None")], layouts={"r": spec2})
     assert b.communications[0].groups == [[0, 2, 4, 6], [1, 3, 5, 7]]
 
 
@@ -655,9 +649,7 @@ def _mutate(design: dict[str, Any], data: st.DataObject) -> None:
             data.draw(
                 st.one_of(
                     split_st,
-                    st.fixed_dictionaries(
-                        {"layout": st.sampled_from(layouts), "map": st.lists(entry_st, max_size=4)}
-                    ),
+                    st.fixed_dictionaries({"layout": st.sampled_from(layouts), "map": st.lists(entry_st, max_size=4)}),
                 )
             )
             for _ in op["inputs"]

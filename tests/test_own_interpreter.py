@@ -34,8 +34,9 @@ SEEN = re.compile(r"RANK (\d+)/(\d+) MPI (\S+) EXE (\S+)")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +61,17 @@ def seen(log_dir: Path) -> list[tuple[int, int, str, str]]:
 
 def test_a_bad_interpreter_is_refused_before_anything_starts(tmp_path: Path) -> None:
     script = worker_script(tmp_path)
-    result = cli("launch", "--script", str(script), "--devices", "2", "--python", str(tmp_path / "nope"),
-                 "--workspace", str(tmp_path / "ws"))
+    result = cli(
+        "launch",
+        "--script",
+        str(script),
+        "--devices",
+        "2",
+        "--python",
+        str(tmp_path / "nope"),
+        "--workspace",
+        str(tmp_path / "ws"),
+    )
     assert result.returncode != 0
     assert result.stderr.strip().count("\n") == 0 and "does not exist" in result.stderr
     assert not (tmp_path / "ws" / "runs").exists() or not any((tmp_path / "ws" / "runs").iterdir())
@@ -70,8 +80,17 @@ def test_a_bad_interpreter_is_refused_before_anything_starts(tmp_path: Path) -> 
 def test_an_interpreter_without_mindspore_is_refused_by_preflight(tmp_path: Path) -> None:
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
-    result = cli("launch", "--script", str(worker_script(tmp_path)), "--devices", "2",
-                 "--python", str(bare / "bin" / "python"), "--workspace", str(tmp_path / "ws"))
+    result = cli(
+        "launch",
+        "--script",
+        str(worker_script(tmp_path)),
+        "--devices",
+        "2",
+        "--python",
+        str(bare / "bin" / "python"),
+        "--workspace",
+        str(tmp_path / "ws"),
+    )
     assert result.returncode != 0
     assert "preflight: `import mindspore` fails in" in result.stderr and "No module named" in result.stderr
     assert not (tmp_path / "ws" / "runs").exists() or not any((tmp_path / "ws" / "runs").iterdir())
@@ -79,8 +98,9 @@ def test_an_interpreter_without_mindspore_is_refused_by_preflight(tmp_path: Path
 
 def test_the_cpu_mpirun_script_quotes_every_user_string(tmp_path: Path) -> None:
     script = worker_script(tmp_path)
-    job = check_own(OwnJob(script=str(script), args=("--tag", "a b; rm -rf /"), devices=4, launcher="mpirun",
-                           master_port=9311))
+    job = check_own(
+        OwnJob(script=str(script), args=("--tag", "a b; rm -rf /"), devices=4, launcher="mpirun", master_port=9311)
+    )
     text = mpirun_cpu_script(job, tmp_path / "run" / "log_output")
     assert f"python {script}" not in text  # the path has a space: it must be quoted
     assert "'--tag' 'a b; rm -rf /'" in text or "--tag 'a b; rm -rf /'" in text
@@ -99,8 +119,22 @@ def test_the_interpreter_is_remembered_per_workspace(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_msrun_workers_run_under_the_users_python(tmp_path: Path, venv_python: Path) -> None:
-    result = cli("launch", "--script", str(worker_script(tmp_path)), "--devices", "2", "--python", str(venv_python),
-                 "--master-port", str(free_port()), "--name", "mine", "--workspace", str(tmp_path / "ws"), "--wait")
+    result = cli(
+        "launch",
+        "--script",
+        str(worker_script(tmp_path)),
+        "--devices",
+        "2",
+        "--python",
+        str(venv_python),
+        "--master-port",
+        str(free_port()),
+        "--name",
+        "mine",
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--wait",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"preflight: mindspore 2.10.0 in {venv_python}" in result.stdout
     ranks = seen(tmp_path / "ws" / "runs" / "mine" / "log_output")
@@ -110,9 +144,24 @@ def test_msrun_workers_run_under_the_users_python(tmp_path: Path, venv_python: P
 @pytest.mark.integration
 @pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI is not installed (openmpi-bin)")
 def test_own_script_under_mpirun_on_cpu_keeps_mpi_rank_n_as_rank_n(tmp_path: Path, venv_python: Path) -> None:
-    result = cli("launch", "--script", str(worker_script(tmp_path)), "--devices", "2", "--launcher", "mpirun",
-                 "--python", str(venv_python), "--master-port", str(free_port()), "--name", "mpi",
-                 "--workspace", str(tmp_path / "ws"), "--wait")
+    result = cli(
+        "launch",
+        "--script",
+        str(worker_script(tmp_path)),
+        "--devices",
+        "2",
+        "--launcher",
+        "mpirun",
+        "--python",
+        str(venv_python),
+        "--master-port",
+        str(free_port()),
+        "--name",
+        "mpi",
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--wait",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     log_dir = tmp_path / "ws" / "runs" / "mpi" / "log_output"
     assert seen(log_dir) == [(0, 2, "0", str(venv_python)), (1, 2, "1", str(venv_python))]

@@ -45,23 +45,38 @@ def script(tmp_path: Path, name: str = "train.py") -> Path:
 
 # -- validation ---------------------------------------------------------------------------------
 
+
 def test_msrun_argv_is_a_list_with_the_arguments_verbatim(tmp_path: Path) -> None:
     hostile = ("--tag", "$(touch pwned); rm -rf / `id` 'a\"b' \\ | & > x", "--lr=1e-3")
     job = check_own(OwnJob(script=str(script(tmp_path)), args=hostile, devices=4, local_workers=2, master_port=9001))
     argv = launcher_argv(job, tmp_path / "logs")
     assert argv[:7] == [
-        "msrun", "--worker_num=4", "--local_worker_num=2", "--master_addr=127.0.0.1", "--master_port=9001",
-        f"--log_dir={tmp_path / 'logs'}", "--join=True",
+        "msrun",
+        "--worker_num=4",
+        "--local_worker_num=2",
+        "--master_addr=127.0.0.1",
+        "--master_port=9001",
+        f"--log_dir={tmp_path / 'logs'}",
+        "--join=True",
     ]
     assert argv[-4:] == [str(tmp_path / "train.py"), *hostile]
 
 
 def test_mpirun_and_slurm_argv(tmp_path: Path) -> None:
-    job = check_own(OwnJob(script=str(script(tmp_path)), args=("--x", "a b"), devices=4, launcher="mpirun",
-                           device_target="GPU"))
+    job = check_own(
+        OwnJob(script=str(script(tmp_path)), args=("--x", "a b"), devices=4, launcher="mpirun", device_target="GPU")
+    )
     assert launcher_argv(job, tmp_path / "logs") == [
-        "mpirun", "-n", "4", "--output-filename", str(tmp_path / "logs"), "--merge-stderr-to-stdout",
-        "python", str(tmp_path / "train.py"), "--x", "a b",
+        "mpirun",
+        "-n",
+        "4",
+        "--output-filename",
+        str(tmp_path / "logs"),
+        "--merge-stderr-to-stdout",
+        "python",
+        str(tmp_path / "train.py"),
+        "--x",
+        "a b",
     ]
     # CPU: the run folder's mpirun_cpu.sh starts MindSpore's scheduler, then mpirun (test_own_interpreter.py)
     cpu = check_own(OwnJob(script=str(script(tmp_path)), devices=4, launcher="mpirun"))
@@ -176,12 +191,15 @@ def test_mindformers_config_is_read_and_checked_against_the_devices(tmp_path: Pa
 
 def test_parallel_config_flow_style_and_bad_values() -> None:
     assert parse_parallel_config("parallel_config: {data_parallel: 4, model_parallel: 2}\n") == {
-        "data_parallel": 4, "model_parallel": 2}
+        "data_parallel": 4,
+        "model_parallel": 2,
+    }
     assert parse_parallel_config("other:\n  parallel_config:\n    data_parallel: 2\n") == {}
     assert parse_parallel_config("parallel_config:\n  data_parallel: two\n") == {"data_parallel": "two"}
 
 
 # -- watch an existing folder -------------------------------------------------------------------
+
 
 def test_watch_folder_is_a_watch_only_run(tmp_path: Path) -> None:
     logs = tmp_path / "their logs"
@@ -209,6 +227,7 @@ def test_cli_refuses_mixed_or_incomplete_requests(tmp_path: Path) -> None:
 
 # -- integration: a real msrun run of an own script ---------------------------------------------
 
+
 @pytest.fixture
 def cleanup(tmp_path: Path):  # type: ignore[no-untyped-def]
     yield
@@ -228,23 +247,48 @@ def test_own_script_through_msrun_from_the_cli_then_stop(tmp_path: Path) -> None
     (folder / "train.py").write_bytes(OWN_TRAIN.read_bytes())
     ws = tmp_path / "ws"
     result = cli(
-        "launch", "--script", str(folder / "train.py"), "--devices", "4", "--local-workers", "4",
-        "--master-port", str(free_port()), "--env", "OWN_FLAG=$(touch PWNED3)", "--workspace", str(ws),
-        "--name", "own-done", "--wait", "--", "--epochs", "1", "--samples", "64", "--tag", "'; touch PWNED4 #",
+        "launch",
+        "--script",
+        str(folder / "train.py"),
+        "--devices",
+        "4",
+        "--local-workers",
+        "4",
+        "--master-port",
+        str(free_port()),
+        "--env",
+        "OWN_FLAG=$(touch PWNED3)",
+        "--workspace",
+        str(ws),
+        "--name",
+        "own-done",
+        "--wait",
+        "--",
+        "--epochs",
+        "1",
+        "--samples",
+        "64",
+        "--tag",
+        "'; touch PWNED4 #",
     )
     assert result.returncode == 0, result.stdout + result.stderr
     record = get_run("own-done", ws)
     assert record.status == "succeeded" and record.kind == RunKind.OWN and record.argv[0] == "msrun"
     snapshot = read_run(record.log_dir)
     assert sorted(snapshot.metrics["rank"].unique().tolist()) == [0, 1, 2, 3]
-    assert "tag=\"'; touch PWNED4 #\"" in (record.log_dir / "worker_0.log").read_text(encoding="utf-8")
+    assert 'tag="\'; touch PWNED4 #"' in (record.log_dir / "worker_0.log").read_text(encoding="utf-8")
     assert not list(tmp_path.rglob("PWNED*")) and not list(REPO_ROOT.glob("PWNED*"))
 
     # a long run of the same script, stopped while it trains: nothing of it is left
     record = launch_own(
-        OwnJob(script=str(folder / "train.py"), args=("--epochs", "50", "--step-sleep", "0.5"), devices=4,
-               master_port=free_port()),
-        ws, name="own-stopped",
+        OwnJob(
+            script=str(folder / "train.py"),
+            args=("--epochs", "50", "--step-sleep", "0.5"),
+            devices=4,
+            master_port=free_port(),
+        ),
+        ws,
+        name="own-stopped",
     )
     assert record.is_running, record.message
     deadline = time.time() + 240
@@ -278,6 +322,7 @@ def _tagged(run_id: str) -> list[int]:
 
 
 # -- the Launch page (AppTest) ------------------------------------------------------------------
+
 
 @pytest.fixture
 def launch_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
@@ -402,8 +447,13 @@ def test_a_mindformers_run_keeps_what_the_planner_expected_of_its_yaml(tmp_path:
     from core.run.own import record_options
 
     entry = script(tmp_path, "run_mindformer.py")
-    config = (REPO_ROOT / "tests" / "fixtures" / "mindformers"
-              / "mindspore-lab__mindformers@v1.3.0__configs__llama2__pretrain_llama2_7b_bf16.yaml")
+    config = (
+        REPO_ROOT
+        / "tests"
+        / "fixtures"
+        / "mindformers"
+        / "mindspore-lab__mindformers@v1.3.0__configs__llama2__pretrain_llama2_7b_bf16.yaml"
+    )
     job = check_own(OwnJob(script=str(entry), devices=8, mindformers_config=str(config), run_mode="train"))
     kept = record_options(job, job.to_options())
     assert kept["plan"] == plan_for_config(config) and kept["plan"]["memory_bytes"] > 0

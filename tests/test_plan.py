@@ -246,8 +246,13 @@ def test_mindformers_keys_of_the_named_versions() -> None:
     recipe = Recipe(4, 2, 2, True, True, Recompute.SELECTIVE, 8, 1)
     cfg = mindformers_config(recipe, "1.3")
     assert cfg["parallel_config"] == {
-        "data_parallel": 4, "model_parallel": 2, "pipeline_stage": 2, "use_seq_parallel": True,
-        "micro_batch_num": 8, "vocab_emb_dp": True, "gradient_aggregation_group": 4,
+        "data_parallel": 4,
+        "model_parallel": 2,
+        "pipeline_stage": 2,
+        "use_seq_parallel": True,
+        "micro_batch_num": 8,
+        "vocab_emb_dp": True,
+        "gradient_aggregation_group": 4,
     }
     assert cfg["parallel"]["enable_parallel_optimizer"] is True
     assert cfg["recompute_config"]["select_recompute"] is True and cfg["recompute_config"]["recompute"] is False
@@ -360,9 +365,7 @@ def test_pareto_front_is_not_dominated(plan_70b: Plan) -> None:
     front = plan_70b.pareto
     assert front
     for e in front:
-        assert not any(
-            o.memory_bytes <= e.memory_bytes and o.comm_bytes < e.comm_bytes for o in plan_70b.valid
-        )
+        assert not any(o.memory_bytes <= e.memory_bytes and o.comm_bytes < e.comm_bytes for o in plan_70b.valid)
 
 
 def test_more_parallelism_never_costs_more_states_per_card(plan_70b: Plan) -> None:
@@ -379,10 +382,44 @@ def test_more_parallelism_never_costs_more_states_per_card(plan_70b: Plan) -> No
 # ---------------------------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------------------------
-SMALL_ARGS = ["--hidden", "512", "--heads", "8", "--kv-heads", "4", "--ffn", "1376", "--layers", "4",
-              "--vocab", "1000", "--seq", "128", "--global-batch", "8", "--devices", "8", "--card-memory", "32"]
-JSON_FIELDS = {"dp", "mp", "pp", "sp", "optimizer_shard", "recompute", "micro_batch_size", "micro_batches",
-               "model_state_bytes", "activation_bytes", "memory_bytes", "comm_bytes", "bubble", "fits"}
+SMALL_ARGS = [
+    "--hidden",
+    "512",
+    "--heads",
+    "8",
+    "--kv-heads",
+    "4",
+    "--ffn",
+    "1376",
+    "--layers",
+    "4",
+    "--vocab",
+    "1000",
+    "--seq",
+    "128",
+    "--global-batch",
+    "8",
+    "--devices",
+    "8",
+    "--card-memory",
+    "32",
+]
+JSON_FIELDS = {
+    "dp",
+    "mp",
+    "pp",
+    "sp",
+    "optimizer_shard",
+    "recompute",
+    "micro_batch_size",
+    "micro_batches",
+    "model_state_bytes",
+    "activation_bytes",
+    "memory_bytes",
+    "comm_bytes",
+    "bubble",
+    "fits",
+}
 
 
 def _cli(argv: list[str]) -> int:
@@ -450,8 +487,13 @@ def test_python_m_core_plan_when_wired() -> None:
 
     if plan_cli not in COMMANDS:
         pytest.skip("core/cli/__init__.py does not list the plan command yet (the lead wires it)")
-    done = subprocess.run([sys.executable, "-m", "core", "plan", *SMALL_ARGS, "--json"], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "core", "plan", *SMALL_ARGS, "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert set(json.loads(done.stdout)[0]) >= JSON_FIELDS
 
@@ -472,8 +514,9 @@ def test_last_stage_inputs_match_the_model_librarys_head_under_sequence_parallel
     from core.models.llama import LlamaRecipe, llama_design
 
     s, b, h, v = 64, 2, 256, 512
-    design = llama_design(LlamaConfig(hidden=h, heads=8, ffn=688, seq=s, batch=b, layers=2, vocab=v),
-                          LlamaRecipe(dp=1, mp=t, sp=True))
+    design = llama_design(
+        LlamaConfig(hidden=h, heads=8, ffn=688, seq=s, batch=b, layers=2, vocab=v), LlamaRecipe(dp=1, mp=t, sp=True)
+    )
     ops = {op.name: op for op in design.operators}
     stored = 0
     for name in ("final_rms", "logits_2d"):

@@ -20,8 +20,16 @@ MEGATRON_LIKE = Choices(param_bytes=2, grad_bytes=4, optimizer_bytes=12, embeddi
 @pytest.mark.parametrize("model", [L7, L70])
 def test_megatron_parameters_are_the_llama_count_at_18_bytes(model: PlanModel) -> None:
     parts = megatron_parts(model, Recipe(1, 1, 1, False, False, Recompute.SELECTIVE, 1, 1))
-    config = LlamaConfig(hidden=model.hidden, heads=model.heads, ffn=model.ffn, seq=model.seq, batch=1,
-                         layers=model.layers, vocab=model.vocab, kv_heads=model.kv_heads)
+    config = LlamaConfig(
+        hidden=model.hidden,
+        heads=model.heads,
+        ffn=model.ffn,
+        seq=model.seq,
+        batch=1,
+        layers=model.layers,
+        vocab=model.vocab,
+        kv_heads=model.kv_heads,
+    )
     states = parts.layer_states + parts.embedding_states + parts.output_states
     assert states == pytest.approx(18 * llama_parameter_count(config), rel=1e-12)
 
@@ -33,9 +41,14 @@ def test_megatron_layer_activations_are_korthikanti_sp_selective_for_a_gpt_mlp()
     assert parts.layer_activations == pytest.approx(48 * table2)
 
 
-@pytest.mark.parametrize("recipe", [Recipe(1, 8, 8, True, True, Recompute.SELECTIVE, 16, 1),
-                                    Recipe(8, 8, 1, True, True, Recompute.SELECTIVE, 2, 2),
-                                    Recipe(2, 4, 8, True, False, Recompute.SELECTIVE, 64, 1)])
+@pytest.mark.parametrize(
+    "recipe",
+    [
+        Recipe(1, 8, 8, True, True, Recompute.SELECTIVE, 16, 1),
+        Recipe(8, 8, 1, True, True, Recompute.SELECTIVE, 2, 2),
+        Recipe(2, 4, 8, True, False, Recompute.SELECTIVE, 64, 1),
+    ],
+)
 def test_with_megatrons_choices_the_model_states_agree(recipe: Recipe) -> None:
     """The state difference is the choices (bytes per parameter, embedding split, ZeRO-1): set them as Megatron
     has them and the two agree to the byte fraction (optimizer parallel off, or on with dividing shapes)."""

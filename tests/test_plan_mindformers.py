@@ -31,22 +31,38 @@ def fixture(part: str) -> Path:
 
 # file part -> (model, recipe) the YAML states
 EXPECTED = {
-    "pretrain_llama2_7b_bf16": (PlanModel(4096, 32, 11008, 32, 32000, 4096, None, "bfloat16"),
-                                Recipe(8, 1, 1, False, True, Recompute.NONE, 8, 1)),
-    "finetune_llama2_13b_bf16": (PlanModel(5120, 40, 13824, 40, 32000, 4096, None, "bfloat16"),
-                                 Recipe(8, 1, 1, False, True, Recompute.FULL, 1, 4)),
-    "llama2_70b_bf16_32p": (PlanModel(8192, 64, 28672, 80, 32000, 4096, 8, "bfloat16"),
-                            Recipe(1, 4, 8, True, False, Recompute.SELECTIVE, 256, 1)),
-    "llama2_70b_bf16_64p": (PlanModel(8192, 64, 28672, 80, 32000, 4096, 8, "bfloat16"),
-                            Recipe(2, 4, 8, True, True, Recompute.SELECTIVE, 256, 1)),
-    "llama3_8b_8k": (PlanModel(4096, 32, 14336, 32, 128256, 8192, 8, "bfloat16"),
-                     Recipe(8, 1, 1, False, True, Recompute.FULL, 1, 1)),
-    "llama3_70b": (PlanModel(8192, 64, 28672, 80, 128256, 8192, 8, "bfloat16"),
-                   Recipe(1, 8, 8, True, False, Recompute.SELECTIVE, 256, 1)),
-    "internlm2_20b": (PlanModel(6144, 48, 16384, 48, 92544, 4096, 8, "bfloat16"),
-                      Recipe(1, 8, 2, False, False, Recompute.NONE, 128, 1)),
-    "qwen3_32b": (PlanModel(5120, 64, 25600, 64, 151936, 4096, 8, "bfloat16"),
-                  Recipe(1, 4, 4, False, False, Recompute.FULL, 4, 1)),
+    "pretrain_llama2_7b_bf16": (
+        PlanModel(4096, 32, 11008, 32, 32000, 4096, None, "bfloat16"),
+        Recipe(8, 1, 1, False, True, Recompute.NONE, 8, 1),
+    ),
+    "finetune_llama2_13b_bf16": (
+        PlanModel(5120, 40, 13824, 40, 32000, 4096, None, "bfloat16"),
+        Recipe(8, 1, 1, False, True, Recompute.FULL, 1, 4),
+    ),
+    "llama2_70b_bf16_32p": (
+        PlanModel(8192, 64, 28672, 80, 32000, 4096, 8, "bfloat16"),
+        Recipe(1, 4, 8, True, False, Recompute.SELECTIVE, 256, 1),
+    ),
+    "llama2_70b_bf16_64p": (
+        PlanModel(8192, 64, 28672, 80, 32000, 4096, 8, "bfloat16"),
+        Recipe(2, 4, 8, True, True, Recompute.SELECTIVE, 256, 1),
+    ),
+    "llama3_8b_8k": (
+        PlanModel(4096, 32, 14336, 32, 128256, 8192, 8, "bfloat16"),
+        Recipe(8, 1, 1, False, True, Recompute.FULL, 1, 1),
+    ),
+    "llama3_70b": (
+        PlanModel(8192, 64, 28672, 80, 128256, 8192, 8, "bfloat16"),
+        Recipe(1, 8, 8, True, False, Recompute.SELECTIVE, 256, 1),
+    ),
+    "internlm2_20b": (
+        PlanModel(6144, 48, 16384, 48, 92544, 4096, 8, "bfloat16"),
+        Recipe(1, 8, 2, False, False, Recompute.NONE, 128, 1),
+    ),
+    "qwen3_32b": (
+        PlanModel(5120, 64, 25600, 64, 151936, 4096, 8, "bfloat16"),
+        Recipe(1, 4, 4, False, False, Recompute.FULL, 4, 1),
+    ),
 }
 
 
@@ -107,8 +123,9 @@ def test_unsupported_keys_are_listed_never_dropped() -> None:
 
 def test_moe_mla_and_unknown_keys_are_listed() -> None:
     text = fixture("pretrain_llama2_7b").read_text()
-    text = text.replace("    num_heads: 32\n", "    num_heads: 32\n    expert_num: 8\n    q_lora_rank: 1536\n"
-                                              "    shiny_new_knob: 3\n")
+    text = text.replace(
+        "    num_heads: 32\n", "    num_heads: 32\n    expert_num: 8\n    q_lora_rank: 1536\n    shiny_new_knob: 3\n"
+    )
     reasons = {i.key: i.reason for i in parse_config(text).unsupported}
     assert "mixture of experts" in reasons["model_config.expert_num"]
     assert "latent attention" in reasons["model_config.q_lora_rank"]
@@ -130,16 +147,30 @@ def test_the_feed_forward_rule_gives_llamas_sizes() -> None:
         ("- a\n- b\n", "a MindFormers config is a mapping"),
         ("runner_config: {}\n", "no model.model_config"),
         ("model:\n  model_config:\n    hidden_size: 64\n", "model_config has no num_layers / num_hidden_layers"),
-        ("model:\n  model_config: {hidden_size: -4, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n",
-         "model_config.hidden_size must be a whole number >= 1, got -4"),
-        ("model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8,"
-         " compute_dtype: int8}\n", "model_config.compute_dtype 'int8' is not supported"),
-        ("model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n"
-         "parallel_config: {data_parallel: 2, context_parallel: 2}\n", "context_parallel is 2"),
-        ("model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n"
-         "parallel_config: {use_seq_parallel: maybe}\n", "use_seq_parallel must be True or False"),
-        ("model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n"
-         "parallel_config: 7\n", "parallel_config must be a mapping"),
+        (
+            "model:\n  model_config: {hidden_size: -4, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n",
+            "model_config.hidden_size must be a whole number >= 1, got -4",
+        ),
+        (
+            "model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8,"
+            " compute_dtype: int8}\n",
+            "model_config.compute_dtype 'int8' is not supported",
+        ),
+        (
+            "model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n"
+            "parallel_config: {data_parallel: 2, context_parallel: 2}\n",
+            "context_parallel is 2",
+        ),
+        (
+            "model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n"
+            "parallel_config: {use_seq_parallel: maybe}\n",
+            "use_seq_parallel must be True or False",
+        ),
+        (
+            "model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n"
+            "parallel_config: 7\n",
+            "parallel_config must be a mapping",
+        ),
     ],
 )
 def test_bad_yaml_is_one_line_naming_the_key(text: str, message: str) -> None:
@@ -169,8 +200,11 @@ def test_any_text_reads_or_is_refused_with_a_config_error(text: str) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.sampled_from(["data_parallel", "model_parallel", "pipeline_stage", "context_parallel"]),
-                       st.integers(1, 64)))
+@given(
+    st.dictionaries(
+        st.sampled_from(["data_parallel", "model_parallel", "pipeline_stage", "context_parallel"]), st.integers(1, 64)
+    )
+)
 def test_launcher_reader_reads_block_and_flow_style_alike(factors: dict[str, int]) -> None:
     block = "parallel_config:\n" + "".join(f"  {k}: {v}  # note\n" for k, v in factors.items())
     flow = "parallel_config: {" + ", ".join(f"{k}: {v}" for k, v in factors.items()) + "}\n"
@@ -180,9 +214,13 @@ def test_launcher_reader_reads_block_and_flow_style_alike(factors: dict[str, int
 def test_launcher_reader_refuses_what_the_old_subset_parser_misread() -> None:
     # an anchor (Qwen3's `data_parallel: &dp 1`) was read as the text '&dp 1'; bools and floats stay refusable
     assert parse_parallel_config("parallel_config:\n  data_parallel: &dp 2\n  model_parallel: 4\n") == {
-        "data_parallel": 2, "model_parallel": 4}
+        "data_parallel": 2,
+        "model_parallel": 4,
+    }
     assert parse_parallel_config("parallel_config: {data_parallel: true, model_parallel: 2.0}\n") == {
-        "data_parallel": "True", "model_parallel": "2.0"}
+        "data_parallel": "True",
+        "model_parallel": "2.0",
+    }
     assert load_yaml("") == {}
 
 
@@ -210,8 +248,22 @@ def test_cli_choice_flags_override_the_yaml(capsys: pytest.CaptureFixture[str]) 
     path = str(fixture("pretrain_llama2_7b"))
     assert _cli(["--mindformers-config", path, "--card-memory", "64", "--json"]) == 0
     base = json.loads(capsys.readouterr().out)["config_recipe"]
-    assert _cli(["--mindformers-config", path, "--card-memory", "64", "--json", "--grad-bytes", "4",
-                 "--attention-scores", "stored"]) == 0
+    assert (
+        _cli(
+            [
+                "--mindformers-config",
+                path,
+                "--card-memory",
+                "64",
+                "--json",
+                "--grad-bytes",
+                "4",
+                "--attention-scores",
+                "stored",
+            ]
+        )
+        == 0
+    )
     changed = json.loads(capsys.readouterr().out)["config_recipe"]
     assert changed["choices"]["grad_bytes"] == 4 and changed["memory_bytes"] > base["memory_bytes"]
 
@@ -257,25 +309,56 @@ def test_accumulated_gradients_stay_whole_unless_the_yaml_shards_them() -> None:
     assert read_config(fixture("finetune_llama2_13b_bf16")).choices.optimizer_parallel == "states+weights+gradients"
 
 
-LEGACY = {"hidden": "hidden_size", "layers": "num_layers", "heads": "num_heads", "kv": "n_kv_heads",
-          "ffn": "intermediate_size", "dtype": "param_init_type"}
-CURRENT = {"hidden": "hidden_size", "layers": "num_hidden_layers", "heads": "num_attention_heads",
-           "kv": "num_key_value_heads", "ffn": "intermediate_size", "dtype": "params_dtype"}
+LEGACY = {
+    "hidden": "hidden_size",
+    "layers": "num_layers",
+    "heads": "num_heads",
+    "kv": "n_kv_heads",
+    "ffn": "intermediate_size",
+    "dtype": "param_init_type",
+}
+CURRENT = {
+    "hidden": "hidden_size",
+    "layers": "num_hidden_layers",
+    "heads": "num_attention_heads",
+    "kv": "num_key_value_heads",
+    "ffn": "intermediate_size",
+    "dtype": "params_dtype",
+}
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 16), st.sampled_from([1, 2, 4]), st.integers(1, 64), st.integers(1, 8),
-       st.sampled_from(["float16", "bfloat16", "float32"]), st.booleans())
-def test_legacy_and_current_key_names_read_the_same_model(head_dim: int, group: int, layers: int, kv: int,
-                                                         dtype: str, current: bool) -> None:
+@given(
+    st.integers(1, 16),
+    st.sampled_from([1, 2, 4]),
+    st.integers(1, 64),
+    st.integers(1, 8),
+    st.sampled_from(["float16", "bfloat16", "float32"]),
+    st.booleans(),
+)
+def test_legacy_and_current_key_names_read_the_same_model(
+    head_dim: int, group: int, layers: int, kv: int, dtype: str, current: bool
+) -> None:
     heads = kv * group
     names = CURRENT if current else LEGACY
-    model_config = {names["hidden"]: heads * head_dim * 8, names["layers"]: layers, names["heads"]: heads,
-                    names["kv"]: kv, names["ffn"]: 3 * heads * head_dim, "vocab_size": 64 * heads,
-                    "seq_length": 32, "compute_dtype": "bfloat16", names["dtype"]: dtype}
+    model_config = {
+        names["hidden"]: heads * head_dim * 8,
+        names["layers"]: layers,
+        names["heads"]: heads,
+        names["kv"]: kv,
+        names["ffn"]: 3 * heads * head_dim,
+        "vocab_size": 64 * heads,
+        "seq_length": 32,
+        "compute_dtype": "bfloat16",
+        names["dtype"]: dtype,
+    }
     import yaml
 
     config = parse_config(yaml.safe_dump({"model": {"model_config": model_config}}))
     assert (config.model.hidden, config.model.layers, config.model.heads, config.model.kv) == (
-        heads * head_dim * 8, layers, heads, kv)
+        heads * head_dim * 8,
+        layers,
+        heads,
+        kv,
+    )
     assert config.choices.param_bytes == {"float16": 2, "bfloat16": 2, "float32": 4}[dtype]

@@ -137,8 +137,10 @@ def _open_yaml(planner: AppTest, part: str) -> None:
 
 def test_a_mindformers_yaml_gives_its_recipe_marked_choices_and_second_opinion(planner: AppTest) -> None:
     _open_yaml(planner, "llama2_70b_bf16_64p")
-    assert any("runs **dp2 mp4 pp8 sp os rc-selective m256×b1** on 64 cards" in s.value and "fits" in s.value
-               for s in planner.success)
+    assert any(
+        "runs **dp2 mp4 pp8 sp os rc-selective m256×b1** on 64 cards" in s.value and "fits" in s.value
+        for s in planner.success
+    )
     pick = planner.selectbox(key="planner_pick")
     assert pick.options[pick.index].startswith("dp2 mp4 pp8 sp os rc-selective m256×b1")  # starts on the YAML's
     frames = [d.value for d in planner.dataframe]

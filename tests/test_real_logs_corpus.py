@@ -36,8 +36,21 @@ CORPUS = REPO / "tests" / "fixtures" / "real_logs"
 TIMEOUT_S = 120
 REL_TOL = 1e-6
 
-REQUIRED_KEYS = {"suite", "source_kind", "watch_path", "ranks", "loss_rows", "first_loss", "last_loss",
-                 "eval_rows", "failed", "failed_ranks", "reason_any", "nan_ranks", "metrics"}
+REQUIRED_KEYS = {
+    "suite",
+    "source_kind",
+    "watch_path",
+    "ranks",
+    "loss_rows",
+    "first_loss",
+    "last_loss",
+    "eval_rows",
+    "failed",
+    "failed_ranks",
+    "reason_any",
+    "nan_ranks",
+    "metrics",
+}
 
 
 def _entries() -> list[Path]:
@@ -52,8 +65,9 @@ def _expect(entry: Path) -> dict[str, Any]:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=TIMEOUT_S, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )
 
 
 def _norm(name: str) -> str:
@@ -83,6 +97,7 @@ def _cli(cache: dict, entry: Path, command: str) -> subprocess.CompletedProcess[
 
 # ----------------------------------------------------------------------------- the corpus itself
 
+
 def test_corpus_has_at_least_25_entries_with_sources() -> None:
     assert len(ENTRIES) >= 25, f"issue 18 asks for >= 25 real logs, found {len(ENTRIES)}"
     for entry in ENTRIES:
@@ -109,6 +124,7 @@ def test_corpus_stays_small_on_disk() -> None:
 
 
 # ----------------------------------------------------------------------------- watch --once
+
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
 def test_watch_once_summary(entry: Path, cli_cache: dict) -> None:
@@ -164,6 +180,7 @@ def test_nan_loss_is_reported(entry: Path, cli_cache: dict) -> None:
 
 # ----------------------------------------------------------------------------- diagnose --json
 
+
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
 def test_diagnose_failure(entry: Path, cli_cache: dict) -> None:
     """Issue 18 item 5: failures are never missed; the failing ranks and the reason line are named."""
@@ -177,8 +194,7 @@ def test_diagnose_failure(entry: Path, cli_cache: dict) -> None:
     assert bool(groups) == exp["failed"], f"failure groups: {groups}"
     assert set(exp["failed_ranks"]) <= failed_ranks, f"failing ranks {sorted(failed_ranks)}"
     if exp["reason_any"]:
-        text = " ".join([g["exception"] for g in groups] + [e for g in groups for e in g["evidence"]]
-                        + d["job_errors"])
+        text = " ".join([g["exception"] for g in groups] + [e for g in groups for e in g["evidence"]] + d["job_errors"])
         assert any(r in text for r in exp["reason_any"]), f"none of {exp['reason_any']} in {text[:500]!r}"
     want_rc = exp.get("exit", {}).get("diagnose", 1 if exp["failed"] else 0)
     if want_rc is not None:
@@ -186,6 +202,7 @@ def test_diagnose_failure(entry: Path, cli_cache: dict) -> None:
 
 
 # ----------------------------------------------------------------------------- rows and losses
+
 
 @pytest.fixture(scope="module")
 def snapshots() -> dict[str, Any]:
@@ -225,9 +242,15 @@ def test_first_and_last_training_loss(entry: Path, snapshots: dict) -> None:
 
 # ----------------------------------------------------------------------------- the MindFormers entry's recipe
 
+
 def test_mindformers_entry_rejects_a_missing_config_in_one_line(tmp_path: Path) -> None:
     """scripts/mindformers_entry.py checks its input before importing MindFormers (runs without the suite)."""
-    res = subprocess.run([sys.executable, str(REPO / "scripts" / "mindformers_entry.py"), "--config",
-                          str(tmp_path / "missing.yaml")], capture_output=True, text=True, timeout=60, check=False)
+    res = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "mindformers_entry.py"), "--config", str(tmp_path / "missing.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert res.returncode != 0
     assert res.stderr.strip().splitlines() == [f"--config {str(tmp_path / 'missing.yaml')!r} is not a file"]

@@ -30,8 +30,10 @@ def test_synthetic_recording_is_labelled_and_replays_exactly(tmp_path: Path) -> 
     ref = read_run(REAL_OK)
     assert len(snap.metrics) == len(ref.metrics) == 120
     assert snap.metrics["time"].notna().all()  # seen live: every row has an observation time
-    assert snap.metrics["time"].is_monotonic_increasing or snap.metrics.groupby("rank")["time"].apply(
-        lambda s: s.is_monotonic_increasing).all()
+    assert (
+        snap.metrics["time"].is_monotonic_increasing
+        or snap.metrics.groupby("rank")["time"].apply(lambda s: s.is_monotonic_increasing).all()
+    )
 
 
 def test_replay_stops_early(tmp_path: Path) -> None:

@@ -49,8 +49,14 @@ def _starting_record(ws: Path, run_id: str, started_at: float | None = None) -> 
     run_dir.mkdir(parents=True)
     (run_dir / "env.json").write_text("{}")
     (run_dir / "run.sh").write_text("#!/usr/bin/env bash\nsleep 30\n")
-    record = RunRecord(run_id=run_id, run_dir=run_dir, log_dir=run_dir, status=RunStatus.STARTING,
-                       started_at=time.time() if started_at is None else started_at, argv=["bash", "run.sh"])
+    record = RunRecord(
+        run_id=run_id,
+        run_dir=run_dir,
+        log_dir=run_dir,
+        status=RunStatus.STARTING,
+        started_at=time.time() if started_at is None else started_at,
+        argv=["bash", "run.sh"],
+    )
     write_record(record)
     return record
 
@@ -211,8 +217,15 @@ def test_a_reused_pgid_is_left_alone(tmp_path: Path) -> None:
         launch(fake_job(tmp_path, "exit 0"), ws, name="old")
         done = wait("old", ws, timeout=30)
         data = json.loads((done.run_dir / "run.json").read_text())
-        data.update(status="running", pid=victim.pid, pgid=victim.pid, pid_create_time=1.0,
-                    supervisor_pid=None, supervisor_create_time=None, nodes=[])
+        data.update(
+            status="running",
+            pid=victim.pid,
+            pgid=victim.pid,
+            pid_create_time=1.0,
+            supervisor_pid=None,
+            supervisor_create_time=None,
+            nodes=[],
+        )
         (done.run_dir / "run.json").write_text(json.dumps(data))
         record = read_record(done.run_dir)
         # the group's leader is not the launcher the record started (create time): not the run's session

@@ -164,8 +164,12 @@ def test_a_dead_supervisors_run_ends_with_the_jobs_real_exit(tmp_path: Path, cod
     ws = tmp_path / "ws"
     record, _pids = _start(tmp_path, ws, f"orphan{code}", code=code)
     psutil.Process(record.supervisor_pid).kill()  # kill -9 the supervisor while the job runs
-    assert _wait_for(lambda: not psutil.pid_exists(record.supervisor_pid) or
-                     psutil.Process(record.supervisor_pid).status() == psutil.STATUS_ZOMBIE)
+    assert _wait_for(
+        lambda: (
+            not psutil.pid_exists(record.supervisor_pid)
+            or psutil.Process(record.supervisor_pid).status() == psutil.STATUS_ZOMBIE
+        )
+    )
     assert get_run(record.run_id, ws).status == "running"
     (record.run_dir / "finish").write_text("")
     final = wait(record.run_id, ws, timeout=60)
@@ -191,8 +195,16 @@ def test_a_launcher_that_cannot_start_is_said_plainly(tmp_path: Path) -> None:
     run_dir = runs_root(tmp_path / "ws") / "nobin"
     run_dir.mkdir(parents=True)
     (run_dir / "env.json").write_text("{}")
-    write_record(RunRecord(run_id="nobin", run_dir=run_dir, log_dir=run_dir, status=RunStatus.STARTING,
-                           started_at=time.time(), argv=["no-such-launcher-xyz", "--flag"]))
+    write_record(
+        RunRecord(
+            run_id="nobin",
+            run_dir=run_dir,
+            log_dir=run_dir,
+            status=RunStatus.STARTING,
+            started_at=time.time(),
+            argv=["no-such-launcher-xyz", "--flag"],
+        )
+    )
     final = start_supervisor(run_dir, wait_started=30)
     assert final.status == "failed" and "could not start no-such-launcher-xyz --flag" in final.message
 
@@ -303,7 +315,7 @@ def test_each_nodes_real_exit_is_kept_when_the_supervisor_died(tmp_path: Path) -
     from tests.jobs import DP
 
     job = write_job(DP, RunOptions(master_port=free_port(), local_worker_num=4), tmp_path / "two-nodes")
-    (job / "run.sh").write_text('#!/usr/bin/env bash\nwhile [ ! -e finish ]; do sleep 0.1; done\nexit $((3 * $1))\n')
+    (job / "run.sh").write_text("#!/usr/bin/env bash\nwhile [ ! -e finish ]; do sleep 0.1; done\nexit $((3 * $1))\n")
     ws = tmp_path / "ws"
     record = launch(job, ws, name="nodes", node_exec={1: ["env", "NODE_PREFIX=1"]})
     assert record.is_running and len(record.nodes) == 2, record.message

@@ -67,8 +67,10 @@ def test_a_missing_host_is_refused() -> None:
 def test_host_check_accepts_exactly_a_loopback_name_and_this_port(host: str) -> None:
     problem = host_problem(host, PORT)
     parts = split_host(host)
-    expected_ok = parts is not None and parts[0].lower() in {"127.0.0.1", "localhost", "[::1]"} and (
-        parts[1] in (None, str(PORT))
+    expected_ok = (
+        parts is not None
+        and parts[0].lower() in {"127.0.0.1", "localhost", "[::1]"}
+        and (parts[1] in (None, str(PORT)))
     )
     assert (problem is None) == expected_ok
     if problem is not None:

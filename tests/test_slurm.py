@@ -38,7 +38,7 @@ def bash_ok(text: str) -> None:
 STUBS = {
     # srun: record what each worker would exec (after `bash -c SCRIPT LOG_DIR`) and its environment
     "srun": '#!/bin/bash\nwhile [ "${1#--}" != "$1" ]; do shift; done\n'
-            'shift 3; printf "%s\\0" "$@" "$OWN_VALUE" > "$STUB_OUT"\n',
+    'shift 3; printf "%s\\0" "$@" "$OWN_VALUE" > "$STUB_OUT"\n',
     "scontrol": "#!/bin/bash\necho n1; echo NodeName=n1 NodeAddr=127.0.0.1\n",
     "python": "#!/bin/bash\nexit 0\n",
 }
@@ -52,8 +52,13 @@ def run_batch_script(text: str, tmp: Path) -> list[bytes]:
         (bin_dir / name).write_text(body, encoding="utf-8")
         (bin_dir / name).chmod(0o755)
     (tmp / "job.sbatch").write_text(text, encoding="utf-8")
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "SLURM_SUBMIT_DIR": str(tmp), "SLURM_JOB_NODELIST": "n1",
-           "SLURM_JOB_ID": "1", "STUB_OUT": str(tmp / "argv")}
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "SLURM_SUBMIT_DIR": str(tmp),
+        "SLURM_JOB_NODELIST": "n1",
+        "SLURM_JOB_ID": "1",
+        "STUB_OUT": str(tmp / "argv"),
+    }
     result = subprocess.run(["bash", str(tmp / "job.sbatch")], env=env, capture_output=True, timeout=30)
     assert result.returncode == 0, result.stderr
     assert (tmp / "slurm_exit_code").read_text().strip() == "0"
@@ -62,14 +67,21 @@ def run_batch_script(text: str, tmp: Path) -> list[bytes]:
 
 # -- job.sbatch ---------------------------------------------------------------------------------
 
+
 def test_job_sbatch_is_the_dynamic_cluster_shape() -> None:
     text = job_sbatch(SLURM, "dp8")
     bash_ok(text)
-    for line in ["#SBATCH --nodes=2", "#SBATCH --ntasks=8", "#SBATCH --ntasks-per-node=4",
-                 "#SBATCH --partition=debug", "#SBATCH --time=30", "#SBATCH --output=slurm-%j.out",
-                 "export MS_WORKER_NUM=8 MS_SCHED_PORT=8118 MS_TOPO_TIMEOUT=600",
-                 'MS_ROLE=MS_SCHED "${WORKER[@]}" > "$LOG_DIR/scheduler.log" 2>&1 &',
-                 "srun --ntasks=8 --ntasks-per-node=4 --kill-on-bad-exit=1 \\"]:
+    for line in [
+        "#SBATCH --nodes=2",
+        "#SBATCH --ntasks=8",
+        "#SBATCH --ntasks-per-node=4",
+        "#SBATCH --partition=debug",
+        "#SBATCH --time=30",
+        "#SBATCH --output=slurm-%j.out",
+        "export MS_WORKER_NUM=8 MS_SCHED_PORT=8118 MS_TOPO_TIMEOUT=600",
+        'MS_ROLE=MS_SCHED "${WORKER[@]}" > "$LOG_DIR/scheduler.log" 2>&1 &',
+        "srun --ntasks=8 --ntasks-per-node=4 --kill-on-bad-exit=1 \\",
+    ]:
         assert line in text.splitlines(), line
     assert 'MS_NODE_ID=\\"$SLURM_PROCID\\"' not in text and 'MS_NODE_ID="$SLURM_PROCID"' in text
     assert "worker_$SLURM_PROCID.log" in text and 'echo "$code" > "$EXIT_FILE"' in text
@@ -94,9 +106,16 @@ def render_job_files(options: RunOptions) -> dict[str, str]:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("slurm_partition", "debug;id"), ("slurm_partition", "a b"), ("slurm_account", "$(id)"),
-     ("slurm_account", "x\n#SBATCH --uid=0"), ("slurm_time", "1h"), ("slurm_time", "10;id"),
-     ("slurm_gres", "gpu:8 --x"), ("slurm_cpus_per_task", 0)],
+    [
+        ("slurm_partition", "debug;id"),
+        ("slurm_partition", "a b"),
+        ("slurm_account", "$(id)"),
+        ("slurm_account", "x\n#SBATCH --uid=0"),
+        ("slurm_time", "1h"),
+        ("slurm_time", "10;id"),
+        ("slurm_gres", "gpu:8 --x"),
+        ("slurm_cpus_per_task", 0),
+    ],
 )
 def test_bad_slurm_fields_are_refused(field: str, value: object) -> None:
     with pytest.raises(CodegenError, match=r"Slurm|CPUs per task"):
@@ -104,8 +123,9 @@ def test_bad_slurm_fields_are_refused(field: str, value: object) -> None:
 
 
 @settings(max_examples=80, deadline=None)
-@given(name=st.text(max_size=30), field=st.sampled_from(["slurm_partition", "slurm_account", "slurm_time",
-                                                        "slurm_gres"]))
+@given(
+    name=st.text(max_size=30), field=st.sampled_from(["slurm_partition", "slurm_account", "slurm_time", "slurm_gres"])
+)
 def test_any_slurm_field_is_refused_or_plain(name: str, field: str) -> None:
     try:
         validate_options(RunOptions(**{**SLURM.to_dict(), field: name}))  # type: ignore[arg-type]
@@ -113,19 +133,30 @@ def test_any_slurm_field_is_refused_or_plain(name: str, field: str) -> None:
         return
     assert all(ch.isascii() and (ch.isalnum() or ch in "._-:,") for ch in name)
     if name:
-        assert f"--{field.removeprefix('slurm_')}={name}" in job_sbatch(RunOptions(**{**SLURM.to_dict(), field: name}),
-                                                                        "dp8")
+        assert f"--{field.removeprefix('slurm_')}={name}" in job_sbatch(
+            RunOptions(**{**SLURM.to_dict(), field: name}), "dp8"
+        )
 
 
 @settings(max_examples=40, deadline=None)
-@given(args=st.lists(st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=30),
-                     max_size=5),
-       value=st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=30))
+@given(
+    args=st.lists(
+        st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=30), max_size=5
+    ),
+    value=st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=30),
+)
 def test_arguments_and_environment_reach_the_workers_verbatim(args: list[str], value: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        spec = BatchSpec(job_name="x", nodes=1, tasks_per_node=1, worker_argv=("python", "t.py", *args),
-                         sched_port=8118, log_dir=f"{tmp}/logs $(touch PWNED)", workdir=tmp,
-                         env=(("OWN_VALUE", value),))
+        spec = BatchSpec(
+            job_name="x",
+            nodes=1,
+            tasks_per_node=1,
+            worker_argv=("python", "t.py", *args),
+            sched_port=8118,
+            log_dir=f"{tmp}/logs $(touch PWNED)",
+            workdir=tmp,
+            env=(("OWN_VALUE", value),),
+        )
         seen = run_batch_script(sbatch_script(spec), Path(tmp))
         assert seen == [a.encode() for a in (spec.log_dir, "python", "t.py", *args, value)]
         assert not list(Path(tmp).glob("PWNED*")) and (Path(tmp) / "logs $(touch PWNED)").is_dir()
@@ -133,8 +164,10 @@ def test_arguments_and_environment_reach_the_workers_verbatim(args: list[str], v
 
 # -- what Slurm says ----------------------------------------------------------------------------
 
-LINE = ("JobId=42 JobName=dp8 UserId=root(0) JobState=PENDING Reason=Resources Dependency=(null) "
-        "ExitCode=0:0 NodeList=(null) Command=/tmp/a b/job.sbatch")
+LINE = (
+    "JobId=42 JobName=dp8 UserId=root(0) JobState=PENDING Reason=Resources Dependency=(null) "
+    "ExitCode=0:0 NodeList=(null) Command=/tmp/a b/job.sbatch"
+)
 
 
 def test_scontrol_lines_are_parsed() -> None:
@@ -160,10 +193,16 @@ def test_scontrol_lines_are_parsed() -> None:
         (None, None, None, False, (RunStatus.FAILED, "no longer knows the job")),
     ],
 )
-def test_outcome(state: str | None, code: int | None, exit_file: int | None, stopped: bool,
-                 expected: tuple[str, str]) -> None:
-    job = None if state is None else slurm.SlurmJob("7", state, "Resources" if state == "PENDING" else "",
-                                                    code, 0, "n[1-2]" if state != "PENDING" else "")
+def test_outcome(
+    state: str | None, code: int | None, exit_file: int | None, stopped: bool, expected: tuple[str, str]
+) -> None:
+    job = (
+        None
+        if state is None
+        else slurm.SlurmJob(
+            "7", state, "Resources" if state == "PENDING" else "", code, 0, "n[1-2]" if state != "PENDING" else ""
+        )
+    )
     status, message, _ = slurm.outcome(job, exit_file, stopped)
     assert status == expected[0] and expected[1] in message
 
@@ -189,7 +228,9 @@ def test_failed_tasks_are_named_from_sruns_output(tmp_path: Path) -> None:
         "srun: error: n1: task 1: Exited with exit code 1\n"
         "srun: launch/slurm: _step_signal: Terminating StepId=2.0\n"
         "srun: error: n1: tasks 0,2-3: Terminated\n"
-        "srun: error: n2: tasks 4-7: Terminated\n", encoding="utf-8")
+        "srun: error: n2: tasks 4-7: Terminated\n",
+        encoding="utf-8",
+    )
     assert slurm.task_errors(out) == "n1: task 1: Exited with exit code 1"
     assert slurm.task_errors(tmp_path / "missing.out") == ""
 
@@ -207,6 +248,7 @@ def test_slurm_and_watched_runs_ask_for_a_polling_watcher(tmp_path: Path) -> Non
 
 # -- integration: a real two-node Slurm cluster -------------------------------------------------
 
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -220,9 +262,26 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def generate(out: Path, *extra: str, epochs: int = 1) -> None:
-    result = cli("generate", "--out", str(out), "--launcher", "slurm", "--devices", "8", "--local-workers", "4",
-                 "--master-port", str(free_port()), "--samples", "256", "--batch-size", "8",
-                 "--epochs", str(epochs), *extra)
+    result = cli(
+        "generate",
+        "--out",
+        str(out),
+        "--launcher",
+        "slurm",
+        "--devices",
+        "8",
+        "--local-workers",
+        "4",
+        "--master-port",
+        str(free_port()),
+        "--samples",
+        "256",
+        "--batch-size",
+        "8",
+        "--epochs",
+        str(epochs),
+        *extra,
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -277,10 +336,35 @@ def test_own_script_as_two_nodes_of_two_workers(tmp_path: Path, ws: Path) -> Non
     folder = tmp_path / "own job $(touch PWNED)"
     folder.mkdir()
     (folder / "train.py").write_bytes((REPO_ROOT / "tests/fixtures/own_train/train.py").read_bytes())
-    result = cli("launch", "--script", str(folder / "train.py"), "--devices", "4", "--local-workers", "2",
-                 "--launcher", "slurm", "--partition", "debug", "--master-port", str(free_port()),
-                 "--env", "OWN_NOTE=a b;$(touch PWNED2)", "--workspace", str(ws), "--name", "own-slurm", "--wait",
-                 "--", "--epochs", "1", "--samples", "64", "--tag", "x'; touch PWNED3; '")
+    result = cli(
+        "launch",
+        "--script",
+        str(folder / "train.py"),
+        "--devices",
+        "4",
+        "--local-workers",
+        "2",
+        "--launcher",
+        "slurm",
+        "--partition",
+        "debug",
+        "--master-port",
+        str(free_port()),
+        "--env",
+        "OWN_NOTE=a b;$(touch PWNED2)",
+        "--workspace",
+        str(ws),
+        "--name",
+        "own-slurm",
+        "--wait",
+        "--",
+        "--epochs",
+        "1",
+        "--samples",
+        "64",
+        "--tag",
+        "x'; touch PWNED3; '",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     record = get_run("own-slurm", ws)
     assert record.status == RunStatus.SUCCEEDED and record.kind == "own"
@@ -342,9 +426,27 @@ def test_preflight_refuses_a_missing_partition_and_too_many_nodes(tmp_path: Path
 @pytest.mark.usefixtures("slurm_cluster")
 @pytest.mark.integration
 def test_a_failing_rank_fails_the_run_and_is_named(ws: Path) -> None:  # type: ignore[no-untyped-def]
-    result = cli("launch", "--script", str(REPO_ROOT / "tests/fixtures/own_train/train.py"), "--devices", "4",
-                 "--local-workers", "2", "--launcher", "slurm", "--master-port", str(free_port()),
-                 "--workspace", str(ws), "--name", "own-fail", "--wait", "--", "--fail-rank", "3")
+    result = cli(
+        "launch",
+        "--script",
+        str(REPO_ROOT / "tests/fixtures/own_train/train.py"),
+        "--devices",
+        "4",
+        "--local-workers",
+        "2",
+        "--launcher",
+        "slurm",
+        "--master-port",
+        str(free_port()),
+        "--workspace",
+        str(ws),
+        "--name",
+        "own-fail",
+        "--wait",
+        "--",
+        "--fail-rank",
+        "3",
+    )
     assert result.returncode != 0
     record = get_run("own-fail", ws)
     assert record.status == RunStatus.FAILED and record.exit_code, record.message
@@ -355,8 +457,10 @@ def test_a_failing_rank_fails_the_run_and_is_named(ws: Path) -> None:  # type: i
 
 @pytest.mark.usefixtures("slurm_cluster")
 @pytest.mark.integration
-def test_launch_page_submits_to_slurm_and_stops_it(ws: Path,  # type: ignore[no-untyped-def]
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_launch_page_submits_to_slurm_and_stops_it(
+    ws: Path,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(ws))

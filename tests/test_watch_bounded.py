@@ -20,8 +20,8 @@ from hypothesis import strategies as hs
 
 from core.cli.watch import behind_line, new_rows
 from core.logs import read_run
-from core.logs.parser import ReaderSettings
-from core.logs.reader import _RunState
+from core.logs.filestate import ReaderSettings
+from core.logs.reader import RunReader
 from core.logs.watcher import RunWatcher, WatcherRegistry, release_memory
 
 REPO = Path(__file__).resolve().parent.parent
@@ -48,6 +48,7 @@ def _wait(cond, timeout: float = 60.0) -> bool:
 
 
 # ----------------------------------------------------------------------------- capped reads
+
 
 def test_a_capped_refresh_reads_about_its_budget_and_says_what_is_behind(tmp_path: Path) -> None:
     log = tmp_path / "worker_0.log"
@@ -84,15 +85,15 @@ def test_a_capped_refresh_moves_on_to_the_next_file(tmp_path: Path) -> None:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(n_lines=hs.integers(0, 300), budget=hs.integers(1, 3000), cut=hs.integers(0, 40),
-       noise_every=hs.integers(1, 7))
-def test_capped_reads_give_exactly_the_rows_of_one_read(tmp_path: Path, n_lines: int, budget: int, cut: int,
-                                                       noise_every: int) -> None:
+@given(n_lines=hs.integers(0, 300), budget=hs.integers(1, 3000), cut=hs.integers(0, 40), noise_every=hs.integers(1, 7))
+def test_capped_reads_give_exactly_the_rows_of_one_read(
+    tmp_path: Path, n_lines: int, budget: int, cut: int, noise_every: int
+) -> None:
     folder = tmp_path / f"r{n_lines}_{budget}_{cut}_{noise_every}"
     folder.mkdir()
     body = b"".join((NOISE if s % noise_every == 0 else b"") + _line(s, 0) for s in range(n_lines))
     (folder / "worker_0.log").write_bytes(body + _line(n_lines, 0)[:cut])  # and an incomplete last line
-    state = _RunState(folder, settings=SMALL)
+    state = RunReader(folder, settings=SMALL)
     state.refresh(budget=budget)
     for _ in range(len(body) + 2):  # each capped read takes one whole line at least
         if not state.behind:
@@ -163,6 +164,7 @@ def test_fast_writer_memory_stays_under_the_cap_behind_is_reported_and_no_row_is
 
 # ----------------------------------------------------------------------------- registry
 
+
 class _GatedWatcher(RunWatcher):
     """A watcher whose start blocks until `gate` is set (what a FIFO's open did)."""
 
@@ -187,8 +189,7 @@ def test_a_watcher_that_blocks_while_starting_does_not_block_another_folder(tmp_
         blocked.start()
         assert _wait(lambda: ("slow",) in reg.active())  # its slot exists, its start is blocked
         got: list[RunWatcher] = []
-        other = threading.Thread(target=lambda: got.append(reg.get(("fast",), lambda: RunWatcher(fast))),
-                                 daemon=True)
+        other = threading.Thread(target=lambda: got.append(reg.get(("fast",), lambda: RunWatcher(fast))), daemon=True)
         other.start()
         other.join(30)
         assert not other.is_alive(), "get of another folder waited for the blocked start"
@@ -269,9 +270,16 @@ def test_a_reaped_watcher_and_its_table_are_freed(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- the watch command
 
+
 def test_watch_prints_few_rows_one_by_one_and_summarises_a_flood() -> None:
-    m = pd.DataFrame({"rank": [0, 1] * 500, "epoch": 1.0, "step": [float(s // 2) for s in range(1000)],
-                      "loss": [float(s) for s in range(1000)]})
+    m = pd.DataFrame(
+        {
+            "rank": [0, 1] * 500,
+            "epoch": 1.0,
+            "step": [float(s // 2) for s in range(1000)],
+            "loss": [float(s) for s in range(1000)],
+        }
+    )
     few = new_rows(m, 995)
     assert len(few) == 5 and few[-1].startswith("rank   1") and "loss 999" in few[-1]
     flood = new_rows(m, 0, limit=200)
@@ -299,9 +307,15 @@ def test_watch_ends_on_sigint_while_a_writer_floods_the_log(tmp_path: Path) -> N
                 step += 20_000
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "core", "watch", str(tmp_path), "--interval", "0.5"],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core", "watch", str(tmp_path), "--interval", "0.5"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # as a terminal
     # starts it: a test run from `cmd &` would otherwise hand the child SIGINT ignored
     t = threading.Thread(target=writer, daemon=True)
     t.start()

@@ -75,4 +75,3 @@ def render_analysis(design: Design, analysis: OperatorAnalysis | None) -> None:
                 key=f"comm:{analysis.name}:{n}@{state.version()}",
                 config={"displayModeBar": False},
             )
-

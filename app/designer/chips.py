@@ -116,4 +116,3 @@ def entries_caption(entries: Sequence[DimEntry], spec: LayoutSpec, shape: Sequen
             + (" — :red[not divisible]" if bad else "")
         )
     return " · ".join(parts) if parts else "scalar"
-

@@ -129,9 +129,7 @@ def operator_editor(
     render_analysis(design, analysis)
 
 
-def _input_chips(
-    spec: LayoutSpec, op_name: str, index: int, sharding: Sharding, shape: tuple[int, ...] | None
-) -> None:
+def _input_chips(spec: LayoutSpec, op_name: str, index: int, sharding: Sharding, shape: tuple[int, ...] | None) -> None:
     """Drag (or pick) device-axis chips onto the dimensions of an input's Layout strategy."""
     dropped = chips.drag_and_pick(spec, sharding.map or (), shape, state.vkey("op_dnd", op_name, index))
     if dropped is not None:
@@ -164,9 +162,7 @@ def _input_editor(design: Design, op_name: str, index: int, shape: tuple[int, ..
         horizontal=True,
         format_func=lambda m: "Layout (drag axes)" if m == "layout" else "Tuple, e.g. 4,1",
         label_visibility="collapsed",
-        on_change=lambda: state.apply(
-            SCOPE, edits.set_operator_input_mode, op_name, index, st.session_state[mode_key]
-        ),
+        on_change=lambda: state.apply(SCOPE, edits.set_operator_input_mode, op_name, index, st.session_state[mode_key]),
     )
     if mode == "layout" and sharding is not None:
         layouts = list(design.layouts)
@@ -192,9 +188,7 @@ def _input_editor(design: Design, op_name: str, index: int, shape: tuple[int, ..
             "Pieces per dimension",
             value=edits.format_ints(sharding.split or ()),
             key=skey,
-            on_change=lambda: state.apply(
-                SCOPE, edits.set_operator_split_text, op_name, index, st.session_state[skey]
-            ),
+            on_change=lambda: state.apply(SCOPE, edits.set_operator_split_text, op_name, index, st.session_state[skey]),
         )
 
 
@@ -248,4 +242,3 @@ def _output_editor(design: Design, op_name: str, analysis: OperatorAnalysis | No
             lambda dim, axes: state.apply(SCOPE, edits.set_operator_out_dim_axes, op_name, dim, axes),
             pick_label="Pick axes without dragging",
         )
-

@@ -133,4 +133,3 @@ def _model_editor(design: Design) -> None:
     ):
         choices = options if value in options else [value, *options]
         st.selectbox(label, choices, index=choices.index(value), key=key, on_change=_repeat_cb, args=keys)
-

@@ -33,4 +33,3 @@ def render_problems(messages: list[view.Message]) -> None:
         )
     for m in warnings:
         st.caption(f":material/info: `{m.where}` — {m.text}")
-

@@ -107,7 +107,7 @@ def _tensor_picker(design: Design) -> str | None:
 
 
 def placement_mode(sharding: Sharding | None) -> str:
-    """"none" (replicated), "layout" or "tuple"."""
+    """ "none" (replicated), "layout" or "tuple"."""
     return "none" if sharding is None else "layout" if sharding.is_layout else "tuple"
 
 

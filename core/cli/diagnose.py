@@ -27,23 +27,41 @@ from core.workspace import default_workspace
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `diagnose` subcommand."""
-    p = sub.add_parser("diagnose", help="find stragglers, hung ranks and the first failing rank of a run",
-                       description="Read every rank's log once and report stragglers (step time vs the job "
-                                   "median), hung ranks (progress far behind the others) and failure groups "
-                                   "(identical exceptions collapsed, first failing rank marked). "
-                                   "Exit status 1 when a rank failed or hung.")
+    p = sub.add_parser(
+        "diagnose",
+        help="find stragglers, hung ranks and the first failing rank of a run",
+        description="Read every rank's log once and report stragglers (step time vs the job "
+        "median), hung ranks (progress far behind the others) and failure groups "
+        "(identical exceptions collapsed, first failing rank marked). "
+        "Exit status 1 when a rank failed or hung.",
+    )
     p.add_argument("log_dir", type=str, help="msrun --log_dir, mpirun output folder or rank-table run folder")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
-    p.add_argument("--alive", action="store_true",
-                   help="the job is still running: also report the whole job as hung when it went silent")
-    p.add_argument("--straggler-ratio", type=float, default=DiagnoseSettings.straggler_ratio,
-                   help="step time / job median at or above this is a straggler (default %(default)s)")
-    p.add_argument("--mindformers-config", type=str, default=None, metavar="YAML",
-                   help="plan this MindFormers YAML's recipe and set its memory per card beside the measured one "
-                        "(default: the plan the run was launched with, if ShardScope launched it)")
-    p.add_argument("--follow-links", action="store_true",
-                   help="also read logs that are links to files outside LOG_DIR (refused by default)")
+    p.add_argument(
+        "--alive",
+        action="store_true",
+        help="the job is still running: also report the whole job as hung when it went silent",
+    )
+    p.add_argument(
+        "--straggler-ratio",
+        type=float,
+        default=DiagnoseSettings.straggler_ratio,
+        help="step time / job median at or above this is a straggler (default %(default)s)",
+    )
+    p.add_argument(
+        "--mindformers-config",
+        type=str,
+        default=None,
+        metavar="YAML",
+        help="plan this MindFormers YAML's recipe and set its memory per card beside the measured one "
+        "(default: the plan the run was launched with, if ShardScope launched it)",
+    )
+    p.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="also read logs that are links to files outside LOG_DIR (refused by default)",
+    )
     p.set_defaults(func=handle)
 
 
@@ -58,31 +76,41 @@ def _ranks(ranks: list[int], limit: int = 16) -> str:
 
 def report(d: Diagnosis) -> str:
     """Plain-text report: the few lines a person needs first (each made terminal-safe: it quotes log lines)."""
-    lines = [f"ranks: {d.ranks}   median step time: "
-             + (f"{d.median_step_time:.1f} ms ({d.step_time_source})" if d.median_step_time else "-")]
+    lines = [
+        f"ranks: {d.ranks}   median step time: "
+        + (f"{d.median_step_time:.1f} ms ({d.step_time_source})" if d.median_step_time else "-")
+    ]
     if d.failure_groups:
         lines.append(f"failure groups ({len(d.failure_groups)}), likely root cause: rank {d.root_cause}")
         for g in d.failure_groups:
             lines.append(f"  {len(g.ranks)} rank(s): {g.exception}")
-            lines.append(f"    first: rank {g.first_rank} at {_when(g.first_time)} ({g.time_source}); "
-                         f"ranks {_ranks(g.ranks)}")
+            lines.append(
+                f"    first: rank {g.first_rank} at {_when(g.first_time)} ({g.time_source}); ranks {_ranks(g.ranks)}"
+            )
             lines.extend(f"    {e}" for e in g.evidence)
     for e in d.job_errors:
         lines.append(f"job: {e}")
     if d.hung:
         lines.append(f"hung ({len(d.hung)}):")
-        lines.extend(f"  rank {h.rank}: last step {h.last_step:.0f} at {_when(h.last_time)}; {h.reason}"
-                     for h in d.hung[:32])
+        lines.extend(
+            f"  rank {h.rank}: last step {h.last_step:.0f} at {_when(h.last_time)}; {h.reason}" for h in d.hung[:32]
+        )
     if d.stragglers:
         lines.append(f"stragglers ({len(d.stragglers)}):")
-        lines.extend(f"  rank {s.rank}: {s.step_time:.1f} ms/step = {s.ratio:.2f}x the median ({s.source})"
-                     for s in d.stragglers[:32])
+        lines.extend(
+            f"  rank {s.rank}: {s.step_time:.1f} ms/step = {s.ratio:.2f}x the median ({s.source})"
+            for s in d.stragglers[:32]
+        )
     if d.overflow_steps:
-        lines.append(f"loss-scale overflow on {d.overflow_ranks} rank(s) at steps "
-                     + ", ".join(f"{s:.0f}" for s in d.overflow_steps))
+        lines.append(
+            f"loss-scale overflow on {d.overflow_ranks} rank(s) at steps "
+            + ", ".join(f"{s:.0f}" for s in d.overflow_steps)
+        )
     if d.norm_spikes:
-        lines.append("global_norm spikes: " + ", ".join(f"rank {s.rank} step {s.step:.0f} = {s.global_norm:.3g}"
-                                                       for s in d.norm_spikes[:8]))
+        lines.append(
+            "global_norm spikes: "
+            + ", ".join(f"rank {s.rank} step {s.step:.0f} = {s.global_norm:.3g}" for s in d.norm_spikes[:8])
+        )
     if not (d.failure_groups or d.hung or d.stragglers):
         lines.append("no failure, hang or straggler found")
     return "\n".join(terminal_safe(line) for line in lines)
@@ -107,11 +135,15 @@ def memory_lines(memory: dict[str, Any], plan: dict[str, Any] | None) -> list[st
     peaks = {r: m["measured"]["peak_bytes"] for r, m in memory.items() if m["measured"]["peak_bytes"] is not None}
     if peaks:
         low, high = min(peaks, key=peaks.get), max(peaks, key=peaks.get)
-        lines.append(f"device memory measured peak: {peaks[low] / gib:.1f} GiB (rank {low}) to "
-                     f"{peaks[high] / gib:.1f} GiB (rank {high}) on {len(peaks)} rank(s)")
+        lines.append(
+            f"device memory measured peak: {peaks[low] / gib:.1f} GiB (rank {low}) to "
+            f"{peaks[high] / gib:.1f} GiB (rank {high}) on {len(peaks)} rank(s)"
+        )
     elif plan:
-        lines.append("device memory measured: no rank's log has MindSpore's memory statistics "
-                     "(printed at INFO level: GLOG_v=1, or with MS_MEMORY_STATISTIC=1)")
+        lines.append(
+            "device memory measured: no rank's log has MindSpore's memory statistics "
+            "(printed at INFO level: GLOG_v=1, or with MS_MEMORY_STATISTIC=1)"
+        )
     return [terminal_safe(line) for line in lines]
 
 
@@ -128,20 +160,24 @@ def handle(args: argparse.Namespace) -> int:
     notes = folder_notes(log_dir, args.follow_links)
     if not snap.n_ranks and snap.errors.empty:  # nothing to diagnose: say what was seen, not "no failure"
         return fail(" ".join(notes))
-    d = diagnose(snap, now=now_if_alive(args.alive),
-                 settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
+    d = diagnose(snap, now=now_if_alive(args.alive), settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
     plan = run_plan(log_dir, args.mindformers_config)
     # memory: MindSpore's device-memory lines from the end (256 KiB) of each rank's log
     memory: dict[str, Any] = {}
     if args.json or plan:  # the text report shows memory only beside a plan (tails of every rank: a read)
-        tails = {f.rank: tail_lines(f.path, 400, hide_noise=False, max_bytes=1 << 18)
-                 for f in snap.files if f.role == "worker" and f.rank is not None}
+        tails = {
+            f.rank: tail_lines(f.path, 400, hide_noise=False, max_bytes=1 << 18)
+            for f in snap.files
+            if f.role == "worker" and f.rank is not None
+        }
         planned = plan.get("memory_bytes") if plan else None
         memory = memory_report(tails, None if planned is None else dict.fromkeys(tails, planned))
     if args.json:  # json.dumps escapes every control character
         print(json.dumps(d.to_dict() | {"skipped": snap.skipped, "notes": notes, "memory": memory, "plan": plan}))
     else:
-        print("\n".join([report(d), *memory_lines(memory, plan), *skipped_lines(snap),
-                         *(terminal_safe(n) for n in notes)]))
+        print(
+            "\n".join(
+                [report(d), *memory_lines(memory, plan), *skipped_lines(snap), *(terminal_safe(n) for n in notes)]
+            )
+        )
     return 1 if d.failed else 0
-

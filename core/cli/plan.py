@@ -38,8 +38,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="memory per card and communication per step of every dp/mp/pp/sp/optimizer/recompute recipe",
         description="Enumerate every parallel recipe for a LLaMA-style decoder on N cards and propose one that fits.",
     )
-    parser.add_argument("--mindformers-config", type=Path, default=None, metavar="FILE",
-                        help="a MindFormers training YAML: its model, its recipe (marked) and its modelling choices")
+    parser.add_argument(
+        "--mindformers-config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a MindFormers training YAML: its model, its recipe (marked) and its modelling choices",
+    )
     model = parser.add_argument_group("model (the model library's LLaMA-style decoder; not with --mindformers-config)")
     model.add_argument("--hidden", type=int, default=None, help="hidden size h")
     model.add_argument("--heads", type=int, default=None, help="attention heads a")
@@ -49,22 +54,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     model.add_argument("--vocab", type=int, default=None, help="vocabulary size")
     model.add_argument("--seq", type=int, default=None, help="sequence length s")
     model.add_argument("--dtype", default="bf16", help="bf16 (default), fp16 or fp32")
-    parser.add_argument("--global-batch", type=int, default=None, help="sequences per optimizer step (default: the "
-                        "YAML's)")
+    parser.add_argument(
+        "--global-batch", type=int, default=None, help="sequences per optimizer step (default: the YAML's)"
+    )
     parser.add_argument("--devices", type=int, default=None, help="cards N (default: the YAML's dp x mp x pp)")
-    parser.add_argument("--card-memory", type=float, default=None,
-                        help="memory per card in GB (GiB), e.g. 32 or 64 (default: the YAML's max_device_memory)")
+    parser.add_argument(
+        "--card-memory",
+        type=float,
+        default=None,
+        help="memory per card in GB (GiB), e.g. 32 or 64 (default: the YAML's max_device_memory)",
+    )
     choices = parser.add_argument_group("modelling choices (default: the planner's, or the YAML's)")
     choices.add_argument("--param-bytes", type=int, default=None, help="bytes per stored weight element")
     choices.add_argument("--grad-bytes", type=int, default=None, help="bytes per gradient element")
     choices.add_argument("--optimizer-bytes", type=int, default=None, help="optimizer bytes per parameter")
     choices.add_argument("--embedding", choices=EMBEDDING, default=None, help="embedding whole or split over mp")
-    choices.add_argument("--sp-stored-inputs", choices=SP_STORED_INPUTS, default=None,
-                         help="with sequence parallel, the matmul inputs stored as the slice or gathered")
-    choices.add_argument("--attention-scores", choices=ATTENTION_SCORES, default=None,
-                         help="softmax output stored, or not (flash attention)")
-    choices.add_argument("--optimizer-parallel", choices=OPTIMIZER_PARALLEL, default=None,
-                         help="what optimizer parallel splits over dp")
+    choices.add_argument(
+        "--sp-stored-inputs",
+        choices=SP_STORED_INPUTS,
+        default=None,
+        help="with sequence parallel, the matmul inputs stored as the slice or gathered",
+    )
+    choices.add_argument(
+        "--attention-scores",
+        choices=ATTENTION_SCORES,
+        default=None,
+        help="softmax output stored, or not (flash attention)",
+    )
+    choices.add_argument(
+        "--optimizer-parallel", choices=OPTIMIZER_PARALLEL, default=None, help="what optimizer parallel splits over dp"
+    )
     parser.add_argument("--json", action="store_true", help="print the valid recipes as a JSON list")
     parser.add_argument("--all", action="store_true", help="also list invalid recipes (valid: false, reason)")
     parser.set_defaults(func=run)
@@ -78,8 +97,14 @@ def model_from_args(args: argparse.Namespace) -> PlanModel:
     if dtype not in DTYPES:
         raise PlanError(f"--dtype {args.dtype!r} is not supported: use bf16, fp16 or fp32")
     return PlanModel(
-        hidden=args.hidden, heads=args.heads, ffn=args.ffn, layers=args.layers, vocab=args.vocab,
-        seq=args.seq, kv_heads=args.kv_heads, dtype=dtype,
+        hidden=args.hidden,
+        heads=args.heads,
+        ffn=args.ffn,
+        layers=args.layers,
+        vocab=args.vocab,
+        seq=args.seq,
+        kv_heads=args.kv_heads,
+        dtype=dtype,
     )
 
 
@@ -94,8 +119,15 @@ def gib(n: float) -> str:
 def format_rows(evaluations: Sequence[Evaluation]) -> str:
     header = ("recipe", "memory/card", "states", "activations", "comm/step", "bubble", "fits")
     rows = [
-        (e.recipe.label(), gib(e.memory_bytes), gib(e.model_state_bytes), gib(e.activation_bytes),
-         gib(e.comm_bytes), f"{e.bubble:.0%}", "yes" if e.fits else "no")
+        (
+            e.recipe.label(),
+            gib(e.memory_bytes),
+            gib(e.model_state_bytes),
+            gib(e.activation_bytes),
+            gib(e.comm_bytes),
+            f"{e.bubble:.0%}",
+            "yes" if e.fits else "no",
+        )
         for e in evaluations
     ]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
@@ -119,8 +151,10 @@ def text_report(plan: Plan, show_invalid: bool) -> str:
         lines += ["", "Proposed (fits; least recompute and bubble, then least communication):", format_rows([proposal])]
     elif valid:
         least = min(valid, key=lambda e: e.memory_bytes)
-        lines += ["", f"No recipe fits: the least memory per card is {gib(least.memory_bytes)} "
-                  f"({least.recipe.label()})."]
+        lines += [
+            "",
+            f"No recipe fits: the least memory per card is {gib(least.memory_bytes)} ({least.recipe.label()}).",
+        ]
     else:
         lines += ["", "No valid recipe for this model on this many cards."]
     if show_invalid:
@@ -131,8 +165,15 @@ def text_report(plan: Plan, show_invalid: bool) -> str:
 
 
 def choices_from_args(args: argparse.Namespace, base: Choices) -> Choices:
-    names = ("param_bytes", "grad_bytes", "optimizer_bytes", "embedding", "sp_stored_inputs", "attention_scores",
-             "optimizer_parallel")
+    names = (
+        "param_bytes",
+        "grad_bytes",
+        "optimizer_bytes",
+        "embedding",
+        "sp_stored_inputs",
+        "attention_scores",
+        "optimizer_parallel",
+    )
     return with_changes(base, {n: getattr(args, n) for n in names if getattr(args, n) is not None})
 
 
@@ -141,8 +182,11 @@ def card_memory(args: argparse.Namespace, config: MindFormersConfig | None) -> f
     if value is None and config is not None:
         value = config.max_device_memory_gb
     if value is None:
-        raise PlanError("--card-memory GB needed (the YAML has no context.max_device_memory)" if config else
-                        "--card-memory GB needed")
+        raise PlanError(
+            "--card-memory GB needed (the YAML has no context.max_device_memory)"
+            if config
+            else "--card-memory GB needed"
+        )
     if not 0 < value <= MAX_CARD_MEMORY_GB:
         raise PlanError(f"--card-memory must be > 0 and at most {MAX_CARD_MEMORY_GB:g} GB, got {value:g}")
     return value
@@ -151,9 +195,11 @@ def card_memory(args: argparse.Namespace, config: MindFormersConfig | None) -> f
 def config_report(config: MindFormersConfig, chosen: Evaluation, plan: Plan, path: Path) -> str:
     lines = [f"{path.name}: {config.recipe.label()} on {config.devices} cards (the YAML's recipe)"]
     if chosen.valid:
-        lines.append(f"  {gib(chosen.memory_bytes)} per card ({gib(chosen.model_state_bytes)} states + "
-                     f"{gib(chosen.activation_bytes)} activations) of {gib(plan.card_memory_bytes)}: "
-                     f"{'fits' if chosen.fits else 'does NOT fit'}; comm {gib(chosen.comm_bytes)}/step")
+        lines.append(
+            f"  {gib(chosen.memory_bytes)} per card ({gib(chosen.model_state_bytes)} states + "
+            f"{gib(chosen.activation_bytes)} activations) of {gib(plan.card_memory_bytes)}: "
+            f"{'fits' if chosen.fits else 'does NOT fit'}; comm {gib(chosen.comm_bytes)}/step"
+        )
     else:
         lines.append(f"  cannot run as planned: {chosen.reason}")
     lines.append("  choices: " + ", ".join(f"{k} {v}" for k, v in plan.choices.to_dict().items()))
@@ -166,8 +212,12 @@ def config_json(config: MindFormersConfig, chosen: Evaluation, rows: list[dict[s
     recipe = chosen.to_dict()
     if chosen.valid:  # Megatron-LM's formulas next to ours, part by part, with the cause of each difference
         recipe["second_opinion"] = [
-            {"part": d.part, "shardscope_bytes": round(d.shardscope), "megatron_bytes": round(d.megatron),
-             "cause": d.cause}
+            {
+                "part": d.part,
+                "shardscope_bytes": round(d.shardscope),
+                "megatron_bytes": round(d.megatron),
+                "cause": d.cause,
+            }
             for d in second_opinion(config.model, chosen)
         ]
     return {

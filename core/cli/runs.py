@@ -196,8 +196,13 @@ def _launch_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--wait", action="store_true", help="wait for the end and return its exit status")
     run.add_argument("--name", help="run id (default: time + scenario)")
     run.add_argument("--workspace", help="workspace (default: $SHARDSCOPE_WORKSPACE or ./workspace)")
-    run.add_argument("--node-exec", action="append", default=[], metavar="K=COMMAND",
-                     help="also start node K of a multi-node msrun job here, behind COMMAND (e.g. 'ip netns exec ns2')")
+    run.add_argument(
+        "--node-exec",
+        action="append",
+        default=[],
+        metavar="K=COMMAND",
+        help="also start node K of a multi-node msrun job here, behind COMMAND (e.g. 'ip netns exec ns2')",
+    )
     own = run.add_argument_group("your own script")
     own.add_argument("--script", help="the entry script (e.g. train.py or MindFormers' run_mindformer.py)")
     own.add_argument("--devices", type=int, help="total workers")
@@ -211,10 +216,17 @@ def _launch_parser(sub: argparse._SubParsersAction) -> None:
     own.add_argument("--cluster-time-out", type=int, default=600, help="msrun --cluster_time_out (s)")
     own.add_argument("--mindformers-config", help="MindFormers YAML: passes --config and checks parallel_config")
     own.add_argument("--run-mode", default="train", help="MindFormers --run_mode")
-    own.add_argument("--python", help="the interpreter of your training environment for msrun, the scheduler and "
-                     "every worker (default: the dashboard's); preflight checks that it imports mindspore")
-    own.add_argument("--device-target", choices=["CPU", "GPU", "Ascend"], default="CPU",
-                     help="what the script runs on (CPU: mpirun also starts MindSpore's scheduler)")
+    own.add_argument(
+        "--python",
+        help="the interpreter of your training environment for msrun, the scheduler and "
+        "every worker (default: the dashboard's); preflight checks that it imports mindspore",
+    )
+    own.add_argument(
+        "--device-target",
+        choices=["CPU", "GPU", "Ascend"],
+        default="CPU",
+        help="what the script runs on (CPU: mpirun also starts MindSpore's scheduler)",
+    )
     own.add_argument("--partition", help="Slurm partition")
     own.add_argument("--account", help="Slurm account")
     own.add_argument("--time", help="Slurm time limit (e.g. 01:00:00)")
@@ -225,8 +237,11 @@ def _launch_parser(sub: argparse._SubParsersAction) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     _launch_parser(sub)
-    halt = sub.add_parser("stop", help="stop a run (SIGINT or scancel, then SIGKILL) and verify nothing is left; "
-                          "a watched folder's run is only forgotten")
+    halt = sub.add_parser(
+        "stop",
+        help="stop a run (SIGINT or scancel, then SIGKILL) and verify nothing is left; "
+        "a watched folder's run is only forgotten",
+    )
     halt.add_argument("run")
     halt.add_argument("--grace", type=float, default=15.0, help="seconds between SIGINT and SIGKILL")
     halt.add_argument("--workspace")

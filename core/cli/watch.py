@@ -22,16 +22,22 @@ MAX_ROWS_PER_UPDATE = 200  # loss rows printed one by one per update; more: the 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `watch` subcommand."""
-    p = sub.add_parser("watch", help="follow a run's per-rank logs (loss, stalls, crashes)",
-                       description="Print new loss rows as they arrive and a per-rank status table.")
+    p = sub.add_parser(
+        "watch",
+        help="follow a run's per-rank logs (loss, stalls, crashes)",
+        description="Print new loss rows as they arrive and a per-rank status table.",
+    )
     p.add_argument("log_dir", type=str, help="msrun --log_dir, mpirun output folder or rank-table run folder")
     p.add_argument("--polling", action="store_true", help="poll instead of inotify (NFS/shared filesystems)")
     p.add_argument("--once", action="store_true", help="print a summary and exit (exit code 1 if a rank crashed)")
     p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
     p.add_argument("--stall-after", type=float, default=60.0, help="seconds without a new line = stalled")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between status tables")
-    p.add_argument("--follow-links", action="store_true",
-                   help="also read logs that are links to files outside LOG_DIR (refused by default)")
+    p.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="also read logs that are links to files outside LOG_DIR (refused by default)",
+    )
     p.set_defaults(func=handle)
 
 
@@ -68,8 +74,9 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     """What `--once` prints: layout, rank count, loss rows, status table and fatal errors."""
     evals = snap.evals
     n_eval = len(evals.drop_duplicates(["file", "offset"])) if not evals.empty else 0
-    out = [f"{snap.log_dir}: layout={snap.layout}, ranks={snap.n_ranks}, loss rows={len(snap.metrics)}, "
-           f"eval rows={n_eval}"]
+    out = [
+        f"{snap.log_dir}: layout={snap.layout}, ranks={snap.n_ranks}, loss rows={len(snap.metrics)}, eval rows={n_eval}"
+    ]
     labels = metric_labels(snap.metric_keys)
     if labels:
         out.append("metrics: " + ", ".join(terminal_safe(x) for x in labels))
@@ -81,8 +88,10 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
         out.append("errors:")
         for _, e in errs.iterrows():
             rank = "?" if pd.isna(e["rank"]) else str(int(e["rank"]))
-            out.append(f"  [{e['kind']}] rank {rank} {terminal_safe(e['file'])}:{e['line']}: "
-                       f"{terminal_safe(e['message'])[:160]}")
+            out.append(
+                f"  [{e['kind']}] rank {rank} {terminal_safe(e['file'])}:{e['line']}: "
+                f"{terminal_safe(e['message'])[:160]}"
+            )
     return "\n".join(out)
 
 
@@ -92,8 +101,10 @@ def no_rows_help(snap: RunSnapshot) -> str:
     shapes = line_shapes(f.path for f in snap.files if f.role == "worker")
     if not shapes:
         return "no loss rows: no line of the rank logs carries a number"
-    out = ["no loss rows: no line has a loss key and a number. Most frequent line shapes with numbers "
-           "(digits as #); give --loss-regex with a named group `loss` (and step, epoch) for yours:"]
+    out = [
+        "no loss rows: no line has a loss key and a number. Most frequent line shapes with numbers "
+        "(digits as #); give --loss-regex with a named group `loss` (and step, epoch) for yours:"
+    ]
     out += [f"  {s.count:>7} x {terminal_safe(s.shape)[:160]}" for s in shapes]
     return "\n".join(out)
 
@@ -112,8 +123,9 @@ def new_rows(m: pd.DataFrame, start: int, limit: int = MAX_ROWS_PER_UPDATE) -> l
         return [_row_line(*row) for row in zip(*cols, strict=True)]
     last = new.drop_duplicates("rank", keep="last").sort_values("rank")
     shown = last.head(limit)
-    lines = [_row_line(*row) for row in zip(*(shown[k].to_numpy() for k in ("rank", "epoch", "step", "loss")),
-                                           strict=True)]
+    lines = [
+        _row_line(*row) for row in zip(*(shown[k].to_numpy() for k in ("rank", "epoch", "step", "loss")), strict=True)
+    ]
     more = f" (first {limit} of {len(last)} ranks)" if len(last) > limit else ""
     return [*lines, f"... {len(new):,} new loss rows since the last update: the last one per rank above{more}"]
 
@@ -121,8 +133,10 @@ def new_rows(m: pd.DataFrame, start: int, limit: int = MAX_ROWS_PER_UPDATE) -> l
 def behind_line(behind: int, was: int) -> str | None:
     """What to say when the reader falls behind the writer, or catches up again (None: nothing new)."""
     if behind and not was:
-        return (f"behind: {behind / 2**20:,.1f} MiB written and not read yet (the logs grow faster than they "
-                "are read); reading on")
+        return (
+            f"behind: {behind / 2**20:,.1f} MiB written and not read yet (the logs grow faster than they "
+            "are read); reading on"
+        )
     if was and not behind:
         return "caught up: every line written so far is read"
     return None
@@ -143,8 +157,7 @@ def _count(printed: dict[tuple[int, str], int], rows: pd.DataFrame) -> None:
         printed[(int(rank), str(file))] = printed.get((int(rank), str(file)), 0) + int(n)
 
 
-def follow(watcher: RunWatcher, interval: float, stall_after: float,
-           notes_now: Callable[[], list[str]] = list) -> None:
+def follow(watcher: RunWatcher, interval: float, stall_after: float, notes_now: Callable[[], list[str]] = list) -> None:
     """Print new loss rows, errors, how far behind the reader is, and the status table until Ctrl-C;
     while no rank log is read, `notes_now()` says what the folder holds and why (again when it changes)."""
     last_notes: list[str] = []
@@ -208,8 +221,7 @@ def handle(args: argparse.Namespace) -> int:
             return 1  # nothing read is not a healthy run
         return 1 if snap.crashed_ranks() else 0
     try:
-        watcher = RunWatcher(log_dir, polling=args.polling, loss_regex=args.loss_regex,
-                             follow_links=args.follow_links)
+        watcher = RunWatcher(log_dir, polling=args.polling, loss_regex=args.loss_regex, follow_links=args.follow_links)
     except LogFormatError as exc:
         return fail(str(exc))
     print(f"watching {log_dir} ({'polling' if args.polling else 'inotify'}); Ctrl-C to stop", flush=True)

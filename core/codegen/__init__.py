@@ -51,13 +51,12 @@ def validate_options(options: RunOptions) -> None:
     validate_fields(options)
     job_launcher(options)
 
+
 def _check_design(design: Design) -> None:
     if not isinstance(design, Design):
         raise CodegenError("design must be a core.design.Design")
     if not is_safe_name(design.name):
-        raise CodegenError(
-            f"design name {design.name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-'"
-        )
+        raise CodegenError(f"design name {design.name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-'")
     if not isinstance(design.description, str):
         raise CodegenError("design description must be text")
 

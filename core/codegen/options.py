@@ -142,14 +142,11 @@ def validate_fields(options: RunOptions) -> None:
             )
     if not isinstance(options.master_addr, str) or not _HOST.fullmatch(options.master_addr):
         raise CodegenError(
-            f"master address {options.master_addr!r} is not an IPv4 address or host name "
-            "(letters, digits, '-' and '.')"
+            f"master address {options.master_addr!r} is not an IPv4 address or host name (letters, digits, '-' and '.')"
         )
     _int(options.master_port, "master port", 1024, 65535)
     if not isinstance(options.log_dir, str) or not _PLAIN.fullmatch(options.log_dir):
-        raise CodegenError(
-            f"log folder {options.log_dir!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-'"
-        )
+        raise CodegenError(f"log folder {options.log_dir!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-'")
     if options.dataset == "mnist":
         check_text_path(options.data_path, "DATA_PATH")
     _int(options.synthetic_samples, "synthetic samples", 8, 10_000_000)

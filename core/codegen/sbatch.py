@@ -94,8 +94,12 @@ def _header(spec: BatchSpec) -> list[str]:
         f"#SBATCH --cpus-per-task={int(spec.cpus_per_task)}",
         "#SBATCH --output=slurm-%j.out",
     ]
-    for flag, value in (("partition", spec.partition), ("account", spec.account), ("time", spec.time),
-                        ("gres", spec.gres)):
+    for flag, value in (
+        ("partition", spec.partition),
+        ("account", spec.account),
+        ("time", spec.time),
+        ("gres", spec.gres),
+    ):
         if value:
             lines.append(f"#SBATCH --{flag}={value}")
     return lines
@@ -135,10 +139,10 @@ def sbatch_script(spec: BatchSpec) -> str:
         'echo "job $SLURM_JOB_ID: scheduler on $FIRST_NODE ($MS_SCHED_HOST:$MS_SCHED_PORT), $MS_WORKER_NUM workers"',
         'MS_ROLE=MS_SCHED "${WORKER[@]}" > "$LOG_DIR/scheduler.log" 2>&1 &',
         "SCHED_PID=$!",
-        "# One task per worker; $0 is the log folder, the worker's argv follows as \"$@\" (never parsed by a shell).",
+        '# One task per worker; $0 is the log folder, the worker\'s argv follows as "$@" (never parsed by a shell).',
         f"srun --ntasks={int(spec.tasks)} --ntasks-per-node={int(spec.tasks_per_node)} --kill-on-bad-exit=1 \\",
-        "  bash -c 'export MS_ROLE=MS_WORKER MS_NODE_ID=\"$SLURM_PROCID\"; "
-        "exec \"$@\" > \"$0/worker_$SLURM_PROCID.log\" 2>&1' \\",
+        '  bash -c \'export MS_ROLE=MS_WORKER MS_NODE_ID="$SLURM_PROCID"; '
+        'exec "$@" > "$0/worker_$SLURM_PROCID.log" 2>&1\' \\',
         '  "$LOG_DIR" "${WORKER[@]}"',
         "WORKERS_STATUS=$?",
         'if [ "$WORKERS_STATUS" -ne 0 ]; then kill "$SCHED_PID" 2>/dev/null; fi',

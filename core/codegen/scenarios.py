@@ -92,7 +92,7 @@ def _train_semi_auto(options: RunOptions) -> list[str]:
     if options.time_monitor:  # the line TimeMonitor prints, so the Monitor reads both alike
         loop += [
             "        elapsed_ms = (time.time() - start) * 1000",
-            '        per_step = elapsed_ms / max(steps, 1)',
+            "        per_step = elapsed_ms / max(steps, 1)",
             '        print("Train epoch time: %.3f ms, per step time: %.3f ms" % (elapsed_ms, per_step), flush=True)',
         ]
     return [
@@ -102,7 +102,7 @@ def _train_semi_auto(options: RunOptions) -> list[str]:
         "    with no_init_parameters():  # parameters are created already sharded when the graph compiles",
         "        net = Network()",
         "        optimizer = nn.Adam(net.trainable_params(), learning_rate=LEARNING_RATE)",
-        "    parallel_step = AutoParallel(make_train_step(NetWithLoss(net), optimizer), parallel_mode=\"semi_auto\")",
+        '    parallel_step = AutoParallel(make_train_step(NetWithLoss(net), optimizer), parallel_mode="semi_auto")',
         '    parallel_step.dataset_strategy("full_batch")  # every rank reads the global batch the design describes',
         "    data = create_dataset()",
         *loop,
@@ -113,7 +113,7 @@ def _train_multi_copy(options: RunOptions) -> list[str]:
     return [
         "def run():",
         f'    """Multi-copy: each batch split into {options.interleave_num} copies along dimension 0 so one copy\'s',
-        "    communication overlaps the other's computation; the printed loss is the sum over the copies.\"\"\"",
+        '    communication overlaps the other\'s computation; the printed loss is the sum over the copies."""',
         *_distributed(options),
         "    with no_init_parameters():",
         "        net = Network()",
@@ -206,9 +206,7 @@ def _check_strategies(design: Design, options: RunOptions, code: NetworkCode) ->
             )
     batch = code.inputs[0].shape[0]
     if options.scenario == "sapp_pipeline" and batch % options.micro_batches:
-        raise CodegenError(
-            f"the design's batch {batch} must be divisible by the {options.micro_batches} micro-batches"
-        )
+        raise CodegenError(f"the design's batch {batch} must be divisible by the {options.micro_batches} micro-batches")
     if options.scenario == "multi_copy" and batch % options.interleave_num:
         raise CodegenError(f"the design's batch {batch} must be divisible by interleave_num {options.interleave_num}")
 
@@ -253,4 +251,3 @@ def render_train_py(design: Design, options: RunOptions) -> tuple[str, NetworkCo
         trainpy.main_block(code.has_block),
     ]
     return "\n".join(parts), code
-

@@ -58,30 +58,31 @@ def net_with_loss(code: NetworkCode) -> str:
     if code.loss == "cross_entropy":
         classes = code.output_shape[-1]
         loss_ctor = "nn.CrossEntropyLoss()"
-        loss_line = (
-            f"        return self.loss(ops.reshape(out, (-1, {classes})), ops.reshape(target, (-1,)))"
-        )
+        loss_line = f"        return self.loss(ops.reshape(out, (-1, {classes})), ops.reshape(target, (-1,)))"
         doc = f"Cross-entropy over the last dimension ({classes} classes) of the network's output."
     else:
         loss_ctor = "nn.MSELoss()"
         loss_line = "        return self.loss(ops.reshape(out, target.shape), target)"
         doc = "Mean squared error between the network's output and a target of its shape."
-    return "\n".join(
-        [
-            "class NetWithLoss(nn.Cell):",
-            f'    """{doc}"""',
-            "",
-            "    def __init__(self, network):",
-            "        super().__init__()",
-            "        self.network = network",
-            f"        self.loss = {loss_ctor}",
-            "",
-            f"    def construct(self, {', '.join(names)}, target):",
-            *casts,
-            f"        out = ops.cast(self.network({', '.join(names)}), ms.float32)",
-            loss_line,
-        ]
-    ) + "\n"
+    return (
+        "\n".join(
+            [
+                "class NetWithLoss(nn.Cell):",
+                f'    """{doc}"""',
+                "",
+                "    def __init__(self, network):",
+                "        super().__init__()",
+                "        self.network = network",
+                f"        self.loss = {loss_ctor}",
+                "",
+                f"    def construct(self, {', '.join(names)}, target):",
+                *casts,
+                f"        out = ops.cast(self.network({', '.join(names)}), ms.float32)",
+                loss_line,
+            ]
+        )
+        + "\n"
+    )
 
 
 def _target_lines(code: NetworkCode, batch: int) -> list[str]:
@@ -102,8 +103,7 @@ def _target_lines(code: NetworkCode, batch: int) -> list[str]:
             return [
                 f"        features = self.{x}.reshape(size, -1)[:, :{_FEATURES}]",
                 f"        projection = rng.standard_normal((features.shape[1], {labels * classes})).astype(np.float32)",
-                "        scores = (features @ projection).reshape(size, "
-                f"{labels}, {classes})",
+                f"        scores = (features @ projection).reshape(size, {labels}, {classes})",
                 "        self.target = np.argmax(scores, axis=-1).astype(np.int32)",
             ]
         return [f"        self.target = rng.integers(0, {classes}, (size, {labels})).astype(np.int32)"]
@@ -166,8 +166,12 @@ def dataset(code: NetworkCode, options: RunOptions) -> str:
 
 def _mnist_dataset(code: NetworkCode) -> list[str]:
     (image,) = code.inputs if len(code.inputs) == 1 else (None,)
-    if image is None or image.high or math.prod(image.shape[1:]) != 784 or code.loss != "cross_entropy" or (
-        code.output_shape[-1] != 10
+    if (
+        image is None
+        or image.high
+        or math.prod(image.shape[1:]) != 784
+        or code.loss != "cross_entropy"
+        or (code.output_shape[-1] != 10)
     ):
         raise CodegenError(
             "the MNIST dataset needs a design with one float input of 784 features per sample and a "
@@ -175,11 +179,9 @@ def _mnist_dataset(code: NetworkCode) -> list[str]:
         )
     return [
         "    if CHECK:  # check mode needs no download",
-        "        dataset = ds.GeneratorDataset(SyntheticData(), "
-        + lit([image.name, "target"])
-        + ", shuffle=False)",
+        "        dataset = ds.GeneratorDataset(SyntheticData(), " + lit([image.name, "target"]) + ", shuffle=False)",
         "        return dataset.batch(batch_size, drop_remainder=True)",
-        "    dataset_path = os.getenv(\"DATA_PATH\", DEFAULT_DATA_PATH)",
+        '    dataset_path = os.getenv("DATA_PATH", DEFAULT_DATA_PATH)',
         "    dataset = ds.MnistDataset(dataset_path, num_shards=num_shards, shard_id=shard_id)",
         "    image_transforms = [",
         "        ds.vision.Rescale(1.0 / 255.0, 0),",
@@ -271,22 +273,21 @@ def main_block(has_block: bool) -> str:
         if has_block
         else []
     )
-    return "\n".join(
-        [
-            "def main():",
-            "    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])",
-            '    parser.add_argument("--check", action="store_true", help="2 real training steps on this CPU")',
-            *layers,
-            '    parser.add_argument("--batch", type=int, help="check mode: samples per step (default the design\'s)")',
-            "    args = parser.parse_args()",
-            "    if args.check:",
-            *(f"    {line}" for line in set_layers),
-            "        check(args.batch or BATCH)",
-            "    else:",
-            "        run()",
-            "",
-            "",
-            'if __name__ == "__main__":',
-            "    main()",
-        ]
-    ) + "\n"
+    lines = [
+        "def main():",
+        "    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])",
+        '    parser.add_argument("--check", action="store_true", help="2 real training steps on this CPU")',
+        *layers,
+        '    parser.add_argument("--batch", type=int, help="check mode: samples per step (default the design\'s)")',
+        "    args = parser.parse_args()",
+        "    if args.check:",
+        *(f"    {line}" for line in set_layers),
+        "        check(args.batch or BATCH)",
+        "    else:",
+        "        run()",
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    main()",
+    ]
+    return "\n".join(lines) + "\n"

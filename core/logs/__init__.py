@@ -21,6 +21,7 @@ Map (one concern per module; imports run down this list, never up):
 from __future__ import annotations
 
 from core.logs.discover import LogFile, discover_logs
+from core.logs.filestate import FATAL_KINDS, MAX_PARTIAL_LINE, ErrorKind, ReaderSettings
 from core.logs.formats import (
     FORMATS,
     LogFormat,
@@ -30,7 +31,6 @@ from core.logs.formats import (
     parse_loss_line,
     user_format,
 )
-from core.logs.parser import FATAL_KINDS, MAX_PARTIAL_LINE, ErrorKind, ReaderSettings
 from core.logs.reader import ERROR_COLUMNS, EVAL_COLUMNS, METRIC_COLUMNS, TIMING_COLUMNS, RunSnapshot, read_run
 from core.logs.status import STATES, RankState, rank_status, tail_lines
 from core.logs.watcher import RunWatcher

@@ -43,7 +43,7 @@ _LM = rb"epoch: (\d+),? step: (\d+),? loss is (" + NUM + rb")\r?(?=\n)"
 RE_LM_AT = re.compile(_LM)
 _DIGITS_W = 12  # epoch/step digit runs parsed by numpy; longer ones take the exact Python path
 _VALUE_W = 24  # loss values parsed by numpy; longer ones (and nan/inf/exponents) take `float`
-_POW10 = np.array([10.0 ** k for k in range(19)])  # exact: every 10**k with k <= 22 is a double
+_POW10 = np.array([10.0**k for k in range(19)])  # exact: every 10**k with k <= 22 is a double
 _MANTISSA_MAX = 1 << 53  # integers up to here are exact doubles, so mantissa / 10**k is correctly rounded
 
 
@@ -104,8 +104,10 @@ class Rows:
         self._flush()
         self._last = self.last()
         blocks, self._blocks = self._blocks, []
-        extras = {name: (np.asarray(rows, dtype=np.int64) - self._taken, np.asarray(vals, dtype=np.float64))
-                  for name, (rows, vals) in self._extras.items()}
+        extras = {
+            name: (np.asarray(rows, dtype=np.int64) - self._taken, np.asarray(vals, dtype=np.float64))
+            for name, (rows, vals) in self._extras.items()
+        }
         self._extras = {}
         self._taken = self._n
         if len(blocks) == 1:
@@ -241,15 +243,15 @@ def _decimals_matrix(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, 
 
 
 _CLASS = np.zeros(256, dtype=np.uint8)
-_CLASS[ord("0"):ord("9") + 1] = 1
+_CLASS[ord("0") : ord("9") + 1] = 1
 _CLASS[ord(".")] = 2
 _CLASS[ord("-")] = _CLASS[ord("+")] = 3
 _COLS = np.arange(_VALUE_W)
-_POW10_INT = np.array([10 ** k for k in range(19)], dtype=np.int64)
+_POW10_INT = np.array([10**k for k in range(19)], dtype=np.int64)
 
 
 _LONG_DOUBLE = np.finfo(np.longdouble).nmant >= 63  # x87 80-bit: 10**k (k <= 27) and 18-digit integers exact
-_POW10_LD = np.array([10 ** k for k in range(19)], dtype=np.longdouble)
+_POW10_LD = np.array([10**k for k in range(19)], dtype=np.longdouble)
 
 
 def _long_double_div(mantissa: np.ndarray, frac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -298,13 +300,14 @@ def literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
     i = 0
     while i < len(text):
         width = next(w for w in (8, 4, 2, 1) if w <= len(text) - i)
-        ok &= _unaligned(chunk, width)[at + i] == int.from_bytes(text[i:i + width], "little")
+        ok &= _unaligned(chunk, width)[at + i] == int.from_bytes(text[i : i + width], "little")
         i += width
     return ok
 
 
-def candidate_starts(chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None = None,
-                     newlines: list[np.ndarray] | None = None) -> np.ndarray:
+def candidate_starts(
+    chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None = None, newlines: list[np.ndarray] | None = None
+) -> np.ndarray:
     """Start of every line after a newline in `chunk[:end]` that `RE_SCAN` matches: a line that
     does not begin with `[` or a newline, or begins with `[E`/`[C` (metric lines behind a `[...]`
     prefix are found by their keywords: `keyword_pos`).
@@ -316,7 +319,7 @@ def candidate_starts(chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None
     inside `chunk[:end]`. `keyword_pos` (from `keyword_positions`): the lines holding them are
     candidates too, whatever they begin with.
     """
-    packed = np.packbits(chunk[:max(end - 2, 0)] == 10)  # bit 7 - (i % 8) of byte i // 8: chunk[i] is "\n"
+    packed = np.packbits(chunk[: max(end - 2, 0)] == 10)  # bit 7 - (i % 8) of byte i // 8: chunk[i] is "\n"
     hit = np.flatnonzero(packed != 0)  # bytes with at least one newline
     bits = np.flatnonzero(np.unpackbits(packed[hit]).view(bool))
     nl = hit[bits >> 3] * 8 + (bits & 7)
@@ -325,8 +328,9 @@ def candidate_starts(chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None
     keep = (first != 0x5B) & (first != 0x0A)
     keep |= (pair == 0x455B) | (pair == 0x435B)  # "[E", "[C"
     if newlines is not None:  # every newline of chunk[:end] for the caller (the last two are not in nl)
-        newlines.append(np.concatenate([nl, [p for p in (end - 2, end - 1) if p >= 0 and chunk[p] == 10]])
-                        .astype(np.int64))
+        newlines.append(
+            np.concatenate([nl, [p for p in (end - 2, end - 1) if p >= 0 and chunk[p] == 10]]).astype(np.int64)
+        )
     if keyword_pos is not None and len(keyword_pos):
         line = np.searchsorted(nl, keyword_pos) - 1  # the last newline before each keyword
         keep[line[line >= 0]] = True  # (a keyword on the first line: the caller reads that line itself)
@@ -348,8 +352,11 @@ def keyword_positions(buf: bytes | bytearray, end: int, scratch: bytearray) -> n
     """
     if len(scratch) < end:
         scratch.extend(bytes(end - len(scratch)))
-    np.bitwise_or(np.frombuffer(buf, dtype=np.uint8, count=end), np.uint8(0x20),
-                  out=np.frombuffer(scratch, dtype=np.uint8, count=end))
+    np.bitwise_or(
+        np.frombuffer(buf, dtype=np.uint8, count=end),
+        np.uint8(0x20),
+        out=np.frombuffer(scratch, dtype=np.uint8, count=end),
+    )
     found: list[int] = []
     for kw, pattern in _RE_KEYWORDS.items():
         if kw == b"loss" or scratch.find(kw, 0, end) != -1:
@@ -374,8 +381,7 @@ def lm_row(m: re.Match, off: int, obs_time: float) -> tuple:
     return tuple(row)
 
 
-def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int,
-              obs_time: float) -> tuple[np.ndarray, np.ndarray]:
+def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: float) -> tuple[np.ndarray, np.ndarray]:
     """Find, among the candidate lines at `starts`, the LossMonitor lines numpy can read exactly and
     build their rows column-wise: returns (mask over `starts`, rows of the masked lines).
 

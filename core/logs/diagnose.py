@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from core.logs.filestate import ErrorKind
 from core.logs.metrics import infer_steps_per_epoch
-from core.logs.parser import ErrorKind
-from core.logs.reader import RunSnapshot
+from core.logs.snapshot import RunSnapshot
 
 __all__ = ["DiagnoseSettings", "Diagnosis", "FailureGroup", "Hung", "NormSpike", "Straggler", "diagnose"]
 
@@ -132,15 +132,19 @@ def _json_safe(value: object) -> object:
 
 # ----------------------------------------------------------------------------- step times
 
+
 def rank_step_times(snap: RunSnapshot) -> tuple[pd.Series, pd.Series]:
     """Each rank's median step time in ms and where it came from, in order of trust: the log's own
     per-step time (MindFormers `per_step_time`), TimeMonitor / MindYOLO step-time lines, then the
     gaps between time-stamped loss lines divided by the steps between them."""
     m = snap.metrics
-    per_row = (m.groupby("rank")["step_time_ms"].median() if not m.empty and m["step_time_ms"].notna().any()
-               else pd.Series(dtype=float))
+    per_row = (
+        m.groupby("rank")["step_time_ms"].median()
+        if not m.empty and m["step_time_ms"].notna().any()
+        else pd.Series(dtype=float)
+    )
     t = snap.timings
-    timed = (t.groupby("rank")["step_time_ms"].median() if not t.empty else pd.Series(dtype=float))
+    timed = t.groupby("rank")["step_time_ms"].median() if not t.empty else pd.Series(dtype=float)
     gaps = pd.Series(dtype=float)
     # line-time gaps count only for ranks with neither of the others (at 1,024 x 2,000 MindFormers rows,
     # which all carry per_step_time, the gaps were 100 ms of every live tick)
@@ -163,8 +167,9 @@ def rank_step_times(snap: RunSnapshot) -> tuple[pd.Series, pd.Series]:
     return value, source
 
 
-def _stragglers(times: pd.Series, sources: pd.Series, skip: set[int],
-                settings: DiagnoseSettings) -> tuple[list[Straggler], float | None, str]:
+def _stragglers(
+    times: pd.Series, sources: pd.Series, skip: set[int], settings: DiagnoseSettings
+) -> tuple[list[Straggler], float | None, str]:
     ok = times.dropna()
     ok = ok[~ok.index.isin(list(skip))]
     if len(ok) < 2:
@@ -175,11 +180,15 @@ def _stragglers(times: pd.Series, sources: pd.Series, skip: set[int],
         return [], median, source
     ratio = ok / median
     slow = ratio[ratio >= settings.straggler_ratio].sort_values(ascending=False)
-    return [Straggler(int(r), float(ok[r]), median, round(float(q), 3), str(sources[r])) for r, q in slow.items()], \
-        median, source
+    return (
+        [Straggler(int(r), float(ok[r]), median, round(float(q), 3), str(sources[r])) for r, q in slow.items()],
+        median,
+        source,
+    )
 
 
 # ----------------------------------------------------------------------------- progress and hangs
+
 
 def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
     """Per rank: global step of its last loss line and the time of its last progress."""
@@ -208,8 +217,13 @@ def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
     return out
 
 
-def _hung(progress: pd.DataFrame, failed: set[int], median_step_ms: float | None, now: float | None,
-          settings: DiagnoseSettings) -> tuple[list[Hung], float | None, float | None]:
+def _hung(
+    progress: pd.DataFrame,
+    failed: set[int],
+    median_step_ms: float | None,
+    now: float | None,
+    settings: DiagnoseSettings,
+) -> tuple[list[Hung], float | None, float | None]:
     """Ranks far behind the job that stopped moving. The job's progress is measured over every rank
     that did not fail, finished ones included: a rank that stopped at step 120 while all the others
     finished at 200 is compared with them, not only with itself (finished ranks used to be dropped)."""
@@ -234,8 +248,7 @@ def _hung(progress: pd.DataFrame, failed: set[int], median_step_ms: float | None
         b, t, g = float(behind[rank]), alive.at[rank, "last_step"], gap[rank]
         last_t = alive.at[rank, "last_time"]
         if not done.empty:
-            reason = (f"stopped at step {t:.0f} of {reference:.0f} without an error ({len(done)} other rank(s) "
-                      "finished)")
+            reason = f"stopped at step {t:.0f} of {reference:.0f} without an error ({len(done)} other rank(s) finished)"
         elif g == g:
             reason = f"{b:.0f} steps behind the median; last progress {g:.0f} s before the others'"
         else:
@@ -249,8 +262,15 @@ def _hung(progress: pd.DataFrame, failed: set[int], median_step_ms: float | None
             for rank, row in alive.iterrows():
                 if int(rank) not in listed:
                     t = row["last_time"]
-                    out.append(Hung(int(rank), float(row["last_step"]), None if t != t else float(t), 0.0,
-                                    f"whole job silent for {silent:.0f} s (~{silent / step_s:.0f} step times)"))
+                    out.append(
+                        Hung(
+                            int(rank),
+                            float(row["last_step"]),
+                            None if t != t else float(t),
+                            0.0,
+                            f"whole job silent for {silent:.0f} s (~{silent / step_s:.0f} step times)",
+                        )
+                    )
     out.sort(key=lambda h: (-h.behind_steps, h.rank))
     return out, median_last, silent
 
@@ -289,9 +309,11 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
             times = exc["log_time"].dropna()
         else:
             pick = rows.iloc[0]
-            key = ("msrun: worker exited with an exception (no traceback in its log)"
-                   if (rows["kind"] == ErrorKind.WORKER_EXIT).any()
-                   else "scheduler: node timed out (no traceback in its log)")
+            key = (
+                "msrun: worker exited with an exception (no traceback in its log)"
+                if (rows["kind"] == ErrorKind.WORKER_EXIT).any()
+                else "scheduler: node timed out (no traceback in its log)"
+            )
             times = pd.Series(dtype=float)
         if not times.empty:
             t, src = float(times.min()), "log time"
@@ -315,8 +337,16 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
         evidence = sorted(set(g["evidence"]))
         if len(evidence) > 10:
             evidence = [*evidence[:10], f"... and {len(evidence) - 10} more"]
-        groups.append(FailureGroup(key, ranks_sorted, int(first_rank),
-                                   None if first_time != first_time else float(first_time), src, evidence))
+        groups.append(
+            FailureGroup(
+                key,
+                ranks_sorted,
+                int(first_rank),
+                None if first_time != first_time else float(first_time),
+                src,
+                evidence,
+            )
+        )
     groups.sort(key=lambda g: (-len(g.ranks), g.first_time if g.first_time is not None else math.inf))
     return groups, job_errors
 
@@ -335,16 +365,18 @@ def _nan_groups(snap: RunSnapshot, have: set[int]) -> list[FailureGroup]:
     first = first[~first["rank"].astype(int).isin(list(have))]
     ranks = snap.ranks.set_index("rank")
     by_kind: dict[str, list[tuple[float, int, str, str]]] = {}
-    for rank, step, loss_value, t in zip(first["rank"].astype(int), first["step"], first["loss"], first["time"],
-                                         strict=True):
+    for rank, step, loss_value, t in zip(
+        first["rank"].astype(int), first["step"], first["loss"], first["time"], strict=True
+    ):
         kind = "nan" if loss_value != loss_value else "inf"
         src = "log time"
         if t != t:
             t = ranks.at[rank, "mtime"] if rank in ranks.index else _NAN
             src = "file mtime" if t == t else "none"
         step_text = "?" if step != step else f"{step:.0f}"
-        by_kind.setdefault(kind, []).append((float(t), int(rank), src, f"rank {rank}: loss {loss_value} at step "
-                                                                       f"{step_text}"))
+        by_kind.setdefault(kind, []).append(
+            (float(t), int(rank), src, f"rank {rank}: loss {loss_value} at step {step_text}")
+        )
     groups = []
     for kind, rows in by_kind.items():
         timed = [r for r in rows if r[0] == r[0]]
@@ -352,12 +384,21 @@ def _nan_groups(snap: RunSnapshot, have: set[int]) -> list[FailureGroup]:
         evidence = [x[3] for x in sorted(rows, key=lambda x: x[1])]
         if len(evidence) > 10:
             evidence = [*evidence[:10], f"... and {len(evidence) - 10} more"]
-        groups.append(FailureGroup(f"loss is {kind} (the training loss stopped being a finite number)",
-                                   sorted(x[1] for x in rows), r, None if t != t else t, src, evidence))
+        groups.append(
+            FailureGroup(
+                f"loss is {kind} (the training loss stopped being a finite number)",
+                sorted(x[1] for x in rows),
+                r,
+                None if t != t else t,
+                src,
+                evidence,
+            )
+        )
     return groups
 
 
 # ----------------------------------------------------------------------------- health
+
 
 def _overflow(snap: RunSnapshot, settings: DiagnoseSettings) -> tuple[list[float], int]:
     m = snap.metrics
@@ -384,6 +425,7 @@ def _norm_spikes(snap: RunSnapshot, settings: DiagnoseSettings) -> list[NormSpik
 
 # ----------------------------------------------------------------------------- entry point
 
+
 def diagnose(snap: RunSnapshot, now: float | None = None, settings: DiagnoseSettings | None = None) -> Diagnosis:
     """Diagnose a run from its snapshot. `now` (unix time) also checks whether the whole job went
     silent: pass it only while the job is meant to be running (a finished run's logs are silent too)."""
@@ -399,11 +441,18 @@ def diagnose(snap: RunSnapshot, now: float | None = None, settings: DiagnoseSett
     overflow_steps, overflow_ranks = _overflow(snap, settings)
     return Diagnosis(
         ranks=int((snap.ranks["rank"] >= 0).sum()) if not snap.ranks.empty else 0,
-        stragglers=stragglers, hung=hung, failure_groups=groups,
-        median_step_time=median_ms, step_time_source=source, median_last_step=median_last,
+        stragglers=stragglers,
+        hung=hung,
+        failure_groups=groups,
+        median_step_time=median_ms,
+        step_time_source=source,
+        median_last_step=median_last,
         last_step=None if furthest != furthest else float(furthest),
-        job_errors=job_errors, overflow_steps=overflow_steps, overflow_ranks=overflow_ranks,
-        norm_spikes=_norm_spikes(snap, settings), silent_s=silent,
+        job_errors=job_errors,
+        overflow_steps=overflow_steps,
+        overflow_ranks=overflow_ranks,
+        norm_spikes=_norm_spikes(snap, settings),
+        silent_s=silent,
     )
 
 

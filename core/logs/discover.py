@@ -86,8 +86,11 @@ _RULES: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"(?:^|/)slurm-\d+[_.-](\d+)\." + _LOG_EXT + "$"), "worker", "slurm"),
     # sbatch/srun --output=NAME-%j-%t.out (job id, then task id): Slurm's own .out/.err names only
     (re.compile(r"(?:^|/)[\w.]+-\d+-(\d+)\.(?:out|err)$"), "worker", "slurm"),
-    (re.compile(r"(?:^|/)(?:[\w-]+[._-])?(?:out|err|stdout|stderr|output|task)[._-](\d+)(?:\." + _LOG_EXT + ")?$"),
-     "worker", "slurm"),
+    (
+        re.compile(r"(?:^|/)(?:[\w-]+[._-])?(?:out|err|stdout|stderr|output|task)[._-](\d+)(?:\." + _LOG_EXT + ")?$"),
+        "worker",
+        "slurm",
+    ),
     (re.compile(r"(?:^|/)rank[_-]?(\d+)/[^/]+\." + _LOG_EXT + "$"), "worker", "rank_dir"),
     (re.compile(r"(?:^|/)rank[_-]?(\d+)\." + _LOG_EXT + "$"), "worker", "rank_dir"),
 ]
@@ -95,8 +98,7 @@ _LAUNCHER_NAME = re.compile(r"^[^/]+\." + _LOG_EXT + "$")
 # a launcher's own output is not a rank's, even when it is the only file so far (the workers' come later)
 _LAUNCHER_OUTPUT = re.compile(r"^(?:msrun|mpirun|launcher|launch|scheduler)[\w.-]*$")
 _LOGLIKE = re.compile(r"(?:\." + _LOG_EXT + r"(?:\.\d+)?|/log|^log|stdout|stderr)$")
-_PRIORITY = {"msrun": 0, "mindformers": 1, "mpirun": 2, "rank_table": 3, "model_zoo": 4, "slurm": 5,
-             "rank_dir": 6}
+_PRIORITY = {"msrun": 0, "mindformers": 1, "mpirun": 2, "rank_table": 3, "model_zoo": 4, "slurm": 5, "rank_dir": 6}
 
 
 def _match(rel: str) -> tuple[str, int | None, str, str] | None:
@@ -106,7 +108,7 @@ def _match(rel: str) -> tuple[str, int | None, str, str] | None:
         m = pattern.search(rel)
         if m:
             rank = int(m.group(1)) if m.groups() else None
-            return role, rank, layout, rel[: m.start() + (1 if rel[m.start():m.start() + 1] == "/" else 0)]
+            return role, rank, layout, rel[: m.start() + (1 if rel[m.start() : m.start() + 1] == "/" else 0)]
     return None
 
 
@@ -114,8 +116,7 @@ def _inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
-def _scan(root: Path, found: Discovery, follow_links: bool, max_entries: int
-          ) -> list[tuple[Path, str, int, str]]:
+def _scan(root: Path, found: Discovery, follow_links: bool, max_entries: int) -> list[tuple[Path, str, int, str]]:
     """Every file under `root` (bounded depth and count) as (path, rel, depth, kind); refused links and
     unlistable folders go to `found.skipped`."""
     root_real = os.path.realpath(root)
@@ -142,8 +143,11 @@ def _scan(root: Path, found: Discovery, follow_links: bool, max_entries: int
                 if is_link:
                     real = os.path.realpath(entry.path)
                     if not follow_links and not _inside(real, root_real):
-                        found.skip(rel, f"a link to {real}, outside the chosen folder (not followed; ask to "
-                                        "follow links to read it)")
+                        found.skip(
+                            rel,
+                            f"a link to {real}, outside the chosen folder (not followed; ask to "
+                            "follow links to read it)",
+                        )
                         continue
                     mode = os.stat(entry.path).st_mode
                 else:
@@ -189,8 +193,12 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
     have_workers = any(f.role == "worker" for f in found.files)
     loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOGLIKE.search(r)]
     single = None
-    if (not have_workers and len(loglike) == 1 and not found.truncated
-            and not _LAUNCHER_OUTPUT.match(loglike[0][1].rsplit("/", 1)[-1])):
+    if (
+        not have_workers
+        and len(loglike) == 1
+        and not found.truncated
+        and not _LAUNCHER_OUTPUT.match(loglike[0][1].rsplit("/", 1)[-1])
+    ):
         single = loglike[0][1]
         found.files.append(LogFile(loglike[0][0], single, "worker", 0, "single"))  # one log file: rank 0
     names = {r for _, r in loglike}
@@ -204,8 +212,11 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
         elif depth == 0 and _LAUNCHER_NAME.match(rel):
             found.files.append(LogFile(path, rel, "launcher", None, "other"))
         else:
-            found.skip(rel, "no rank number in its path (worker_N.log, rank_N/, rank.N/, deviceN/, "
-                            "train_parallelN/, slurm-J_N.out)")
+            found.skip(
+                rel,
+                "no rank number in its path (worker_N.log, rank_N/, rank.N/, deviceN/, "
+                "train_parallelN/, slurm-J_N.out)",
+            )
     order = {"worker": 0, "errors": 1, "scheduler": 2, "launcher": 3}
     found.files.sort(key=lambda f: (order[f.role], -1 if f.rank is None else f.rank, f.rel))
     return found
@@ -214,11 +225,13 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
 def _pick_groups(groups: dict[tuple[str, str], list[LogFile]], found: Discovery) -> list[LogFile]:
     """Every group of rank logs whose ranks no bigger group already has (biggest first, then the
     shallowest folder, then the launcher's priority); the others are skipped with the reason."""
+
     def ranks(files: list[LogFile]) -> set[int]:
         return {f.rank for f in files if f.role == "worker" and f.rank is not None}
 
-    order = sorted(groups.items(), key=lambda kv: (-len(ranks(kv[1])), kv[0][1].count("/"),
-                                                   _PRIORITY.get(kv[0][0], 9), kv[0][1]))
+    order = sorted(
+        groups.items(), key=lambda kv: (-len(ranks(kv[1])), kv[0][1].count("/"), _PRIORITY.get(kv[0][0], 9), kv[0][1])
+    )
     taken: dict[int, str] = {}
     out: list[LogFile] = []
     for (_layout, group), files in order:
@@ -226,8 +239,11 @@ def _pick_groups(groups: dict[tuple[str, str], list[LogFile]], found: Discovery)
         if clash:
             where = taken[clash[0]]
             for f in files:
-                found.skip(f.rel, f"rank {clash[0]} is already read from {where} (another run or a copy in "
-                                  f"another layout; point at {group or '.'} to read this one)")
+                found.skip(
+                    f.rel,
+                    f"rank {clash[0]} is already read from {where} (another run or a copy in "
+                    f"another layout; point at {group or '.'} to read this one)",
+                )
             continue
         for f in files:
             if f.role == "worker" and f.rank is not None:
@@ -244,16 +260,21 @@ def discover_logs(log_dir: Path | str, max_entries: int = 20000, follow_links: b
 def explain_empty(found: Discovery, folder: str, limit: int = 8) -> str:
     """One paragraph for a folder with no rank log: which files were seen and why none was taken."""
     if found.n_seen == 0 and not found.skipped:
-        return (f"{folder} holds no files yet (waiting for worker_N.log, rank_N/info.log, 1/rank.N/stdout, "
-                "deviceN/train.logN, train_parallelN/log or slurm-J_N.out).")
-    launchers = [f"{f.rel}: no rank number in its name (read for failures only, as a launcher's output)"
-                 for f in found.files if f.role != "worker"]
+        return (
+            f"{folder} holds no files yet (waiting for worker_N.log, rank_N/info.log, 1/rank.N/stdout, "
+            "deviceN/train.logN, train_parallelN/log or slurm-J_N.out)."
+        )
+    launchers = [
+        f"{f.rel}: no rank number in its name (read for failures only, as a launcher's output)"
+        for f in found.files
+        if f.role != "worker"
+    ]
     reasons = launchers + [f"{s.rel}: {s.why}" for s in found.skipped]
     shown = "; ".join(reasons[:limit])
     total = len(launchers) + found.n_skipped
     more = f"; and {total - limit} more" if total > limit else ""
     cut = " The scan stopped at its entry limit." if found.truncated else ""
-    return (f"{folder}: {found.n_seen} file(s) seen, none read as a rank log: {shown}{more}.{cut}")
+    return f"{folder}: {found.n_seen} file(s) seen, none read as a rank log: {shown}{more}.{cut}"
 
 
 def folder_notes(log_dir: Path | str, follow_links: bool = False) -> list[str]:

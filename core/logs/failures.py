@@ -20,35 +20,51 @@ import re
 __all__ = ["fatal_quick", "fatal_reason"]
 
 _CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
-_ERROR_LEVEL = re.compile(rb"^\[(?:ERROR|EXCEPTION|E)\b|^\[?[0-9:\-T ,.]*\]?\s*(?:\S+\s+)?(?:ERROR|FATAL)\b|"
-                          rb"\b(?:ERROR|FATAL)\s*[-:|]")
+_ERROR_LEVEL = re.compile(
+    rb"^\[(?:ERROR|EXCEPTION|E)\b|^\[?[0-9:\-T ,.]*\]?\s*(?:\S+\s+)?(?:ERROR|FATAL)\b|"
+    rb"\b(?:ERROR|FATAL)\s*[-:|]"
+)
 _SIGNALS = rb"Segmentation fault|Aborted|Killed|Bus error|Illegal instruction|Floating point exception"
 # Ordered: the first name that matches is the reason's kind.
 _SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     ("critical", re.compile(rb"^\[CRITICAL\]|\s(?:CRITICAL|FATAL)\s+-\s")),  # MindSpore's, python logging's
     # CANN error codes are E + a letter + 4 digits, written as a code: `EI0002:`, `[EE9999]`, `code EJ0001`
     ("CANN error", re.compile(rb"(?<![A-Za-z0-9_])E[A-Z][0-9]{4}(?=[:\]]|\s+(?:error|Error))")),
-    ("glibc abort", re.compile(rb"(?:malloc_consolidate|malloc|free|munmap_chunk|realloc|corrupted)\(\): "
-                               rb"(?:invalid|corrupted|unaligned|memory corruption|unsorted)|"
-                               rb"double free or corruption|corrupted size vs\. prev_size|"
-                               rb"corrupted double-linked list|\*\*\* stack smashing detected")),
+    (
+        "glibc abort",
+        re.compile(
+            rb"(?:malloc_consolidate|malloc|free|munmap_chunk|realloc|corrupted)\(\): "
+            rb"(?:invalid|corrupted|unaligned|memory corruption|unsorted)|"
+            rb"double free or corruption|corrupted size vs\. prev_size|"
+            rb"corrupted double-linked list|\*\*\* stack smashing detected"
+        ),
+    ),
     # the shell's or the kernel's word on a dead process: `run.sh: line 7: 4242 Killed  python train.py`,
     # `Segmentation fault (core dumped)`, `Fatal Python error: Segmentation fault`, `Out of memory: Killed process`
-    ("signal", re.compile(rb"^\s*(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?\s*$|"
-                          rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
-                          rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill")),
+    (
+        "signal",
+        re.compile(
+            rb"^\s*(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?\s*$|"
+            rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
+            rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill"
+        ),
+    ),
 ]
-_TIMEOUT = re.compile(rb"(?i)(?:\b(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|"
-                      rb"meta server|watchdog|notify wait|socket|heartbeat|rendezvous)\b.*\b"
-                      rb"(?:time ?out|timed out|times out|timing out)\b|\b(?:time ?out|timed out|times out)\b.*\b"
-                      rb"(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|watchdog)\b)")
+_TIMEOUT = re.compile(
+    rb"(?i)(?:\b(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|"
+    rb"meta server|watchdog|notify wait|socket|heartbeat|rendezvous)\b.*\b"
+    rb"(?:time ?out|timed out|times out|timing out)\b|\b(?:time ?out|timed out|times out)\b.*\b"
+    rb"(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|watchdog)\b)"
+)
 
 
 # A quick test every signature passes (first letter, then the rest): one search of ~1 us a line instead
 # of five regexes (~8 us); it may let an ordinary line through, never stop a fatal one.
-_QUICK = re.compile(rb"[ABCEFIKOSTcdst(](?:RITICAL|ATAL|[A-Z][0-9]{4}|\): |ouble free|orrupted|tack smashing|"
-                    rb"egmentation fault|borted|illed|us error|llegal instruction|loating point exception|"
-                    rb"ore dumped|atal Python error|ut of memory|ime ?[Oo]ut|imed out|imes out|iming out|IME ?OUT)")
+_QUICK = re.compile(
+    rb"[ABCEFIKOSTcdst(](?:RITICAL|ATAL|[A-Z][0-9]{4}|\): |ouble free|orrupted|tack smashing|"
+    rb"egmentation fault|borted|illed|us error|llegal instruction|loating point exception|"
+    rb"ore dumped|atal Python error|ut of memory|ime ?[Oo]ut|imed out|imes out|iming out|IME ?OUT)"
+)
 
 
 def fatal_quick() -> re.Pattern[bytes]:

@@ -35,8 +35,10 @@ _RE_EVAL_WORD = re.compile(rb"(?i)(?<![\w/.])(?:eval\w*|valid\w*|val|test\w*)(?!
 _RE_EVAL_START = re.compile(rb"(?i)(?:eval\w*|valid\w*|val)(?![\w/.])")  # an eval message without a loss key
 _EVAL_QUAL = {b"val", b"valid", b"validation", b"eval", b"evaluation", b"test", b"testing", b"dev"}
 _WORD = rb"[A-Za-z][A-Za-z0-9_]*"
-_NUMV = (rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
-         rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?![A-Za-z]))")
+_NUMV = (
+    rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
+    rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?![A-Za-z]))"
+)
 _RE_KV = re.compile(
     rb"(?<![\w.\-/\\])(" + _WORD + rb"(?:[ \t]+(?:" + _WORD + rb"|\([A-Za-z/%]+\))){0,5})['\"]?"
     rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")"
@@ -53,23 +55,41 @@ _RE_PREFIX = re.compile(
 _RE_LINE_TS = re.compile(rb"^[ \t]*(?:\[[A-Z]+\][ \t]*)?\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[,.](\d{1,6}))?")
 _TS_CACHE: dict[bytes, float] = {}
 # A byte that cannot follow a whole number: its presence means the regex matched only a prefix.
-_NUMBER_TAIL = frozenset(bytes([c]) for c in b"0123456789_.xXpPeE" + bytes(range(ord("a"), ord("z") + 1))
-                         + bytes(range(ord("A"), ord("Z") + 1)))
+_NUMBER_TAIL = frozenset(
+    bytes([c])
+    for c in b"0123456789_.xXpPeE" + bytes(range(ord("a"), ord("z") + 1)) + bytes(range(ord("A"), ord("Z") + 1))
+)
 
 EPOCH_KEYS = frozenset({"epoch", "epochs", "cur_epoch", "epoch_num"})
 STEP_KEYS = frozenset({"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "it"})
 FIXED_ALIASES: dict[str, str] = {
     **dict.fromkeys(("lr", "cur_lr", "learning_rate"), "lr"),
-    **dict.fromkeys(("per_step_time", "step_time", "time", "per_step_time_ms", "step_time_ms",
-                     "elapsed_time_per_iteration_ms"), "step_time_ms"),
+    **dict.fromkeys(
+        ("per_step_time", "step_time", "time", "per_step_time_ms", "step_time_ms", "elapsed_time_per_iteration_ms"),
+        "step_time_ms",
+    ),
     **dict.fromkeys(("global_norm", "grad_norm", "gradient_norm"), "global_norm"),
     **dict.fromkeys(("loss_scale",), "loss_scale"),
-    **dict.fromkeys(("throughput", "train_throughput", "throughput_per_npu", "train_throughput_per_npu"),
-                    "throughput"),
+    **dict.fromkeys(("throughput", "train_throughput", "throughput_per_npu", "train_throughput_per_npu"), "throughput"),
 }
 """Normalised key -> the fixed column it fills (ROW_FIELDS); any other key is a column of its own."""
-_RESERVED = frozenset({"rank", "offset", "file", "time", "global_step", "relative_s", "wall_time", "epoch",
-                       "step", "loss", "epochs_total", "steps_total", "overflow"})
+_RESERVED = frozenset(
+    {
+        "rank",
+        "offset",
+        "file",
+        "time",
+        "global_step",
+        "relative_s",
+        "wall_time",
+        "epoch",
+        "step",
+        "loss",
+        "epochs_total",
+        "steps_total",
+        "overflow",
+    }
+)
 
 
 def to_float(raw: bytes) -> float:
@@ -124,19 +144,19 @@ _RE_PAIR_TAIL = re.compile(rb"[ \t]*/[ \t]*(" + NUM + rb")")
 
 def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], tuple[int, int]] | None:
     """The loss (and running average of a `[a/b]` pair) after the key at `pos`, with the loss's span."""
-    head = line[pos:pos + 24]
+    head = line[pos : pos + 24]
     if head.startswith((b"Tensor(", b"(Tensor(", b"[Tensor(")):
         m = _RE_TENSOR_VALUE.search(line, pos)
         return (to_float(m.group(1)), _NAN, m.span(1), (-1, -1)) if m else None
     start = pos + (1 if head[:1] in (b"[", b"(") else 0)
-    while line[start:start + 1] in (b" ", b"\t"):
+    while line[start : start + 1] in (b" ", b"\t"):
         start += 1
     m = _RE_NUM.match(line, start)
-    if not m or line[m.end():m.end() + 1] in _NUMBER_TAIL:
+    if not m or line[m.end() : m.end() + 1] in _NUMBER_TAIL:
         return None  # `0x1p3`, `1_000`, `4.5e`: not a whole number; never cut it to a prefix
     value, avg, avg_span = to_float(m.group(0)), _NAN, (m.end(), m.end())
     pair = _RE_PAIR_TAIL.match(line, m.end())
-    if pair and line[pair.end():pair.end() + 1] not in _NUMBER_TAIL:
+    if pair and line[pair.end() : pair.end() + 1] not in _NUMBER_TAIL:
         avg, avg_span = to_float(pair.group(1)), pair.span(1)
     return value, avg, m.span(), avg_span
 
@@ -157,8 +177,21 @@ def _set(read: LineRead, column: str, value: float, key: str, span: tuple[int, i
         read.spans[column] = span
 
 
-_FIELD_COLUMNS = frozenset({"epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr",
-                            "global_norm", "loss_scale", "overflow", "throughput"})
+_FIELD_COLUMNS = frozenset(
+    {
+        "epoch",
+        "step",
+        "epochs_total",
+        "steps_total",
+        "loss",
+        "step_time_ms",
+        "lr",
+        "global_norm",
+        "loss_scale",
+        "overflow",
+        "throughput",
+    }
+)
 
 
 def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
@@ -207,7 +240,7 @@ def read_line(line: bytes | str) -> LineRead | None:
         value, avg, span, avg_span = got
         read = LineRead(eval=_is_eval(line, key.start()))
         _set(read, "loss", value, "loss", span)
-        if avg == avg or (span[1] < len(line) and b"/" in line[span[1]:span[1] + 4]):
+        if avg == avg or (span[1] < len(line) and b"/" in line[span[1] : span[1] + 4]):
             _set(read, "loss_avg", avg, "loss_avg", avg_span)
         _metrics(read, line, span)
         break
@@ -238,9 +271,17 @@ def _epoch_step(read: LineRead, line: bytes) -> None:
             if m.group(3):
                 _set(read, kind + "s_total", float(m.group(3)), m.group(1).decode().lower(), m.span(3))
     f = read.fields
-    if ("epoch" in pairs and "step" in pairs and pairs["epoch"].group(3) and pairs["step"].group(3)
-            and f.get("epochs_total") is not None and f.get("steps_total") is not None and "loss" in f
-            and read.keys.get("step") == "step" and read.spans["step"] == pairs["step"].span(2)):
+    if (
+        "epoch" in pairs
+        and "step" in pairs
+        and pairs["epoch"].group(3)
+        and pairs["step"].group(3)
+        and f.get("epochs_total") is not None
+        and f.get("steps_total") is not None
+        and "loss" in f
+        and read.keys.get("step") == "step"
+        and read.spans["step"] == pairs["step"].span(2)
+    ):
         # MindYOLO: global step = (epoch - 1) x steps per epoch + step
         f["step"] = (f["epoch"] - 1) * f["steps_total"] + f["step"]
         read.spans["step"] = (-1, -1)  # not a plain copy of one number: the bulk path must not take it
@@ -255,8 +296,19 @@ _DIGIT_MASK = bytes.maketrans(b"0123456789", b"##########")
 _RE_WORD_DIGIT = re.compile(rb"(?<=[A-Za-z_])\d+|(?<=[A-Za-z_]\d)\d+")
 
 
-_ROW_COLUMNS = ("epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "global_norm",
-                "loss_scale", "overflow", "throughput")  # core.logs.formats.ROW_FIELDS but time
+_ROW_COLUMNS = (
+    "epoch",
+    "step",
+    "epochs_total",
+    "steps_total",
+    "loss",
+    "step_time_ms",
+    "lr",
+    "global_norm",
+    "loss_scale",
+    "overflow",
+    "throughput",
+)  # core.logs.formats.ROW_FIELDS but time
 
 
 @dataclass(frozen=True)
@@ -331,8 +383,9 @@ def no_row_template(line: bytes) -> LineTemplate:
 
 
 def _word_digits(line: bytes) -> tuple[tuple[int, int], ...]:
-    return tuple((m.start() + i, line[m.start() + i]) for m in _RE_WORD_DIGIT.finditer(line)
-                 for i in range(m.end() - m.start()))
+    return tuple(
+        (m.start() + i, line[m.start() + i]) for m in _RE_WORD_DIGIT.finditer(line) for i in range(m.end() - m.start())
+    )
 
 
 def shape_key(line: bytes) -> bytes:

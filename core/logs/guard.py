@@ -29,8 +29,9 @@ def validate_log_dir(path: Path | str, max_entries: int = MAX_DIR_ENTRIES) -> Pa
     if not text.strip():
         raise LogDirError("no log folder given")
     if len(text) > MAX_PATH_CHARS or "\x00" in text:
-        raise LogDirError(f"the log folder path is too long or invalid ({len(text):,} characters; "
-                          f"the limit is {MAX_PATH_CHARS:,})")
+        raise LogDirError(
+            f"the log folder path is too long or invalid ({len(text):,} characters; the limit is {MAX_PATH_CHARS:,})"
+        )
     folder = expand_home(text)
     try:
         if not folder.exists():
@@ -50,8 +51,10 @@ def validate_log_dir(path: Path | str, max_entries: int = MAX_DIR_ENTRIES) -> Pa
             for _ in it:
                 count += 1
                 if count > max_entries:
-                    raise LogDirError(f"{_short(str(folder))} has more than {max_entries:,} entries: "
-                                      "not a run's log folder (pick the run's own log folder)")
+                    raise LogDirError(
+                        f"{_short(str(folder))} has more than {max_entries:,} entries: "
+                        "not a run's log folder (pick the run's own log folder)"
+                    )
     except PermissionError:
         raise LogDirError(f"{_short(str(folder))} is not readable (permission denied)") from None
     except OSError as exc:

@@ -42,8 +42,12 @@ class MemoryUse:
     actual_peak: int | None = None
 
     def to_dict(self) -> dict[str, int | None]:
-        return {"device_bytes": self.device, "mindspore_bytes": self.mindspore, "peak_bytes": self.peak,
-                "actual_peak_bytes": self.actual_peak}
+        return {
+            "device_bytes": self.device,
+            "mindspore_bytes": self.mindspore,
+            "peak_bytes": self.peak,
+            "actual_peak_bytes": self.actual_peak,
+        }
 
 
 def parse_memory(lines: Iterable[str]) -> MemoryUse | None:
@@ -76,13 +80,18 @@ def memory_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     for rank, entry in report.items():
         planned, measured = entry["planned"], entry["measured"]
         peak = measured["peak_bytes"]
-        rows.append({
-            "rank": int(rank),
-            "planned GiB": None if planned is None else round(planned / gib, 2),
-            "peak GiB": None if peak is None else round(peak / gib, 2),
-            "peak with fragments GiB": (None if measured["actual_peak_bytes"] is None
-                                        else round(measured["actual_peak_bytes"] / gib, 2)),
-            "device GiB": None if measured["device_bytes"] is None else round(measured["device_bytes"] / gib, 2),
-            "peak vs plan %": None if planned is None or peak is None else round(100.0 * (peak - planned) / planned, 1),
-        })
+        rows.append(
+            {
+                "rank": int(rank),
+                "planned GiB": None if planned is None else round(planned / gib, 2),
+                "peak GiB": None if peak is None else round(peak / gib, 2),
+                "peak with fragments GiB": (
+                    None if measured["actual_peak_bytes"] is None else round(measured["actual_peak_bytes"] / gib, 2)
+                ),
+                "device GiB": None if measured["device_bytes"] is None else round(measured["device_bytes"] / gib, 2),
+                "peak vs plan %": None
+                if planned is None or peak is None
+                else round(100.0 * (peak - planned) / planned, 1),
+            }
+        )
     return sorted(rows, key=lambda r: r["rank"])

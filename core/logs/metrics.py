@@ -105,8 +105,9 @@ def _rank_counter(df: pd.DataFrame) -> np.ndarray:
     return df.groupby("rank").cumcount().to_numpy(dtype=np.float64) + 1
 
 
-def rank_grid(rank: np.ndarray, x: np.ndarray, value: np.ndarray,
-              max_cols: int = 1000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rank_grid(
+    rank: np.ndarray, x: np.ndarray, value: np.ndarray, max_cols: int = 1000
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A rank x step grid of `value` (mean per cell), the step axis cut into at most `max_cols` equal bins.
 
     Returns (grid of shape (n_ranks, n_cols) with NaN where a rank has no point, the sorted ranks,
@@ -236,8 +237,14 @@ def rank_band(df: pd.DataFrame, x: str = "global_step", y: str = "loss") -> pd.D
         return pd.DataFrame(columns=[x, "mean", "min", "max", "n_ranks"])
     clean = df[[x, y, "rank"]].replace([np.inf, -np.inf], np.nan).dropna(subset=[x])
     grouped = clean.groupby(x, sort=True)[y]
-    out = pd.DataFrame({"mean": grouped.mean(), "min": grouped.min(), "max": grouped.max(),
-                        "n_ranks": clean.groupby(x, sort=True)["rank"].nunique()})
+    out = pd.DataFrame(
+        {
+            "mean": grouped.mean(),
+            "min": grouped.min(),
+            "max": grouped.max(),
+            "n_ranks": clean.groupby(x, sort=True)["rank"].nunique(),
+        }
+    )
     return out.reset_index()
 
 
@@ -274,8 +281,9 @@ def downsample(x: np.ndarray, y: np.ndarray, n_out: int = N_OUT) -> np.ndarray:
     return np.sort(keep)
 
 
-def outlier_range(values: np.ndarray | pd.Series, lower: float = 5.0, upper: float = 95.0,
-                  pad: float = 0.1) -> tuple[float, float] | None:
+def outlier_range(
+    values: np.ndarray | pd.Series, lower: float = 5.0, upper: float = 95.0, pad: float = 0.1
+) -> tuple[float, float] | None:
     """A y range that ignores outliers (TensorBoard's "ignore outliers"): the [lower, upper] percentile
     span padded by `pad` of its height on each side. None when there is nothing finite."""
     v = np.asarray(values, dtype=np.float64)

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from enum import StrEnum
 
 import numpy as np
 
@@ -21,128 +18,52 @@ from core.logs.bulk import (
     RE_LM_AT,
     RE_SCAN,
     ROW_KEYS,
-    Rows,
     candidate_starts,
     keyword_positions,
     keyword_starts,
     lm_block,
     lm_row,
 )
-from core.logs.discover import LogFile
 from core.logs.failures import fatal_reason
+from core.logs.filestate import (
+    FATAL_KINDS,
+    MAX_PARTIAL_LINE,
+    ErrorKind,
+    FileState,
+    ReaderSettings,
+    add_read,
+    add_rows,
+    last_log_time,
+    row_tuple,
+)
 from core.logs.formats import (
     ERROR_PREFIXES,
     NUM,
     RE_EXC_LINE,
-    ROW_FIELDS,
     LogFormat,
     line_time,
     parse_step_time_line,
     read_loss,
     to_float,
 )
-from core.logs.general import LineRead, LineTemplate, make_template, no_row_template, shape_key
+from core.logs.general import LineTemplate, make_template, no_row_template, shape_key
 from core.logs.plain import worth_a_look
 from core.logs.templated import Shapes, extra_names, template_block
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
-MAX_PARTIAL_LINE = 1 << 20
-"""Longest incomplete line we hold in memory (1 MiB); past it the line is dropped and counted."""
 _NAN = float("nan")
 _OFFSET = ROW_KEYS.index("offset")
 _SMALL_BLOCK = 16 << 10  # bytes below which candidate lines are found by RE_SCAN (same starts)
 
 
-class ErrorKind(StrEnum):
-    """What an error row is (the `kind` column; the strings are what the snapshot always held)."""
-
-    EXCEPTION = "exception"
-    NAN = "nan"
-    WORKER_EXIT = "worker_exit"
-    TIMEOUT = "timeout"
-    ERROR_LOG = "error_log"
-    OVERLONG_LINE = "overlong_line"
-
-
-FATAL_KINDS = (ErrorKind.EXCEPTION, ErrorKind.NAN, ErrorKind.WORKER_EXIT, ErrorKind.TIMEOUT)
-"""Error kinds that end a rank (the others are only reported)."""
-
-
-@dataclass(frozen=True)
-class ReaderSettings:
-    """Block sizes of the reader, passed in (tests shrink them so tiny inputs cross every path)."""
-
-    read_block: int = 8 << 20  # bytes read and parsed per step while catching up (the next one is read
-    # meanwhile); small enough that a block is still in cache when numpy scans it (32 MB was ~30 % slower)
-    prefetch_min: int = 1 << 20  # a rest smaller than this is read in line, without the helper thread
-    block_min: int = 64  # chunks with at least this many candidate lines are classified by numpy
-    shape_min: int = 256  # ... and lines of known shapes read in bulk (core.logs.templated) from this many
-    max_partial_line: int = MAX_PARTIAL_LINE
-    tb_carry_max: int = 64 << 10  # traceback context kept across reads
-    keep_buf: int = 1 << 20  # read buffer a watcher keeps between refreshes
-
-
-_RE_TIMEMONITOR = re.compile(
-    rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms"
-)
+_RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms")
 _RE_MS_LOG = re.compile(rb"^\[(\w+)\]\s+(\w+)\((\d+)[,:][^)]*\):(\S+)\s+\[[^\]]*\](?:\s+\w+\])?\s?(.*)$")
 _RE_TIMED_OUT = re.compile(rb"The node: (\d+) is timed out")
 _RE_WORKER_EXIT = re.compile(rb"Worker process (\d+) exit with exception")
 _RE_UNREGISTERED = re.compile(rb"Node (\d+) has unregistered")
 _RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
 _RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
-
-
-def _add_rows(st: FileState, block: np.ndarray, extras: dict[str, np.ndarray], lo: int, hi: int,
-              block_min: int) -> None:
-    """Rows lo:hi of a bulk block (and their other metrics) into the file's rows."""
-    part = block[lo:hi]
-    # a few rows go as a block too: keyword lines (`val` in chatter) cut the bulk rows into short runs
-    if len(part) >= min(block_min, 4):
-        st.rows.add_block(part, {name: col[lo:hi] for name, col in extras.items()})
-        return
-    for i, row in enumerate(part.tolist()):
-        more = {name: float(col[lo + i]) for name, col in extras.items() if col[lo + i] == col[lo + i]}
-        st.rows.append(tuple(row), more)
-
-
-@dataclass
-class FileState:
-    """Everything we know about one file: read position, held partial line, parsed rows."""
-
-    info: LogFile
-    offset: int = 0  # file size when we last looked (a smaller size means truncation)
-    consumed: int = 0  # absolute offset just after the last complete line parsed
-    skipping: bool = False  # inside an over-long line: drop bytes until its newline
-    dropped_bytes: int = 0
-    dropped_lines: int = 0
-    head: bytes = b""
-    ino: int = -1
-    size: int = 0
-    mtime: float = _NAN
-    last_growth: float = _NAN
-    pid: int | None = None
-    restarts: int = 0
-    live: bool = False  # rows get the observation time (the file was read while being written)
-    tb_start: int | None = None  # offset of a pending "Traceback" header
-    tb_carry: bytes = b""
-    rows: Rows = field(default_factory=Rows)  # ROW_KEYS rows, file order
-    timings: list[tuple] = field(default_factory=list)
-    evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset)
-    metric_keys: dict[str, str] = field(default_factory=dict)  # column -> the key as the log spells it
-    errors: list[dict] = field(default_factory=list)
-    unregistered: set[int] = field(default_factory=set)
-    rotated: bool = False  # renamed away by log rotation: its rows stay, before the current file's
-    unreadable: str | None = None  # why the file cannot be read (permission denied, a FIFO, ...)
-
-    def reset(self) -> None:
-        """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""
-        restarts = self.restarts + 1
-        fresh = FileState(self.info)
-        self.__dict__.update(fresh.__dict__)
-        self.restarts = restarts
-        self.live = True
 
 
 class Parser:
@@ -205,14 +126,16 @@ class Parser:
             words = keyword_positions(buf, end, self._scratch) if metrics else None
             found = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end, words, newlines)
         if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
-            self._feed_lines(st, buf, found if isinstance(found, list) else found.tolist(), base, obs_time, end,
-                             fast, metrics)
+            self._feed_lines(
+                st, buf, found if isinstance(found, list) else found.tolist(), base, obs_time, end, fast, metrics
+            )
             self._carry_traceback(st, buf, base, end)
             return
         starts = np.asarray(found, dtype=np.int64)
         is_lm, block = lm_block(buf, starts, base, obs_time)
-        block, extras, taken, has_row, used, _ = self._templated(buf, end, starts, is_lm, block, base, obs_time,
-                                                                 newlines[0] if newlines else None)
+        block, extras, taken, has_row, used, _ = self._templated(
+            buf, end, starts, is_lm, block, base, obs_time, newlines[0] if newlines else None
+        )
         for template in used:
             for column, key in template.keys:
                 st.metric_keys.setdefault(column, key)
@@ -240,30 +163,55 @@ class Parser:
         words = keyword_positions(buf, end, self._scratch)
         starts = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end, words, newlines)
         is_lm, block = lm_block(buf, starts, 0, _NAN)
-        block, extras, taken, has_row, used, which = self._templated(buf, end, starts, is_lm, block, 0, _NAN,
-                                                                     newlines[0])
+        block, extras, taken, has_row, used, which = self._templated(
+            buf, end, starts, is_lm, block, 0, _NAN, newlines[0]
+        )
         rows_through = np.cumsum(has_row)
         others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines[0])
         names = [extra_names(t) for t in used]
         for st, lo, hi in items:
             a, b = np.searchsorted(starts, (lo, hi)).tolist()
             rows = (int(rows_through[a - 1]) if a else 0, int(rows_through[b - 1]) if b else 0)
-            block[rows[0]:rows[1], _OFFSET] -= lo  # offsets in the file, not in the batch
-            mine = sorted(set(which[rows[0]:rows[1]].tolist()) - {-1})
+            block[rows[0] : rows[1], _OFFSET] -= lo  # offsets in the file, not in the batch
+            mine = sorted(set(which[rows[0] : rows[1]].tolist()) - {-1})
             for i in mine:
                 for column, key in used[i].keys:
                     st.metric_keys.setdefault(column, key)
             cols = set().union(*(names[i] for i in mine))
             o0, o1 = np.searchsorted(others, (a, b)).tolist()
             self._floor = lo  # a traceback's time is looked for in its own file only
-            self._emit(st, buf, starts, others[o0:o1], rows_through, block,
-                       {n: c for n, c in extras.items() if n in cols}, rows, -lo, hi, _NAN, True)
+            self._emit(
+                st,
+                buf,
+                starts,
+                others[o0:o1],
+                rows_through,
+                block,
+                {n: c for n, c in extras.items() if n in cols},
+                rows,
+                -lo,
+                hi,
+                _NAN,
+                True,
+            )
             self._carry_traceback(st, buf, -lo, hi)
         self._floor = 0
 
-    def _emit(self, st: FileState, buf: bytes | bytearray, starts: np.ndarray, others: np.ndarray,
-              rows_through: np.ndarray, block: np.ndarray, extras: dict[str, np.ndarray], rows: tuple[int, int],
-              base: int, end: int, obs_time: float, metrics: bool) -> None:
+    def _emit(
+        self,
+        st: FileState,
+        buf: bytes | bytearray,
+        starts: np.ndarray,
+        others: np.ndarray,
+        rows_through: np.ndarray,
+        block: np.ndarray,
+        extras: dict[str, np.ndarray],
+        rows: tuple[int, int],
+        base: int,
+        end: int,
+        obs_time: float,
+        metrics: bool,
+    ) -> None:
         """The bulk rows `rows` (a range of `block`) and the lines `others` left to `_line`, into the file
         in line order (a TimeMonitor line takes the epoch/step of the row before it)."""
         done, stop = rows
@@ -271,7 +219,7 @@ class Parser:
         for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
             k = int(rows_through[j])  # bulk rows that come before this line
             if k > done:
-                _add_rows(st, block, extras, done, k, self.settings.block_min)
+                add_rows(st, block, extras, done, k, self.settings.block_min)
                 done = k
             m = RE_LM_AT.match(buf, ls, end)  # a LossMonitor line numpy left (too near the buffer's end)
             if m is not None:
@@ -279,11 +227,19 @@ class Parser:
             else:
                 self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if stop > done:
-            _add_rows(st, block, extras, done, stop, self.settings.block_min)
+            add_rows(st, block, extras, done, stop, self.settings.block_min)
 
-    def _templated(self, buf: bytes | bytearray, end: int, starts: np.ndarray, is_lm: np.ndarray,
-                   block: np.ndarray, base: int, obs_time: float, nl: np.ndarray | None
-                   ) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray, list[LineTemplate], np.ndarray]:
+    def _templated(
+        self,
+        buf: bytes | bytearray,
+        end: int,
+        starts: np.ndarray,
+        is_lm: np.ndarray,
+        block: np.ndarray,
+        base: int,
+        obs_time: float,
+        nl: np.ndarray | None,
+    ) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray, list[LineTemplate], np.ndarray]:
         """The candidate lines of known shapes (core.logs.templated) as rows beside the LossMonitor
         ones, in line order: (rows, their other metrics, mask of the lines read in bulk, mask of those
         with a row, the templates used, per row the index of its template in them or -1)."""
@@ -295,8 +251,9 @@ class Parser:
         if nl is None:
             nl = np.flatnonzero(chunk == 10)
         ends = nl[np.searchsorted(nl, starts[rest])]
-        hit, row_lines, rows, extras, used, which = template_block(chunk, starts[rest], ends, self._shapes, base,
-                                                                   obs_time)
+        hit, row_lines, rows, extras, used, which = template_block(
+            chunk, starts[rest], ends, self._shapes, base, obs_time
+        )
         if not hit.any():
             return block, {}, is_lm, is_lm, [], none
         taken = is_lm.copy()
@@ -308,8 +265,17 @@ class Parser:
         full = {name: np.concatenate([np.full(len(block), np.nan), col])[order] for name, col in extras.items()}
         return merged, full, taken, has_row, used, np.concatenate([none, which])[order]
 
-    def _feed_lines(self, st: FileState, buf: bytes | bytearray, starts: list[int], base: int, obs_time: float,
-                    end: int, fast: bool, metrics: bool) -> None:
+    def _feed_lines(
+        self,
+        st: FileState,
+        buf: bytes | bytearray,
+        starts: list[int],
+        base: int,
+        obs_time: float,
+        end: int,
+        fast: bool,
+        metrics: bool,
+    ) -> None:
         """The candidate lines of a small chunk one by one, no numpy (a live tick: ~1 KB per rank)."""
         find = buf.find
         for ls in starts:
@@ -323,18 +289,40 @@ class Parser:
         """Keep the bytes of a traceback still being written, for its context once it ends."""
         if st.tb_start is not None:
             if st.tb_start >= base:
-                st.tb_carry = bytes(buf[st.tb_start - base:end][:self.settings.tb_carry_max])
+                st.tb_carry = bytes(buf[st.tb_start - base : end][: self.settings.tb_carry_max])
             else:
-                st.tb_carry += buf[:min(end, max(0, self.settings.tb_carry_max - len(st.tb_carry)))]
+                st.tb_carry += buf[: min(end, max(0, self.settings.tb_carry_max - len(st.tb_carry)))]
 
-    def _error(self, st: FileState, kind: ErrorKind, message: str, context: str, off: int,
-               rank: int | None, pid: int | None, t: float, log_time: float = _NAN) -> None:
-        st.errors.append({"rank": rank, "kind": str(kind), "message": message, "context": context,
-                          "line": None, "offset": off, "file": st.info.rel, "pid": pid, "time": t,
-                          "log_time": log_time})
+    def _error(
+        self,
+        st: FileState,
+        kind: ErrorKind,
+        message: str,
+        context: str,
+        off: int,
+        rank: int | None,
+        pid: int | None,
+        t: float,
+        log_time: float = _NAN,
+    ) -> None:
+        st.errors.append(
+            {
+                "rank": rank,
+                "kind": str(kind),
+                "message": message,
+                "context": context,
+                "line": None,
+                "offset": off,
+                "file": st.info.rel,
+                "pid": pid,
+                "time": t,
+                "log_time": log_time,
+            }
+        )
 
-    def _line(self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float,
-              metrics: bool) -> None:
+    def _line(
+        self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float, metrics: bool
+    ) -> None:
         line = bytes(buf[ls:le])
         if line.endswith(b"\r"):
             line = line[:-1]
@@ -377,11 +365,11 @@ class Parser:
             text = line.decode("utf-8", "replace").strip()
             context = ""
             head = st.tb_start - base if st.tb_start is not None and st.tb_start >= base else ls
-            lt = last_log_time(bytes(buf[max(self._floor, head - _LOOKBACK):head]))  # the exception's own time
+            lt = last_log_time(bytes(buf[max(self._floor, head - _LOOKBACK) : head]))  # the exception's own time
             if st.tb_start is not None:
                 end = off - base + len(line)
-                raw = buf[st.tb_start - base:end] if st.tb_start >= base else st.tb_carry + buf[:end]
-                context = raw[-self.settings.tb_carry_max:].decode("utf-8", "replace").replace("\r\n", "\n")
+                raw = buf[st.tb_start - base : end] if st.tb_start >= base else st.tb_carry + buf[:end]
+                context = raw[-self.settings.tb_carry_max :].decode("utf-8", "replace").replace("\r\n", "\n")
                 st.tb_start = None
                 st.tb_carry = b""
             kind = ErrorKind.NAN if b"NAN or INF" in line else ErrorKind.EXCEPTION
@@ -408,14 +396,23 @@ class Parser:
     def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
         """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: core.logs.failures)."""
         if fatal_reason(line) is not None:
-            self._error(st, ErrorKind.EXCEPTION, line.decode("utf-8", "replace").strip(), "", off, rank, st.pid,
-                        obs_time, last_log_time(line))
+            self._error(
+                st,
+                ErrorKind.EXCEPTION,
+                line.decode("utf-8", "replace").strip(),
+                "",
+                off,
+                rank,
+                st.pid,
+                obs_time,
+                last_log_time(line),
+            )
 
     def _user_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """The user's regex on one line: True when it gave a row."""
         row = self.user.parse(line) if self.user is not None else None
         if row is not None:
-            st.rows.append(_row_tuple(row, obs_time, off))
+            st.rows.append(row_tuple(row, obs_time, off))
         return row is not None
 
     def _metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
@@ -446,24 +443,8 @@ class Parser:
         return read is not None
 
 
-def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
-    """What the general reader found on one line, into the file's rows (training) or evals."""
-    f = read.fields
-    t = f.get("time", _NAN)
-    t = t if t == t else obs_time
-    if read.eval:
-        epoch, step = f.get("epoch", _NAN), f.get("step", _NAN)
-        for name, value in (*f.items(), *read.extras.items()):
-            if name not in _NOT_EVAL_VALUES:
-                st.evals.append((epoch, step, name, value, t, off))
-        return
-    for column, key in read.keys.items():
-        st.metric_keys.setdefault(column, key)
-    st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras)
-
-
 _MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
-_NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
+_LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")
 _KEYWORDS = (b"loss", b"val")  # what core.logs.bulk.keyword_starts looks for
 
@@ -471,35 +452,5 @@ _KEYWORDS = (b"loss", b"val")  # what core.logs.bulk.keyword_starts looks for
 def _has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:
     """Whether the line holds a loss key or an eval word, in any case (what `keyword_starts` finds)."""
     nl = buf.find(b"\n", start, end)
-    low = bytes(buf[start:end if nl == -1 else nl]).lower()
+    low = bytes(buf[start : end if nl == -1 else nl]).lower()
     return b"loss" in low or b"val" in low
-
-
-_LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line
-_RE_MS_TIME = re.compile(rb"\):(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3}) ")
-_RE_PY_TIME = re.compile(rb"(?m)^(?:\[[A-Z]+\] )?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,6})?")
-
-
-def last_log_time(data: bytes) -> float:
-    """Unix time of the last time-stamped line in `data`: MindSpore's own header
-    (`[WARNING] DEVICE(2386,7f72...,python):2026-11-22-07:04:43.493.282 [...]`) or a python-logging
-    date at a line start; NaN when there is none. Why: a traceback has no time of its own, and the
-    line just before it says when the rank failed (which rank failed first is the root cause)."""
-    best_pos, best = -1, _NAN
-    for m in _RE_MS_TIME.finditer(data):
-        best_pos = m.start()
-        y, mo, d, h, mi, s, ms, us = (int(g) for g in m.groups())
-        try:
-            best = datetime(y, mo, d, h, mi, s).timestamp() + ms / 1e3 + us / 1e6
-        except ValueError:
-            best = _NAN
-    for m in _RE_PY_TIME.finditer(data):
-        if m.start() > best_pos:
-            best_pos, best = m.start(), line_time(m.group(0))
-    return best
-
-
-def _row_tuple(row: dict[str, float], obs_time: float, off: int) -> tuple:
-    """A parsed row as a ROW_KEYS tuple: the line's own time, else the observation time."""
-    t = row["time"]
-    return (*(row[k] for k in ROW_FIELDS[:-1]), t if t == t else obs_time, off)

@@ -20,8 +20,9 @@ _RE_WORTH = re.compile(
 )
 
 
-def worth_a_look(buf: bytes | bytearray, starts: np.ndarray, others: np.ndarray, words: np.ndarray,
-                  newlines: np.ndarray) -> np.ndarray:
+def worth_a_look(
+    buf: bytes | bytearray, starts: np.ndarray, others: np.ndarray, words: np.ndarray, newlines: np.ndarray
+) -> np.ndarray:
     """`others` (indices of candidate lines left to `_line`) without the lines `_line` would read and drop.
 
     Why: plain text lines (`Number of epochs: 3`, config dumps) are candidates because they may be an

@@ -1,4 +1,4 @@
-"""Reading a run: `_RunState` reads every file from its saved offset to its last complete line, and
+"""Reading a run: `RunReader` reads every file from its saved offset to its last complete line, and
 `snapshot()` turns what the parser collected into a `RunSnapshot`; `read_run` does it once.
 
 Every file is read from a saved offset to its last complete line (the next block is read on a
@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
 from typing import TypeVar
@@ -24,83 +22,30 @@ import pandas as pd
 from core.files import FileCheckError, kind_of, open_checked
 from core.logs.discover import LogFile, discover_logs
 from core.logs.formats import user_format
-from core.logs.parser import FATAL_KINDS, ErrorKind, FileState, Parser, ReaderSettings
+from core.logs.parser import ErrorKind, FileState, Parser, ReaderSettings
 from core.logs.rawio import HAVE_PREAD as _HAVE_PREAD
-from core.logs.rawio import bytes_on_disk, line_number
+from core.logs.rawio import bytes_on_disk
 from core.logs.rawio import cr_to_lf as _cr_to_lf
 from core.logs.rawio import pread_into as _pread_into
 from core.logs.rawio import read_exact as _read_exact
 from core.logs.rawio import read_into as _read_into
 from core.logs.readahead import ReadAhead
 from core.logs.smallfiles import SmallFiles
+from core.logs.snapshot import (
+    ERROR_COLUMNS,
+    METRIC_COLUMNS,
+    TIMING_COLUMNS,
+    RunSnapshot,
+    empty_metrics,
+    rank_table,
+    timings_and_errors,
+)
 from core.logs.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
 
-__all__ = ["ERROR_COLUMNS", "EVAL_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunSnapshot", "read_run"]
+__all__ = ["ERROR_COLUMNS", "EVAL_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunReader", "RunSnapshot", "read_run"]
 
-METRIC_COLUMNS = [
-    "rank", "epoch", "step", "epochs_total", "steps_total", "loss", "step_time_ms", "lr", "time", "offset", "file",
-]
-TIMING_COLUMNS = ["rank", "epoch", "step", "epoch_time_ms", "step_time_ms", "time", "offset", "file"]
-ERROR_COLUMNS = ["rank", "kind", "message", "context", "line", "offset", "file", "pid", "time", "log_time"]
 _NAN = float("nan")
 T = TypeVar("T")
-
-
-@dataclass
-class RunSnapshot:
-    """A consistent view of a run's logs: what `read_run` returns and `RunWatcher.snapshot()` gives.
-
-    metrics: one row per loss line per rank in file order (rank, epoch, step, loss, step_time_ms, lr,
-    time = line timestamp or observation time when watched live else NaN, offset, file);
-    timings: TimeMonitor lines; errors: rank, kind (exception/nan/worker_exit/timeout/error_log),
-    message, context (traceback), line, offset, file; ranks: per-rank facts for `rank_status`;
-    skipped: every file found but not read (a FIFO, a folder, permission denied, ...) -> why;
-    evals: evaluation lines, one row per scalar (EVAL_COLUMNS), never training rows; metric_keys:
-    metric column -> the key as the logs spell it (`step_time_ms` <- `per_step_time`), for every
-    metric the loss lines carry (the columns of `metrics` beyond METRIC_COLUMNS are such metrics).
-    """
-
-    log_dir: Path
-    metrics: pd.DataFrame
-    timings: pd.DataFrame
-    errors: pd.DataFrame
-    ranks: pd.DataFrame
-    files: list[LogFile]
-    layout: str
-    version: int
-    taken_at: float
-    skipped: dict[str, str] = field(default_factory=dict)
-    evals: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=EVAL_COLUMNS))
-    metric_keys: dict[str, str] = field(default_factory=dict)
-    behind_bytes: int = 0  # written but not read yet: a writer faster than the watcher's per-tick cap
-    _memo: dict = field(default_factory=dict, repr=False, compare=False)
-    _memo_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def derived(self, name: str, key: tuple, make: Callable[[], T]) -> T:
-        """`make()` once per snapshot and key, whoever asks: a watcher hands one snapshot to every
-        Monitor session until its logs change, so 20 sessions compute a diagnosis once a tick, not 20 times."""
-        with self._memo_lock:
-            hit = self._memo.get(name)
-            if hit is None or hit[0] != key:
-                hit = self._memo[name] = (key, make())
-            return hit[1]
-
-    @property
-    def n_ranks(self) -> int:
-        return len(self.ranks)
-
-    def crashed_ranks(self) -> list[int]:
-        """Ranks with an exception, a worker-exit report, or a scheduler timeout."""
-        if self.errors.empty:
-            return []
-        bad = self.errors[self.errors["kind"].isin([str(k) for k in FATAL_KINDS])]
-        return sorted({int(r) for r in bad["rank"].dropna() if int(r) >= 0})
-
-
-def _empty_metrics() -> pd.DataFrame:
-    dtypes = {k: "float64" for k in METRIC_COLUMNS}
-    dtypes.update(rank="int64", offset="int64", file="object")
-    return pd.DataFrame({k: pd.Series(dtype=v) for k, v in dtypes.items()})
 
 
 def file_order(st: FileState) -> tuple[int, bool, str]:
@@ -118,12 +63,18 @@ def _done(value: int) -> Future[int]:
     return fut
 
 
-class _RunState:
+class RunReader:
     """The engine behind read_run and RunWatcher (not thread-safe by itself)."""
 
-    def __init__(self, log_dir: Path | str, loss_regex: str | None = None,
-                 extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None,
-                 one_shot: bool = False, follow_links: bool = False) -> None:
+    def __init__(
+        self,
+        log_dir: Path | str,
+        loss_regex: str | None = None,
+        extra_files: Sequence[Path | str] = (),
+        settings: ReaderSettings | None = None,
+        one_shot: bool = False,
+        follow_links: bool = False,
+    ) -> None:
         self.log_dir = Path(log_dir)
         self.follow_links = follow_links  # read logs whose real path is outside log_dir (links): only if asked
         self.settings = settings or ReaderSettings()
@@ -268,17 +219,25 @@ class _RunState:
         folder = st.info.path.parent
         try:
             with os.scandir(folder) as it:
-                moved = next((Path(e.path) for e in it
-                              if e.name.startswith(st.info.path.name) and e.inode() == st.ino
-                              and Path(e.path) not in self.files), None)
+                moved = next(
+                    (
+                        Path(e.path)
+                        for e in it
+                        if e.name.startswith(st.info.path.name)
+                        and e.inode() == st.ino
+                        and Path(e.path) not in self.files
+                    ),
+                    None,
+                )
         except OSError:
             return False
         if moved is None:
             return False
         old = FileState(st.info)
         old.__dict__.update(st.__dict__)
-        old.info = LogFile(moved, st.info.rel + moved.name[len(st.info.path.name):], st.info.role,
-                           st.info.rank, st.info.layout)
+        old.info = LogFile(
+            moved, st.info.rel + moved.name[len(st.info.path.name) :], st.info.role, st.info.rank, st.info.layout
+        )
         old.rotated = True
         self.files[moved] = old
         self._read(old, now)
@@ -375,12 +334,20 @@ class _RunState:
                         if got > self.settings.max_partial_line:
                             st.skipping = True
                             st.dropped_bytes += got
-                            st.errors.append({
-                                "rank": st.info.rank if st.info.role == "worker" else -1,
-                                "kind": ErrorKind.OVERLONG_LINE.value,
-                                "message": f"a line longer than {self.settings.max_partial_line} bytes was dropped",
-                                "context": "", "line": None, "offset": pos, "file": st.info.rel, "pid": st.pid,
-                                "time": now if st.live else _NAN, "log_time": _NAN})
+                            st.errors.append(
+                                {
+                                    "rank": st.info.rank if st.info.role == "worker" else -1,
+                                    "kind": ErrorKind.OVERLONG_LINE.value,
+                                    "message": f"a line longer than {self.settings.max_partial_line} bytes was dropped",
+                                    "context": "",
+                                    "line": None,
+                                    "offset": pos,
+                                    "file": st.info.rel,
+                                    "pid": st.pid,
+                                    "time": now if st.live else _NAN,
+                                    "log_time": _NAN,
+                                }
+                            )
                             pos += got
                             st.consumed = pos
                             changed = True
@@ -388,8 +355,11 @@ class _RunState:
                         break  # an incomplete last line: wait for its newline
                     nxt = pos + last_nl + 1
                     if end - nxt >= self.settings.prefetch_min and _HAVE_PREAD:
-                        pending = (nxt, 1 - slot, self._prefetch(f.fileno(), 1 - slot, nxt,
-                                                                 min(end - nxt, self.settings.read_block)))
+                        pending = (
+                            nxt,
+                            1 - slot,
+                            self._prefetch(f.fileno(), 1 - slot, nxt, min(end - nxt, self.settings.read_block)),
+                        )
                     self.parser.feed(st, data, pos, now, last_nl + 1)
                     pos = nxt
                     st.consumed = pos
@@ -425,18 +395,30 @@ class _RunState:
         workers = sorted((st for st in self.files.values() if st.info.role == "worker"), key=file_order)
         self._size_table(workers)  # a background catch-up goes on reading after this snapshot
         self._table.update(workers)  # copies only the rows parsed since the last snapshot
-        metrics = self._table.frame() if workers else _empty_metrics()
+        metrics = self._table.frame() if workers else empty_metrics()
         timings, errors = self._timings_and_errors(workers)
         unregistered: set[int] = set()
         for st in self.files.values():
             unregistered |= st.unregistered
-        ranks = self._rank_table(workers, unregistered)
+        ranks = rank_table(workers, unregistered)
         layouts = {st.info.layout for st in workers}
         layout = layouts.pop() if len(layouts) == 1 else ("mixed" if layouts else "none")
         skipped = {st.info.rel: st.unreadable for st in self.files.values() if st.unreadable}
-        snap = RunSnapshot(self.log_dir, metrics, timings, errors, ranks,
-                           [st.info for st in self.files.values()], layout, self.version, time.time(), skipped,
-                           behind_bytes=behind, evals=eval_frame(workers), metric_keys=metric_keys(workers))
+        snap = RunSnapshot(
+            self.log_dir,
+            metrics,
+            timings,
+            errors,
+            ranks,
+            [st.info for st in self.files.values()],
+            layout,
+            self.version,
+            time.time(),
+            skipped,
+            behind_bytes=behind,
+            evals=eval_frame(workers),
+            metric_keys=metric_keys(workers),
+        )
         self._cache, self._cache_version = snap, self.version
         return snap
 
@@ -444,69 +426,23 @@ class _RunState:
         """TimeMonitor rows and errors, rebuilt only when one of them changed (a tick usually adds
         loss lines only: at 1,024 ranks the rebuild was ~20 ms of a tick)."""
         files = list(self.files.values())
-        key = (tuple((id(st), id(st.timings), len(st.timings)) for st in workers),
-               tuple((id(st), id(st.errors), len(st.errors), st.pid) for st in files))
-        if self._side_key == key and self._side is not None:
-            return self._side
-        timings = pd.DataFrame([(st.info.rank, *t, st.info.rel) for st in workers for t in st.timings],
-                               columns=TIMING_COLUMNS)
-        pid_to_rank = {st.pid: st.info.rank for st in workers if st.pid is not None}
-        error_rows: list[dict] = []
-        for st in files:
-            for err in st.errors:
-                if err["line"] is None:
-                    err["line"] = line_number(st.info.path, err["offset"])
-                row = dict(err)
-                if row["rank"] is None and row["pid"] is not None:
-                    row["rank"] = pid_to_rank.get(row["pid"])
-                error_rows.append(row)
-        errors = pd.DataFrame(error_rows, columns=ERROR_COLUMNS)
-        errors["rank"] = pd.to_numeric(errors["rank"], errors="coerce").astype("Int64")
-        self._side_key, self._side = key, (timings, errors)
-        return timings, errors
-
-    @staticmethod
-    def _rank_table(workers: list[FileState], unregistered: set[int]) -> pd.DataFrame:
-        by_rank: dict[int, list[FileState]] = {}
-        for st in workers:
-            by_rank.setdefault(st.info.rank if st.info.rank is not None else -1, []).append(st)
-        rows = []
-        for rank in sorted(by_rank):
-            sts = by_rank[rank]
-            last = next((s.rows.last() for s in reversed(sts) if len(s.rows)), None)
-            n_loss = sum(len(s.rows) for s in sts)
-            epoch, step, epochs_total, steps_total, loss = last[:5] if last else (_NAN,) * 5
-            # a global step (MindYOLO rows) is done at epochs x steps per epoch, a step-in-epoch at the last one
-            done_by_totals = bool(last and epochs_total == epochs_total and steps_total == steps_total
-                                  and epoch >= epochs_total
-                                  and step >= (steps_total if step <= steps_total else steps_total * epochs_total))
-            rows.append({
-                "rank": rank,
-                "files": ", ".join(s.info.rel for s in sts),
-                "pid": next((s.pid for s in sts if s.pid is not None), None),
-                "bytes": sum(s.size for s in sts),
-                "n_loss": n_loss,
-                "last_epoch": epoch,
-                "last_step": step,
-                "last_loss": loss,
-                "last_activity": max((s.last_growth for s in sts if s.last_growth == s.last_growth),
-                                     default=_NAN),
-                "mtime": max((s.mtime for s in sts if s.mtime == s.mtime), default=_NAN),
-                "finished": done_by_totals or rank in unregistered,
-                "restarts": max(s.restarts for s in sts),
-                "dropped_bytes": sum(s.dropped_bytes for s in sts),
-                "dropped_lines": sum(s.dropped_lines for s in sts),
-                "unreadable": next((f"{s.info.rel}: {s.unreadable}" for s in sts if s.unreadable), ""),
-            })
-        cols = ["rank", "files", "pid", "bytes", "n_loss", "last_epoch", "last_step", "last_loss",
-                "last_activity", "mtime", "finished", "restarts", "dropped_bytes", "dropped_lines", "unreadable"]
-        return pd.DataFrame(rows, columns=cols)
+        key = (
+            tuple((id(st), id(st.timings), len(st.timings)) for st in workers),
+            tuple((id(st), id(st.errors), len(st.errors), st.pid) for st in files),
+        )
+        if self._side_key != key or self._side is None:
+            self._side_key, self._side = key, timings_and_errors(workers, files)
+        return self._side
 
 
-def read_run(log_dir: Path | str, loss_regex: str | None = None,
-             extra_files: Sequence[Path | str] = (), settings: ReaderSettings | None = None,
-             follow_links: bool = False) -> RunSnapshot:
+def read_run(
+    log_dir: Path | str,
+    loss_regex: str | None = None,
+    extra_files: Sequence[Path | str] = (),
+    settings: ReaderSettings | None = None,
+    follow_links: bool = False,
+) -> RunSnapshot:
     """Parse every log under `log_dir` once (complete lines only) and return the snapshot."""
-    state = _RunState(log_dir, loss_regex, extra_files, settings, one_shot=True, follow_links=follow_links)
+    state = RunReader(log_dir, loss_regex, extra_files, settings, one_shot=True, follow_links=follow_links)
     state.refresh()
     return state.snapshot()

@@ -52,16 +52,20 @@ def load_recording(recording_dir: Path | str) -> Recording:
             raise ValueError(f"recording {root}: {rel!r} is missing or outside the recording")
         size = target.stat().st_size
         pairs = [(float(t), int(o)) for t, o in events]
-        if any(b[1] < a[1] or b[0] < a[0] for a, b in itertools.pairwise(pairs)) or \
-                any(o > size for _, o in pairs):
+        if any(b[1] < a[1] or b[0] < a[0] for a, b in itertools.pairwise(pairs)) or any(o > size for _, o in pairs):
             raise ValueError(f"recording {root}: timing of {rel!r} is not monotonic or exceeds the file")
         files[rel] = pairs
     duration = max((p[-1][0] for p in files.values() if p), default=0.0)
     return Recording(root, files, bool(meta.get("synthetic", False)), str(meta.get("source", "")), duration)
 
 
-def replay(recording_dir: Path | str, out_dir: Path | str, speed: float = 1.0,
-           stop_event: threading.Event | None = None, max_gap_s: float | None = None) -> bool:
+def replay(
+    recording_dir: Path | str,
+    out_dir: Path | str,
+    speed: float = 1.0,
+    stop_event: threading.Event | None = None,
+    max_gap_s: float | None = None,
+) -> bool:
     """Write the recorded files into `out_dir` at the recorded pace (`speed` x faster).
 
     Files are created empty first (as msrun opens them with "w"), then grown chunk by chunk at line
@@ -103,17 +107,18 @@ def replay(recording_dir: Path | str, out_dir: Path | str, speed: float = 1.0,
             return False
         if off > written[rel]:
             with open(out / rel, "ab") as f:
-                f.write(sources[rel][written[rel]:off])
+                f.write(sources[rel][written[rel] : off])
             written[rel] = off
     for rel, data in sources.items():  # anything after the last timed offset (e.g. no final newline)
         if len(data) > written[rel]:
             with open(out / rel, "ab") as f:
-                f.write(data[written[rel]:])
+                f.write(data[written[rel] :])
     return True
 
 
-def record(log_dir: Path | str, recording_dir: Path | str, stop_event: threading.Event,
-           poll_s: float = 0.05, source: str = "") -> Recording:
+def record(
+    log_dir: Path | str, recording_dir: Path | str, stop_event: threading.Event, poll_s: float = 0.05, source: str = ""
+) -> Recording:
     """Watch a live log folder until `stop_event` is set and save a recording of it.
 
     Every `poll_s` the size each log reached (cut at its last newline) is noted with the time.
@@ -162,14 +167,20 @@ def record(log_dir: Path | str, recording_dir: Path | str, stop_event: threading
         with open_checked(src / rel, None, "log file") as f:
             data = f.read(pairs[-1][1] if pairs else 0)
         target.write_bytes(data)
-    meta = {"version": 1, "synthetic": False, "source": source or str(src), "recorded_at": time.time(),
-            "files": {rel: [list(p) for p in pairs] for rel, pairs in schedules.items()}}
+    meta = {
+        "version": 1,
+        "synthetic": False,
+        "source": source or str(src),
+        "recorded_at": time.time(),
+        "files": {rel: [list(p) for p in pairs] for rel, pairs in schedules.items()},
+    }
     (dst / TIMING_FILE).write_text(json.dumps(meta, indent=1))
     return load_recording(dst)
 
 
-def synthetic_recording(log_dir: Path | str, recording_dir: Path | str, seconds_per_line: float = 0.05,
-                        loss_lines_only_pace: bool = True) -> Recording:
+def synthetic_recording(
+    log_dir: Path | str, recording_dir: Path | str, seconds_per_line: float = 0.05, loss_lines_only_pace: bool = True
+) -> Recording:
     """Build a recording from finished logs with made-up timing, marked `"synthetic": true`.
 
     For tests and demos only: the timing is invented (each loss line `seconds_per_line` after the
@@ -198,7 +209,12 @@ def synthetic_recording(log_dir: Path | str, recording_dir: Path | str, seconds_
         if not pairs or pairs[-1][1] != pos:
             pairs.append([round(t + seconds_per_line, 4), pos])
         files[info.rel] = pairs
-    meta = {"version": 1, "synthetic": True, "source": f"synthetic timing over {src.name}",
-            "recorded_at": time.time(), "files": files}
+    meta = {
+        "version": 1,
+        "synthetic": True,
+        "source": f"synthetic timing over {src.name}",
+        "recorded_at": time.time(),
+        "files": files,
+    }
     (dst / TIMING_FILE).write_text(json.dumps(meta, indent=1))
     return load_recording(dst)

@@ -37,8 +37,9 @@ def nodes_of(ranks: Iterable[int], per_node: int) -> dict[int, list[int]]:
     return out
 
 
-def select_ranks(expr: str, ranks: Iterable[int], named: Mapping[str, Iterable[int]] | None = None,
-                 per_node: int = 8) -> list[int]:
+def select_ranks(
+    expr: str, ranks: Iterable[int], named: Mapping[str, Iterable[int]] | None = None, per_node: int = 8
+) -> list[int]:
     """The ranks `expr` names, sorted, restricted to `ranks` (those that have logs).
 
     Raises RankSelectionError for a term that is not a rank, range, node or known name; an empty
@@ -71,8 +72,9 @@ def select_ranks(expr: str, ranks: Iterable[int], named: Mapping[str, Iterable[i
             node = int(m.group(1))
             nodes = nodes_of(known, per_node)
             if node not in nodes:
-                raise RankSelectionError(f"'{term}': there are {len(nodes)} nodes of {per_node} ranks (0-"
-                                         f"{max(nodes, default=0)})")
+                raise RankSelectionError(
+                    f"'{term}': there are {len(nodes)} nodes of {per_node} ranks (0-{max(nodes, default=0)})"
+                )
             picked |= set(nodes[node])
         else:
             choices = ", ".join(sorted(names)) or "none here"

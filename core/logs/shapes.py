@@ -53,12 +53,17 @@ def line_shapes(paths: Iterable[Path], limit: int = 5, max_len: int = 200) -> li
             shape = _RE_DIGITS.sub(b"#", line[:max_len])
             counts[shape] += 1
             examples.setdefault(shape, line[:max_len])
-    return [LineShape(s.decode("utf-8", "replace"), n, examples[s].decode("utf-8", "replace"))
-            for s, n in counts.most_common(limit)]
+    return [
+        LineShape(s.decode("utf-8", "replace"), n, examples[s].decode("utf-8", "replace"))
+        for s, n in counts.most_common(limit)
+    ]
 
 
 def metric_labels(metric_keys: dict[str, str]) -> list[str]:
     """The metrics a run's loss lines carry, as a user reads them: `per_step_time (step_time_ms)` where
     the log's key fills a column of another name, else the name; epoch/step/loss are not listed."""
-    return [key if key == column else f"{key} ({column})"
-            for column, key in metric_keys.items() if column not in _NOT_METRICS]
+    return [
+        key if key == column else f"{key} ({column})"
+        for column, key in metric_keys.items()
+        if column not in _NOT_METRICS
+    ]

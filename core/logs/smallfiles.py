@@ -39,8 +39,16 @@ class SmallFiles:
         """Read `st` whole into the batch when it is a never-read worker log smaller than `limit` (and
         than `room`, what is left of a capped refresh's budget) with a complete line; False: nothing
         was changed, read it the usual way."""
-        if (self.parser.user is not None or st.live or st.info.role != "worker" or st.consumed or st.offset
-                or st.skipping or st.head or st.ino != -1):
+        if (
+            self.parser.user is not None
+            or st.live
+            or st.info.role != "worker"
+            or st.consumed
+            or st.offset
+            or st.skipping
+            or st.head
+            or st.ino != -1
+        ):
             return False
         try:
             stat = os.stat(st.info.path)
@@ -57,10 +65,10 @@ class SmallFiles:
             self.buf[0] = 10
         lo = self.used
         with f, memoryview(self.buf) as view:
-            got = read_into(f, view[lo:lo + stat.st_size], stat.st_size)  # type: ignore[arg-type]
-        head = bytes(self.buf[lo:lo + min(got, 256)])
+            got = read_into(f, view[lo : lo + stat.st_size], stat.st_size)  # type: ignore[arg-type]
+        head = bytes(self.buf[lo : lo + min(got, 256)])
         if self.buf.find(b"\r", lo, lo + got) != -1:  # rare: CR-only lines (progress bars) become lines,
-            chunk = np.frombuffer(self.buf, dtype=np.uint8)[lo:lo + got]  # as in a usual read
+            chunk = np.frombuffer(self.buf, dtype=np.uint8)[lo : lo + got]  # as in a usual read
             chunk[chunk == 13] = 10  # (core.logs.rawio.cr_to_lf): offsets unchanged
             del chunk
         last_nl = self.buf.rfind(b"\n", lo, lo + got)

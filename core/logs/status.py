@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from core.files import open_checked
+from core.logs.filestate import FATAL_KINDS
 from core.logs.formats import MARKERS, NOISE_PREFIXES
-from core.logs.parser import FATAL_KINDS
-from core.logs.reader import RunSnapshot
+from core.logs.snapshot import RunSnapshot
 
 __all__ = ["STATES", "RankState", "rank_status", "tail_lines"]
 
@@ -74,8 +74,9 @@ def _nonfinite_by_rank(metrics: pd.DataFrame) -> dict[int, tuple[float, float]]:
     return {int(r): (float(v), float(s)) for r, v, s in zip(first["rank"], first["loss"], first["step"], strict=True)}
 
 
-def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: float = 60.0,
-                run_status: str | None = None) -> pd.DataFrame:
+def rank_status(
+    snap: RunSnapshot, now: float | None = None, stall_after_s: float = 60.0, run_status: str | None = None
+) -> pd.DataFrame:
     """Per-rank state for the status table: running / stalled / crashed / nan / finished / stopped.
 
     crashed: the rank has a traceback, msrun reported its worker pid, or the scheduler timed it out.
@@ -87,17 +88,25 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
     now = time.time() if now is None else now
     ranks = snap.ranks.copy()
     errs = snap.errors
-    if run_status is None and not errs.empty and (
-        (errs["rank"] == -1) & (errs["kind"] == "exception") & errs["file"].eq("scheduler.log")
-    ).any():
+    if (
+        run_status is None
+        and not errs.empty
+        and ((errs["rank"] == -1) & (errs["kind"] == "exception") & errs["file"].eq("scheduler.log")).any()
+    ):
         run_status = "failed"  # the msrun scheduler itself raised: the job is over
     fatal_by_rank = _fatal_by_rank(errs)
     nonfinite = _nonfinite_by_rank(snap.metrics)
     states, details = [], []
     unreadable = ranks["unreadable"] if "unreadable" in ranks else pd.Series("", index=ranks.index)
     for rank, last_activity, last_loss, n_loss, finished, why_unreadable in zip(
-            ranks["rank"].astype(int), ranks["last_activity"], ranks["last_loss"], ranks["n_loss"],
-            ranks["finished"], unreadable, strict=True):
+        ranks["rank"].astype(int),
+        ranks["last_activity"],
+        ranks["last_loss"],
+        ranks["n_loss"],
+        ranks["finished"],
+        unreadable,
+        strict=True,
+    ):
         age = now - last_activity if last_activity == last_activity else float("nan")
         fatal = fatal_by_rank.get(rank)
         if fatal is not None:
@@ -134,8 +143,9 @@ def rank_status(snap: RunSnapshot, now: float | None = None, stall_after_s: floa
     return ranks
 
 
-def tail_lines(path: Path | str, n: int = 200, hide_noise: bool = True, max_bytes: int = 4 << 20,
-               inside: Path | str | None = None) -> list[str]:
+def tail_lines(
+    path: Path | str, n: int = 200, hide_noise: bool = True, max_bytes: int = 4 << 20, inside: Path | str | None = None
+) -> list[str]:
     """Last `n` lines of a log (reading at most `max_bytes` from the end), noise optionally hidden
     (chatter-prefixed lines that carry metrics, MindFormers 2023, are kept).
 

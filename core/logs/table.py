@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.bulk import ROW_KEYS, Rows
-from core.logs.parser import FileState
+from core.logs.filestate import FileState
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a float column of the table
 _FLOAT_NAMES = list(ROW_KEYS[:_N_FLOAT])
@@ -108,8 +108,9 @@ class MetricTable:
         data: dict[str, object] = {"rank": cols["rank"][:n]}
         data.update((k, cols[k][:n]) for k in _FLOAT_NAMES)
         data["offset"] = cols["offset"][:n]
-        data["file"] = pd.Categorical.from_codes(cols["code"][:n], dtype=pd.CategoricalDtype(self._names),
-                                                 validate=False)
+        data["file"] = pd.Categorical.from_codes(
+            cols["code"][:n], dtype=pd.CategoricalDtype(self._names), validate=False
+        )
         data.update((k, cols[k][:n]) for k in self._extra_names)  # the other metrics, after the fixed ones
         return pd.DataFrame(data, copy=False)
 
@@ -130,9 +131,9 @@ class MetricTable:
         keep_codes = sorted(src.code for src in self._sources.values())
         renumber = np.full(max(len(self._names), 1), -1, dtype=np.int32)
         renumber[keep_codes] = np.arange(len(keep_codes), dtype=np.int32)
-        keep = np.flatnonzero(renumber[self._cols["code"][:self._n]] >= 0)
+        keep = np.flatnonzero(renumber[self._cols["code"][: self._n]] >= 0)
         self._replace(keep, max(len(self._cols["rank"]), len(keep)))
-        self._cols["code"][:self._n] = renumber[self._cols["code"][:self._n]]
+        self._cols["code"][: self._n] = renumber[self._cols["code"][: self._n]]
         self._names = [self._names[c] for c in keep_codes]
         for src in self._sources.values():
             src.code = int(renumber[src.code])
@@ -143,14 +144,20 @@ class MetricTable:
         fresh = {}
         for name, col in self._cols.items():
             fresh[name] = np.empty(cap, dtype=col.dtype)
-            fresh[name][:kept] = col[:self._n][keep]
+            fresh[name][:kept] = col[: self._n][keep]
         self._cols, self._n = fresh, kept
 
 
 def eval_frame(workers: list[FileState]) -> pd.DataFrame:
     """Every worker file's evaluation entries, rank by rank (a few per epoch: rebuilt per snapshot)."""
-    return pd.DataFrame([(st.info.rank if st.info.rank is not None else -1, *e[:5], e[5], st.info.rel)
-                         for st in workers for e in st.evals], columns=EVAL_COLUMNS)
+    return pd.DataFrame(
+        [
+            (st.info.rank if st.info.rank is not None else -1, *e[:5], e[5], st.info.rel)
+            for st in workers
+            for e in st.evals
+        ],
+        columns=EVAL_COLUMNS,
+    )
 
 
 def metric_keys(workers: list[FileState]) -> dict[str, str]:

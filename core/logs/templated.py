@@ -39,9 +39,9 @@ class Shapes:
         self._seen.clear()
 
 
-def template_block(chunk: np.ndarray, starts: np.ndarray, ends: np.ndarray, shapes: Shapes, base: int,
-                   obs_time: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray],
-                                             list[LineTemplate], np.ndarray]:
+def template_block(
+    chunk: np.ndarray, starts: np.ndarray, ends: np.ndarray, shapes: Shapes, base: int, obs_time: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], list[LineTemplate], np.ndarray]:
     """Among the lines [starts, ends) (ends: their newline), those of a known shape: (mask over
     `starts` of the lines read here, with or without a row; the indices of those with a row, their
     rows in line order, their other metrics: name -> one value per row, NaN if absent,
@@ -87,12 +87,14 @@ def template_block(chunk: np.ndarray, starts: np.ndarray, ends: np.ndarray, shap
 
 def extra_names(template: LineTemplate) -> set[str]:
     """The other-metric columns the rows of `template` carry (what `_rows` puts in its extras)."""
-    return ({column for column, *_, extra in template.columns if extra}
-            | {column for column, _ in template.constants if column not in _I})
+    return {column for column, *_, extra in template.columns if extra} | {
+        column for column, _ in template.constants if column not in _I
+    }
 
 
-def _rows(chunk: np.ndarray, matrix: np.ndarray, starts: np.ndarray, template: LineTemplate, base: int,
-          obs_time: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _rows(
+    chunk: np.ndarray, matrix: np.ndarray, starts: np.ndarray, template: LineTemplate, base: int, obs_time: float
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The rows of lines of one template (ROW_KEYS columns) and their other metrics."""
     n = len(starts)
     out = np.full((n, len(ROW_KEYS)), np.nan)
@@ -116,8 +118,9 @@ def _rows(chunk: np.ndarray, matrix: np.ndarray, starts: np.ndarray, template: L
     return out, extras
 
 
-def _numbers(chunk: np.ndarray, matrix: np.ndarray, starts: np.ndarray,
-             columns: tuple[tuple[str, int, int, float, bool], ...]) -> np.ndarray:
+def _numbers(
+    chunk: np.ndarray, matrix: np.ndarray, starts: np.ndarray, columns: tuple[tuple[str, int, int, float, bool], ...]
+) -> np.ndarray:
     """`float` of every number column of the lines (n, columns), all columns in one pass: numpy's exact
     decimals, numpy's correctly rounded string cast for the rest (exponents, nan/inf)."""
     begin = np.array([c[1] for c in columns], dtype=np.int64)

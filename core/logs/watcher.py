@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from core.logs.parser import ReaderSettings
-from core.logs.reader import RunSnapshot, _RunState, bytes_on_disk, file_order
+from core.logs.filestate import ReaderSettings
+from core.logs.reader import RunReader, RunSnapshot, bytes_on_disk, file_order
 
 __all__ = ["MAX_WATCHES", "TICK_BYTES", "RunWatcher", "WatcherRegistry", "release_memory"]
 
@@ -38,12 +38,21 @@ class RunWatcher:
     (cached by version).
     """
 
-    def __init__(self, log_dir: Path | str, polling: bool = False, loss_regex: str | None = None,
-                 extra_files: Sequence[Path | str] = (), rescan_s: float = 1.0,
-                 poll_timeout_s: float = 0.2, stat_poll_s: float = 0.05,
-                 settings: ReaderSettings | None = None, background_catch_up: bool = False,
-                 background_above_bytes: int = 64 << 20, tick_bytes: int = TICK_BYTES,
-                 follow_links: bool = False) -> None:
+    def __init__(
+        self,
+        log_dir: Path | str,
+        polling: bool = False,
+        loss_regex: str | None = None,
+        extra_files: Sequence[Path | str] = (),
+        rescan_s: float = 1.0,
+        poll_timeout_s: float = 0.2,
+        stat_poll_s: float = 0.05,
+        settings: ReaderSettings | None = None,
+        background_catch_up: bool = False,
+        background_above_bytes: int = 64 << 20,
+        tick_bytes: int = TICK_BYTES,
+        follow_links: bool = False,
+    ) -> None:
         self.log_dir = Path(log_dir)
         self.tick_bytes = tick_bytes  # read at most this much per lock hold (one whole line at least)
         # the page's watcher: when the logs already there exceed `background_above_bytes` (~0.1 s of
@@ -57,7 +66,7 @@ class RunWatcher:
         self.stat_poll_s = stat_poll_s
         self._config = (loss_regex, extra_files, settings)  # what release() starts a fresh state with
         self._follow_links = follow_links
-        self._state = _RunState(self.log_dir, *self._config, follow_links=follow_links)
+        self._state = RunReader(self.log_dir, *self._config, follow_links=follow_links)
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
@@ -117,7 +126,7 @@ class RunWatcher:
         another session comes), and that kept the whole table alive after the tab closed."""
         self.stop()
         with self._lock:
-            self._state = _RunState(self.log_dir, *self._config, follow_links=self._follow_links)
+            self._state = RunReader(self.log_dir, *self._config, follow_links=self._follow_links)
 
     @property
     def running(self) -> bool:
@@ -178,7 +187,7 @@ class RunWatcher:
         with self._lock:
             paths = [st.info.path for st in sorted(self._state.files.values(), key=file_order)]
         for i in range(0, len(paths), batch):
-            part = paths[i:i + batch]
+            part = paths[i : i + batch]
             while not self._stop.is_set():  # a batch of big files: `tick_bytes` per lock hold
                 with self._lock:
                     if self._capped_refresh(part, rediscover=False):
@@ -199,8 +208,7 @@ class RunWatcher:
     def wait_for_change(self, since_version: int, timeout: float) -> int:
         """Block until the version moves past `since_version` (or timeout); return the version."""
         with self._changed:
-            self._changed.wait_for(lambda: self._state.version != since_version or self._stop.is_set(),
-                                   timeout=timeout)
+            self._changed.wait_for(lambda: self._state.version != since_version or self._stop.is_set(), timeout=timeout)
             return self._state.version
 
     # -- internals
@@ -216,7 +224,7 @@ class RunWatcher:
             while parent != self.log_dir and self.log_dir in parent.parents:
                 wanted.add(parent)
                 parent = parent.parent
-        return sorted(wanted)[: MAX_WATCHES]
+        return sorted(wanted)[:MAX_WATCHES]
 
     def _ensure_observer(self) -> None:
         if not self.log_dir.is_dir():

@@ -48,8 +48,12 @@ class Choices:
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BYTES_PER_PARAM:
                 bound = f"a whole number of bytes from 0 to {MAX_BYTES_PER_PARAM}"
                 raise PlanError(f"{name} must be {bound}, got {value!r}")
-        for name, allowed in (("embedding", EMBEDDING), ("sp_stored_inputs", SP_STORED_INPUTS),
-                              ("attention_scores", ATTENTION_SCORES), ("optimizer_parallel", OPTIMIZER_PARALLEL)):
+        for name, allowed in (
+            ("embedding", EMBEDDING),
+            ("sp_stored_inputs", SP_STORED_INPUTS),
+            ("attention_scores", ATTENTION_SCORES),
+            ("optimizer_parallel", OPTIMIZER_PARALLEL),
+        ):
             if getattr(self, name) not in allowed:
                 raise PlanError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         return self
@@ -99,13 +103,13 @@ EXPLAINED = {
     "param_bytes": "bytes of each stored weight element (param_init_type)",
     "grad_bytes": "bytes of each gradient element (MindSpore keeps gradients in the weight's dtype)",
     "optimizer_bytes": "optimizer bytes per parameter (Adam moments, plus an fp32 master copy when the optimizer "
-                       "keeps one)",
+    "keeps one)",
     "embedding": "the embedding table on each tensor-parallel card of stage 0: whole (vocab_emb_dp True) or 1/mp",
     "sp_stored_inputs": "with sequence parallel, the stored inputs of the QKV and MLP input matmuls: the "
-                        "sequence slice (1/mp, Korthikanti) or the gathered tensor the matmul reads",
+    "sequence slice (1/mp, Korthikanti) or the gathered tensor the matmul reads",
     "attention_scores": "the softmax output a·s² per sample: stored for the backward pass, or not (flash "
-                        "attention recomputes it inside the kernel)",
+    "attention recomputes it inside the kernel)",
     "optimizer_parallel": "what optimizer parallel splits over dp: the optimizer state only (ZeRO-1), also the "
-                          "stored weights (MindSpore's parallel optimizer with a whole gradient-accumulation "
-                          "buffer), or weights and gradients too",
+    "stored weights (MindSpore's parallel optimizer with a whole gradient-accumulation "
+    "buffer), or weights and gradients too",
 }

@@ -154,8 +154,15 @@ def dp_stage_bytes(gradient_bytes: int, dp: int) -> float:
 
 
 def pp_stage_bytes(
-    stage: int, pp: int, seq: int, hidden: int, micro_batches: int, micro_batch_size: int,
-    mp: int, sp: bool, act_bytes: int,
+    stage: int,
+    pp: int,
+    seq: int,
+    hidden: int,
+    micro_batches: int,
+    micro_batch_size: int,
+    mp: int,
+    sp: bool,
+    act_bytes: int,
 ) -> float:
     """Activations sent to the next stage and gradients sent to the previous one, per step."""
     if pp == 1:

@@ -80,9 +80,15 @@ class Evaluation:
     def to_dict(self) -> dict[str, Any]:
         r = self.recipe
         row: dict[str, Any] = {
-            "dp": r.dp, "mp": r.mp, "pp": r.pp, "sp": r.sp, "optimizer_shard": r.optimizer_shard,
-            "recompute": r.recompute.value, "micro_batch_size": r.micro_batch_size,
-            "micro_batches": r.micro_batches, "valid": self.valid,
+            "dp": r.dp,
+            "mp": r.mp,
+            "pp": r.pp,
+            "sp": r.sp,
+            "optimizer_shard": r.optimizer_shard,
+            "recompute": r.recompute.value,
+            "micro_batch_size": r.micro_batch_size,
+            "micro_batches": r.micro_batches,
+            "valid": self.valid,
         }
         if self.choices is not None:
             row["choices"] = self.choices.to_dict()
@@ -90,10 +96,17 @@ class Evaluation:
             row["reason"] = self.reason
             return row
         row.update(
-            model_state_bytes=self.model_state_bytes, activation_bytes=self.activation_bytes,
-            memory_bytes=self.memory_bytes, comm_bytes=self.comm_bytes, tp_comm_bytes=self.tp_comm_bytes,
-            dp_comm_bytes=self.dp_comm_bytes, pp_comm_bytes=self.pp_comm_bytes, bubble=round(self.bubble, 6),
-            fits=self.fits, peak_stage=self.peak_stage, comm_source=self.comm_source,
+            model_state_bytes=self.model_state_bytes,
+            activation_bytes=self.activation_bytes,
+            memory_bytes=self.memory_bytes,
+            comm_bytes=self.comm_bytes,
+            tp_comm_bytes=self.tp_comm_bytes,
+            dp_comm_bytes=self.dp_comm_bytes,
+            pp_comm_bytes=self.pp_comm_bytes,
+            bubble=round(self.bubble, 6),
+            fits=self.fits,
+            peak_stage=self.peak_stage,
+            comm_source=self.comm_source,
         )
         return row
 
@@ -160,8 +173,15 @@ class StructureCache:
 
 def llama_config(model: PlanModel, batch: int) -> LlamaConfig:
     return LlamaConfig(
-        hidden=model.hidden, heads=model.heads, ffn=model.ffn, seq=model.seq, batch=batch, layers=model.layers,
-        vocab=model.vocab, kv_heads=model.kv_heads, dtype=model.dtype,
+        hidden=model.hidden,
+        heads=model.heads,
+        ffn=model.ffn,
+        seq=model.seq,
+        batch=batch,
+        layers=model.layers,
+        vocab=model.vocab,
+        kv_heads=model.kv_heads,
+        dtype=model.dtype,
     )
 
 
@@ -205,8 +225,14 @@ def model_from_design(design: Design) -> PlanModel | None:
         return None
     kv_heads = kv_hidden // head_dim
     model = PlanModel(
-        hidden=hidden, heads=heads, ffn=ffn, layers=design.repeat.count, vocab=vocab, seq=seq,
-        kv_heads=None if kv_heads == heads else kv_heads, dtype=design.tensors["embedding"].dtype,
+        hidden=hidden,
+        heads=heads,
+        ffn=ffn,
+        layers=design.repeat.count,
+        vocab=vocab,
+        seq=seq,
+        kv_heads=None if kv_heads == heads else kv_heads,
+        dtype=design.tensors["embedding"].dtype,
     )
     try:
         model.check()
@@ -278,7 +304,10 @@ def recompute_factor(recompute: Recompute, seq: int, hidden: int) -> float:
 
 
 def evaluate(
-    candidate: Candidate, model: PlanModel, cache: StructureCache, card_memory_bytes: int,
+    candidate: Candidate,
+    model: PlanModel,
+    cache: StructureCache,
+    card_memory_bytes: int,
     choices: Choices | None = None,
 ) -> Evaluation:
     """Cost of one recipe on its busiest stage (memory and communication maximised separately)."""
@@ -293,8 +322,17 @@ def evaluate(
     volume = cache.tp_volume(r.mp, r.sp)
     e_bytes = dtype_bytes(model.dtype)
     shape = DecoderShape.llama(model.hidden, model.heads, model.ffn, model.kv_heads)
-    per_layer = act.layer_activation_bytes(shape, model.seq, r.micro_batch_size, r.mp, r.sp, r.recompute, e_bytes,
-                                           gathered_inputs=choices.gathered_inputs, flash=choices.flash)
+    per_layer = act.layer_activation_bytes(
+        shape,
+        model.seq,
+        r.micro_batch_size,
+        r.mp,
+        r.sp,
+        r.recompute,
+        e_bytes,
+        gathered_inputs=choices.gathered_inputs,
+        flash=choices.flash,
+    )
     embed = act.embedding_activation_bytes(model.seq, r.micro_batch_size, model.hidden)
     out = act.output_activation_bytes(model.seq, r.micro_batch_size, model.hidden, model.vocab, r.mp, r.sp, e_bytes)
     layers_here = model.layers // r.pp
@@ -309,9 +347,20 @@ def evaluate(
         if total > peak[0]:
             peak = (total, stage, states[stage].total, int(activation))
         sc = comm.stage_comm(
-            volume, states[stage].gradient_bytes, stage, pp=r.pp, layers=model.layers, dp=r.dp, mp=r.mp,
-            sp=r.sp, seq=model.seq, hidden=model.hidden, micro_batches=r.micro_batches,
-            micro_batch_size=r.micro_batch_size, recompute=r.recompute, act_bytes=e_bytes,
+            volume,
+            states[stage].gradient_bytes,
+            stage,
+            pp=r.pp,
+            layers=model.layers,
+            dp=r.dp,
+            mp=r.mp,
+            sp=r.sp,
+            seq=model.seq,
+            hidden=model.hidden,
+            micro_batches=r.micro_batches,
+            micro_batch_size=r.micro_batch_size,
+            recompute=r.recompute,
+            act_bytes=e_bytes,
         )
         if worst_comm is None or sc.total > worst_comm.total:
             worst_comm = sc

@@ -24,8 +24,10 @@ from core.plan.explore import Evaluation, StructureCache
 from core.plan.recipes import PlanModel, Recipe
 from core.plan.states import stage_states_from
 
-SOURCE = ("Megatron-LM megatron/training/theoretical_memory_usage.py @ 1bcb3b9e (compute_weight_and_optimizer_memory, "
-          "compute_activation_memory)")
+SOURCE = (
+    "Megatron-LM megatron/training/theoretical_memory_usage.py @ 1bcb3b9e (compute_weight_and_optimizer_memory, "
+    "compute_activation_memory)"
+)
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,14 @@ class MemoryParts:
 
     @property
     def total(self) -> float:
-        return (self.layer_states + self.embedding_states + self.output_states + self.layer_activations
-                + self.embedding_activations + self.output_activations)
+        return (
+            self.layer_states
+            + self.embedding_states
+            + self.output_states
+            + self.layer_activations
+            + self.embedding_activations
+            + self.output_activations
+        )
 
 
 def covered(recipe: Recipe) -> bool:
@@ -70,8 +78,9 @@ def megatron_parts(model: PlanModel, recipe: Recipe) -> MemoryParts:
         scale = min(1.0, recipe.micro_batches / p)
         layer_act, embed_act = layer_act * scale, embed_act * scale
     out_act = s * b * h * 4 * (1 + v / h) if p == 1 else 0.0
-    return MemoryParts(layer_params * per_param, embedding * per_param, output * per_param,
-                       layer_act / t, embed_act / t, out_act / t)
+    return MemoryParts(
+        layer_params * per_param, embedding * per_param, output * per_param, layer_act / t, embed_act / t, out_act / t
+    )
 
 
 def shardscope_parts(model: PlanModel, recipe: Recipe, choices: Choices, cache: StructureCache) -> MemoryParts:
@@ -80,19 +89,36 @@ def shardscope_parts(model: PlanModel, recipe: Recipe, choices: Choices, cache: 
     states = stage_states_from(totals, 0, recipe.pp, model.layers, choices)
     only = {}
     for block in ("before", "repeat", "after"):
-        single = type(totals)(totals.weight_bytes, totals.optimizer_bytes,
-                              {k: (n if k == block else 0) for k, n in totals.elements.items()},
-                              {k: (n if k == block else 0.0) for k, n in totals.sharded_elements.items()})
+        single = type(totals)(
+            totals.weight_bytes,
+            totals.optimizer_bytes,
+            {k: (n if k == block else 0) for k, n in totals.elements.items()},
+            {k: (n if k == block else 0.0) for k, n in totals.sharded_elements.items()},
+        )
         only[block] = stage_states_from(single, 0, recipe.pp, model.layers, choices).total
     e_bytes = 4 if model.dtype == "float32" else 2
     shape = DecoderShape.llama(model.hidden, model.heads, model.ffn, model.kv_heads)
     flight = act.in_flight_micro_batches(0, recipe.pp, recipe.micro_batches)
-    per_layer = act.layer_activation_bytes(shape, model.seq, recipe.micro_batch_size, recipe.mp, recipe.sp,
-                                           recipe.recompute, e_bytes, choices.gathered_inputs, choices.flash)
+    per_layer = act.layer_activation_bytes(
+        shape,
+        model.seq,
+        recipe.micro_batch_size,
+        recipe.mp,
+        recipe.sp,
+        recipe.recompute,
+        e_bytes,
+        choices.gathered_inputs,
+        choices.flash,
+    )
     layer_act = flight * per_layer * model.layers // recipe.pp
     embed_act = flight * act.embedding_activation_bytes(model.seq, recipe.micro_batch_size, model.hidden)
-    out_act = act.output_activation_bytes(model.seq, recipe.micro_batch_size, model.hidden, model.vocab,
-                                          recipe.mp, recipe.sp, e_bytes) if recipe.pp == 1 else 0.0
+    out_act = (
+        act.output_activation_bytes(
+            model.seq, recipe.micro_batch_size, model.hidden, model.vocab, recipe.mp, recipe.sp, e_bytes
+        )
+        if recipe.pp == 1
+        else 0.0
+    )
     assert abs(sum(only.values()) - states.total) <= 3  # the parts add up to the stage's states
     return MemoryParts(only["repeat"], only["before"], only["after"], layer_act, embed_act, out_act)
 
@@ -109,31 +135,58 @@ class Difference:
         return (self.shardscope - self.megatron) / self.megatron if self.megatron else 0.0
 
 
-def explain(model: PlanModel, recipe: Recipe, choices: Choices, ours: MemoryParts, theirs: MemoryParts) -> list[
-        Difference]:
+def explain(
+    model: PlanModel, recipe: Recipe, choices: Choices, ours: MemoryParts, theirs: MemoryParts
+) -> list[Difference]:
     """Each part side by side with the choice that makes the two differ."""
     per = choices.param_bytes + choices.grad_bytes + choices.optimizer_bytes
     mega = "6 + 12/dp" if recipe.optimizer_shard else "18"
-    scope = {"states": "the state only (ZeRO-1)", "states+weights": "the weights too",
-             "states+weights+gradients": "weights and gradients too"}[choices.optimizer_parallel]
+    scope = {
+        "states": "the state only (ZeRO-1)",
+        "states+weights": "the weights too",
+        "states+weights+gradients": "weights and gradients too",
+    }[choices.optimizer_parallel]
     sharded = f"; optimizer parallel splits {scope}" if recipe.optimizer_shard else ""
-    states = f"bytes/param: ShardScope {choices.param_bytes}+{choices.grad_bytes}+{choices.optimizer_bytes} = {per}" \
-             f"{sharded}; Megatron {mega} (fp32 gradients)"
-    emb = ("embedding: ShardScope " + ("split over mp, as Megatron" if choices.split_embedding else
-                                       f"whole on each of the mp {recipe.mp} cards (vocab_emb_dp), Megatron /tp"))
-    swiglu = (f"per layer: ShardScope counts SwiGLU's 4 ffn-wide tensors, {model.kv}/{model.heads} KV heads, "
-              "no dropout masks" + (", flash attention" if choices.flash else "")
-              + (", gathered matmul inputs" if choices.gathered_inputs and recipe.sp else "")
-              + "; Megatron 18 + 4·ffn/h (GPT-shaped: 2 ffn-wide tensors, dropout masks)")
+    states = (
+        f"bytes/param: ShardScope {choices.param_bytes}+{choices.grad_bytes}+{choices.optimizer_bytes} = {per}"
+        f"{sharded}; Megatron {mega} (fp32 gradients)"
+    )
+    emb = "embedding: ShardScope " + (
+        "split over mp, as Megatron"
+        if choices.split_embedding
+        else f"whole on each of the mp {recipe.mp} cards (vocab_emb_dp), Megatron /tp"
+    )
+    swiglu = (
+        f"per layer: ShardScope counts SwiGLU's 4 ffn-wide tensors, {model.kv}/{model.heads} KV heads, "
+        "no dropout masks"
+        + (", flash attention" if choices.flash else "")
+        + (", gathered matmul inputs" if choices.gathered_inputs and recipe.sp else "")
+        + "; Megatron 18 + 4·ffn/h (GPT-shaped: 2 ffn-wide tensors, dropout masks)"
+    )
     tokens = "token ids: ShardScope int32 (4sb), no embedding dropout; Megatron int64 ids (8sb) + dropout mask (sbh)"
-    output = ("output layer: ShardScope keeps the final norm and lm_head inputs whole (the head gathers them); "
-              "Megatron divides them by tp" if recipe.pp == 1 else "output layer: on the last stage, not stage 0")
-    head = ("lm_head weights: ShardScope on the last stage" if recipe.pp > 1 else
-            "lm_head weights: untied, split over mp in both") + "; " + states
+    output = (
+        "output layer: ShardScope keeps the final norm and lm_head inputs whole (the head gathers them); "
+        "Megatron divides them by tp"
+        if recipe.pp == 1
+        else "output layer: on the last stage, not stage 0"
+    )
+    head = (
+        (
+            "lm_head weights: ShardScope on the last stage"
+            if recipe.pp > 1
+            else "lm_head weights: untied, split over mp in both"
+        )
+        + "; "
+        + states
+    )
     return [
         Difference("layer weights + gradients + optimizer", ours.layer_states, theirs.layer_states, states),
-        Difference("embedding weights + gradients + optimizer", ours.embedding_states, theirs.embedding_states,
-                   emb + "; " + states),
+        Difference(
+            "embedding weights + gradients + optimizer",
+            ours.embedding_states,
+            theirs.embedding_states,
+            emb + "; " + states,
+        ),
         Difference("output-layer weights (pp = 1)", ours.output_states, theirs.output_states, head),
         Difference("layer activations", ours.layer_activations, theirs.layer_activations, swiglu),
         Difference("embedding activations", ours.embedding_activations, theirs.embedding_activations, tokens),

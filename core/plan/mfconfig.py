@@ -45,21 +45,69 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "param_dtype": ("param_init_type", "params_dtype"),
 }
 READ_MODEL_KEYS = {k for names in ALIASES.values() for k in names} | {
-    "ffn_dim_multiplier", "multiple_of", "compute_dtype", "use_flash_attention", "type", "head_dim",
+    "ffn_dim_multiplier",
+    "multiple_of",
+    "compute_dtype",
+    "use_flash_attention",
+    "type",
+    "head_dim",
 }
 # Keys that change neither the weights' shapes nor what a card stores (token ids, norms' eps, RoPE, decoding).
 HARMLESS_MODEL_KEYS = {
-    "batch_size", "rms_norm_eps", "bos_token_id", "eos_token_id", "pad_token_id", "ignore_token_id",
-    "layernorm_compute_type", "layernorm_compute_dtype", "softmax_compute_type", "softmax_compute_dtype",
-    "rotary_dtype", "use_past", "scaling_factor", "extend_method", "checkpoint_name_or_path",
-    "repetition_penalty", "max_decode_length", "top_k", "top_p", "do_sample", "theta", "rope_theta",
-    "qkv_concat", "initializer_range", "use_cache", "max_position_embeddings", "embedding_init_type",
-    "auto_register", "block_size", "num_blocks", "is_dynamic", "hidden_act", "attention_bias",
-    "add_bias_linear", "position_embedding_type", "model_type", "architectures", "attention_dropout",
-    "hidden_dropout", "input_sliced_sig", "use_contiguous_weight_layout_attention", "residual_dtype",
-    "use_rope_slice", "fused_rms_norm", "use_flash_attention", "max_position_embedding", "rotary_pct",
-    "rotary_emb_base", "emb_dropout_prob", "compute_in_2d", "use_attn_mask_compression", "use_past_shard",
-    "temperature", "kv_channels",
+    "batch_size",
+    "rms_norm_eps",
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
+    "ignore_token_id",
+    "layernorm_compute_type",
+    "layernorm_compute_dtype",
+    "softmax_compute_type",
+    "softmax_compute_dtype",
+    "rotary_dtype",
+    "use_past",
+    "scaling_factor",
+    "extend_method",
+    "checkpoint_name_or_path",
+    "repetition_penalty",
+    "max_decode_length",
+    "top_k",
+    "top_p",
+    "do_sample",
+    "theta",
+    "rope_theta",
+    "qkv_concat",
+    "initializer_range",
+    "use_cache",
+    "max_position_embeddings",
+    "embedding_init_type",
+    "auto_register",
+    "block_size",
+    "num_blocks",
+    "is_dynamic",
+    "hidden_act",
+    "attention_bias",
+    "add_bias_linear",
+    "position_embedding_type",
+    "model_type",
+    "architectures",
+    "attention_dropout",
+    "hidden_dropout",
+    "input_sliced_sig",
+    "use_contiguous_weight_layout_attention",
+    "residual_dtype",
+    "use_rope_slice",
+    "fused_rms_norm",
+    "use_flash_attention",
+    "max_position_embedding",
+    "rotary_pct",
+    "rotary_emb_base",
+    "emb_dropout_prob",
+    "compute_in_2d",
+    "use_attn_mask_compression",
+    "use_past_shard",
+    "temperature",
+    "kv_channels",
 }
 UNSUPPORTED_MODEL_KEYS = {
     "num_experts": "mixture of experts: the planner models dense layers only",
@@ -211,8 +259,9 @@ def _model(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[PlanModel, 
     if ffn is None:
         multiple = _whole(mc, where, "multiple_of", default=256) or 256
         multiplier = mc.get("ffn_dim_multiplier")
-        if multiplier is not None and (isinstance(multiplier, bool) or not isinstance(multiplier, int | float)
-                                       or not 0 < multiplier < 1e6):
+        if multiplier is not None and (
+            isinstance(multiplier, bool) or not isinstance(multiplier, int | float) or not 0 < multiplier < 1e6
+        ):
             raise ConfigError(f"model_config.ffn_dim_multiplier must be a positive number, got {multiplier!r}")
         ffn = feed_forward_size(values["hidden"] or 1, multiple, multiplier)
         sources["ffn"] = f"LlamaFeedForward rule (multiple_of {multiple}, ffn_dim_multiplier {multiplier})"
@@ -221,23 +270,48 @@ def _model(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[PlanModel, 
     head_dim = mc.get("head_dim", mc.get("kv_channels"))
     hidden, heads = values["hidden"] or 1, values["heads"] or 1
     if head_dim is not None and head_dim != hidden // heads:
-        issues.append(ConfigIssue("model_config.head_dim", str(head_dim),
-                                  f"the planner assumes head_dim = hidden / heads = {hidden // heads}: "
-                                  "attention weights and Q/K/V are counted at that width"))
+        issues.append(
+            ConfigIssue(
+                "model_config.head_dim",
+                str(head_dim),
+                f"the planner assumes head_dim = hidden / heads = {hidden // heads}: "
+                "attention weights and Q/K/V are counted at that width",
+            )
+        )
     if mc.get("tie_word_embeddings") is True or mc.get("untie_embeddings_and_output_weights") is False:
-        issues.append(ConfigIssue("model_config.tie_word_embeddings", "True",
-                                  "tied embedding and lm_head: the planner counts both (one weight too many)"))
+        issues.append(
+            ConfigIssue(
+                "model_config.tie_word_embeddings",
+                "True",
+                "tied embedding and lm_head: the planner counts both (one weight too many)",
+            )
+        )
     for key, value in mc.items():
-        if key in UNSUPPORTED_MODEL_KEYS and value not in (None, False, 0, "None") and value != [] and \
-                not (key == "offset" and value == 0) and not (key == "fine_grain_interleave" and value == 1):
+        if (
+            key in UNSUPPORTED_MODEL_KEYS
+            and value not in (None, False, 0, "None")
+            and value != []
+            and not (key == "offset" and value == 0)
+            and not (key == "fine_grain_interleave" and value == 1)
+        ):
             issues.append(ConfigIssue(f"model_config.{key}", _short(value), UNSUPPORTED_MODEL_KEYS[key]))
         elif key not in READ_MODEL_KEYS | HARMLESS_MODEL_KEYS | set(UNSUPPORTED_MODEL_KEYS) | {
-                "tie_word_embeddings", "untie_embeddings_and_output_weights"}:
+            "tie_word_embeddings",
+            "untie_embeddings_and_output_weights",
+        }:
             issues.append(ConfigIssue(f"model_config.{key}", _short(value), "not known to the planner: not modelled"))
     if data.get("moe_config"):
         issues.append(ConfigIssue("moe_config", _short(data["moe_config"]), UNSUPPORTED_MODEL_KEYS["moe_config"]))
-    model = PlanModel(hidden=hidden, heads=heads, ffn=ffn, layers=values["layers"] or 1, vocab=values["vocab"] or 1,
-                      seq=values["seq"] or 1, kv_heads=values["kv_heads"], dtype=compute)
+    model = PlanModel(
+        hidden=hidden,
+        heads=heads,
+        ffn=ffn,
+        layers=values["layers"] or 1,
+        vocab=values["vocab"] or 1,
+        seq=values["seq"] or 1,
+        kv_heads=values["kv_heads"],
+        dtype=compute,
+    )
     model.check()
     sources["param_bytes"] = sources["param_dtype"]
     return model, sources
@@ -253,18 +327,27 @@ def _recompute(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recompu
     full, select = rc.get("recompute", False), rc.get("select_recompute", False)
     for key, value in (("recompute", full), ("select_recompute", select)):
         if isinstance(value, list):
-            issues.append(ConfigIssue(f"recompute_config.{key}", _short(value),
-                                      "layers per stage: counted as every layer of every stage (the estimate is "
-                                      "low by the layers not recomputed)" if any(value) else
-                                      "an empty per-stage list: counted as off"))
+            issues.append(
+                ConfigIssue(
+                    f"recompute_config.{key}",
+                    _short(value),
+                    "layers per stage: counted as every layer of every stage (the estimate is "
+                    "low by the layers not recomputed)"
+                    if any(value)
+                    else "an empty per-stage list: counted as off",
+                )
+            )
         elif not isinstance(value, bool) and value is not None:
-            raise ConfigError(f"recompute_config.{key} must be True, False or a list of layers per stage, "
-                              f"got {value!r}")
+            raise ConfigError(
+                f"recompute_config.{key} must be True, False or a list of layers per stage, got {value!r}"
+            )
     if full is True or (isinstance(full, list) and any(full)):
         return Recompute.FULL, f"recompute_config.recompute: {_short(full)}"
     if select is True or (isinstance(select, list) and any(select)):
-        note = ("MindFormers recomputes its chosen operators; counted as the planner's selective recompute (the "
-                "attention core, Korthikanti §5)")
+        note = (
+            "MindFormers recomputes its chosen operators; counted as the planner's selective recompute (the "
+            "attention core, Korthikanti §5)"
+        )
         listed = [i for i in issues if i.key == "recompute_config.select_recompute"]
         if listed:  # one entry per key: the per-stage note and this one together
             issues[issues.index(listed[0])] = ConfigIssue(listed[0].key, listed[0].value, f"{listed[0].reason}; {note}")
@@ -293,24 +376,38 @@ def _recipe(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recipe, di
         micro_source = f"runner_config.gradient_accumulation_steps: {micro}"
     sp = _flag(pc, where, "use_seq_parallel", False)
     if sp and mp == 1:
-        issues.append(ConfigIssue("parallel_config.use_seq_parallel", "True", "with model_parallel 1 it splits "
-                                  "nothing: planned as off"))
+        issues.append(
+            ConfigIssue(
+                "parallel_config.use_seq_parallel", "True", "with model_parallel 1 it splits nothing: planned as off"
+            )
+        )
         sp = False
     parallel = _section(data, "parallel")
     shard = _flag(parallel, "parallel", "enable_parallel_optimizer", _flag(pc, where, "optimizer_shard", False))
     if shard and dp == 1:
-        issues.append(ConfigIssue("parallel.enable_parallel_optimizer", "True", "with data_parallel 1 it splits "
-                                  "nothing: planned as off"))
+        issues.append(
+            ConfigIssue(
+                "parallel.enable_parallel_optimizer", "True", "with data_parallel 1 it splits nothing: planned as off"
+            )
+        )
         shard = False
     interleave = data.get("micro_batch_interleave_num", 1)
     if interleave not in (None, 1):
-        issues.append(ConfigIssue("micro_batch_interleave_num", _short(interleave),
-                                  "micro-batch interleaving keeps two half batches in flight: not modelled"))
+        issues.append(
+            ConfigIssue(
+                "micro_batch_interleave_num",
+                _short(interleave),
+                "micro-batch interleaving keeps two half batches in flight: not modelled",
+            )
+        )
     recompute, recompute_source = _recompute(data, issues)
-    sources = {"micro_batches": micro_source, "micro_batch_size": f"runner_config.batch_size: {size}",
-               "recompute": recompute_source,
-               "optimizer_shard": f"parallel.enable_parallel_optimizer: {shard}",
-               "sp": f"parallel_config.use_seq_parallel: {sp}"}
+    sources = {
+        "micro_batches": micro_source,
+        "micro_batch_size": f"runner_config.batch_size: {size}",
+        "recompute": recompute_source,
+        "optimizer_shard": f"parallel.enable_parallel_optimizer: {shard}",
+        "sp": f"parallel_config.use_seq_parallel: {sp}",
+    }
     return Recipe(dp, mp, pp, sp, shard, recompute, micro, size), sources
 
 
@@ -328,9 +425,13 @@ def _choices(data: dict[str, Any], recipe: Recipe, param_dtype: str, sources: di
     pc = _section(data, "parallel_config")
     mcore = data.get("use_legacy") is False  # MindFormers' mcore models: a vocab-parallel embedding
     vocab_dp = _flag(pc, "parallel_config", "vocab_emb_dp", not mcore)
-    sources["embedding"] = (f"parallel_config.vocab_emb_dp: {vocab_dp}" if "vocab_emb_dp" in pc else
-                            "use_legacy: False (mcore VocabParallelEmbedding)" if mcore else
-                            "parallel_config.vocab_emb_dp absent (MindFormers' default True)")
+    sources["embedding"] = (
+        f"parallel_config.vocab_emb_dp: {vocab_dp}"
+        if "vocab_emb_dp" in pc
+        else "use_legacy: False (mcore VocabParallelEmbedding)"
+        if mcore
+        else "parallel_config.vocab_emb_dp absent (MindFormers' default True)"
+    )
     mc = _section(data, "model", "model_config")
     flash = _flag(mc, "model_config", "use_flash_attention", False)
     sources["attention_scores"] = f"model_config.use_flash_attention: {flash}"
@@ -338,20 +439,34 @@ def _choices(data: dict[str, Any], recipe: Recipe, param_dtype: str, sources: di
     sources["sp_stored_inputs"] = "not in the YAML: the planner's default (Korthikanti: the sequence slice)"
     parallel = _section(data, "parallel")
     accumulating = recipe.pp > 1 or recipe.micro_batches > 1
-    shard_accumulation = _flag(_section(parallel, "parallel_optimizer_config") if isinstance(
-        parallel.get("parallel_optimizer_config"), dict) else {}, "parallel.parallel_optimizer_config",
-        "gradient_accumulation_shard", False)
+    shard_accumulation = _flag(
+        _section(parallel, "parallel_optimizer_config")
+        if isinstance(parallel.get("parallel_optimizer_config"), dict)
+        else {},
+        "parallel.parallel_optimizer_config",
+        "gradient_accumulation_shard",
+        False,
+    )
     scope = "states+weights" if accumulating and not shard_accumulation else "states+weights+gradients"
     sources["optimizer_parallel"] = (
         "MindSpore's parallel optimizer splits weights and states over dp; the gradients too "
-        + ("unless they are accumulated: micro-batches accumulate into a whole buffer "
-           "(parallel_optimizer_config.gradient_accumulation_shard False)" if scope == "states+weights" else
-           "(no accumulation, or gradient_accumulation_shard True)"))
+        + (
+            "unless they are accumulated: micro-batches accumulate into a whole buffer "
+            "(parallel_optimizer_config.gradient_accumulation_shard False)"
+            if scope == "states+weights"
+            else "(no accumulation, or gradient_accumulation_shard True)"
+        )
+    )
     size = DTYPE_BYTES[param_dtype]
-    return Choices(param_bytes=size, grad_bytes=size, optimizer_bytes=opt_bytes,
-                   embedding="replicated" if vocab_dp else "split", sp_stored_inputs="sharded",
-                   attention_scores="flash" if flash else "stored",
-                   optimizer_parallel=scope).check()
+    return Choices(
+        param_bytes=size,
+        grad_bytes=size,
+        optimizer_bytes=opt_bytes,
+        embedding="replicated" if vocab_dp else "split",
+        sp_stored_inputs="sharded",
+        attention_scores="flash" if flash else "stored",
+        optimizer_parallel=scope,
+    ).check()
 
 
 def _max_device_memory(data: dict[str, Any]) -> float | None:

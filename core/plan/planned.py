@@ -23,8 +23,10 @@ __all__ = ["plan_for_config", "plan_for_design", "recipe_in_description"]
 
 _NO_CARD_GB = 65536.0  # "fits" is not asked here; any card size gives the same memory figures
 # what apply_recipe writes into a design's description: "Planner recipe dp2 mp4 pp1 sp os rc-selective m4×b1: ..."
-_RECIPE_NOTE = re.compile(r"Planner recipe dp(\d{1,5}) mp(\d{1,5}) pp(\d{1,5})( sp)?( os)?(?: rc-(selective|full))? "
-                          r"m(\d{1,6})×b(\d{1,6}):")
+_RECIPE_NOTE = re.compile(
+    r"Planner recipe dp(\d{1,5}) mp(\d{1,5}) pp(\d{1,5})( sp)?( os)?(?: rc-(selective|full))? "
+    r"m(\d{1,6})×b(\d{1,6}):"
+)
 
 
 def _planned(model: PlanModel, recipe: Recipe, choices: Any, card_gb: float | None, source: str) -> dict[str, Any]:
@@ -61,8 +63,9 @@ def recipe_in_description(text: str) -> Recipe | None:
     if m is None:
         return None
     dp, mp, pp, sp, shard, recompute, micro, size = m.groups()
-    return Recipe(int(dp), int(mp), int(pp), bool(sp), bool(shard), Recompute(recompute or "none"), int(micro),
-                  int(size))
+    return Recipe(
+        int(dp), int(mp), int(pp), bool(sp), bool(shard), Recompute(recompute or "none"), int(micro), int(size)
+    )
 
 
 def plan_for_design(design: Design) -> dict[str, Any] | None:

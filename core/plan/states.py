@@ -110,7 +110,11 @@ def weight_layout(design: Design, name: str) -> TensorLayout:
             splits = [s.split or () for s in op.strategy]
             shapes = [_shape_of(design, source) for source in op.inputs]
             return strategy_layouts(
-                op.type, splits, design.device_num, op.transpose_a, op.transpose_b,
+                op.type,
+                splits,
+                design.device_num,
+                op.transpose_a,
+                op.transpose_b,
                 shapes=shapes if all(shapes) else None,
             )[index]
     return _tuple_layout((1,) * len(tensor.shape), design.device_num)

@@ -63,8 +63,15 @@ def check_job(
     env = {**os.environ, "GLOG_v": "3", "PYTHONUNBUFFERED": "1"}  # MindSpore errors only, no INFO noise
     start = time.time()
     proc = subprocess.Popen(
-        argv, cwd=str(job_dir), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True,
+        argv,
+        cwd=str(job_dir),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        start_new_session=True,
     )
     try:
         output, _ = proc.communicate(timeout=timeout)
@@ -72,8 +79,12 @@ def check_job(
         os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()
         seconds = time.time() - start
-        return CheckResult(False, seconds, f"the check did not finish within {timeout:.0f} s",
-                           output_tail=output.splitlines()[-OUTPUT_TAIL:])
+        return CheckResult(
+            False,
+            seconds,
+            f"the check did not finish within {timeout:.0f} s",
+            output_tail=output.splitlines()[-OUTPUT_TAIL:],
+        )
     seconds = time.time() - start
     losses = [float(v) for _, v in _LOSS.findall(output)]
     passed = proc.returncode == 0 and "CHECK PASSED" in output

@@ -256,8 +256,12 @@ def start_supervisor(run_dir: Path, wait_started: float = 10.0) -> RunRecord:
     sup_env = dict(os.environ)
     sup_env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + sup_env.get("PYTHONPATH", "")
     try:
-        supervisor = start_detached([sys.executable, "-m", "core.run.supervisor", "_supervise", run_dir],
-                                    run_dir / "supervisor.log", str(REPO_ROOT), sup_env)
+        supervisor = start_detached(
+            [sys.executable, "-m", "core.run.supervisor", "_supervise", run_dir],
+            run_dir / "supervisor.log",
+            str(REPO_ROOT),
+            sup_env,
+        )
     except OSError as exc:
         why = f"cannot start the supervisor: {exc.strerror or exc}"
         return update_record(run_dir, lambda r: fail_record(r, why))
@@ -274,8 +278,10 @@ def start_supervisor(run_dir: Path, wait_started: float = 10.0) -> RunRecord:
     supervisor.wait()
     return update_record(
         run_dir,
-        lambda r: r.status == RunStatus.STARTING
-        and fail_record(r, "the supervisor did not start the job (see supervisor.log)"),
+        lambda r: (
+            r.status == RunStatus.STARTING
+            and fail_record(r, "the supervisor did not start the job (see supervisor.log)")
+        ),
     )
 
 
@@ -309,6 +315,7 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
     deadline = time.time() + 10
     while time.time() < deadline and alive(record.supervisor_pid, record.supervisor_create_time):
         time.sleep(0.1)
+
     def stopped(final: RunRecord) -> bool:
         if not final.is_running:
             return False
@@ -332,6 +339,7 @@ def _wait_started(record: RunRecord, timeout: float = 30.0) -> RunRecord:
 def forget(record: RunRecord) -> RunRecord:
     """Stop watching a watched folder's run: marked ended, nothing signalled (ShardScope did not start
     the job, so no process is its to stop); the folder is left as it is."""
+
     def ended(latest: RunRecord) -> bool:
         if not latest.is_running:
             return False
@@ -345,8 +353,10 @@ def forget(record: RunRecord) -> RunRecord:
 def _stop_batch(record: RunRecord, launcher: BatchLauncher, grace: float) -> RunRecord:
     """scancel, then wait until the scheduler runs no step of the job (grace + the kill wait)."""
     deadline = time.time() + 15
-    while not record.slurm_job_id and time.time() < deadline and alive(
-        record.supervisor_pid, record.supervisor_create_time
+    while (
+        not record.slurm_job_id
+        and time.time() < deadline
+        and alive(record.supervisor_pid, record.supervisor_create_time)
     ):
         time.sleep(0.2)  # the supervisor is still submitting
         record = read_record(record.run_dir)
@@ -426,5 +436,7 @@ def _delete_record_only(run_dir: Path) -> None:
     try:
         run_dir.rmdir()
     except OSError as exc:
-        raise LaunchError(f"the record of {run_dir.name} is deleted but {run_dir} still holds other files "
-                          f"({exc.strerror or exc}): left as it is") from None
+        raise LaunchError(
+            f"the record of {run_dir.name} is deleted but {run_dir} still holds other files "
+            f"({exc.strerror or exc}): left as it is"
+        ) from None

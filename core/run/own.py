@@ -31,8 +31,19 @@ from core.run.registry import LaunchError, RunKind, RunRecord, RunStatus, write_
 
 LOG_DIR = "log_output"
 RESERVED_ENV = frozenset(
-    {ENV_RUN_ID, ENV_RUN_DIR, "MS_ROLE", "MS_NODE_ID", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT",
-     "MS_TOPO_TIMEOUT", "RANK_ID", "RANK_SIZE", "PYTHONUNBUFFERED"}
+    {
+        ENV_RUN_ID,
+        ENV_RUN_DIR,
+        "MS_ROLE",
+        "MS_NODE_ID",
+        "MS_WORKER_NUM",
+        "MS_SCHED_HOST",
+        "MS_SCHED_PORT",
+        "MS_TOPO_TIMEOUT",
+        "RANK_ID",
+        "RANK_SIZE",
+        "PYTHONUNBUFFERED",
+    }
 )
 _RUN_MODES = ("train", "finetune", "eval", "predict")
 MAX_ARGS, MAX_ARG = 256, 4096
@@ -151,8 +162,9 @@ def check_own(job: OwnJob) -> OwnJob:
         if job.run_mode not in _RUN_MODES:
             raise LaunchError(f"run mode {job.run_mode!r}: use one of {', '.join(_RUN_MODES)}")
     python = check_python(job.python) if job.python else ""
-    job = dataclasses.replace(job, script=str(script), workdir=str(workdir), args=args, env=env,
-                              mindformers_config=config, python=python)
+    job = dataclasses.replace(
+        job, script=str(script), workdir=str(workdir), args=args, env=env, mindformers_config=config, python=python
+    )
     try:
         validate_options(job.to_options())
     except CodegenError as exc:
@@ -199,8 +211,12 @@ def mpirun_cpu_script(job: OwnJob, log_dir: Path) -> str:
     mpirun_cmd = " ".join(shlex.quote(a) for a in mpirun_prefix(job.devices, str(log_dir), cpu=True))
     worker_cmd = " ".join(shlex.quote(a) for a in ["python", *script_argv(job)])
     lines = mpirun_cpu_lines(job.devices, job.master_addr, job.master_port, str(log_dir), mpirun_cmd, worker_cmd)
-    head = ["#!/usr/bin/env bash", f"# own script {Path(job.script).name} under mpirun on CPU. Written by ShardScope.",
-            "set -euo pipefail", f"cd {shlex.quote(job.workdir)}"]
+    head = [
+        "#!/usr/bin/env bash",
+        f"# own script {Path(job.script).name} under mpirun on CPU. Written by ShardScope.",
+        "set -euo pipefail",
+        f"cd {shlex.quote(job.workdir)}",
+    ]
     return "\n".join([*head, *lines]) + "\n"
 
 
@@ -253,16 +269,19 @@ def launch_own(job: OwnJob, workspace: Path, name: str | None = None, wait_start
 def record_options(job: OwnJob, options: RunOptions) -> dict[str, Any]:
     """What an own run's record keeps of its job; with a MindFormers YAML, also what the planner expected of
     its recipe (`plan`: memory per card), for `diagnose` and the Monitor to compare with the measured memory."""
-    kept: dict[str, Any] = {**options.to_dict(), "join": job.join, "script": job.script, "args": list(job.args),
-                            "python": job.python}
+    kept: dict[str, Any] = {
+        **options.to_dict(),
+        "join": job.join,
+        "script": job.script,
+        "args": list(job.args),
+        "python": job.python,
+    }
     if job.mindformers_config:
         kept["plan"] = plan_for_config(job.mindformers_config)
     return kept
 
 
-def _own_record(
-    job: OwnJob, options: RunOptions, run_id: str, run_dir: Path, log_dir: Path, queued: bool
-) -> RunRecord:
+def _own_record(job: OwnJob, options: RunOptions, run_id: str, run_dir: Path, log_dir: Path, queued: bool) -> RunRecord:
     argv = launcher_argv(job, log_dir)
     return RunRecord(
         run_id=run_id,

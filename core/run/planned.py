@@ -29,8 +29,9 @@ def plan_for_config(path: Path | str) -> dict[str, Any]:
         config = read_config(Path(path))
         cache = StructureCache(config.model)
         card = _NO_CARD_GB if config.max_device_memory_gb is None else config.max_device_memory_gb
-        result = evaluate(recipe_candidate(config.model, config.recipe), config.model, cache, int(card * (1 << 30)),
-                          config.choices)
+        result = evaluate(
+            recipe_candidate(config.model, config.recipe), config.model, cache, int(card * (1 << 30)), config.choices
+        )
     except (PlanError, OSError) as exc:
         return {"memory_bytes": None, "why": f"{name}: {exc}"}
     if not result.valid:

@@ -70,12 +70,18 @@ def check_openmpi(mpirun: str, timeout: float = 20.0) -> Check:
         return Check("Launcher", False, f"cannot run {mpirun} --version: {exc}")
     first = (result.stdout.strip().splitlines() or ["no version"])[0]
     if "Open MPI" not in result.stdout:
-        return Check("Launcher", False, f"{mpirun} is not Open MPI ({first}): the job uses Open MPI's "
-                     "--output-filename and OMPI_COMM_WORLD_RANK (install openmpi-bin)")
+        return Check(
+            "Launcher",
+            False,
+            f"{mpirun} is not Open MPI ({first}): the job uses Open MPI's "
+            "--output-filename and OMPI_COMM_WORLD_RANK (install openmpi-bin)",
+        )
     root = ""
     if os.geteuid() == 0:
-        root = ("; running as root: the job sets OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                "(Open MPI refuses root otherwise)")
+        root = (
+            "; running as root: the job sets OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+            "(Open MPI refuses root otherwise)"
+        )
     return Check("Launcher", True, f"{first} at {mpirun}{root}")
 
 
@@ -146,8 +152,12 @@ def run_preflight(
     checks = []
     if import_check:
         checks.append(check_mindspore(python))
-    checks += [check_launcher(options, python), check_devices(options), check_port(options),
-               check_dataset(options, job_dir)]
+    checks += [
+        check_launcher(options, python),
+        check_devices(options),
+        check_port(options),
+        check_dataset(options, job_dir),
+    ]
     if launcher_for(options).queued and checks[-4].ok:
         checks.append(check_partition(options))
     return checks

@@ -19,8 +19,15 @@ def start_detached(argv: Sequence[object], log: Path, cwd: str, env: dict[str, s
     """Start `argv` (a list, never a shell) in a session of its own (so its process group can be
     signalled as one), stdin closed, stdout and stderr appended to `log`. OSError if it cannot start."""
     with open(log, "ab") as out:
-        return subprocess.Popen([str(a) for a in argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [str(a) for a in argv],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def alive(pid: int | None, create_time: float | None) -> bool:

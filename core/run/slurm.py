@@ -18,8 +18,21 @@ from core.files import open_checked, read_checked
 from core.run.states import LaunchError, RunStatus
 
 ACTIVE_STATES = frozenset(
-    {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD",
-     "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"}
+    {
+        "PENDING",
+        "CONFIGURING",
+        "RUNNING",
+        "COMPLETING",
+        "SUSPENDED",
+        "REQUEUED",
+        "REQUEUE_HOLD",
+        "REQUEUE_FED",
+        "RESIZING",
+        "SIGNALING",
+        "STAGE_OUT",
+        "STOPPED",
+        "RESV_DEL_HOLD",
+    }
 )
 _JOB_ID = re.compile(r"^\d{1,12}$")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
@@ -182,8 +195,14 @@ def outcome(job: SlurmJob | None, exit_file_code: int | None, stop_requested: bo
         return RunStatus.SUCCEEDED, f"Slurm job {job.job_id} completed", 0
     if stop_requested:
         return RunStatus.STOPPED, "stopped by the user", code
-    detail = {"TIMEOUT": "hit its time limit", "NODE_FAIL": "lost a node", "OUT_OF_MEMORY": "ran out of memory",
-              "PREEMPTED": "was preempted", "BOOT_FAIL": "could not boot a node", "DEADLINE": "missed its deadline"}
+    detail = {
+        "TIMEOUT": "hit its time limit",
+        "NODE_FAIL": "lost a node",
+        "OUT_OF_MEMORY": "ran out of memory",
+        "PREEMPTED": "was preempted",
+        "BOOT_FAIL": "could not boot a node",
+        "DEADLINE": "missed its deadline",
+    }
     why = detail.get(job.state, f"ended {job.state}")
     tail = f" with exit code {code}" if code else (f" (signal {job.signal})" if job.signal else "")
     return RunStatus.FAILED, f"Slurm job {job.job_id} {why}{tail}", code

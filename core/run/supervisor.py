@@ -48,6 +48,7 @@ EXIT_WRAPPER = Path(__file__).with_name("exit_status.py")
 
 POLL = 1.0  # seconds between two questions to a batch scheduler
 
+
 def supervise(run_dir: Path) -> int:
     """Run the job to its end and record how it ended (a local child, or a batch scheduler's job)."""
     extra = json.loads(read_checked(run_dir / "env.json", 1 << 20, "run environment file") or b"{}")
@@ -144,6 +145,7 @@ def _reap_orphans(record: RunRecord) -> None:
 
 def _wait_detached(record: RunRecord) -> None:
     """msrun --join=False returns at once: the run lasts while its tagged processes do."""
+
     def note(latest: RunRecord) -> None:
         latest.message = "msrun returned (join=False); waiting for the workers it left running"
 

@@ -204,9 +204,7 @@ def design_problems(design: Design) -> list[Problem]:
         path = f"$.operators[{i}]"
         for j, source in enumerate(op.inputs):
             if source not in known:
-                problems.append(
-                    Problem(f"{path}.inputs[{j}]", f"{source!r} is not a tensor or an earlier operator")
-                )
+                problems.append(Problem(f"{path}.inputs[{j}]", f"{source!r} is not a tensor or an earlier operator"))
         if op.name in earlier:
             problems.append(Problem(f"{path}.name", f"operator name {op.name!r} is used twice"))
         earlier.add(op.name)

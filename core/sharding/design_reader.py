@@ -183,9 +183,7 @@ class _Reader:
             return value
         if isinstance(value, list) and 0 < len(value) <= MAX_AXES and all(isinstance(v, str) for v in value):
             return tuple(value)
-        self.fail(
-            path, f"expected an axis name, 'None' or a list of 1..{MAX_AXES} axis names, got {_show(value)}"
-        )
+        self.fail(path, f"expected an axis name, 'None' or a list of 1..{MAX_AXES} axis names, got {_show(value)}")
         return None
 
     def sharding(self, value: Any, path: str) -> Sharding | None:
@@ -230,7 +228,7 @@ class _Reader:
         known_dtype = dtype if isinstance(dtype, str) and dtype in DTYPE_BYTES else "float32"
         role = obj.get("role")
         if role is not None and role not in ROLES:
-            self.fail(f"{path}.role", f"unknown role {_show(role)}: use \"input\" (data) or \"weight\" (trained)")
+            self.fail(f"{path}.role", f'unknown role {_show(role)}: use "input" (data) or "weight" (trained)')
             role = None
         elif role == "weight" and known_dtype not in FLOAT_DTYPES:
             self.fail(
@@ -251,9 +249,7 @@ class _Reader:
         self.unknown_keys(obj, _OPERATOR_KEYS | attributes, path)
         name = self.identifier(obj.get("name"), f"{path}.name", "operator name")
         if spec is None:
-            self.fail(
-                f"{path}.type", f"unsupported operator {_show(op_type)}: use one of {', '.join(OP_ARITY)}"
-            )
+            self.fail(f"{path}.type", f"unsupported operator {_show(op_type)}: use one of {', '.join(OP_ARITY)}")
         for required in spec.required if spec is not None else ():
             if obj.get(required) is None:
                 self.fail(f"{path}.{required}", f"{op_type} needs {required!r} ({_ATTRIBUTE_HELP[required]})")
@@ -267,9 +263,7 @@ class _Reader:
             raw = self.list_(obj["strategy"], f"{path}.strategy", "strategy", _MAX_INPUTS) or []
             strategy = [self.sharding(s, f"{path}.strategy[{i}]") for i, s in enumerate(raw)]
             if len(raw) != len(inputs):
-                self.fail(
-                    f"{path}.strategy", f"give one strategy per input: {len(inputs)} inputs, {len(raw)} given"
-                )
+                self.fail(f"{path}.strategy", f"give one strategy per input: {len(inputs)} inputs, {len(raw)} given")
         out_strategy: Sharding | None = None
         out_ok = True
         if obj.get("out_strategy") is not None:

@@ -144,7 +144,7 @@ class Design:
         raise KeyError(name)
 
     def tensor_role(self, name: str) -> str:
-        """"input" (fed by the dataset) or "weight" (a trained Parameter).
+        """ "input" (fed by the dataset) or "weight" (a trained Parameter).
 
         The explicit `role` wins; otherwise integer / bool dtypes are inputs (indices, labels), the
         first tensor listed is the input, and every other tensor is a weight.

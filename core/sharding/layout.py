@@ -84,9 +84,7 @@ class Layout:
         if duplicates:
             raise LayoutError(f"axis name {duplicates[0]!r} is used for more than one axis: names must be unique")
         if INTERLEAVED in alias_name and alias_name.index(INTERLEAVED) != len(alias_name) - 1:
-            raise LayoutError(
-                "'interleaved_parallel' must be the last axis (it is a virtual split inside one card)"
-            )
+            raise LayoutError("'interleaved_parallel' must be the last axis (it is a virtual split inside one card)")
         full_size = math.prod(device_matrix)
         if full_size > MAX_DEVICES:
             # checked before any rank list is built: (65536, 65536) would otherwise allocate 2^32 ranks
@@ -284,4 +282,3 @@ class TensorLayout:
     def to_code(self, layout_name: str = "layout") -> str:
         """`layout("mp", ("sp", "dp"))` as MindSpore code."""
         return layout_strategy(layout_name, self.entries)
-

@@ -73,8 +73,10 @@ class Placement:
     @cached_property
     def slice_id(self) -> np.ndarray:
         """One id per distinct slice (row-major block number), so equal ids mean replicas."""
-        return np.ravel_multi_index(tuple(self.block_index.T), self.split) if self.shape else np.zeros(
-            len(self.positions), dtype=np.int64
+        return (
+            np.ravel_multi_index(tuple(self.block_index.T), self.split)
+            if self.shape
+            else np.zeros(len(self.positions), dtype=np.int64)
         )
 
     def local_bytes(self, dtype: str) -> int:
@@ -99,9 +101,7 @@ class Placement:
                 group.append(rank)
         return [groups[k] for k in sorted(groups)]
 
-    def owner_grid(
-        self, row_dim: int, col_dim: int, fixed: Sequence[int] | None = None
-    ) -> OwnerGrid:
+    def owner_grid(self, row_dim: int, col_dim: int, fixed: Sequence[int] | None = None) -> OwnerGrid:
         """Who holds each block of a 2-D view: rows = pieces of `row_dim`, columns = pieces of `col_dim`.
 
         `fixed[d]` is the element index kept for every other dimension d (default 0). For a 1-D
@@ -215,9 +215,7 @@ def _merge_pieces(pieces: list[tuple[slice, ...]], rank: int) -> tuple[slice, ..
     hull = math.prod(h - lo for lo, h in zip(lows, highs, strict=True))
     held = sum(math.prod(s.stop - s.start for s in p) for p in pieces)
     if hull != held:
-        raise LayoutError(
-            f"rank {rank} holds {len(pieces)} separate interleaved pieces; use place(...).rank_pieces()"
-        )
+        raise LayoutError(f"rank {rank} holds {len(pieces)} separate interleaved pieces; use place(...).rank_pieces()")
     return tuple(slice(lo, h) for lo, h in zip(lows, highs, strict=True))
 
 

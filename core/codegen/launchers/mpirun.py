@@ -43,8 +43,9 @@ def mpirun_root_lines() -> list[str]:
     ]
 
 
-def mpirun_cpu_lines(workers: int, sched_host: str, sched_port: int, log_dir: str, mpirun_cmd: str,
-                     worker_cmd: str) -> list[str]:
+def mpirun_cpu_lines(
+    workers: int, sched_host: str, sched_port: int, log_dir: str, mpirun_cmd: str, worker_cmd: str
+) -> list[str]:
     """The CPU dynamic-cluster start under mpirun: MindSpore's scheduler here, mpirun for the workers.
 
     `mpirun_cmd` is mpirun's quoted argv up to the worker command; `worker_cmd` the quoted worker command
@@ -89,8 +90,9 @@ class Mpirun(JobLauncher):
         if options.multi_node:
             cmd += ' ${HOSTFILE:+--hostfile "$HOSTFILE"}'
         if options.device_target == "CPU":
-            return mpirun_cpu_lines(options.device_num, options.master_addr, options.master_port, options.log_dir,
-                                    cmd, "python train.py")
+            return mpirun_cpu_lines(
+                options.device_num, options.master_addr, options.master_port, options.log_dir, cmd, "python train.py"
+            )
         return [
             *mpirun_root_lines(),
             "# One process per card; each rank's output goes to <log dir>/1/rank.<rank>/stdout.",

@@ -13,8 +13,10 @@ from core.codegen.options import RunOptions
 class RankTable(JobLauncher):
     def check(self, options: RunOptions) -> str | None:
         if options.device_target != "Ascend":
-            return ("the rank-table launch is Ascend-only (the rank table describes HCCL devices): "
-                    "use msrun or mpirun for GPU/CPU")
+            return (
+                "the rank-table launch is Ascend-only (the rank table describes HCCL devices): "
+                "use msrun or mpirun for GPU/CPU"
+            )
         return None
 
     def log_pattern(self, options: RunOptions) -> str:

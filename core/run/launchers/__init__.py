@@ -6,9 +6,7 @@ from core.codegen import CodegenError, RunOptions
 from core.run.launchers import mpirun, msrun, ranktable, slurm
 from core.run.launchers.base import BatchLauncher, Launcher
 
-LAUNCHERS: dict[str, Launcher] = {
-    module.LAUNCHER.name: module.LAUNCHER for module in (msrun, mpirun, ranktable, slurm)
-}
+LAUNCHERS: dict[str, Launcher] = {module.LAUNCHER.name: module.LAUNCHER for module in (msrun, mpirun, ranktable, slurm)}
 QUEUED_LAUNCHERS = frozenset(name for name, launcher in LAUNCHERS.items() if launcher.queued)  # Slurm
 
 

@@ -1,7 +1,7 @@
 """A tensor map's entries as lists of axes and back: the small algebra every map edit uses.
 
-    >>> assign_axes(("mp", ("sp", "dp")), 0, ["sp"])
-    ('sp', 'dp')
+>>> assign_axes(("mp", ("sp", "dp")), 0, ["sp"])
+('sp', 'dp')
 """
 
 from __future__ import annotations
@@ -51,4 +51,3 @@ def assign_axes(entries: Sequence[DimEntry], dim: int, axes: Sequence[str]) -> t
         else:
             result.append(axes_entry([a for a in entry_axes(entry) if a not in chosen]))
     return tuple(result)
-

@@ -53,4 +53,3 @@ def save_to_folder(design: Design, folder: Path, file_name: str) -> Path:
     """Save under folder/<name>.json; raises WorkspaceError for names that would escape."""
     folder.mkdir(parents=True, exist_ok=True)
     return save_design(design, child(folder, design_file_name(file_name), "design file"))
-

@@ -187,4 +187,3 @@ def apply_preset(design: Design, layout_name: str, preset_key: str) -> Design:
     )
     design = replace(design, device_num=preset.device_num)
     return map_layout_entries(design, layout_name, lambda m: strip_aliases(m, preset.alias_name))
-

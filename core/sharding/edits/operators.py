@@ -292,4 +292,3 @@ def set_operator_out_dim_axes(design: Design, name: str, dim: int, axes: Sequenc
     if op.out_strategy is None or op.out_strategy.map is None:
         raise EditError(f"{name} has no out_strategy: switch it on first")
     return set_operator_out_map(design, name, assign_axes(op.out_strategy.map, dim, axes))
-

@@ -47,4 +47,3 @@ def set_repeat(design: Design, count: int | None, first: str = "", last: str = "
     if not 1 <= int(count) <= MAX_REPEAT:
         raise EditError(f"repeat count {count} is out of range: use 1..{MAX_REPEAT}")
     return replace(design, repeat=RepeatSpec(int(count), first, last, carry))
-

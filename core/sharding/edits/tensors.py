@@ -20,11 +20,7 @@ def add_tensor(
     design: Design, name: str | None = None, shape: Sequence[int] = (8, 8), dtype: str = "float32"
 ) -> tuple[Design, str]:
     """A new tensor, laid out on the first layout (every dim unsplit) if there is one."""
-    name = (
-        check_identifier(name, "tensor name")
-        if name
-        else new_name(taken_names(design), "t")
-    )
+    name = check_identifier(name, "tensor name") if name else new_name(taken_names(design), "t")
     if name in design.tensors or name in {o.name for o in design.operators}:
         raise EditError(f"{name!r} is already a tensor or operator name: pick another name")
     if dtype not in DTYPE_BYTES:
@@ -56,7 +52,7 @@ def rename_tensor(design: Design, old: str, new: str) -> Design:
 
 
 def set_tensor_role(design: Design, name: str, role: str | None) -> Design:
-    """"input" (the dataset feeds it), "weight" (trained) or None (the default: `Design.tensor_role`)."""
+    """ "input" (the dataset feeds it), "weight" (trained) or None (the default: `Design.tensor_role`)."""
     spec = tensor_spec(design, name)
     if role is not None and role not in ROLES:
         raise EditError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
@@ -140,4 +136,3 @@ def set_dim_axes(design: Design, name: str, dim: int, axes: Sequence[str]) -> De
     if spec.sharding is None or spec.sharding.map is None:
         raise EditError(f"{name} is not on a layout: pick a layout for it first")
     return _reshard_tensor(design, name, replace(spec.sharding, map=assign_axes(spec.sharding.map, dim, axes)))
-

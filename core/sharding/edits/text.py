@@ -72,4 +72,3 @@ def parse_rank_list(text: str) -> tuple[int, ...] | None:
 
 def format_ints(values: Iterable[int]) -> str:
     return ", ".join(str(v) for v in values)
-

@@ -212,10 +212,14 @@ def _apply_out_strategy(
     if problem:
         return None, [], [f"out_strategy: {problem}"]
     if wanted.layout != natural.layout:
-        return None, [], [
-            f"out_strategy uses {wanted.layout.to_code()} but the inputs use {natural.layout.to_code()}: "
-            "build the output strategy from the same Layout"
-        ]
+        return (
+            None,
+            [],
+            [
+                f"out_strategy uses {wanted.layout.to_code()} but the inputs use {natural.layout.to_code()}: "
+                "build the output strategy from the same Layout"
+            ],
+        )
     comms: list[Communication] = []
     scattered = tuple(a for a in reduce_axes if a in wanted.used_axes)
     summed = tuple(a for a in reduce_axes if a not in scattered)
@@ -334,7 +338,6 @@ def _output_communication(
         comm = reduction("ReduceScatter", out_shape, natural, rule.reduce_axes, dtype, why, scatter_by_default=True)
         return scattered, [comm], []
     return natural, [reduction("AllReduce", out_shape, natural, rule.reduce_axes, dtype, why)], []
-
 
 
 def _safe_analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAnalysis]) -> OperatorAnalysis:

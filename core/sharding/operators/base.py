@@ -277,9 +277,7 @@ def merge_split(values: Sequence[tuple[int, int | None, str]], dim_label: str) -
     for split, size, name in values:
         if size == 1 and full is not None and full > 1:
             if split != 1:
-                problems.append(
-                    f"{name}'s {dim_label} has size 1 and is broadcast, so it must be unsplit: use 1 there"
-                )
+                problems.append(f"{name}'s {dim_label} has size 1 and is broadcast, so it must be unsplit: use 1 there")
             continue
         real.append((split, name))
     splits = {s for s, _ in real}

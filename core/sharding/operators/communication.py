@@ -167,7 +167,6 @@ def redistribution(
     return Communication("Redistribution", axes, groups, nbytes, reason)
 
 
-
 def reduction(
     kind: str,
     out_shape: tuple[int, ...],

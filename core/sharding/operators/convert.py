@@ -120,8 +120,10 @@ def _explain(
         )
     else:
         text += "; the strategy uses every device, so there is no repeated-calculation axis"
-    return text + ". Tensor maps: " + "; ".join(
-        f"{n} -> ({tl.entry_code()})" for n, tl in zip(names, layouts, strict=False)
+    return (
+        text
+        + ". Tensor maps: "
+        + "; ".join(f"{n} -> ({tl.entry_code()})" for n, tl in zip(names, layouts, strict=False))
     )
 
 

@@ -121,10 +121,14 @@ class GatherFamily(FamilyBase):
         entries = [NONE] * indices.ndim + [table.entries[1]]
         natural = output_layout(table.layout, entries, ["output dimension 0"] * indices.ndim + [f"{names[0]} columns"])
         scatter = 0 if shapes[1][0] % table.split[0] == 0 else None
-        notes = [] if scatter is not None else [
-            f"{names[1]}.shape[0] = {shapes[1][0]} does not divide by the row split {table.split[0]}, so MindSpore "
-            "sums the partial results with an AllReduce instead of a ReduceScatter"
-        ]
+        notes = (
+            []
+            if scatter is not None
+            else [
+                f"{names[1]}.shape[0] = {shapes[1][0]} does not divide by the row split {table.split[0]}, so MindSpore "
+                "sums the partial results with an AllReduce instead of a ReduceScatter"
+            ]
+        )
         return RuleResult(
             natural.output, rows, natural.problems, scatter_dim=scatter, reduce_reason=reason, notes=notes
         )

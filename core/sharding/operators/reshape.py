@@ -51,7 +51,6 @@ def reshape_groups(a: Sequence[int], b: Sequence[int]) -> list[tuple[list[int], 
     return groups
 
 
-
 def _contiguous_axes(x: TensorLayout, shape: Shape, dims: Sequence[int]) -> list[str]:
     """The axes splitting `dims` (outer -> inner) that keep each rank's piece contiguous once flattened:
     once a dimension is not fully split, nothing after it may be split."""

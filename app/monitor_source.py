@@ -1,0 +1,224 @@
+"""The Monitor's source picker and the long-lived objects behind it: the shared watchers and replays."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from core.logs import RunWatcher
+from core.logs.guard import LogDirError, validate_log_dir
+from core.logs.replay import load_recording, replay
+from core.logs.watcher import WatcherRegistry
+from core.run.registry import LAUNCHER_LOG, RunRecord, list_runs
+from core.workspace import EXAMPLES_DIR, default_workspace
+
+SOURCES = ["Launched run", "Log folder", "Replay recorded run"]
+RECORDINGS_DIRS = [EXAMPLES_DIR / "recordings"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """What the Monitor watches: a log folder (None: nothing chosen yet), its label, the run's status (None for a
+    plain folder) and files outside the folder that belong to it (the launcher's own log)."""
+
+    log_dir: Path | None = None
+    label: str = ""
+    status: str | None = None
+    extra: tuple[str, ...] = ()
+
+
+# ----------------------------------------------------------------------------- long-lived objects
+
+
+@st.cache_resource(show_spinner=False)
+def watcher_registry() -> WatcherRegistry:
+    """Owner of every live RunWatcher; stops those no page asked for in 2 minutes (closed tabs)."""
+    return WatcherRegistry(idle_s=120.0, max_watchers=32)
+
+
+def get_watcher(log_dir: str, polling: bool, loss_regex: str | None, extra: tuple[str, ...]) -> RunWatcher:
+    """One RunWatcher per (folder, polling, regex, follow links), shared by every session and rerun."""
+    follow = bool(st.session_state.get("mon_follow_links", False))  # the sidebar's "Follow links" box
+    return watcher_registry().get(
+        (log_dir, polling, loss_regex, extra, follow),
+        lambda: RunWatcher(
+            Path(log_dir),
+            polling=polling,
+            loss_regex=loss_regex,
+            extra_files=extra,
+            background_catch_up=True,
+            follow_links=follow,
+        ),
+    )  # paint at once, fill in later
+
+
+@st.cache_resource(show_spinner=False)
+def replay_sessions() -> dict[str, tuple[threading.Thread, threading.Event]]:
+    """Replays in progress, by output folder."""
+    return {}
+
+
+def recordings() -> dict[str, Path]:
+    """Recorded runs: examples/recordings/* and $SHARDSCOPE_RECORDINGS/* (folders with timing.json)."""
+    dirs = list(RECORDINGS_DIRS)
+    extra = os.environ.get("SHARDSCOPE_RECORDINGS")
+    if extra:
+        dirs += [Path(p) for p in extra.split(os.pathsep) if p]
+    found: dict[str, Path] = {}
+    for d in dirs:
+        if d.is_dir():
+            for rec in sorted(d.iterdir()):
+                if (rec / "timing.json").is_file():
+                    found[rec.name] = rec
+    return found
+
+
+def start_replay(name: str, rec_dir: Path, speed: float, polling: bool) -> Path:
+    out = Path(tempfile.gettempdir()) / "shardscope_replays" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out.mkdir(parents=True, exist_ok=True)
+    get_watcher(str(out), polling, None, ())  # watch before the first byte: every row is seen live
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=replay, args=(rec_dir, out), kwargs={"speed": speed, "stop_event": stop, "max_gap_s": 5.0}, daemon=True
+    )
+    thread.start()
+    replay_sessions()[str(out)] = (thread, stop)
+    return out
+
+
+# ----------------------------------------------------------------------------- source picker
+
+
+def pick_source() -> Source:
+    """What the user chose to watch (a launched run, a log folder or a replay); `Source()` when nothing yet."""
+    params = st.query_params
+    runs = []
+    registry_error = None
+    try:
+        runs = list_runs(default_workspace())
+    except Exception as exc:  # a broken registry must not break the page
+        registry_error = str(exc)
+    if params.get("replay"):
+        default = "Replay recorded run"
+    elif params.get("logdir"):
+        default = "Log folder"
+    else:
+        default = "Launched run" if runs or params.get("run") else None
+    source = st.segmented_control("Source", SOURCES, default=default, key="mon_source", label_visibility="collapsed")
+    if registry_error:
+        st.warning(f"Could not read the run registry: {registry_error}")
+    if source == "Launched run":
+        return _launched_run(runs)
+    if source == "Log folder":
+        return _log_folder()
+    if source == "Replay recorded run":
+        return _replay()
+    st.info(
+        "**Pick what to watch.** *Launched run*: a run started from the Launch page. *Log folder*: any "
+        "msrun `--log_dir` (worker_N.log), MindFormers `output/` (log/rank_N/info.log), mpirun output "
+        "(1/rank.N/stdout), rank-table or model-zoo run (deviceN/train.logN, train_parallelN/log), Slurm "
+        "outputs (slurm-J_N.out) or a folder with one log. *Replay recorded run*: replays a recorded real "
+        "run so you can try the Monitor without hardware."
+    )
+    return Source()
+
+
+def _launched_run(runs: list[RunRecord]) -> Source:
+    """A run of this workspace's registry: its log folder, status and launcher log."""
+    params = st.query_params
+    if not runs:
+        st.info(
+            "No launched runs in this workspace yet: start one on the **Launch** page, "
+            "or pick **Log folder** to watch any msrun / mpirun log folder."
+        )
+        return Source()
+    ids = [r.run_id for r in runs]
+    wanted = params.get("run")
+    index = ids.index(wanted) if wanted in ids else 0
+    by_id = {r.run_id: r for r in runs}
+    run_id = st.selectbox(
+        "Run",
+        ids,
+        index=index,
+        key="mon_run",
+        format_func=lambda i: f"{i} · {by_id[i].scenario or '?'} · {by_id[i].status}",
+    )
+    rec = by_id[run_id]
+    st.query_params["run"] = run_id
+    # Slurm / multi-node / watched-folder runs are written by other machines: inotify sees nothing there
+    st.session_state["mon_shared_fs"] = bool(getattr(rec, "shared_filesystem", False))
+    per_node = rec.options.get("local_worker_num") if isinstance(rec.options, dict) else None
+    if st.session_state.get("mon_per_node_run") != run_id:  # a new run: take its node size, once
+        st.session_state["mon_per_node_run"] = run_id
+        if isinstance(per_node, int) and per_node >= 1:
+            st.session_state["mon_per_node"] = per_node
+    launcher = getattr(rec, "run_dir", None)
+    extra = (str(Path(launcher) / LAUNCHER_LOG),) if launcher else ()
+    return Source(Path(rec.log_dir), run_id, rec.status, extra)
+
+
+def _log_folder() -> Source:
+    """Any folder the user names, checked before it is watched."""
+    params = st.query_params
+    path = st.text_input(
+        "Log folder",
+        value=params.get("logdir", ""),
+        key="mon_folder",
+        placeholder="/path/to/log_output  (msrun --log_dir, mpirun output, or rank-table run)",
+    )
+    if not path:
+        return Source()
+    try:
+        folder = validate_log_dir(path)
+    except LogDirError as exc:
+        st.error(f"Cannot watch this folder: {exc}.")
+        return Source()
+    return Source(folder, folder.name)
+
+
+def _replay() -> Source:
+    """A recorded real run written into a fresh folder at its recorded pace (or faster)."""
+    params = st.query_params
+    recs = recordings()
+    if not recs:
+        st.info(
+            "No recorded runs yet. A recording is a log folder plus `timing.json` captured from a real "
+            "run (`core.logs.replay.record`); put it under `examples/recordings/`."
+        )
+        return Source()
+    c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+    names = list(recs)
+    wanted = params.get("replay")
+    name = c1.selectbox("Recording", names, index=names.index(wanted) if wanted in names else 0, key="mon_rec")
+    rec = load_recording(recs[name])
+    speed = c2.selectbox("Speed", [1.0, 2.0, 5.0, 10.0], index=1, key="mon_speed", format_func=lambda s: f"{s:g}×")
+    # ?replay=NAME (the Home page's "Watch the replay") starts it once, without another click.
+    autostart = wanted == name and st.session_state.get("mon_replay_autostarted") != name
+    if c3.button("▶ Start replay", width="stretch") or autostart:
+        st.session_state["mon_replay_autostarted"] = name
+        st.session_state["mon_replay_speed"] = speed
+        st.session_state["mon_replay_out"] = str(
+            start_replay(name, recs[name], speed, st.session_state.get("mon_polling", False))
+        )
+    if rec.synthetic:
+        st.caption("⚠️ This recording's timing is synthetic (made up for tests), not a real run's pace.")
+    out = st.session_state.get("mon_replay_out")
+    if not out:
+        return Source()
+    thread = replay_sessions().get(out, (None, None))[0]
+    status = "running" if thread is not None and thread.is_alive() else None
+    pace = "synthetic" if rec.synthetic else "recorded"
+    started_speed = st.session_state.get("mon_replay_speed", speed)
+    st.info(
+        f"**Replay** of the recorded run `{name}` ({rec.source or 'no source noted'}), written into a "
+        f"fresh log folder at {started_speed:g}× its {pace} pace ({rec.duration_s:.0f} s recorded): "
+        "not a live job.",
+        icon=":material/replay:",
+    )
+    return Source(Path(out), f"replay of {name}", status)

@@ -1,0 +1,148 @@
+"""One file's parse state and what the parser's paths add to it (rows, reads, errors' kinds), shared by
+`core.logs.parser` (which fills it), `core.logs.table` and the reader (which read it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+import numpy as np
+
+from core.logs.bulk import Rows
+from core.logs.discover import LogFile
+from core.logs.formats import ROW_FIELDS, line_time
+from core.logs.general import LineRead
+
+_NAN = float("nan")
+
+MAX_PARTIAL_LINE = 1 << 20
+"""Longest incomplete line we hold in memory (1 MiB); past it the line is dropped and counted."""
+
+
+class ErrorKind(StrEnum):
+    """What an error row is (the `kind` column; the strings are what the snapshot always held)."""
+
+    EXCEPTION = "exception"
+    NAN = "nan"
+    WORKER_EXIT = "worker_exit"
+    TIMEOUT = "timeout"
+    ERROR_LOG = "error_log"
+    OVERLONG_LINE = "overlong_line"
+
+
+FATAL_KINDS = (ErrorKind.EXCEPTION, ErrorKind.NAN, ErrorKind.WORKER_EXIT, ErrorKind.TIMEOUT)
+"""Error kinds that end a rank (the others are only reported)."""
+
+
+@dataclass(frozen=True)
+class ReaderSettings:
+    """Block sizes of the reader, passed in (tests shrink them so tiny inputs cross every path)."""
+
+    read_block: int = 8 << 20  # bytes read and parsed per step while catching up (the next one is read
+    # meanwhile); small enough that a block is still in cache when numpy scans it (32 MB was ~30 % slower)
+    prefetch_min: int = 1 << 20  # a rest smaller than this is read in line, without the helper thread
+    block_min: int = 64  # chunks with at least this many candidate lines are classified by numpy
+    shape_min: int = 256  # ... and lines of known shapes read in bulk (core.logs.templated) from this many
+    max_partial_line: int = MAX_PARTIAL_LINE
+    tb_carry_max: int = 64 << 10  # traceback context kept across reads
+    keep_buf: int = 1 << 20  # read buffer a watcher keeps between refreshes
+
+
+def add_rows(st: FileState, block: np.ndarray, extras: dict[str, np.ndarray], lo: int, hi: int, block_min: int) -> None:
+    """Rows lo:hi of a bulk block (and their other metrics) into the file's rows."""
+    part = block[lo:hi]
+    # a few rows go as a block too: keyword lines (`val` in chatter) cut the bulk rows into short runs
+    if len(part) >= min(block_min, 4):
+        st.rows.add_block(part, {name: col[lo:hi] for name, col in extras.items()})
+        return
+    for i, row in enumerate(part.tolist()):
+        more = {name: float(col[lo + i]) for name, col in extras.items() if col[lo + i] == col[lo + i]}
+        st.rows.append(tuple(row), more)
+
+
+@dataclass
+class FileState:
+    """Everything we know about one file: read position, held partial line, parsed rows."""
+
+    info: LogFile
+    offset: int = 0  # file size when we last looked (a smaller size means truncation)
+    consumed: int = 0  # absolute offset just after the last complete line parsed
+    skipping: bool = False  # inside an over-long line: drop bytes until its newline
+    dropped_bytes: int = 0
+    dropped_lines: int = 0
+    head: bytes = b""
+    ino: int = -1
+    size: int = 0
+    mtime: float = _NAN
+    last_growth: float = _NAN
+    pid: int | None = None
+    restarts: int = 0
+    live: bool = False  # rows get the observation time (the file was read while being written)
+    tb_start: int | None = None  # offset of a pending "Traceback" header
+    tb_carry: bytes = b""
+    rows: Rows = field(default_factory=Rows)  # ROW_KEYS rows, file order
+    timings: list[tuple] = field(default_factory=list)
+    evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset)
+    metric_keys: dict[str, str] = field(default_factory=dict)  # column -> the key as the log spells it
+    errors: list[dict] = field(default_factory=list)
+    unregistered: set[int] = field(default_factory=set)
+    rotated: bool = False  # renamed away by log rotation: its rows stay, before the current file's
+    unreadable: str | None = None  # why the file cannot be read (permission denied, a FIFO, ...)
+
+    def reset(self) -> None:
+        """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""
+        restarts = self.restarts + 1
+        fresh = FileState(self.info)
+        self.__dict__.update(fresh.__dict__)
+        self.restarts = restarts
+        self.live = True
+
+
+def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
+    """What the general reader found on one line, into the file's rows (training) or evals."""
+    f = read.fields
+    t = f.get("time", _NAN)
+    t = t if t == t else obs_time
+    if read.eval:
+        epoch, step = f.get("epoch", _NAN), f.get("step", _NAN)
+        for name, value in (*f.items(), *read.extras.items()):
+            if name not in _NOT_EVAL_VALUES:
+                st.evals.append((epoch, step, name, value, t, off))
+        return
+    for column, key in read.keys.items():
+        st.metric_keys.setdefault(column, key)
+    st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras)
+
+
+_NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
+
+_RE_MS_TIME = re.compile(rb"\):(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3}) ")
+_RE_PY_TIME = re.compile(rb"(?m)^(?:\[[A-Z]+\] )?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,6})?")
+
+
+def last_log_time(data: bytes) -> float:
+    """Unix time of the last time-stamped line in `data`: MindSpore's own header
+    (`[WARNING] DEVICE(2386,7f72...,python):2026-11-22-07:04:43.493.282 [...]`) or a python-logging
+    date at a line start; NaN when there is none. Why: a traceback has no time of its own, and the
+    line just before it says when the rank failed (which rank failed first is the root cause)."""
+    best_pos, best = -1, _NAN
+    for m in _RE_MS_TIME.finditer(data):
+        best_pos = m.start()
+        y, mo, d, h, mi, s, ms, us = (int(g) for g in m.groups())
+        try:
+            best = datetime(y, mo, d, h, mi, s).timestamp() + ms / 1e3 + us / 1e6
+        except ValueError:
+            best = _NAN
+    for m in _RE_PY_TIME.finditer(data):
+        if m.start() > best_pos:
+            best_pos, best = m.start(), line_time(m.group(0))
+    return best
+
+
+def row_tuple(row: dict[str, float], obs_time: float, off: int) -> tuple:
+    """A parsed row as a ROW_KEYS tuple: the line's own time, else the observation time."""
+    t = row["time"]
+    return (*(row[k] for k in ROW_FIELDS[:-1]), t if t == t else obs_time, off)

@@ -1,0 +1,180 @@
+"""What a read of a run's logs hands over: `RunSnapshot` and the frames it is built of (pure functions of the
+files' parse state, `core.logs.filestate`)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import pandas as pd
+
+from core.logs.discover import LogFile
+from core.logs.filestate import FATAL_KINDS, FileState
+from core.logs.rawio import line_number
+from core.logs.table import EVAL_COLUMNS
+
+__all__ = [
+    "ERROR_COLUMNS",
+    "METRIC_COLUMNS",
+    "TIMING_COLUMNS",
+    "RunSnapshot",
+    "empty_metrics",
+    "rank_table",
+    "timings_and_errors",
+]
+
+METRIC_COLUMNS = [
+    "rank",
+    "epoch",
+    "step",
+    "epochs_total",
+    "steps_total",
+    "loss",
+    "step_time_ms",
+    "lr",
+    "time",
+    "offset",
+    "file",
+]
+TIMING_COLUMNS = ["rank", "epoch", "step", "epoch_time_ms", "step_time_ms", "time", "offset", "file"]
+ERROR_COLUMNS = ["rank", "kind", "message", "context", "line", "offset", "file", "pid", "time", "log_time"]
+_NAN = float("nan")
+T = TypeVar("T")
+
+
+@dataclass
+class RunSnapshot:
+    """A consistent view of a run's logs: what `read_run` returns and `RunWatcher.snapshot()` gives.
+
+    metrics: one row per loss line per rank in file order (rank, epoch, step, loss, step_time_ms, lr,
+    time = line timestamp or observation time when watched live else NaN, offset, file);
+    timings: TimeMonitor lines; errors: rank, kind (exception/nan/worker_exit/timeout/error_log),
+    message, context (traceback), line, offset, file; ranks: per-rank facts for `rank_status`;
+    skipped: every file found but not read (a FIFO, a folder, permission denied, ...) -> why;
+    evals: evaluation lines, one row per scalar (EVAL_COLUMNS), never training rows; metric_keys:
+    metric column -> the key as the logs spell it (`step_time_ms` <- `per_step_time`), for every
+    metric the loss lines carry (the columns of `metrics` beyond METRIC_COLUMNS are such metrics).
+    """
+
+    log_dir: Path
+    metrics: pd.DataFrame
+    timings: pd.DataFrame
+    errors: pd.DataFrame
+    ranks: pd.DataFrame
+    files: list[LogFile]
+    layout: str
+    version: int
+    taken_at: float
+    skipped: dict[str, str] = field(default_factory=dict)
+    evals: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=EVAL_COLUMNS))
+    metric_keys: dict[str, str] = field(default_factory=dict)
+    behind_bytes: int = 0  # written but not read yet: a writer faster than the watcher's per-tick cap
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+    _memo_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def derived(self, name: str, key: tuple, make: Callable[[], T]) -> T:
+        """`make()` once per snapshot and key, whoever asks: a watcher hands one snapshot to every
+        Monitor session until its logs change, so 20 sessions compute a diagnosis once a tick, not 20 times."""
+        with self._memo_lock:
+            hit = self._memo.get(name)
+            if hit is None or hit[0] != key:
+                hit = self._memo[name] = (key, make())
+            return hit[1]
+
+    @property
+    def n_ranks(self) -> int:
+        return len(self.ranks)
+
+    def crashed_ranks(self) -> list[int]:
+        """Ranks with an exception, a worker-exit report, or a scheduler timeout."""
+        if self.errors.empty:
+            return []
+        bad = self.errors[self.errors["kind"].isin([str(k) for k in FATAL_KINDS])]
+        return sorted({int(r) for r in bad["rank"].dropna() if int(r) >= 0})
+
+
+def empty_metrics() -> pd.DataFrame:
+    dtypes = {k: "float64" for k in METRIC_COLUMNS}
+    dtypes.update(rank="int64", offset="int64", file="object")
+    return pd.DataFrame({k: pd.Series(dtype=v) for k, v in dtypes.items()})
+
+
+def timings_and_errors(workers: list[FileState], files: list[FileState]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """TimeMonitor rows of the workers and the errors of every file (an error's rank from its pid when it has none)."""
+    timings = pd.DataFrame(
+        [(st.info.rank, *t, st.info.rel) for st in workers for t in st.timings], columns=TIMING_COLUMNS
+    )
+    pid_to_rank = {st.pid: st.info.rank for st in workers if st.pid is not None}
+    error_rows: list[dict] = []
+    for st in files:
+        for err in st.errors:
+            if err["line"] is None:
+                err["line"] = line_number(st.info.path, err["offset"])
+            row = dict(err)
+            if row["rank"] is None and row["pid"] is not None:
+                row["rank"] = pid_to_rank.get(row["pid"])
+            error_rows.append(row)
+    errors = pd.DataFrame(error_rows, columns=ERROR_COLUMNS)
+    errors["rank"] = pd.to_numeric(errors["rank"], errors="coerce").astype("Int64")
+    return timings, errors
+
+
+def rank_table(workers: list[FileState], unregistered: set[int]) -> pd.DataFrame:
+    """Per-rank facts for `rank_status`: last step and loss, activity, whether it finished, what was dropped."""
+    by_rank: dict[int, list[FileState]] = {}
+    for st in workers:
+        by_rank.setdefault(st.info.rank if st.info.rank is not None else -1, []).append(st)
+    rows = []
+    for rank in sorted(by_rank):
+        sts = by_rank[rank]
+        last = next((s.rows.last() for s in reversed(sts) if len(s.rows)), None)
+        n_loss = sum(len(s.rows) for s in sts)
+        epoch, step, epochs_total, steps_total, loss = last[:5] if last else (_NAN,) * 5
+        # a global step (MindYOLO rows) is done at epochs x steps per epoch, a step-in-epoch at the last one
+        done_by_totals = bool(
+            last
+            and epochs_total == epochs_total
+            and steps_total == steps_total
+            and epoch >= epochs_total
+            and step >= (steps_total if step <= steps_total else steps_total * epochs_total)
+        )
+        rows.append(
+            {
+                "rank": rank,
+                "files": ", ".join(s.info.rel for s in sts),
+                "pid": next((s.pid for s in sts if s.pid is not None), None),
+                "bytes": sum(s.size for s in sts),
+                "n_loss": n_loss,
+                "last_epoch": epoch,
+                "last_step": step,
+                "last_loss": loss,
+                "last_activity": max((s.last_growth for s in sts if s.last_growth == s.last_growth), default=_NAN),
+                "mtime": max((s.mtime for s in sts if s.mtime == s.mtime), default=_NAN),
+                "finished": done_by_totals or rank in unregistered,
+                "restarts": max(s.restarts for s in sts),
+                "dropped_bytes": sum(s.dropped_bytes for s in sts),
+                "dropped_lines": sum(s.dropped_lines for s in sts),
+                "unreadable": next((f"{s.info.rel}: {s.unreadable}" for s in sts if s.unreadable), ""),
+            }
+        )
+    cols = [
+        "rank",
+        "files",
+        "pid",
+        "bytes",
+        "n_loss",
+        "last_epoch",
+        "last_step",
+        "last_loss",
+        "last_activity",
+        "mtime",
+        "finished",
+        "restarts",
+        "dropped_bytes",
+        "dropped_lines",
+        "unreadable",
+    ]
+    return pd.DataFrame(rows, columns=cols)
