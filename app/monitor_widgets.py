@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.logs import RunSnapshot, rank_status
+from core.logs.formats import ROW_FIELDS
 from core.logs.metrics import (
     N_OUT,
     add_global_step,
@@ -297,28 +298,7 @@ def metric_choices(snap: RunSnapshot) -> dict[str, str]:
     return out
 
 
-_NOT_METRICS = frozenset(
-    {
-        "rank",
-        "epoch",
-        "step",
-        "epochs_total",
-        "steps_total",
-        "loss",
-        "step_time_ms",
-        "lr",
-        "global_norm",
-        "loss_scale",
-        "overflow",
-        "throughput",
-        "time",
-        "offset",
-        "file",
-        "global_step",
-        "relative_s",
-        "wall_time",
-    }
-)
+_NOT_METRICS = frozenset({"rank", *ROW_FIELDS, "offset", "file", "global_step", "relative_s", "wall_time"})
 
 
 def step_time_figure(df: pd.DataFrame, timings: pd.DataFrame, ranks: tuple[int, ...] | None) -> go.Figure | None:

@@ -39,6 +39,8 @@ CORPUS_RANK0 = (
     / "info.log"
 )
 LOSS_LINE = re.compile(r"print_output_info: (\{ Epoch:.*?loss:\[[^\]]*\])")
+RE_STEP = re.compile(r"Epoch:\[\s*(\d+)/\s*(\d+)\], step:\[\s*(\d+)/\s*(\d+)\]")
+RE_LOSS = re.compile(r"loss:\[([-\d.e+]+)/([-\d.e+]+)\]")
 RUN_LINE = re.compile(r"run (\S+) (started|succeeded|failed|stopped)")
 
 
@@ -70,7 +72,13 @@ def test_one_worker_trains_and_the_monitor_reads_both_logs(tmp_path: Path) -> No
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert "preflight: mindspore 2.10.0 in" in result.stdout and "succeeded (exit code 0)" in result.stdout
     info = (tmp_path / "mf" / "output" / "log" / "rank_0" / "info.log").read_text(encoding="utf-8")
-    assert LOSS_LINE.findall(info) == LOSS_LINE.findall(CORPUS_RANK0.read_text(encoding="utf-8"))  # deterministic
+    # the same training as the corpus run, up to the last printed digit: MindSpore's CPU kernels reduce in
+    # threads, and under load a sum can round the other way (5.003780 against 5.003781 at step 10, seen here)
+    ours, corpus = LOSS_LINE.findall(info), LOSS_LINE.findall(CORPUS_RANK0.read_text(encoding="utf-8"))
+    assert [RE_STEP.findall(line) for line in ours] == [RE_STEP.findall(line) for line in corpus]
+    assert [float(x) for line in ours for pair in RE_LOSS.findall(line) for x in pair] == pytest.approx(
+        [float(x) for line in corpus for pair in RE_LOSS.findall(line) for x in pair], rel=1e-4
+    )
     from_msrun = read_run(run_dir(tmp_path, result.stdout) / "log_output").metrics
     from_mindformers = read_run(tmp_path / "mf" / "output").metrics  # MindFormers' own output/log/rank_0
     assert len(from_msrun) == len(from_mindformers) == 64

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.errors import UserError
-from core.logs.general import NUM, LineRead, line_time, read_line, to_float
+from core.logs.general import NUM, ROW_FIELDS, LineRead, line_time, read_line, to_float
 
 __all__ = [
     "ERROR_PREFIXES",
@@ -39,21 +39,6 @@ __all__ = [
 
 NOISE_PREFIXES = (b"[WARNING]", b"[INFO]", b"[DEBUG]")
 ERROR_PREFIXES = (b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")
-ROW_FIELDS = (
-    "epoch",
-    "step",
-    "epochs_total",
-    "steps_total",
-    "loss",
-    "step_time_ms",
-    "lr",
-    "global_norm",
-    "loss_scale",
-    "overflow",
-    "throughput",
-    "time",
-)
-"""What a loss line gives, in the order of the metric columns (then offset, added by the reader)."""
 _NAN = float("nan")
 
 

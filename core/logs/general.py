@@ -24,6 +24,21 @@ from datetime import datetime
 
 __all__ = ["FIXED_ALIASES", "NUM", "LineRead", "line_time", "metric_name", "read_line", "to_float"]
 
+ROW_FIELDS = (
+    "epoch",
+    "step",
+    "epochs_total",
+    "steps_total",
+    "loss",
+    "step_time_ms",
+    "lr",
+    "global_norm",
+    "loss_scale",
+    "overflow",
+    "throughput",
+    "time",
+)
+"""What a loss line gives, in the order of the metric columns (then offset, added by the reader)."""
 NUM = rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)"
 _NAN = float("nan")
 _RE_NUM = re.compile(NUM)
@@ -177,21 +192,7 @@ def _set(read: LineRead, column: str, value: float, key: str, span: tuple[int, i
         read.spans[column] = span
 
 
-_FIELD_COLUMNS = frozenset(
-    {
-        "epoch",
-        "step",
-        "epochs_total",
-        "steps_total",
-        "loss",
-        "step_time_ms",
-        "lr",
-        "global_norm",
-        "loss_scale",
-        "overflow",
-        "throughput",
-    }
-)
+_FIELD_COLUMNS = frozenset(ROW_FIELDS[:-1])
 
 
 def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
@@ -296,19 +297,7 @@ _DIGIT_MASK = bytes.maketrans(b"0123456789", b"##########")
 _RE_WORD_DIGIT = re.compile(rb"(?<=[A-Za-z_])\d+|(?<=[A-Za-z_]\d)\d+")
 
 
-_ROW_COLUMNS = (
-    "epoch",
-    "step",
-    "epochs_total",
-    "steps_total",
-    "loss",
-    "step_time_ms",
-    "lr",
-    "global_norm",
-    "loss_scale",
-    "overflow",
-    "throughput",
-)  # core.logs.formats.ROW_FIELDS but time
+_ROW_COLUMNS = ROW_FIELDS[:-1]  # the fixed columns a line fills (its time comes last)
 
 
 @dataclass(frozen=True)
