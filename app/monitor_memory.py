@@ -16,8 +16,8 @@ from core.logs.memory import memory_report, memory_rows
 HOW_TO_GET_THEM = (
     "MindSpore prints its device-memory statistics (`Device MOC memory size`, `Used peak memory "
     "usage (without fragments)`, `Actual peak memory usage (with fragments)`) at INFO level "
-    "(`GLOG_v=1`) or with `MS_MEMORY_STATISTIC=1`, once a graph has run; they are looked for in "
-    "the last 256 KB of each rank's log."
+    "(`GLOG_v=1`) or with `MS_MEMORY_STATISTIC=1`, once a graph has run, on Ascend and GPU (the CPU "
+    "backend prints none); they are looked for in the last 256 KB of each rank's log."
 )
 
 

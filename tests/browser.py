@@ -116,6 +116,29 @@ def wait_idle(page: Any, timeout: float = 60.0) -> None:
     raise AssertionError("streamlit kept running")
 
 
+def choose(page: Any, select: Any, option: str, tries: int = 4, idle: bool = True) -> None:
+    """Pick `option` in the Streamlit selectbox `select` (a locator), as a user does: once the app is idle,
+    open the list and click the visible option. A rerun that lands mid-click closes the list (seen under
+    load: the option never appeared in 30 s), so the list is opened again, `tries` times at most. `idle=False`
+    for a page that reruns itself every second (the Monitor on a live folder) and is never idle."""
+    wanted = page.get_by_role("option", name=option)
+    for attempt in range(tries):
+        if idle:
+            wait_idle(page)
+        select.click()
+        try:
+            wanted.first.wait_for(state="visible", timeout=15_000)
+            wanted.first.click()
+        except Exception:  # playwright's TimeoutError, or the option detached by a rerun
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
+            continue
+        if idle:
+            wait_idle(page)
+        return
+
+
 def shot(page: Any, name: str, full: bool = False) -> Path:
     """Screenshot to test-artifacts/NAME.png; `full` grows the viewport to the page's height first."""
     ARTIFACTS.mkdir(exist_ok=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import VIEWPORT, chromium, dashboard, drag, require_browser, sortables_frame, wait_idle
+from tests.browser import VIEWPORT, choose, chromium, dashboard, drag, require_browser, sortables_frame, wait_idle
 from tests.browser import shot as _shot
 
 pytestmark = pytest.mark.browser
@@ -73,10 +73,7 @@ def click_tab(pg: object, name: str) -> None:
 
 def load_example(pg: object, file_name: str) -> None:
     click_tab(pg, "Save / load")
-    box = pg.get_by_label("Example")
-    box.click()
-    pg.get_by_role("option", name=file_name).click()
-    wait_idle(pg)
+    choose(pg, pg.get_by_label("Example"), file_name)
     pg.get_by_role("button", name="Load example").click()
     wait_idle(pg)
     pg.get_by_text(f"Loaded {file_name}").wait_for(timeout=30_000)

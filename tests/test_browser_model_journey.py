@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import VIEWPORT, chromium, dashboard, require_browser, shot, wait_idle
+from tests.browser import VIEWPORT, choose, chromium, dashboard, require_browser, shot, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -63,9 +63,7 @@ def test_model_library_decoder_to_a_green_cpu_check(tmp_path: Path) -> None:
         shot(page, "model_02_decoder_attention_in_designer", full=True)
         assert "AllReduce" in page.locator('[data-testid="stMain"]').inner_text()
         nav(page, "Launch")
-        page.get_by_label("Scenario", exact=True).click()
-        page.get_by_role("option", name="Layout strategies (seed 004)").click()
-        wait_idle(page)
+        choose(page, page.get_by_label("Scenario", exact=True), "Layout strategies (seed 004)")
         page.get_by_text("Ascend", exact=True).filter(visible=True).first.click()
         wait_idle(page)
         page.get_by_role("button", name="Check on CPU").click()

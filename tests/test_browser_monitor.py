@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import chart_state, chromium, dashboard, live_chart_frame, require_browser, shot, wait_idle
+from tests.browser import chart_state, choose, chromium, dashboard, live_chart_frame, require_browser, shot, wait_idle
 
 pytestmark = pytest.mark.browser
 NOISE = (Path(__file__).parent / "fixtures" / "real_msrun_logs" / "dp8_cpu_ok" / "worker_0.log").read_text()
@@ -148,8 +148,7 @@ def test_real_mindformers_run_and_the_metric_picker(tmp_path: Path) -> None:
         frame = live_chart_frame(page)
         assert chart_state(frame)["points"] >= 64
         shot(page, "monitor_mindformers_real", full=True)
-        page.get_by_role("combobox", name="Metric").click()
-        page.get_by_role("option", name="per_step_time (step_time_ms)").click()
+        choose(page, page.get_by_role("combobox", name="Metric"), "per_step_time (step_time_ms)", idle=False)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and "step_time_ms" not in str(
             frame.evaluate("() => document.getElementById('chart').layout.yaxis.title.text")

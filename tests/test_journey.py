@@ -20,6 +20,7 @@ from core.run import launch as runs
 from tests.browser import (
     VIEWPORT,
     chart_state,
+    choose,
     chromium,
     dashboard,
     drag,
@@ -59,9 +60,7 @@ def nav(page: Any, title: str) -> None:
 
 def pick(page: Any, label: str, option: str) -> None:
     """Choose `option` in the Streamlit selectbox labelled `label`."""
-    page.get_by_label(label, exact=True).click()
-    page.get_by_role("option", name=option).click()
-    wait_idle(page)
+    choose(page, page.get_by_label(label, exact=True), option)
 
 
 def set_number(page: Any, label: str, value: str, *, first: bool = False) -> None:

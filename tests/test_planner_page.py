@@ -185,15 +185,14 @@ def test_switching_a_choice_changes_the_estimate(planner: AppTest) -> None:
 def test_browser_planner_with_a_mindformers_yaml_and_screenshots(tmp_path: Path) -> None:
     """A user opens a real MindFormers YAML by path: its recipe is marked and fits, the choices table and the
     Megatron-LM second opinion are on the page (screenshots in test-artifacts/)."""
-    from tests.browser import VIEWPORT, chromium, dashboard, shot, wait_idle
+    from tests.browser import VIEWPORT, choose, chromium, dashboard, shot, wait_idle
 
     (path,) = [p for p in FIXTURES.glob("*.yaml") if "llama2_70b_bf16_64p" in p.name]
     with dashboard(tmp_path / "ws") as url, chromium() as browser:
         page = browser.new_page(viewport=VIEWPORT)
         page.goto(f"{url}/planner")
         page.get_by_text("Proposed:").wait_for(timeout=90_000)
-        page.locator("[data-testid='stSelectbox']").first.click()
-        page.get_by_role("option", name="a MindFormers YAML").click()
+        choose(page, page.locator("[data-testid='stSelectbox']").first, "a MindFormers YAML")
         box = page.get_by_label("…or its path on this machine")
         box.wait_for(timeout=30_000)
         box.fill(str(path))
