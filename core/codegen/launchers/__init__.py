@@ -30,20 +30,8 @@ def job_launcher(options: RunOptions) -> JobLauncher:
     return launcher
 
 
-def log_pattern(options: RunOptions) -> str:
-    return job_launcher(options).log_pattern(options)
-
-
-def log_dir(options: RunOptions) -> str:
-    return job_launcher(options).log_dir(options)
-
-
 def extra_files(options: RunOptions, design_name: str) -> dict[str, str]:
     return job_launcher(options).extra_files(options, design_name)
-
-
-def node_commands(options: RunOptions) -> list[str]:
-    return job_launcher(options).node_commands(options)
 
 
 def _data_path_lines(options: RunOptions) -> list[str]:
@@ -111,13 +99,10 @@ __all__ = [
     "JobLauncher",
     "extra_files",
     "job_launcher",
-    "log_dir",
-    "log_pattern",
     "mpirun_argv",
     "mpirun_cpu_lines",
     "mpirun_prefix",
     "msrun_argv",
-    "node_commands",
     "readme",
     "run_sh",
 ]

@@ -8,7 +8,14 @@ from core.codegen.launchers.base import JobLauncher, node_rank_lines, q
 from core.codegen.options import RunOptions
 
 
-def msrun_argv(options: RunOptions, node_rank: str | None = None) -> list[str]:
+def msrun_argv(
+    options: RunOptions,
+    node_rank: str | None = None,
+    log_dir: str | None = None,
+    join: bool = True,
+    worker: tuple[str, ...] | list[str] = ("train.py",),
+) -> list[str]:
+    """msrun's argv: a generated job's (train.py, logs in options.log_dir) or an own script's (its argv, join)."""
     argv = [
         "msrun",
         f"--worker_num={options.device_num}",
@@ -19,10 +26,10 @@ def msrun_argv(options: RunOptions, node_rank: str | None = None) -> list[str]:
     if node_rank is not None:
         argv.append(f"--node_rank={node_rank}")
     argv += [
-        f"--log_dir={options.log_dir}",
-        "--join=True",
+        f"--log_dir={options.log_dir if log_dir is None else log_dir}",
+        f"--join={join}",
         f"--cluster_time_out={options.cluster_time_out}",
-        "train.py",
+        *worker,
     ]
     return argv
 

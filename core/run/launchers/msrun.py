@@ -29,17 +29,7 @@ class Msrun:
         return options.master_port
 
     def own_argv(self, options: RunOptions, worker: list[str], log_dir: Path, join: bool) -> list[str]:
-        return [
-            "msrun",
-            f"--worker_num={options.device_num}",
-            f"--local_worker_num={options.workers_per_node}",
-            f"--master_addr={options.master_addr}",
-            f"--master_port={options.master_port}",
-            f"--log_dir={log_dir}",
-            f"--join={join}",
-            f"--cluster_time_out={options.cluster_time_out}",
-            *worker,
-        ]
+        return msrun_argv(options, log_dir=str(log_dir), join=join, worker=worker)
 
     def own_wrapper(self, options: RunOptions) -> str | None:
         return None
