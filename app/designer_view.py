@@ -245,12 +245,3 @@ def group_index_by_rank(groups: Sequence[Sequence[int]]) -> dict[int, int]:
         for rank in group:
             result.setdefault(int(rank), g)
     return result
-
-
-def human_bytes(n: int | float) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TiB"

@@ -35,14 +35,6 @@ TABLE_COLUMNS = {
 }
 
 
-def human(n: float) -> str:
-    """Bytes in binary units (MindSpore's "GB" is a GiB)."""
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n:.0f} B"
-
-
 def recipes_frame(evaluations: Sequence[Evaluation]) -> pd.DataFrame:
     """One row per valid recipe, sizes in GiB, for the sortable table and the chart."""
     rows = []

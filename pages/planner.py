@@ -39,6 +39,7 @@ from core.plan.mfconfig import MAX_CONFIG_BYTES, MindFormersConfig, parse_config
 from core.plan.mindformers import DEFAULT_VERSION, VERSIONS, mindformers_yaml
 from core.plan.recipes import PlanError, PlanModel, Recipe
 from core.sharding.design import Design
+from core.units import format_bytes
 
 PRESETS: dict[str, PlanModel] = {
     "LLaMA-2 7B": PlanModel(hidden=4096, heads=32, ffn=11008, layers=32, vocab=32000, seq=4096),
@@ -255,8 +256,8 @@ def yaml_section(config: MindFormersConfig, marked: Evaluation, plan: Plan) -> N
     else:
         text = (
             f"`{name}` runs **{config.recipe.label()}** on {config.devices} cards: "
-            f"{view.human(marked.memory_bytes)} per card ({view.human(marked.model_state_bytes)} states + "
-            f"{view.human(marked.activation_bytes)} activations) of {view.human(plan.card_memory_bytes)}"
+            f"{format_bytes(marked.memory_bytes)} per card ({format_bytes(marked.model_state_bytes)} states + "
+            f"{format_bytes(marked.activation_bytes)} activations) of {format_bytes(plan.card_memory_bytes)}"
         )
         (st.success if marked.fits else st.error)(
             text + (": fits." if marked.fits else ": does NOT fit."), icon=":material/description:"
@@ -342,14 +343,14 @@ cols[3].metric("evaluated in", f"{plan.seconds * 1000:.0f} ms")
 proposal = plan.proposal
 if proposal is not None:
     st.success(
-        f"Proposed: **{proposal.recipe.label()}** — {view.human(proposal.memory_bytes)} per card, "
-        f"{view.human(proposal.comm_bytes)} communication per step, bubble {proposal.bubble:.0%}.",
+        f"Proposed: **{proposal.recipe.label()}** — {format_bytes(proposal.memory_bytes)} per card, "
+        f"{format_bytes(proposal.comm_bytes)} communication per step, bubble {proposal.bubble:.0%}.",
         icon=":material/recommend:",
     )
 elif plan.valid:
     least = min(plan.valid, key=lambda e: e.memory_bytes)
     st.error(
-        f"No recipe fits in {card:g} GB: the least memory per card is {view.human(least.memory_bytes)} "
+        f"No recipe fits in {card:g} GB: the least memory per card is {format_bytes(least.memory_bytes)} "
         f"({least.recipe.label()}). Add cards or memory."
     )
 else:

@@ -29,6 +29,7 @@ from core.sharding.design import (
 from core.sharding.layout import NONE, Layout, LayoutError
 from core.sharding.operators import analyze_design
 from core.sharding.operators.base import OpAttrs
+from core.units import format_bytes
 from core.workspace import EXAMPLES_DIR, WorkspaceError
 
 
@@ -557,10 +558,14 @@ def test_tensor_map_matches_mindspore(seed: Design) -> None:
         assert tuple(theirs["device_matrix"]) == tuple(ours["device_matrix"])
 
 
-def test_human_bytes() -> None:
-    assert view.human_bytes(32) == "32 B"
-    assert view.human_bytes(2048) == "2.0 KiB"
-    assert view.human_bytes(3 * 1024**3) == "3.0 GiB"
+def test_format_bytes() -> None:
+    assert format_bytes(32) == "32 B"
+    assert format_bytes(2048) == "2.0 KiB"
+    assert format_bytes(3 * 1024**3) == "3.0 GiB"
+    assert format_bytes(5 * 1024**4) == "5.0 TiB"
+    assert format_bytes(3 * 1024**5) == "3072.0 TiB"
+    assert format_bytes(-2048) == "-2.0 KiB"
+    assert format_bytes(512.0) == "512 B"
 
 
 def test_crafted_designs_never_make_collect_problems_raise() -> None:

@@ -12,6 +12,7 @@ from app import figures
 from core.sharding.design import Design
 from core.sharding.layout import Layout, LayoutError
 from core.sharding.operators import OperatorAnalysis
+from core.units import format_bytes
 
 
 def _analysis_layout(design: Design, analysis: OperatorAnalysis) -> Layout | None:
@@ -53,7 +54,7 @@ def render_analysis(design: Design, analysis: OperatorAnalysis | None) -> None:
                 "axes": ", ".join(c.axes) or "—",
                 "groups": len(c.groups),
                 "ranks per group": len(c.groups[0]) if c.groups else 0,
-                "bytes per rank": view.human_bytes(c.bytes_per_rank),
+                "bytes per rank": format_bytes(c.bytes_per_rank),
             }
             for c in comms
         ]

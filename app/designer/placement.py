@@ -11,6 +11,7 @@ from app import designer_view as view
 from app import figures
 from core.sharding.layout import LayoutError
 from core.sharding.placement import OwnerGrid, Placement, rank_table_rows
+from core.units import format_bytes
 
 
 def _view_controls(placement: Placement, key: str) -> tuple[int, int, list[int], int | None]:
@@ -111,10 +112,10 @@ def _device_panel(placement: Placement, highlight: int | None, key: str) -> None
 def _rank_table(placement: Placement, dtype: str) -> None:
     """Per rank: coordinate, slice, local shape and bytes (folded away by default)."""
     table = pd.DataFrame(rank_table_rows(placement, dtype))
-    table["size"] = table["bytes"].map(view.human_bytes)
+    table["size"] = table["bytes"].map(format_bytes)
     with st.expander(
         f"Per-rank table ({len(set(table['rank']))} ranks, "
-        f"{view.human_bytes(int(table['bytes'].iloc[0]) * placement.pieces_per_rank)} each)",
+        f"{format_bytes(int(table['bytes'].iloc[0]) * placement.pieces_per_rank)} each)",
         expanded=False,
     ):
         st.dataframe(table, hide_index=True, width="stretch", height=min(36 * len(table) + 38, 320))

@@ -26,6 +26,7 @@ from core.plan.explore import MAX_CARD_MEMORY_GB, Evaluation, Plan, explore, fin
 from core.plan.megatron import second_opinion
 from core.plan.mfconfig import MindFormersConfig, read_config
 from core.plan.recipes import DTYPE_ALIASES, DTYPES, PlanError, PlanModel
+from core.units import format_bytes
 
 MODEL_FLAGS = ("hidden", "heads", "ffn", "layers", "vocab", "seq")
 
@@ -108,23 +109,15 @@ def model_from_args(args: argparse.Namespace) -> PlanModel:
     )
 
 
-def gib(n: float) -> str:
-    """Human-readable bytes (binary units, like MindSpore's "GB")."""
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n:.0f} B"
-
-
 def format_rows(evaluations: Sequence[Evaluation]) -> str:
     header = ("recipe", "memory/card", "states", "activations", "comm/step", "bubble", "fits")
     rows = [
         (
             e.recipe.label(),
-            gib(e.memory_bytes),
-            gib(e.model_state_bytes),
-            gib(e.activation_bytes),
-            gib(e.comm_bytes),
+            format_bytes(e.memory_bytes),
+            format_bytes(e.model_state_bytes),
+            format_bytes(e.activation_bytes),
+            format_bytes(e.comm_bytes),
             f"{e.bubble:.0%}",
             "yes" if e.fits else "no",
         )
@@ -141,7 +134,7 @@ def text_report(plan: Plan, show_invalid: bool) -> str:
     valid, fitting = plan.valid, plan.fitting
     lines = [
         f"{len(plan.evaluations)} recipes for {plan.devices} cards: {len(valid)} valid, {len(fitting)} fit in "
-        f"{gib(plan.card_memory_bytes)} ({plan.seconds * 1000:.0f} ms)",
+        f"{format_bytes(plan.card_memory_bytes)} ({plan.seconds * 1000:.0f} ms)",
         "",
         "Pareto front (no other recipe needs both less memory and less communication):",
         format_rows(plan.pareto[:TABLE_ROWS]),
@@ -153,7 +146,8 @@ def text_report(plan: Plan, show_invalid: bool) -> str:
         least = min(valid, key=lambda e: e.memory_bytes)
         lines += [
             "",
-            f"No recipe fits: the least memory per card is {gib(least.memory_bytes)} ({least.recipe.label()}).",
+            f"No recipe fits: the least memory per card is {format_bytes(least.memory_bytes)} "
+            f"({least.recipe.label()}).",
         ]
     else:
         lines += ["", "No valid recipe for this model on this many cards."]
@@ -196,9 +190,9 @@ def config_report(config: MindFormersConfig, chosen: Evaluation, plan: Plan, pat
     lines = [f"{path.name}: {config.recipe.label()} on {config.devices} cards (the YAML's recipe)"]
     if chosen.valid:
         lines.append(
-            f"  {gib(chosen.memory_bytes)} per card ({gib(chosen.model_state_bytes)} states + "
-            f"{gib(chosen.activation_bytes)} activations) of {gib(plan.card_memory_bytes)}: "
-            f"{'fits' if chosen.fits else 'does NOT fit'}; comm {gib(chosen.comm_bytes)}/step"
+            f"  {format_bytes(chosen.memory_bytes)} per card ({format_bytes(chosen.model_state_bytes)} states + "
+            f"{format_bytes(chosen.activation_bytes)} activations) of {format_bytes(plan.card_memory_bytes)}: "
+            f"{'fits' if chosen.fits else 'does NOT fit'}; comm {format_bytes(chosen.comm_bytes)}/step"
         )
     else:
         lines.append(f"  cannot run as planned: {chosen.reason}")

@@ -21,7 +21,6 @@ from core.sharding.operators.base import (
     REPEAT_AXIS,
     Communication,
     OperatorAnalysis,
-    format_bytes,
 )
 from core.sharding.operators.communication import rank_groups, redistribution_bytes
 from core.sharding.operators.convert import default_strategy, infer_output_shape, strategy_layouts
@@ -34,7 +33,6 @@ __all__ = [
     "analyze_design",
     "analyze_operator",
     "default_strategy",
-    "format_bytes",
     "infer_output_shape",
     "rank_groups",
     "redistribution_bytes",

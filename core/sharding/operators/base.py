@@ -203,16 +203,6 @@ class FamilyBase:
 # ---------------------------------------------------------------------------------------------
 # small helpers
 # ---------------------------------------------------------------------------------------------
-def format_bytes(n: int) -> str:
-    """`16384` -> `16.0 KiB`: sizes as users read them."""
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"  # pragma: no cover
-
-
 def entry_of(axes: Sequence[str]) -> DimEntry:
     """[] -> 'None', ['mp'] -> 'mp', ['sp', 'dp'] -> ('sp', 'dp'): a map entry from axes outer -> inner."""
     if not axes:

@@ -19,12 +19,12 @@ from core.sharding.operators.base import (
     Communication,
     axes_text,
     dtype_bytes,
-    format_bytes,
     layout_text,
     local_bytes,
     physical,
 )
 from core.sharding.placement import device_coords, place
+from core.units import format_bytes
 
 
 def rank_groups(layout: Layout, axes: Sequence[str]) -> list[list[int]]:
