@@ -283,3 +283,22 @@ def test_a_write_failing_midway_leaves_nothing_behind(tmp_path: Path, monkeypatc
         launch(job, ws, name="half")
     assert not (runs_root(ws) / "half").exists()
     assert list_runs(ws) == []
+
+
+def test_run_json_status_and_kind_are_typed_and_a_bad_word_is_named(tmp_path: Path) -> None:
+    """run.json keeps plain words; reading it back gives the enums, and a hand-edited word is refused by name."""
+    from core.run.registry import RunKind
+
+    record = _starting_record(tmp_path, "typed")
+    record.kind, record.nodes = RunKind.OWN, [{"node": 0, "argv": ["bash", "run.sh", "0"], "pid": 12}]
+    write_record(record)
+    on_disk = json.loads((record.run_dir / "run.json").read_text())
+    assert (on_disk["status"], on_disk["kind"]) == ("starting", "own")
+    back = read_record(record.run_dir)
+    assert (type(back.status), type(back.kind)) == (RunStatus, RunKind)
+    assert (back.status, back.kind, back.nodes) == (RunStatus.STARTING, RunKind.OWN, record.nodes)
+
+    for key, word in (("status", "finished"), ("kind", "remote"), ("status", 3)):
+        (record.run_dir / "run.json").write_text(json.dumps({**on_disk, key: word}))
+        with pytest.raises(LaunchError, match=rf"run typed: run.json has {key} {word!r}, not one of "):
+            read_record(record.run_dir)

@@ -21,7 +21,7 @@ from core.logs.guard import validate_log_dir
 from core.run.launch import delete_run, launch, stop, wait
 from core.run.own import OWN_LAUNCHERS, OwnJob, check_own, launch_own, parse_env, watch_folder
 from core.run.preflight import check_mindspore
-from core.run.registry import LaunchError, RunRecord, get_run, list_runs
+from core.run.registry import LaunchError, RunRecord, RunStatus, get_run, list_runs
 from core.workspace import default_workspace
 
 
@@ -104,7 +104,7 @@ def _launch(args: argparse.Namespace) -> int:
         print(f"run {record.run_id} started (Slurm job {record.slurm_job_id}); logs in {record.log_dir}")
     elif record.pid:
         print(f"run {record.run_id} started (pid {record.pid}); logs in {record.log_dir}")
-    elif record.status == "starting":
+    elif record.status == RunStatus.STARTING:
         print(f"run {record.run_id} starting (supervisor still starting the job); logs in {record.log_dir}")
     if not record.is_running:
         print(f"run {record.run_id} {record.status}: {record.message}", file=sys.stderr)
@@ -119,7 +119,7 @@ def _launch(args: argparse.Namespace) -> int:
     duration = (record.ended_at or time.time()) - (record.started_at or time.time())
     detail = f": {record.message}" if record.message else ""
     print(f"run {record.run_id} {record.status} (exit code {record.exit_code}) after {duration:.1f} s{detail}")
-    if record.status == "succeeded":
+    if record.status == RunStatus.SUCCEEDED:
         return 0
     return record.exit_code if record.exit_code and record.exit_code > 0 else 1
 

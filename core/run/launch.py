@@ -46,6 +46,7 @@ from core.run.registry import (
     RUN_FILE,
     STOP_FILE,
     LaunchError,
+    NodeEntry,
     RunKind,
     RunRecord,
     RunStatus,
@@ -123,9 +124,7 @@ def new_run_dir(workspace: Path, name: str | None, default_stem: str) -> tuple[s
     return run_id, run_dir
 
 
-def node_plan(
-    options: RunOptions, node_exec: dict[int, list[str]] | None, run_sh: str = "run.sh"
-) -> list[dict[str, object]]:
+def node_plan(options: RunOptions, node_exec: dict[int, list[str]] | None, run_sh: str = "run.sh") -> list[NodeEntry]:
     """Which nodes of a multi-node msrun job start here: node 0, plus every node given a command prefix.
 
     A prefix is an argv list put before `bash RUN_SH K` (e.g. `ip netns exec ns2`): it is never parsed
@@ -135,7 +134,7 @@ def node_plan(
         return []
     if options.launcher != "msrun" or not options.multi_node:
         raise LaunchError("per-node commands need a multi-node msrun job (generate it with --local-workers)")
-    plan: list[dict[str, object]] = []
+    plan: list[NodeEntry] = []
     for node in sorted({0, *node_exec}):
         if not 0 <= node < options.node_num:
             raise LaunchError(f"node {node} does not exist: the job has nodes 0..{options.node_num - 1}")
@@ -195,7 +194,7 @@ def _generated_record(
     job_dir: Path,
     job: Job,
     launcher: Launcher,
-    nodes: list[dict[str, object]],
+    nodes: list[NodeEntry],
 ) -> RunRecord:
     return RunRecord(
         run_id=run_id,

@@ -23,7 +23,7 @@ from core.files import read_checked
 from core.run import slurm
 from core.run.launchers import QUEUED_LAUNCHERS
 from core.run.processes import ENV_RUN_ID, alive, processes_of
-from core.run.states import ACTIVE, LaunchError, RunStatus
+from core.run.states import ACTIVE, LaunchError, NodeEntry, RunKind, RunStatus
 from core.workspace import WorkspaceError, child
 
 RUN_FILE = "run.json"
@@ -34,17 +34,19 @@ LAUNCH_LOCK = ".launch.lock"  # under runs/: held from the port check until the 
 STARTING_TIMEOUT = 120.0  # s a record may stay 'starting' with no supervisor before the start is judged lost
 SLURM_EXIT_FILE = "slurm_exit_code"  # written by job.sbatch (core.codegen.sbatch.EXIT_FILE)
 EXIT_FILE = "launcher_exit_code"  # written by core/run/exit_status.py when the launcher ends
-__all__ = ["ENV_RUN_ID", "LAUNCHER_LOG", "RUN_FILE", "STOP_FILE", "LaunchError", "RunRecord", "RunStatus"]
+__all__ = [
+    "ENV_RUN_ID",
+    "LAUNCHER_LOG",
+    "RUN_FILE",
+    "STOP_FILE",
+    "LaunchError",
+    "NodeEntry",
+    "RunKind",
+    "RunRecord",
+    "RunStatus",
+]
 
 STATUSES = tuple(RunStatus)
-
-
-class RunKind:
-    """Where a run came from: a generated job folder, the user's own script, or a watched folder."""
-
-    GENERATED = "generated"
-    OWN = "own"
-    EXTERNAL = "external"  # watch only: ShardScope did not start it and cannot stop it
 
 
 @dataclass
@@ -54,7 +56,7 @@ class RunRecord:
     run_id: str
     run_dir: Path
     log_dir: Path
-    status: str = RunStatus.RUNNING
+    status: RunStatus = RunStatus.RUNNING
     scenario: str = ""
     design: str = ""
     command: list[str] = field(default_factory=list)
@@ -73,10 +75,10 @@ class RunRecord:
     job_dir: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     message: str = ""
-    kind: str = RunKind.GENERATED
+    kind: RunKind = RunKind.GENERATED
     argv: list[str] = field(default_factory=list)  # what the supervisor execs (no shell); [] = bash run.sh
     workdir: str = ""  # the argv's working folder; "" = the run folder
-    nodes: list[dict[str, Any]] = field(default_factory=list)  # one entry per node started here
+    nodes: list[NodeEntry] = field(default_factory=list)  # one entry per node started here
     slurm_job_id: str = ""
 
     @property
@@ -102,7 +104,7 @@ class RunRecord:
 
     def to_json(self) -> dict[str, Any]:
         data = {k: v for k, v in self.__dict__.items() if k not in {"run_dir", "log_dir"}}
-        data["status"] = str(self.status)
+        data["status"], data["kind"] = str(self.status), str(self.kind)
         data["log_dir"] = (
             str(self.log_dir) if self.kind == RunKind.EXTERNAL else os.path.relpath(self.log_dir, self.run_dir)
         )
@@ -112,10 +114,16 @@ class RunRecord:
     def from_json(cls, run_dir: Path, data: dict[str, Any]) -> RunRecord:
         known = set(cls.__dataclass_fields__) - {"run_dir", "log_dir"}
         values = {k: v for k, v in data.items() if k in known}
+        for key, words in (("status", RunStatus), ("kind", RunKind)):
+            if key in values and values[key] not in set(words):
+                allowed = ", ".join(words)
+                raise LaunchError(f"run {run_dir.name}: {RUN_FILE} has {key} {values[key]!r}, not one of {allowed}")
+            if key in values:
+                values[key] = words(values[key])
         log_rel = str(data.get("log_dir") or ".")
         log_path = (run_dir / log_rel).resolve()
         outside = run_dir.resolve() not in (log_path, *log_path.parents)
-        if outside and values.get("kind") != RunKind.EXTERNAL:
+        if outside and values.get("kind", RunKind.GENERATED) != RunKind.EXTERNAL:
             log_path = run_dir.resolve()  # only a watched folder may point outside its run folder
         return cls(run_dir=run_dir, log_dir=log_path, **values)
 

@@ -6,6 +6,7 @@ Kept apart from the registry so low-level helpers (`core.run.slurm`) can use the
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import NotRequired, TypedDict
 
 from core.errors import UserError
 
@@ -19,6 +20,25 @@ class RunStatus(StrEnum):
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     STOPPED = "stopped"
+
+
+class RunKind(StrEnum):
+    """Where a run came from: a generated job folder, the user's own script, or a watched folder."""
+
+    GENERATED = "generated"
+    OWN = "own"
+    EXTERNAL = "external"  # watch only: ShardScope did not start it and cannot stop it
+
+
+class NodeEntry(TypedDict):
+    """One node of a multi-node run started on this machine, as run.json keeps it."""
+
+    node: int
+    argv: list[str]  # what the supervisor execs for this node (a prefix, then bash run.sh NODE)
+    pid: NotRequired[int]
+    pgid: NotRequired[int]
+    create_time: NotRequired[float | None]
+    exit_code: NotRequired[int]
 
 
 ACTIVE = frozenset({RunStatus.STARTING, RunStatus.QUEUED, RunStatus.RUNNING})

@@ -33,6 +33,7 @@ from core.run.registry import (
     LAUNCHER_LOG,
     STOP_FILE,
     LaunchError,
+    NodeEntry,
     RunRecord,
     RunStatus,
     exit_file_name,
@@ -76,14 +77,14 @@ def _stopped_before_start(record: RunRecord) -> None:
 
 def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
     run_dir = record.run_dir
-    plan = record.nodes or [{"node": 0, "argv": record.argv or ["bash", "run.sh"]}]
+    plan: list[NodeEntry] = record.nodes or [{"node": 0, "argv": record.argv or ["bash", "run.sh"]}]
     cwd = record.workdir or str(run_dir)
     procs: list[subprocess.Popen[bytes]] = []
     for entry in plan:
         log_name = LAUNCHER_LOG if len(plan) == 1 else f"launcher_node{entry['node']}.log"
-        status_file = run_dir / exit_file_name(entry["node"] if record.nodes else None)  # type: ignore[arg-type]
+        status_file = run_dir / exit_file_name(entry["node"] if record.nodes else None)
         try:
-            _check_program(entry["argv"], cwd, env)  # type: ignore[arg-type]
+            _check_program(entry["argv"], cwd, env)
             proc = start_detached(wrapped(entry["argv"], status_file), run_dir / log_name, cwd, env)
         except OSError as exc:
             for started in procs:
