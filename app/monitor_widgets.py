@@ -23,19 +23,19 @@ from core.logs.metrics import (
     outlier_range,
     rank_band,
 )
-from core.logs.status import duration_text
+from core.logs.status import RankState, duration_text
 
 X_MODES = {"Step": "global_step", "Relative time": "relative_s", "Wall time": "wall_time"}
 # Plain symbols, not emoji: emoji need a colour-emoji font many Linux desktops lack.
 STATE_LABELS = {
-    "running": "● running",
-    "stalled": "◌ stalled",
-    "crashed": "✗ crashed",
-    "nan": "✗ NaN/inf loss",
-    "finished": "✓ finished",
-    "stopped": "■ stopped",
-    "waiting": "… waiting",
-    "unreadable": "⊘ unreadable",
+    RankState.RUNNING: "● running",
+    RankState.STALLED: "◌ stalled",
+    RankState.CRASHED: "✗ crashed",
+    RankState.NAN: "✗ NaN/inf loss",
+    RankState.FINISHED: "✓ finished",
+    RankState.STOPPED: "■ stopped",
+    RankState.WAITING: "… waiting",
+    RankState.UNREADABLE: "⊘ unreadable",
 }
 _PALETTE = [
     "#2563eb",
@@ -339,10 +339,19 @@ def step_time_figure(df: pd.DataFrame, timings: pd.DataFrame, ranks: tuple[int, 
     return fig
 
 
-def status_table(snap: RunSnapshot, stall_after_s: float, run_status: str | None) -> pd.DataFrame:
-    """The per-rank table shown to the user (formatted, one row per rank)."""
-    st = rank_status(snap, now=time.time(), stall_after_s=stall_after_s, run_status=run_status)
-    if st.empty:
+def rank_states(snap: RunSnapshot, stall_after_s: float, run_status: str | None) -> pd.DataFrame:
+    """Each rank's RankState and its facts, unformatted: counts are taken here, before any label."""
+    return rank_status(snap, now=time.time(), stall_after_s=stall_after_s, run_status=run_status)
+
+
+def state_count(states: pd.DataFrame, *wanted: RankState) -> int:
+    """How many ranks are in one of `wanted` (0 for an empty table)."""
+    return 0 if states.empty else int(states["state"].isin(list(wanted)).sum())
+
+
+def status_table(states: pd.DataFrame) -> pd.DataFrame:
+    """The per-rank table shown to the user (formatted, one row per rank) from `rank_states`."""
+    if states.empty:
         return pd.DataFrame(columns=["rank", "state", "epoch", "step", "last loss", "last line", "detail"])
 
     def age(v: float) -> str:
@@ -353,13 +362,13 @@ def status_table(snap: RunSnapshot, stall_after_s: float, run_status: str | None
 
     return pd.DataFrame(
         {
-            "rank": st["rank"].astype(int),
-            "state": st["state"].map(STATE_LABELS).fillna(st["state"]),
-            "epoch": st["last_epoch"].map(lambda v: num(v, ".0f")),
-            "step": st["last_step"].map(lambda v: num(v, ".0f")),
-            "last loss": st["last_loss"].map(lambda v: num(v, ".5g")),
-            "last line": st["age_s"].map(age),
-            "detail": st["detail"],
+            "rank": states["rank"].astype(int),
+            "state": states["state"].map(STATE_LABELS).fillna(states["state"]),
+            "epoch": states["last_epoch"].map(lambda v: num(v, ".0f")),
+            "step": states["last_step"].map(lambda v: num(v, ".0f")),
+            "last loss": states["last_loss"].map(lambda v: num(v, ".5g")),
+            "last line": states["age_s"].map(age),
+            "detail": states["detail"],
         }
     )
 

@@ -10,16 +10,18 @@ from typing import TypeVar
 import pandas as pd
 import streamlit as st
 
+from app import monitor_panel as panel
 from app import monitor_scale as scale
 from app import monitor_widgets as ui
 from app.live_chart import live_chart
 from app.monitor_memory import memory_panel
 from app.monitor_source import get_watcher, pick_source
-from core.logs import LogFormatError, RunSnapshot, compile_user_regex, tail_lines
+from core.logs import LogFormatError, RunSnapshot, compile_user_regex
 from core.logs.diagnose import Diagnosis, diagnose
 from core.logs.discover import folder_notes
 from core.logs.selection import RankSelectionError, select_ranks
 from core.logs.shapes import line_shapes
+from core.logs.status import RankState
 from core.logs.watcher import MAX_WATCHES
 from core.run.planned import plan_for_log_dir
 from core.run.registry import list_runs
@@ -246,7 +248,7 @@ def scale_view(
     shown = (
         table[table["rank"].isin(chosen)]
         if expr.strip()
-        else table[~table["state"].isin([ui.STATE_LABELS["running"], ui.STATE_LABELS["finished"]])]
+        else table[~table["state"].isin([ui.STATE_LABELS[RankState.RUNNING], ui.STATE_LABELS[RankState.FINISHED]])]
     )
     shown = shown.assign(node=shown["rank"] // per_node)
     st.dataframe(
@@ -283,14 +285,8 @@ if source_dir is not None:
         watcher = get_watcher(str(source_dir), polling, loss_regex, extra_files)
         snap = watcher.snapshot(refresh=True)
         reading = watcher.catching_up
-        progress = st.empty()  # always there: elements after it keep their place when it empties
+        panel.reading_progress(reading)
         if reading is not None:
-            done, total = reading
-            progress.progress(
-                done / max(total, 1),
-                text=f"Reading the logs already written: {done:,} of {total:,} files. "
-                "Ranks not read yet show as waiting; the diagnosis completes when all are read.",
-            )
             st.session_state["mon_reading"] = str(source_dir)
         elif not live and st.session_state.pop("mon_reading", None) == str(source_dir):
             st.rerun()  # read to the end: a finished run's page stops refreshing itself
@@ -304,21 +300,16 @@ if source_dir is not None:
         ranks = sorted(int(r) for r in snap.ranks["rank"]) if not snap.ranks.empty else []
         big = len(ranks) > scale.SCALE_RANKS
         df = snap.metrics if big else ui.prepare(snap.metrics)  # at scale no per-point copy of 2 M rows
-        table = ui.status_table(snap, stall_after, run_status)
-        states = table["state"].str.split(" ", n=1).str[-1] if not table.empty else table["state"]
+        states = ui.rank_states(snap, stall_after, run_status)
+        table = ui.status_table(states)
         diag = cached(
             "diag",
             (str(source_dir), snap.version, run_status),
             lambda: diagnose(snap, now=time.time() if run_status in LIVE_STATUSES[1:] else None),
             snap,
         )
-        c = st.columns(5)
-        c[0].metric("Ranks", len(ranks))
-        c[1].metric("Loss points", f"{len(df):,}")
         last_step = diag.last_step if big else (None if df.empty else df["global_step"].max())  # the job's
-        c[2].metric("Last step", "–" if last_step is None else f"{last_step:.0f}")
-        c[3].metric("Crashed / NaN", int(states.isin(["crashed", "NaN/inf loss"]).sum()))
-        c[4].metric("Stalled", int((states == "stalled").sum()))
+        panel.headline(ranks, states, len(df), last_step)
         follow = bool(st.session_state.get("mon_follow_links"))  # one folder scan per 5 s, not per tick
         notes = cached(
             "notes",
@@ -335,102 +326,25 @@ if source_dir is not None:
         diagnosis_strip(diag)
         if big:
             scale_view(snap, table, diag, opts, per_node, source_dir, reading=reading is not None)
-        if ranks and not big:
-            if len(ranks) <= 16:
-                chosen = st.pills(
-                    "Ranks",
-                    ranks,
-                    selection_mode="multi",
-                    default=ranks,
-                    key=f"mon_ranks_{len(ranks)}",
-                    format_func=lambda r: f"rank {r}",
-                )
-            else:
-                chosen = st.multiselect("Ranks", ranks, default=ranks, key=f"mon_ranks_{len(ranks)}")
-            opts.ranks = tuple(chosen)
-        compare = []
-        if compare_dirs:
-            picked = st.multiselect(
-                "Compare with runs",
-                list(compare_dirs),
-                key="mon_compare",
-                placeholder="other launched runs (their mean across ranks)",
-            )
-            for run_id in picked:
-                other = get_watcher(str(compare_dirs[run_id]), polling, loss_regex, ()).snapshot(refresh=True)
-                compare.append((run_id, ui.prepare(other.metrics)))
+        elif ranks:
+            opts.ranks = panel.pick_ranks(ranks)
+
+        def snapshot_of(run_id: str) -> RunSnapshot:
+            return get_watcher(str(compare_dirs[run_id]), polling, loss_regex, ()).snapshot(refresh=True)
+
+        compare = panel.pick_compared(compare_dirs, snapshot_of) if compare_dirs else []
         if big:
             pass  # scale_view drew the aggregates
         elif df.empty and not compare:
             no_rows_help(snap, source_dir)
         else:
-            choices = ui.metric_choices(snap)
-            m1, m2 = st.columns([3, 2], vertical_alignment="bottom")
-            opts.metric = m1.selectbox(
-                "Metric",
-                list(choices),
-                format_func=choices.get,
-                key="mon_metric",
-                help="Every `key: number` on the loss lines is a metric.",
-            )
-            if not snap.evals.empty:
-                n_eval = snap.evals["offset"].nunique()
-                opts.show_eval = m2.checkbox(
-                    f"Evaluation points ({n_eval} lines)",
-                    key="mon_eval",
-                    help="Evaluation / validation lines: their own series, never training rows.",
-                )
-            fig, n_points, note = ui.loss_figure(df, opts, compare, snap.evals)
-            if note:
-                st.caption(note)
-            uirev = f"{source_dir}|{opts.x_mode}|{opts.log_y}|{opts.ignore_outliers}"
-            live_chart(fig, key="mon_loss_chart", uirevision=uirev, height=430, n_points=n_points)
+            panel.loss_section(snap, df, opts, compare, source_dir)
         if not big:
-            left, right = st.columns([3, 2], gap="medium")
-            with left:
-                st.markdown("**Ranks**")
-                if 0 < per_node < len(ranks):  # several nodes: say which node each rank is on
-                    table = table.assign(node=table["rank"] // per_node).sort_values(["node", "rank"])
-                    st.caption(f"{len(ranks)} ranks on {-(-len(ranks) // per_node)} nodes, {per_node} per node")
-                st.dataframe(
-                    table,
-                    hide_index=True,
-                    width="stretch",
-                    height=min(38 + 35 * max(len(table), 1), 360),
-                    column_config={"detail": st.column_config.TextColumn(width="large")},
-                )
-            with right:
-                st_fig = ui.step_time_figure(df, snap.timings, opts.ranks)
-                st.markdown("**Step time**")
-                if st_fig is None:
-                    st.caption("No step times in these logs (add `TimeMonitor()` to the callbacks).")
-                else:
-                    live_chart(st_fig, key="mon_step_chart", uirevision=f"{source_dir}|steptime", height=260)
+            panel.ranks_and_step_time(snap, df, table, len(ranks), opts, per_node, source_dir)
         failures_view(diag, snap)
         memory_panel(snap, plan_for_log_dir(default_workspace(), source_dir))
-        with st.expander("Raw log tail", expanded=False):
-            files = [f for f in snap.files]
-            names = [f.rel for f in files]
-            t1, t2 = st.columns([3, 1], vertical_alignment="bottom")
-            pick = t1.selectbox("File", names, key="mon_tail_file")
-            hide = t2.toggle("Hide [WARNING]/[INFO]", value=True, key="mon_tail_hide")
-            path = next(f.path for f in files if f.rel == pick)
-            # the real path is checked again as it is read (the run's own launcher log lives beside the folder)
-            own = st.session_state.get("mon_follow_links") or str(path) in extra_files
-            st.code(
-                "\n".join(tail_lines(path, n=200, hide_noise=hide, inside=None if own else source_dir))
-                or "(nothing yet)",
-                language=None,
-                height=320,
-            )
-        st.download_button(
-            "Download all points (CSV)",
-            data=lambda: ui.csv_bytes(watcher.snapshot()),
-            file_name=f"{label or 'run'}-loss.csv".replace("/", "_"),
-            mime="text/csv",
-            on_click="ignore",
-            key="mon_csv",
-        )
+        panel.log_tail(snap, source_dir, extra_files)
+        panel.csv_button(watcher.snapshot, label)
 
     if paused:
         st.caption("⏸ Live updates paused.")
