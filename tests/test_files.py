@@ -575,6 +575,6 @@ def test_a_home_of_no_user_is_a_path_not_a_crash() -> None:
     assert expand_home("~0/x.py") == Path("~0/x.py")
     assert expand_home("~") == Path.home()
     with pytest.raises(LaunchError):
-        check_own(OwnJob(script="~0", devices=1))
+        check_own(OwnJob(script="~0", device_num=1))
     with pytest.raises(LogDirError):
         validate_log_dir("~0")

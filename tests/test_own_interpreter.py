@@ -99,7 +99,7 @@ def test_an_interpreter_without_mindspore_is_refused_by_preflight(tmp_path: Path
 def test_the_cpu_mpirun_script_quotes_every_user_string(tmp_path: Path) -> None:
     script = worker_script(tmp_path)
     job = check_own(
-        OwnJob(script=str(script), args=("--tag", "a b; rm -rf /"), devices=4, launcher="mpirun", master_port=9311)
+        OwnJob(script=str(script), args=("--tag", "a b; rm -rf /"), device_num=4, launcher="mpirun", master_port=9311)
     )
     text = mpirun_cpu_script(job, tmp_path / "run" / "log_output")
     assert f"python {script}" not in text  # the path has a space: it must be quoted

@@ -48,7 +48,8 @@ def script(tmp_path: Path, name: str = "train.py") -> Path:
 
 def test_msrun_argv_is_a_list_with_the_arguments_verbatim(tmp_path: Path) -> None:
     hostile = ("--tag", "$(touch pwned); rm -rf / `id` 'a\"b' \\ | & > x", "--lr=1e-3")
-    job = check_own(OwnJob(script=str(script(tmp_path)), args=hostile, devices=4, local_workers=2, master_port=9001))
+    own = OwnJob(script=str(script(tmp_path)), args=hostile, device_num=4, local_worker_num=2, master_port=9001)
+    job = check_own(own)
     argv = launcher_argv(job, tmp_path / "logs")
     assert argv[:7] == [
         "msrun",
@@ -64,7 +65,7 @@ def test_msrun_argv_is_a_list_with_the_arguments_verbatim(tmp_path: Path) -> Non
 
 def test_mpirun_and_slurm_argv(tmp_path: Path) -> None:
     job = check_own(
-        OwnJob(script=str(script(tmp_path)), args=("--x", "a b"), devices=4, launcher="mpirun", device_target="GPU")
+        OwnJob(script=str(script(tmp_path)), args=("--x", "a b"), device_num=4, launcher="mpirun", device_target="GPU")
     )
     assert launcher_argv(job, tmp_path / "logs") == [
         "mpirun",
@@ -79,9 +80,9 @@ def test_mpirun_and_slurm_argv(tmp_path: Path) -> None:
         "a b",
     ]
     # CPU: the run folder's mpirun_cpu.sh starts MindSpore's scheduler, then mpirun (test_own_interpreter.py)
-    cpu = check_own(OwnJob(script=str(script(tmp_path)), devices=4, launcher="mpirun"))
+    cpu = check_own(OwnJob(script=str(script(tmp_path)), device_num=4, launcher="mpirun"))
     assert launcher_argv(cpu, tmp_path / "run" / "logs") == ["bash", str(tmp_path / "run" / "mpirun_cpu.sh")]
-    job = check_own(OwnJob(script=str(script(tmp_path)), devices=4, local_workers=2, launcher="slurm"))
+    job = check_own(OwnJob(script=str(script(tmp_path)), device_num=4, local_worker_num=2, launcher="slurm"))
     assert launcher_argv(job, tmp_path / "logs") == ["sbatch", "--parsable", "job.sbatch"]
 
 
@@ -92,8 +93,8 @@ def test_mpirun_and_slurm_argv(tmp_path: Path) -> None:
         ({"script": "notes.txt"}, "not a Python file"),
         ({"script": "a\nb.py"}, "printable path"),
         ({"launcher": "rank_table"}, "cannot start an own script"),
-        ({"devices": 0}, "device count"),
-        ({"devices": 8, "local_workers": 3}, "cannot be split evenly"),
+        ({"device_num": 0}, "device count"),
+        ({"device_num": 8, "local_worker_num": 3}, "cannot be split evenly"),
         ({"master_addr": "127.0.0.1; id"}, "master address"),
         ({"master_port": 80}, "master port"),
         ({"env": (("BAD KEY", "1"),)}, "not allowed"),
@@ -112,7 +113,7 @@ def test_mpirun_and_slurm_argv(tmp_path: Path) -> None:
 )
 def test_bad_jobs_are_refused_with_a_reason(tmp_path: Path, change: dict[str, object], message: str) -> None:
     (tmp_path / "notes.txt").write_text("x", encoding="utf-8")
-    base = {"script": str(script(tmp_path)), "devices": 2}
+    base = {"script": str(script(tmp_path)), "device_num": 2}
     if isinstance(change.get("script"), str) and change["script"] != "a\nb.py":
         change = {**change, "script": str(tmp_path / str(change["script"]))}
     with pytest.raises(LaunchError, match=message):
@@ -129,7 +130,7 @@ def test_env_pairs_keep_the_value_verbatim() -> None:
 @given(text=st.text(max_size=80))
 def test_any_script_path_is_refused_or_an_existing_python_file(text: str) -> None:
     try:
-        job = check_own(OwnJob(script=text, devices=1))
+        job = check_own(OwnJob(script=text, device_num=1))
     except LaunchError:
         return
     path = Path(job.script)
@@ -140,7 +141,7 @@ def test_any_script_path_is_refused_or_an_existing_python_file(text: str) -> Non
 @given(args=st.lists(st.text(st.characters(codec=None), max_size=40), max_size=6))
 def test_any_arguments_are_refused_or_passed_verbatim(tmp_path: Path, args: list[str]) -> None:
     try:
-        job = check_own(OwnJob(script=str(script(tmp_path)), args=tuple(args), devices=2))
+        job = check_own(OwnJob(script=str(script(tmp_path)), args=tuple(args), device_num=2))
     except LaunchError:
         assert any("\0" in a or any(0xD800 <= ord(c) <= 0xDFFF for c in a) for a in args)
         return
@@ -151,7 +152,7 @@ def test_any_arguments_are_refused_or_passed_verbatim(tmp_path: Path, args: list
 @given(key=st.text(max_size=20), value=st.text(max_size=40))
 def test_any_environment_is_refused_or_an_identifier(tmp_path: Path, key: str, value: str) -> None:
     try:
-        job = check_own(OwnJob(script=str(script(tmp_path)), env=((key, value),), devices=1))
+        job = check_own(OwnJob(script=str(script(tmp_path)), env=((key, value),), device_num=1))
     except LaunchError:
         return
     assert key.isidentifier() and key.isascii() and dict(job.env)[key] == value
@@ -178,15 +179,15 @@ def test_mindformers_config_is_read_and_checked_against_the_devices(tmp_path: Pa
     entry = script(tmp_path, "run_mindformer.py")
     config = tmp_path / "llama.yaml"
     config.write_text(MF_YAML, encoding="utf-8")
-    job = check_own(OwnJob(script=str(entry), devices=8, mindformers_config=str(config), run_mode="finetune"))
+    job = check_own(OwnJob(script=str(entry), device_num=8, mindformers_config=str(config), run_mode="finetune"))
     assert script_argv(job) == [str(entry), "--config", str(config), "--run_mode", "finetune", "--use_parallel", "True"]
     with pytest.raises(LaunchError, match=r"dp 2 x mp 4 x cp 1 x pp 1 = 8 devices but the job has 4"):
-        check_own(OwnJob(script=str(entry), devices=4, mindformers_config=str(config)))
+        check_own(OwnJob(script=str(entry), device_num=4, mindformers_config=str(config)))
     with pytest.raises(LaunchError, match="run mode"):
-        check_own(OwnJob(script=str(entry), devices=8, mindformers_config=str(config), run_mode="; id"))
+        check_own(OwnJob(script=str(entry), device_num=8, mindformers_config=str(config), run_mode="; id"))
     (tmp_path / "empty.yaml").write_text("model: {}\n", encoding="utf-8")
     with pytest.raises(LaunchError, match="no top-level parallel_config"):
-        check_own(OwnJob(script=str(entry), devices=8, mindformers_config=str(tmp_path / "empty.yaml")))
+        check_own(OwnJob(script=str(entry), device_num=8, mindformers_config=str(tmp_path / "empty.yaml")))
 
 
 def test_parallel_config_flow_style_and_bad_values() -> None:
@@ -284,7 +285,7 @@ def test_own_script_through_msrun_from_the_cli_then_stop(tmp_path: Path) -> None
         OwnJob(
             script=str(folder / "train.py"),
             args=("--epochs", "50", "--step-sleep", "0.5"),
-            devices=4,
+            device_num=4,
             master_port=free_port(),
         ),
         ws,
@@ -454,8 +455,8 @@ def test_a_mindformers_run_keeps_what_the_planner_expected_of_its_yaml(tmp_path:
         / "mindformers"
         / "mindspore-lab__mindformers@v1.3.0__configs__llama2__pretrain_llama2_7b_bf16.yaml"
     )
-    job = check_own(OwnJob(script=str(entry), devices=8, mindformers_config=str(config), run_mode="train"))
+    job = check_own(OwnJob(script=str(entry), device_num=8, mindformers_config=str(config), run_mode="train"))
     kept = record_options(job, job.to_options())
     assert kept["plan"] == plan_for_config(config) and kept["plan"]["memory_bytes"] > 0
-    plain = check_own(OwnJob(script=str(entry), devices=2))
+    plain = check_own(OwnJob(script=str(entry), device_num=2))
     assert "plan" not in record_options(plain, plain.to_options())

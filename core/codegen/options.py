@@ -39,31 +39,16 @@ class CodegenError(UserError, ValueError):
     """Options or a design the generator refuses, with a message that says what to change."""
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    """How to generate (and later launch) a job. Defaults give a job that runs on this CPU machine."""
+@dataclass(frozen=True, kw_only=True)
+class LaunchFields:
+    """Where and how a job's workers start: the fields a generated job and the user's own script share."""
 
-    scenario: str = "data_parallel"
     device_target: str = "CPU"
     launcher: str = "msrun"
     device_num: int = 8  # total workers (msrun --worker_num)
     local_worker_num: int | None = None  # workers per node; None = all on one node
     master_addr: str = "127.0.0.1"
     master_port: int = 8118
-    log_dir: str = "log_output"
-    dataset: str = "synthetic"
-    data_path: str = "./MNIST_Data/train"
-    synthetic_samples: int = 512
-    epochs: int = 2
-    batch_size: int = 32  # unused since the batch is the design's; kept so older job.json files still load
-    learning_rate: float = 0.001  # Adam
-    loss_interval: int = 1  # LossMonitor(per_print_times)
-    time_monitor: bool = True
-    interleave_num: int = 2  # multi_copy
-    pipeline_stages: int = 2  # sapp_pipeline
-    micro_batches: int = 4  # sapp_pipeline
-    recompute: bool = True  # sapp_pipeline
-    hsdp: bool = True  # sapp_pipeline: optimizer parallel
     cluster_time_out: int = 600
     # Slurm (launcher "slurm"): nodes = device_num / local_worker_num, one task per worker
     slurm_partition: str = ""  # empty: the cluster's default partition
@@ -83,6 +68,31 @@ class RunOptions:
     @property
     def multi_node(self) -> bool:
         return self.node_num > 1
+
+    def launch_fields(self) -> dict[str, object]:
+        """Only the shared fields, e.g. to build a RunOptions from an own script's job."""
+        return {f.name: getattr(self, f.name) for f in fields(LaunchFields)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions(LaunchFields):
+    """How to generate (and later launch) a job. Defaults give a job that runs on this CPU machine."""
+
+    scenario: str = "data_parallel"
+    log_dir: str = "log_output"
+    dataset: str = "synthetic"
+    data_path: str = "./MNIST_Data/train"
+    synthetic_samples: int = 512
+    epochs: int = 2
+    batch_size: int = 32  # unused since the batch is the design's; kept so older job.json files still load
+    learning_rate: float = 0.001  # Adam
+    loss_interval: int = 1  # LossMonitor(per_print_times)
+    time_monitor: bool = True
+    interleave_num: int = 2  # multi_copy
+    pipeline_stages: int = 2  # sapp_pipeline
+    micro_batches: int = 4  # sapp_pipeline
+    recompute: bool = True  # sapp_pipeline
+    hsdp: bool = True  # sapp_pipeline: optimizer parallel
 
     def to_dict(self) -> dict[str, object]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

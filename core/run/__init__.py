@@ -1,7 +1,7 @@
 """Runs: the registry on disk, launch / stop under a supervisor, launchers, preflight, rehearsal.
 
     record = launch(job_dir, workspace)      # core.run.launch: a generated job folder
-    record = launch_own(OwnJob(script="train.py", devices=8), workspace)   # core.run.own: your script
+    record = launch_own(OwnJob(script="train.py", device_num=8), workspace)   # core.run.own: your script
     record = watch_folder("/shared/log_output", workspace)                  # watch only, no Stop
     stop(record.run_id, workspace)           # stop signal (scancel on Slurm), then verified empty
     list_runs(workspace)                     # core.run.registry, newest first

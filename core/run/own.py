@@ -19,6 +19,7 @@ from typing import Any
 
 from core.codegen import OWN_LAUNCHERS, CodegenError, RunOptions, validate_options
 from core.codegen.launchers import mpirun_cpu_lines, mpirun_prefix
+from core.codegen.options import LaunchFields
 from core.codegen.sbatch import SBATCH_FILE, BatchSpec, check_env_key, job_name, sbatch_script
 from core.files import expand_home
 from core.plan.planned import plan_for_config
@@ -49,48 +50,25 @@ _RUN_MODES = ("train", "finetune", "eval", "predict")
 MAX_ARGS, MAX_ARG = 256, 4096
 
 
-@dataclass(frozen=True)
-class OwnJob:
-    """An existing training script and how to start it; paths become absolute in `check_own`."""
+@dataclass(frozen=True, kw_only=True)
+class OwnJob(LaunchFields):
+    """An existing training script and how to start it; paths become absolute in `check_own`.
+
+    Its launch fields (devices, launcher, master, Slurm) are RunOptions' own (`LaunchFields`)."""
 
     script: str
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
-    devices: int = 1
-    local_workers: int | None = None
-    launcher: str = "msrun"
-    master_addr: str = "127.0.0.1"
-    master_port: int = 8118
+    device_num: int = 1
     join: bool = True
-    cluster_time_out: int = 600
     workdir: str = ""  # "" = the script's folder
-    device_target: str = "CPU"  # what preflight checks; the script itself picks its device
     mindformers_config: str = ""  # MindFormers mode: run_mindformer.py --config YAML --run_mode MODE
     run_mode: str = "train"
     python: str = ""  # the user's interpreter (their training environment); "" = the dashboard's
-    slurm_partition: str = ""
-    slurm_account: str = ""
-    slurm_time: str = ""
-    slurm_gres: str = ""
-    slurm_cpus_per_task: int = 1
 
     def to_options(self) -> RunOptions:
         """The RunOptions a generated job with this launcher shape would have (shared checks, preflight)."""
-        return RunOptions(
-            device_target=self.device_target,
-            launcher=self.launcher,
-            device_num=self.devices,
-            local_worker_num=self.local_workers,
-            master_addr=self.master_addr,
-            master_port=self.master_port,
-            log_dir=LOG_DIR,
-            cluster_time_out=self.cluster_time_out,
-            slurm_partition=self.slurm_partition,
-            slurm_account=self.slurm_account,
-            slurm_time=self.slurm_time,
-            slurm_gres=self.slurm_gres,
-            slurm_cpus_per_task=self.slurm_cpus_per_task,
-        )
+        return RunOptions(**self.launch_fields(), log_dir=LOG_DIR)
 
 
 def _text(value: object, what: str, limit: int = MAX_ARG) -> str:
@@ -181,9 +159,9 @@ def check_mindformers(job: OwnJob) -> dict[str, int]:
     except (OSError, ValueError) as exc:
         raise LaunchError(f"cannot read the MindFormers config {job.mindformers_config}: {exc}") from None
     needed, formula = parallel_devices(parallel)
-    if needed != job.devices:
+    if needed != job.device_num:
         raise LaunchError(
-            f"the MindFormers config asks for {formula} = {needed} devices but the job has {job.devices}: "
+            f"the MindFormers config asks for {formula} = {needed} devices but the job has {job.device_num}: "
             "change --devices or the config's parallel_config"
         )
     return parallel
@@ -194,7 +172,7 @@ def script_argv(job: OwnJob) -> list[str]:
     argv = [job.script]
     if job.mindformers_config:
         argv += ["--config", job.mindformers_config, "--run_mode", job.run_mode]
-        if job.devices > 1 and "--use_parallel" not in job.args:
+        if job.device_num > 1 and "--use_parallel" not in job.args:
             argv += ["--use_parallel", "True"]
     return argv + list(job.args)
 
@@ -208,9 +186,9 @@ def launcher_argv(job: OwnJob, log_dir: Path) -> list[str]:
 def mpirun_cpu_script(job: OwnJob, log_dir: Path) -> str:
     """The script an own CPU job runs under mpirun: MindSpore's scheduler, then mpirun for the workers (the
     same lines as a generated job's run.sh; every user string quoted)."""
-    mpirun_cmd = " ".join(shlex.quote(a) for a in mpirun_prefix(job.devices, str(log_dir), cpu=True))
+    mpirun_cmd = " ".join(shlex.quote(a) for a in mpirun_prefix(job.device_num, str(log_dir), cpu=True))
     worker_cmd = " ".join(shlex.quote(a) for a in ["python", *script_argv(job)])
-    lines = mpirun_cpu_lines(job.devices, job.master_addr, job.master_port, str(log_dir), mpirun_cmd, worker_cmd)
+    lines = mpirun_cpu_lines(job.device_num, job.master_addr, job.master_port, str(log_dir), mpirun_cmd, worker_cmd)
     head = [
         "#!/usr/bin/env bash",
         f"# own script {Path(job.script).name} under mpirun on CPU. Written by ShardScope.",
@@ -238,7 +216,7 @@ def batch_spec(job: OwnJob, run_dir: Path, run_id: str) -> BatchSpec:
         cpus_per_task=job.slurm_cpus_per_task,
         cluster_time_out=job.cluster_time_out,
         env=job.env,
-        title=f"own script {Path(job.script).name}: {job.devices} workers",
+        title=f"own script {Path(job.script).name}: {job.device_num} workers",
     )
 
 
@@ -295,7 +273,7 @@ def _own_record(job: OwnJob, options: RunOptions, run_id: str, run_dir: Path, lo
         master_port=job.master_port,
         launcher=job.launcher,
         device_target=job.device_target,
-        device_num=job.devices,
+        device_num=job.device_num,
         job_dir=job.workdir,
         options=record_options(job, options),
         message="starting",
