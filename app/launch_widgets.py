@@ -11,12 +11,14 @@ import shlex
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from core.codegen import DATASETS, LAUNCHERS, SCENARIOS, RunOptions
+from core.codegen import DATASETS, LAUNCHERS, SCENARIO_OBJECTS, SCENARIOS, RunOptions
 from core.errors import UserError
 from core.run.check import CheckResult
 from core.run.launch import delete_run, stop
@@ -43,6 +45,19 @@ STATUS_ICON = {
 LANGUAGE = {"train.py": "python", "run.sh": "bash", "job.sbatch": "bash", "README.md": "markdown", "job.json": "json"}
 
 
+SCENARIO_INPUTS: dict[str, Callable[[Any, str], object]] = {  # a scenario's own fields (Scenario.fields)
+    "interleave_num": lambda at, key: at.number_input(
+        "interleave_num (copies)", 1, 64, DEFAULTS.interleave_num, key=f"{key}_inter"
+    ),
+    "pipeline_stages": lambda at, key: at.number_input("Stages", 1, 64, DEFAULTS.pipeline_stages, key=f"{key}_stages"),
+    "micro_batches": lambda at, key: at.number_input(
+        "Micro-batches", 1, 4096, DEFAULTS.micro_batches, key=f"{key}_micro"
+    ),
+    "recompute": lambda at, key: at.checkbox("Recompute", DEFAULTS.recompute, key=f"{key}_recompute"),
+    "hsdp": lambda at, key: at.checkbox("Optimizer parallel", DEFAULTS.hsdp, key=f"{key}_hsdp"),
+}
+
+
 def options_form(device_num: int, key: str = "launch") -> RunOptions:
     """Scenario + target + launcher and the run knobs; returns the RunOptions (not yet validated)."""
     scenario = st.selectbox("Scenario", list(SCENARIOS), format_func=lambda s: SCENARIOS[s], key=f"{key}_scenario")
@@ -58,15 +73,9 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
     epochs = c1.number_input("Epochs", 1, 100_000, DEFAULTS.epochs, key=f"{key}_epochs")
     lr = c2.number_input("Learning rate (Adam)", 1e-6, 10.0, DEFAULTS.learning_rate, format="%.4f", key=f"{key}_lr")
     st.caption("The batch is the design's: every data input's first dimension.")
-    extra: dict[str, object] = {}
-    if scenario == "multi_copy":
-        extra["interleave_num"] = st.number_input("interleave_num (copies)", 1, 64, 2, key=f"{key}_inter")
-    if scenario == "sapp_pipeline":
-        s1, s2, s3, s4 = st.columns(4)
-        extra["pipeline_stages"] = s1.number_input("Stages", 1, 64, 2, key=f"{key}_stages")
-        extra["micro_batches"] = s2.number_input("Micro-batches", 1, 4096, 4, key=f"{key}_micro")
-        extra["recompute"] = s3.checkbox("Recompute", True, key=f"{key}_recompute")
-        extra["hsdp"] = s4.checkbox("Optimizer parallel", True, key=f"{key}_hsdp")
+    fields = SCENARIO_OBJECTS[scenario].fields  # the options only this scenario reads
+    places = st.columns(len(fields)) if len(fields) > 1 else [st] * len(fields)
+    extra = {name: SCENARIO_INPUTS[name](place, key) for name, place in zip(fields, places, strict=True)}
     with st.expander("Cluster and logging"):
         a, b = st.columns(2)
         local = a.number_input(

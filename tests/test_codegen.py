@@ -266,3 +266,21 @@ def test_hostile_layout_names_are_refused(text: str) -> None:
         return
     with pytest.raises(CodegenError, match="identifier"):
         render_job(design, RunOptions(scenario="layout_parallel", device_target="Ascend"))
+
+
+def test_every_scenario_is_one_object_whose_fields_the_launch_page_asks_for() -> None:
+    """A scenario's label, CPU support and own fields live in its object; the Launch page draws a field
+    input for each of them (no per-scenario branch on the page)."""
+    from dataclasses import fields as dataclass_fields
+
+    from app.launch_widgets import SCENARIO_INPUTS
+    from core.codegen import SCENARIO_OBJECTS
+
+    assert list(SCENARIO_OBJECTS) == list(SCENARIOS)
+    option_names = {f.name for f in dataclass_fields(RunOptions)}
+    for name, scenario in SCENARIO_OBJECTS.items():
+        assert scenario.label == SCENARIOS[name]
+        assert set(scenario.fields) <= option_names and set(scenario.fields) <= set(SCENARIO_INPUTS)
+    assert [n for n, s in SCENARIO_OBJECTS.items() if s.runs_on_cpu] == ["data_parallel"]
+    with pytest.raises(CodegenError, match="unknown scenario 'hybrid'"):
+        render_job(MLP, RunOptions(scenario="hybrid"))

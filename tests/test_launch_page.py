@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app.design_state import DESIGN_KEY
 from core.codegen import RunOptions, write_job
 from core.run.launch import launch, wait
 from core.sharding.design import load_design
@@ -52,6 +53,27 @@ def test_ascend_target_says_it_cannot_run_here_and_shows_a_diff(page: AppTest) -
     assert page.button(key="launch_button").disabled  # preflight: no npu-smi here
     diffs = [c.value for c in page.code if c.language == "diff"]
     assert diffs and any(line.startswith("+") and 'ms.set_device("Ascend")' in line for line in diffs[0].splitlines())
+
+
+def test_a_scenarios_own_fields_are_asked_and_reach_train_py(page: AppTest) -> None:
+    """The pipeline scenario's fields (Scenario.fields) appear only for it and end up in the generated job."""
+    assert "launch_stages" not in _keys(page)  # data_parallel, the default, has no pipeline fields
+    page.session_state[DESIGN_KEY] = load_design(EXAMPLES_DIR / "llama_tiny_cpu.json")  # has a repeat block
+    page.selectbox(key="launch_scenario").set_value("sapp_pipeline").run()
+    page.radio(key="launch_target").set_value("Ascend").run()
+    page.number_input(key="launch_micro").set_value(8).run()
+    page.checkbox(key="launch_hsdp").uncheck().run()
+    assert not page.exception and not page.error, [e.value for e in page.error]
+    assert {"launch_stages", "launch_micro", "launch_recompute", "launch_hsdp"} <= _keys(page)
+    train_py = next(c.value for c in page.code if "def run():" in c.value)
+    assert "Pipeline(NetWithLoss(net), 8, stage_config=stage_config)" in train_py
+    assert "parallel_net.hsdp()" not in train_py
+    page.selectbox(key="launch_scenario").set_value("multi_copy").run()
+    assert "launch_inter" in _keys(page) and "launch_stages" not in _keys(page)
+
+
+def _keys(page: AppTest) -> set[str]:
+    return {w.key for w in [*page.number_input, *page.checkbox] if w.key}
 
 
 def test_bad_input_is_an_error_message(page: AppTest) -> None:

@@ -20,6 +20,7 @@ from core.codegen.jobfolder import JOB_FILE, JobExistsError, files_at_risk, writ
 from core.codegen.launchers import LAUNCHERS, OWN_LAUNCHERS, job_launcher
 from core.codegen.network import NetworkCode
 from core.codegen.options import DATASETS, DEVICE_TARGETS, SCENARIOS, CodegenError, RunOptions, validate_fields
+from core.codegen.scenarios import SCENARIO_OBJECTS
 from core.plan.planned import plan_for_design
 from core.sharding.design import Design
 from core.workspace import is_safe_name
@@ -31,6 +32,7 @@ __all__ = [
     "LAUNCHERS",
     "OWN_LAUNCHERS",
     "SCENARIOS",
+    "SCENARIO_OBJECTS",
     "CodegenError",
     "Job",
     "JobExistsError",
@@ -49,6 +51,7 @@ __all__ = [
 def validate_options(options: RunOptions) -> None:
     """Raise CodegenError (one clear message) for options no correct job can be generated from."""
     validate_fields(options)
+    scenarios.scenario_of(options).check(options)
     job_launcher(options)
 
 
@@ -67,11 +70,7 @@ def _notes(design: Design, options: RunOptions, code: NetworkCode) -> list[str]:
         + (f", the repeat block {code.layers} times" if code.has_block else "")
         + "; `python train.py --check` trains it for 2 steps on this machine's CPU."
     ]
-    if options.scenario == "data_parallel":
-        notes.append(
-            "Data parallel: the design's strategies are not applied (every rank holds the whole network and "
-            f"reads batches of {code.inputs[0].shape[0]} samples, its own shard of the data)."
-        )
+    notes += scenarios.scenario_of(options).notes(code)
     if any(t.dtype == "bfloat16" for t in design.tensors.values()):
         notes.append("Check mode computes bfloat16 tensors in float32: MindSpore has no bfloat16 MatMul on CPU.")
     return notes

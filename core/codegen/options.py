@@ -106,7 +106,8 @@ class RunOptions(LaunchFields):
         return cls(**data)  # type: ignore[arg-type]
 
 
-def _int(value: object, name: str, low: int, high: int) -> int:
+def check_int(value: object, name: str, low: int, high: int) -> int:
+    """A whole number in low..high (bool refused), or a CodegenError naming the field."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise CodegenError(f"{name} must be a whole number, got {value!r}")
     if not low <= value <= high:
@@ -127,7 +128,7 @@ def check_text_path(value: object, name: str) -> str:
 
 def validate_fields(options: RunOptions) -> None:
     """Raise CodegenError (one clear message) for fields no correct job can be generated from; the launcher
-    is checked by its own object (`core.codegen.validate_options`)."""
+    and the scenario are checked by their own objects (`core.codegen.validate_options`)."""
     if not isinstance(options, RunOptions):
         raise CodegenError("options must be a RunOptions")
     if options.scenario not in SCENARIOS:
@@ -136,15 +137,9 @@ def validate_fields(options: RunOptions) -> None:
         raise CodegenError(f"unknown device target {options.device_target!r}: use one of {', '.join(DEVICE_TARGETS)}")
     if options.dataset not in DATASETS:
         raise CodegenError(f"unknown dataset {options.dataset!r}: use one of {', '.join(DATASETS)}")
-    if options.device_target == "CPU" and options.scenario != "data_parallel":
-        raise CodegenError(
-            f"the {options.scenario} scenario cannot target CPU: MindSpore runs distributed CPU jobs in "
-            "data-parallel mode only (semi_auto/auto parallel fail with 'Invalid communication backend: CPU'). "
-            "Pick data_parallel for CPU, or target Ascend/GPU."
-        )
-    _int(options.device_num, "device count", 1, 4096)
+    check_int(options.device_num, "device count", 1, 4096)
     if options.local_worker_num is not None:
-        local = _int(options.local_worker_num, "workers per node", 1, 4096)
+        local = check_int(options.local_worker_num, "workers per node", 1, 4096)
         if options.device_num % local:
             raise CodegenError(
                 f"{options.device_num} devices cannot be split evenly into nodes of {local} workers: "
@@ -154,34 +149,22 @@ def validate_fields(options: RunOptions) -> None:
         raise CodegenError(
             f"master address {options.master_addr!r} is not an IPv4 address or host name (letters, digits, '-' and '.')"
         )
-    _int(options.master_port, "master port", 1024, 65535)
+    check_int(options.master_port, "master port", 1024, 65535)
     if not isinstance(options.log_dir, str) or not _PLAIN.fullmatch(options.log_dir):
         raise CodegenError(f"log folder {options.log_dir!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-'")
     if options.dataset == "mnist":
         check_text_path(options.data_path, "DATA_PATH")
-    _int(options.synthetic_samples, "synthetic samples", 8, 10_000_000)
-    _int(options.epochs, "epochs", 1, 100_000)
-    _int(options.batch_size, "batch size", 1, 1_000_000)
+    check_int(options.synthetic_samples, "synthetic samples", 8, 10_000_000)
+    check_int(options.epochs, "epochs", 1, 100_000)
+    check_int(options.batch_size, "batch size", 1, 1_000_000)
     if isinstance(options.learning_rate, bool) or not isinstance(options.learning_rate, int | float):
         raise CodegenError(f"learning rate must be a number, got {options.learning_rate!r}")
     if not (0 < float(options.learning_rate) < 1e3) or not math.isfinite(float(options.learning_rate)):
         raise CodegenError(f"learning rate {options.learning_rate!r} must be a positive finite number below 1000")
-    _int(options.loss_interval, "loss print interval", 1, 1_000_000)
+    check_int(options.loss_interval, "loss print interval", 1, 1_000_000)
     if not isinstance(options.time_monitor, bool):
         raise CodegenError("time_monitor must be true or false")
-    _int(options.cluster_time_out, "cluster time-out", 1, 86_400)
-    if options.scenario == "multi_copy":
-        _int(options.interleave_num, "interleave_num", 1, 64)  # the design's batch is checked by codegen
-    if options.scenario == "sapp_pipeline":
-        stages = _int(options.pipeline_stages, "pipeline stages", 1, 64)
-        if options.device_num % stages:
-            raise CodegenError(
-                f"{options.device_num} devices cannot be split into {stages} pipeline stages: "
-                "the stage count must divide the device count"
-            )
-        micro = _int(options.micro_batches, "micro-batches", 1, 4096)
-        if micro < stages:
-            raise CodegenError(f"use at least as many micro-batches ({micro}) as pipeline stages ({stages})")
+    check_int(options.cluster_time_out, "cluster time-out", 1, 86_400)
     check_slurm(options)
     for flag in ("recompute", "hsdp"):
         if not isinstance(getattr(options, flag), bool):
@@ -207,4 +190,4 @@ def check_slurm(options: RunOptions) -> None:
     gres = options.slurm_gres
     if not isinstance(gres, str) or (gres and not _SLURM_GRES.fullmatch(gres)):
         raise CodegenError(f"Slurm gres {options.slurm_gres!r} is not allowed: use e.g. gpu:8 or npu:8")
-    _int(options.slurm_cpus_per_task, "CPUs per task", 1, 1024)
+    check_int(options.slurm_cpus_per_task, "CPUs per task", 1, 1024)

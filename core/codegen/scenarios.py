@@ -12,10 +12,12 @@ All share the skeleton of `core.codegen.trainpy`, so `python train.py --check` r
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from core.codegen import common, trainpy
 from core.codegen.launchers import job_launcher
 from core.codegen.network import NetworkCode, layout_definitions, render_network
-from core.codegen.options import CodegenError, RunOptions
+from core.codegen.options import SCENARIOS, CodegenError, RunOptions, check_int
 from core.sharding.design import Design
 from core.sharding.operators import analyze_design
 
@@ -24,7 +26,7 @@ def _section(title: str) -> str:
     return f"# -- {title} " + "-" * max(4, 86 - len(title)) + "\n"
 
 
-def _imports(options: RunOptions) -> str:
+def _imports(scenario: Scenario) -> str:
     stdlib = ["import argparse", "import os", "import sys", "import time"]
     third = [
         "import numpy as np",
@@ -35,13 +37,8 @@ def _imports(options: RunOptions) -> str:
         "from mindspore.communication import get_group_size, get_rank, init",
         "from mindspore.nn.utils import no_init_parameters",
         "from mindspore.parallel import Layout",
+        *scenario.imports,
     ]
-    if options.scenario != "data_parallel":
-        third.append("from mindspore.parallel.auto_parallel import AutoParallel")
-    if options.scenario == "multi_copy":
-        third.append("from mindspore.parallel.nn import MicroBatchInterleaved")
-    if options.scenario == "sapp_pipeline":
-        third.append("from mindspore.parallel.nn import Pipeline")
     return "\n".join(stdlib) + "\n\n" + "\n".join(third) + "\n"
 
 
@@ -78,8 +75,7 @@ def _callbacks(options: RunOptions) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-def _train_semi_auto(options: RunOptions) -> list[str]:
-    kind = "Layout" if options.scenario == "layout_parallel" else "tuple"
+def _train_semi_auto(options: RunOptions, kind: str) -> list[str]:
     loop = [
         "    for epoch in range(1, EPOCHS + 1):",
         "        start, steps = time.time(), 0",
@@ -179,23 +175,136 @@ def _train_pipeline(options: RunOptions, code: NetworkCode) -> list[str]:
     return body
 
 
-def _train(options: RunOptions, code: NetworkCode) -> list[str]:
-    if options.scenario == "data_parallel":
+# ---------------------------------------------------------------------------------------------
+# the scenarios: one object each
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Scenario:
+    """One way to train the design: its label, imports, the options only it reads, its checks and run()."""
+
+    name: str
+    imports: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()  # RunOptions fields only this scenario reads (the Launch page asks for them)
+    runs_on_cpu: bool = False  # MindSpore's CPU collectives support data parallel only
+
+    @property
+    def label(self) -> str:
+        return SCENARIOS[self.name]
+
+    def check(self, options: RunOptions) -> None:
+        """Options this scenario cannot use (the fields every job has are checked by validate_fields)."""
+        if options.device_target == "CPU" and not self.runs_on_cpu:
+            raise CodegenError(
+                f"the {self.name} scenario cannot target CPU: MindSpore runs distributed CPU jobs in "
+                "data-parallel mode only (semi_auto/auto parallel fail with 'Invalid communication backend: CPU'). "
+                "Pick data_parallel for CPU, or target Ascend/GPU."
+            )
+
+    def check_strategies(self, design: Design) -> None:
+        """The design's strategies this scenario cannot apply."""
+
+    def check_batch(self, batch: int, options: RunOptions) -> None:
+        """The design's batch (every data input's first dimension) this scenario cannot split."""
+
+    def train(self, options: RunOptions, code: NetworkCode) -> list[str]:  # noqa: ARG002
         return _train_data_parallel(options)
-    if options.scenario in {"operator_parallel", "layout_parallel"}:
-        return _train_semi_auto(options)
-    if options.scenario == "multi_copy":
+
+    def notes(self, code: NetworkCode) -> list[str]:  # noqa: ARG002
+        return []
+
+
+class DataParallel(Scenario):
+    def notes(self, code: NetworkCode) -> list[str]:
+        return [
+            "Data parallel: the design's strategies are not applied (every rank holds the whole network and "
+            f"reads batches of {code.inputs[0].shape[0]} samples, its own shard of the data)."
+        ]
+
+
+_AUTO = "from mindspore.parallel.auto_parallel import AutoParallel"
+
+
+@dataclass(frozen=True)
+class SemiAuto(Scenario):
+    strategy_kind: str = "tuple"  # or "Layout"
+
+    def check_strategies(self, design: Design) -> None:
+        uses_layout = any(s.is_layout for op in design.operators for s in (op.strategy or ()))
+        if self.strategy_kind == "tuple" and uses_layout:
+            raise CodegenError(
+                f"this design gives Layout strategies, which {self.name} (tuple strategies) cannot express: "
+                "pick layout_parallel"
+            )
+
+    def train(self, options: RunOptions, code: NetworkCode) -> list[str]:  # noqa: ARG002
+        return _train_semi_auto(options, self.strategy_kind)
+
+
+class MultiCopy(Scenario):
+    def check(self, options: RunOptions) -> None:
+        super().check(options)
+        check_int(options.interleave_num, "interleave_num", 1, 64)  # the design's batch: check_batch
+
+    def check_batch(self, batch: int, options: RunOptions) -> None:
+        if batch % options.interleave_num:
+            raise CodegenError(
+                f"the design's batch {batch} must be divisible by interleave_num {options.interleave_num}"
+            )
+
+    def train(self, options: RunOptions, code: NetworkCode) -> list[str]:  # noqa: ARG002
         return _train_multi_copy(options)
-    return _train_pipeline(options, code)
 
 
-def _check_strategies(design: Design, options: RunOptions, code: NetworkCode) -> None:
-    uses_layout = any(s.is_layout for op in design.operators for s in (op.strategy or ()))
-    if options.scenario == "operator_parallel" and uses_layout:
-        raise CodegenError(
-            "this design gives Layout strategies, which operator_parallel (tuple strategies) cannot express: "
-            "pick layout_parallel"
-        )
+class SappPipeline(Scenario):
+    def check(self, options: RunOptions) -> None:
+        super().check(options)
+        stages = check_int(options.pipeline_stages, "pipeline stages", 1, 64)
+        if options.device_num % stages:
+            raise CodegenError(
+                f"{options.device_num} devices cannot be split into {stages} pipeline stages: "
+                "the stage count must divide the device count"
+            )
+        micro = check_int(options.micro_batches, "micro-batches", 1, 4096)
+        if micro < stages:
+            raise CodegenError(f"use at least as many micro-batches ({micro}) as pipeline stages ({stages})")
+
+    def check_batch(self, batch: int, options: RunOptions) -> None:
+        if batch % options.micro_batches:
+            raise CodegenError(
+                f"the design's batch {batch} must be divisible by the {options.micro_batches} micro-batches"
+            )
+
+    def train(self, options: RunOptions, code: NetworkCode) -> list[str]:
+        return _train_pipeline(options, code)
+
+
+SCENARIO_OBJECTS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        DataParallel("data_parallel", runs_on_cpu=True),
+        SemiAuto("operator_parallel", (_AUTO,), strategy_kind="tuple"),
+        SemiAuto("layout_parallel", (_AUTO,), strategy_kind="Layout"),
+        MultiCopy(
+            "multi_copy", (_AUTO, "from mindspore.parallel.nn import MicroBatchInterleaved"), ("interleave_num",)
+        ),
+        SappPipeline(
+            "sapp_pipeline",
+            (_AUTO, "from mindspore.parallel.nn import Pipeline"),
+            ("pipeline_stages", "micro_batches", "recompute", "hsdp"),
+        ),
+    )
+}
+
+
+def scenario_of(options: RunOptions) -> Scenario:
+    """The scenario object of checked options (validate_fields refuses an unknown name first)."""
+    try:
+        return SCENARIO_OBJECTS[options.scenario]
+    except (KeyError, TypeError):
+        raise CodegenError(f"unknown scenario {options.scenario!r}: use one of {', '.join(SCENARIOS)}") from None
+
+
+def _check_layout_devices(design: Design, options: RunOptions) -> None:
     for name, spec in design.layouts.items():
         if spec.build().device_num != options.device_num and any(
             s.layout == name for op in design.operators for s in [*(op.strategy or ()), op.out_strategy] if s
@@ -204,17 +313,15 @@ def _check_strategies(design: Design, options: RunOptions, code: NetworkCode) ->
                 f"layout {name} spans {spec.build().device_num} devices but the job has {options.device_num}: "
                 "generate the job for the design's device count"
             )
-    batch = code.inputs[0].shape[0]
-    if options.scenario == "sapp_pipeline" and batch % options.micro_batches:
-        raise CodegenError(f"the design's batch {batch} must be divisible by the {options.micro_batches} micro-batches")
-    if options.scenario == "multi_copy" and batch % options.interleave_num:
-        raise CodegenError(f"the design's batch {batch} must be divisible by interleave_num {options.interleave_num}")
 
 
 def render_train_py(design: Design, options: RunOptions) -> tuple[str, NetworkCode]:
     """The job's train.py for `options.scenario`, and the rendered network (for notes and the README)."""
+    scenario = scenario_of(options)
     code = render_network(design, analyze_design(design))
-    _check_strategies(design, options, code)
+    scenario.check_strategies(design)
+    _check_layout_devices(design, options)
+    scenario.check_batch(code.inputs[0].shape[0], options)
     uses_bf16 = any(t.dtype == "bfloat16" for t in design.tensors.values())
     layouts = layout_definitions(design)
     constants = [
@@ -227,7 +334,7 @@ def render_train_py(design: Design, options: RunOptions) -> tuple[str, NetworkCo
         constants.append(f"DEFAULT_DATA_PATH = {common.lit(options.data_path)}")
     parts = [
         common.header(design.name, design.description, options),
-        _imports(options),
+        _imports(scenario),
         trainpy.check_switch(),
         "\n".join(c for c in constants if c) + "\n",
         _section("device matrices (the design's layouts)")
@@ -246,7 +353,7 @@ def render_train_py(design: Design, options: RunOptions) -> tuple[str, NetworkCo
         "",
         trainpy.check_function(design.name, code),
         "",
-        "\n".join(_train(options, code)) + "\n",
+        "\n".join(scenario.train(options, code)) + "\n",
         "",
         trainpy.main_block(code.has_block),
     ]
