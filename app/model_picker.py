@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from core.models import MODELS, ModelError, ModelProblem, design_parameter_count
-from core.models.llama import LlamaConfig, LlamaRecipe, llama_parameter_count
+from core.models.llama import PUBLISHED_SHAPES, LlamaConfig, LlamaRecipe, llama_parameter_count
 from core.models.mlp import MlpConfig, MlpRecipe, mlp_parameter_count
 from core.sharding.design import FLOAT_DTYPES, Design
 
@@ -23,33 +23,10 @@ LLAMA_PRESETS: dict[str, dict[str, Any]] = {
     "Tiny decoder (trains on CPU)": dict(
         hidden=64, heads=8, kv_heads=4, ffn=128, seq=16, batch=8, layers=2, vocab=128, dtype="float32", dp=2, mp=4
     ),
-    "LLaMA-7B on 8 cards": dict(
-        hidden=4096,
-        heads=32,
-        kv_heads=32,
-        ffn=11008,
-        seq=2048,
-        batch=8,
-        layers=32,
-        vocab=32000,
-        dtype="bfloat16",
-        dp=2,
-        mp=4,
+    "LLaMA-7B on 8 cards": dict(  # LLaMA-1 7B: LLaMA-2 7B's layers with a 2,048-token context
+        **{**PUBLISHED_SHAPES["LLaMA-2 7B"], "kv_heads": 32, "seq": 2048}, batch=8, dtype="bfloat16", dp=2, mp=4
     ),
-    "LLaMA-2-70B on 64 cards": dict(
-        hidden=8192,
-        heads=64,
-        kv_heads=8,
-        ffn=28672,
-        seq=4096,
-        batch=8,
-        layers=80,
-        vocab=32000,
-        dtype="bfloat16",
-        dp=8,
-        mp=8,
-        sp=True,
-    ),
+    "LLaMA-2-70B on 64 cards": dict(**PUBLISHED_SHAPES["LLaMA-2 70B"], batch=8, dtype="bfloat16", dp=8, mp=8, sp=True),
 }
 MLP_DEFAULTS: dict[str, Any] = dict(batch=32, features=784, widths="512,512", classes=10, dtype="float32", dp=2, mp=4)
 

@@ -12,6 +12,7 @@ from app.design_state import commit as commit_design
 from app.design_state import current_design
 from app.nav import page_path
 from core.errors import UserError
+from core.models.llama import PUBLISHED_SHAPES
 from core.plan.choices import (
     ATTENTION_SCORES,
     EMBEDDING,
@@ -41,11 +42,7 @@ from core.plan.recipes import PlanError, PlanModel, Recipe
 from core.sharding.design import Design
 from core.units import format_bytes
 
-PRESETS: dict[str, PlanModel] = {
-    "LLaMA-2 7B": PlanModel(hidden=4096, heads=32, ffn=11008, layers=32, vocab=32000, seq=4096),
-    "LLaMA-2 13B": PlanModel(hidden=5120, heads=40, ffn=13824, layers=40, vocab=32000, seq=4096),
-    "LLaMA-2 70B": PlanModel(hidden=8192, heads=64, ffn=28672, layers=80, vocab=32000, seq=4096, kv_heads=8),
-}
+PRESETS: dict[str, PlanModel] = {name: PlanModel(**shape) for name, shape in PUBLISHED_SHAPES.items()}
 CURRENT = "the current design's model"
 YAML = "a MindFormers YAML"
 YAML_KEY = "planner_yaml_config"

@@ -421,3 +421,17 @@ def test_cli_mp_must_divide_heads(heads: int, mp: int) -> None:
     except SystemExit as exc:
         code = exc.code
     assert code == (2 if refused else 0)
+
+
+def test_the_published_llama_shapes_are_one_table_for_the_model_library_and_the_planner() -> None:
+    """Meta's LLaMA-2 config.json values, written once: 7B has 6.74 B parameters, 70B uses 8 KV heads."""
+    from app.model_picker import LLAMA_PRESETS
+    from core.models.llama import PUBLISHED_SHAPES
+
+    seven = PUBLISHED_SHAPES["LLaMA-2 7B"]
+    config = LlamaConfig(**{k: seven[k] for k in ("hidden", "heads", "ffn", "layers", "vocab", "seq")}, batch=1)
+    assert llama_parameter_count(config) == 6_738_415_616
+    for field in ("hidden", "heads", "ffn", "layers", "vocab"):
+        assert LLAMA_PRESETS["LLaMA-7B on 8 cards"][field] == seven[field]
+        assert LLAMA_PRESETS["LLaMA-2-70B on 64 cards"][field] == PUBLISHED_SHAPES["LLaMA-2 70B"][field]
+    assert LLAMA_PRESETS["LLaMA-2-70B on 64 cards"]["kv_heads"] == 8
