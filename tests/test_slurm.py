@@ -261,6 +261,16 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def job_tails(run_dir: Path, lines: int = 6) -> str:
+    """The batch output and every log's last lines, for a failure message: which worker ended first, and how."""
+    parts = []
+    for path in sorted([*run_dir.glob("slurm-*.out"), *run_dir.rglob("*.log")]):
+        if path.is_file() and not path.is_symlink():
+            tail = path.read_text(errors="replace").splitlines()[-lines:]
+            parts.append(f"\n--- {path.relative_to(run_dir)}\n" + "\n".join(tail))
+    return "".join(parts)
+
+
 def generate(out: Path, *extra: str, epochs: int = 1) -> None:
     result = cli(
         "generate",
@@ -319,7 +329,7 @@ def test_generated_job_runs_as_two_nodes_of_four_workers(tmp_path: Path, ws: Pat
     assert record.slurm_job_id and record.supervisor_pid
     os.kill(record.supervisor_pid, signal.SIGKILL)
     record = wait("slurm-dp8", ws, timeout=600)
-    assert record.status == RunStatus.SUCCEEDED and record.exit_code == 0, record.message
+    assert record.status == RunStatus.SUCCEEDED and record.exit_code == 0, record.message + job_tails(record.run_dir)
     assert (record.run_dir / "slurm_exit_code").read_text().strip() == "0"
     job = slurm.job_state(record.slurm_job_id)
     assert job is not None and job.state == "COMPLETED" and job.nodes == "n[1-2]"

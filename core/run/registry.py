@@ -319,7 +319,7 @@ def _judge_unwatched(latest: RunRecord) -> bool:
     return True
 
 
-def slurm_outcome(record: RunRecord) -> tuple[str, str, int | None]:
+def slurm_outcome(record: RunRecord) -> tuple[RunStatus, str, int | None]:
     """(status, message, exit code) of a Slurm run, from Slurm and the batch script's exit file."""
     job = slurm.job_state(record.slurm_job_id)
     exit_code = slurm.read_exit_file(record.run_dir / SLURM_EXIT_FILE)

@@ -164,7 +164,9 @@ def partition(name: str, env: dict[str, str] | None = None) -> Partition | None:
     return Partition(name=name, nodes=len(usable), total=len(nodes))
 
 
-def outcome(job: SlurmJob | None, exit_file_code: int | None, stop_requested: bool) -> tuple[str, str, int | None]:
+def outcome(
+    job: SlurmJob | None, exit_file_code: int | None, stop_requested: bool
+) -> tuple[RunStatus, str, int | None]:
     """(status, message, exit code) of a Slurm job from what Slurm and the batch script say.
 
     PENDING is 'queued' with Slurm's reason; a job Slurm has forgotten is judged by the exit status
