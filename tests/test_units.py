@@ -1,0 +1,37 @@
+"""core.units.format_bytes: one formatter for every byte count the product shows."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.units import format_bytes
+
+_SHAPE = re.compile(r"(-?\d+) B|(-?\d+\.\d) (KiB|MiB|GiB|TiB)")
+_UNIT = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+@given(st.integers(min_value=-(2**62), max_value=2**62) | st.floats(min_value=-1e18, max_value=1e18))
+def test_any_size_reads_back_within_rounding(n: float) -> None:
+    text = format_bytes(n)
+    match = _SHAPE.fullmatch(text)
+    assert match, text
+    if match.group(1) is not None:
+        assert abs(n) < 1024 and abs(int(match.group(1)) - n) <= 0.5
+    else:
+        unit = _UNIT[match.group(3)]
+        assert abs(n) >= 1024 * 0.9995
+        assert abs(float(match.group(2)) * unit - n) <= 0.05 * unit  # one decimal of the unit
+        assert match.group(3) == "TiB" or abs(float(match.group(2))) < 1024
+
+
+def test_sizes_users_see() -> None:
+    assert [format_bytes(n) for n in (0, 512, 1536, 28 * 2**30, 2**41)] == [
+        "0 B",
+        "512 B",
+        "1.5 KiB",
+        "28.0 GiB",
+        "2.0 TiB",
+    ]
