@@ -206,14 +206,18 @@ class Scenario:
     def check_batch(self, batch: int, options: RunOptions) -> None:
         """The design's batch (every data input's first dimension) this scenario cannot split."""
 
-    def train(self, options: RunOptions, code: NetworkCode) -> list[str]:  # noqa: ARG002
-        return _train_data_parallel(options)
+    def train(self, options: RunOptions, code: NetworkCode) -> list[str]:
+        """The lines of train.py's run(): every scenario writes its own."""
+        raise NotImplementedError(self.name)
 
     def notes(self, code: NetworkCode) -> list[str]:  # noqa: ARG002
         return []
 
 
 class DataParallel(Scenario):
+    def train(self, options: RunOptions, code: NetworkCode) -> list[str]:  # noqa: ARG002
+        return _train_data_parallel(options)
+
     def notes(self, code: NetworkCode) -> list[str]:
         return [
             "Data parallel: the design's strategies are not applied (every rank holds the whole network and "

@@ -115,11 +115,12 @@ class RunRecord:
         known = set(cls.__dataclass_fields__) - {"run_dir", "log_dir"}
         values = {k: v for k, v in data.items() if k in known}
         for key, words in (("status", RunStatus), ("kind", RunKind)):
-            if key in values and values[key] not in set(words):
+            if key not in values:
+                continue
+            if values[key] not in set(words):
                 allowed = ", ".join(words)
                 raise LaunchError(f"run {run_dir.name}: {RUN_FILE} has {key} {values[key]!r}, not one of {allowed}")
-            if key in values:
-                values[key] = words(values[key])
+            values[key] = words(values[key])
         log_rel = str(data.get("log_dir") or ".")
         log_path = (run_dir / log_rel).resolve()
         outside = run_dir.resolve() not in (log_path, *log_path.parents)
