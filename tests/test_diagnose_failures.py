@@ -17,7 +17,7 @@ from app import monitor_scale as scale
 from core.__main__ import main
 from core.logs import rank_status, read_run
 from core.logs.diagnose import diagnose
-from core.logs.failures import fatal_reason
+from core.logs.failures import fatal_quick, fatal_reason
 
 FIX = Path(__file__).parent / "fixtures"
 REAL = FIX / "real_layouts"
@@ -271,17 +271,88 @@ def test_quick_filter_agrees_with_the_signatures(parts: list[str]) -> None:
     assert fatal_reason(line) == _slow_reason(line)
 
 
-# ----------------------------------------------------------------------------- known gap, held by a strict xfail
+# ----------------------------------------------------------------------------- a launcher's word on a dead task
 
-TEARDOWN_SEGFAULT = Path(__file__).parent / "fixtures/real_logs_pending/slurm-teardown-segfault_produced-here/log"
+TEARDOWN_SEGFAULT = FIX / "real_logs/slurm-teardown-segfault_produced-here/log"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="found in stop 25: a segfault that only srun reports (slurm-N.out) is not read, so diagnose says "
-    "'no failure'; when it is read this test passes and the marker must go (see the fixture's SOURCE.md)",
-)
 def test_a_worker_segfault_reported_only_by_srun_is_the_root_cause(capsys: pytest.CaptureFixture) -> None:
+    """Real two-node Slurm run: worker 7 segfaulted at exit; only slurm-1.out says so (held as a strict
+    xfail in stop 25, when diagnose said 'no failure' and exited 0)."""
     code, report = _diag_json(TEARDOWN_SEGFAULT, capsys)
     assert (code, report["failed"], report["root_cause_rank"]) == (1, True, 7)
-    assert "Segmentation fault" in json.dumps(report["failure_groups"])
+    (group,) = report["failure_groups"]
+    assert group["ranks"] == [7] and group["exception"].startswith("Segmentation fault (srun's word")
+    assert group["evidence"] == ["srun: task 7 on n2 ended: Segmentation fault"]
+
+
+def test_ranks_srun_terminated_are_stopped_not_crashed_or_stalled() -> None:
+    """srun's `Terminated` (its own SIGTERM to the tasks left) is no failure of theirs: they are stopped,
+    the segfaulted task is crashed with srun's line, rank 4 unregistered cleanly (finished)."""
+    status = rank_status(read_run(TEARDOWN_SEGFAULT)).set_index("rank")
+    assert status.at[7, "state"] == "crashed" and "Segmentation fault" in status.at[7, "detail"]
+    assert status.at[4, "state"] == "finished"
+    assert set(status.loc[[0, 1, 2, 3, 5, 6], "state"]) == {"stopped"}
+
+
+@pytest.mark.parametrize(
+    ("line", "ranks", "reason", "launcher"),
+    [
+        (b"srun: error: n2: task 7: Segmentation fault", (7,), "Segmentation fault", "srun"),
+        (b"srun: error: n1: tasks 0-3: Exited with exit code 1", (0, 1, 2, 3), "Exited with exit code 1", "srun"),
+        (b"srun: error: gpu-a17: tasks 0,2,5-6: Killed\r", (0, 2, 5, 6), "Killed", "srun"),
+        (
+            b"mpirun noticed that process rank 3 with PID 4242 on node n1 exited on signal 11 (Segmentation fault).",
+            (3,),
+            "Segmentation fault",
+            "mpirun",
+        ),
+    ],
+)
+def test_launcher_lines_name_the_tasks_that_ended(line: bytes, ranks: tuple, reason: str, launcher: str) -> None:
+    ended = failures.task_end(line)
+    assert ended is not None and (ended.ranks, ended.reason, ended.launcher) == (ranks, reason, launcher)
+    assert failures.task_end_reason(ended.message(ranks[0])) == reason
+    assert fatal_quick().search(line), "the quick filter must let every launcher line through to the parser"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"srun: error: n1: tasks 0-3: Terminated",  # srun's own SIGTERM to the others: collateral
+        b"mpirun noticed that process rank 1 with PID 7 on node n1 exited on signal 15 (Terminated).",
+        b"srun: error: n1: tasks 3-1: Killed",  # a backwards range is no task list
+        b"srun: error: n1: tasks 0-99999999: Killed",  # nor is a range no job has
+        b"srun: launch/slurm: _step_signal: Terminating StepId=1.0",
+        b"srun: Force Terminated StepId=1.0",
+        b"epoch: 1 step: 7, loss is 2.5",
+    ],
+)
+def test_other_launcher_lines_end_no_task(line: bytes) -> None:
+    assert failures.task_end(line) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 4095), min_size=1, max_size=6, unique=True), st.sampled_from(["Killed", "Aborted"]))
+def test_slurm_task_lists_round_trip(tasks: list[int], reason: str) -> None:
+    """Any task list Slurm prints (singles and ranges, comma-joined) gives back exactly its tasks."""
+    tasks.sort()
+    parts, i = [], 0
+    while i < len(tasks):
+        j = i
+        while j + 1 < len(tasks) and tasks[j + 1] == tasks[j] + 1:
+            j += 1
+        parts.append(str(tasks[i]) if i == j else f"{tasks[i]}-{tasks[j]}")
+        i = j + 1
+    word = "task" if len(tasks) == 1 else "tasks"
+    ended = failures.task_end(f"srun: error: n1: {word} {','.join(parts)}: {reason}".encode())
+    assert ended is not None and ended.ranks == tuple(tasks)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=120))
+def test_task_end_never_raises_and_always_passes_the_quick_filter(line: bytes) -> None:
+    line = line.replace(b"\n", b" ")
+    for candidate in (line, b"srun: error: " + line, b"process rank " + line):
+        if failures.task_end(candidate) is not None:
+            assert fatal_quick().search(candidate)

@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from core.logs.filestate import ErrorKind
+from core.logs.failures import task_end_reason
+from core.logs.filestate import FATAL_KINDS, ErrorKind
 from core.logs.metrics import infer_steps_per_epoch
 from core.logs.snapshot import RunSnapshot
 
@@ -291,7 +292,7 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
     if errs.empty:
         return [], []
     ranks = snap.ranks.set_index("rank")
-    fatal = errs[errs["kind"].isin([ErrorKind.EXCEPTION, ErrorKind.NAN, ErrorKind.WORKER_EXIT, ErrorKind.TIMEOUT])]
+    fatal = errs[errs["kind"].isin(FATAL_KINDS)]
     job_errors = [str(m) for m in fatal.loc[fatal["rank"].isna() | (fatal["rank"] < 0), "message"]]
     fatal = fatal[fatal["rank"].notna() & (fatal["rank"] >= 0)]
     by_key: dict[str, dict] = {}
@@ -303,17 +304,19 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
             evidence.append(f"msrun: worker process of rank {rank} exited with an exception")
         if (rows["kind"] == ErrorKind.TIMEOUT).any():
             evidence.append(f"scheduler: node {rank} timed out")
+        ended = rows.loc[rows["kind"] == ErrorKind.TASK_EXIT, "message"].astype(str)
+        evidence.extend(ended)
         if not exc.empty:
-            pick = exc.iloc[0]
-            key = _normalise(str(pick["message"]))
+            key = _normalise(str(exc.iloc[0]["message"]))
             times = exc["log_time"].dropna()
         else:
-            pick = rows.iloc[0]
-            key = (
-                "msrun: worker exited with an exception (no traceback in its log)"
-                if (rows["kind"] == ErrorKind.WORKER_EXIT).any()
-                else "scheduler: node timed out (no traceback in its log)"
-            )
+            if not ended.empty:
+                launcher = ended.iloc[0].split(":", 1)[0]
+                key = f"{task_end_reason(ended.iloc[0])} ({launcher}'s word on the task; no trace in its own log)"
+            elif (rows["kind"] == ErrorKind.WORKER_EXIT).any():
+                key = "msrun: worker exited with an exception (no traceback in its log)"
+            else:
+                key = "scheduler: node timed out (no traceback in its log)"
             times = pd.Series(dtype=float)
         if not times.empty:
             t, src = float(times.min()), "log time"

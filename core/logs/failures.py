@@ -16,8 +16,9 @@ Real examples (tests/fixtures/real_logs_failures, from MindSpore's CANN error-ca
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-__all__ = ["fatal_quick", "fatal_reason"]
+__all__ = ["TaskEnd", "fatal_quick", "fatal_reason", "task_end", "task_end_reason"]
 
 _CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
 _ERROR_LEVEL = re.compile(
@@ -61,9 +62,10 @@ _TIMEOUT = re.compile(
 # A quick test every signature passes (first letter, then the rest): one search of ~1 us a line instead
 # of five regexes (~8 us); it may let an ordinary line through, never stop a fatal one.
 _QUICK = re.compile(
-    rb"[ABCEFIKOSTcdst(](?:RITICAL|ATAL|[A-Z][0-9]{4}|\): |ouble free|orrupted|tack smashing|"
+    rb"[ABCEFIKOSTcdpst(](?:RITICAL|ATAL|[A-Z][0-9]{4}|\): |ouble free|orrupted|tack smashing|"
     rb"egmentation fault|borted|illed|us error|llegal instruction|loating point exception|"
-    rb"ore dumped|atal Python error|ut of memory|ime ?[Oo]ut|imed out|imes out|iming out|IME ?OUT)"
+    rb"ore dumped|atal Python error|ut of memory|ime ?[Oo]ut|imed out|imes out|iming out|IME ?OUT|"
+    rb"run: error: |rocess rank \d)"
 )
 
 
@@ -86,3 +88,70 @@ def fatal_reason(line: bytes) -> str | None:
     if _TIMEOUT.search(line) and _ERROR_LEVEL.search(line):
         return "collective time-out"
     return None
+
+
+# What a launcher says when one of its tasks ends badly; the task's own log may hold no trace of it (a
+# segfault in MindSpore's finalize, a process killed from outside). Real lines (tests/fixtures):
+#   srun: error: n2: task 7: Segmentation fault        (Slurm's output of the batch script, slurm-J.out)
+#   srun: error: n1: tasks 0-3: Terminated             (srun ending the others: --kill-on-bad-exit)
+#   mpirun noticed that process rank 3 with PID 4242 on node n1 exited on signal 11 (Segmentation fault).
+_SRUN_TASKS = re.compile(rb"^srun: error: (\S+): tasks? ([0-9][0-9,\-]*): (.+?)\s*$")
+_MPIRUN_RANK = re.compile(rb"process rank (\d+) with PID \d+ on node (\S+) exited on signal \d+ \(([^)]+)\)")
+# SIGTERM is what srun / scancel send the tasks left when one failed or the job was cancelled: the
+# task did not fail of its own, so it is no root cause (the failed one is named on its own line)
+_COLLATERAL = {"Terminated"}
+_MAX_TASKS = 1 << 20  # a task range wider than this is not a real job's (and would cost memory)
+
+
+@dataclass(frozen=True)
+class TaskEnd:
+    """Tasks (ranks) that a launcher reports as ended badly, on which node, and its word for why."""
+
+    ranks: tuple[int, ...]
+    node: str
+    reason: str  # "Segmentation fault", "Exited with exit code 1", "Killed", ...
+    launcher: str  # "srun" | "mpirun"
+
+    def message(self, rank: int) -> str:
+        return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}"
+
+
+_RE_ENDED = re.compile(r"^(?:srun|mpirun): task \d+ on \S+ ended: (.+)$")
+
+
+def task_end_reason(message: str) -> str | None:
+    """The launcher's reason in a `TaskEnd.message` ("Segmentation fault"), None for other messages."""
+    m = _RE_ENDED.match(message)
+    return m.group(1) if m else None
+
+
+def _task_list(text: str) -> tuple[int, ...] | None:
+    """Slurm's task list ("7", "0-3", "0,2,5-6") as ranks; None when it is not one or is absurdly wide."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            return None
+        first, last = int(lo), int(hi or lo)
+        if last < first or len(out) + last - first >= _MAX_TASKS:
+            return None
+        out.extend(range(first, last + 1))
+    return tuple(out)
+
+
+def task_end(line: bytes) -> TaskEnd | None:
+    """A launcher's report of tasks that ended by their own failure (a signal, a non-zero exit), or None:
+    for any other line, and for tasks only terminated because another one failed (srun's `Terminated`)."""
+    if (m := _SRUN_TASKS.match(line)) is not None:
+        launcher = "srun"
+        node, tasks, reason = (g.decode("utf-8", "replace") for g in m.groups())
+        ranks = _task_list(tasks)
+    elif (m := _MPIRUN_RANK.search(line)) is not None:
+        launcher = "mpirun"
+        rank, node, reason = (g.decode("utf-8", "replace") for g in m.groups())
+        ranks = (int(rank),)
+    else:
+        return None
+    if ranks is None or reason in _COLLATERAL:
+        return None
+    return TaskEnd(ranks, node, reason, launcher)

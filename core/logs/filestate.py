@@ -28,12 +28,13 @@ class ErrorKind(StrEnum):
     EXCEPTION = "exception"
     NAN = "nan"
     WORKER_EXIT = "worker_exit"
+    TASK_EXIT = "task_exit"  # a launcher (srun, mpirun) says the task ended by a signal or an error exit
     TIMEOUT = "timeout"
     ERROR_LOG = "error_log"
     OVERLONG_LINE = "overlong_line"
 
 
-FATAL_KINDS = (ErrorKind.EXCEPTION, ErrorKind.NAN, ErrorKind.WORKER_EXIT, ErrorKind.TIMEOUT)
+FATAL_KINDS = (ErrorKind.EXCEPTION, ErrorKind.NAN, ErrorKind.WORKER_EXIT, ErrorKind.TASK_EXIT, ErrorKind.TIMEOUT)
 """Error kinds that end a rank (the others are only reported)."""
 
 

@@ -24,7 +24,7 @@ from core.logs.bulk import (
     lm_block,
     lm_row,
 )
-from core.logs.failures import fatal_reason
+from core.logs.failures import fatal_reason, task_end
 from core.logs.filestate import (
     FATAL_KINDS,
     MAX_PARTIAL_LINE,
@@ -394,8 +394,13 @@ class Parser:
             self._fatal(st, line, off, rank, obs_time)
 
     def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
-        """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: core.logs.failures)."""
-        if fatal_reason(line) is not None:
+        """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: core.logs.failures),
+        or a launcher's word that tasks ended badly (srun, mpirun: each named task is failed)."""
+        if (ended := task_end(line)) is not None:
+            text = line.decode("utf-8", "replace").strip()
+            for task in ended.ranks:
+                self._error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
+        elif fatal_reason(line) is not None:
             self._error(
                 st,
                 ErrorKind.EXCEPTION,

@@ -51,7 +51,7 @@ class RunSnapshot:
 
     metrics: one row per loss line per rank in file order (rank, epoch, step, loss, step_time_ms, lr,
     time = line timestamp or observation time when watched live else NaN, offset, file);
-    timings: TimeMonitor lines; errors: rank, kind (exception/nan/worker_exit/timeout/error_log),
+    timings: TimeMonitor lines; errors: rank, kind (exception/nan/worker_exit/task_exit/timeout/error_log),
     message, context (traceback), line, offset, file; ranks: per-rank facts for `rank_status`;
     skipped: every file found but not read (a FIFO, a folder, permission denied, ...) -> why;
     evals: evaluation lines, one row per scalar (EVAL_COLUMNS), never training rows; metric_keys:

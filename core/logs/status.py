@@ -91,9 +91,12 @@ def rank_status(
     if (
         run_status is None
         and not errs.empty
-        and ((errs["rank"] == -1) & (errs["kind"] == "exception") & errs["file"].eq("scheduler.log")).any()
+        and (
+            ((errs["rank"] == -1) & (errs["kind"] == "exception") & errs["file"].eq("scheduler.log")).any()
+            or (errs["kind"] == "task_exit").any()
+        )
     ):
-        run_status = "failed"  # the msrun scheduler itself raised: the job is over
+        run_status = "failed"  # the msrun scheduler raised, or srun / mpirun reported a dead task: the job is over
     fatal_by_rank = _fatal_by_rank(errs)
     nonfinite = _nonfinite_by_rank(snap.metrics)
     states, details = [], []
