@@ -36,6 +36,7 @@ STATE_LABELS = {
     RankState.STOPPED: "■ stopped",
     RankState.WAITING: "… waiting",
     RankState.UNREADABLE: "⊘ unreadable",
+    RankState.ENDED: "◼ log ended",
 }
 _PALETTE = [
     "#2563eb",

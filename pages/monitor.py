@@ -245,11 +245,8 @@ def scale_view(
         live_chart(hfig, key="mon_heatmap", uirevision=f"{source_dir}|heat|{what}", height=420)
     states = table["state"].value_counts()
     st.markdown("**Ranks** · " + " · ".join(f"{s}: {n}" for s, n in states.items()))
-    shown = (
-        table[table["rank"].isin(chosen)]
-        if expr.strip()
-        else table[~table["state"].isin([ui.STATE_LABELS[RankState.RUNNING], ui.STATE_LABELS[RankState.FINISHED]])]
-    )
+    calm = [ui.STATE_LABELS[s] for s in (RankState.RUNNING, RankState.FINISHED, RankState.ENDED)]
+    shown = table[table["rank"].isin(chosen)] if expr.strip() else table[~table["state"].isin(calm)]
     shown = shown.assign(node=shown["rank"] // per_node)
     st.dataframe(
         shown.head(300),

@@ -248,6 +248,50 @@ def test_status_running_stalled_waiting(tmp_path: Path) -> None:
     assert rank_status(snap, run_status="succeeded")["state"].tolist() == ["finished", "finished"]
 
 
+def _quiet_run(tmp_path: Path, last_steps: dict[int, int]) -> tuple:
+    for rank, last in last_steps.items():
+        lines = "".join(f"epoch: 1 step: {s}, loss is {2.0 - s / 100}\n" for s in range(1, last + 1))
+        (tmp_path / f"worker_{rank}.log").write_text(lines)
+    snap = read_run(tmp_path)
+    return snap, float(snap.ranks["last_activity"].max())
+
+
+def test_a_finished_folder_read_later_is_ended_not_stalled(tmp_path: Path) -> None:
+    """Yesterday's run opened as a plain folder (no launcher record, no totals on its lines): every rank
+    quiet at the job's last step is "ended", said neutrally; it used to read as N stalled ranks."""
+    snap, newest = _quiet_run(tmp_path, {0: 20, 1: 20, 2: 20})
+    status = rank_status(snap, now=newest + 600, stall_after_s=60)
+    assert status["state"].tolist() == ["ended"] * 3
+    assert status["detail"].iloc[0] == (
+        "log ended 10 min ago at the job's last step, like every rank: finished, or the whole job stopped"
+    )
+    assert rank_status(snap, now=newest + 1, stall_after_s=60)["state"].tolist() == ["running"] * 3
+
+
+def test_a_rank_short_of_the_last_step_stays_stalled_beside_ended_ones(tmp_path: Path) -> None:
+    snap, newest = _quiet_run(tmp_path, {0: 20, 1: 12, 2: 20})
+    status = rank_status(snap, now=newest + 600, stall_after_s=60).set_index("rank")["state"]
+    assert status.to_dict() == {0: "ended", 1: "stalled", 2: "ended"}
+
+
+def test_quiet_ranks_are_not_ended_while_another_runs_or_has_no_loss_yet(tmp_path: Path) -> None:
+    snap, newest = _quiet_run(tmp_path, {0: 20, 1: 20})
+    os.utime(tmp_path / "worker_1.log", (newest + 590, newest + 590))
+    snap = read_run(tmp_path)
+    status = rank_status(snap, now=newest + 600, stall_after_s=60)["state"].tolist()
+    assert status == ["stalled", "running"]
+    (tmp_path / "worker_2.log").write_text("starting\n")
+    os.utime(tmp_path / "worker_2.log", (newest, newest))
+    status = rank_status(read_run(tmp_path), now=newest + 6000, stall_after_s=60)["state"].tolist()
+    assert status == ["stalled", "stalled", "stalled"]  # rank 2 never printed a loss: not a finished job
+
+
+def test_real_srun_run_read_as_a_folder_is_ended() -> None:
+    """Real two-rank Slurm run (tests/fixtures/real_logs): both ranks reached epoch 2 step 20."""
+    folder = FIX / "real_logs/slurm-srun-task-id-files-cpu_produced-here/log/logs"
+    assert rank_status(read_run(folder))["state"].tolist() == ["ended", "ended"]
+
+
 def test_tail_lines_filters_noise() -> None:
     tail = tail_lines(REAL / "dp8_cpu_ok" / "worker_0.log", n=5)
     assert tail[-1] == "Train epoch time: 1446.970 ms, per step time: 144.697 ms"

@@ -31,6 +31,7 @@ class RankState(StrEnum):
     STOPPED = "stopped"
     WAITING = "waiting"
     UNREADABLE = "unreadable"
+    ENDED = "ended"  # quiet at the job's last step like every rank: finished, or the whole job stopped
 
 
 STATES = tuple(s.value for s in RankState)
@@ -77,11 +78,12 @@ def _nonfinite_by_rank(metrics: pd.DataFrame) -> dict[int, tuple[float, float]]:
 def rank_status(
     snap: RunSnapshot, now: float | None = None, stall_after_s: float = 60.0, run_status: str | None = None
 ) -> pd.DataFrame:
-    """Per-rank state for the status table: running / stalled / crashed / nan / finished / stopped.
+    """Per-rank state for the status table: running / stalled / crashed / nan / finished / stopped / ended.
 
     crashed: the rank has a traceback, msrun reported its worker pid, or the scheduler timed it out.
     nan: a loss it printed is not finite (any format) or LossMonitor raised "loss is NAN or INF".
     stalled: no new line for `stall_after_s` while the run is (or may be) running.
+    ended: stalled, but at the job's last step like every rank (a finished run read as a plain folder).
     `run_status` (from the run registry: running/succeeded/failed/stopped) settles ranks whose log
     simply stops: finished when the run succeeded, stopped when it failed or was stopped.
     """
@@ -140,10 +142,32 @@ def rank_status(
         else:
             states.append(RankState.RUNNING)
             details.append("")
+    _settle_ended(ranks, states, details, now)
     ranks["age_s"] = now - ranks["last_activity"]
     ranks["state"] = [str(s) for s in states]
     ranks["detail"] = details
     return ranks
+
+
+def _settle_ended(ranks: pd.DataFrame, states: list[RankState], details: list[str], now: float) -> None:
+    """A folder of logs that all went quiet at the same last step (yesterday's finished run, opened as a
+    plain folder) is not N stalled ranks: each is "ended", said neutrally, since a log alone cannot tell
+    a finished job from one stopped as a whole. Only when every rank printed a loss and none runs, is
+    waiting or failed; a rank short of the job's last step stays stalled (it is the one to look at)."""
+    if not len(states) or any(s not in (RankState.STALLED, RankState.FINISHED) for s in states):
+        return
+    if not (ranks["n_loss"] > 0).all():
+        return
+    epoch = ranks["last_epoch"].fillna(-1.0).to_numpy()
+    step = ranks["last_step"].fillna(-1.0).to_numpy()
+    last = max(zip(epoch, step, strict=True))
+    for i, state in enumerate(states):
+        if state == RankState.STALLED and (epoch[i], step[i]) == last:
+            states[i] = RankState.ENDED
+            age = duration_text(now - float(ranks["last_activity"].iloc[i]))
+            details[i] = (
+                f"log ended {age} ago at the job's last step, like every rank: finished, or the whole job stopped"
+            )
 
 
 def tail_lines(
