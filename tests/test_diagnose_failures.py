@@ -301,6 +301,7 @@ def test_ranks_srun_terminated_are_stopped_not_crashed_or_stalled() -> None:
         (b"srun: error: n2: task 7: Segmentation fault", (7,), "Segmentation fault", "srun"),
         (b"srun: error: n1: tasks 0-3: Exited with exit code 1", (0, 1, 2, 3), "Exited with exit code 1", "srun"),
         (b"srun: error: gpu-a17: tasks 0,2,5-6: Killed\r", (0, 2, 5, 6), "Killed", "srun"),
+        (b"srun: error: n3: task 12: Out Of Memory", (12,), "Out Of Memory", "srun"),  # cgroup OOM killer
         (
             b"mpirun noticed that process rank 3 with PID 4242 on node n1 exited on signal 11 (Segmentation fault).",
             (3,),
