@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from core.logs import ReaderSettings, read_run
 from core.logs import bulk as logs
 from core.logs.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
+from core.logs.linescan import scan_block
 from core.logs.parser import _RE_TIMEMONITOR
 from core.logs.reader import RunReader
 
@@ -396,18 +397,58 @@ def test_prefetching_reader_matches_plain_reads_on_a_multi_block_file(tmp_path: 
     assert prefetched.timings.astype(str).values.tolist() == plain.timings.astype(str).values.tolist()
 
 
-_SCAN_BYTES = st.sampled_from([b"\n", b"\r", b"[", b"E", b"C", b"W", b"I", b"a", b" ", b"[INFO] 2", b"[INFO] ", b"2"])
+_SCAN_BYTES = st.sampled_from(
+    [
+        *(b"\n", b"\r", b"[", b"E", b"C", b"W", b"I", b"a", b" ", b"[INFO] 2", b"[INFO] ", b"2"),
+        *(b"l", b"L", b"o", b"O", b"s", b"S", b"v", b"V", b"loss", b"LoSs", b"lo", b"ss", b"val", b"VAL", b"va"),
+    ]
+)
+_RE_KEYWORD_LINE = re.compile(rb"(?i)loss|val")
 
 
-@settings(max_examples=300, deadline=None)
-@given(body=st.lists(_SCAN_BYTES, max_size=300).map(b"".join), pad=st.binary(max_size=8))
-def test_numpy_candidate_scan_matches_the_regex(body: bytes, pad: bytes) -> None:
-    """`_candidate_starts` finds exactly the line starts `_RE_SCAN` matches (buffer may run past `end`)."""
+def _reference_scan(data: bytes, keywords: bool) -> tuple[list[int], list[int], list[int]]:
+    """What core.logs.linescan must find, by the definitions: RE_SCAN's matches, plus (keywords) every
+    line after the first holding `loss` or `val` in any case; every newline; the keyword lines."""
+    newlines = [i for i, c in enumerate(data) if c == 10]
+    by_prefix = {m.start() + 1 for m in logs.RE_SCAN.finditer(data)}
+    lines = [(nl + 1, data.find(b"\n", nl + 1)) for nl in newlines if nl + 1 < len(data)]
+    kw = [ls for ls, le in lines if keywords and _RE_KEYWORD_LINE.search(data, ls, le)]
+    return sorted(by_prefix.union(kw)), newlines, kw
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    body=st.lists(_SCAN_BYTES, max_size=300).map(b"".join),
+    pad=st.binary(max_size=8),
+    lead=st.integers(0, 7),
+    keywords=st.booleans(),
+)
+def test_compiled_block_scan_matches_the_definitions(body: bytes, pad: bytes, lead: int, keywords: bool) -> None:
+    """core.logs.linescan (eight bytes at a time, keywords split across words, a buffer that runs past
+    `end`, any alignment) finds exactly the reference's candidates, newlines and keyword lines."""
     data = body + b"\n"
-    buf = bytearray(data + pad)  # a reused read buffer is longer than the complete lines in it
-    expected = [m.start() + 1 for m in logs.RE_SCAN.finditer(buf, 0, len(data))]
-    got = logs.candidate_starts(np.frombuffer(buf, dtype=np.uint8), len(data))
-    assert got.tolist() == expected
+    raw = bytearray(b"x" * lead + data + pad)  # a reused read buffer is longer than the complete lines in it
+    chunk = np.frombuffer(raw, dtype=np.uint8)[lead:]
+    starts, newlines, kw_lines = scan_block(chunk, len(data), keywords)
+    assert (starts.tolist(), newlines.tolist(), kw_lines.tolist()) == _reference_scan(data, keywords)
+
+
+@pytest.mark.parametrize("keyword", [b"loss", b"LoSS", b"val", b"VAL"])
+def test_compiled_block_scan_finds_a_keyword_at_every_offset_in_a_word(keyword: bytes) -> None:
+    """The scan skips eight bytes at a time: a keyword split across two words (its `ss` pair, its `v`
+    last in a word) must still make its `[INFO]` line a candidate, at each of the 16 offsets."""
+    for offset in range(16):
+        data = b"first line\n[INFO] " + b"x" * offset + keyword + b": 1.5" + b" " * 20 + b"\n[WARNING] noise\n"
+        got = scan_block(np.frombuffer(data, dtype=np.uint8), len(data))
+        assert [g.tolist() for g in got] == list(_reference_scan(data, True)), offset
+        assert got[0].tolist() == [11], offset  # the [INFO] line, by its keyword; not the [WARNING] one
+
+
+def test_compiled_block_scan_on_short_lines_grows_its_outputs() -> None:
+    """A block of one-byte lines has more lines than the first guess of the outputs' size."""
+    data = b"a\n" * 5000 + b"loss 1\n"
+    starts, newlines, kw_lines = scan_block(np.frombuffer(data, dtype=np.uint8), len(data))
+    assert len(newlines) == 5001 and starts.tolist() == list(range(2, 10002, 2)) and kw_lines.tolist() == [10000]
 
 
 @settings(max_examples=200, deadline=None)

@@ -20,7 +20,6 @@ __all__ = [
     "RE_SCAN",
     "ROW_KEYS",
     "Rows",
-    "candidate_starts",
     "decimals",
     "keyword_positions",
     "keyword_starts",
@@ -33,8 +32,8 @@ ROW_KEYS = (*ROW_FIELDS, "offset")
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _NAN = float("nan")
 # A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line): `RE_SCAN` says
-# which, and `candidate_starts` finds exactly its matches with numpy, skipping the [WARNING]/[INFO]
-# noise without a Python loop.
+# which (a live tick's few lines); in a big block core.logs.linescan finds exactly its matches, skipping
+# the [WARNING]/[INFO] noise in one compiled pass.
 RE_SCAN = re.compile(rb"\n(?:[^\[\n]|\[[EC])")
 # The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the
 # plain-decimal form of it (`lm_block`); any other candidate, or a loss line it does not take
@@ -305,41 +304,9 @@ def literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
     return ok
 
 
-def candidate_starts(
-    chunk: np.ndarray, end: int, keyword_pos: np.ndarray | None = None, newlines: list[np.ndarray] | None = None
-) -> np.ndarray:
-    """Start of every line after a newline in `chunk[:end]` that `RE_SCAN` matches: a line that
-    does not begin with `[` or a newline, or begins with `[E`/`[C` (metric lines behind a `[...]`
-    prefix are found by their keywords: `keyword_pos`).
-
-    numpy finds the newlines (SIMD compare, then nonzero over the mask packed 8 bytes to a byte, so
-    it walks an eighth of the elements: several times faster than sre stepping over each newline);
-    one 2-byte gather per newline then classifies the next two bytes. `chunk[end-1]` is a newline,
-    so a newline at end-2 or end-1 never starts a candidate and both bytes after any earlier one are
-    inside `chunk[:end]`. `keyword_pos` (from `keyword_positions`): the lines holding them are
-    candidates too, whatever they begin with.
-    """
-    packed = np.packbits(chunk[: max(end - 2, 0)] == 10)  # bit 7 - (i % 8) of byte i // 8: chunk[i] is "\n"
-    hit = np.flatnonzero(packed != 0)  # bytes with at least one newline
-    bits = np.flatnonzero(np.unpackbits(packed[hit]).view(bool))
-    nl = hit[bits >> 3] * 8 + (bits & 7)
-    pair = _unaligned(chunk[:end], 2)[nl + 1]  # byte after the newline | the one after that << 8
-    first = pair & 0xFF
-    keep = (first != 0x5B) & (first != 0x0A)
-    keep |= (pair == 0x455B) | (pair == 0x435B)  # "[E", "[C"
-    if newlines is not None:  # every newline of chunk[:end] for the caller (the last two are not in nl)
-        newlines.append(
-            np.concatenate([nl, [p for p in (end - 2, end - 1) if p >= 0 and chunk[p] == 10]]).astype(np.int64)
-        )
-    if keyword_pos is not None and len(keyword_pos):
-        line = np.searchsorted(nl, keyword_pos) - 1  # the last newline before each keyword
-        keep[line[line >= 0]] = True  # (a keyword on the first line: the caller reads that line itself)
-    return nl[keep] + 1
-
-
 KEYWORDS = (b"loss", b"val")
 """What a metric line holds, in any case: a loss key, or an eval word (`Validation Top_1_Accuracy: 25%`;
-`val`, `valid...`, `eval...` all hold `val`: one scan instead of three, each costing ~0.5 ns a byte)."""
+`val`, `valid...`, `eval...` all hold `val`: one scan instead of three). core.logs.linescan tests the same."""
 _RE_KEYWORDS = {kw: re.compile(re.escape(kw)) for kw in KEYWORDS}
 
 
@@ -366,7 +333,7 @@ def keyword_positions(buf: bytes | bytearray, end: int, scratch: bytearray) -> n
 
 def keyword_starts(buf: bytes | bytearray, end: int, found: list[int], scratch: bytearray) -> list[int]:
     """`found` (sorted line starts of a small block) with the start of every line holding one of
-    KEYWORDS in any case, whatever the line begins with (what `candidate_starts` adds in bulk)."""
+    KEYWORDS in any case, whatever the line begins with (what core.logs.linescan adds in bulk)."""
     rfind = buf.rfind
     starts = {rfind(b"\n", 0, int(p)) + 1 for p in keyword_positions(buf, end, scratch).tolist()}
     starts.discard(0)  # like RE_SCAN's, a start follows a newline (the caller reads the first line itself)

@@ -10,7 +10,7 @@ loss / evaluation lines read by the general reader (core.logs.general), or every
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -18,8 +18,6 @@ from core.logs.bulk import (
     RE_LM_AT,
     RE_SCAN,
     ROW_KEYS,
-    candidate_starts,
-    keyword_positions,
     keyword_starts,
     lm_block,
     lm_row,
@@ -64,6 +62,14 @@ _RE_WORKER_EXIT = re.compile(rb"Worker process (\d+) exit with exception")
 _RE_UNREGISTERED = re.compile(rb"Node (\d+) has unregistered")
 _RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
 _RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
+
+
+def _scan_block() -> Callable[[np.ndarray, int, bool], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """core.logs.linescan.scan_block, imported on the first big block: its numba import (~0.3 s) and
+    cached-code load (~0.2 s) are paid only by a read that gains from them, never by a live tick."""
+    from core.logs.linescan import scan_block
+
+    return scan_block
 
 
 class Parser:
@@ -115,16 +121,17 @@ class Parser:
             self._feed_lines(st, buf, found, base, obs_time, end, False, metrics)
             self._carry_traceback(st, buf, base, end)
             return
-        newlines: list[np.ndarray] = []  # the numpy scan's newlines, kept for the shapes' line ends
-        words: np.ndarray | None = None
+        newlines: list[np.ndarray] = []  # the block scan's newlines, kept for the shapes' line ends
+        words: np.ndarray | None = None  # starts of the candidate lines that hold a keyword
         # candidates: lines that may be errors, and (metrics) lines with a loss key or an eval word
         if end < _SMALL_BLOCK:  # a live tick's few new lines: sre is cheaper than a dozen numpy calls
             found = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
             if metrics:
                 found = keyword_starts(buf, end, found, self._scratch)
         else:
-            words = keyword_positions(buf, end, self._scratch) if metrics else None
-            found = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end, words, newlines)
+            found, nl, kw_lines = _scan_block()(np.frombuffer(buf, dtype=np.uint8), end, metrics)
+            newlines.append(nl)
+            words = kw_lines if metrics else None
         if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
             self._feed_lines(
                 st, buf, found if isinstance(found, list) else found.tolist(), base, obs_time, end, fast, metrics
@@ -159,15 +166,11 @@ class Parser:
         for st, lo, hi in items:
             if (m := _RE_DISTRIBUTED_PID.search(buf, lo, hi) or _RE_PID.search(buf, lo, hi)) is not None:
                 st.pid = int(m.group(1))
-        newlines: list[np.ndarray] = []
-        words = keyword_positions(buf, end, self._scratch)
-        starts = candidate_starts(np.frombuffer(buf, dtype=np.uint8), end, words, newlines)
+        starts, newlines, words = _scan_block()(np.frombuffer(buf, dtype=np.uint8), end, True)
         is_lm, block = lm_block(buf, starts, 0, _NAN)
-        block, extras, taken, has_row, used, which = self._templated(
-            buf, end, starts, is_lm, block, 0, _NAN, newlines[0]
-        )
+        block, extras, taken, has_row, used, which = self._templated(buf, end, starts, is_lm, block, 0, _NAN, newlines)
         rows_through = np.cumsum(has_row)
-        others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines[0])
+        others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines)
         names = [extra_names(t) for t in used]
         for st, lo, hi in items:
             a, b = np.searchsorted(starts, (lo, hi)).tolist()

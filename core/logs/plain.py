@@ -27,8 +27,9 @@ def worth_a_look(
 
     Why: plain text lines (`Number of epochs: 3`, config dumps) are candidates because they may be an
     error; at ~4 us each in `Parser._line` they cost MindCV-format logs a third of their read. A line holding a
-    keyword is kept; the others are joined and searched once by `_RE_WORTH`, and only the lines it hits
-    are kept, so the result is exactly what reading them all gives.
+    keyword is kept (`words`: a position inside each such line, e.g. its start); the others are joined and
+    searched once by `_RE_WORTH`, and only the lines it hits are kept, so the result is exactly what
+    reading them all gives.
     """
     has_word = np.zeros(len(starts), dtype=bool)
     if len(words):
