@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from core.logs import ReaderSettings, read_run
 from core.logs import bulk as logs
 from core.logs.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
-from core.logs.linescan import scan_block
+from core.logs.linescan import fixed_numbers, match_shapes, scan_block
 from core.logs.parser import _RE_TIMEMONITOR
 from core.logs.reader import RunReader
+from core.logs.templated import Shapes
 
 NOISE = [
     b"[WARNING] ME(7587:140022789684800,MainProcess):2026-11-22-07:09:00.372.000 [mindspore/context.py:1343] "
@@ -219,6 +220,7 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
         block_min=block_min,
         max_partial_line=read_block - 1,
         shape_min=block_min,
+        compiled_min=0,
     )
 
 
@@ -232,7 +234,7 @@ def test_one_shot_rows_match_line_by_line_reference(
 ) -> None:
     root = tmp_path_factory.mktemp("oneshot")
     (root / "worker_0.log").write_bytes(data)
-    snap = read_run(root, settings=ReaderSettings(block_min=block_min))
+    snap = read_run(root, settings=ReaderSettings(block_min=block_min, compiled_min=0))
     assert _bits(_metric_rows(snap)) == _bits(reference_rows(data))
     assert _extras_match(snap, data)
 
@@ -407,8 +409,8 @@ _RE_KEYWORD_LINE = re.compile(rb"(?i)loss|val")
 
 
 def _reference_scan(data: bytes, keywords: bool) -> tuple[list[int], list[int], list[int]]:
-    """What core.logs.linescan must find, by the definitions: RE_SCAN's matches, plus (keywords) every
-    line after the first holding `loss` or `val` in any case; every newline; the keyword lines."""
+    """What a block scan must find, by the definitions: RE_SCAN's matches, plus (keywords) every line
+    after the first holding `loss` or `val` in any case; every newline; the keyword lines."""
     newlines = [i for i, c in enumerate(data) if c == 10]
     by_prefix = {m.start() + 1 for m in logs.RE_SCAN.finditer(data)}
     lines = [(nl + 1, data.find(b"\n", nl + 1)) for nl in newlines if nl + 1 < len(data)]
@@ -425,12 +427,16 @@ def _reference_scan(data: bytes, keywords: bool) -> tuple[list[int], list[int], 
 )
 def test_compiled_block_scan_matches_the_definitions(body: bytes, pad: bytes, lead: int, keywords: bool) -> None:
     """core.logs.linescan (eight bytes at a time, keywords split across words, a buffer that runs past
-    `end`, any alignment) finds exactly the reference's candidates, newlines and keyword lines."""
+    `end`, any alignment) and a small read's scan find exactly the reference's candidates, newlines and
+    keyword lines."""
     data = body + b"\n"
     raw = bytearray(b"x" * lead + data + pad)  # a reused read buffer is longer than the complete lines in it
     chunk = np.frombuffer(raw, dtype=np.uint8)[lead:]
+    expected = _reference_scan(data, keywords)
     starts, newlines, kw_lines = scan_block(chunk, len(data), keywords)
-    assert (starts.tolist(), newlines.tolist(), kw_lines.tolist()) == _reference_scan(data, keywords)
+    assert (starts.tolist(), newlines.tolist(), kw_lines.tolist()) == expected
+    small = logs.scan_by_definition(raw[lead:], len(data), keywords, bytearray())  # a small read's path
+    assert tuple(a.tolist() for a in small) == expected
 
 
 @pytest.mark.parametrize("keyword", [b"loss", b"LoSS", b"val", b"VAL"])
@@ -442,6 +448,63 @@ def test_compiled_block_scan_finds_a_keyword_at_every_offset_in_a_word(keyword: 
         got = scan_block(np.frombuffer(data, dtype=np.uint8), len(data))
         assert [g.tolist() for g in got] == list(_reference_scan(data, True)), offset
         assert got[0].tolist() == [11], offset  # the [INFO] line, by its keyword; not the [WARNING] one
+
+
+_NUMBER_TEXTS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(lambda v: repr(v).encode()),
+    st.floats(min_value=-1e6, max_value=1e6).map(lambda v: f"{v:.6f}".encode()),
+    st.floats(min_value=-1e30, max_value=1e30).map(lambda v: f"{v:.6E}".encode()),  # Megatron's lm loss
+    st.from_regex(rb"\A[+-]?[0-9]{0,20}\.?[0-9]{0,20}([eE][+-]?[0-9]{1,4})?\Z"),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(texts=st.lists(_NUMBER_TEXTS, min_size=1, max_size=20))
+def test_compiled_numbers_are_float_bit_for_bit_or_left_to_the_exact_path(texts: list[bytes]) -> None:
+    """Every span the compiled reader takes is `float(text)` bit for bit; short decimals (what suites
+    print: `5.547178`, `2.504220E+00`) are always taken; the rest is left to numpy's exact cast."""
+    buf = b" ".join(texts) + b"\n"
+    pos = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]]).astype(np.int64)
+    width = np.array([len(t) for t in texts], dtype=np.int64)
+    values = np.full(len(texts), np.nan)
+    ok = fixed_numbers(np.frombuffer(buf, dtype=np.uint8), pos, width, values)
+    for text, taken, value in zip(texts, ok.tolist(), values.tolist(), strict=True):
+        if taken:
+            assert struct.pack("<d", value) == struct.pack("<d", float(text)), text
+        elif re.fullmatch(rb"-?[0-9]{1,9}\.[0-9]{1,6}(E[+-](0[0-9]|1[0-6]))?", text):  # |power| <= 22
+            raise AssertionError(f"{text!r}: a short decimal must be read by the compiled path")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(
+        st.sampled_from([b"loss: 1.5", b"loss: 12.5", b"top1: 0.5", b"top5: 0.5", b"lr: 3e-4", b"x"]),
+        min_size=1,
+        max_size=30,
+    ),
+)
+def test_compiled_shape_match_is_the_first_learnt_shape_with_the_same_masked_bytes(lines: list[bytes]) -> None:
+    """A line takes the first template whose shape (digits as `#`) and digits inside words (`top1` is
+    not `top5`) it has, as the byte-matrix comparison it replaced did."""
+    from core.logs.general import LineTemplate, shape_key
+
+    shapes = Shapes()
+    learnt = [b"loss: 1.5", b"top1: 0.5", b"lr: 3e-4"]
+    for line in learnt:
+        digits = ((3, ord("1")),) if line.startswith(b"top") else ()
+        shapes.add(shape_key(line), LineTemplate(columns=(), constants=(), word_digits=digits, keys=()))
+    buf = b"\n" + b"\n".join(lines) + b"\n"
+    nl = [i for i, c in enumerate(buf) if c == 10]
+    starts, ends = np.array(nl[:-1], dtype=np.int64) + 1, np.array(nl[1:], dtype=np.int64)
+    got = match_shapes(np.frombuffer(buf, dtype=np.uint8), starts, ends, *shapes.packed())
+    expected = [
+        next(
+            (t for t, k in enumerate(learnt) if shape_key(k) == shape_key(line) and shapes.templates[t].applies(line)),
+            -1,
+        )
+        for line in lines
+    ]
+    assert got.tolist() == expected
 
 
 def test_compiled_block_scan_on_short_lines_grows_its_outputs() -> None:

@@ -252,7 +252,7 @@ def test_lines_of_one_shape_read_like_the_general_reader(
     root = tmp_path_factory.mktemp("shape")
     path = root / "worker_0.log"
     path.write_text(lines[0] + "\n", encoding="utf-8")  # the first line teaches the reader its shape,
-    state = RunReader(root, settings=ReaderSettings(block_min=1, shape_min=1))
+    state = RunReader(root, settings=ReaderSettings(block_min=1, shape_min=1, compiled_min=0))
     state.refresh()
     with open(path, "a", encoding="utf-8") as f:  # the next ones are read in bulk (core.logs.templated)
         f.write("\n".join(lines[1:]) + "\n")

@@ -35,7 +35,7 @@ def test_live_snapshots_hold_the_one_shot_rows(
 ) -> None:
     root = tmp_path_factory.mktemp("live")
     steps = [0] * 6
-    state = RunReader(root, settings=ReaderSettings(block_min=2))
+    state = RunReader(root, settings=ReaderSettings(block_min=2, compiled_min=0))
     for ranks in rounds:  # each round appends a step to some ranks, then the watcher ticks
         for rank in ranks:
             steps[rank] += 1
@@ -77,7 +77,7 @@ def test_reading_the_next_file_ahead_changes_no_row(tmp_path: Path, read_block: 
         (tmp_path / f"worker_{rank}.log").write_text(body)
     (tmp_path / "worker_5.log").write_text("")  # an empty log between them
     plain = read_run(tmp_path, settings=ReaderSettings(prefetch_min=1 << 30))
-    ahead = read_run(tmp_path, settings=ReaderSettings(prefetch_min=1, read_block=read_block))
+    ahead = read_run(tmp_path, settings=ReaderSettings(prefetch_min=1, read_block=read_block, compiled_min=0))
     pd.testing.assert_frame_equal(ahead.metrics, plain.metrics)
     watched = RunReader(tmp_path, settings=ReaderSettings(prefetch_min=1, read_block=read_block))
     watched.refresh()

@@ -21,11 +21,13 @@ __all__ = [
     "ROW_KEYS",
     "Rows",
     "decimals",
+    "keyword_lines",
     "keyword_positions",
     "keyword_starts",
     "literal_at",
     "lm_block",
     "lm_row",
+    "scan_by_definition",
 ]
 
 ROW_KEYS = (*ROW_FIELDS, "offset")
@@ -331,13 +333,19 @@ def keyword_positions(buf: bytes | bytearray, end: int, scratch: bytearray) -> n
     return np.array(found, dtype=np.int64)
 
 
-def keyword_starts(buf: bytes | bytearray, end: int, found: list[int], scratch: bytearray) -> list[int]:
-    """`found` (sorted line starts of a small block) with the start of every line holding one of
-    KEYWORDS in any case, whatever the line begins with (what core.logs.linescan adds in bulk)."""
+def keyword_lines(buf: bytes | bytearray, end: int, scratch: bytearray) -> list[int]:
+    """Sorted starts of the lines after the first that hold one of KEYWORDS in any case."""
     rfind = buf.rfind
     starts = {rfind(b"\n", 0, int(p)) + 1 for p in keyword_positions(buf, end, scratch).tolist()}
     starts.discard(0)  # like RE_SCAN's, a start follows a newline (the caller reads the first line itself)
-    return sorted(starts.union(found)) if starts else found
+    return sorted(starts)
+
+
+def keyword_starts(buf: bytes | bytearray, end: int, found: list[int], scratch: bytearray) -> list[int]:
+    """`found` (sorted line starts of a small block) with the start of every line holding one of
+    KEYWORDS in any case, whatever the line begins with (what core.logs.linescan adds in bulk)."""
+    held = keyword_lines(buf, end, scratch)
+    return sorted(set(held).union(found)) if held else found
 
 
 def lm_row(m: re.Match, off: int, obs_time: float) -> tuple:
@@ -380,3 +388,14 @@ def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: fl
     out[:, _I["time"]] = obs_time
     out[:, _I["offset"]] = ls[ok] + base
     return take, out
+
+
+def scan_by_definition(
+    buf: bytes | bytearray, end: int, keywords: bool, scratch: bytearray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What core.logs.linescan.scan_block gives, from the definitions (RE_SCAN's matches, the lines
+    holding KEYWORDS, every newline): the path of a read too small to pay for the compiled one."""
+    held = keyword_lines(buf, end, scratch) if keywords else []
+    starts = sorted({m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)}.union(held))
+    newlines = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8, count=end) == 10)
+    return np.asarray(starts, dtype=np.int64), newlines, np.asarray(held, dtype=np.int64)

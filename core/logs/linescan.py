@@ -1,4 +1,6 @@
-"""One compiled pass over a block of log bytes: every newline, the candidate lines, the keyword lines.
+"""The bulk reader's compiled passes: one over a block's bytes (every newline, the candidate lines, the
+keyword lines), one over its candidate lines (which known line shape each has), one over the number
+spans of those lines (exact decimals).
 
 Why compiled: the reader used three C-speed passes per block (a numpy newline scan and one `re` literal
 search per keyword, `loss` and `val`, over a lower-cased copy), each about as costly as grep's whole
@@ -23,7 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["scan_block"]
+__all__ = ["fixed_numbers", "match_shapes", "scan_block"]
 
 _LO = np.uint64(0x0101010101010101)
 _HI = np.uint64(0x8080808080808080)
@@ -33,6 +35,7 @@ _V = np.uint64(0x7676767676767676)  # "v"
 _CASE = np.uint64(0x2020202020202020)  # OR-ed in: "S" -> "s", "V" -> "v" (no other byte becomes either)
 _LAST = np.uint64(0x8000000000000000)  # the flag bit of a word's last byte
 _EIGHT = np.uint64(8)
+_POW10_EXACT = np.array([10.0**k for k in range(23)])  # every 10**k, k <= 22, is a double exactly
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -129,3 +132,111 @@ def scan_block(chunk: np.ndarray, end: int, keywords: bool = True) -> tuple[np.n
         if n_nl >= 0:
             return starts[:n_st], newlines[:n_nl], kw_lines[:n_kw]
         size = end + 1
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def match_shapes(
+    a: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    lengths: np.ndarray,
+    offsets: np.ndarray,
+    masks: np.ndarray,
+    digit_from: np.ndarray,
+    digit_pos: np.ndarray,
+    digit_byte: np.ndarray,
+) -> np.ndarray:
+    """Per line [starts, ends), the index of the first template it matches, -1 for none.
+
+    Template t is `masks[offsets[t]:offsets[t] + lengths[t]]` (the line shape: every digit as `#`) plus
+    its digits inside words, `(digit_pos, digit_byte)[digit_from[t]:digit_from[t + 1]]`. A line matches
+    when it has the template's length, its bytes with digits as `#` are the mask, and those digits are
+    the template's (what core.logs.templated did with a byte matrix per line length)."""
+    out = np.full(starts.size, -1, dtype=np.int64)
+    for i in range(starts.size):
+        start = starts[i]
+        n = ends[i] - start
+        for t in range(lengths.size):
+            if lengths[t] != n:
+                continue
+            base = offsets[t]
+            same = True
+            for k in range(n):
+                c = a[start + k]
+                if 48 <= c <= 57:
+                    c = 35  # a digit is "#" in a shape
+                if c != masks[base + k]:
+                    same = False
+                    break
+            if same:
+                for d in range(digit_from[t], digit_from[t + 1]):
+                    if a[start + digit_pos[d]] != digit_byte[d]:
+                        same = False
+                        break
+            if same:
+                out[i] = t
+                break
+    return out
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def fixed_numbers(a: np.ndarray, pos: np.ndarray, width: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """`float(a[pos:pos + width])` of each span where the result is exact in one IEEE operation, and
+    whether it was: `[+-]digits[.digits][(e|E)[+-]digits]` with a mantissa <= 2**53 and a power of ten
+    <= 22 either way (Clinger's fast path: both operands exact, one correctly rounded multiply or
+    divide, so bit for bit what `float` gives). Anything else (17-digit mantissas, nan, inf) is left
+    to the caller's exact path (`ok` False)."""
+    ok = np.zeros(pos.size, dtype=np.bool_)
+    for i in range(pos.size):
+        p = pos[i]
+        e = p + width[i]
+        neg = False
+        if p < e and (a[p] == 45 or a[p] == 43):  # - +
+            neg = a[p] == 45
+            p += 1
+        mantissa = 0
+        digits = 0
+        frac = 0
+        dot = False
+        good = True
+        while p < e:
+            c = a[p]
+            if 48 <= c <= 57:
+                if digits < 19:
+                    mantissa = mantissa * 10 + (c - 48)
+                digits += 1
+                if dot:
+                    frac += 1
+            elif c == 46 and not dot:
+                dot = True
+            else:
+                break
+            p += 1
+        if digits == 0 or digits > 16:
+            good = False
+        power = 0
+        if good and p < e:
+            if a[p] != 69 and a[p] != 101:  # e E
+                good = False
+            else:
+                p += 1
+                eneg = False
+                if p < e and (a[p] == 45 or a[p] == 43):
+                    eneg = a[p] == 45
+                    p += 1
+                edigits = 0
+                while p < e and 48 <= a[p] <= 57 and edigits < 4:
+                    power = power * 10 + (a[p] - 48)
+                    edigits += 1
+                    p += 1
+                if edigits == 0 or p != e:
+                    good = False
+                if eneg:
+                    power = -power
+        power -= frac
+        if not good or mantissa > 9007199254740992 or power > 22 or power < -22:
+            continue
+        value = float(mantissa) * _POW10_EXACT[power] if power >= 0 else float(mantissa) / _POW10_EXACT[-power]
+        values[i] = -value if neg else value
+        ok[i] = True
+    return ok

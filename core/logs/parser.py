@@ -21,6 +21,7 @@ from core.logs.bulk import (
     keyword_starts,
     lm_block,
     lm_row,
+    scan_by_definition,
 )
 from core.logs.failures import fatal_reason, task_end
 from core.logs.filestate import (
@@ -124,7 +125,7 @@ class Parser:
         newlines: list[np.ndarray] = []  # the block scan's newlines, kept for the shapes' line ends
         words: np.ndarray | None = None  # starts of the candidate lines that hold a keyword
         # candidates: lines that may be errors, and (metrics) lines with a loss key or an eval word
-        if end < _SMALL_BLOCK:  # a live tick's few new lines: sre is cheaper than a dozen numpy calls
+        if end < _SMALL_BLOCK or end < self.settings.compiled_min:  # a live tick's few lines: sre is cheaper
             found = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
             if metrics:
                 found = keyword_starts(buf, end, found, self._scratch)
@@ -166,7 +167,10 @@ class Parser:
         for st, lo, hi in items:
             if (m := _RE_DISTRIBUTED_PID.search(buf, lo, hi) or _RE_PID.search(buf, lo, hi)) is not None:
                 st.pid = int(m.group(1))
-        starts, newlines, words = _scan_block()(np.frombuffer(buf, dtype=np.uint8), end, True)
+        if end < self.settings.compiled_min:
+            starts, newlines, words = scan_by_definition(buf, end, True, self._scratch)
+        else:
+            starts, newlines, words = _scan_block()(np.frombuffer(buf, dtype=np.uint8), end, True)
         is_lm, block = lm_block(buf, starts, 0, _NAN)
         block, extras, taken, has_row, used, which = self._templated(buf, end, starts, is_lm, block, 0, _NAN, newlines)
         rows_through = np.cumsum(has_row)
@@ -248,7 +252,7 @@ class Parser:
         with a row, the templates used, per row the index of its template in them or -1)."""
         rest = np.flatnonzero(~is_lm)
         none = np.full(len(block), -1, dtype=np.int64)
-        if not self._shapes.by_len or len(rest) < self.settings.shape_min:
+        if not self._shapes or len(rest) < self.settings.shape_min or end < self.settings.compiled_min:
             return block, {}, is_lm, is_lm, [], none  # a few hundred lines: the per-line templates are as fast
         chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
         if nl is None:

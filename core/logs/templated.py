@@ -1,42 +1,83 @@
 """The bulk path of the general reader: lines of a shape already read become rows in numpy.
 
 A line shape (core.logs.general.LineTemplate: the line's bytes with every digit masked) fixes where each
-number is, so for every candidate line of a known shape numpy compares the masked bytes with the
-template's, reads each number column at its fixed span (`decimals`, bit-identical to `float`; other
-texts through numpy's correctly rounded string cast) and the line's time from its timestamp slice:
-no Python per line. Lines of unknown shapes are left to the per-line reader, which learns their shape.
+number is, so for every candidate line a compiled pass (core.logs.linescan) finds the first known shape it
+has, another reads each number column at its fixed span (bit-identical to `float`; other texts through
+numpy's correctly rounded string cast), and numpy takes the line's time from its timestamp slice: no
+Python per line. Lines of unknown shapes are left to the per-line reader, which learns their shape.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
 
-from core.logs.bulk import ROW_KEYS, _parse_texts, decimals
+from core.logs.bulk import ROW_KEYS, _parse_texts
 from core.logs.general import LineTemplate, line_time
 
 __all__ = ["Shapes", "extra_names", "template_block"]
 
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
-_HASH = 35  # "#"
-_MAX_SHAPE = 1024  # longer lines are left to the per-line path (their byte matrix would be large)
+_MAX_SHAPE = 1024  # longer lines are left to the per-line path
+
+
+def _compiled() -> ModuleType:
+    """core.logs.linescan, imported by the first bulk read (numba's import is not paid by small reads)."""
+    from core.logs import linescan
+
+    return linescan
 
 
 class Shapes:
-    """The templates a reader learnt, by line length, as numpy masks (built once per template)."""
+    """The templates a reader learnt, in the order it learnt them, packed for the compiled match
+    (core.logs.linescan.match_shapes): the masks end to end, their lengths and offsets, the digits
+    inside words. Packed again only after a template is added."""
 
     def __init__(self) -> None:
-        self.by_len: dict[int, list[tuple[np.ndarray, LineTemplate]]] = {}
+        self.templates: list[LineTemplate] = []
+        self._keys: list[bytes] = []
         self._seen: set[int] = set()
+        self._packed: tuple[np.ndarray, ...] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.templates)
 
     def add(self, key: bytes, template: LineTemplate | None) -> None:
         if template is None or len(key) > _MAX_SHAPE or id(template) in self._seen:
             return
         self._seen.add(id(template))
-        self.by_len.setdefault(len(key), []).append((np.frombuffer(key, dtype=np.uint8), template))
+        self.templates.append(template)
+        self._keys.append(key)
+        self._packed = None
 
     def clear(self) -> None:
-        self.by_len.clear()
+        self.templates.clear()
+        self._keys.clear()
         self._seen.clear()
+        self._packed = None
+
+    def in_length_order(self, indices: list[int]) -> list[int]:
+        """`indices` grouped by line length in the order lengths were first learnt, then in the order
+        learnt: the order the templates' metric keys have always been recorded in (the first wins)."""
+        first: dict[int, int] = {}
+        for key in self._keys:
+            first.setdefault(len(key), len(first))
+        return sorted(indices, key=lambda t: (first[len(self._keys[t])], t))
+
+    def packed(self) -> tuple[np.ndarray, ...]:
+        """(lengths, offsets, masks, digit_from, digit_pos, digit_byte) for `match_shapes`."""
+        if self._packed is None:
+            lengths = np.array([len(k) for k in self._keys], dtype=np.int64)
+            offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+            masks = np.frombuffer(b"".join(self._keys), dtype=np.uint8)
+            digits = [t.word_digits for t in self.templates]
+            digit_from = np.concatenate([[0], np.cumsum([len(d) for d in digits])]).astype(np.int64)
+            flat = [pair for d in digits for pair in d]
+            digit_pos = np.array([q for q, _ in flat], dtype=np.int64)
+            digit_byte = np.array([b for _, b in flat], dtype=np.uint8)
+            self._packed = (lengths, offsets, masks, digit_from, digit_pos, digit_byte)
+        return self._packed
 
 
 def template_block(
@@ -46,31 +87,17 @@ def template_block(
     `starts` of the lines read here, with or without a row; the indices of those with a row, their
     rows in line order, their other metrics: name -> one value per row, NaN if absent,
     the templates that took lines, and per row the index in that list of the template that read it)."""
-    taken = np.zeros(len(starts), dtype=bool)
+    which_shape = _compiled().match_shapes(chunk, starts, ends, *shapes.packed())
+    taken = which_shape >= 0
     used: list[LineTemplate] = []
     parts: list[tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]] = []
-    lengths = ends - starts
-    for length, templates in shapes.by_len.items():
-        sel = np.flatnonzero(lengths == length)
-        if not len(sel):
+    for t in shapes.in_length_order(np.unique(which_shape[taken]).tolist()):
+        template = shapes.templates[t]
+        if not template.row:  # a shape without a loss (`aux_loss_factor` in a config dump): no row
             continue
-        cols = np.arange(length)
-        matrix = chunk[starts[sel][:, None] + cols]  # (lines, length) bytes
-        masked = np.where(matrix - np.uint8(48) < 10, np.uint8(_HASH), matrix)
-        free = np.ones(len(sel), dtype=bool)
-        for mask, template in templates:
-            hit = free & (masked == mask).all(axis=1)
-            for pos, byte in template.word_digits:
-                hit &= matrix[:, pos] == byte
-            if not hit.any():
-                continue
-            free &= ~hit
-            idx = sel[hit]
-            taken[idx] = True
-            if not template.row:  # a shape without a loss (`aux_loss_factor` in a config dump): no row
-                continue
-            used.append(template)
-            parts.append((idx, *_rows(chunk, matrix[hit], starts[idx], template, base, obs_time)))
+        idx = np.flatnonzero(which_shape == t)
+        used.append(template)
+        parts.append((idx, *_rows(chunk, starts[idx], template, base, obs_time)))
     if not parts:
         return taken, np.empty(0, dtype=np.int64), np.empty((0, len(ROW_KEYS))), {}, used, np.empty(0, np.int64)
     lines = np.concatenate([p[0] for p in parts])
@@ -93,7 +120,7 @@ def extra_names(template: LineTemplate) -> set[str]:
 
 
 def _rows(
-    chunk: np.ndarray, matrix: np.ndarray, starts: np.ndarray, template: LineTemplate, base: int, obs_time: float
+    chunk: np.ndarray, starts: np.ndarray, template: LineTemplate, base: int, obs_time: float
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The rows of lines of one template (ROW_KEYS columns) and their other metrics."""
     n = len(starts)
@@ -104,7 +131,7 @@ def _rows(
             out[:, _I[column]] = value
         else:
             extras[column] = np.full(n, value)
-    table = _numbers(chunk, matrix, starts, template.columns)
+    table = _numbers(chunk, starts, template.columns)
     for k, (column, _, _, scale, extra) in enumerate(template.columns):
         values = table[:, k]
         if scale != 1.0:
@@ -113,41 +140,42 @@ def _rows(
             extras[column] = values
         else:
             out[:, _I[column]] = values
-    out[:, _I["time"]] = _times(matrix, template, obs_time)
+    out[:, _I["time"]] = _times(chunk, starts, template, obs_time)
     out[:, _I["offset"]] = starts + base
     return out, extras
 
 
 def _numbers(
-    chunk: np.ndarray, matrix: np.ndarray, starts: np.ndarray, columns: tuple[tuple[str, int, int, float, bool], ...]
+    chunk: np.ndarray, starts: np.ndarray, columns: tuple[tuple[str, int, int, float, bool], ...]
 ) -> np.ndarray:
-    """`float` of every number column of the lines (n, columns), all columns in one pass: numpy's exact
-    decimals, numpy's correctly rounded string cast for the rest (exponents, nan/inf)."""
+    """`float` of every number column of the lines (n, columns), all columns in one compiled pass
+    (exact where one IEEE operation is), numpy's correctly rounded string cast for the rest
+    (17-digit mantissas, nan/inf)."""
     begin = np.array([c[1] for c in columns], dtype=np.int64)
     width = np.array([c[2] - c[1] for c in columns], dtype=np.int64)
     pos = (starts[:, None] + begin[None, :]).ravel()
-    values, length, ok = decimals(chunk, pos)
-    widths = np.broadcast_to(width, (len(starts), len(columns))).ravel()
-    rest = np.flatnonzero(~(ok & (length == widths)))
+    widths = np.ascontiguousarray(np.broadcast_to(width, (len(starts), len(columns)))).ravel()
+    values = np.empty(len(pos))
+    ok = _compiled().fixed_numbers(chunk, pos, widths, values)
+    rest = np.flatnonzero(~ok)
     if len(rest):
-        line, col = np.divmod(rest, len(columns))
-        cols = begin[col][:, None] + np.arange(int(width.max()))
-        texts = matrix[line[:, None], np.minimum(cols, matrix.shape[1] - 1)]
+        texts = chunk[np.minimum(pos[rest][:, None] + np.arange(int(widths[rest].max())), len(chunk) - 1)]
         values[rest] = _parse_texts(texts, widths[rest])
     return values.reshape(len(starts), len(columns))
 
 
-def _times(matrix: np.ndarray, template: LineTemplate, obs_time: float) -> np.ndarray:
+def _times(chunk: np.ndarray, starts: np.ndarray, template: LineTemplate, obs_time: float) -> np.ndarray:
     """The lines' own time (what `line_time` gives), the observation time where they have none."""
-    n = len(matrix)
+    n = len(starts)
     if template.time_span is None:
         return np.full(n, obs_time if obs_time == obs_time else np.nan)
     s, e, fs, fe = template.time_span
-    keys = np.ascontiguousarray(matrix[:, s:e]).view(f"S{e - s}").ravel()
+    stamps = chunk[starts[:, None] + np.arange(s, e)]
+    keys = np.ascontiguousarray(stamps).view(f"S{e - s}").ravel()
     uniq, inverse = np.unique(keys, return_inverse=True)
     bases = np.array([line_time(k) for k in uniq.tolist()])[inverse.ravel()]  # its cache: never disagree
     if fe > fs:
-        digits = matrix[:, fs:fe].astype(np.int64) - 48
+        digits = chunk[starts[:, None] + np.arange(fs, fe)].astype(np.int64) - 48
         frac = (digits * (10 ** np.arange(fe - fs - 1, -1, -1))).sum(axis=1)
         t = bases + frac / float(10 ** (fe - fs))
     else:
