@@ -152,8 +152,8 @@ def main() -> None:
         ap.error(f"unknown format(s) {unknown}; use {sorted(synth_logs.LINE_FORMATS)}")
     print(f"steps per rank {args.steps}, {args.noise} real noise lines per loss line, full float repr losses")
     print(
-        "     format  ranks       MB  loss rows   grep s   grep/s   ours s   ours/s  ratio  warm s  ratio   RSS MB table MB  "
-        "RSS/tbl diag ms tick50 tick95 chartKB  named rows"
+        "     format  ranks       MB  loss rows   grep s   grep/s   ours s   ours/s  ratio  warm s  ratio   "
+        "RSS MB table MB  RSS/tbl diag ms tick50 tick95 chartKB  named rows"
     )
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         for fmt in formats:
