@@ -8,6 +8,7 @@ and WebSocket upgrade first passes app/host_check.py (loopback Host headers only
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -18,5 +19,10 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from app.host_check import LoopbackHostMiddleware  # noqa: E402
+from core.logs.linescan import warm_up  # noqa: E402
+
+# The log reader's compiled passes take ~1 s to load once per process: load them while the first page
+# is drawn, so the Monitor's first read of a big folder does not wait for them.
+threading.Thread(target=warm_up, name="shardscope-warm-up", daemon=True).start()
 
 app = st.App(REPO_ROOT / "app" / "main.py", middleware=[Middleware(LoopbackHostMiddleware)])

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["fixed_numbers", "match_shapes", "scan_block"]
+__all__ = ["fixed_numbers", "match_shapes", "scan_block", "warm_up"]
 
 _LO = np.uint64(0x0101010101010101)
 _HI = np.uint64(0x8080808080808080)
@@ -240,3 +240,15 @@ def fixed_numbers(a: np.ndarray, pos: np.ndarray, width: np.ndarray, values: np.
         values[i] = -value if neg else value
         ok[i] = True
     return ok
+
+
+def warm_up() -> None:
+    """Load the compiled passes (numba's import, LLVM, the cached machine code: ~1 s on a busy 2-core
+    machine) before the first big read needs them: the dashboard calls this on a thread at start."""
+    buf = bytearray(b"first\n[INFO] loss: 1.5\n")
+    chunk = np.frombuffer(buf, dtype=np.uint8)
+    starts, newlines, _ = scan_block(chunk, len(buf))
+    mask = np.frombuffer(b"[INFO] loss: #.#", dtype=np.uint8)
+    one = np.zeros(1, dtype=np.int64)
+    match_shapes(chunk, starts, newlines[1:], one + len(mask), one * 0, mask, np.zeros(2, np.int64), one[:0], mask[:0])
+    fixed_numbers(chunk, starts + 13, one + 3, np.empty(1))
