@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
+from core.logs.parser import Parser
 from core.logs.reader import RunSnapshot
 from tests.test_logs_fastpath import NOISE, OTHER, PLAIN, RARE, _general_line, _log, _loss_line
 
@@ -138,3 +139,37 @@ def test_a_batched_log_that_grows_is_read_on_not_restarted(tmp_path: Path) -> No
     assert snap.ranks["restarts"].tolist() == [0, 0, 0]
     for r in range(3):
         assert snap.metrics[snap.metrics["rank"] == r]["loss"].tolist() == [r + 0.5, r + 0.5, r + 0.5, 9.5, 7.5]
+
+
+def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first batch of a run has no known shapes: a sample of its lines teaches them, and the batch is
+    read in bulk. Lines `_line` never gives to the metric reader ([ERROR] and exception lines that hold
+    a loss, TimeMonitor lines) must not become templates: the snapshot equals a one-by-one read."""
+    lines = []
+    for step in range(1, 301):
+        lines.append(
+            f"[INFO] 2026-11-23 19:14:{step % 60:02d},332 [mindformers/core/callback/callback.py:747] "
+            f"print_output_info: {{ Epoch:[  1/  4], step:[{step:5d}/  300], loss:[{5 - step / 100:.6f}/"
+            f"{5 - step / 200:.6f}], per_step_time: {400 + step % 7}ms, lr: 0.003, }}"
+        )
+        if step % 3 == 0:  # one shape each (single digits), so a sample meets them
+            lines.append(f"[ERROR] ME(1:1,MainProcess):2026-11-23 loss: {step % 9}.5")
+            lines.append(f"ValueError: loss is {step % 9}.5")
+            lines.append(f"Train epoch time: {step % 9}.5 ms, per step time: {step % 9}.25 ms")
+    for rank in range(3):
+        (tmp_path / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
+    one_by_one = read_run(tmp_path, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
+    read_alone = Parser._metric_line
+    calls = []
+
+    def counted(self: Parser, *args: object) -> bool:
+        calls.append(1)
+        return read_alone(self, *args)
+
+    monkeypatch.setattr(Parser, "_metric_line", counted)
+    bulk = read_run(tmp_path, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+    assert len(bulk.metrics) == 900 and len(bulk.errors) == len(one_by_one.errors) == 3 * 200
+    _same(bulk, one_by_one)
+    assert len(calls) < 100, f"{len(calls)} lines read one by one: the sample taught no shape"

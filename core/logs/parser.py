@@ -45,7 +45,7 @@ from core.logs.formats import (
     read_loss,
     to_float,
 )
-from core.logs.general import LineTemplate, make_template, no_row_template, shape_key
+from core.logs.general import LineRead, LineTemplate, make_template, no_row_template, shape_key
 from core.logs.plain import worth_a_look
 from core.logs.templated import Shapes, extra_names, template_block
 
@@ -81,7 +81,8 @@ class Parser:
         self.settings = settings or ReaderSettings()
         # line shape -> its parse (core.logs.general.LineTemplate; None: a shape never reused)
         self._templates: dict[bytes, LineTemplate | None] = {}
-        self._shapes = Shapes()  # the same templates as numpy masks, for the bulk path
+        self._shapes = Shapes()  # the same templates packed for the compiled match, for the bulk path
+        self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.bulk.keyword_starts)
         self._floor = 0  # where the file `_line` reads begins in its buffer (feed_many: not at 0)
 
@@ -252,15 +253,24 @@ class Parser:
         with a row, the templates used, per row the index of its template in them or -1)."""
         rest = np.flatnonzero(~is_lm)
         none = np.full(len(block), -1, dtype=np.int64)
-        if not self._shapes or len(rest) < self.settings.shape_min or end < self.settings.compiled_min:
+        if len(rest) < self.settings.shape_min or end < self.settings.compiled_min:
             return block, {}, is_lm, is_lm, [], none  # a few hundred lines: the per-line templates are as fast
         chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
         if nl is None:
             nl = np.flatnonzero(chunk == 10)
         ends = nl[np.searchsorted(nl, starts[rest])]
-        hit, row_lines, rows, extras, used, which = template_block(
-            chunk, starts[rest], ends, self._shapes, base, obs_time
-        )
+        hit = np.zeros(len(rest), dtype=bool)
+        if self._shapes:
+            hit, row_lines, rows, extras, used, which = template_block(
+                chunk, starts[rest], ends, self._shapes, base, obs_time
+            )
+        for _ in range(_LEARN_ROUNDS):  # many lines of unknown shapes (a run's first batch): learn, match again
+            missed = np.flatnonzero(~hit)
+            if len(missed) < self.settings.shape_min or not self._learn_shapes(buf, starts[rest[missed]], ends[missed]):
+                break
+            hit, row_lines, rows, extras, used, which = template_block(
+                chunk, starts[rest], ends, self._shapes, base, obs_time
+            )
         if not hit.any():
             return block, {}, is_lm, is_lm, [], none
         taken = is_lm.copy()
@@ -271,6 +281,35 @@ class Parser:
         merged = np.concatenate([block, rows])[order]
         full = {name: np.concatenate([np.full(len(block), np.nan), col])[order] for name, col in extras.items()}
         return merged, full, taken, has_row, used, np.concatenate([none, which])[order]
+
+    def _learn_shapes(self, buf: bytes | bytearray, starts: np.ndarray, ends: np.ndarray, sample: int = 16) -> bool:
+        """Learn the shapes of a few of these lines (drawn at random: an even spread can fall in step with
+        a log's own period), as reading them one by one would, without reading them: a block of lines of
+        new shapes (the first batch of a run) is then read in bulk instead of one line at a time. True
+        when a shape that gives rows was learnt."""
+        learnt = False
+        picks = self._rng.choice(len(starts), size=min(sample, len(starts)), replace=False)
+        for i in np.sort(picks).tolist():
+            line = bytes(buf[int(starts[i]) : int(ends[i])]).removesuffix(b"\r")
+            low = line.lower()
+            key = shape_key(line)
+            if (b"loss" not in low and b"val" not in low) or key in self._templates or b"\x1b" in line:
+                continue
+            if not _reaches_metric_line(line):  # an error, traceback or timing line is never a template
+                continue
+            template = self._learn(key, line, read_loss(line))
+            learnt |= template is not None and template.row
+        return learnt
+
+    def _learn(self, key: bytes, line: bytes, read: LineRead | None) -> LineTemplate | None:
+        """Remember the shape of `line` (read as `read`: None when it gives no row)."""
+        if len(self._templates) >= _MAX_TEMPLATES:
+            self._templates.clear()
+            self._shapes.clear()
+        template = no_row_template(line) if read is None else make_template(line, read)
+        self._templates[key] = template
+        self._shapes.add(key, template)
+        return template
 
     def _feed_lines(
         self,
@@ -446,19 +485,29 @@ class Parser:
         if read is not None:
             add_read(st, read, off, obs_time)
         if key not in self._templates and b"\x1b" not in line:
-            if len(self._templates) >= _MAX_TEMPLATES:
-                self._templates.clear()
-                self._shapes.clear()
-            template = no_row_template(line) if read is None else make_template(line, read)
-            self._templates[key] = template
-            self._shapes.add(key, template)
+            self._learn(key, line, read)
         return read is not None
 
 
+_LEARN_ROUNDS = 3  # samples taken from a block's lines of unknown shapes before the rest is read one by one
 _MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
 _LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")
 _KEYWORDS = (b"loss", b"val")  # what core.logs.bulk.keyword_starts looks for
+
+
+def _reaches_metric_line(line: bytes) -> bool:
+    """Whether `Parser._line` hands this line (of a worker log, no user regex) to `_metric_line`, the
+    only place a shape is learnt from when lines are read one by one: what `_learn_shapes` may learn."""
+    if line.startswith(ERROR_PREFIXES):
+        return False
+    if line.startswith(b"["):
+        return True
+    if line.startswith((b"Traceback (most recent call last)", b" ", b"\t")) or RE_EXC_LINE.match(line):
+        return False
+    if b"step time: " in line and parse_step_time_line(line) is not None:
+        return False
+    return not (b"per step time" in line and _RE_TIMEMONITOR.search(line) is not None)
 
 
 def _has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:
