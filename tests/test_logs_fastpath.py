@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
 from core.logs import bulk as logs
+from core.logs.failures import fatal_quick as failures_quick
 from core.logs.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
 from core.logs.linescan import fixed_numbers, match_shapes, scan_block
 from core.logs.parser import _RE_TIMEMONITOR
+from core.logs.plain import _worth_positions
 from core.logs.reader import RunReader
 from core.logs.templated import Shapes
 
@@ -598,3 +600,51 @@ def test_a_fatal_line_among_many_plain_lines_is_found(tmp_path: Path) -> None:
     (tmp_path / "worker_0.log").write_bytes(data)
     errors = read_run(tmp_path).errors
     assert errors["message"].tolist() == ["Segmentation fault (core dumped)"]
+
+
+# What `Parser._line` acts on in a line without a keyword, as one regex (the definition the literal search
+# of core.logs.plain must cover): an error prefix, a traceback, an exception line, a timing, a fatal line.
+_RE_WORTH_DEFINITION = re.compile(
+    rb"(?m)^(?:\[ERROR\]|\[CRITICAL\]|\[EXCEPTION\]|Traceback|"
+    rb"[\w.]*(?:Error|Exception|Interrupt|Exit|Failure)(?::|\r?$))|step time: |per step time|"
+    + failures_quick().pattern
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                *(t.decode() for t in PLAIN),
+                "ValueError: x",
+                "KeyboardInterrupt",
+                "EI0002: wait",
+                "Killed",
+                "Segmentation fault (core dumped)",
+                "HCCL timed out",
+                "Timeout",
+                "TIMEOUT",
+                "per step time: 2 ms",
+                "srun: error: n1: task 3: Exited",
+                "process rank 3 with",
+                "Fatal Python error",
+                "[ERROR] x",
+                "Traceback (most recent call last):",
+                "double free or corruption",
+                "ime Out",
+                "iming out",
+                " ",
+                ":",
+            ]
+        )
+        | st.text(alphabet="AEIKSTacdeilmnoprstu0123456789 ():.[]\r", max_size=12),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_plain_line_search_keeps_every_line_the_definition_would(parts: list[str]) -> None:
+    """The literal search may keep more lines than the definition (`_line` then drops them), never fewer."""
+    line = "".join(parts).replace("\n", " ").encode()
+    if _RE_WORTH_DEFINITION.search(line):
+        assert _worth_positions(line), line
