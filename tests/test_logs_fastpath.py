@@ -648,3 +648,20 @@ def test_plain_line_search_keeps_every_line_the_definition_would(parts: list[str
     line = "".join(parts).replace("\n", " ").encode()
     if _RE_WORTH_DEFINITION.search(line):
         assert _worth_positions(line), line
+
+
+def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
+    """The dashboard warms the compiled passes at start: a read afterwards must not compile another
+    version of them (argument types the warm-up did not cover would cost ~1 s at the first big read)."""
+    from core.logs import linescan
+
+    linescan.warm_up()
+    kernels = (linescan._scan, linescan.match_shapes, linescan.fixed_numbers)
+    before = [list(k.signatures) for k in kernels]
+    line = "[INFO] 2026-11-23 19:14:00,332 print_output_info: {{ Epoch:[ 1/ 4], step:[{s:5d}/ 300], loss:[{v}/{v}] }}"
+    for rank in range(3):
+        text = "\n".join(line.format(s=s, v=f"{5 - s / 100:.6f}") for s in range(1, 301))
+        (tmp_path / f"worker_{rank}.log").write_text(text + "\n" + "".join(n.decode() for n in NOISE))
+    snap = read_run(tmp_path, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+    assert len(snap.metrics) == 900
+    assert [list(k.signatures) for k in kernels] == before

@@ -250,5 +250,6 @@ def warm_up() -> None:
     starts, newlines, _ = scan_block(chunk, len(buf))
     mask = np.frombuffer(b"[INFO] loss: #.#", dtype=np.uint8)
     one = np.zeros(1, dtype=np.int64)
-    match_shapes(chunk, starts, newlines[1:], one + len(mask), one * 0, mask, np.zeros(2, np.int64), one[:0], mask[:0])
+    no_digits = np.zeros(0, dtype=np.uint8)
+    match_shapes(chunk, starts, newlines[1:], one + len(mask), one * 0, mask, np.zeros(2, np.int64), one[:0], no_digits)
     fixed_numbers(chunk, starts + 13, one + 3, np.empty(1))
