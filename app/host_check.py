@@ -40,6 +40,9 @@ def split_host(host: str) -> tuple[str, str | None] | None:
     return name, rest[1:]
 
 
+_SHOWN = 80  # characters of a refused Host shown in the one-line reason
+
+
 def host_problem(host: str | None, port: int) -> str | None:
     """Why a request with this Host header is refused (one line), or None when it names this loopback server."""
     if not host:
@@ -47,7 +50,9 @@ def host_problem(host: str | None, port: int) -> str | None:
     parts = split_host(host)
     if parts is not None and parts[0].lower() in LOOPBACK_NAMES and parts[1] in (None, str(port)):
         return None
-    shown = repr(host[:80] + ("..." if len(host) > 80 else ""))
+    shown = repr(host[:_SHOWN])  # escapes make it longer than the text: \x1f is 4 characters, \U0001342f 10
+    if len(shown) > _SHOWN or len(host) > _SHOWN:
+        shown = shown[: _SHOWN - 3] + "..."
     return (
         f"Host {shown} refused: ShardScope answers only to 127.0.0.1, localhost or [::1] on port {port} "
         "(open the dashboard by that address)"

@@ -24,7 +24,7 @@ from typing import Any
 
 import plotly
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from streamlit import config
 from streamlit.testing.v1 import AppTest
@@ -64,6 +64,7 @@ def test_a_missing_host_is_refused() -> None:
 
 
 @given(st.text(max_size=300))
+@example(host="0" * 25 + "\x1f" * 8 + "\U00010bb0\U00012544\U00012544\U0001342f" * 3)  # escapes: 300 characters
 def test_host_check_accepts_exactly_a_loopback_name_and_this_port(host: str) -> None:
     problem = host_problem(host, PORT)
     parts = split_host(host)
