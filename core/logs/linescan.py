@@ -16,8 +16,10 @@ them with hypothesis):
 - newlines: every `\\n` in `chunk[:end]`;
 - keyword lines: the start of each candidate line holding a keyword (what `worth_a_look` must keep).
 
-numba is imported only when a block is big enough for this path (a live tick's few lines use `re`), so
-a small read never pays its import (~0.3 s) or its cached-code load (~0.2 s).
+numba is imported only by a read of a block of `ReaderSettings.compiled_min` (1 MB) or more (smaller
+ones, a live tick's few lines among them, take the definitions' path: `core.logs.bulk.scan_by_definition`),
+so a small read never pays its import (~0.3 s) or its cached-code load (~0.2 s); the dashboard pays them
+once, on a thread at start (`warm_up`).
 """
 
 from __future__ import annotations
