@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -105,7 +106,8 @@ def test_browser_planner_chart_apply_and_screenshot(tmp_path: Path) -> None:
         wait_idle(page)
         assert page.locator("[data-testid='stCode']").first.inner_text() != yaml_before  # its YAML now
         page.get_by_role("button", name="Apply: make it the current design").click()
-        page.get_by_text("Current design").wait_for(timeout=60_000)
+        # the message, not the Apply button ("... the current design", still drawn while a loaded page reruns)
+        page.get_by_text(re.compile(r"^Current design ")).wait_for(timeout=60_000)
         wait_idle(page)
         assert page.get_by_text("Design: **", exact=False).count() == 0  # markdown rendered, not raw
         assert page.locator("[data-testid='stSidebar']").get_by_text("llama_").count() >= 1
