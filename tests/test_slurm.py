@@ -5,7 +5,6 @@ workers, a queued job, a cancelled one with nothing left, and preflight refusing
 from __future__ import annotations
 
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -27,6 +26,7 @@ from core.run.preflight import run_preflight
 from core.run.registry import get_run, list_runs
 from core.run.states import RunStatus
 from core.workspace import REPO_ROOT
+from tests.teardown import teardown_crash
 
 SLURM = RunOptions(launcher="slurm", device_num=8, local_worker_num=4, slurm_partition="debug", slurm_time="30")
 
@@ -270,19 +270,6 @@ def job_tails(run_dir: Path, lines: int = 6) -> str:
             tail = path.read_text(errors="replace").splitlines()[-lines:]
             parts.append(f"\n--- {path.relative_to(run_dir)}\n" + "\n".join(tail))
     return "".join(parts)
-
-
-def teardown_crash(run_dir: Path) -> bool:
-    """MindSpore's known crash at process exit: a worker segfaults in teardown after it unregistered from the
-    scheduler (its training done), and srun ends the others (143). srun names the task, and task K is MindSpore
-    node K (MS_NODE_ID = SLURM_PROCID), so the scheduler's "Node K has unregistered" tells this crash from a
-    crash in training. Seen in 2 of ~6 loaded suite runs and once on an idle machine; upstream:
-    mindspore-ai/hyper-parallel#397 (an msrun worker segfaults in exit / GC after its test passed)."""
-    out = "".join(p.read_text(errors="replace") for p in run_dir.glob("slurm-*.out"))
-    crashed = re.findall(r": task (\d+): Segmentation fault", out)
-    scheduler = run_dir / "log_output" / "scheduler.log"
-    unregistered = scheduler.read_text(errors="replace") if scheduler.is_file() else ""
-    return bool(crashed) and all(f"Node {task} has unregistered" in unregistered for task in crashed)
 
 
 def generate(out: Path, *extra: str, epochs: int = 1) -> None:
