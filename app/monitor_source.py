@@ -15,7 +15,7 @@ from core.logs import RunWatcher
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.replay import load_recording, replay
 from core.logs.watcher import WatcherRegistry
-from core.run.registry import LAUNCHER_LOG, RunRecord, list_runs
+from core.run.registry import RunRecord, launcher_output_paths, list_runs
 from core.workspace import EXAMPLES_DIR, default_workspace
 
 SOURCES = ["Launched run", "Log folder", "Replay recorded run"]
@@ -158,8 +158,7 @@ def _launched_run(runs: list[RunRecord]) -> Source:
         st.session_state["mon_per_node_run"] = run_id
         if isinstance(per_node, int) and per_node >= 1:
             st.session_state["mon_per_node"] = per_node
-    launcher = getattr(rec, "run_dir", None)
-    extra = (str(Path(launcher) / LAUNCHER_LOG),) if launcher else ()
+    extra = tuple(str(p) for p in launcher_output_paths(rec))  # mpirun / srun report a killed rank there
     return Source(Path(rec.log_dir), run_id, rec.status, extra)
 
 

@@ -6,7 +6,8 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 # A terminal control sequence: CSI (ESC [ or the 8-bit CSI, parameters, one final byte), OSC / DCS /
 # SOS / PM / APC strings (up to BEL or ESC \, or the end), or ESC, intermediates and one final byte.
@@ -24,6 +25,14 @@ def terminal_safe(text: object) -> str:
     spaces and any other non-printable character (C0/C1 controls, DEL, bidi overrides) is dropped."""
     flat = _SEQUENCE.sub("", str(text)).translate(_SPACES)
     return flat if flat.isprintable() else "".join(ch for ch in flat if ch.isprintable())
+
+
+def launcher_notes(launchers: Sequence[Path]) -> list[str]:
+    """One line per launcher output read beside a run's log folder: the user named only the folder."""
+    return [
+        terminal_safe(f"also read {p.parent.name}/{p.name}: the launcher's output of the run this folder belongs to")
+        for p in launchers
+    ]
 
 
 def fail(message: str) -> int:

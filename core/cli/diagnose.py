@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from core.cli.common import fail, terminal_safe
+from core.cli.common import fail, launcher_notes, terminal_safe
 from core.cli.watch import skipped_lines
 from core.files import expand_home
 from core.logs import LogFormatError, read_run
@@ -22,6 +22,7 @@ from core.logs.memory import memory_report
 from core.logs.status import tail_lines
 from core.plan.planned import plan_for_config
 from core.run.planned import plan_for_log_dir
+from core.run.registry import launcher_outputs
 from core.workspace import default_workspace
 
 
@@ -154,10 +155,11 @@ def handle(args: argparse.Namespace) -> int:
     except LogDirError as exc:
         return fail(str(exc))
     try:
-        snap = read_run(log_dir, loss_regex=args.loss_regex, follow_links=args.follow_links)
+        launchers = launcher_outputs(log_dir)
+        snap = read_run(log_dir, loss_regex=args.loss_regex, extra_files=launchers, follow_links=args.follow_links)
     except LogFormatError as exc:
         return fail(str(exc))
-    notes = folder_notes(log_dir, args.follow_links)
+    notes = folder_notes(log_dir, args.follow_links) + launcher_notes(launchers)
     if not snap.n_ranks and snap.errors.empty:  # nothing to diagnose: say what was seen, not "no failure"
         return fail(" ".join(notes))
     d = diagnose(snap, now=now_if_alive(args.alive), settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))

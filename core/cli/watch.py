@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.cli.common import fail, terminal_safe
+from core.cli.common import fail, launcher_notes, terminal_safe
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
 from core.logs.discover import folder_notes
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.shapes import line_shapes, metric_labels
+from core.run.registry import launcher_outputs
 
 MAX_ROWS_PER_UPDATE = 200  # loss rows printed one by one per update; more: the last row of each rank
 
@@ -29,7 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("log_dir", type=str, help="msrun --log_dir, mpirun output folder or rank-table run folder")
     p.add_argument("--polling", action="store_true", help="poll instead of inotify (NFS/shared filesystems)")
-    p.add_argument("--once", action="store_true", help="print a summary and exit (exit code 1 if a rank crashed)")
+    p.add_argument(
+        "--once",
+        action="store_true",
+        help="print a summary and exit (exit code 1 if a rank crashed or no loss row was read)",
+    )
     p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
     p.add_argument("--stall-after", type=float, default=60.0, help="seconds without a new line = stalled")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between status tables")
@@ -208,23 +213,31 @@ def handle(args: argparse.Namespace) -> int:
         log_dir: Path = validate_log_dir(args.log_dir)
     except LogDirError as exc:
         return fail(str(exc))
+    launchers = launcher_outputs(log_dir)
     if args.once:
         try:
-            snap = read_run(log_dir, loss_regex=args.loss_regex, follow_links=args.follow_links)
+            snap = read_run(log_dir, loss_regex=args.loss_regex, extra_files=launchers, follow_links=args.follow_links)
         except LogFormatError as exc:
             return fail(str(exc))
         print(summary(snap, args.stall_after))
-        notes = folder_notes(log_dir, args.follow_links)
-        for note in notes:
+        for note in folder_notes(log_dir, args.follow_links) + launcher_notes(launchers):
             print(note)
-        if not snap.n_ranks:
-            return 1  # nothing read is not a healthy run
+        if not snap.n_ranks or snap.metrics.empty:
+            return 1  # nothing read is not a healthy run: the summary said what was seen and why
         return 1 if snap.crashed_ranks() else 0
     try:
-        watcher = RunWatcher(log_dir, polling=args.polling, loss_regex=args.loss_regex, follow_links=args.follow_links)
+        watcher = RunWatcher(
+            log_dir,
+            polling=args.polling,
+            loss_regex=args.loss_regex,
+            extra_files=launchers,
+            follow_links=args.follow_links,
+        )
     except LogFormatError as exc:
         return fail(str(exc))
     print(f"watching {log_dir} ({'polling' if args.polling else 'inotify'}); Ctrl-C to stop", flush=True)
+    for note in launcher_notes(launchers):
+        print(note)
     try:
         watcher.start()  # reads one capped block at most: the rest on the watcher's thread
         follow(watcher, args.interval, args.stall_after, lambda: folder_notes(log_dir, args.follow_links))

@@ -185,6 +185,45 @@ def read_record(run_dir: Path) -> RunRecord:
     return RunRecord.from_json(run_dir, data)
 
 
+def launcher_log_name(node: int, n_nodes: int) -> str:
+    """The file a node's launcher writes its own output to (one launcher: launcher.log)."""
+    return LAUNCHER_LOG if n_nodes <= 1 else f"launcher_node{node}.log"
+
+
+def launcher_output_paths(record: RunRecord) -> tuple[Path, ...]:
+    """Where the run's launchers write their own output, written yet or not: launcher.log (one per node when
+    several were started here) and, under Slurm, sbatch's slurm-<job>.out (core.codegen.sbatch)."""
+    nodes = [n["node"] for n in record.nodes] or [0]
+    paths = [record.run_dir / launcher_log_name(n, len(nodes)) for n in nodes if isinstance(n, int)]
+    if re.fullmatch(r"\d+", record.slurm_job_id or ""):  # run.json is a file: a name from it stays a name
+        paths.append(record.run_dir / f"slurm-{record.slurm_job_id}.out")
+    return tuple(paths)
+
+
+def launcher_outputs(log_dir: Path) -> tuple[Path, ...]:
+    """The launchers' outputs of the run whose log folder this is, those written so far.
+
+    mpirun and srun report a rank killed by a signal there, not in the rank's log: a diagnosis of the
+    run's log folder alone would miss it. Empty unless `log_dir` is the log folder of the run in its
+    parent folder; only regular files (never a link), so nothing outside that run folder is read.
+    """
+    run_dir = Path(log_dir).resolve().parent
+    try:
+        record = read_record(run_dir)
+    except LaunchError:
+        return ()
+    if record.log_dir != Path(log_dir).resolve():
+        return ()
+    return tuple(p for p in launcher_output_paths(record) if _regular(p))
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def get_run(run_id: str, workspace: Path) -> RunRecord:
     """The run's record, refreshed against the live processes."""
     try:

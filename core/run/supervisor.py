@@ -30,7 +30,6 @@ from core.run.processes import (
     start_detached,
 )
 from core.run.registry import (
-    LAUNCHER_LOG,
     STOP_FILE,
     LaunchError,
     NodeEntry,
@@ -38,6 +37,7 @@ from core.run.registry import (
     RunStatus,
     exit_file_name,
     launcher_codes,
+    launcher_log_name,
     read_record,
     record_end,
     record_lock,
@@ -81,7 +81,7 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
     cwd = record.workdir or str(run_dir)
     procs: list[subprocess.Popen[bytes]] = []
     for entry in plan:
-        log_name = LAUNCHER_LOG if len(plan) == 1 else f"launcher_node{entry['node']}.log"
+        log_name = launcher_log_name(entry["node"], len(plan))
         status_file = run_dir / exit_file_name(entry["node"] if record.nodes else None)
         try:
             _check_program(entry["argv"], cwd, env)
