@@ -313,7 +313,7 @@ def test_ranks_srun_terminated_are_stopped_not_crashed_or_stalled() -> None:
 def test_launcher_lines_name_the_tasks_that_ended(line: bytes, ranks: tuple, reason: str, launcher: str) -> None:
     ended = failures.task_end(line)
     assert ended is not None and (ended.ranks, ended.reason, ended.launcher) == (ranks, reason, launcher)
-    assert failures.task_end_reason(ended.message(ranks[0])) == reason
+    assert failures.task_end_words(ended.message(ranks[0])) == (launcher, reason)
     assert fatal_quick().search(line), "the quick filter must let every launcher line through to the parser"
 
 

@@ -173,3 +173,52 @@ def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(
     assert len(bulk.metrics) == 900 and len(bulk.errors) == len(one_by_one.errors) == 3 * 200
     _same(bulk, one_by_one)
     assert len(calls) < 100, f"{len(calls)} lines read one by one: the sample taught no shape"
+
+
+_PIECES = [
+    b"[INFO] ",
+    b"[ERROR] ",
+    b"[CRITICAL] ",
+    b"[WARNING] ME(1:2,MainProcess):2026-11-23 [a.py:1] ",
+    b"Traceback (most recent call last)",
+    b"ValueError: ",
+    b"RuntimeError",
+    b"  ",
+    b"\t",
+    b"step time: 12.5 ms",
+    b"Epoch 1/2, Step 3/10, step time: 40.1 ms",
+    b"Train epoch time: 1.5 ms, per step time: 2.25 ms",
+    b"per step time",
+    b"loss: 3.5",
+    b"epoch: 1 step: 2, loss is 1.25",
+    b"val_loss: 0.5",
+    b", ",
+    b"x",
+]
+
+
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5))
+@settings(max_examples=300)
+def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(pieces: list[bytes]) -> None:
+    """`_reaches_metric_line` answers for `Parser._line` (what `_learn_shapes` may learn a shape from): the two
+    must not drift apart. Indented lines are a traceback's frames when one is pending: never learnt from."""
+    from core.logs.discover import LogFile
+    from core.logs.filestate import FileState
+    from core.logs.parser import _reaches_metric_line
+
+    line = b"".join(pieces)
+    calls: list[bytes] = []
+    parser = Parser()
+    read_alone = parser._metric_line
+
+    def counted(state: FileState, text: bytes, *args: object) -> bool:
+        calls.append(text)
+        return read_alone(state, text, *args)
+
+    parser._metric_line = counted  # type: ignore[method-assign]
+    state = FileState(LogFile(Path("worker_0.log"), "worker_0.log", "worker", 0, "msrun"))
+    parser._line(state, line + b"\n", 0, len(line), 0, math.nan, True)
+    if line.startswith((b" ", b"\t")):
+        assert not _reaches_metric_line(line)
+    else:
+        assert _reaches_metric_line(line) == bool(calls), line

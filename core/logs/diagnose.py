@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from core.logs.failures import task_end_reason
+from core.logs.failures import task_end_words
 from core.logs.filestate import FATAL_KINDS, ErrorKind
 from core.logs.metrics import infer_steps_per_epoch
 from core.logs.snapshot import RunSnapshot
@@ -310,9 +310,9 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
             key = _normalise(str(exc.iloc[0]["message"]))
             times = exc["log_time"].dropna()
         else:
-            if not ended.empty:
-                launcher = ended.iloc[0].split(":", 1)[0]
-                key = f"{task_end_reason(ended.iloc[0])} ({launcher}'s word on the task; no trace in its own log)"
+            if not ended.empty and (words := task_end_words(ended.iloc[0])) is not None:
+                launcher, reason = words
+                key = f"{reason} ({launcher}'s word on the task; no trace in its own log)"
             elif (rows["kind"] == ErrorKind.WORKER_EXIT).any():
                 key = "msrun: worker exited with an exception (no traceback in its log)"
             else:

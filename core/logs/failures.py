@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["TaskEnd", "fatal_quick", "fatal_reason", "task_end", "task_end_reason"]
+__all__ = ["TaskEnd", "fatal_quick", "fatal_reason", "task_end", "task_end_words"]
 
 _CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
 _ERROR_LEVEL = re.compile(
@@ -116,13 +116,13 @@ class TaskEnd:
         return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}"
 
 
-_RE_ENDED = re.compile(r"^(?:srun|mpirun): task \d+ on \S+ ended: (.+)$")
+_RE_ENDED = re.compile(r"^(srun|mpirun): task \d+ on \S+ ended: (.+)$")
 
 
-def task_end_reason(message: str) -> str | None:
-    """The launcher's reason in a `TaskEnd.message` ("Segmentation fault"), None for other messages."""
+def task_end_words(message: str) -> tuple[str, str] | None:
+    """(launcher, reason) of a `TaskEnd.message` ("srun", "Segmentation fault"), None for other messages."""
     m = _RE_ENDED.match(message)
-    return m.group(1) if m else None
+    return (m.group(1), m.group(2)) if m else None
 
 
 def _task_list(text: str) -> tuple[int, ...] | None:

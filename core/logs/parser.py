@@ -10,7 +10,7 @@ loss / evaluation lines read by the general reader (core.logs.general), or every
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -47,7 +47,7 @@ from core.logs.formats import (
 )
 from core.logs.general import LineRead, LineTemplate, make_template, no_row_template, shape_key
 from core.logs.plain import worth_a_look
-from core.logs.templated import Shapes, extra_names, template_block
+from core.logs.templated import Shapes, compiled_passes, extra_names, template_block
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
@@ -63,14 +63,6 @@ _RE_WORKER_EXIT = re.compile(rb"Worker process (\d+) exit with exception")
 _RE_UNREGISTERED = re.compile(rb"Node (\d+) has unregistered")
 _RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
 _RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
-
-
-def _scan_block() -> Callable[[np.ndarray, int, bool], tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """core.logs.linescan.scan_block, imported on the first big block: its numba import (~0.3 s) and
-    cached-code load (~0.2 s) are paid only by a read that gains from them, never by a live tick."""
-    from core.logs.linescan import scan_block
-
-    return scan_block
 
 
 class Parser:
@@ -131,7 +123,7 @@ class Parser:
             if metrics:
                 found = keyword_starts(buf, end, found, self._scratch)
         else:
-            found, nl, kw_lines = _scan_block()(np.frombuffer(buf, dtype=np.uint8), end, metrics)
+            found, nl, kw_lines = compiled_passes().scan_block(np.frombuffer(buf, dtype=np.uint8), end, metrics)
             newlines.append(nl)
             words = kw_lines if metrics else None
         if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
@@ -171,7 +163,7 @@ class Parser:
         if end < self.settings.compiled_min:
             starts, newlines, words = scan_by_definition(buf, end, True, self._scratch)
         else:
-            starts, newlines, words = _scan_block()(np.frombuffer(buf, dtype=np.uint8), end, True)
+            starts, newlines, words = compiled_passes().scan_block(np.frombuffer(buf, dtype=np.uint8), end, True)
         is_lm, block = lm_block(buf, starts, 0, _NAN)
         block, extras, taken, has_row, used, which = self._templated(buf, end, starts, is_lm, block, 0, _NAN, newlines)
         rows_through = np.cumsum(has_row)

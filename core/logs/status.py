@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from core.files import open_checked
-from core.logs.filestate import FATAL_KINDS
+from core.logs.filestate import FATAL_KINDS, ErrorKind
 from core.logs.formats import MARKERS, NOISE_PREFIXES
 from core.logs.snapshot import RunSnapshot
 
@@ -54,10 +54,11 @@ def _fatal_by_rank(errs: pd.DataFrame) -> dict[int, tuple[str, str]]:
     out: dict[int, tuple[str, str]] = {}
     if errs.empty:
         return out
-    fatal = errs[errs["kind"].isin([str(k) for k in FATAL_KINDS]) & errs["rank"].notna()]
+    fatal = errs[errs["kind"].isin(FATAL_KINDS) & errs["rank"].notna()]
+    decisive = (ErrorKind.EXCEPTION, ErrorKind.NAN)
     for rank, kind, message in zip(fatal["rank"], fatal["kind"], fatal["message"], strict=True):
         prev = out.get(int(rank))
-        if kind in ("exception", "nan") or prev is None or prev[0] not in ("exception", "nan"):
+        if kind in decisive or prev is None or prev[0] not in decisive:
             out[int(rank)] = (str(kind), str(message))
     return out
 
@@ -94,8 +95,8 @@ def rank_status(
         run_status is None
         and not errs.empty
         and (
-            ((errs["rank"] == -1) & (errs["kind"] == "exception") & errs["file"].eq("scheduler.log")).any()
-            or (errs["kind"] == "task_exit").any()
+            ((errs["rank"] == -1) & (errs["kind"] == ErrorKind.EXCEPTION) & errs["file"].eq("scheduler.log")).any()
+            or (errs["kind"] == ErrorKind.TASK_EXIT).any()
         )
     ):
         run_status = "failed"  # the msrun scheduler raised, or srun / mpirun reported a dead task: the job is over
@@ -115,7 +116,7 @@ def rank_status(
         age = now - last_activity if last_activity == last_activity else float("nan")
         fatal = fatal_by_rank.get(rank)
         if fatal is not None:
-            states.append(RankState.NAN if fatal[0] == "nan" else RankState.CRASHED)
+            states.append(RankState.NAN if fatal[0] == ErrorKind.NAN else RankState.CRASHED)
             details.append(fatal[1])
         elif n_loss and not math.isfinite(last_loss):
             states.append(RankState.NAN)

@@ -16,14 +16,15 @@ import numpy as np
 from core.logs.bulk import ROW_KEYS, _parse_texts
 from core.logs.general import LineTemplate, line_time
 
-__all__ = ["Shapes", "extra_names", "template_block"]
+__all__ = ["Shapes", "compiled_passes", "extra_names", "template_block"]
 
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _MAX_SHAPE = 1024  # longer lines are left to the per-line path
 
 
-def _compiled() -> ModuleType:
-    """core.logs.linescan, imported by the first bulk read (numba's import is not paid by small reads)."""
+def compiled_passes() -> ModuleType:
+    """core.logs.linescan, imported on the first big block: its numba import (~0.3 s) and cached-code
+    load (~0.2 s) are paid only by a read that gains from them, never by a live tick or a small read."""
     from core.logs import linescan
 
     return linescan
@@ -87,7 +88,7 @@ def template_block(
     `starts` of the lines read here, with or without a row; the indices of those with a row, their
     rows in line order, their other metrics: name -> one value per row, NaN if absent,
     the templates that took lines, and per row the index in that list of the template that read it)."""
-    which_shape = _compiled().match_shapes(chunk, starts, ends, *shapes.packed())
+    which_shape = compiled_passes().match_shapes(chunk, starts, ends, *shapes.packed())
     taken = which_shape >= 0
     used: list[LineTemplate] = []
     parts: list[tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]] = []
@@ -156,7 +157,7 @@ def _numbers(
     pos = (starts[:, None] + begin[None, :]).ravel()
     widths = np.ascontiguousarray(np.broadcast_to(width, (len(starts), len(columns)))).ravel()
     values = np.empty(len(pos))
-    ok = _compiled().fixed_numbers(chunk, pos, widths, values)
+    ok = compiled_passes().fixed_numbers(chunk, pos, widths, values)
     rest = np.flatnonzero(~ok)
     if len(rest):
         texts = chunk[np.minimum(pos[rest][:, None] + np.arange(int(widths[rest].max())), len(chunk) - 1)]
