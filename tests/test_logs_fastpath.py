@@ -611,43 +611,64 @@ _RE_WORTH_DEFINITION = re.compile(
 )
 
 
-@settings(max_examples=500, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from(
-            [
-                *(t.decode() for t in PLAIN),
-                "ValueError: x",
-                "KeyboardInterrupt",
-                "EI0002: wait",
-                "Killed",
-                "Segmentation fault (core dumped)",
-                "HCCL timed out",
-                "Timeout",
-                "TIMEOUT",
-                "per step time: 2 ms",
-                "srun: error: n1: task 3: Exited",
-                "process rank 3 with",
-                "Fatal Python error",
-                "[ERROR] x",
-                "Traceback (most recent call last):",
-                "double free or corruption",
-                "ime Out",
-                "iming out",
-                " ",
-                ":",
-            ]
-        )
-        | st.text(alphabet="AEIKSTacdeilmnoprstu0123456789 ():.[]\r", max_size=12),
-        min_size=1,
-        max_size=6,
+_LINE_PARTS = st.lists(
+    st.sampled_from(
+        [
+            *(t.decode() for t in PLAIN),
+            "ValueError: x",
+            "KeyboardInterrupt",
+            "EI0002: wait",
+            "Killed",
+            "Segmentation fault (core dumped)",
+            "HCCL timed out",
+            "Timeout",
+            "TIMEOUT",
+            "per step time: 2 ms",
+            "srun: error: n1: task 3: Exited",
+            "process rank 3 with",
+            "Fatal Python error",
+            "[ERROR] x",
+            "Traceback (most recent call last):",
+            "double free or corruption",
+            "ime Out",
+            "iming out",
+            " ",
+            ":",
+        ]
     )
+    | st.text(alphabet="AEIKSTacdeilmnoprstu0123456789 ():.[]\r", max_size=12),
+    min_size=1,
+    max_size=6,
 )
+"""Lines made of parts that make a line worth reading, plain text and random letters."""
+
+
+@settings(max_examples=500, deadline=None)
+@given(_LINE_PARTS)
 def test_plain_line_search_keeps_every_line_the_definition_would(parts: list[str]) -> None:
     """The literal search may keep more lines than the definition (`_line` then drops them), never fewer."""
     line = "".join(parts).replace("\n", " ").encode()
     if _RE_WORTH_DEFINITION.search(line):
         assert _worth_positions(line), line
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINE_PARTS, min_size=1, max_size=8), st.binary(max_size=3))
+def test_compiled_plain_line_search_is_the_literal_search(lines: list[list[str]], lead: bytes) -> None:
+    """`worth_lines` (a big read) keeps exactly the lines `bytes.find` keeps (a small read)."""
+    from core.logs import plain
+
+    texts = ["".join(parts).replace("\n", " ").encode() for parts in lines]
+    buf = lead.replace(b"\n", b" ") + b"\n" + b"\n".join(texts) + b"\n"
+    ls, pos = [], len(lead) + 1
+    for text in texts:
+        ls.append(pos)
+        pos += len(text) + 1
+    starts = np.array(ls, dtype=np.int64)
+    ends = starts + np.array([len(t) for t in texts], dtype=np.int64)
+    compiled = plain._worth_compiled(buf, starts, ends)
+    assert compiled.tolist() == plain._worth_searched(buf, starts, ends).tolist()
+    assert compiled.tolist() == [bool(plain._worth_positions(t)) for t in texts]
 
 
 def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
@@ -656,12 +677,12 @@ def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
     from core.logs import linescan
 
     linescan.warm_up()
-    kernels = (linescan._scan, linescan.match_shapes, linescan.fixed_numbers)
+    kernels = (linescan._scan, linescan.match_shapes, linescan.fixed_numbers, linescan.worth_lines)
     before = [list(k.signatures) for k in kernels]
     line = "[INFO] 2026-11-23 19:14:00,332 print_output_info: {{ Epoch:[ 1/ 4], step:[{s:5d}/ 300], loss:[{v}/{v}] }}"
     for rank in range(3):
         text = "\n".join(line.format(s=s, v=f"{5 - s / 100:.6f}") for s in range(1, 301))
-        (tmp_path / f"worker_{rank}.log").write_text(text + "\n" + "".join(n.decode() for n in NOISE))
+        (tmp_path / f"worker_{rank}.log").write_text(text + "\n" + "".join(n.decode() for n in NOISE + PLAIN))
     snap = read_run(tmp_path, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
     assert len(snap.metrics) == 900
     assert [list(k.signatures) for k in kernels] == before

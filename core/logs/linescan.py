@@ -27,7 +27,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["fixed_numbers", "match_shapes", "scan_block", "warm_up"]
+__all__ = ["fixed_numbers", "match_shapes", "scan_block", "warm_up", "worth_lines"]
 
 _LO = np.uint64(0x0101010101010101)
 _HI = np.uint64(0x8080808080808080)
@@ -244,6 +244,55 @@ def fixed_numbers(a: np.ndarray, pos: np.ndarray, width: np.ndarray, values: np.
     return ok
 
 
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _digits4(a: np.ndarray, p: int) -> bool:
+    return 48 <= a[p] <= 57 and 48 <= a[p + 1] <= 57 and 48 <= a[p + 2] <= 57 and 48 <= a[p + 3] <= 57
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def worth_lines(
+    a: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    literals: np.ndarray,
+    lit_start: np.ndarray,
+    lit_len: np.ndarray,
+    first_lo: np.ndarray,
+    first_hi: np.ndarray,
+) -> np.ndarray:
+    """Per line [starts, ends), whether it holds one of the literals or a CANN error code (`[A-Z][0-9]{4}`).
+
+    Literal k is `literals[lit_start[k]:lit_start[k] + lit_len[k]]`; those beginning with byte c are
+    k in [first_lo[c], first_hi[c]) (core.logs.plain packs them). A byte that begins no literal costs one
+    table look-up, so a short plain line (`Number of epochs: 3`) is read in a few ns."""
+    out = np.zeros(starts.size, dtype=np.bool_)
+    for i in range(starts.size):
+        e = ends[i]
+        p = starts[i]
+        while p < e:
+            c = a[p]
+            if 65 <= c <= 90 and p + 5 <= e and _digits4(a, p + 1):  # a CANN code: EI0002, EE9999, ...
+                out[i] = True
+                break
+            for k in range(first_lo[c], first_hi[c]):
+                n = lit_len[k]
+                if p + n > e:
+                    continue
+                base = lit_start[k]
+                same = True
+                for q in range(1, n):
+                    if a[p + q] != literals[base + q]:
+                        same = False
+                        break
+                if same:
+                    out[i] = True
+                    break
+            if out[i]:
+                break
+            p += 1
+    return out
+
+
 def warm_up() -> None:
     """Load the compiled passes (numba's import, LLVM, the cached machine code: ~1 s on a busy 2-core
     machine) before the first big read needs them: the dashboard calls this on a thread at start."""
@@ -255,3 +304,5 @@ def warm_up() -> None:
     no_digits = np.zeros(0, dtype=np.uint8)
     match_shapes(chunk, starts, newlines[1:], one + len(mask), one * 0, mask, np.zeros(2, np.int64), one[:0], no_digits)
     fixed_numbers(chunk, starts + 13, one + 3, np.empty(1))
+    table = np.zeros(256, dtype=np.int64)
+    worth_lines(chunk, starts, newlines[1:], mask, one * 0, one, table, table)

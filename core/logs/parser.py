@@ -143,7 +143,7 @@ class Parser:
         rows_through = np.cumsum(has_row)  # bulk rows up to each candidate line
         others = np.flatnonzero(~taken)
         if words is not None and newlines and len(others) >= block_min:
-            others = worth_a_look(buf, starts, others, words, newlines[0])
+            others = worth_a_look(buf, starts, others, words, newlines[0], compiled=True)
         self._emit(st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics)
         self._carry_traceback(st, buf, base, end)
 
@@ -160,14 +160,15 @@ class Parser:
         for st, lo, hi in items:
             if (m := _RE_DISTRIBUTED_PID.search(buf, lo, hi) or _RE_PID.search(buf, lo, hi)) is not None:
                 st.pid = int(m.group(1))
-        if end < self.settings.compiled_min:
-            starts, newlines, words = scan_by_definition(buf, end, True, self._scratch)
-        else:
+        compiled = end >= self.settings.compiled_min
+        if compiled:
             starts, newlines, words = compiled_passes().scan_block(np.frombuffer(buf, dtype=np.uint8), end, True)
+        else:
+            starts, newlines, words = scan_by_definition(buf, end, True, self._scratch)
         is_lm, block = lm_block(buf, starts, 0, _NAN)
         block, extras, taken, has_row, used, which = self._templated(buf, end, starts, is_lm, block, 0, _NAN, newlines)
         rows_through = np.cumsum(has_row)
-        others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines)
+        others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
         names = [extra_names(t) for t in used]
         for st, lo, hi in items:
             a, b = np.searchsorted(starts, (lo, hi)).tolist()

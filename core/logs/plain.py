@@ -39,8 +39,45 @@ def _worth_positions(joined: bytes) -> list[int]:
     return found
 
 
+def _packed(literals: tuple[bytes, ...]) -> tuple[np.ndarray, ...]:
+    """The literals as core.logs.linescan.worth_lines takes them: end to end, sorted by first byte, with
+    their starts, lengths and each first byte's range."""
+    ordered = sorted(set(literals))
+    lengths = np.array([len(x) for x in ordered], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    firsts = np.array([x[0] for x in ordered], dtype=np.int64)
+    first_lo = np.searchsorted(firsts, np.arange(256), side="left").astype(np.int64)
+    first_hi = np.searchsorted(firsts, np.arange(256), side="right").astype(np.int64)
+    return np.frombuffer(b"".join(ordered), dtype=np.uint8), starts, lengths, first_lo, first_hi
+
+
+_WORTH_PACKED = _packed(_WORTH_LITERALS)
+
+
+def _worth_compiled(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
+    """Per line [ls, le) of `buf`, whether it holds a part of a line worth reading (one compiled pass)."""
+    from core.logs.templated import compiled_passes
+
+    return compiled_passes().worth_lines(np.frombuffer(buf, dtype=np.uint8), ls, le, *_WORTH_PACKED)
+
+
+def _worth_searched(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
+    """The same answer by `bytes.find` over the lines joined: a small read never loads numba for it."""
+    joined = b"\n".join([buf[a:b] for a, b in zip(ls.tolist(), le.tolist(), strict=True)])
+    worth = np.zeros(len(ls), dtype=bool)
+    hits = _worth_positions(joined)
+    if hits:
+        worth[np.searchsorted(np.cumsum(le - ls + 1), hits, side="right")] = True  # joined line of each hit
+    return worth
+
+
 def worth_a_look(
-    buf: bytes | bytearray, starts: np.ndarray, others: np.ndarray, words: np.ndarray, newlines: np.ndarray
+    buf: bytes | bytearray,
+    starts: np.ndarray,
+    others: np.ndarray,
+    words: np.ndarray,
+    newlines: np.ndarray,
+    compiled: bool = False,
 ) -> np.ndarray:
     """`others` (indices of candidate lines left to `_line`) without the lines `_line` would read and drop.
 
@@ -48,7 +85,8 @@ def worth_a_look(
     error; at ~4 us each in `Parser._line` they cost MindCV-format logs a third of their read. A line holding a
     keyword is kept (`words`: a position inside each such line, e.g. its start); the others are joined and
     searched once for the parts of a line worth reading (`_WORTH_LITERALS`), and only the lines it hits
-    are kept, so the result is exactly what reading them all gives.
+    are kept, so the result is exactly what reading them all gives. `compiled`: by the compiled pass (a
+    big read, numba loaded) instead of `bytes.find` (which took a quarter of a 1,024-rank MindCV read).
     """
     has_word = np.zeros(len(starts), dtype=bool)
     if len(words):
@@ -59,12 +97,6 @@ def worth_a_look(
         return others
     ls = starts[plain]
     le = newlines[np.searchsorted(newlines, ls)]
-    joined = b"\n".join([buf[a:b] for a, b in zip(ls.tolist(), le.tolist(), strict=True)])
-    hits = _worth_positions(joined)
-    keep = has_word[others]
-    if hits:
-        line_of = np.searchsorted(np.cumsum(le - ls + 1), hits, side="right")  # joined line of each hit
-        worth = np.zeros(len(starts), dtype=bool)
-        worth[plain[line_of]] = True
-        keep |= worth[others]
-    return others[keep]
+    worth = np.zeros(len(starts), dtype=bool)
+    worth[plain] = (_worth_compiled if compiled else _worth_searched)(buf, ls, le)
+    return others[has_word[others] | worth[others]]
