@@ -26,6 +26,7 @@ TRACEBACK = (
 )
 EVAL = b"2026-01-01 10:00:00,123 - mindformers - INFO - Validation Top_1_Accuracy: 25.5%, val_loss: 3.5\n"
 BARE_TRACEBACK = b'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\nValueError: bad\n'
+FATAL_WITH_WORD = b"rank 3 eval: Segmentation fault (core dumped)\n"  # no row, yet a failure
 PID = b"[WARNING] DISTRIBUTED(4242,7f5998a3be40,python):2026-11-22-07:09:00.377.254 [tcp.cc:1] x\n"
 
 
@@ -34,7 +35,7 @@ def _file() -> st.SearchStrategy[bytes]:
         _loss_line(),
         _general_line(),
         st.sampled_from(NOISE + OTHER + PLAIN + RARE),
-        st.sampled_from([TRACEBACK, BARE_TRACEBACK, EVAL, PID]),
+        st.sampled_from([TRACEBACK, BARE_TRACEBACK, EVAL, PID, FATAL_WITH_WORD]),
     )
     body = st.one_of(
         _log(),
@@ -175,6 +176,71 @@ def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(
     assert len(calls) < 100, f"{len(calls)} lines read one by one: the sample taught no shape"
 
 
+def _megatron_lines(steps: int) -> list[str]:
+    """Megatron-LM / MindSpeed iteration lines: they begin with a space, like a traceback's frames."""
+    return [
+        f" iteration {step:8d}/     {steps} | consumed samples: {step * 8:12d} | elapsed time per iteration (ms): "
+        f"{400 + step % 7}.0 | learning rate: 9.150E-06 | lm loss: {5 - step / 100:.6E} | grad norm: 0.231 |"
+        for step in range(1, steps + 1)
+    ]
+
+
+@pytest.mark.parametrize("traceback_at", [None, 150])
+def test_indented_metric_lines_are_learnt_from_a_sample_unless_a_traceback_may_hold_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, traceback_at: int | None
+) -> None:
+    """Megatron's lines begin with a space: a sample learns their shape when no traceback header is in the
+    block (stop 26 never learnt it: the first 20 files of a 1,024-rank run went one line at a time). With
+    a traceback in the block, whose indented frame holds a loss, the snapshot still equals a one-by-one read."""
+    lines = _megatron_lines(300)
+    if traceback_at is not None:
+        lines[traceback_at:traceback_at] = ["Traceback (most recent call last):", "    lm loss: 2.5 |", "ValueError: x"]
+    for rank in range(3):
+        (tmp_path / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
+    one_by_one = read_run(tmp_path, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
+    read_alone = Parser._metric_line
+    calls = []
+
+    def counted(self: Parser, *args: object) -> bool:
+        calls.append(1)
+        return read_alone(self, *args)
+
+    monkeypatch.setattr(Parser, "_metric_line", counted)
+    bulk = read_run(tmp_path, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+    assert len(bulk.metrics) == 900
+    _same(bulk, one_by_one)
+    if traceback_at is None:
+        assert len(calls) < 100, f"{len(calls)} lines read one by one: the sample taught no shape"
+
+
+@pytest.mark.parametrize(
+    "fatal",
+    [
+        "rank {k} eval: Segmentation fault (core dumped)",
+        "train_loss.sh: line 7: 42{k} Killed  python train.py",
+        "eval loss {k}: double free or corruption (out)",
+    ],
+)
+def test_a_failure_line_of_a_shape_without_a_row_is_a_failure_in_bulk_too(tmp_path: Path, fatal: str) -> None:
+    """A line holding `loss`/`val` and a failure's signature gives no row, so its shape is learnt as one that
+    gives none; in bulk, lines of that shape were taken without the failure check (stop 26: 90 segfaults read
+    one by one, 0 in bulk). They go to `_line` now, as when read one by one."""
+    lines = []
+    for step in range(1, 301):
+        lines.append(
+            f"[INFO] 2026-11-23 19:14:{step % 60:02d},332 [callback.py:747] print_output_info: {{ Epoch:[  1/  4], "
+            f"step:[{step:5d}/  300], loss:[{5 - step / 100:.6f}/{5 - step / 200:.6f}] }}"
+        )
+        if step % 10 == 0:
+            lines.append(fatal.format(k=step % 7))
+    for rank in range(3):
+        (tmp_path / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
+    one_by_one = read_run(tmp_path, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
+    bulk = read_run(tmp_path, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+    assert len(one_by_one.errors) == 90
+    _same(bulk, one_by_one)
+
+
 _PIECES = [
     b"[INFO] ",
     b"[ERROR] ",
@@ -197,11 +263,13 @@ _PIECES = [
 ]
 
 
-@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5))
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5), st.booleans())
 @settings(max_examples=300)
-def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(pieces: list[bytes]) -> None:
-    """`_reaches_metric_line` answers for `Parser._line` (what `_learn_shapes` may learn a shape from): the two
-    must not drift apart. Indented lines are a traceback's frames when one is pending: never learnt from."""
+def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
+    pieces: list[bytes], pending: bool
+) -> None:
+    """`_reaches_metric_line` answers for `Parser._line` (what `_learn_shapes` may learn a shape from), with a
+    traceback pending (an indented line is then a frame) or not: the two must not drift apart."""
     from core.logs.discover import LogFile
     from core.logs.filestate import FileState
     from core.logs.parser import _reaches_metric_line
@@ -217,8 +285,6 @@ def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(p
 
     parser._metric_line = counted  # type: ignore[method-assign]
     state = FileState(LogFile(Path("worker_0.log"), "worker_0.log", "worker", 0, "msrun"))
+    state.tb_start = 0 if pending else None
     parser._line(state, line + b"\n", 0, len(line), 0, math.nan, True)
-    if line.startswith((b" ", b"\t")):
-        assert not _reaches_metric_line(line)
-    else:
-        assert _reaches_metric_line(line) == bool(calls), line
+    assert _reaches_metric_line(line, pending) == bool(calls), line

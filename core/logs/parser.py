@@ -46,7 +46,7 @@ from core.logs.formats import (
     to_float,
 )
 from core.logs.general import LineRead, LineTemplate, make_template, no_row_template, shape_key
-from core.logs.plain import worth_a_look
+from core.logs.plain import holds_worth, worth_a_look
 from core.logs.templated import Shapes, compiled_passes, extra_names, template_block
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
@@ -56,6 +56,7 @@ _OFFSET = ROW_KEYS.index("offset")
 _SMALL_BLOCK = 16 << 10  # bytes below which candidate lines are found by RE_SCAN (same starts)
 
 
+_TRACEBACK = b"Traceback (most recent call last)"
 _RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms")
 _RE_MS_LOG = re.compile(rb"^\[(\w+)\]\s+(\w+)\((\d+)[,:][^)]*\):(\S+)\s+\[[^\]]*\](?:\s+\w+\])?\s?(.*)$")
 _RE_TIMED_OUT = re.compile(rb"The node: (\d+) is timed out")
@@ -135,7 +136,7 @@ class Parser:
         starts = np.asarray(found, dtype=np.int64)
         is_lm, block = lm_block(buf, starts, base, obs_time)
         block, extras, taken, has_row, used, _ = self._templated(
-            buf, end, starts, is_lm, block, base, obs_time, newlines[0] if newlines else None
+            buf, end, starts, is_lm, block, base, obs_time, newlines[0] if newlines else None, st.tb_start is not None
         )
         for template in used:
             for column, key in template.keys:
@@ -166,7 +167,9 @@ class Parser:
         else:
             starts, newlines, words = scan_by_definition(buf, end, True, self._scratch)
         is_lm, block = lm_block(buf, starts, 0, _NAN)
-        block, extras, taken, has_row, used, which = self._templated(buf, end, starts, is_lm, block, 0, _NAN, newlines)
+        block, extras, taken, has_row, used, which = self._templated(
+            buf, end, starts, is_lm, block, 0, _NAN, newlines, False
+        )
         rows_through = np.cumsum(has_row)
         others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
         names = [extra_names(t) for t in used]
@@ -240,10 +243,12 @@ class Parser:
         base: int,
         obs_time: float,
         nl: np.ndarray | None,
+        traceback_pending: bool,
     ) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray, list[LineTemplate], np.ndarray]:
         """The candidate lines of known shapes (core.logs.templated) as rows beside the LossMonitor
         ones, in line order: (rows, their other metrics, mask of the lines read in bulk, mask of those
-        with a row, the templates used, per row the index of its template in them or -1)."""
+        with a row, the templates used, per row the index of its template in them or -1).
+        `traceback_pending`: the file's last block ended inside a traceback (its frames are not metrics)."""
         rest = np.flatnonzero(~is_lm)
         none = np.full(len(block), -1, dtype=np.int64)
         if len(rest) < self.settings.shape_min or end < self.settings.compiled_min:
@@ -257,15 +262,25 @@ class Parser:
             hit, row_lines, rows, extras, used, which = template_block(
                 chunk, starts[rest], ends, self._shapes, base, obs_time
             )
+        frames: bool | None = None  # whether an indented line may be a traceback's frame: found when needed
         for _ in range(_LEARN_ROUNDS):  # many lines of unknown shapes (a run's first batch): learn, match again
             missed = np.flatnonzero(~hit)
-            if len(missed) < self.settings.shape_min or not self._learn_shapes(buf, starts[rest[missed]], ends[missed]):
+            if len(missed) < self.settings.shape_min:
+                break
+            if frames is None:  # a frame follows a traceback header: one in this block, or one pending
+                frames = traceback_pending or buf.find(_TRACEBACK, 0, end) != -1
+            if not self._learn_shapes(buf, starts[rest[missed]], ends[missed], frames):
                 break
             hit, row_lines, rows, extras, used, which = template_block(
                 chunk, starts[rest], ends, self._shapes, base, obs_time
             )
         if not hit.any():
             return block, {}, is_lm, is_lm, [], none
+        no_row = hit.copy()
+        no_row[row_lines] = False
+        if no_row.any():  # a shape without a row may still be a failure's line: `_line` reads those (`_fatal`)
+            idx = np.flatnonzero(no_row)
+            hit[idx[holds_worth(buf, starts[rest[idx]], ends[idx], compiled=True)]] = False
         taken = is_lm.copy()
         taken[rest[hit]] = True
         has_row = is_lm.copy()
@@ -275,11 +290,13 @@ class Parser:
         full = {name: np.concatenate([np.full(len(block), np.nan), col])[order] for name, col in extras.items()}
         return merged, full, taken, has_row, used, np.concatenate([none, which])[order]
 
-    def _learn_shapes(self, buf: bytes | bytearray, starts: np.ndarray, ends: np.ndarray, sample: int = 16) -> bool:
+    def _learn_shapes(
+        self, buf: bytes | bytearray, starts: np.ndarray, ends: np.ndarray, frames: bool, sample: int = 16
+    ) -> bool:
         """Learn the shapes of a few of these lines (drawn at random: an even spread can fall in step with
         a log's own period), as reading them one by one would, without reading them: a block of lines of
         new shapes (the first batch of a run) is then read in bulk instead of one line at a time. True
-        when a shape that gives rows was learnt."""
+        when a shape that gives rows was learnt. `frames`: an indented line may be a traceback's frame."""
         learnt = False
         picks = self._rng.choice(len(starts), size=min(sample, len(starts)), replace=False)
         for i in np.sort(picks).tolist():
@@ -288,7 +305,7 @@ class Parser:
             key = shape_key(line)
             if (b"loss" not in low and b"val" not in low) or key in self._templates or b"\x1b" in line:
                 continue
-            if not _reaches_metric_line(line):  # an error, traceback or timing line is never a template
+            if not _reaches_metric_line(line, frames):  # an error, traceback or timing line is never a template
                 continue
             template = self._learn(key, line, read_loss(line))
             learnt |= template is not None and template.row
@@ -393,7 +410,7 @@ class Parser:
             if not taken:
                 self._fatal(st, line, off, rank, obs_time)
             return
-        if line.startswith(b"Traceback (most recent call last)"):
+        if line.startswith(_TRACEBACK):
             st.tb_start = off
             st.tb_carry = b""
             return
@@ -489,14 +506,17 @@ _RE_LINE_START = re.compile(rb"\n(?=[^\n])")
 _KEYWORDS = (b"loss", b"val")  # what core.logs.bulk.keyword_starts looks for
 
 
-def _reaches_metric_line(line: bytes) -> bool:
+def _reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
     """Whether `Parser._line` hands this line (of a worker log, no user regex) to `_metric_line`, the
-    only place a shape is learnt from when lines are read one by one: what `_learn_shapes` may learn."""
+    only place a shape is learnt from when lines are read one by one: what `_learn_shapes` may learn.
+    `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
     if line.startswith(ERROR_PREFIXES):
         return False
     if line.startswith(b"["):
         return True
-    if line.startswith((b"Traceback (most recent call last)", b" ", b"\t")) or RE_EXC_LINE.match(line):
+    if line.startswith(_TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
+        return False
+    if RE_EXC_LINE.match(line):
         return False
     if b"step time: " in line and parse_step_time_line(line) is not None:
         return False

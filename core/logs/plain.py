@@ -8,7 +8,7 @@ import numpy as np
 
 from core.logs.formats import ERROR_PREFIXES
 
-__all__ = ["worth_a_look"]
+__all__ = ["holds_worth", "worth_a_look"]
 
 # What can make a candidate line without a loss key or an eval word do anything in `Parser._line`: an
 # error prefix, a traceback, an exception line (`[\w.]*(Error|Exception|...)(:|$)`), a YOLO or
@@ -71,6 +71,12 @@ def _worth_searched(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> n
     return worth
 
 
+def holds_worth(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray, compiled: bool) -> np.ndarray:
+    """Per line [ls, le) of `buf`, whether it holds a part of a line worth reading (an error prefix, a
+    traceback, a timing, a failure's signature: a superset), by the compiled pass or by `bytes.find`."""
+    return (_worth_compiled if compiled else _worth_searched)(buf, ls, le)
+
+
 def worth_a_look(
     buf: bytes | bytearray,
     starts: np.ndarray,
@@ -98,5 +104,5 @@ def worth_a_look(
     ls = starts[plain]
     le = newlines[np.searchsorted(newlines, ls)]
     worth = np.zeros(len(starts), dtype=bool)
-    worth[plain] = (_worth_compiled if compiled else _worth_searched)(buf, ls, le)
+    worth[plain] = holds_worth(buf, ls, le, compiled)
     return others[has_word[others] | worth[others]]
