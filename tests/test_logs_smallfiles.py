@@ -142,6 +142,25 @@ def test_a_batched_log_that_grows_is_read_on_not_restarted(tmp_path: Path) -> No
         assert snap.metrics[snap.metrics["rank"] == r]["loss"].tolist() == [r + 0.5, r + 0.5, r + 0.5, 9.5, 7.5]
 
 
+def _read_both_ways(
+    folder: Path, lines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[RunSnapshot, RunSnapshot, list[int]]:
+    """Three ranks of `lines` read one line at a time and in bulk, and the lines bulk read one at a time."""
+    for rank in range(3):
+        (folder / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
+    one_by_one = read_run(folder, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
+    read_alone = Parser._metric_line
+    calls: list[int] = []
+
+    def counted(self: Parser, *args: object) -> bool:
+        calls.append(1)
+        return read_alone(self, *args)
+
+    monkeypatch.setattr(Parser, "_metric_line", counted)
+    bulk = read_run(folder, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+    return one_by_one, bulk, calls
+
+
 def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,18 +178,7 @@ def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(
             lines.append(f"[ERROR] ME(1:1,MainProcess):2026-11-23 loss: {step % 9}.5")
             lines.append(f"ValueError: loss is {step % 9}.5")
             lines.append(f"Train epoch time: {step % 9}.5 ms, per step time: {step % 9}.25 ms")
-    for rank in range(3):
-        (tmp_path / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
-    one_by_one = read_run(tmp_path, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
-    read_alone = Parser._metric_line
-    calls = []
-
-    def counted(self: Parser, *args: object) -> bool:
-        calls.append(1)
-        return read_alone(self, *args)
-
-    monkeypatch.setattr(Parser, "_metric_line", counted)
-    bulk = read_run(tmp_path, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+    one_by_one, bulk, calls = _read_both_ways(tmp_path, lines, monkeypatch)
     assert len(bulk.metrics) == 900 and len(bulk.errors) == len(one_by_one.errors) == 3 * 200
     _same(bulk, one_by_one)
     assert len(calls) < 100, f"{len(calls)} lines read one by one: the sample taught no shape"
@@ -195,18 +203,7 @@ def test_indented_metric_lines_are_learnt_from_a_sample_unless_a_traceback_may_h
     lines = _megatron_lines(300)
     if traceback_at is not None:
         lines[traceback_at:traceback_at] = ["Traceback (most recent call last):", "    lm loss: 2.5 |", "ValueError: x"]
-    for rank in range(3):
-        (tmp_path / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
-    one_by_one = read_run(tmp_path, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
-    read_alone = Parser._metric_line
-    calls = []
-
-    def counted(self: Parser, *args: object) -> bool:
-        calls.append(1)
-        return read_alone(self, *args)
-
-    monkeypatch.setattr(Parser, "_metric_line", counted)
-    bulk = read_run(tmp_path, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+    one_by_one, bulk, calls = _read_both_ways(tmp_path, lines, monkeypatch)
     assert len(bulk.metrics) == 900
     _same(bulk, one_by_one)
     if traceback_at is None:
