@@ -426,19 +426,40 @@ def _reference_scan(data: bytes, keywords: bool) -> tuple[list[int], list[int], 
     pad=st.binary(max_size=8),
     lead=st.integers(0, 7),
     keywords=st.booleans(),
+    split=st.booleans(),
 )
-def test_compiled_block_scan_matches_the_definitions(body: bytes, pad: bytes, lead: int, keywords: bool) -> None:
+def test_compiled_block_scan_matches_the_definitions(
+    body: bytes, pad: bytes, lead: int, keywords: bool, split: bool
+) -> None:
     """core.logs.linescan (eight bytes at a time, keywords split across words, a buffer that runs past
-    `end`, any alignment) and a small read's scan find exactly the reference's candidates, newlines and
-    keyword lines."""
+    `end`, any alignment, in one pass or two halves on two threads) and a small read's scan find exactly
+    the reference's candidates, newlines and keyword lines."""
     data = body + b"\n"
     raw = bytearray(b"x" * lead + data + pad)  # a reused read buffer is longer than the complete lines in it
     chunk = np.frombuffer(raw, dtype=np.uint8)[lead:]
     expected = _reference_scan(data, keywords)
-    starts, newlines, kw_lines = scan_block(chunk, len(data), keywords)
+    starts, newlines, kw_lines = scan_block(chunk, len(data), keywords, split)
     assert (starts.tolist(), newlines.tolist(), kw_lines.tolist()) == expected
     small = logs.scan_by_definition(raw[lead:], len(data), keywords, bytearray())  # a small read's path
     assert tuple(a.tolist() for a in small) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=st.lists(_SCAN_BYTES, max_size=120).map(b"".join), keywords=st.booleans())
+def test_two_ranges_meeting_at_any_newline_scan_as_the_whole(body: bytes, keywords: bool) -> None:
+    """The two halves of a split scan may meet at any newline, at any alignment: end to end they give the
+    whole block's candidates, newlines and keyword lines."""
+    from core.logs.linescan import _scan_range
+
+    data = body + b"\n"
+    a = np.frombuffer(data, dtype=np.uint8)
+    words = a[: (len(data) // 8) * 8].view(np.uint64)
+    whole = [x.tolist() for x in _scan_range(a, words, 0, len(data), len(data), keywords)]
+    assert tuple(whole) == _reference_scan(data, keywords)
+    for mid in [i + 1 for i, c in enumerate(data) if c == 10]:
+        first = _scan_range(a, words, 0, mid, len(data), keywords)
+        second = _scan_range(a, words, mid, len(data), len(data), keywords)
+        assert [x.tolist() + y.tolist() for x, y in zip(first, second, strict=True)] == whole, mid
 
 
 @pytest.mark.parametrize("keyword", [b"loss", b"LoSS", b"val", b"VAL"])
@@ -677,7 +698,13 @@ def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
     from core.logs import linescan
 
     linescan.warm_up()
-    kernels = (linescan._scan, linescan.match_shapes, linescan.fixed_numbers, linescan.worth_lines)
+    kernels = (
+        linescan._scan,
+        linescan._newline_from,
+        linescan.match_shapes,
+        linescan.fixed_numbers,
+        linescan.worth_lines,
+    )
     before = [list(k.signatures) for k in kernels]
     line = "[INFO] 2026-11-23 19:14:00,332 print_output_info: {{ Epoch:[ 1/ 4], step:[{s:5d}/ 300], loss:[{v}/{v}] }}"
     for rank in range(3):

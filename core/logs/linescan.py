@@ -24,6 +24,9 @@ once, on a thread at start (`warm_up`).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
@@ -47,43 +50,42 @@ def _zero_bytes(x: np.uint64) -> np.uint64:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
+def _candidate(a: np.ndarray, line: int, end: int) -> bool:
+    """Whether the line starting at `line` is a candidate by its first bytes: not `[` nor empty, or `[E` / `[C`."""
+    if line >= end:
+        return False
+    first = a[line]
+    bracket_ec = first == 91 and line + 1 < end and (a[line + 1] == 69 or a[line + 1] == 67)
+    return (first != 91 and first != 10) or bracket_ec
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
 def _scan(
     a: np.ndarray,
     words: np.ndarray,
+    lo: int,
+    hi: int,
     end: int,
     keywords: bool,
     newlines: np.ndarray,
     starts: np.ndarray,
     kw_lines: np.ndarray,
 ) -> tuple[int, int, int]:
-    """Fill the three outputs; their lengths, or (-1, -1, -1) when one is too small (call again, bigger)."""
+    """Fill the three outputs for the bytes [lo, hi) of `a[:end]`; their lengths, or (-1, -1, -1) when one is
+    too small (call again, bigger). `lo` is 0 (the first line is the caller's) or just after a newline, `hi`
+    just after one: two ranges that meet at a newline give, end to end, what the whole gives."""
     n_nl = 0
     n_st = 0
     n_kw = 0
-    line = 0  # start of the current line
-    cand = False  # the current line is a candidate by its first bytes
+    line = lo  # start of the current line
+    cand = lo > 0 and _candidate(a, lo, end)  # the current line is a candidate by its first bytes
     kw = False  # the current line holds a keyword
-    n_words = words.size
-    j = 0
+    j = (lo + 7) // 8  # the first whole word of the range
+    last_word = hi // 8  # words [j, last_word) lie inside it
+    i_lo = lo
+    i_hi = min(j * 8, hi)  # the bytes before the first whole word are looked at one by one
     while True:
-        while j < n_words:  # skip the words that hold nothing to look at
-            v = words[j]
-            low = v | _CASE
-            s = _zero_bytes(low ^ _S)
-            hits = _zero_bytes(v ^ _NL) | (s & ((s >> _EIGHT) | _LAST))
-            if keywords:
-                hits |= _zero_bytes(low ^ _V)
-            if hits != 0:
-                break
-            j += 1
-        if j < n_words:
-            lo = j * 8
-            hi = lo + 8
-            j += 1
-        else:
-            lo = n_words * 8
-            hi = end
-        for i in range(lo, hi):
+        for i in range(i_lo, i_hi):
             c = a[i]
             if c == 10:
                 if n_nl >= newlines.size:
@@ -100,11 +102,7 @@ def _scan(
                         n_kw += 1
                 line = i + 1
                 kw = False
-                cand = False
-                if line < end:
-                    first = a[line]
-                    bracket_ec = first == 91 and line + 1 < end and (a[line + 1] == 69 or a[line + 1] == 67)
-                    cand = (first != 91 and first != 10) or bracket_ec  # not "[" nor empty, or "[E" / "[C"
+                cand = _candidate(a, line, end)
             elif keywords and not kw:
                 low = c | 32
                 if low == 118:  # "val" from its v
@@ -115,25 +113,78 @@ def _scan(
                         kw = i >= 3 and (a[i - 2] | 32) == 111 and (a[i - 3] | 32) == 108
                     elif i + 1 < end and (a[i + 1] | 32) == 115:
                         kw = (a[i - 1] | 32) == 111 and (a[i - 2] | 32) == 108
-        if hi >= end:
+        if i_hi >= hi:
             return n_nl, n_st, n_kw
+        while j < last_word:  # skip the words that hold nothing to look at
+            v = words[j]
+            low = v | _CASE
+            s = _zero_bytes(low ^ _S)
+            hits = _zero_bytes(v ^ _NL) | (s & ((s >> _EIGHT) | _LAST))
+            if keywords:
+                hits |= _zero_bytes(low ^ _V)
+            if hits != 0:
+                break
+            j += 1
+        if j < last_word:
+            i_lo = j * 8
+            i_hi = i_lo + 8
+            j += 1
+        else:
+            i_lo = max(last_word * 8, i_hi)
+            i_hi = hi
 
 
-def scan_block(chunk: np.ndarray, end: int, keywords: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(candidate line starts, every newline, keyword line starts) of `chunk[:end]` (`chunk[end-1]` is a
-    newline; `chunk` may run past `end`). int64 arrays, ascending."""
-    a = chunk[:end]
-    n_words = end // 8
-    words = a[: n_words * 8].view(np.uint64)
-    size = end // 32 + 64  # lines average far more than 32 bytes; a block of short lines is done again
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _newline_from(a: np.ndarray, i: int, end: int) -> int:
+    """The index just after the first newline at or after `i` (`end` if none)."""
+    while i < end:
+        if a[i] == 10:
+            return i + 1
+        i += 1
+    return end
+
+
+_SPLIT_MIN = 1 << 20  # a block this big is scanned as two halves at once (the loop releases the GIL)
+_helper: ThreadPoolExecutor | None = None
+
+
+def _scan_range(
+    a: np.ndarray, words: np.ndarray, lo: int, hi: int, end: int, keywords: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    size = (hi - lo) // 32 + 64  # lines average far more than 32 bytes; a range of short lines is done again
     while True:
         newlines = np.empty(size, dtype=np.int64)
         starts = np.empty(size, dtype=np.int64)
         kw_lines = np.empty(size, dtype=np.int64)
-        n_nl, n_st, n_kw = _scan(a, words, end, keywords, newlines, starts, kw_lines)
+        n_nl, n_st, n_kw = _scan(a, words, lo, hi, end, keywords, newlines, starts, kw_lines)
         if n_nl >= 0:
             return starts[:n_st], newlines[:n_nl], kw_lines[:n_kw]
-        size = end + 1
+        size = hi - lo + 1
+
+
+def scan_block(
+    chunk: np.ndarray, end: int, keywords: bool = True, split: bool | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(candidate line starts, every newline, keyword line starts) of `chunk[:end]` (`chunk[end-1]` is a
+    newline; `chunk` may run past `end`). int64 arrays, ascending.
+
+    A big block (`split`: by default from `_SPLIT_MIN` up, on a machine with two cores or more) is cut at
+    a newline near its middle and the second half is scanned on a helper thread while this one scans the
+    first: the scan is the largest cost of a read, and grep has nothing else to do either."""
+    global _helper
+    a = chunk[:end]
+    words = a[: (end // 8) * 8].view(np.uint64)
+    if split is None:
+        split = end >= _SPLIT_MIN and (os.cpu_count() or 1) > 1
+    mid = _newline_from(a, end // 2, end) if split else end
+    if mid >= end:
+        return _scan_range(a, words, 0, end, end, keywords)
+    if _helper is None:
+        _helper = ThreadPoolExecutor(1, thread_name_prefix="shardscope-scan")
+    second = _helper.submit(_scan_range, a, words, mid, end, end, keywords)
+    first = _scan_range(a, words, 0, mid, end, keywords)
+    rest = second.result()
+    return tuple(np.concatenate([x, y]) for x, y in zip(first, rest, strict=True))  # type: ignore[return-value]
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -298,7 +349,7 @@ def warm_up() -> None:
     machine) before the first big read needs them: the dashboard calls this on a thread at start."""
     buf = bytearray(b"first\n[INFO] loss: 1.5\n")
     chunk = np.frombuffer(buf, dtype=np.uint8)
-    starts, newlines, _ = scan_block(chunk, len(buf))
+    starts, newlines, _ = scan_block(chunk, len(buf), split=True)  # both halves' kernels
     mask = np.frombuffer(b"[INFO] loss: #.#", dtype=np.uint8)
     one = np.zeros(1, dtype=np.int64)
     no_digits = np.zeros(0, dtype=np.uint8)
