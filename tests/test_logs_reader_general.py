@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from core.logs import FORMATS, read_run
 from core.logs.general import read_line
 from core.logs.shapes import line_shapes, metric_labels
+from tests.test_logs_fastpath import NOISE, OTHER, PLAIN, RARE, _general_line
 
 REPO = Path(__file__).resolve().parents[1]
 FMT = REPO / "tests" / "fixtures" / "logs" / "formats"
@@ -268,3 +269,34 @@ def test_lines_of_one_shape_read_like_the_general_reader(
             assert a == b or (a != a and b != b), (k, a, b)
         for k, v in r.extras.items():
             assert m[k].iloc[i] == v or (v != v and m[k].iloc[i] != m[k].iloc[i]), k
+
+
+# ----------------------------------------------------------------------------- digits inside words
+
+
+def _with_word_digits(line: bytes, digits: list[int]) -> bytes:
+    """`line` with its digits inside words (`top1`, `7fa0fb3a06c0`) replaced, one by one, by `digits`."""
+    from core.logs.general import _word_digits
+
+    out = bytearray(line)
+    for k, (pos, _) in enumerate(_word_digits(line)):
+        out[pos] = 48 + digits[k % len(digits)]
+    return bytes(out)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(_general_line(), st.sampled_from(NOISE + OTHER + PLAIN + RARE)),
+    st.lists(st.integers(0, 9), min_size=1, max_size=6),
+    st.sampled_from([b"", b"top1 ", b"loss2: ", b"val3 ", b"x7fa0fb3a06c0 "]),
+)
+def test_digits_inside_words_never_decide_whether_a_line_gives_a_row(
+    line: bytes, digits: list[int], lead: bytes
+) -> None:
+    """A shape that gives no row is remembered without its digits inside words (core.logs.general.
+    NO_ROW): that holds only if no such digit can turn a line without a row into one with a row."""
+    from core.logs.formats import read_loss
+
+    line = lead + line.rstrip(b"\n")
+    other = _with_word_digits(line, digits)
+    assert (read_loss(line) is None) == (read_loss(other) is None), (line, other)

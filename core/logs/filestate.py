@@ -46,7 +46,7 @@ class ReaderSettings:
     # meanwhile); small enough that a block is still in cache when numpy scans it (32 MB was ~30 % slower)
     prefetch_min: int = 1 << 20  # a rest smaller than this is read in line, without the helper thread
     block_min: int = 64  # chunks with at least this many candidate lines are classified by numpy
-    shape_min: int = 256  # ... and lines of known shapes read in bulk (core.logs.templated) from this many
+    shape_min: int = 64  # ... and lines of known shapes read in bulk (core.logs.templated) from this many
     # blocks from this size are read by the compiled passes (core.logs.linescan); a smaller read never
     # pays numba's import and cached-code load (~0.5 s once per process): a CLI run on a small folder
     compiled_min: int = 1 << 20

@@ -45,7 +45,7 @@ from core.logs.formats import (
     read_loss,
     to_float,
 )
-from core.logs.general import LineRead, LineTemplate, make_template, no_row_template, shape_key
+from core.logs.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
 from core.logs.plain import holds_worth, worth_a_look
 from core.logs.templated import Shapes, compiled_passes, extra_names, template_block
 
@@ -296,7 +296,8 @@ class Parser:
         """Learn the shapes of a few of these lines (drawn at random: an even spread can fall in step with
         a log's own period), as reading them one by one would, without reading them: a block of lines of
         new shapes (the first batch of a run) is then read in bulk instead of one line at a time. True
-        when a shape that gives rows was learnt. `frames`: an indented line may be a traceback's frame."""
+        when a shape was learnt (one without a row takes its lines too). `frames`: an indented line may
+        be a traceback's frame."""
         learnt = False
         picks = self._rng.choice(len(starts), size=min(sample, len(starts)), replace=False)
         for i in np.sort(picks).tolist():
@@ -308,7 +309,7 @@ class Parser:
             if not _reaches_metric_line(line, frames):  # an error, traceback or timing line is never a template
                 continue
             template = self._learn(key, line, read_loss(line))
-            learnt |= template is not None and template.row
+            learnt |= template is not None
         return learnt
 
     def _learn(self, key: bytes, line: bytes, read: LineRead | None) -> LineTemplate | None:
@@ -316,7 +317,7 @@ class Parser:
         if len(self._templates) >= _MAX_TEMPLATES:
             self._templates.clear()
             self._shapes.clear()
-        template = no_row_template(line) if read is None else make_template(line, read)
+        template = NO_ROW if read is None else make_template(line, read)
         self._templates[key] = template
         self._shapes.add(key, template)
         return template

@@ -38,16 +38,16 @@ class Shapes:
     def __init__(self) -> None:
         self.templates: list[LineTemplate] = []
         self._keys: list[bytes] = []
-        self._seen: set[int] = set()
+        self._seen: set[bytes] = set()  # by shape: one template object (general.NO_ROW) serves many
         self._packed: tuple[np.ndarray, ...] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.templates)
 
     def add(self, key: bytes, template: LineTemplate | None) -> None:
-        if template is None or len(key) > _MAX_SHAPE or id(template) in self._seen:
+        if template is None or len(key) > _MAX_SHAPE or key in self._seen:
             return
-        self._seen.add(id(template))
+        self._seen.add(key)
         self.templates.append(template)
         self._keys.append(key)
         self._packed = None
