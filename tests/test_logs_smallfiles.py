@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import struct
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
+from core.logs.general import line_time
 from core.logs.parser import Parser
 from core.logs.reader import RunSnapshot
 from tests.test_logs_fastpath import NOISE, OTHER, PLAIN, RARE, _general_line, _log, _loss_line
@@ -304,3 +306,28 @@ def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
     state.tb_start = 0 if pending else None
     parser._line(state, line + b"\n", 0, len(line), 0, math.nan, True)
     assert _reaches_metric_line(line, pending) == bool(calls), line
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.datetimes(min_value=datetime(1971, 1, 2), max_value=datetime(2200, 1, 1)),
+    st.lists(st.integers(-400_000, 400_000), min_size=70, max_size=120),  # ms around it: many share a second
+    st.sampled_from([" ", "T"]),
+)
+def test_line_times_in_bulk_are_line_time_of_each_line(
+    tmp_path_factory: pytest.TempPathFactory, base: datetime, offsets: list[int], sep: str
+) -> None:
+    """Bulk reads find the distinct seconds of a shape's stamps by an integer sort: every row's time is still
+    what `line_time` gives its own line (any date, either separator, out of order)."""
+    folder = tmp_path_factory.mktemp("times")
+    stamps = [base + timedelta(milliseconds=ms) for ms in offsets]
+    lines = [
+        f"[INFO] {t:%Y-%m-%d}{sep}{t:%H:%M:%S},{t.microsecond // 1000:03d} [callback.py:747] print_output_info: "
+        f"{{ Epoch:[  1/  4], step:[{k % 10}/ 300], loss:[1.5/1.5] }}"
+        for k, t in enumerate(stamps)
+    ]
+    for rank in range(3):
+        (folder / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
+    bulk = read_run(folder, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+    expected = [line_time(line.encode()) for line in lines] * 3
+    assert _bits(bulk.metrics[["time"]]) == _bits(pd.DataFrame({"time": expected}))
