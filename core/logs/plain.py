@@ -41,14 +41,17 @@ def _worth_positions(joined: bytes) -> list[int]:
 
 def _packed(literals: tuple[bytes, ...]) -> tuple[np.ndarray, ...]:
     """The literals as core.logs.linescan.worth_lines takes them: end to end, sorted by first byte, with
-    their starts, lengths and each first byte's range."""
+    their starts, lengths, each first byte's range and which first two bytes begin one."""
+    assert min(len(x) for x in literals) >= 2, "worth_lines looks a literal up by its first two bytes"
     ordered = sorted(set(literals))
     lengths = np.array([len(x) for x in ordered], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     firsts = np.array([x[0] for x in ordered], dtype=np.int64)
     first_lo = np.searchsorted(firsts, np.arange(256), side="left").astype(np.int64)
     first_hi = np.searchsorted(firsts, np.arange(256), side="right").astype(np.int64)
-    return np.frombuffer(b"".join(ordered), dtype=np.uint8), starts, lengths, first_lo, first_hi
+    pairs = np.zeros(1 << 16, dtype=np.bool_)
+    pairs[[256 * x[0] + x[1] for x in ordered]] = True  # every literal has two bytes or more
+    return np.frombuffer(b"".join(ordered), dtype=np.uint8), starts, lengths, first_lo, first_hi, pairs
 
 
 _WORTH_PACKED = _packed(_WORTH_LITERALS)
