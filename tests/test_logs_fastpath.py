@@ -519,7 +519,8 @@ def test_compiled_shape_match_is_the_first_learnt_shape_with_the_same_masked_byt
     buf = b"\n" + b"\n".join(lines) + b"\n"
     nl = [i for i, c in enumerate(buf) if c == 10]
     starts, ends = np.array(nl[:-1], dtype=np.int64) + 1, np.array(nl[1:], dtype=np.int64)
-    got = match_shapes(np.frombuffer(buf, dtype=np.uint8), starts, ends, *shapes.packed())
+    a = np.frombuffer(buf, dtype=np.uint8)
+    got = match_shapes(a, a[: len(a) // 8 * 8].view(np.uint64), starts, ends, *shapes.packed())
     expected = [
         next(
             (t for t, k in enumerate(learnt) if shape_key(k) == shape_key(line) and shapes.templates[t].applies(line)),
@@ -528,6 +529,61 @@ def test_compiled_shape_match_is_the_first_learnt_shape_with_the_same_masked_byt
         for line in lines
     ]
     assert got.tolist() == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(min_size=8, max_size=8))
+def test_eight_bytes_at_once_take_the_shape_of_each_byte(word: bytes) -> None:
+    """Digits become `#` in a whole word at once, exactly per byte (bytes of 0x80 and up, `/`, `:` kept)."""
+    from core.logs.general import shape_key
+    from core.logs.linescan import _as_shape
+
+    got = _as_shape(np.frombuffer(word, dtype=np.uint64)[0])
+    assert int(got) == int(np.frombuffer(shape_key(word), dtype=np.uint64)[0])
+
+
+_LONG_SHAPES = [
+    b"[INFO] 2026-11-23 19:14:00,332 print_output_info: { Epoch:[  1/  4], step:[   12/  300], loss:[5.5/5.5] }",
+    b" iteration       12/     200 | consumed samples:  1024 | lm loss: 2.296138E+00 | grad norm: 0.231 |",
+    b"[2026-11-23 21:22:20] mindcv.utils.callbacks INFO - Epoch: [1/3], batch: [1/8], loss: 1.533790",
+    b"epoch: 1 step: 7, loss is 2.3139476776123047 top1_acc 0.5",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    picks=st.lists(
+        st.tuples(
+            st.integers(0, len(_LONG_SHAPES) - 1),
+            st.lists(st.tuples(st.integers(0, 200), st.binary(min_size=1, max_size=1)), max_size=3),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    lead=st.integers(0, 7),
+)
+def test_compiled_shape_match_of_long_lines_at_any_alignment(picks: list, lead: int) -> None:
+    """Long lines, compared eight bytes at a time from any alignment, with bytes changed anywhere (a digit
+    for a digit keeps the shape; anything else may not): the first learnt shape they have, or none."""
+    from core.logs.general import LineTemplate, shape_key
+
+    shapes = Shapes()
+    for line in _LONG_SHAPES:
+        shapes.add(shape_key(line), LineTemplate(columns=(), constants=(), word_digits=(), keys=()))
+    lines = []
+    for which, changes in picks:
+        line = bytearray(_LONG_SHAPES[which])
+        for at, byte in changes:
+            if byte != b"\n":
+                line[at % len(line)] = byte[0]
+        lines.append(bytes(line))
+    raw = bytearray(b"x" * lead + b"\n" + b"\n".join(lines) + b"\n")
+    a = np.frombuffer(raw, dtype=np.uint8)
+    nl = [i for i, c in enumerate(raw) if c == 10]
+    starts, ends = np.array(nl[:-1], dtype=np.int64) + 1, np.array(nl[1:], dtype=np.int64)
+    got = match_shapes(a, a[: len(a) // 8 * 8].view(np.uint64), starts, ends, *shapes.packed())
+    keys = [shape_key(x) for x in _LONG_SHAPES]
+    assert got.tolist() == [keys.index(shape_key(x)) if shape_key(x) in keys else -1 for x in lines]
 
 
 def test_compiled_block_scan_on_short_lines_grows_its_outputs() -> None:

@@ -187,24 +187,60 @@ def scan_block(
     return tuple(np.concatenate([x, y]) for x, y in zip(first, rest, strict=True))  # type: ignore[return-value]
 
 
+_THIRTY = np.uint64(0x3030303030303030)  # "0" in every byte
+_NINES = np.uint64(0xB9B9B9B9B9B9B9B9)  # "9" | 0x80 in every byte
+_HASHES = np.uint64(0x2323232323232323)  # "#" in every byte
+_SEVEN = np.uint64(7)
+_BYTE = np.uint64(0xFF)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _as_shape(x: np.uint64) -> np.uint64:
+    """Eight bytes with every digit as `#`: exact per byte (no borrow crosses bytes: the high bits are set
+    before subtracting, and bytes of 0x80 or more are never digits)."""
+    low = x & ~_HI
+    digit = ((x | _HI) - _THIRTY) & (_NINES - low) & ~x & _HI  # >= "0", <= "9", ASCII
+    spread = (digit >> _SEVEN) * _BYTE
+    return (x & ~spread) | (_HASHES & spread)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _load8(a: np.ndarray, words: np.ndarray, p: int) -> np.uint64:
+    """The eight bytes a[p:p + 8] as one little-endian word, from the aligned words around them."""
+    q = p >> 3
+    r = p & 7
+    if r == 0:
+        return words[q]
+    if q + 1 < words.size:
+        shift = np.uint64(8 * r)
+        return (words[q] >> shift) | (words[q + 1] << (np.uint64(64) - shift))
+    v = np.uint64(0)
+    for k in range(8):
+        v |= np.uint64(a[p + k]) << np.uint64(8 * k)
+    return v
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def match_shapes(
     a: np.ndarray,
+    words: np.ndarray,
     starts: np.ndarray,
     ends: np.ndarray,
     lengths: np.ndarray,
     offsets: np.ndarray,
     masks: np.ndarray,
+    mask_words: np.ndarray,
     digit_from: np.ndarray,
     digit_pos: np.ndarray,
     digit_byte: np.ndarray,
 ) -> np.ndarray:
     """Per line [starts, ends), the index of the first template it matches, -1 for none.
 
-    Template t is `masks[offsets[t]:offsets[t] + lengths[t]]` (the line shape: every digit as `#`) plus
-    its digits inside words, `(digit_pos, digit_byte)[digit_from[t]:digit_from[t + 1]]`. A line matches
-    when it has the template's length, its bytes with digits as `#` are the mask, and those digits are
-    the template's (what core.logs.templated did with a byte matrix per line length)."""
+    Template t is `masks[offsets[t]:offsets[t] + lengths[t]]` (the line shape: every digit as `#`; the
+    offsets are multiples of 8, `mask_words` is `masks` as words) plus its digits inside words,
+    `(digit_pos, digit_byte)[digit_from[t]:digit_from[t + 1]]`. A line matches when it has the
+    template's length, its bytes with digits as `#` are the mask, and those digits are the template's.
+    `words`: `a` as aligned words; lines are compared eight bytes at a time, their last bytes one by one."""
     out = np.full(starts.size, -1, dtype=np.int64)
     for i in range(starts.size):
         start = starts[i]
@@ -214,13 +250,20 @@ def match_shapes(
                 continue
             base = offsets[t]
             same = True
-            for k in range(n):
-                c = a[start + k]
-                if 48 <= c <= 57:
-                    c = 35  # a digit is "#" in a shape
-                if c != masks[base + k]:
+            k = 0
+            while k + 8 <= n:
+                if _as_shape(_load8(a, words, start + k)) != mask_words[(base + k) >> 3]:
                     same = False
                     break
+                k += 8
+            if same:
+                for b in range(k, n):
+                    c = a[start + b]
+                    if 48 <= c <= 57:
+                        c = 35  # a digit is "#" in a shape
+                    if c != masks[base + b]:
+                        same = False
+                        break
             if same:
                 for d in range(digit_from[t], digit_from[t + 1]):
                     if a[start + digit_pos[d]] != digit_byte[d]:
@@ -355,10 +398,24 @@ def warm_up() -> None:
     buf = bytearray(b"first\n[INFO] loss: 1.5\n")
     chunk = np.frombuffer(buf, dtype=np.uint8)
     starts, newlines, _ = scan_block(chunk, len(buf), split=True)  # both halves' kernels
-    mask = np.frombuffer(b"[INFO] loss: #.#", dtype=np.uint8)
+    mask = np.zeros(16, dtype=np.uint8)  # packed as core.logs.templated.Shapes packs them
+    mask[:16] = np.frombuffer(b"[INFO] loss: #.#", dtype=np.uint8)
     one = np.zeros(1, dtype=np.int64)
     no_digits = np.zeros(0, dtype=np.uint8)
-    match_shapes(chunk, starts, newlines[1:], one + len(mask), one * 0, mask, np.zeros(2, np.int64), one[:0], no_digits)
+    words = chunk[: (len(buf) // 8) * 8].view(np.uint64)
+    match_shapes(
+        chunk,
+        words,
+        starts,
+        newlines[1:],
+        one + 16,
+        one * 0,
+        mask,
+        mask.view(np.uint64),
+        np.zeros(2, np.int64),
+        one[:0],
+        no_digits,
+    )
     fixed_numbers(chunk, starts + 13, one + 3, np.empty(1))
     table = np.zeros(256, dtype=np.int64)
     worth_lines(chunk, starts, newlines[1:], mask, one * 0, one, table, table, np.zeros(1 << 16, dtype=np.bool_))

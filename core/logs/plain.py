@@ -51,7 +51,7 @@ def _packed(literals: tuple[bytes, ...]) -> tuple[np.ndarray, ...]:
     first_hi = np.searchsorted(firsts, np.arange(256), side="right").astype(np.int64)
     pairs = np.zeros(1 << 16, dtype=np.bool_)
     pairs[[256 * x[0] + x[1] for x in ordered]] = True  # every literal has two bytes or more
-    return np.frombuffer(b"".join(ordered), dtype=np.uint8), starts, lengths, first_lo, first_hi, pairs
+    return np.frombuffer(b"".join(ordered), dtype=np.uint8).copy(), starts, lengths, first_lo, first_hi, pairs
 
 
 _WORTH_PACKED = _packed(_WORTH_LITERALS)

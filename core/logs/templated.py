@@ -69,17 +69,21 @@ class Shapes:
         return sorted(indices, key=lambda t: (first[len(self._keys[t])], t))
 
     def packed(self) -> tuple[np.ndarray, ...]:
-        """(lengths, offsets, masks, digit_from, digit_pos, digit_byte) for `match_shapes`."""
+        """(lengths, offsets, masks, masks as words, digit_from, digit_pos, digit_byte) for `match_shapes`:
+        each mask starts at a multiple of 8 bytes, so it is compared a word at a time."""
         if self._packed is None:
             lengths = np.array([len(k) for k in self._keys], dtype=np.int64)
-            offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-            masks = np.frombuffer(b"".join(self._keys), dtype=np.uint8)
+            padded = (lengths + 7) // 8 * 8
+            offsets = np.concatenate([[0], np.cumsum(padded)[:-1]]).astype(np.int64)
+            masks = np.zeros(int(padded.sum()) + 8, dtype=np.uint8)
+            for key, at in zip(self._keys, offsets.tolist(), strict=True):
+                masks[at : at + len(key)] = np.frombuffer(key, dtype=np.uint8)
             digits = [t.word_digits for t in self.templates]
             digit_from = np.concatenate([[0], np.cumsum([len(d) for d in digits])]).astype(np.int64)
             flat = [pair for d in digits for pair in d]
             digit_pos = np.array([q for q, _ in flat], dtype=np.int64)
             digit_byte = np.array([b for _, b in flat], dtype=np.uint8)
-            self._packed = (lengths, offsets, masks, digit_from, digit_pos, digit_byte)
+            self._packed = (lengths, offsets, masks, masks.view(np.uint64), digit_from, digit_pos, digit_byte)
         return self._packed
 
 
@@ -90,7 +94,8 @@ def template_block(
     `starts` of the lines read here, with or without a row; the indices of those with a row, their
     rows in line order, their other metrics: name -> one value per row, NaN if absent,
     the templates that took lines, and per row the index in that list of the template that read it)."""
-    which_shape = compiled_passes().match_shapes(chunk, starts, ends, *shapes.packed())
+    words = chunk[: (len(chunk) // 8) * 8].view(np.uint64)
+    which_shape = compiled_passes().match_shapes(chunk, words, starts, ends, *shapes.packed())
     taken = which_shape >= 0
     used: list[LineTemplate] = []
     parts: list[tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]] = []
