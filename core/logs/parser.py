@@ -10,7 +10,7 @@ loss / evaluation lines read by the general reader (core.logs.general), or every
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -262,13 +262,19 @@ class Parser:
             hit, row_lines, rows, extras, used, which = template_block(
                 chunk, starts[rest], ends, self._shapes, base, obs_time
             )
-        frames: bool | None = None  # whether an indented line may be a traceback's frame: found when needed
+        found: list[bool] = []
+
+        def frames() -> bool:
+            """Whether an indented line may be a traceback's frame: a traceback header in this block, or
+            one pending (searched once, and only when a sampled line is indented)."""
+            if not found:
+                found.append(traceback_pending or buf.find(_TRACEBACK, 0, end) != -1)
+            return found[0]
+
         for _ in range(_LEARN_ROUNDS):  # many lines of unknown shapes (a run's first batch): learn, match again
             missed = np.flatnonzero(~hit)
             if len(missed) < self.settings.shape_min:
                 break
-            if frames is None:  # a frame follows a traceback header: one in this block, or one pending
-                frames = traceback_pending or buf.find(_TRACEBACK, 0, end) != -1
             if not self._learn_shapes(buf, starts[rest[missed]], ends[missed], frames):
                 break
             hit, row_lines, rows, extras, used, which = template_block(
@@ -291,7 +297,12 @@ class Parser:
         return merged, full, taken, has_row, used, np.concatenate([none, which])[order]
 
     def _learn_shapes(
-        self, buf: bytes | bytearray, starts: np.ndarray, ends: np.ndarray, frames: bool, sample: int = 16
+        self,
+        buf: bytes | bytearray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        frames: Callable[[], bool],
+        sample: int = 16,
     ) -> bool:
         """Learn the shapes of a few of these lines (drawn at random: an even spread can fall in step with
         a log's own period), as reading them one by one would, without reading them: a block of lines of
@@ -306,7 +317,8 @@ class Parser:
             key = shape_key(line)
             if (b"loss" not in low and b"val" not in low) or key in self._templates or b"\x1b" in line:
                 continue
-            if not _reaches_metric_line(line, frames):  # an error, traceback or timing line is never a template
+            indented = line.startswith((b" ", b"\t"))
+            if not _reaches_metric_line(line, indented and frames()):  # an error, traceback or timing line is never one
                 continue
             template = self._learn(key, line, read_loss(line))
             learnt |= template is not None
