@@ -18,8 +18,8 @@ from core.logs import ReaderSettings, read_run
 from core.logs import bulk as logs
 from core.logs.failures import fatal_quick as failures_quick
 from core.logs.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
+from core.logs.linekinds import RE_TIMEMONITOR
 from core.logs.linescan import fixed_numbers, match_shapes, scan_block
-from core.logs.parser import _RE_TIMEMONITOR
 from core.logs.plain import _worth_positions
 from core.logs.reader import RunReader
 from core.logs.templated import Shapes
@@ -181,7 +181,7 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
             if RE_EXC_LINE.match(line):
                 pending_traceback = False
                 continue
-            if _RE_TIMEMONITOR.search(line) or parse_step_time_line(line) is not None:
+            if RE_TIMEMONITOR.search(line) or parse_step_time_line(line) is not None:
                 continue
         r = read_loss(line)
         if r is not None and not r.eval and "loss" in r.fields:

@@ -286,11 +286,11 @@ _PIECES = [
 def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
     pieces: list[bytes], pending: bool
 ) -> None:
-    """`_reaches_metric_line` answers for `Parser._line` (what `_learn_shapes` may learn a shape from), with a
+    """`reaches_metric_line` answers for `Parser._line` (what `_learn_shapes` may learn a shape from), with a
     traceback pending (an indented line is then a frame) or not: the two must not drift apart."""
     from core.logs.discover import LogFile
     from core.logs.filestate import FileState
-    from core.logs.parser import _reaches_metric_line
+    from core.logs.linekinds import reaches_metric_line
 
     line = b"".join(pieces)
     calls: list[bytes] = []
@@ -305,7 +305,7 @@ def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
     state = FileState(LogFile(Path("worker_0.log"), "worker_0.log", "worker", 0, "msrun"))
     state.tb_start = 0 if pending else None
     parser._line(state, line + b"\n", 0, len(line), 0, math.nan, True)
-    assert _reaches_metric_line(line, pending) == bool(calls), line
+    assert reaches_metric_line(line, pending) == bool(calls), line
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

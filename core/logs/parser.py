@@ -37,7 +37,6 @@ from core.logs.filestate import (
 )
 from core.logs.formats import (
     ERROR_PREFIXES,
-    NUM,
     RE_EXC_LINE,
     LogFormat,
     line_time,
@@ -46,6 +45,7 @@ from core.logs.formats import (
     to_float,
 )
 from core.logs.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
+from core.logs.linekinds import RE_TIMEMONITOR, TRACEBACK, has_keyword, reaches_metric_line
 from core.logs.plain import holds_worth, worth_a_look
 from core.logs.templated import Shapes, compiled_passes, extra_names, template_block
 
@@ -56,8 +56,6 @@ _OFFSET = ROW_KEYS.index("offset")
 _SMALL_BLOCK = 16 << 10  # bytes below which candidate lines are found by RE_SCAN (same starts)
 
 
-_TRACEBACK = b"Traceback (most recent call last)"
-_RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms")
 _RE_MS_LOG = re.compile(rb"^\[(\w+)\]\s+(\w+)\((\d+)[,:][^)]*\):(\S+)\s+\[[^\]]*\](?:\s+\w+\])?\s?(.*)$")
 _RE_TIMED_OUT = re.compile(rb"The node: (\d+) is timed out")
 _RE_WORKER_EXIT = re.compile(rb"Worker process (\d+) exit with exception")
@@ -100,7 +98,7 @@ class Parser:
         find = buf.find
         metrics = info.role == "worker"
         fast = metrics and self.user is None
-        if self.user is None and (buf[:1] != b"[" or buf[1:2] in (b"E", b"C") or _has_keyword(buf, 0, end)):
+        if self.user is None and (buf[:1] != b"[" or buf[1:2] in (b"E", b"C") or has_keyword(buf, 0, end)):
             m = RE_LM_AT.match(buf, 0, end) if fast else None
             if m is not None:
                 st.rows.append(lm_row(m, base, obs_time))
@@ -268,7 +266,7 @@ class Parser:
             """Whether an indented line may be a traceback's frame: a traceback header in this block, or
             one pending (searched once, and only when a sampled line is indented)."""
             if not found:
-                found.append(traceback_pending or buf.find(_TRACEBACK, 0, end) != -1)
+                found.append(traceback_pending or buf.find(TRACEBACK, 0, end) != -1)
             return found[0]
 
         for _ in range(_LEARN_ROUNDS):  # many lines of unknown shapes (a run's first batch): learn, match again
@@ -318,7 +316,7 @@ class Parser:
             if (b"loss" not in low and b"val" not in low) or key in self._templates or b"\x1b" in line:
                 continue
             indented = line.startswith((b" ", b"\t"))
-            if not _reaches_metric_line(line, indented and frames()):  # an error, traceback or timing line is never one
+            if not reaches_metric_line(line, indented and frames()):  # an error, traceback or timing line is never one
                 continue
             template = self._learn(key, line, read_loss(line))
             learnt |= template is not None
@@ -423,7 +421,7 @@ class Parser:
             if not taken:
                 self._fatal(st, line, off, rank, obs_time)
             return
-        if line.startswith(_TRACEBACK):
+        if line.startswith(TRACEBACK):
             st.tb_start = off
             st.tb_carry = b""
             return
@@ -455,7 +453,7 @@ class Parser:
             t = line_time(line)
             st.timings.append((yolo[0], yolo[1], _NAN, yolo[2], t if t == t else obs_time, off))
             return
-        if b"per step time" in line and (m := _RE_TIMEMONITOR.search(line)) is not None:
+        if b"per step time" in line and (m := RE_TIMEMONITOR.search(line)) is not None:
             last = st.rows.last() or (_NAN, _NAN)
             st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
             return
@@ -516,28 +514,3 @@ _LEARN_ROUNDS = 3  # samples taken from a block's lines of unknown shapes before
 _MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
 _LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")
-_KEYWORDS = (b"loss", b"val")  # what core.logs.bulk.keyword_starts looks for
-
-
-def _reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
-    """Whether `Parser._line` hands this line (of a worker log, no user regex) to `_metric_line`, the
-    only place a shape is learnt from when lines are read one by one: what `_learn_shapes` may learn.
-    `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
-    if line.startswith(ERROR_PREFIXES):
-        return False
-    if line.startswith(b"["):
-        return True
-    if line.startswith(_TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
-        return False
-    if RE_EXC_LINE.match(line):
-        return False
-    if b"step time: " in line and parse_step_time_line(line) is not None:
-        return False
-    return not (b"per step time" in line and _RE_TIMEMONITOR.search(line) is not None)
-
-
-def _has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:
-    """Whether the line holds a loss key or an eval word, in any case (what `keyword_starts` finds)."""
-    nl = buf.find(b"\n", start, end)
-    low = bytes(buf[start : end if nl == -1 else nl]).lower()
-    return b"loss" in low or b"val" in low

@@ -1,0 +1,40 @@
+"""What a worker-log line is to `Parser._line` (core.logs.parser), told by its text alone.
+
+The line-by-line reader dispatches on these, and the sample that learns line shapes for bulk reads asks
+`reaches_metric_line` which lines the line-by-line reader would learn from: one definition for both, so
+they cannot drift apart (tests/test_logs_smallfiles.py holds it to `Parser._line`)."""
+
+from __future__ import annotations
+
+import re
+
+from core.logs.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
+
+__all__ = ["RE_TIMEMONITOR", "TRACEBACK", "has_keyword", "reaches_metric_line"]
+
+TRACEBACK = b"Traceback (most recent call last)"
+RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms")
+
+
+def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
+    """Whether `Parser._line` hands this line (of a worker log, no user regex) to `_metric_line`, the
+    only place a shape is learnt from when lines are read one by one: what `Parser._learn_shapes` may learn.
+    `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
+    if line.startswith(ERROR_PREFIXES):
+        return False
+    if line.startswith(b"["):
+        return True
+    if line.startswith(TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
+        return False
+    if RE_EXC_LINE.match(line):
+        return False
+    if b"step time: " in line and parse_step_time_line(line) is not None:
+        return False
+    return not (b"per step time" in line and RE_TIMEMONITOR.search(line) is not None)
+
+
+def has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:
+    """Whether the line holds a loss key or an eval word, in any case (what `keyword_starts` finds)."""
+    nl = buf.find(b"\n", start, end)
+    low = bytes(buf[start : end if nl == -1 else nl]).lower()
+    return b"loss" in low or b"val" in low
