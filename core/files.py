@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from core.errors import UserError
 
-__all__ = ["FileCheckError", "expand_home", "kind_of", "open_checked", "open_fd", "read_checked"]
+__all__ = ["FileCheckError", "expand_home", "is_regular", "kind_of", "open_checked", "open_fd", "read_checked"]
 
 _CHUNK = 1 << 16  # read size once the file turned out longer than fstat said (it grew, or procfs)
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
@@ -40,6 +40,16 @@ class FileCheckError(UserError, OSError, ValueError):
         self.path = path
         self.reason = reason
         self.strerror = reason  # `exc.strerror or exc` (the usual OSError idiom) gives the reason
+
+
+def is_regular(path: str | Path, follow_links: bool = False) -> bool:
+    """Whether `path` is a regular file now; a link counts only with `follow_links` (a link can lead out
+    of the folder the user chose). False for anything missing or unreadable."""
+    try:
+        info = os.stat(path) if follow_links else os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode)
 
 
 def kind_of(mode: int) -> str:

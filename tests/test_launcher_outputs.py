@@ -120,3 +120,20 @@ def test_watch_once_with_rank_logs_but_no_loss_row_exits_1(tmp_path: Path, capsy
     out = capsys.readouterr().out
     assert code == 1
     assert "ranks=1, loss rows=0" in out and "no loss rows" in out
+
+
+def test_a_linked_launcher_output_is_read_only_when_links_are_followed(tmp_path: Path) -> None:
+    """The reader's own rule for the files a caller names beside a folder (the Monitor passes a launched
+    run's launcher outputs, written yet or not): a link may lead out of the run folder, so it is not read
+    unless the user asked to follow links, like any log in the folder."""
+    from core.logs import read_run
+
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("srun: error: n2: task 0: Segmentation fault\n")
+    run_dir = _slurm_run(tmp_path)
+    (run_dir / "slurm-1.out").unlink()
+    (run_dir / "slurm-1.out").symlink_to(outside)
+    named = [run_dir / "slurm-1.out"]
+    assert read_run(run_dir / "log_output", extra_files=named).errors.query("kind == 'task_exit'").empty
+    followed = read_run(run_dir / "log_output", extra_files=named, follow_links=True)
+    assert followed.errors.query("kind == 'task_exit'")["rank"].tolist() == [0]

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import pandas as pd
 
-from core.files import FileCheckError, kind_of, open_checked
+from core.files import FileCheckError, is_regular, kind_of, open_checked
 from core.logs.discover import LogFile, discover_logs
 from core.logs.formats import user_format
 from core.logs.parser import ErrorKind, FileState, Parser, ReaderSettings
@@ -103,8 +103,8 @@ class RunReader:
     def discover(self) -> bool:
         """Add newly appeared files; True when something new was found."""
         infos = discover_logs(self.log_dir, follow_links=self.follow_links) if self.log_dir.is_dir() else []
-        for extra in self.extra_files:
-            if extra.is_file():
+        for extra in self.extra_files:  # a launcher's output named by the caller: a link only with follow_links
+            if is_regular(extra, self.follow_links):
                 infos.append(LogFile(extra, extra.name, "launcher", None, "other"))
         new = False
         for info in infos:

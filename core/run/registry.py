@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.files import read_checked
+from core.files import is_regular, read_checked
 from core.run import slurm
 from core.run.launchers import QUEUED_LAUNCHERS
 from core.run.processes import ENV_RUN_ID, alive, processes_of
@@ -214,14 +214,7 @@ def launcher_outputs(log_dir: Path) -> tuple[Path, ...]:
         return ()
     if record.log_dir != Path(log_dir).resolve():
         return ()
-    return tuple(p for p in launcher_output_paths(record) if _regular(p))
-
-
-def _regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
+    return tuple(p for p in launcher_output_paths(record) if is_regular(p))
 
 
 def get_run(run_id: str, workspace: Path) -> RunRecord:
