@@ -19,7 +19,7 @@ from core.logs import bulk as logs
 from core.logs.failures import fatal_quick as failures_quick
 from core.logs.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
 from core.logs.linekinds import RE_TIMEMONITOR
-from core.logs.linescan import fixed_numbers, match_shapes, scan_block
+from core.logs.linescan import fixed_numbers, match_shapes, scan_block, words_of
 from core.logs.plain import _worth_positions
 from core.logs.reader import RunReader
 from core.logs.templated import Shapes
@@ -453,7 +453,7 @@ def test_two_ranges_meeting_at_any_newline_scan_as_the_whole(body: bytes, keywor
 
     data = body + b"\n"
     a = np.frombuffer(data, dtype=np.uint8)
-    words = a[: (len(data) // 8) * 8].view(np.uint64)
+    words = words_of(a)
     whole = [x.tolist() for x in _scan_range(a, words, 0, len(data), len(data), keywords)]
     assert tuple(whole) == _reference_scan(data, keywords)
     for mid in [i + 1 for i, c in enumerate(data) if c == 10]:
@@ -520,7 +520,7 @@ def test_compiled_shape_match_is_the_first_learnt_shape_with_the_same_masked_byt
     nl = [i for i, c in enumerate(buf) if c == 10]
     starts, ends = np.array(nl[:-1], dtype=np.int64) + 1, np.array(nl[1:], dtype=np.int64)
     a = np.frombuffer(buf, dtype=np.uint8)
-    got = match_shapes(a, a[: len(a) // 8 * 8].view(np.uint64), starts, ends, *shapes.packed())
+    got = match_shapes(a, words_of(a), starts, ends, *shapes.packed())
     expected = [
         next(
             (t for t, k in enumerate(learnt) if shape_key(k) == shape_key(line) and shapes.templates[t].applies(line)),
@@ -581,7 +581,7 @@ def test_compiled_shape_match_of_long_lines_at_any_alignment(picks: list, lead: 
     a = np.frombuffer(raw, dtype=np.uint8)
     nl = [i for i, c in enumerate(raw) if c == 10]
     starts, ends = np.array(nl[:-1], dtype=np.int64) + 1, np.array(nl[1:], dtype=np.int64)
-    got = match_shapes(a, a[: len(a) // 8 * 8].view(np.uint64), starts, ends, *shapes.packed())
+    got = match_shapes(a, words_of(a), starts, ends, *shapes.packed())
     keys = [shape_key(x) for x in _LONG_SHAPES]
     assert got.tolist() == [keys.index(shape_key(x)) if shape_key(x) in keys else -1 for x in lines]
 

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-__all__ = ["fixed_numbers", "match_shapes", "scan_block", "warm_up", "worth_lines"]
+__all__ = ["fixed_numbers", "match_shapes", "scan_block", "warm_up", "words_of", "worth_lines"]
 
 _LO = np.uint64(0x0101010101010101)
 _HI = np.uint64(0x8080808080808080)
@@ -134,6 +134,11 @@ def _scan(
             i_hi = hi
 
 
+def words_of(a: np.ndarray) -> np.ndarray:
+    """The whole 8-byte words of the bytes `a`, as the compiled passes read them (the tail bytes are not in it)."""
+    return a[: (len(a) // 8) * 8].view(np.uint64)
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _newline_from(a: np.ndarray, i: int, end: int) -> int:
     """The index just after the first newline at or after `i` (`end` if none)."""
@@ -173,7 +178,7 @@ def scan_block(
     first: the scan is the largest cost of a read, and grep has nothing else to do either."""
     global _helper
     a = chunk[:end]
-    words = a[: (end // 8) * 8].view(np.uint64)
+    words = words_of(a)
     if split is None:
         split = end >= _SPLIT_MIN and (os.cpu_count() or 1) > 1
     mid = _newline_from(a, end // 2, end) if split else end
@@ -398,14 +403,12 @@ def warm_up() -> None:
     buf = bytearray(b"first\n[INFO] loss: 1.5\n")
     chunk = np.frombuffer(buf, dtype=np.uint8)
     starts, newlines, _ = scan_block(chunk, len(buf), split=True)  # both halves' kernels
-    mask = np.zeros(16, dtype=np.uint8)  # packed as core.logs.templated.Shapes packs them
-    mask[:16] = np.frombuffer(b"[INFO] loss: #.#", dtype=np.uint8)
+    mask = np.frombuffer(b"[INFO] loss: #.#", dtype=np.uint8).copy()  # 16 bytes: one template, as Shapes packs it
     one = np.zeros(1, dtype=np.int64)
     no_digits = np.zeros(0, dtype=np.uint8)
-    words = chunk[: (len(buf) // 8) * 8].view(np.uint64)
     match_shapes(
         chunk,
-        words,
+        words_of(chunk),
         starts,
         newlines[1:],
         one + 16,

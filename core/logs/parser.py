@@ -9,6 +9,7 @@ loss / evaluation lines read by the general reader (core.logs.general), or every
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -260,14 +261,9 @@ class Parser:
             hit, row_lines, rows, extras, used, which = template_block(
                 chunk, starts[rest], ends, self._shapes, base, obs_time
             )
-        found: list[bool] = []
-
-        def frames() -> bool:
-            """Whether an indented line may be a traceback's frame: a traceback header in this block, or
-            one pending (searched once, and only when a sampled line is indented)."""
-            if not found:
-                found.append(traceback_pending or buf.find(TRACEBACK, 0, end) != -1)
-            return found[0]
+        # whether an indented line may be a traceback's frame: a traceback header pending or in this block
+        # (searched once, and only when a sampled line is indented)
+        frames = functools.cache(lambda: traceback_pending or buf.find(TRACEBACK, 0, end) != -1)
 
         for _ in range(_LEARN_ROUNDS):  # many lines of unknown shapes (a run's first batch): learn, match again
             missed = np.flatnonzero(~hit)

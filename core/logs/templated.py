@@ -94,8 +94,8 @@ def template_block(
     `starts` of the lines read here, with or without a row; the indices of those with a row, their
     rows in line order, their other metrics: name -> one value per row, NaN if absent,
     the templates that took lines, and per row the index in that list of the template that read it)."""
-    words = chunk[: (len(chunk) // 8) * 8].view(np.uint64)
-    which_shape = compiled_passes().match_shapes(chunk, words, starts, ends, *shapes.packed())
+    passes = compiled_passes()
+    which_shape = passes.match_shapes(chunk, passes.words_of(chunk), starts, ends, *shapes.packed())
     taken = which_shape >= 0
     used: list[LineTemplate] = []
     parts: list[tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]] = []
