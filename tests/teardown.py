@@ -13,13 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.logs.failures import task_end
+from core.run.registry import launcher_outputs, read_record
 
 
 def teardown_crash(run_dir: Path) -> bool:
-    """Whether the run failed only by MindSpore's crash at exit (read with the product's own launcher-line
-    reader, core.logs.failures.task_end)."""
-    outputs = [*run_dir.glob("slurm-*.out"), run_dir / "launcher.log"]
-    text = b"".join(p.read_bytes() for p in outputs if p.is_file())
+    """Whether the run failed only by MindSpore's crash at exit (its launchers' outputs found and read as the
+    product finds and reads them: core.run.registry.launcher_outputs, core.logs.failures.task_end)."""
+    text = b"".join(p.read_bytes() for p in launcher_outputs(read_record(run_dir).log_dir))
     crashed = {
         rank
         for line in text.splitlines()
