@@ -132,6 +132,23 @@ def test_cli_healthy_folder_exits_0_and_bad_input_2(tmp_path: Path, capsys: pyte
     assert "named group `loss`" in capsys.readouterr().err
 
 
+def test_rank_logs_without_loss_or_failure_are_nothing_to_judge_not_healthy(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A rank log with neither a loss line nor a failure: `diagnose` said "no failure, hang or straggler
+    found" and exited 0. It says what it read and why there is nothing to judge (exit 2, like no logs); a
+    rank that failed before any loss line is still diagnosed (exit 1)."""
+    (tmp_path / "worker_0.log").write_text("warm-up 3 of 5 done\n")
+    args = _cli([str(tmp_path)])
+    assert args.func(args) == 2
+    err = capsys.readouterr().err
+    assert "1 rank log(s) read, no loss row and no failure in them" in err and "line shapes" in err
+    (tmp_path / "worker_0.log").write_text("Traceback (most recent call last):\nRuntimeError: boom\n")
+    args = _cli([str(tmp_path)])
+    assert args.func(args) == 1
+    assert "RuntimeError: boom" in capsys.readouterr().out
+
+
 def test_empty_folder(tmp_path: Path) -> None:
     d = diagnose(read_run(tmp_path))
     assert (d.ranks, d.failed, d.median_step_time) == (0, False, None)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli.common import fail, launcher_notes, terminal_safe
-from core.cli.watch import skipped_lines
+from core.cli.watch import no_rows_help, skipped_lines
 from core.files import expand_home
 from core.logs import LogFormatError, read_run
 from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
@@ -162,6 +162,9 @@ def handle(args: argparse.Namespace) -> int:
     notes = folder_notes(log_dir, args.follow_links) + launcher_notes(launchers)
     if not snap.n_ranks and snap.errors.empty:  # nothing to diagnose: say what was seen, not "no failure"
         return fail(" ".join(notes))
+    if snap.metrics.empty and snap.errors.empty:  # rank logs, but no loss line and no failure: nothing to judge
+        seen = f"{snap.n_ranks} rank log(s) read, no loss row and no failure in them, so nothing to judge yet."
+        return fail("\n".join([" ".join([seen, *notes]), no_rows_help(snap)]))
     d = diagnose(snap, now=now_if_alive(args.alive), settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
     plan = run_plan(log_dir, args.mindformers_config)
     # memory: MindSpore's device-memory lines from the end (256 KiB) of each rank's log
