@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.logs import ReaderSettings, read_run
+from core.logs import ReaderSettings, general, read_run
 from core.logs.general import line_time
 from core.logs.parser import Parser
 from core.logs.reader import RunSnapshot
@@ -331,3 +331,46 @@ def test_line_times_in_bulk_are_line_time_of_each_line(
     bulk = read_run(folder, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
     expected = [line_time(line.encode()) for line in lines] * 3
     assert _bits(bulk.metrics[["time"]]) == _bits(pd.DataFrame({"time": expected}))
+
+
+# POSIX TZ rules (no tz database needed): CET's changes at 02:00 and 03:00, a change at 02:30 (inside an
+# hour) and Lord Howe's 30-minute one
+@pytest.mark.parametrize(
+    "zone", ["CET-1CEST,M3.5.0,M10.5.0/3", "EST5EDT,M3.2.0/2:30,M11.1.0/2:30", "<+1030>-10:30<+11>-11,M10.1.0,M4.1.0"]
+)
+def test_line_times_in_bulk_hold_across_dst_changes_and_invalid_stamps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
+    """Bulk reads take a second as its hour's start plus MM:SS only where the hour has one UTC offset: across
+    a DST change (at the hour, inside it, by 30 minutes), with seconds 60/61, Feb 30 and hour 24, every row's
+    time is still what `line_time` gives its own line."""
+    import time as clock
+
+    monkeypatch.setenv("TZ", zone)
+    monkeypatch.setattr(general, "_TS_CACHE", {})  # seconds it cached in another zone
+    clock.tzset()
+    try:
+        days = ["2026-03-08", "2026-03-29", "2026-04-05", "2026-10-04", "2026-10-25", "2026-11-01"]
+        stamps = [
+            f"{d} {h:02d}:{m:02d}:{sec:02d}"
+            for d in days
+            for h in (0, 1, 2, 3)
+            for m in range(0, 60, 7)
+            for sec in (0, 29, 59)
+        ]
+        stamps += ["2026-03-29 02:10:60", "2026-03-29 02:10:61", "2026-02-30 10:00:00", "2026-03-08 24:00:00"]
+        lines = [
+            f"[{t},250] mindcv.utils.callbacks INFO - Epoch: [1/3], batch: [{k % 9}/8], loss: 1.5"
+            for k, t in enumerate(stamps)
+        ]
+        (tmp_path / "worker_0.log").write_text("\n".join(lines) + "\n")
+        bulk = read_run(tmp_path, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+        one_by_one = read_run(tmp_path, settings=ReaderSettings(block_min=1 << 30))
+        expected = [line_time(line.encode()) for line in lines]
+        assert sum(math.isnan(t) for t in expected) == 4  # the invalid stamps: none is taken for a time
+        times = bulk.metrics["time"].tolist()
+        assert _bits(pd.DataFrame({"time": times[:-4]})) == _bits(pd.DataFrame({"time": expected[:-4]}))
+        assert _bits(bulk.metrics) == _bits(one_by_one.metrics)
+    finally:
+        monkeypatch.delenv("TZ")
+        clock.tzset()

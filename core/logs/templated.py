@@ -9,6 +9,7 @@ Python per line. Lines of unknown shapes are left to the per-line reader, which 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 
 import numpy as np
@@ -181,11 +182,9 @@ def _times(chunk: np.ndarray, starts: np.ndarray, template: LineTemplate, obs_ti
     # the stamp's 14 digits as one integer (YYYYmmddHHMMSS): an integer sort finds the distinct seconds
     # (sorting the 19-byte strings cost a MindFormers read more than its number parsing)
     digits = chunk[starts[:, None] + (s + _STAMP_DIGITS)].astype(np.int64) - 48
-    keys = digits @ _STAMP_WEIGHTS
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    at = starts[first] + s
-    texts = [bytes(chunk[a : a + e - s]) for a in at.tolist()]
-    bases = np.array([line_time(t) for t in texts])[inverse.ravel()]  # line_time's cache: never disagree
+    seconds, first, inverse = np.unique(digits @ _STAMP_WEIGHTS, return_index=True, return_inverse=True)
+    bases = _local_seconds(seconds, lambda i: bytes(chunk[starts[first[i]] + s : starts[first[i]] + e]))
+    bases = bases[inverse.ravel()]
     if fe > fs:
         digits = chunk[starts[:, None] + np.arange(fs, fe)].astype(np.int64) - 48
         frac = (digits * (10 ** np.arange(fe - fs - 1, -1, -1))).sum(axis=1)
@@ -193,3 +192,23 @@ def _times(chunk: np.ndarray, starts: np.ndarray, template: LineTemplate, obs_ti
     else:
         t = bases + 0.0
     return np.where(np.isnan(t), obs_time, t)
+
+
+def _local_seconds(keys: np.ndarray, stamp: Callable[[int], bytes]) -> np.ndarray:
+    """`line_time` of each distinct second (`keys`: YYYYmmddHHMMSS, `stamp(i)`: key i's text), asking it
+    twice an hour: within an hour whose start and end are 3,599 s apart (no change of UTC offset) a
+    second is the hour's start plus MM:SS. Other hours (a DST change, an invalid date) and seconds past
+    59 ask `line_time` for each second, so the two never disagree. A long log has a distinct second
+    for nearly every line: asking `line_time` for each cost a 2,000-step read a third of its time."""
+    hours, hour_first, hour_of = np.unique(keys // 10_000, return_index=True, return_inverse=True)
+    starts = np.full(len(hours), np.nan)
+    for j, i in enumerate(hour_first.tolist()):
+        text = stamp(i)[:14]
+        start, end = line_time(text + b"00:00"), line_time(text + b"59:59")
+        if end - start == 3599.0:
+            starts[j] = start
+    minute, second = keys // 100 % 100, keys % 100
+    out = starts[hour_of.ravel()] + (minute * 60 + second)
+    for i in np.flatnonzero(np.isnan(out) | (minute > 59) | (second > 59)).tolist():
+        out[i] = line_time(stamp(i))
+    return out
