@@ -5,6 +5,7 @@ timings, evaluation rows, pids and metric names, on random mixes of every kind o
 from __future__ import annotations
 
 import math
+import random
 import struct
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -338,12 +339,13 @@ def test_line_times_in_bulk_are_line_time_of_each_line(
 @pytest.mark.parametrize(
     "zone", ["CET-1CEST,M3.5.0,M10.5.0/3", "EST5EDT,M3.2.0/2:30,M11.1.0/2:30", "<+1030>-10:30<+11>-11,M10.1.0,M4.1.0"]
 )
+@pytest.mark.parametrize("shuffled", [False, True])
 def test_line_times_in_bulk_hold_across_dst_changes_and_invalid_stamps(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zone: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zone: str, shuffled: bool
 ) -> None:
     """Bulk reads take a second as its hour's start plus MM:SS only where the hour has one UTC offset: across
-    a DST change (at the hour, inside it, by 30 minutes), with seconds 60/61, Feb 30 and hour 24, every row's
-    time is still what `line_time` gives its own line."""
+    a DST change (at the hour, inside it, by 30 minutes), with seconds 60/61, Feb 30 and hour 24, in order or
+    shuffled (hundreds of runs of an hour), every row's time is still what `line_time` gives its own line."""
     import time as clock
 
     monkeypatch.setenv("TZ", zone)
@@ -358,6 +360,8 @@ def test_line_times_in_bulk_hold_across_dst_changes_and_invalid_stamps(
             for m in range(0, 60, 7)
             for sec in (0, 29, 59)
         ]
+        if shuffled:
+            random.Random(7).shuffle(stamps)
         stamps += ["2026-03-29 02:10:60", "2026-03-29 02:10:61", "2026-02-30 10:00:00", "2026-03-08 24:00:00"]
         lines = [
             f"[{t},250] mindcv.utils.callbacks INFO - Epoch: [1/3], batch: [{k % 9}/8], loss: 1.5"
