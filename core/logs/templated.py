@@ -9,7 +9,6 @@ Python per line. Lines of unknown shapes are left to the per-line reader, which 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from types import ModuleType
 
 import numpy as np
@@ -21,8 +20,6 @@ __all__ = ["Shapes", "compiled_passes", "extra_names", "template_block"]
 
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _MAX_SHAPE = 1024  # longer lines are left to the per-line path
-_STAMP_DIGITS = np.array([0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18])  # of `YYYY-mm-dd HH:MM:SS`
-_STAMP_WEIGHTS = 10 ** np.arange(13, -1, -1, dtype=np.int64)
 
 
 def compiled_passes() -> ModuleType:
@@ -174,46 +171,33 @@ def _numbers(
 
 
 def _times(chunk: np.ndarray, starts: np.ndarray, template: LineTemplate, obs_time: float) -> np.ndarray:
-    """The lines' own time (what `line_time` gives), the observation time where they have none."""
+    """The lines' own time (what `line_time` gives), the observation time where they have none.
+
+    `line_time` is asked twice an hour, not once a line: within an hour whose start and end are 3,599 s apart
+    (no change of UTC offset) a second is the hour's start plus MM:SS. Other hours (a DST change, an invalid
+    date) and seconds past 59 ask it for each line, so the two never disagree. A long log has a distinct
+    second for nearly every line: asking for each cost a 1,024 x 2,000 read a third of its time."""
     n = len(starts)
     if template.time_span is None:
         return np.full(n, obs_time if obs_time == obs_time else np.nan)
     s, e, fs, fe = template.time_span
-    # the stamp's 14 digits as one integer (YYYYmmddHHMMSS); a log's stamps go up, so its distinct seconds are
-    # the runs of equal ones (no sort; stamps out of order only make more runs)
-    keys = (chunk[starts[:, None] + (s + _STAMP_DIGITS)].astype(np.int64) - 48) @ _STAMP_WEIGHTS
-    first, run_of = _runs(keys)
-    bases = _local_seconds(keys[first], lambda i: bytes(chunk[starts[first[i]] + s : starts[first[i]] + e]))[run_of]
-    if fe > fs:
-        digits = chunk[starts[:, None] + np.arange(fs, fe)].astype(np.int64) - 48
-        frac = (digits * (10 ** np.arange(fe - fs - 1, -1, -1))).sum(axis=1)
-        t = bases + frac / float(10 ** (fe - fs))
-    else:
-        t = bases + 0.0
-    return np.where(np.isnan(t), obs_time, t)
-
-
-def _local_seconds(keys: np.ndarray, stamp: Callable[[int], bytes]) -> np.ndarray:
-    """`line_time` of each distinct second (`keys`: YYYYmmddHHMMSS, `stamp(i)`: key i's text), asking it
-    twice an hour: within an hour whose start and end are 3,599 s apart (no change of UTC offset) a
-    second is the hour's start plus MM:SS. Other hours (a DST change, an invalid date) and seconds past
-    59 ask `line_time` for each second, so the two never disagree. A long log has a distinct second
-    for nearly every line: asking `line_time` for each cost a 2,000-step read a third of its time."""
-    hours = keys // 10_000
-    hour_first, hour_of = _runs(hours)
-    if len(hour_first) > 64:  # stamps far out of order: sort the hours
-        hour_first, hour_of = np.unique(hours, return_index=True, return_inverse=True)[1:]
-    starts = np.full(len(hour_first), np.nan)
-    for j, i in enumerate(hour_first.tolist()):
-        text = stamp(i)[:14]
+    hours, seconds, fracs = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    compiled_passes().stamp_parts(chunk, starts, s, fs, fe, hours, seconds, fracs)
+    first, hour_of = _runs(hours)  # a log's stamps go up: its hours are runs (out of order only makes more)
+    if len(first) > 64:  # stamps far out of order: sort the hours
+        first, hour_of = np.unique(hours, return_index=True, return_inverse=True)[1:]
+    hour_start = np.full(len(first), np.nan)
+    for j, i in enumerate(first.tolist()):
+        text = bytes(chunk[starts[i] + s : starts[i] + s + 14])  # `YYYY-mm-dd HH:`
         start, end = line_time(text + b"00:00"), line_time(text + b"59:59")
         if end - start == 3599.0:
-            starts[j] = start
-    minute, second = keys // 100 % 100, keys % 100
-    out = starts[hour_of.ravel()] + (minute * 60 + second)
-    for i in np.flatnonzero(np.isnan(out) | (minute > 59) | (second > 59)).tolist():
-        out[i] = line_time(stamp(i))
-    return out
+            hour_start[j] = start
+    t = hour_start[hour_of.ravel()] + seconds
+    for i in np.flatnonzero(np.isnan(t) | (seconds < 0)).tolist():
+        t[i] = line_time(bytes(chunk[starts[i] + s : starts[i] + e]))
+    if fe > fs:
+        t += fracs / float(10 ** (fe - fs))
+    return np.where(np.isnan(t), obs_time, t)
 
 
 def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
