@@ -91,12 +91,19 @@ class MetricTable:
         cols = self._cols
         for i, name in enumerate(_FLOAT_NAMES):
             cols[name][start:end] = block[:, i]
-        for name in self._extra_names:  # every other metric: NaN on the rows that do not name it
-            cols[name][start:end] = np.nan
+        # every other metric: NaN on the rows that do not name it; one every row names (rows 0..n-1: `Rows`
+        # gives them in order, each once) is copied whole
+        whole = {name for name, (rows, _) in extras.items() if len(rows) == end - start}
+        for name in self._extra_names:
+            if name not in whole:
+                cols[name][start:end] = np.nan
         for name, (rows, values) in extras.items():
             if name not in cols:
                 self._add_column(name)
-            cols[name][start + rows] = values
+            if name in whole:
+                cols[name][start:end] = values
+            else:
+                cols[name][start + rows] = values
         cols["offset"][start:end] = block[:, _N_FLOAT]
         cols["rank"][start:end] = st.info.rank if st.info.rank is not None else -1
         cols["code"][start:end] = src.code
