@@ -107,10 +107,7 @@ class Rows:
         self._flush()
         self._last = self.last()
         blocks, self._blocks = self._blocks, []
-        extras = {
-            name: (np.concatenate([rows for rows, _ in parts]) - self._taken, np.concatenate([v for _, v in parts]))
-            for name, parts in self._extras.items()
-        }
+        extras = {name: _joined(parts, self._taken) for name, parts in self._extras.items()}
         self._extras = {}
         self._taken = self._n
         if len(blocks) == 1:
@@ -126,6 +123,13 @@ class Rows:
                 part = (np.array(rows, dtype=np.int64), np.array(values, dtype=np.float64))
                 self._extras.setdefault(name, []).append(part)
             self._pending = {}
+
+
+def _joined(parts: list[tuple[np.ndarray, np.ndarray]], taken: int) -> tuple[np.ndarray, np.ndarray]:
+    """One metric's parts as (row numbers from `taken` on, values); a live tick's one part is not copied."""
+    if len(parts) == 1:
+        return parts[0][0] - taken, parts[0][1]
+    return np.concatenate([rows for rows, _ in parts]) - taken, np.concatenate([values for _, values in parts])
 
 
 def _at_least(chunk: np.ndarray, n: int) -> np.ndarray:
