@@ -300,3 +300,33 @@ def test_digits_inside_words_never_decide_whether_a_line_gives_a_row(
     line = lead + line.rstrip(b"\n")
     other = _with_word_digits(line, digits)
     assert (read_loss(line) is None) == (read_loss(other) is None), (line, other)
+
+
+def test_a_big_read_freezes_the_reader_state_and_ticks_still_read(tmp_path: Path) -> None:
+    """A refresh that parsed `settle_min` bytes or more moves what is alive into the collector's permanent
+    generation (live ticks' full collections no longer rescan 1,024 files' state); a smaller one does not;
+    a tick after it still reads its new line."""
+    import gc
+
+    from core.logs.parser import ReaderSettings
+    from core.logs.reader import RunReader
+
+    line = "2026-01-01 10:00:0{s},100 - mindformers - INFO - Epoch:[ 1/ 4], step:[{s}/9], loss: 2.{s}\n"
+    for rank in range(2):
+        (tmp_path / f"worker_{rank}.log").write_text("".join(line.format(s=s) for s in range(1, 6)))
+    gc.unfreeze()
+    try:
+        small = RunReader(tmp_path, settings=ReaderSettings(settle_min=1 << 40))
+        small.refresh()
+        assert gc.get_freeze_count() == 0
+        big = RunReader(tmp_path, settings=ReaderSettings(settle_min=1))
+        big.refresh()
+        assert gc.get_freeze_count() > 0
+        alive = {id(o) for o in gc.get_objects()}  # the permanent generation is not listed
+        assert all(gc.is_tracked(st) and id(st) not in alive for st in big.files.values())
+        with (tmp_path / "worker_1.log").open("a") as f:
+            f.write(line.format(s=6))
+        big.refresh()
+        assert big.snapshot().metrics.groupby("rank").size().tolist() == [5, 6]
+    finally:
+        gc.unfreeze()
