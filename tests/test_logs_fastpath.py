@@ -770,3 +770,16 @@ def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
     snap = read_run(tmp_path, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
     assert len(snap.metrics) == 900
     assert [list(k.signatures) for k in kernels] == before
+
+
+@settings(max_examples=500, deadline=None)
+@given(_LINE_PARTS, st.text(alphabet="#0123456789EI", max_size=8))
+def test_a_shape_holds_worth_wherever_one_of_its_lines_does(parts: list[str], more: str) -> None:
+    """Bulk reads ask once a shape whether its lines may hold a failure's part (`shape_holds_worth`), never
+    once a line: the shape's answer is True wherever the line's is (CANN codes, `#` and digits included)."""
+    from core.logs.general import shape_key
+    from core.logs.plain import shape_holds_worth
+
+    line = ("".join(parts) + more).replace("\n", " ").encode()
+    if _worth_positions(line):
+        assert shape_holds_worth(shape_key(line)), line

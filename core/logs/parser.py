@@ -47,7 +47,7 @@ from core.logs.formats import (
 )
 from core.logs.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
 from core.logs.linekinds import RE_TIMEMONITOR, TRACEBACK, has_keyword, reaches_metric_line
-from core.logs.plain import holds_worth, worth_a_look
+from core.logs.plain import worth_a_look
 from core.logs.templated import Shapes, compiled_passes, extra_names, template_block
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
@@ -256,9 +256,9 @@ class Parser:
         if nl is None:
             nl = np.flatnonzero(chunk == 10)
         ends = nl[np.searchsorted(nl, starts[rest])]
-        hit = np.zeros(len(rest), dtype=bool)
+        shape_of = np.full(len(rest), -1, dtype=np.int64)
         if self._shapes:
-            hit, row_lines, rows, extras, used, which = template_block(
+            shape_of, row_lines, rows, extras, used, which = template_block(
                 chunk, starts[rest], ends, self._shapes, base, obs_time
             )
         # whether an indented line may be a traceback's frame: a traceback header pending or in this block
@@ -266,21 +266,22 @@ class Parser:
         frames = functools.cache(lambda: traceback_pending or buf.find(TRACEBACK, 0, end) != -1)
 
         for _ in range(_LEARN_ROUNDS):  # many lines of unknown shapes (a run's first batch): learn, match again
-            missed = np.flatnonzero(~hit)
+            missed = np.flatnonzero(shape_of < 0)
             if len(missed) < self.settings.shape_min:
                 break
             if not self._learn_shapes(buf, starts[rest[missed]], ends[missed], frames):
                 break
-            hit, row_lines, rows, extras, used, which = template_block(
+            shape_of, row_lines, rows, extras, used, which = template_block(
                 chunk, starts[rest], ends, self._shapes, base, obs_time
             )
+        hit = shape_of >= 0
         if not hit.any():
             return block, {}, is_lm, is_lm, [], none
         no_row = hit.copy()
         no_row[row_lines] = False
         if no_row.any():  # a shape without a row may still be a failure's line: `_line` reads those (`_fatal`)
             idx = np.flatnonzero(no_row)
-            hit[idx[holds_worth(buf, starts[rest[idx]], ends[idx], compiled=True)]] = False
+            hit[idx[self._shapes.worth[shape_of[idx]]]] = False
         taken = is_lm.copy()
         taken[rest[hit]] = True
         has_row = is_lm.copy()

@@ -8,7 +8,7 @@ import numpy as np
 
 from core.logs.formats import ERROR_PREFIXES
 
-__all__ = ["holds_worth", "worth_a_look"]
+__all__ = ["holds_worth", "shape_holds_worth", "worth_a_look"]
 
 # What can make a candidate line without a loss key or an eval word do anything in `Parser._line`: an
 # error prefix, a traceback, an exception line (`[\w.]*(Error|Exception|...)(:|$)`), a YOLO or
@@ -25,6 +25,7 @@ _WORTH_LITERALS = (
     *(b"imeout", b"imeOut", b"ime out", b"ime Out", b"imed out", b"imes out", b"iming out", b"IMEOUT", b"IME OUT"),
 )
 _RE_CANN_CODE = re.compile(rb"[A-Z][0-9]{4}")
+assert not any(set(x) & set(b"0123456789#") for x in _WORTH_LITERALS), "shape_holds_worth relies on it"
 
 
 def _worth_positions(joined: bytes) -> list[int]:
@@ -72,6 +73,14 @@ def _worth_searched(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> n
     if hits:
         worth[np.searchsorted(np.cumsum(le - ls + 1), hits, side="right")] = True  # joined line of each hit
     return worth
+
+
+def shape_holds_worth(shape: bytes) -> bool:
+    """Whether a line of this shape (core.logs.general.shape_key: its digits as `#`) may hold a part worth
+    reading: every line of a shape, answered once. Exact for the literals (none holds a digit or a `#`, so a
+    line holds one where its shape does); a CANN code (a capital and four digits) shows as a capital and
+    four `#`, and a line's own `#` counts too (a superset, as `holds_worth` is)."""
+    return bool(_worth_positions(shape.replace(b"#", b"0")))
 
 
 def holds_worth(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray, compiled: bool) -> np.ndarray:

@@ -15,6 +15,7 @@ import numpy as np
 
 from core.logs.bulk import ROW_KEYS, _parse_texts
 from core.logs.general import LineTemplate, line_time
+from core.logs.plain import shape_holds_worth
 
 __all__ = ["Shapes", "compiled_passes", "extra_names", "template_block"]
 
@@ -40,6 +41,7 @@ class Shapes:
         self._keys: list[bytes] = []
         self._seen: set[bytes] = set()  # by shape: one template object (general.NO_ROW) serves many
         self._packed: tuple[np.ndarray, ...] | None = None
+        self._worth: list[bool] = []  # per template: its lines may hold a failure's part (plain.shape_holds_worth)
 
     def __bool__(self) -> bool:
         return bool(self.templates)
@@ -50,13 +52,20 @@ class Shapes:
         self._seen.add(key)
         self.templates.append(template)
         self._keys.append(key)
+        self._worth.append(shape_holds_worth(key))
         self._packed = None
 
     def clear(self) -> None:
         self.templates.clear()
         self._keys.clear()
         self._seen.clear()
+        self._worth.clear()
         self._packed = None
+
+    @property
+    def worth(self) -> np.ndarray:
+        """Per template, whether a line of its shape may hold a part worth reading (an error, a failure)."""
+        return np.array(self._worth, dtype=bool)
 
     def in_length_order(self, indices: list[int]) -> list[int]:
         """`indices` grouped by line length in the order lengths were first learnt, then in the order
@@ -88,9 +97,9 @@ class Shapes:
 def template_block(
     chunk: np.ndarray, starts: np.ndarray, ends: np.ndarray, shapes: Shapes, base: int, obs_time: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], list[LineTemplate], np.ndarray]:
-    """Among the lines [starts, ends) (ends: their newline), those of a known shape: (mask over
-    `starts` of the lines read here, with or without a row; the indices of those with a row, their
-    rows in line order, their other metrics: name -> one value per row, NaN if absent,
+    """Among the lines [starts, ends) (ends: their newline), those of a known shape: (per line the index of
+    its shape in `shapes`, -1 for none: the lines read here, with or without a row; the indices of those
+    with a row, their rows in line order, their other metrics: name -> one value per row, NaN if absent,
     the templates that took lines, and per row the index in that list of the template that read it)."""
     passes = compiled_passes()
     which_shape = passes.match_shapes(chunk, passes.words_of(chunk), starts, ends, *shapes.packed())
@@ -105,7 +114,7 @@ def template_block(
         used.append(template)
         parts.append((idx, *_rows(chunk, starts[idx], template, base, obs_time)))
     if not parts:
-        return taken, np.empty(0, dtype=np.int64), np.empty((0, len(ROW_KEYS))), {}, used, np.empty(0, np.int64)
+        return which_shape, np.empty(0, np.int64), np.empty((0, len(ROW_KEYS))), {}, used, np.empty(0, np.int64)
     lines = np.concatenate([p[0] for p in parts])
     order = np.argsort(lines, kind="stable")
     rows = np.concatenate([p[1] for p in parts])[order]
@@ -115,7 +124,7 @@ def template_block(
     for name in names:
         col = np.concatenate([p[2].get(name, np.full(len(p[0]), np.nan)) for p in parts])
         extras[name] = col[order]
-    return taken, lines[order], rows, extras, used, which
+    return which_shape, lines[order], rows, extras, used, which
 
 
 def extra_names(template: LineTemplate) -> set[str]:
