@@ -60,9 +60,9 @@ _WORTH_PACKED = _packed(_WORTH_LITERALS)
 
 def _worth_compiled(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
     """Per line [ls, le) of `buf`, whether it holds a part of a line worth reading (one compiled pass)."""
-    from core.logs.templated import compiled_passes
+    from core.logs import linescan  # numba: imported by a big read only (templated.compiled_passes)
 
-    return compiled_passes().worth_lines(np.frombuffer(buf, dtype=np.uint8), ls, le, *_WORTH_PACKED)
+    return linescan.worth_lines(np.frombuffer(buf, dtype=np.uint8), ls, le, *_WORTH_PACKED)
 
 
 def _worth_searched(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
