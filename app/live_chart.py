@@ -12,6 +12,7 @@ sooner on a busy 2-core machine.
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import re
 import shutil
@@ -92,8 +93,12 @@ def _build_dir() -> Path:
     remove_stale_build_dirs(Path(tempfile.gettempdir()))
     build = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}_"))  # 0700, created by us or fails
     atexit.register(shutil.rmtree, build, ignore_errors=True)
-    (build / "index.html").write_bytes((_SRC / "index.html").read_bytes())
-    shutil.copyfile(plotly_bundle(), build / "plotly.min.js")
+    bundle = plotly_bundle()
+    name = f"plotly-{hashlib.sha256(bundle.read_bytes()).hexdigest()[:16]}.min.js"  # app/bundle_cache.py
+    html = (_SRC / "index.html").read_bytes()
+    assert html.count(b'src="./plotly.min.js"') == 1, "index.html loads the bundle by this name"
+    (build / "index.html").write_bytes(html.replace(b'src="./plotly.min.js"', f'src="./{name}"'.encode()))
+    shutil.copyfile(bundle, build / name)
     return build
 
 

@@ -302,8 +302,10 @@ def test_chart_folder_is_private_and_a_planted_folder_is_never_used(tmp_path: Pa
         build = live_chart._build_dir()
         assert build.parent == tmp_path and build != planted
         assert stat.S_IMODE(build.stat().st_mode) == 0o700 and build.stat().st_uid == os.getuid()
-        assert (build / "index.html").read_bytes() == html
-        assert (build / "plotly.min.js").read_bytes() == bundle.read_bytes()
+        (served,) = build.glob("plotly-*.min.js")  # named by its hash (app/bundle_cache.py)
+        assert (build / "index.html").read_bytes() == html.replace(b"./plotly.min.js", f"./{served.name}".encode())
+        assert served.read_bytes() == bundle.read_bytes()
+        assert sorted(p.name for p in build.iterdir()) == sorted(["index.html", served.name])
         live_chart._build_dir.cache_clear()
         assert live_chart._build_dir() != build  # another process gets its own folder, never a shared name
     finally:
