@@ -86,6 +86,7 @@ def test_reading_the_next_file_ahead_changes_no_row(tmp_path: Path, read_block: 
 
 
 def test_page_watcher_paints_at_once_and_reads_the_rest_in_the_background(tmp_path: Path) -> None:
+    import gc
     import threading
     import time
 
@@ -108,15 +109,20 @@ def test_page_watcher_paints_at_once_and_reads_the_rest_in_the_background(tmp_pa
         first = w.snapshot(refresh=True)  # the page's first paint: nothing read yet, and no waiting
         assert time.monotonic() - t0 < 5
         assert w.catching_up == (0, 40) and first.metrics.empty and first.n_ranks == 40
+        gc.unfreeze()
         gate.set()
         deadline = time.monotonic() + 30
         while w.catching_up is not None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert w.catching_up is None
+        while gc.get_freeze_count() == 0 and time.monotonic() < deadline:  # settled just after the last batch
+            time.sleep(0.05)
+        assert gc.get_freeze_count() > 0  # the catch-up's end froze the heap (reader.settle_heap)
         assert _per_rank(w.snapshot(refresh=True).metrics) == _per_rank(read_run(tmp_path).metrics)
     finally:
         gate.set()
         w.stop()
+        gc.unfreeze()
     small = RunWatcher(tmp_path, background_catch_up=True).start()  # 40 small logs: read before start returns
     try:
         assert small.catching_up is None and len(small.snapshot().metrics) == 40 * 29

@@ -268,6 +268,35 @@ def test_a_reaped_watcher_and_its_table_are_freed(tmp_path: Path) -> None:
     assert release_memory() in (True, False)  # glibc: malloc_trim ran; elsewhere a no-op
 
 
+def test_release_memory_frees_a_cycle_that_was_garbage_when_the_heap_was_frozen() -> None:
+    """`settle_heap` freezes whatever is alive, garbage cycles too; a release thaws them for its collection."""
+    import gc
+    import weakref
+
+    from core.logs.reader import settle_heap
+
+    class Node:
+        pass
+
+    gc.unfreeze()
+    try:
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        gone = weakref.ref(a)
+        gc.collect(1)
+        gc.collect(2)  # older than the young generations settle_heap collects: only a full collection finds it
+        gc.freeze()
+        del a, b
+        settle_heap()
+        gc.collect()  # a full collection does not look at frozen objects
+        assert gone() is not None
+        release_memory()
+        assert gone() is None
+        assert gc.get_freeze_count() == 0  # thawed: what the caller still held can be collected later
+    finally:
+        gc.unfreeze()
+
+
 # ----------------------------------------------------------------------------- the watch command
 
 

@@ -166,7 +166,7 @@ class RunReader:
                 self._take_rows()
         self.started = True
         if self.spent - spent_before >= self.settings.settle_min:
-            _settle_heap()
+            settle_heap()
         return changed
 
     def _parsed(self, done: list[FileState], targets: list[FileState]) -> None:
@@ -439,13 +439,14 @@ class RunReader:
         return self._side
 
 
-def _settle_heap() -> None:
+def settle_heap() -> None:
     """After a big read, collect the young garbage and freeze what is alive (gc.freeze): the reader state
     of 1,024 files (parsers, shapes, row stores) joins the modules in the collector's permanent generation.
 
     Why: each full collection rescanned all of it, a 60-80 ms pause every ~6 live ticks at 1,024 ranks
     (the ticks' p95; more in a dashboard, whose heap is larger). Frozen objects are still freed by
-    reference counting; only a reference cycle that is already garbage is kept."""
+    reference counting; a reference cycle that is already garbage is kept until `watcher.release_memory`
+    thaws and collects everything. Also called when a watcher's background catch-up ends."""
     gc.collect(1)
     gc.freeze()
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from core.logs.filestate import ReaderSettings
-from core.logs.reader import RunReader, RunSnapshot, bytes_on_disk, file_order
+from core.logs.reader import RunReader, RunSnapshot, bytes_on_disk, file_order, settle_heap
 
 __all__ = ["MAX_WATCHES", "TICK_BYTES", "RunWatcher", "WatcherRegistry", "release_memory"]
 
@@ -204,6 +204,7 @@ class RunWatcher:
             self._catch_up = None
             self._capped_refresh()  # what appeared meanwhile (more, if any: the reader loop)
             self._changed.notify_all()
+        settle_heap()  # the run's state is built: live ticks' collections need not rescan it
 
     def wait_for_change(self, since_version: int, timeout: float) -> int:
         """Block until the version moves past `since_version` (or timeout); return the version."""
@@ -319,8 +320,12 @@ def release_memory() -> bool:
     """Give freed heap pages back to the system after a big release (a reaped watcher's table).
 
     Why: numpy arrays under glibc's mmap threshold (up to 32 MB) come from the heap, and free() keeps
-    those pages in the process; malloc_trim(0) returns them. True when glibc's malloc_trim ran.
+    those pages in the process; malloc_trim(0) returns them. True when glibc's malloc_trim ran. The heap
+    frozen by `reader.settle_heap` is thawed first, so this collection also frees a cycle that was garbage
+    when it was frozen (not frozen again here: the caller may still hold what it releases; the next big
+    read or catch-up settles the heap again).
     """
+    gc.unfreeze()
     gc.collect()
     name = ctypes.util.find_library("c")
     try:
