@@ -142,11 +142,20 @@ def test_the_whole_journey(workspace: Path) -> None:
         page.get_by_text(re.compile(r"Started run \S+")).wait_for(timeout=120_000)
         second = runs.list_runs(workspace)[0]
         assert second.run_id != first_run.run_id and second.status == "running"
-        # the newest running run is preselected in the Stop control (runs are listed newest first)
+        # the run just started is preselected in the Stop control. Wait until the page shows it: a click while
+        # the rerun still shows the stale control sends the value shown then (the first run, if it is still
+        # running), and Stop rightly stops what the user saw selected
+        wait_idle(page)
+        running = page.get_by_label("Running", exact=True)  # the selectbox's input holds the chosen run
+        deadline = time.monotonic() + 60
+        while running.input_value() != second.run_id and time.monotonic() < deadline:
+            page.wait_for_timeout(200)
+        assert running.input_value() == second.run_id
         page.get_by_role("button", name="Stop", exact=True).click()
         page.get_by_text(f"{second.run_id} stopped; no process of it is left.").wait_for(timeout=120_000)
         stopped = runs.get_run(second.run_id, workspace)
         assert stopped.status == "stopped" and runs.run_processes(stopped) == []
+        assert runs.get_run(first_run.run_id, workspace).status != "stopped"  # never another run
         shot(page, "journey_06_second_run_stopped", full=True)
 
         # 6. the generated layout_parallel files for the design (Ascend: generated, not runnable here)
