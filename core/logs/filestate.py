@@ -53,7 +53,7 @@ class ReaderSettings:
     max_partial_line: int = MAX_PARTIAL_LINE
     tb_carry_max: int = 64 << 10  # traceback context kept across reads
     keep_buf: int = 1 << 20  # read buffer a watcher keeps between refreshes
-    settle_min: int = 64 << 20  # a refresh that parsed this much settles the heap (reader._settle_heap)
+    settle_min: int = 64 << 20  # a refresh that parsed this much settles the heap (reader.settle_heap)
 
 
 def add_rows(st: FileState, block: np.ndarray, extras: dict[str, np.ndarray], lo: int, hi: int, block_min: int) -> None:
