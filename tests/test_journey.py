@@ -63,6 +63,12 @@ def pick(page: Any, label: str, option: str) -> None:
     choose(page, page.get_by_label(label, exact=True), option)
 
 
+def shown(page: Any) -> dict[str, Any]:
+    """What the live chart shows now, from its current frame: while a just-launched run's first ranks appear,
+    the page may redraw the chart in a new frame (a kept frame handle then fails as "detached")."""
+    return chart_state(live_chart_frame(page, timeout=60))
+
+
 def set_number(page: Any, label: str, value: str, *, first: bool = False) -> None:
     """Type into the number box `label`; `first` when a later, collapsed expander has one of the same name."""
     box = page.get_by_label(label, exact=True)
@@ -116,11 +122,11 @@ def test_the_whole_journey(workspace: Path) -> None:
         # 4. Monitor: eight ranks' curves grow live
         page.get_by_role("link", name=f"Watch {first_run.run_id} on the Monitor").click()
         wait_idle(page)
-        chart = live_chart_frame(page, timeout=180)
+        live_chart_frame(page, timeout=180)
         deadline = time.monotonic() + 240
-        state = chart_state(chart)
+        state = shown(page)
         while time.monotonic() < deadline:
-            state = chart_state(chart)
+            state = shown(page)
             if sum(str(name).startswith("rank ") for name in state["traces"]) == 8 and state["points"] >= 40:
                 break
             page.wait_for_timeout(1000)
@@ -128,9 +134,9 @@ def test_the_whole_journey(workspace: Path) -> None:
         earlier = state["points"]
         shot(page, "journey_05_monitor_live", full=True)
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and chart_state(chart)["points"] <= earlier:
+        while time.monotonic() < deadline and shown(page)["points"] <= earlier:
             page.wait_for_timeout(1000)
-        assert chart_state(chart)["points"] > earlier, "the curves did not grow while we watched"
+        assert shown(page)["points"] > earlier, "the curves did not grow while we watched"
 
         # 5. a second run, stopped from the Launch page
         nav(page, "Launch")
