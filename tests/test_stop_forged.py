@@ -41,6 +41,8 @@ with open(out, "a") as f:
 while True:
     time.sleep(0.2)
 """
+# the recorder again, with an empty environment (a worker that dropped what it inherited)
+CLEARED = f"import os, sys; os.execve(sys.executable, [sys.executable, '-c', {RECORDER!r}, sys.argv[1]], {{}})"
 # a foreign `setsid bash` (a user's shell job) that notes a SIGINT and waits for its python child
 BASH = 'trap "echo bash:INT >> \\"$1\\"" INT; "$2" -c "$3" "$1" & child=$!; while kill -0 $child; do wait $child; done'
 
@@ -230,3 +232,36 @@ def test_no_recorded_pid_of_any_value_is_proven_a_runs_own_without_its_tag(
     assert proof.standing != Standing.OWN
     if proof.standing == Standing.REFUSED:
         assert proof.why and "\n" not in proof.why
+
+
+def test_a_proven_launchers_session_is_still_the_runs_even_where_a_member_lost_the_tag(
+    tmp_path: Path, signals: tuple[Sent, set[int]]
+) -> None:
+    """The other side: a launcher carrying the run's tag is the run's, and so is every member of the
+    session it leads (a worker started with a cleared environment too): stop ends them all."""
+    sent, allowed = signals
+    ws, notes = tmp_path / "ws", tmp_path / "signals.txt"
+    run_dir = runs_root(ws) / "mine"
+    started_at = time.time() - 2
+    env = {**_untagged_env(), **run_tag("mine", run_dir)}
+    bash = subprocess.Popen(
+        ["bash", "-c", BASH, "launcher", str(notes), sys.executable, CLEARED],
+        start_new_session=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (notes.exists() and "ready" in notes.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (child,) = psutil.Process(bash.pid).children()
+        assert ENV_RUN_ID not in child.environ()  # untagged: the run's only through its session
+        allowed.update({bash.pid, child.pid})
+        record = _forge(ws, "mine", bash.pid, started_at)
+        assert sorted(p.pid for p in run_processes(record)) == sorted([bash.pid, child.pid])
+        final = stop("mine", ws, grace=0.5)
+        assert final.status == RunStatus.STOPPED
+        assert ("kill", bash.pid, signal.SIGINT) in sent and ("killpg", bash.pid, signal.SIGKILL) in sent
+        bash.wait(timeout=10)
+        assert not _running(child.pid) and "bash:INT" in notes.read_text().split()  # it got the stop signal
+    finally:
+        _end(bash)
