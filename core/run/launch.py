@@ -10,7 +10,10 @@ Stopping: the launcher's stop signal (SIGINT for msrun: it stops its workers and
 SIGKILL to the whole process group after a grace period, then every process of the run that is
 still alive (in its launcher's session, or carrying the run's tag SHARDSCOPE_RUN_ID +
 SHARDSCOPE_RUN_DIR in its environment: never a path in a command line) is killed and the stop is
-verified. A watched folder's run is only forgotten: ShardScope did not start it, nothing is signalled.
+verified. run.json is only a claim: a pid it names is signalled (and its group killed) only once
+proven the run's own (`core.run.processes.RunProcesses`: the tag in its environment, never pid 1, this
+program, its parent, session or group); a refused pid is named in the one-line error stop raises.
+A watched folder's run is only forgotten: ShardScope did not start it, nothing is signalled.
 """
 
 from __future__ import annotations
@@ -33,12 +36,12 @@ from core.run.interpreter import BIN_DIR
 from core.run.launchers import BatchLauncher, Launcher, launcher_for
 from core.run.preflight import check_launcher, check_partition
 from core.run.processes import (
+    Proof,
+    RunProcesses,
     alive,
     port_in_use,
-    processes_of,
     run_tag,
     send_signal,
-    signal_verified,
     start_detached,
 )
 from core.run.registry import (
@@ -52,8 +55,6 @@ from core.run.registry import (
     RunStatus,
     get_run,
     launch_lock,
-    launcher_alive,
-    launcher_pids,
     list_runs,
     new_run_id,
     read_record,
@@ -67,9 +68,8 @@ _JOB_FILES = ("train.py", "run.sh", "README.md", JOB_FILE, SBATCH_FILE)
 
 
 def run_processes(record: RunRecord, include_supervisor: bool = False) -> list[psutil.Process]:
-    """Every live process of the run: in a session its launchers lead, or tagged with the run (exactly)."""
-    exclude = () if include_supervisor else (record.supervisor_pid,)
-    return processes_of(record.run_id, record.run_dir, launcher_pids(record), exclude, since=record.started_at)
+    """Every live process of the run: in a session its proven launchers lead, or tagged with the run (exactly)."""
+    return RunProcesses.of(record).live(include_supervisor)
 
 
 def launcher_env(
@@ -290,7 +290,11 @@ def fail_record(record: RunRecord, message: str) -> bool:
 
 
 def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
-    """The launcher's stop signal, SIGKILL to the group after `grace` s, then verify nothing is left."""
+    """The launcher's stop signal, SIGKILL to the group after `grace` s, then verify nothing is left.
+
+    Only processes proven the run's own are signalled; a live pid the record names that is not (a
+    forged or stale run.json) is left alone and named in a LaunchError, the record left as it is.
+    """
     record = get_run(run_id, workspace)
     if record.watch_only:
         return forget(record)
@@ -301,19 +305,22 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
     record = _wait_started(record)
     if not record.is_running:
         return record  # the supervisor saw the stop request before starting anything
+    view = RunProcesses.of(record)
+    refused: list[Proof] = []
     if launcher.queued:
         record = _stop_batch(record, launcher, grace)  # type: ignore[arg-type]
-    elif launcher_alive(record):
-        for pid, created in launcher_pids(record):
-            signal_verified(pid, created, launcher.stop_signal)
+    else:
+        sent, refused = view.signal_launchers(launcher.stop_signal)
         deadline = time.time() + grace
-        while time.time() < deadline and run_processes(record):
+        while sent and time.time() < deadline and view.live():
             time.sleep(0.2)
-    _kill_leftovers(record)
+    _kill_leftovers(view)
     # the supervisor sees the launcher exit and writes 'stopped'; wait for it briefly
     deadline = time.time() + 10
     while time.time() < deadline and alive(record.supervisor_pid, record.supervisor_create_time):
         time.sleep(0.1)
+    if refused:
+        raise LaunchError(view.refusal(refused))
 
     def stopped(final: RunRecord) -> bool:
         if not final.is_running:
@@ -380,21 +387,18 @@ def launcher_for_record(record: RunRecord) -> Launcher:
         return launcher_for(RunOptions())
 
 
-def _kill_leftovers(record: RunRecord) -> None:
-    groups = [(record.pgid, record.pid, record.pid_create_time)]
-    groups += [(n.get("pgid"), n.get("pid"), n.get("create_time")) for n in record.nodes]
+def _kill_leftovers(view: RunProcesses) -> None:
+    """SIGKILL to the groups the run's proven launchers lead and to every live process of the run."""
     for _attempt in range(5):
-        left = run_processes(record)
-        for pgid, pid, created in groups:
-            if pgid and pgid == pid:  # a group is killed only while its leader is still our process
-                signal_verified(pid, created, signal.SIGKILL, group=True)
+        left = view.live()
+        view.kill_groups(signal.SIGKILL)  # a group only while its leader is proven the run's own
         if not left:
             break
         send_signal(left, signal.SIGKILL)
         psutil.wait_procs(left, timeout=3)
-    left = run_processes(record)
+    left = view.live()
     if left:
-        raise LaunchError(f"run {record.run_id}: processes {sorted(p.pid for p in left)} survived SIGKILL")
+        raise LaunchError(f"run {view.run_id}: processes {sorted(p.pid for p in left)} survived SIGKILL")
 
 
 def wait(run_id: str, workspace: Path, timeout: float | None = None, poll: float = 0.5) -> RunRecord:

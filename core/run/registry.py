@@ -22,7 +22,7 @@ from typing import Any
 from core.files import is_regular, read_checked
 from core.run import slurm
 from core.run.launchers import QUEUED_LAUNCHERS
-from core.run.processes import ENV_RUN_ID, alive, processes_of
+from core.run.processes import ENV_RUN_ID, RunProcesses, alive
 from core.run.states import ACTIVE, LaunchError, NodeEntry, RunKind, RunStatus
 from core.workspace import WorkspaceError, child
 
@@ -267,10 +267,8 @@ def _start_lost(record: RunRecord) -> bool:
 
 
 def leftover_processes(record: RunRecord) -> list[Any]:
-    """Live processes of the run (its launchers' sessions, its tag) started after it, supervisor excluded."""
-    return processes_of(
-        record.run_id, record.run_dir, launcher_pids(record), (record.supervisor_pid,), since=record.started_at
-    )
+    """Live processes of the run (its proven launchers' sessions, its tag) started after it, supervisor excluded."""
+    return RunProcesses.of(record).live()
 
 
 def exit_file_name(node: int | None = None) -> str:

@@ -24,9 +24,9 @@ from core.files import read_checked
 from core.run.launch import fail_record, launcher_env, launcher_for_record, run_processes
 from core.run.launchers import BatchLauncher
 from core.run.processes import (
+    RunProcesses,
     create_time,
     send_signal,
-    signal_verified,
     start_detached,
 )
 from core.run.registry import (
@@ -105,8 +105,7 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
 
     record = update_record(run_dir, started)
     if (run_dir / STOP_FILE).exists():  # a stop that came while the launcher was being started
-        for proc in procs:
-            signal_verified(proc.pid, create_time(proc.pid), launcher_for_record(record).stop_signal)
+        RunProcesses.of(record).signal_launchers(launcher_for_record(record).stop_signal)  # tagged: proven ours
     codes = [proc.wait() for proc in procs]
     if not record.options.get("join", True):
         _wait_detached(record)
