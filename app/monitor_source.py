@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import streamlit as st
 
 from core.logs import RunWatcher
 from core.logs.guard import LogDirError, validate_log_dir
-from core.logs.replay import load_recording, replay
+from core.logs.replay import load_recording, new_replay_dir, replay
 from core.logs.watcher import WatcherRegistry
 from core.run.registry import RunRecord, launcher_output_paths, list_runs
 from core.workspace import EXAMPLES_DIR, default_workspace
@@ -80,8 +78,8 @@ def recordings() -> dict[str, Path]:
 
 
 def start_replay(name: str, rec_dir: Path, speed: float, polling: bool) -> Path:
-    out = Path(tempfile.gettempdir()) / "shardscope_replays" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    out.mkdir(parents=True, exist_ok=True)
+    """Replay `rec_dir` into a fresh private folder (never a predictable $TMPDIR name: issue 31) and watch it."""
+    out = new_replay_dir(name)
     get_watcher(str(out), polling, None, ())  # watch before the first byte: every row is seen live
     stop = threading.Event()
     thread = threading.Thread(

@@ -2,8 +2,9 @@
 
 `streamlit run` finds `app` below (an `st.App`) and serves it with Streamlit's own Uvicorn runner, so
 config.toml and the command-line flags apply as with `streamlit run app/main.py`; every HTTP request
-and WebSocket upgrade first passes app/host_check.py (loopback Host headers only, else 403); the
-chart's plotly bundle is served cacheable (app/bundle_cache.py).
+and WebSocket upgrade first passes app/host_check.py (loopback Host headers only, and an Origin, when
+there is one, that is this server's own scheme, loopback name and port; else 403); the chart's plotly
+bundle is served cacheable (app/bundle_cache.py).
 """
 
 from __future__ import annotations

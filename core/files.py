@@ -15,12 +15,23 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
+import tempfile
+from contextlib import suppress
 from pathlib import Path
 from typing import BinaryIO
 
 from core.errors import UserError
 
-__all__ = ["FileCheckError", "expand_home", "is_regular", "kind_of", "open_checked", "open_fd", "read_checked"]
+__all__ = [
+    "FileCheckError",
+    "expand_home",
+    "is_regular",
+    "kind_of",
+    "open_checked",
+    "open_fd",
+    "read_checked",
+    "write_replacing",
+]
 
 _CHUNK = 1 << 16  # read size once the file turned out longer than fstat said (it grew, or procfs)
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
@@ -153,3 +164,21 @@ def expand_home(path: str | Path) -> Path:
         return Path(path).expanduser()
     except RuntimeError:
         return Path(path)
+
+
+def write_replacing(path: str | Path, data: bytes, mode: int = 0o644) -> Path:
+    """Write `data` as `path` atomically, never through a link: a fresh temp file in the same folder
+    (mkstemp: O_EXCL, so never an existing name or a planted link), then os.replace, which replaces a
+    link standing at `path` instead of writing to where it points. A reader sees the old file or the new."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            os.fchmod(out.fileno(), mode)  # mkstemp made it 0600
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path

@@ -6,6 +6,8 @@ import json
 import keyword
 import os
 import re
+import tempfile
+from contextlib import suppress
 from pathlib import Path
 
 from core.errors import UserError
@@ -80,6 +82,13 @@ def remember(workspace: Path, key: str, value: str) -> None:
     """Store one setting of the workspace (atomically: a reader never sees half a file)."""
     settings = {**read_settings(workspace), key: value}
     workspace.mkdir(parents=True, exist_ok=True)
-    tmp = workspace / f".{SETTINGS_FILE}.{os.getpid()}"
-    tmp.write_text(json.dumps(settings, indent=1), encoding="utf-8")
-    os.replace(tmp, workspace / SETTINGS_FILE)
+    # a fresh temp name (mkstemp: O_EXCL), never a predictable one a planted link could stand at
+    fd, tmp = tempfile.mkstemp(dir=workspace, prefix=f".{SETTINGS_FILE}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps(settings, indent=1))
+        os.replace(tmp, workspace / SETTINGS_FILE)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -49,16 +49,19 @@ def free_port() -> int:
 
 
 @contextmanager
-def dashboard(workspace: Path, log_file: Path | None = None, extra_env: dict[str, str] | None = None) -> Iterator[str]:
+def dashboard(
+    workspace: Path, log_file: Path | None = None, extra_env: dict[str, str] | None = None, address: str = "127.0.0.1"
+) -> Iterator[str]:
     """`streamlit run app/shardscope_server.py` (the dashboard behind its Host check, as scripts/dashboard.sh
-    starts it) on a free loopback port with its own workspace; yields the base URL."""
+    starts it) on a free port with its own workspace, listening on `address` (0.0.0.0: as in the Docker
+    image); yields the base URL (always by 127.0.0.1)."""
     workspace.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = {**os.environ, "SHARDSCOPE_WORKSPACE": str(workspace), "PYTHONUNBUFFERED": "1", **(extra_env or {})}
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     argv = [
         sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "app" / "shardscope_server.py"),
-        "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+        "--server.port", str(port), "--server.address", address, "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
     log = (log_file or workspace / "streamlit.log").open("w")

@@ -13,6 +13,7 @@ workspace or PYTHONPATH is imported into it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -26,7 +27,10 @@ CANNOT_START = 127  # what a shell returns for a command it cannot run
 def write_status(path: str, code: int) -> None:
     """Temp file + rename: a reader sees the whole number or no file."""
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as out:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)  # a leftover (or a planted link) at this name: created anew below, never followed
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    with open(os.open(tmp, flags, 0o644), "w", encoding="utf-8") as out:
         out.write(f"{code}\n")
     os.replace(tmp, path)
 

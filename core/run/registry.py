@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.files import is_regular, read_checked
+from core.files import is_regular, read_checked, write_replacing
 from core.run import slurm
 from core.run.launchers import QUEUED_LAUNCHERS
 from core.run.processes import ENV_RUN_ID, RunProcesses, alive
@@ -138,11 +138,9 @@ def run_dir_of(run_id: str, workspace: Path) -> Path:
 
 
 def write_record(record: RunRecord) -> None:
-    """Atomic (temp file + rename): a reader never sees half a record."""
-    path = record.run_dir / RUN_FILE
-    tmp = path.with_name(f"{RUN_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record.to_json(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Atomic (a fresh temp file + rename): a reader never sees half a record, and no planted link is
+    written through (write_replacing)."""
+    write_replacing(record.run_dir / RUN_FILE, (json.dumps(record.to_json(), indent=2) + "\n").encode("utf-8"))
 
 
 @contextlib.contextmanager

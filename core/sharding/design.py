@@ -33,7 +33,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core.files import open_checked
+from core.files import open_checked, write_replacing
 from core.sharding.design_reader import read_design
 from core.sharding.design_types import (
     FLOAT_DTYPES,
@@ -391,13 +391,11 @@ def dumps_design(design: Design) -> str:
 
 
 def save_design(design: Design, path: str | Path) -> Path:
-    """Write atomically (temp file + rename) so a crash never leaves half a design."""
+    """Write atomically (a fresh temp file + rename) so a crash never leaves half a design, and a link
+    planted at the path (or at a predictable temp name) is replaced, never written through."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(dumps_design(design), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_replacing(path, dumps_design(design).encode("utf-8"))
 
 
 def entry_label(entry: DimEntry) -> str:
