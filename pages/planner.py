@@ -267,7 +267,7 @@ def yaml_section(config: MindFormersConfig, marked: Evaluation, plan: Plan) -> N
             f"{format_bytes(marked.activation_bytes)} activations) of {format_bytes(plan.card_memory_bytes)}"
         )
         (st.success if marked.fits else st.error)(
-            text + (": fits" if marked.fits else ": does NOT fit") + f"; {time_summary(marked)}.",
+            text + (": fits." if marked.fits else ": does NOT fit.") + f" Planned: {time_summary(marked)}.",
             icon=":material/description:",
         )
     if config.unsupported:

@@ -315,3 +315,16 @@ def test_the_published_throughput_table_meets_its_goal_with_the_default_factors(
         assert 0 < mfu < 1
         ratios[entry["file"]] = tokens / first["tokens_per_s_per_card"]
     assert sum(abs(r - 1) <= 0.30 for r in ratios.values()) >= 10
+
+
+def test_a_cp_recipe_exports_its_context_parallel_keys_and_reads_back() -> None:
+    from core.plan.mfconfig import parse_config
+    from core.plan.mindformers import mindformers_yaml
+
+    recipe = Recipe(1, 2, 2, False, True, Recompute.FULL, 4, 1, 8, "hybrid_cp", 2)
+    text = mindformers_yaml(recipe, "1.3")
+    assert "context_parallel: 8" in text and 'context_parallel_algo: "hybrid_cp"' in text
+    model = (
+        "model:\n  model_config: {hidden_size: 512, num_layers: 4, num_heads: 8, vocab_size: 1000, seq_length: 4096}\n"
+    )
+    assert parse_config(model + text).recipe == recipe

@@ -68,3 +68,22 @@ def test_the_128k_qwen_yaml_opens_with_its_context_parallel_recipe(planner: AppT
     texts = [m.value for m in [*planner.success, *planner.error]]
     assert any("runs **dp1 mp2 pp2 cp16-ring os rc-full m64×b1** on 64 cards" in t and "step" in t for t in texts)
     assert planner.selectbox(key="planner_pick").options[0].startswith("dp1 mp2 pp2 cp16-ring")
+
+
+@pytest.mark.browser
+def test_browser_planner_shows_step_time_and_screenshot(tmp_path: Path) -> None:
+    """The Planner in a browser: the proposal with its step time, the chart of memory against step time and the
+    table's time columns (screenshots test-artifacts/planner_time*.png, looked at)."""
+    from tests.browser import VIEWPORT, chromium, dashboard, shot, wait_idle
+
+    with dashboard(tmp_path / "ws") as url, chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{url}/planner")
+        page.get_by_text("Proposed:").wait_for(timeout=90_000)
+        assert page.get_by_text("the shortest step that fits", exact=False).count() >= 1
+        page.get_by_text("Selected recipe").scroll_into_view_if_needed()
+        page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+        wait_idle(page)
+        assert page.get_by_text("step time (s) on atlas-800t-a2").count() >= 1  # the chart's y axis
+        assert shot(page, "planner_time").stat().st_size > 20_000
+        assert shot(page, "planner_time_full", full=True).stat().st_size > 20_000
