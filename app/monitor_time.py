@@ -26,4 +26,5 @@ def time_panel(measured_step_ms: float | None, plan: dict[str, Any] | None) -> N
             "measured median step", f"{value:.3g} s" if value else "—", delta, delta_color="off", border=False
         )
         mfu.metric("achieved MFU", f"{timed['achieved_mfu']:.1%}" if timed["achieved_mfu"] is not None else "—")
-        st.caption(f"Planned {str(timed['source']).replace('`', chr(39))}; MFU against that preset's peak.")
+        source = str(timed["source"] or "planned").replace("`", "'")
+        st.caption(f"{source[:1].upper()}{source[1:]}; MFU against that preset's peak.")
