@@ -328,3 +328,40 @@ def test_a_cp_recipe_exports_its_context_parallel_keys_and_reads_back() -> None:
         "model:\n  model_config: {hidden_size: 512, num_layers: 4, num_heads: 8, vocab_size: 1000, seq_length: 4096}\n"
     )
     assert parse_config(model + text).recipe == recipe
+
+
+def test_cli_takes_a_hardware_json_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    card = tmp_path / "slow.json"
+    card.write_text(json.dumps(PRESETS["a100-80g"].to_dict() | {"name": "slow", "peak_tflops": 31.2}))
+    args = ["--hidden", "512", "--heads", "8", "--ffn", "1376", "--layers", "4", "--vocab", "1000", "--seq", "128"]
+    args += ["--global-batch", "8", "--devices", "8", "--card-memory", "32", "--json"]
+    assert _cli([*args, "--hardware", "a100-80g"]) == 0
+    fast = {(r["dp"], r["mp"], r["pp"]): r["time"]["compute_s"] for r in json.loads(capsys.readouterr().out)}
+    assert _cli([*args, "--hardware", str(card)]) == 0
+    slow = {(r["dp"], r["mp"], r["pp"]): r["time"]["compute_s"] for r in json.loads(capsys.readouterr().out)}
+    assert slow.keys() == fast.keys()
+    assert all(slow[k] == pytest.approx(10 * fast[k], rel=1e-4) for k in fast)  # a tenth of the peak
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    devices=st.sampled_from([1, 2, 4, 8, 16]),
+    efficiency=st.floats(0.01, 1.0),
+    overlap=st.floats(0.0, 1.0),
+    hardware=st.sampled_from(sorted(PRESETS)),
+    cp_algo=st.sampled_from([None, "colossalai_cp", "ulysses_cp", "hybrid_cp"]),
+)
+def test_every_step_adds_up_and_mfu_never_beats_the_efficiency(
+    devices: int, efficiency: float, overlap: float, hardware: str, cp_algo: str | None
+) -> None:
+    """Recompute, bubble and exposed communication only add time to the model's FLOPs at the efficiency, so
+    for every recipe step = compute + bubble + exposed and MFU <= efficiency (causal attention counted alike)."""
+    timing = TimeChoices(PRESETS[hardware], efficiency, overlap)
+    plan = explore(GQA, 16, devices, 1e4, timing=timing, cp_algo=cp_algo)
+    assert plan.valid
+    for e in plan.valid:
+        t = e.time
+        assert t is not None and t.step_s > 0
+        assert t.step_s == pytest.approx(t.compute_s + t.bubble_s + t.exposed_comm_s)
+        assert t.exposed_comm_s == pytest.approx((1 - overlap) * t.comm_s)
+        assert 0 < t.mfu <= efficiency * (1 + 1e-9)
