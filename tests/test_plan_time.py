@@ -365,3 +365,14 @@ def test_every_step_adds_up_and_mfu_never_beats_the_efficiency(
         assert t.step_s == pytest.approx(t.compute_s + t.bubble_s + t.exposed_comm_s)
         assert t.exposed_comm_s == pytest.approx((1 - overlap) * t.comm_s)
         assert 0 < t.mfu <= efficiency * (1 + 1e-9)
+
+
+def test_the_second_opinion_of_a_cp_recipe_is_that_of_its_sequence_chunk_on_dp_times_cp_replicas() -> None:
+    from core.plan.megatron import second_opinion
+
+    ring = _one(GQA, Recipe(2, 1, 1, False, True, Recompute.SELECTIVE, 1, 1, 4, "colossalai_cp"))
+    chunk = PlanModel(1024, 16, 2816, 4, 1024, 4096 // 4, 4)
+    same = _one(chunk, Recipe(8, 1, 1, False, True, Recompute.SELECTIVE, 1, 1))
+    assert [d.megatron for d in second_opinion(GQA, ring)] == [d.megatron for d in second_opinion(chunk, same)]
+    whole = _one(GQA, Recipe(2, 1, 1, False, True, Recompute.SELECTIVE, 1, 1))
+    assert second_opinion(GQA, ring)[-1].megatron < second_opinion(GQA, whole)[-1].megatron
