@@ -18,11 +18,15 @@ TABLE_COLUMNS = {
     "dp": "dp",
     "mp": "mp",
     "pp": "pp",
+    "cp": "cp",
     "sp": "sp",
     "optimizer_shard": "optimizer parallel",
     "recompute": "recompute",
     "micro_batches": "micro-batches",
     "micro_batch_size": "micro-batch size",
+    "step_s": "step (s)",
+    "tokens_per_s": "tokens/s/card",
+    "mfu": "MFU",
     "memory_gib": "memory/card (GiB)",
     "states_gib": "model states (GiB)",
     "activations_gib": "activations (GiB)",
@@ -30,6 +34,7 @@ TABLE_COLUMNS = {
     "tp_gib": "TP comm (GiB)",
     "dp_gib": "DP comm (GiB)",
     "pp_gib": "PP comm (GiB)",
+    "cp_gib": "CP comm (GiB)",
     "bubble": "bubble",
     "fits": "fits",
 }
@@ -46,11 +51,15 @@ def recipes_frame(evaluations: Sequence[Evaluation]) -> pd.DataFrame:
                 "dp": r.dp,
                 "mp": r.mp,
                 "pp": r.pp,
+                "cp": r.cp_label() or "1",
                 "sp": r.sp,
                 "optimizer_shard": r.optimizer_shard,
                 "recompute": r.recompute.value,
                 "micro_batches": r.micro_batches,
                 "micro_batch_size": r.micro_batch_size,
+                "step_s": e.step_s,
+                "tokens_per_s": e.time.tokens_per_s_per_card if e.time else None,
+                "mfu": e.time.mfu if e.time else None,
                 "memory_gib": e.memory_bytes / GIB,
                 "states_gib": e.model_state_bytes / GIB,
                 "activations_gib": e.activation_bytes / GIB,
@@ -58,6 +67,7 @@ def recipes_frame(evaluations: Sequence[Evaluation]) -> pd.DataFrame:
                 "tp_gib": e.tp_comm_bytes / GIB,
                 "dp_gib": e.dp_comm_bytes / GIB,
                 "pp_gib": e.pp_comm_bytes / GIB,
+                "cp_gib": e.cp_comm_bytes / GIB,
                 "bubble": e.bubble,
                 "fits": e.fits,
             }
@@ -87,7 +97,7 @@ def why_not_frame(plan: Plan) -> pd.DataFrame:
 
 
 def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evaluation | None = None) -> go.Figure:
-    """Memory per card (x) against communication per step (y), colour = bubble; the card limit as a line."""
+    """Memory per card (x) against step time (y), colour = MFU; the card limit as a line."""
     frame = recipes_frame(plan.valid)
     fig = go.Figure()
     for fits, symbol, name in ((True, "circle", "fits"), (False, "x", "does not fit")):
@@ -97,30 +107,32 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evalua
         fig.add_trace(
             go.Scatter(
                 x=part["memory_gib"],
-                y=part["comm_gib"],
+                y=part["step_s"],
                 mode="markers",
                 name=name,
                 text=part["recipe"],
                 marker={
                     "symbol": symbol,
                     "size": 8,
-                    "color": part["bubble"],
+                    "color": part["mfu"],
                     "colorscale": "Viridis",
                     "cmin": 0,
-                    "cmax": max(0.01, float(frame["bubble"].max())),
+                    "cmax": max(0.01, float(frame["mfu"].max())),
                     "line": {"width": 0},
-                    "colorbar": {"title": {"text": "bubble"}, "tickformat": ".0%"} if fits else None,
+                    "colorbar": {"title": {"text": "MFU"}, "tickformat": ".0%"} if fits else None,
                     "showscale": bool(fits),
                 },
-                hovertemplate="%{text}<br>memory %{x:.1f} GiB<br>comm %{y:.2f} GiB/step<extra>" + name + "</extra>",
+                customdata=part[["tokens_per_s", "comm_gib"]],
+                hovertemplate="%{text}<br>memory %{x:.1f} GiB<br>step %{y:.3g} s, %{customdata[0]:,.0f} tokens/s/card"
+                "<br>comm %{customdata[1]:.2f} GiB/step<extra>" + name + "</extra>",
             )
         )
-    front = recipes_frame(plan.pareto)
+    front = recipes_frame(plan.time_pareto)
     if not front.empty:
         fig.add_trace(
             go.Scatter(
                 x=front["memory_gib"],
-                y=front["comm_gib"],
+                y=front["step_s"],
                 mode="lines",
                 name="Pareto front",
                 line={"color": "#64748b", "dash": "dot", "shape": "hv"},
@@ -129,7 +141,7 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evalua
         )
     limit = plan.card_memory_bytes / GIB
     if not frame.empty:  # a trace, not a shape: shapes on log axes take log10 coordinates
-        low, high = float(frame["comm_gib"].min()), float(frame["comm_gib"].max())
+        low, high = float(frame["step_s"].min()), float(frame["step_s"].max())
         fig.add_trace(
             go.Scatter(
                 x=[limit, limit],
@@ -147,7 +159,7 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evalua
         fig.add_trace(
             go.Scatter(
                 x=[marked.memory_bytes / GIB],
-                y=[marked.comm_bytes / GIB],
+                y=[marked.step_s],
                 mode="markers+text",
                 name="the YAML's recipe",
                 text=["  YAML"],
@@ -160,7 +172,7 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evalua
         fig.add_trace(
             go.Scatter(
                 x=[selected.memory_bytes / GIB],
-                y=[selected.comm_bytes / GIB],
+                y=[selected.step_s],
                 mode="markers",
                 name="selected",
                 marker={"symbol": "star", "size": 18, "color": "#f97316", "line": {"color": "#111827", "width": 1}},
@@ -170,13 +182,13 @@ def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evalua
         )
     fig.update_layout(
         xaxis_title="memory per card (GiB)",
-        yaxis_title="communication per step per card (GiB)",
+        yaxis_title=f"step time (s) on {plan.timing.hardware.name}",
         height=440,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
     fig.update_xaxes(**axis_scale(frame["memory_gib"]))
-    fig.update_yaxes(**axis_scale(frame["comm_gib"]))
+    fig.update_yaxes(**axis_scale(frame["step_s"]))
     return fig
 
 
@@ -198,6 +210,7 @@ def breakdown_rows(e: Evaluation) -> pd.DataFrame:
         ("tensor-parallel comm / step", e.tp_comm_bytes / GIB),
         ("data-parallel comm / step", e.dp_comm_bytes / GIB),
         ("pipeline comm / step", e.pp_comm_bytes / GIB),
+        ("context-parallel comm / step", e.cp_comm_bytes / GIB),
     ]
     return pd.DataFrame(rows, columns=["what", "GiB"])
 

@@ -7,7 +7,11 @@ Comparison (`--compare`): LLaMA-2 7B / 13B / 70B on 8 / 16 / 64 / 256 cards, glo
 recipe Megatron-LM's formulas cover (sequence parallel + selective recompute), with the planner's default
 choices: the per-card total on stage 0 side by side, the range of differences, how often "fits in 64 GiB"
 differs, and each part's difference with its cause. Prints figures; not a test.
-Run: .venv/bin/python benchmarks/bench_plan.py [--compare]
+Throughput (`--throughput`): each of the 14 MindFormers configs with published tokens/s per card
+(tests/fixtures/mindformers/throughput.json, copied from MindFormers' READMEs) planned on its documented
+hardware with the planner's ONE global set of step-time assumptions (`core.plan.steptime` defaults), predicted
+next to published; the goal is ±30 % for at least 10 of 14 (README "Step time").
+Run: .venv/bin/python benchmarks/bench_plan.py [--compare | --throughput]
 """
 
 from __future__ import annotations
@@ -19,10 +23,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import json
+
 from core.plan import states
-from core.plan.explore import GIB, StructureCache, explore
+from core.plan.explore import GIB, StructureCache, evaluate, explore
+from core.plan.hardware import PRESETS
 from core.plan.megatron import covered, second_opinion
-from core.plan.recipes import PlanModel
+from core.plan.mfconfig import read_config
+from core.plan.recipes import PlanError, PlanModel, recipe_candidate
+from core.plan.steptime import TimeChoices
 
 MODEL_70B = PlanModel(hidden=8192, heads=64, ffn=28672, layers=80, vocab=32000, seq=4096, kv_heads=8)
 CASES = [
@@ -91,7 +100,55 @@ def compare(name: str, model: PlanModel, devices: int, batch: int = 512, card_gi
                 print(f"          {d.part:42s} {share:+6.1%} of the total: {d.cause[:110]}")
 
 
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "mindformers"
+HARDWARE = {"Atlas 800T A2": "atlas-800t-a2", "Atlas 900 A2 PoDc": "atlas-900-a2-podc"}
+BAND = 0.30
+
+
+def predicted(file: str, hardware: str) -> tuple[str, float, float]:
+    """(recipe label, predicted tokens/s per card, MFU) of a config's own recipe on a preset, default factors."""
+    config = read_config(FIXTURES / file)
+    model = config.model
+    timing = TimeChoices(hardware=PRESETS[hardware])
+    e = evaluate(recipe_candidate(model, config.recipe), model, StructureCache(model), 1 << 50, config.choices, timing)
+    if e.time is None:
+        raise PlanError(f"{file}: {e.reason}")
+    return e.recipe.label(), e.time.tokens_per_s_per_card, e.time.mfu
+
+
+def throughput() -> None:
+    """Predicted vs published tokens/s per card, every published row; the goal counts each config's first row."""
+    data = json.loads((FIXTURES / "throughput.json").read_text(encoding="utf-8"))
+    t = TimeChoices()
+    print(
+        f"Step-time assumptions (global, never per config): efficiency {t.efficiency}, overlap {t.overlap}, "
+        f"attention FLOPs {t.attention_flops}"
+    )
+    header = f"{'config':42s} {'recipe':38s} {'hardware':18s} {'published':>9s} {'predicted':>9s} {'pred/pub':>8s} MFU"
+    print(header)
+    print("-" * len(header))
+    inside = counted = 0
+    for entry in data["configs"]:
+        name = entry["file"].split("__")[-1].removesuffix(".yaml")
+        for i, row in enumerate(entry["throughput"]):
+            label, tokens, mfu = predicted(entry["file"], HARDWARE[row["hardware"]])
+            ratio = tokens / row["tokens_per_s_per_card"]
+            ok = abs(ratio - 1) <= BAND
+            if i == 0:
+                counted += 1
+                inside += ok
+            mark = ("" if ok else "  outside ±30 %") + ("" if i == 0 else "  (second hardware, not counted)")
+            print(
+                f"{name:42s} {label:38s} {row['hardware']:18s} {row['tokens_per_s_per_card']:9.0f} {tokens:9.0f} "
+                f"{ratio:8.2f} {mfu:4.0%}{mark}"
+            )
+    print(f"\nwithin ±30 % of published: {inside} of {counted} configs (first documented hardware of each)")
+
+
 def main() -> None:
+    if "--throughput" in sys.argv:
+        throughput()
+        return
     if "--compare" in sys.argv:
         print("ShardScope vs Megatron-LM theoretical_memory_usage (stage 0, default choices, global batch 512)")
         for name, model in LLAMA2.items():

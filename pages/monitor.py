@@ -16,6 +16,7 @@ from app import monitor_widgets as ui
 from app.live_chart import live_chart
 from app.monitor_memory import memory_panel
 from app.monitor_source import get_watcher, pick_source
+from app.monitor_time import time_panel
 from core.logs import LogFormatError, RunSnapshot, compile_user_regex
 from core.logs.diagnose import Diagnosis, diagnose
 from core.logs.discover import folder_notes
@@ -340,6 +341,7 @@ if source_dir is not None:
             panel.ranks_and_step_time(snap, df, table, len(ranks), opts, per_node, source_dir)
         failures_view(diag, snap)
         memory_panel(snap, plan_for_log_dir(default_workspace(), source_dir))
+        time_panel(diag.median_step_time, plan_for_log_dir(default_workspace(), source_dir))
         panel.log_tail(snap, source_dir, extra_files)
         panel.csv_button(watcher.snapshot, label)
 

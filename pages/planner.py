@@ -11,6 +11,7 @@ from app import planner_view as view
 from app.design_state import commit as commit_design
 from app.design_state import current_design
 from app.nav import page_path
+from app.planner_time import time_inputs, time_rows, time_summary
 from core.errors import UserError
 from core.models.llama import PUBLISHED_SHAPES
 from core.plan.choices import (
@@ -39,6 +40,7 @@ from core.plan.megatron import covered, second_opinion
 from core.plan.mfconfig import MAX_CONFIG_BYTES, MindFormersConfig, parse_config, read_config
 from core.plan.mindformers import DEFAULT_VERSION, VERSIONS, mindformers_yaml
 from core.plan.recipes import PlanError, PlanModel, Recipe
+from core.plan.steptime import TimeChoices
 from core.sharding.design import Design
 from core.units import format_bytes
 
@@ -56,8 +58,16 @@ FIELDS = ("hidden", "heads", "kv_heads", "ffn", "layers", "vocab", "seq")
 
 
 @st.cache_data(max_entries=16, show_spinner="Evaluating every recipe…")
-def cached_plan(model: PlanModel, global_batch: int, devices: int, card_gb: float, choices: Choices) -> Plan:
-    return explore(model, global_batch, devices, card_gb, choices)
+def cached_plan(
+    model: PlanModel,
+    global_batch: int,
+    devices: int,
+    card_gb: float,
+    choices: Choices,
+    timing: TimeChoices | None = None,
+    cp_algo: str | None = None,
+) -> Plan:
+    return explore(model, global_batch, devices, card_gb, choices, timing, cp_algo)
 
 
 def open_yaml() -> MindFormersConfig | None:
@@ -204,7 +214,7 @@ def choice_inputs(model: PlanModel, config: MindFormersConfig | None) -> Choices
 
 
 def ranked_recipes(plan: Plan) -> list[Evaluation]:
-    """Valid recipes, fitting first, then least recompute and bubble, least communication: the order of the
+    """Valid recipes, fitting first, then the shortest step, least communication: the order of the
     select box and of the table, so a table row and a select-box index name the same recipe."""
     return sorted(plan.valid, key=lambda e: (not e.fits, *rank_key(e)))
 
@@ -221,7 +231,7 @@ def choose(ranked: list[Evaluation]) -> Evaluation | None:
         range(len(ranked)),
         format_func=lambda i: labels[i],
         key=PICK_KEY,
-        help="Sorted: fitting first, then least recompute and bubble, then least communication. "
+        help="Sorted: fitting first, then the shortest step, then least communication. "
         "Or click a row of the table below.",
     )
     return ranked[index or 0]
@@ -257,7 +267,8 @@ def yaml_section(config: MindFormersConfig, marked: Evaluation, plan: Plan) -> N
             f"{format_bytes(marked.activation_bytes)} activations) of {format_bytes(plan.card_memory_bytes)}"
         )
         (st.success if marked.fits else st.error)(
-            text + (": fits." if marked.fits else ": does NOT fit."), icon=":material/description:"
+            text + (": fits." if marked.fits else ": does NOT fit.") + f" Planned: {time_summary(marked)}.",
+            icon=":material/description:",
         )
     if config.unsupported:
         with st.expander(f"Not modelled: {len(config.unsupported)} keys of the YAML", expanded=False):
@@ -315,7 +326,7 @@ def apply_section(plan: Plan, chosen: Evaluation) -> None:
 st.title("Planner")
 st.caption(
     "Every mix of data / model / pipeline / sequence / optimizer parallelism, recompute and micro-batches for your "
-    "cards: memory per card against communication per step, before a card is spent."
+    "cards: memory per card against step time, before a card is spent."
 )
 with st.container(border=True):
     model, batch, devices, card, config = model_inputs()
@@ -323,8 +334,10 @@ CHOICES_TITLE = "Modelling choices: what one card is assumed to hold"
 with st.expander(CHOICES_TITLE + (" (defaults from the YAML)" if config else ""), expanded=config is not None):
     choices = choice_inputs(model, config)
     st.table(view.choices_frame(choices, config.sources if config else None).style.hide(axis="index"))
+with st.expander("Step time: the card and what it achieves", expanded=False):
+    timing, cp_algo = time_inputs(config)
 try:
-    plan = cached_plan(model, batch, devices, card, choices)
+    plan = cached_plan(model, batch, devices, card, choices, timing, cp_algo)
 except PlanError as exc:
     st.error(str(exc))
     st.stop()
@@ -340,7 +353,8 @@ cols[3].metric("evaluated in", f"{plan.seconds * 1000:.0f} ms")
 proposal = plan.proposal
 if proposal is not None:
     st.success(
-        f"Proposed: **{proposal.recipe.label()}** — {format_bytes(proposal.memory_bytes)} per card, "
+        f"Proposed: **{proposal.recipe.label()}** — the shortest step that fits: {time_summary(proposal)} on "
+        f"{plan.timing.hardware.label or plan.timing.hardware.name}; {format_bytes(proposal.memory_bytes)} per card, "
         f"{format_bytes(proposal.comm_bytes)} communication per step, bubble {proposal.bubble:.0%}.",
         icon=":material/recommend:",
     )
@@ -372,6 +386,7 @@ if chosen is not None:
             width="stretch",
             column_config={"GiB": st.column_config.NumberColumn(format="%.2f")},
         )
+        st.table(time_rows(chosen).style.hide(axis="index"))  # a table: the recipes table stays dataframe 1
         st.caption(f"Busiest stage: {chosen.peak_stage}; tensor-parallel volume from {chosen.comm_source}.")
         apply_section(plan, chosen)
     opinion_section(plan, chosen)
@@ -401,7 +416,14 @@ st.dataframe(
     width="stretch",
     height=320,
     column_config={label: st.column_config.NumberColumn(format="%.2f") for label in sizes}
-    | {"bubble": st.column_config.NumberColumn(format="percent")},
+    | {
+        "bubble": st.column_config.NumberColumn(format="percent"),
+        "MFU": st.column_config.NumberColumn(format="percent"),
+    }
+    | {
+        "step (s)": st.column_config.NumberColumn(format="%.3g"),
+        "tokens/s/card": st.column_config.NumberColumn(format="%.0f"),
+    },
     on_select=pick_from_table,
     selection_mode="single-row",
     key=TABLE_KEY,

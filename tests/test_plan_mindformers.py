@@ -158,8 +158,8 @@ def test_the_feed_forward_rule_gives_llamas_sizes() -> None:
         ),
         (
             "model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n"
-            "parallel_config: {data_parallel: 2, context_parallel: 2}\n",
-            "context_parallel is 2",
+            "parallel_config: {data_parallel: 2, context_parallel: 2, context_parallel_algo: ring}\n",
+            "context_parallel_algo 'ring' is not one of colossalai_cp, ulysses_cp, hybrid_cp",
         ),
         (
             "model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n"

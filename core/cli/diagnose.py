@@ -20,7 +20,7 @@ from core.logs.discover import folder_notes
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.memory import memory_report
 from core.logs.status import tail_lines
-from core.plan.planned import plan_for_config
+from core.plan.planned import achieved_time, plan_for_config
 from core.run.planned import plan_for_log_dir
 from core.run.registry import launcher_outputs
 from core.workspace import default_workspace
@@ -148,6 +148,21 @@ def memory_lines(memory: dict[str, Any], plan: dict[str, Any] | None) -> list[st
     return [terminal_safe(line) for line in lines]
 
 
+def time_lines(timed: dict[str, Any] | None) -> list[str]:
+    """Step time in the text report: planned, measured median, achieved MFU."""
+    if not timed:
+        return []
+    measured = timed["measured_step_s"]
+    line = f"step time planned: {timed['planned_step_s']:.3g} s ({timed['source']}); measured median: " + (
+        f"{measured:.3g} s" if measured else "none yet"
+    )
+    if timed["achieved_mfu"] is not None:
+        line += f"; achieved MFU {timed['achieved_mfu']:.1%} of the {timed['hardware']} preset's peak"
+        if timed["achieved_mfu"] > 1:
+            line += " (above 100 %: these logs are not of the planned model and cards)"
+    return [terminal_safe(line)]
+
+
 def handle(args: argparse.Namespace) -> int:
     """Run the diagnosis; 2 on a bad folder or regex, 1 when a rank failed or hung."""
     try:
@@ -177,12 +192,11 @@ def handle(args: argparse.Namespace) -> int:
         }
         planned = plan.get("memory_bytes") if plan else None
         memory = memory_report(tails, None if planned is None else dict.fromkeys(tails, planned))
+    timed = achieved_time(plan, d.median_step_time)  # planned vs measured step time (issue 33)
     if args.json:  # json.dumps escapes every control character
-        print(json.dumps(d.to_dict() | {"skipped": snap.skipped, "notes": notes, "memory": memory, "plan": plan}))
+        extra = {"skipped": snap.skipped, "notes": notes, "memory": memory, "plan": plan}
+        print(json.dumps(d.to_dict() | extra | ({"time": timed} if timed else {})))
     else:
-        print(
-            "\n".join(
-                [report(d), *memory_lines(memory, plan), *skipped_lines(snap), *(terminal_safe(n) for n in notes)]
-            )
-        )
+        lines = [report(d), *memory_lines(memory, plan), *time_lines(timed)]
+        print("\n".join([*lines, *skipped_lines(snap), *(terminal_safe(n) for n in notes)]))
     return 1 if d.failed else 0

@@ -23,9 +23,11 @@ from core.plan.choices import (
     with_changes,
 )
 from core.plan.explore import MAX_CARD_MEMORY_GB, Evaluation, Plan, explore, find_recipe, plan_rows
+from core.plan.hardware import DEFAULT_HARDWARE, PRESETS, resolve_hardware
 from core.plan.megatron import second_opinion
 from core.plan.mfconfig import MindFormersConfig, read_config
-from core.plan.recipes import DTYPE_ALIASES, DTYPES, PlanError, PlanModel
+from core.plan.recipes import CP_ALGOS, DTYPE_ALIASES, DTYPES, PlanError, PlanModel
+from core.plan.steptime import ATTENTION_FLOPS, TimeChoices
 from core.units import format_bytes
 
 MODEL_FLAGS = ("hidden", "heads", "ffn", "layers", "vocab", "seq")
@@ -85,6 +87,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     choices.add_argument(
         "--optimizer-parallel", choices=OPTIMIZER_PARALLEL, default=None, help="what optimizer parallel splits over dp"
     )
+    timing = parser.add_argument_group("step time (see README: Step time)")
+    timing.add_argument(
+        "--hardware",
+        default=None,
+        metavar="NAME|FILE.json",
+        help=f"the card: {', '.join(PRESETS)} (default {DEFAULT_HARDWARE}) or a JSON file with the same keys",
+    )
+    timing.add_argument("--efficiency", type=float, default=None, help="achieved fraction of peak (default 0.55)")
+    timing.add_argument("--overlap", type=float, default=None, help="fraction of communication hidden (default 0.5)")
+    timing.add_argument("--attention-flops", choices=ATTENTION_FLOPS, default=None, help="causal (default) or full")
+    parser.add_argument(
+        "--context-parallel",
+        choices=CP_ALGOS,
+        default=None,
+        metavar="ALGO",
+        help=f"also split the sequence over cp cards with this algorithm ({', '.join(CP_ALGOS)}); "
+        "default: the YAML's when it uses context parallel",
+    )
     parser.add_argument("--json", action="store_true", help="print the valid recipes as a JSON list")
     parser.add_argument("--all", action="store_true", help="also list invalid recipes (valid: false, reason)")
     parser.set_defaults(func=run)
@@ -109,8 +129,17 @@ def model_from_args(args: argparse.Namespace) -> PlanModel:
     )
 
 
+def timing_from_args(args: argparse.Namespace) -> TimeChoices:
+    """The step-time assumptions: the defaults with the flags given."""
+    hardware = resolve_hardware(args.hardware) if args.hardware is not None else None
+    return TimeChoices().with_changes(
+        hardware=hardware, efficiency=args.efficiency, overlap=args.overlap, attention_flops=args.attention_flops
+    )
+
+
 def format_rows(evaluations: Sequence[Evaluation]) -> str:
-    header = ("recipe", "memory/card", "states", "activations", "comm/step", "bubble", "fits")
+    header = ("recipe", "memory/card", "states", "activations", "comm/step", "bubble", "step", "tok/s/card", "MFU")
+    header += ("fits",)
     rows = [
         (
             e.recipe.label(),
@@ -119,6 +148,9 @@ def format_rows(evaluations: Sequence[Evaluation]) -> str:
             format_bytes(e.activation_bytes),
             format_bytes(e.comm_bytes),
             f"{e.bubble:.0%}",
+            f"{e.time.step_s:.3g} s" if e.time else "-",
+            f"{e.time.tokens_per_s_per_card:,.0f}" if e.time else "-",
+            f"{e.time.mfu:.0%}" if e.time else "-",
             "yes" if e.fits else "no",
         )
         for e in evaluations
@@ -136,12 +168,18 @@ def text_report(plan: Plan, show_invalid: bool) -> str:
         f"{len(plan.evaluations)} recipes for {plan.devices} cards: {len(valid)} valid, {len(fitting)} fit in "
         f"{format_bytes(plan.card_memory_bytes)} ({plan.seconds * 1000:.0f} ms)",
         "",
-        "Pareto front (no other recipe needs both less memory and less communication):",
-        format_rows(plan.pareto[:TABLE_ROWS]),
+        "Pareto front (no other recipe needs both less memory and a shorter step):",
+        format_rows(plan.time_pareto[:TABLE_ROWS]),
     ]
     proposal = plan.proposal
     if proposal is not None:
-        lines += ["", "Proposed (fits; least recompute and bubble, then least communication):", format_rows([proposal])]
+        t = plan.timing
+        lines += [
+            "",
+            f"Proposed (fits; the shortest step on {t.hardware.name}, efficiency {t.efficiency:g}, "
+            f"overlap {t.overlap:g}):",
+            format_rows([proposal]),
+        ]
     elif valid:
         least = min(valid, key=lambda e: e.memory_bytes)
         lines += [
@@ -194,6 +232,13 @@ def config_report(config: MindFormersConfig, chosen: Evaluation, plan: Plan, pat
             f"{format_bytes(chosen.activation_bytes)} activations) of {format_bytes(plan.card_memory_bytes)}: "
             f"{'fits' if chosen.fits else 'does NOT fit'}; comm {format_bytes(chosen.comm_bytes)}/step"
         )
+        if chosen.time is not None:
+            t = chosen.time
+            lines.append(
+                f"  step {t.step_s:.3g} s on {plan.timing.hardware.name} (compute {t.compute_s:.3g} s, exposed comm "
+                f"{t.exposed_comm_s:.3g} s, bubble {t.bubble_s:.3g} s): {t.tokens_per_s_per_card:,.0f} tokens/s "
+                f"per card, MFU {t.mfu:.0%}"
+            )
     else:
         lines.append(f"  cannot run as planned: {chosen.reason}")
     lines.append("  choices: " + ", ".join(f"{k} {v}" for k, v in plan.choices.to_dict().items()))
@@ -216,7 +261,7 @@ def config_json(config: MindFormersConfig, chosen: Evaluation, rows: list[dict[s
         ]
     return {
         "model": config.model.__dict__ | {"kv_heads": config.model.kv},
-        "config_recipe": recipe,
+        "config_recipe": recipe | {"cp": chosen.recipe.cp},
         "recipes": rows,
         "unsupported_keys": [i.to_dict() for i in config.unsupported],
         "sources": config.sources,
@@ -239,7 +284,11 @@ def run(args: argparse.Namespace) -> int:
         batch = args.global_batch if args.global_batch is not None else (config.global_batch if config else None)
         if devices is None or batch is None:
             raise PlanError("--devices N and --global-batch B needed (or --mindformers-config FILE)")
-        plan = explore(model, batch, devices, card, choices_from_args(args, base))
+        timing = timing_from_args(args)
+        cp_algo = args.context_parallel
+        if cp_algo is None and config is not None and config.recipe.cp > 1:
+            cp_algo = config.recipe.cp_algo
+        plan = explore(model, batch, devices, card, choices_from_args(args, base), timing, cp_algo)
         chosen = find_recipe(plan, config.recipe) if config is not None else None
     except PlanError as exc:
         return fail(str(exc))

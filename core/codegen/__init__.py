@@ -91,7 +91,8 @@ def render_job(design: Design, options: RunOptions) -> Job:
         log_dir=launcher.log_dir(options),
         log_pattern=launcher.log_pattern(options),
         node_commands=tuple(launcher.node_commands(options)),
-        plan=plan_for_design(design),  # a Planner-made design: what it was planned to use, for diagnose / Monitor
+        # a Planner-made design: what it was planned to use (memory, step time on the target), for diagnose / Monitor
+        plan=plan_for_design(design, options.device_target),
     )
     files = {
         "train.py": train_py,

@@ -13,7 +13,7 @@ Speed: the weights' placement depends only on (dp, mp, sp) and the tensor-parall
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -21,6 +21,7 @@ from core.models import ModelError
 from core.models.llama import LlamaConfig, LlamaRecipe, llama_design
 from core.plan import activations as act
 from core.plan import comm
+from core.plan import context as cpx
 from core.plan.activations import DecoderShape, Recompute
 from core.plan.choices import Choices, default_choices
 from core.plan.recipes import Candidate, PlanError, PlanModel, Recipe, enumerate_recipes, recipe_candidate
@@ -32,6 +33,7 @@ from core.plan.states import (
     stage_states_from,
     weight_slices,
 )
+from core.plan.steptime import StepTime, TimeChoices, step_time
 from core.sharding.design import Design
 from core.sharding.placement import dtype_bytes
 
@@ -67,6 +69,13 @@ class Evaluation:
     comm_source: str = ""
     compute_factor: float = 1.0  # extra compute of recompute (Korthikanti §5), for ranking only
     choices: Choices | None = None
+    cp_comm_bytes: int = 0
+    time: StepTime | None = None
+
+    @property
+    def step_s(self) -> float:
+        """The step time when one was computed, else the relative proxy (both: smaller is faster)."""
+        return self.time.step_s if self.time is not None else self.relative_step
 
     @property
     def valid(self) -> bool:
@@ -83,6 +92,7 @@ class Evaluation:
             "dp": r.dp,
             "mp": r.mp,
             "pp": r.pp,
+            "cp": r.cp,
             "sp": r.sp,
             "optimizer_shard": r.optimizer_shard,
             "recompute": r.recompute.value,
@@ -90,6 +100,8 @@ class Evaluation:
             "micro_batches": r.micro_batches,
             "valid": self.valid,
         }
+        if r.cp > 1:
+            row |= {"cp_algo": r.cp_algo, "ulysses_degree_in_cp": r.ulysses}
         if self.choices is not None:
             row["choices"] = self.choices.to_dict()
         if not self.valid:
@@ -103,11 +115,14 @@ class Evaluation:
             tp_comm_bytes=self.tp_comm_bytes,
             dp_comm_bytes=self.dp_comm_bytes,
             pp_comm_bytes=self.pp_comm_bytes,
+            cp_comm_bytes=self.cp_comm_bytes,
             bubble=round(self.bubble, 6),
             fits=self.fits,
             peak_stage=self.peak_stage,
             comm_source=self.comm_source,
         )
+        if self.time is not None:
+            row["time"] = self.time.to_dict()
         return row
 
 
@@ -188,7 +203,10 @@ def llama_config(model: PlanModel, batch: int) -> LlamaConfig:
 def apply_recipe(model: PlanModel, recipe: Recipe) -> Design:
     """The model library's design for a recipe: one pipeline stage's device matrix (dp × mp cards), fed one
     micro-batch per data-parallel replica (batch = micro_batch_size × dp); pp, recompute and optimizer
-    parallel are job settings, written into the description."""
+    parallel are job settings, written into the description. A design has no sequence split: context parallel
+    is refused (export its MindFormers YAML instead)."""
+    if recipe.cp > 1:
+        raise PlanError(f"{recipe.label()}: a design cannot split the sequence (cp); use its MindFormers YAML")
     batch = recipe.micro_batch_size * recipe.dp
     name = f"llama_dp{recipe.dp}_mp{recipe.mp}_pp{recipe.pp}" + ("_sp" if recipe.sp else "")
     design = llama_design(llama_config(model, batch), LlamaRecipe(dp=recipe.dp, mp=recipe.mp, sp=recipe.sp), name=name)
@@ -250,6 +268,8 @@ class Plan:
     evaluations: list[Evaluation]
     seconds: float
     choices: Choices = field(default_factory=Choices)
+    timing: TimeChoices = field(default_factory=TimeChoices)
+    cp_algo: str | None = None
 
     @property
     def valid(self) -> list[Evaluation]:
@@ -272,23 +292,31 @@ class Plan:
     def pareto(self) -> list[Evaluation]:
         return pareto_front(self.valid)
 
+    @property
+    def time_pareto(self) -> list[Evaluation]:
+        """Recipes no other recipe beats on both memory per card and step time: the chart's front."""
+        return pareto_front(self.valid, key=lambda e: e.step_s)
+
 
 def rank_key(e: Evaluation) -> tuple[float, int, int, int]:
-    """Least recompute/bubble cost, then least communication, then the larger micro-batch (fewer, fuller
-    kernels), then the least memory."""
-    return (round(e.relative_step, 6), e.comm_bytes, -e.recipe.micro_batch_size, e.memory_bytes)
+    """The shortest step (the step-time model; without one, the least recompute/bubble cost), then least
+    communication, then the larger micro-batch (fewer, fuller kernels), then the least memory."""
+    return (float(f"{e.step_s:.6g}"), e.comm_bytes, -e.recipe.micro_batch_size, e.memory_bytes)
 
 
 def best(evaluations: Sequence[Evaluation]) -> Evaluation | None:
     return min(evaluations, key=rank_key) if evaluations else None
 
 
-def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
-    """Recipes no other recipe beats on both memory per card and communication per step."""
-    ordered = sorted(evaluations, key=lambda e: (e.memory_bytes, e.comm_bytes))
+def pareto_front(
+    evaluations: Sequence[Evaluation], key: Callable[[Evaluation], float] | None = None
+) -> list[Evaluation]:
+    """Recipes no other recipe beats on both memory per card and `key` (default: communication per step)."""
+    cost = key or (lambda e: e.comm_bytes)
+    ordered = sorted(evaluations, key=lambda e: (e.memory_bytes, cost(e)))
     front: list[Evaluation] = []
     for e in ordered:
-        if not front or e.comm_bytes < front[-1].comm_bytes:
+        if not front or cost(e) < cost(front[-1]):
             front.append(e)
     return front
 
@@ -309,22 +337,30 @@ def evaluate(
     cache: StructureCache,
     card_memory_bytes: int,
     choices: Choices | None = None,
+    timing: TimeChoices | None = None,
 ) -> Evaluation:
-    """Cost of one recipe on its busiest stage (memory and communication maximised separately)."""
+    """Cost of one recipe on its busiest stage (memory and communication maximised separately) and its step
+    time. Context parallel (`core.plan.context`): each card holds the sequence chunk s/cp; weights are
+    replicated over dp × cp, so placement, optimizer parallel and the gradient reduction see dp × cp."""
     r = candidate.recipe
     choices = choices or default_choices(model.dtype)
     if not candidate.valid:
         return Evaluation(r, candidate.reason, choices=choices)
+    replicas = r.dp * r.cp
     try:
-        totals = cache.block_totals(r.dp, r.mp, r.sp, r.optimizer_shard, choices.split_embedding)
+        totals = cache.block_totals(replicas, r.mp, r.sp, r.optimizer_shard, choices.split_embedding)
     except ModelError as exc:  # the model library refuses what the enumeration let through
         return Evaluation(r, f"the model library cannot build it: {exc}", choices=choices)
     volume = cache.tp_volume(r.mp, r.sp)
+    if r.cp > 1:
+        v = volume  # per sample of the whole sequence: a card's chunk is 1/cp of it
+        volume = replace(v, per_layer=v.per_layer / r.cp, before=v.before / r.cp, after=v.after / r.cp)
     e_bytes = dtype_bytes(model.dtype)
     shape = DecoderShape.llama(model.hidden, model.heads, model.ffn, model.kv_heads)
+    seq = model.seq // r.cp
     per_layer = act.layer_activation_bytes(
         shape,
-        model.seq,
+        seq,
         r.micro_batch_size,
         r.mp,
         r.sp,
@@ -332,17 +368,18 @@ def evaluate(
         e_bytes,
         gathered_inputs=choices.gathered_inputs,
         flash=choices.flash,
-    )
-    embed = act.embedding_activation_bytes(model.seq, r.micro_batch_size, model.hidden)
-    out = act.output_activation_bytes(model.seq, r.micro_batch_size, model.hidden, model.vocab, r.mp, r.sp, e_bytes)
+    ) + cpx.scores_extra_bytes(shape, r, model.seq, e_bytes, choices.flash)
+    embed = act.embedding_activation_bytes(seq, r.micro_batch_size, model.hidden)
+    out = act.output_activation_bytes(seq, r.micro_batch_size, model.hidden, model.vocab, r.mp, r.sp, e_bytes)
     layers_here = model.layers // r.pp
+    buffer = cpx.cp_buffer_bytes(r, model.seq, model.hidden, shape.kv_hidden, e_bytes)
     states = [stage_states_from(totals, i, r.pp, model.layers, choices) for i in range(r.pp)]
     peak = (-1.0, 0, 0, 0)
     worst_comm: comm.StageComm | None = None
     for stage in range(r.pp):
         flight = act.in_flight_micro_batches(stage, r.pp, r.micro_batches)
         activation = flight * (layers_here * per_layer + (embed if stage == 0 else 0.0))
-        activation += out if stage == r.pp - 1 else 0.0
+        activation += (out if stage == r.pp - 1 else 0.0) + buffer
         total = states[stage].total + activation
         if total > peak[0]:
             peak = (total, stage, states[stage].total, int(activation))
@@ -352,10 +389,10 @@ def evaluate(
             stage,
             pp=r.pp,
             layers=model.layers,
-            dp=r.dp,
+            dp=replicas,
             mp=r.mp,
             sp=r.sp,
-            seq=model.seq,
+            seq=seq,
             hidden=model.hidden,
             micro_batches=r.micro_batches,
             micro_batch_size=r.micro_batch_size,
@@ -366,12 +403,25 @@ def evaluate(
             worst_comm = sc
     assert worst_comm is not None
     memory = peak[2] + peak[3]
+    cp_bytes = cpx.cp_layer_send_bytes(r, model.seq, model.hidden, shape.kv_hidden, e_bytes)
+    cp_bytes *= layers_here * r.micro_batches
+    timed = step_time(
+        model,
+        r,
+        timing or TimeChoices(),
+        tp_bytes=worst_comm.tp,
+        cp_bytes=cp_bytes,
+        dp_bytes=worst_comm.dp,
+        pp_bytes=worst_comm.pp,
+    )
     return Evaluation(
         recipe=r,
         model_state_bytes=peak[2],
         activation_bytes=peak[3],
         memory_bytes=memory,
-        comm_bytes=int(worst_comm.total),
+        comm_bytes=int(worst_comm.total + cp_bytes),
+        cp_comm_bytes=int(cp_bytes),
+        time=timed,
         tp_comm_bytes=int(worst_comm.tp),
         dp_comm_bytes=int(worst_comm.dp),
         pp_comm_bytes=int(worst_comm.pp),
@@ -385,17 +435,26 @@ def evaluate(
 
 
 def explore(
-    model: PlanModel, global_batch: int, devices: int, card_memory_gb: float, choices: Choices | None = None
+    model: PlanModel,
+    global_batch: int,
+    devices: int,
+    card_memory_gb: float,
+    choices: Choices | None = None,
+    timing: TimeChoices | None = None,
+    cp_algo: str | None = None,
 ) -> Plan:
     """Enumerate and evaluate every recipe. `card_memory_gb` is in GiB (MindSpore's "GB"); `choices` default
-    to the planner's own (`default_choices(model.dtype)`)."""
+    to the planner's own (`default_choices(model.dtype)`), `timing` to `TimeChoices()`; with `cp_algo` the
+    recipes also use context parallel of that algorithm."""
     start = time.perf_counter()
     card = check_card_memory(card_memory_gb)
-    candidates = enumerate_recipes(model, global_batch, devices)
+    candidates = enumerate_recipes(model, global_batch, devices, cp_algo)
     choices = (choices or default_choices(model.dtype)).check()
+    timing = (timing or TimeChoices()).check()
     cache = StructureCache(model)
-    evaluations = [evaluate(c, model, cache, card, choices) for c in candidates]
-    return Plan(model, global_batch, devices, card, evaluations, time.perf_counter() - start, choices)
+    evaluations = [evaluate(c, model, cache, card, choices, timing) for c in candidates]
+    seconds = time.perf_counter() - start
+    return Plan(model, global_batch, devices, card, evaluations, seconds, choices, timing, cp_algo)
 
 
 def find_recipe(plan: Plan, recipe: Recipe) -> Evaluation:
@@ -405,7 +464,8 @@ def find_recipe(plan: Plan, recipe: Recipe) -> Evaluation:
         if e.recipe == recipe:
             return e
     cache = StructureCache(plan.model)
-    return evaluate(recipe_candidate(plan.model, recipe), plan.model, cache, plan.card_memory_bytes, plan.choices)
+    candidate = recipe_candidate(plan.model, recipe)
+    return evaluate(candidate, plan.model, cache, plan.card_memory_bytes, plan.choices, plan.timing)
 
 
 def plan_rows(evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ Megatron reports only sequence parallel + selective recompute, so the comparison
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.plan import activations as act
 from core.plan.activations import DecoderShape, Recompute
@@ -196,8 +196,16 @@ def explain(
 
 
 def second_opinion(model: PlanModel, evaluation: Evaluation, cache: StructureCache | None = None) -> list[Difference]:
-    """ShardScope against Megatron-LM for one evaluated recipe (stage 0, the card Megatron reports)."""
+    """ShardScope against Megatron-LM for one evaluated recipe (stage 0, the card Megatron reports). A
+    context-parallel recipe is compared as its equivalent without cp (Megatron-Core: cp splits every activation
+    along the sequence, weights replicated over cp): the sequence chunk s/cp on dp × cp replicas; the ring's
+    K/V buffers and stored cross-chunk scores are ShardScope's own, outside this comparison."""
     choices = evaluation.choices or Choices()
+    recipe = evaluation.recipe
+    if recipe.cp > 1:
+        model = replace(model, seq=model.seq // recipe.cp)
+        recipe = replace(recipe, dp=recipe.dp * recipe.cp, cp=1)
+        cache = None
     cache = cache or StructureCache(model)
-    ours = shardscope_parts(model, evaluation.recipe, choices, cache)
-    return explain(model, evaluation.recipe, choices, ours, megatron_parts(model, evaluation.recipe))
+    ours = shardscope_parts(model, recipe, choices, cache)
+    return explain(model, recipe, choices, ours, megatron_parts(model, recipe))

@@ -30,7 +30,7 @@ import yaml
 from core.files import FileCheckError, read_checked
 from core.plan.activations import Recompute
 from core.plan.choices import DTYPE_BYTES, Choices
-from core.plan.recipes import DTYPE_ALIASES, PlanError, PlanModel, Recipe
+from core.plan.recipes import CP_ALGOS, DTYPE_ALIASES, PlanError, PlanModel, Recipe
 
 MAX_CONFIG_BYTES = 1 << 20  # a MindFormers YAML is ~5 KB; 1 MiB is ample and bounds the parse
 
@@ -364,8 +364,10 @@ def _recipe(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recipe, di
     mp = _whole(pc, where, "model_parallel", default=1) or 1
     pp = _whole(pc, where, "pipeline_stage", default=1) or 1
     cp = _whole(pc, where, "context_parallel", default=1) or 1
-    if cp > 1:
-        raise ConfigError(f"parallel_config.context_parallel is {cp}: the planner has no context parallel yet")
+    algo = str(pc.get("context_parallel_algo") or "colossalai_cp")
+    if cp > 1 and algo not in CP_ALGOS:
+        raise ConfigError(f"parallel_config.context_parallel_algo {_short(algo)!r} is not one of {', '.join(CP_ALGOS)}")
+    ulysses = _whole(pc, where, "ulysses_degree_in_cp", default=1) or 1
     runner = _section(data, "runner_config")
     size = _whole(runner, "runner_config", "batch_size", default=1) or 1
     if pp > 1:
@@ -384,7 +386,7 @@ def _recipe(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recipe, di
         sp = False
     parallel = _section(data, "parallel")
     shard = _flag(parallel, "parallel", "enable_parallel_optimizer", _flag(pc, where, "optimizer_shard", False))
-    if shard and dp == 1:
+    if shard and dp * cp == 1:
         issues.append(
             ConfigIssue(
                 "parallel.enable_parallel_optimizer", "True", "with data_parallel 1 it splits nothing: planned as off"
@@ -408,7 +410,9 @@ def _recipe(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recipe, di
         "optimizer_shard": f"parallel.enable_parallel_optimizer: {shard}",
         "sp": f"parallel_config.use_seq_parallel: {sp}",
     }
-    return Recipe(dp, mp, pp, sp, shard, recompute, micro, size), sources
+    if cp > 1:
+        sources["cp"] = f"parallel_config.context_parallel: {cp}, context_parallel_algo: {algo}"
+    return Recipe(dp, mp, pp, sp, shard, recompute, micro, size, cp, algo, ulysses), sources
 
 
 def _choices(data: dict[str, Any], recipe: Recipe, param_dtype: str, sources: dict[str, str]) -> Choices:

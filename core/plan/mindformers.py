@@ -45,8 +45,12 @@ def mindformers_config(
         "model_parallel": recipe.mp,
         "pipeline_stage": recipe.pp,
     }
-    if version == "master":
-        parallel_config["context_parallel"] = 1
+    if version == "master" or recipe.cp > 1:
+        parallel_config["context_parallel"] = recipe.cp
+    if recipe.cp > 1:
+        parallel_config["context_parallel_algo"] = recipe.cp_algo
+        if recipe.cp_algo == "hybrid_cp":
+            parallel_config["ulysses_degree_in_cp"] = recipe.ulysses
     parallel_config["use_seq_parallel"] = recipe.sp
     parallel_config["micro_batch_num"] = recipe.micro_batches if pipelined else 1
     if version in ("1.3", "0.x"):

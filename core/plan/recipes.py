@@ -15,7 +15,7 @@ m ≥ pp so every stage has work in a 1F1B pipeline.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.errors import UserError
 from core.plan.activations import Recompute
@@ -26,6 +26,10 @@ MAX_SIZE = 1 << 40  # one dimension beyond this is a typo, not a model (the mode
 MAX_BOUNDS = {"layers": MAX_REPEAT}  # a design's repeat block stands for at most this many layers
 
 DTYPES = ("bfloat16", "float16", "float32")
+# MindFormers' `parallel_config.context_parallel_algo` values: ring attention (K/V blocks passed round the cp
+# ring), DeepSpeed-Ulysses (all-to-all from sequence to heads), and both (`ulysses_degree_in_cp` for Ulysses).
+CP_ALGOS = ("colossalai_cp", "ulysses_cp", "hybrid_cp")
+CP_SHORT = {"colossalai_cp": "ring", "ulysses_cp": "ulysses", "hybrid_cp": "hybrid"}
 DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
@@ -79,13 +83,34 @@ class Recipe:
     recompute: Recompute
     micro_batches: int
     micro_batch_size: int
+    cp: int = 1  # context parallel: the sequence split over cp cards (MindFormers `context_parallel`)
+    cp_algo: str = "colossalai_cp"
+    ulysses_in_cp: int = 1  # hybrid_cp only: the Ulysses degree inside cp (`ulysses_degree_in_cp`)
 
     @property
     def devices(self) -> int:
-        return self.dp * self.mp * self.pp
+        return self.dp * self.mp * self.pp * self.cp
+
+    @property
+    def ulysses(self) -> int:
+        """Cards of the cp group joined by all-to-all (Ulysses); the rest, cp / ulysses, form the K/V ring."""
+        if self.cp == 1 or self.cp_algo == "colossalai_cp":
+            return 1
+        return self.cp if self.cp_algo == "ulysses_cp" else self.ulysses_in_cp
+
+    @property
+    def ring(self) -> int:
+        return self.cp // self.ulysses
+
+    def cp_label(self) -> str:
+        if self.cp == 1:
+            return ""
+        tail = f"{self.ulysses}" if self.cp_algo == "hybrid_cp" else ""
+        return f"cp{self.cp}-{CP_SHORT.get(self.cp_algo, self.cp_algo)}{tail}"
 
     def label(self) -> str:
         flags = [f"dp{self.dp}", f"mp{self.mp}", f"pp{self.pp}"]
+        flags += [self.cp_label()] if self.cp > 1 else []
         flags += ["sp"] if self.sp else []
         flags += ["os"] if self.optimizer_shard else []
         flags += [] if self.recompute is Recompute.NONE else [f"rc-{self.recompute.value}"]
@@ -115,6 +140,18 @@ def factorisations(n: int) -> list[tuple[int, int, int]]:
     return [(dp, mp, n // (dp * mp)) for dp in divisors(n) for mp in divisors(n // dp)]
 
 
+def cp_reason(model: PlanModel, mp: int, sp: bool, cp: int, ulysses: int) -> str:
+    """Why the sequence cannot be split over cp (Ulysses: heads over mp × its degree, MindSpeed's rule), or ''."""
+    if cp == 1:
+        return ""
+    split = cp * (mp if sp else 1)
+    if model.seq % split:
+        return f"seq {model.seq} is not divisible by cp {cp}" + (f" × mp {mp} (sequence parallel)" if sp else "")
+    if ulysses > 1 and model.heads % (mp * ulysses):
+        return f"heads {model.heads} is not divisible by mp {mp} × Ulysses degree {ulysses}"
+    return ""
+
+
 def shape_reason(model: PlanModel, mp: int, pp: int, sp: bool) -> str:
     """Why the model cannot be split mp ways (and pp stages), or '' if it can."""
     checks = (
@@ -133,8 +170,9 @@ def shape_reason(model: PlanModel, mp: int, pp: int, sp: bool) -> str:
     return ""
 
 
-def enumerate_recipes(model: PlanModel, global_batch: int, devices: int) -> list[Candidate]:
-    """Every recipe for `devices` cards, valid or not; an invalid one says why."""
+def enumerate_recipes(model: PlanModel, global_batch: int, devices: int, cp_algo: str | None = None) -> list[Candidate]:
+    """Every recipe for `devices` cards, valid or not; an invalid one says why. With `cp_algo` (one of
+    CP_ALGOS) the recipes also split the sequence over every cp > 1 dividing the cards (dp × mp × cp × pp)."""
     model.check()
     if isinstance(devices, bool) or not isinstance(devices, int) or devices < 1:
         raise PlanError(f"devices must be a whole number >= 1, got {devices!r}")
@@ -142,7 +180,20 @@ def enumerate_recipes(model: PlanModel, global_batch: int, devices: int) -> list
         raise PlanError(f"devices {devices} is more than the {MAX_DEVICES} a design holds")
     if isinstance(global_batch, bool) or not isinstance(global_batch, int) or global_batch < 1:
         raise PlanError(f"global batch must be a whole number >= 1, got {global_batch!r}")
-    return list(_candidates(model, global_batch, devices))
+    if cp_algo is not None and cp_algo not in CP_ALGOS:
+        raise PlanError(f"context parallel algorithm {cp_algo!r} is not one of {', '.join(CP_ALGOS)}")
+    out = list(_candidates(model, global_batch, devices))
+    if cp_algo is not None:
+        for cp in divisors(devices)[1:]:
+            degrees = [d for d in divisors(cp) if 1 < d < cp] if cp_algo == "hybrid_cp" else [1]
+            for u in degrees:
+                for c in _candidates(model, global_batch, devices // cp):
+                    r = replace(c.recipe, cp=cp, cp_algo=cp_algo, ulysses_in_cp=u)
+                    reason = c.reason
+                    if reason.startswith("optimizer parallel shards over dp"):  # it shards over dp × cp here
+                        reason = recipe_candidate(model, r).reason
+                    out.append(Candidate(r, reason or cp_reason(model, r.mp, r.sp, cp, r.ulysses)))
+    return out
 
 
 def _candidates(model: PlanModel, global_batch: int, devices: int) -> Iterator[Candidate]:
@@ -172,6 +223,7 @@ def _candidates(model: PlanModel, global_batch: int, devices: int) -> Iterator[C
 def recipe_candidate(model: PlanModel, recipe: Recipe) -> Candidate:
     """One given recipe (a MindFormers YAML's) with the reason it cannot run, by the enumeration's rules."""
     reason = shape_reason(model, recipe.mp, recipe.pp, recipe.sp)
+    reason = reason or cp_reason(model, recipe.mp, recipe.sp, recipe.cp, recipe.ulysses)
     if not reason and recipe.micro_batches < recipe.pp:
         reason = f"micro_batches {recipe.micro_batches} < pp {recipe.pp}: a 1F1B pipeline needs at least one per stage"
     return Candidate(recipe, reason)
