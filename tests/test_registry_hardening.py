@@ -31,7 +31,15 @@ from core.codegen import jobfolder
 from core.run import launch as launch_mod
 from core.run import registry
 from core.run.launch import delete_run, launch, stop, wait
-from core.run.record_check import MAX_JSON_DEPTH, MAX_RUN_FILE_BYTES, RecordError, json_depth, parse
+from core.run.record_check import (
+    FIELDS,
+    MAX_JSON_DEPTH,
+    MAX_RUN_FILE_BYTES,
+    PID_MAX,
+    RecordError,
+    json_depth,
+    parse,
+)
 from core.run.registry import (
     LaunchError,
     RecordWriteError,
@@ -217,6 +225,39 @@ def test_any_bytes_are_a_record_object_or_one_record_error(data: bytes) -> None:
         assert isinstance(found, dict)
 
 
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3),
+    max_leaves=8,
+)
+KEYS = st.sampled_from([*FIELDS, "status", "kind"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(KEYS, JSON | st.integers(-(2**70), 2**70), max_size=6), st.sampled_from([0, 1, 2]))
+def test_every_field_read_is_in_its_bounds_or_the_record_is_one_error(fields: dict, pick: int) -> None:
+    """Whatever a run.json holds under its known keys, a record comes back with every bound held, or one
+    RecordError names the run; never another exception."""
+    run_dir = Path("/nonexistent/ws/runs/r")
+    data = {**fields, "run_id": "r"}
+    if pick == 1 and "log_dir" in data:
+        data["kind"] = "external"
+    try:
+        record = RunRecord.from_json(run_dir, data)
+    except RecordError as exc:
+        assert "\n" not in str(exc) and exc.line.startswith("not read: runs/r/run.json: has ")
+        return
+    for pid in (record.pid, record.pgid, record.supervisor_pid, *(n.get("pid") for n in record.nodes)):
+        assert pid is None or (type(pid) is int and 1 <= pid <= PID_MAX)
+    for moment in (record.started_at, record.ended_at, record.pid_create_time, record.supervisor_create_time):
+        assert moment is None or (type(moment) is float and 0 <= moment <= 2**34)
+    assert record.master_port is None or 0 <= record.master_port <= 65535
+    assert all(type(w) is str and "\0" not in w for w in [*record.command, *record.argv, record.message])
+    assert isinstance(record.options, dict) and record.log_dir.parent != record.log_dir
+    if record.kind != RunKind.EXTERNAL:
+        assert run_dir in (record.log_dir, *record.log_dir.parents)
+
+
 def test_deep_nesting_is_refused_before_it_is_decoded() -> None:
     with pytest.raises(RecordError, match="nests 17 levels deep"):
         parse("r", ("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)).encode())
@@ -328,14 +369,11 @@ def test_a_failed_record_write_leaves_no_temp_file_and_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     record = _record(tmp_path / "ws", "r")
-    real = os.fdopen
 
-    def full(fd: int, *args: object, **kwargs: object) -> object:
-        handle = real(fd, *args, **kwargs)  # type: ignore[call-overload]
-        handle.write = lambda _text: (_ for _ in ()).throw(ENOSPC)  # type: ignore[method-assign]
-        return handle
+    def full(*_args: object) -> None:
+        raise ENOSPC
 
-    monkeypatch.setattr(registry.os, "fdopen", full)
+    monkeypatch.setattr(os, "replace", full)  # the temp file is written, its rename fails
     with pytest.raises(RecordWriteError, match=r"^cannot save runs/r/run.json: No space left on device: free"):
         write_record(record)
     assert sorted(p.name for p in record.run_dir.iterdir()) == ["run.json"]
@@ -383,7 +421,7 @@ def test_generate_out_that_cannot_be_written_removes_the_folder_it_made(
     def full(*_args: object) -> None:
         raise ENOSPC
 
-    monkeypatch.setattr(jobfolder, "_write_all", full)
+    monkeypatch.setattr(jobfolder.os, "replace", full)
     code, err = _main_err(["generate", "--out", str(tmp_path / "new" / "job")])
     assert code == 2 and "No space left on device" in err
     assert not (tmp_path / "new").exists()

@@ -62,14 +62,19 @@ class _Bad(ValueError):
 _ESCAPES = re.compile(r"\\\\|\\\"")  # JSON's escaped backslash and escaped quote, paired from the left
 _STRINGS = re.compile(r'"[^"]*"')  # once escapes are gone a string has no quote inside: linear
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_EMPTY_PAIR = re.compile(r"\[\]|\{\}")
 
 
 def json_depth(text: str) -> int:
     """How deep the arrays and objects of JSON `text` nest, found without parsing it (so a deep
     nesting is refused before the recursive decoder sees it). Exact for valid JSON; for other text
     an upper bound of what a decoder would enter before it fails."""
-    brackets = _NOT_BRACKET.sub("", _STRINGS.sub("", _ESCAPES.sub("", text)))
-    steps = (1 if ch in "[{" else -1 for ch in brackets)
+    brackets = left = _NOT_BRACKET.sub("", _STRINGS.sub("", _ESCAPES.sub("", text)))
+    for depth in range(MAX_JSON_DEPTH + 1):  # a pass removes one level everywhere, at C speed
+        if not left:
+            return depth
+        left = _EMPTY_PAIR.sub("", left)
+    steps = (1 if ch in "[{" else -1 for ch in brackets)  # deep or unbalanced: counted one by one
     return max(accumulate(steps, initial=0))
 
 
