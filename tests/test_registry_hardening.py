@@ -301,7 +301,7 @@ def test_a_run_folder_of_another_user_is_not_trusted(tmp_path: Path) -> None:
     listing = scan_runs(ws)
     assert [r.run_id for r in listing.records] == ["good"]
     assert listing.lines == [
-        "not read: runs/planted/run.json: is untrusted: its folder belongs to uid 4242, not to runs/' owner"
+        "not read: runs/planted/run.json: is untrusted: its folder belongs to uid 4242, not to the workspace's user"
     ]
 
 
@@ -468,38 +468,53 @@ def _until(check: object, timeout: float = 60.0) -> None:
 
 def test_on_a_full_disk_every_command_is_one_line(tiny_disk: Path, tmp_path: Path) -> None:
     ws = tiny_disk / "ws"
+    live = launch(fake_job(tmp_path, "sleep 60", name="live"), ws, name="live")
     _record(ws, "done")
-    orphan = _record(ws, "orphan", status=RunStatus.RUNNING, ended_at=None)
+    orphan = _record(ws, "orphan", status=RunStatus.RUNNING, ended_at=None)  # nobody watches it: judged when read
     job = fake_job(tmp_path, "exit 0")
     filler = _fill(tiny_disk)
-    launched = _cli("launch", str(job), "--workspace", str(ws), "--name", "nospace")
+    launched = _cli("launch", str(job), "--workspace", str(ws), "--name", "nospace", "--wait")
     assert "No space left on device" in _one_line(launched) and launched.returncode == 2
     assert not (runs_root(ws) / "nospace").exists()
-    assert not [p for p in runs_root(ws).rglob("*.tmp")]
     listed = _cli("runs", "--workspace", str(ws))
     assert listed.returncode == 0 and "Traceback" not in listed.stderr
     assert "orphan" in listed.stdout and "(not saved: No space left on device)" in listed.stdout
+    stopped = _cli("stop", "live", "--workspace", str(ws), "--grace", "5")
+    assert stopped.returncode == 0 and "run live stopped; no process of it is left" in stopped.stdout, stopped.stderr
+    assert launch_mod.run_processes(read_record(live.run_dir), include_supervisor=False) == []
     assert _cli("delete", "done", "--workspace", str(ws)).returncode == 0
     generated = _cli("generate", "--out", str(tiny_disk / "job"))
     assert "No space left on device" in _one_line(generated)
+    assert not (tiny_disk / "job").exists() and not list(runs_root(ws).rglob("*.tmp"))
     filler.unlink()
-    assert not (tiny_disk / "job").exists() and read_record(orphan.run_dir).status == RunStatus.RUNNING
+    assert read_record(orphan.run_dir).status == RunStatus.RUNNING  # judged in memory, never half-saved
+    _until(lambda: read_record(live.run_dir).status == RunStatus.STOPPED)  # its supervisor saved it at last
 
 
 def test_the_supervisor_survives_a_full_disk_and_saves_the_real_end_later(tiny_disk: Path, tmp_path: Path) -> None:
+    """A disk filling mid-run: the supervisor keeps the end in memory (the run stays running for every reader,
+    `launch --wait` keeps waiting), saves it once space is freed, and `--wait` ends in one line."""
     ws, go = tiny_disk / "ws", tmp_path / "go"
-    record = launch(fake_job(tmp_path, f"while [ ! -e {go} ]; do sleep 0.1; done; exit 3"), ws, name="full")
-    _until(lambda: read_record(record.run_dir).pid is not None)
+    job = fake_job(tmp_path, f"while [ ! -e {go} ]; do sleep 0.1; done; exit 3")
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "core", "launch", str(job), "--workspace", str(ws), "--name", "full", "--wait"],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    run_dir = runs_root(ws) / "full"
+    _until(lambda: (run_dir / "run.json").is_file() and read_record(run_dir).pid is not None)
+    launcher = read_record(run_dir)
     filler = _fill(tiny_disk)
     go.write_text("")
-    launcher = read_record(record.run_dir)
     _until(lambda: not psutil.pid_exists(launcher.pid) or psutil.Process(launcher.pid).status() == "zombie")
     time.sleep(2.0)  # the supervisor has tried to save the end, and failed
-    assert psutil.pid_exists(launcher.supervisor_pid)
-    seen = get_run("full", ws)
-    assert seen.status == RunStatus.RUNNING  # its supervisor still holds the end, nobody guesses it
+    assert psutil.pid_exists(launcher.supervisor_pid) and waiting.poll() is None
+    assert get_run("full", ws).status == RunStatus.RUNNING  # its supervisor holds the end: nobody guesses it
     filler.unlink()
-    _until(lambda: not get_run("full", ws).is_running)
+    out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 3 and "Traceback" not in err, err
+    assert "run full failed (exit code 3)" in out and "the disk was full" in out
     final = get_run("full", ws)
-    assert (final.status, final.exit_code) == (RunStatus.FAILED, 3)
-    assert "the disk was full" in final.message and "exit code unknown" not in final.message
+    assert (final.status, final.exit_code) == (RunStatus.FAILED, 3) and "exit code unknown" not in final.message

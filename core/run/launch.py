@@ -58,6 +58,7 @@ from core.run.registry import (
     list_runs,
     new_run_id,
     read_record,
+    request_stop,
     runs_root,
     update_record,
     write_record,
@@ -315,7 +316,7 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
         return forget(record)
     if not record.is_running:
         return record  # finished: its pids and group may belong to others now, so nothing is sent
-    (record.run_dir / STOP_FILE).write_text(str(time.time()), encoding="utf-8")
+    request_stop(record.run_dir)
     launcher = launcher_for_record(record)
     record = _wait_started(record)
     if not record.is_running:
@@ -340,7 +341,7 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
         final.status, final.ended_at, final.message = RunStatus.STOPPED, time.time(), "stopped by the user"
         return True
 
-    return update_record(record.run_dir, stopped)
+    return update_record(record.run_dir, stopped, keep_unwritten=True)  # a full disk: stopped all the same
 
 
 def _wait_started(record: RunRecord, timeout: float = 30.0) -> RunRecord:

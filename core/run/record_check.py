@@ -50,7 +50,7 @@ class RecordWriteError(LaunchError):
     """run.json could not be saved (a full disk, a read-only workspace): one line, the OSError's errno kept."""
 
     def __init__(self, run_id: str, exc: OSError) -> None:
-        self.errno = exc.errno
+        self.errno, self.reason = exc.errno, exc.strerror or str(exc)
         hint = ": free some space, then try again" if exc.errno in DISK_FULL else ""
         super().__init__(f"cannot save runs/{run_id}/{RUN_FILE}: {exc.strerror or exc}{hint}")
 
@@ -215,19 +215,22 @@ def check_fields(name: str, data: dict[str, Any]) -> dict[str, Any]:
 
 def check_trusted(run_dir: Path) -> None:
     """A run folder is read only when it is a real folder (never a link: a link leads out of runs/, or to
-    another run) owned by whoever owns the folder it is in, and so is its run.json."""
+    another run) and it and its run.json belong to runs/' owner or to this process's user (never planted
+    by another user)."""
     name = run_dir.name
     try:
-        folder, parent = os.lstat(run_dir), os.stat(run_dir.parent)
+        folder = os.lstat(run_dir)
+        if stat.S_ISLNK(folder.st_mode):
+            why = f"runs/{name} is a symbolic link: never read or deleted through"
+            raise RecordError(name, why, f"run {name}: {why}")
+        owners = {os.stat(run_dir.parent).st_uid, os.geteuid()}
         record = os.lstat(run_dir / RUN_FILE)
     except FileNotFoundError:
         return  # said by the read
     except OSError as exc:
         raise RecordError(name, f"cannot be read: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(folder.st_mode):
-        raise RecordError(name, "is in a folder that is a symbolic link: never read or deleted through")
     if stat.S_ISLNK(record.st_mode):
         raise RecordError(name, "is a symbolic link: never read")
     for what, info in (("its folder", folder), (RUN_FILE, record)):
-        if info.st_uid != parent.st_uid:
-            raise RecordError(name, f"is untrusted: {what} belongs to uid {info.st_uid}, not to runs/' owner")
+        if info.st_uid not in owners:
+            raise RecordError(name, f"is untrusted: {what} belongs to uid {info.st_uid}, not to the workspace's user")

@@ -205,7 +205,7 @@ def update_record(run_dir: Path, change: Callable[[RunRecord], bool | None], kee
             except RecordWriteError as exc:
                 if not keep_unwritten:
                     raise
-                record.message += f" (not saved: {os.strerror(exc.errno or 0)})"
+                record.message += f" (not saved: {exc.reason})"
         return record
 
 
@@ -219,6 +219,16 @@ def read_record(run_dir: Path) -> RunRecord:
         why = f"cannot be read: {getattr(exc, 'reason', None) or exc.strerror or exc}"
         raise RecordError(name, why, f"run {name} has no readable {RUN_FILE}: {exc}") from None
     return RunRecord.from_json(run_dir, parse(name, data))
+
+
+def request_stop(run_dir: Path) -> None:
+    """Leave the stop request the supervisor and the judges look for (its presence is what counts: on a
+    full disk an empty file still can be made, so a stop is never refused for want of space)."""
+    path = run_dir / STOP_FILE
+    try:
+        path.write_text(str(time.time()), encoding="utf-8")
+    except OSError:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
 
 
 def launcher_log_name(node: int, n_nodes: int) -> str:
