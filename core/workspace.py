@@ -93,5 +93,9 @@ def remember(workspace: Path, key: str, value: str) -> None:
     settings = {**read_settings(workspace), key: value}
     workspace.mkdir(parents=True, exist_ok=True)
     tmp = workspace / f".{SETTINGS_FILE}.{os.getpid()}"
-    tmp.write_text(json.dumps(settings, indent=1), encoding="utf-8")
-    os.replace(tmp, workspace / SETTINGS_FILE)
+    try:
+        tmp.write_text(json.dumps(settings, indent=1), encoding="utf-8")
+        os.replace(tmp, workspace / SETTINGS_FILE)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no half-written temp file behind
+        raise

@@ -345,6 +345,16 @@ def test_long_names_and_nul_are_refused_in_one_short_line(tmp_path: Path, name: 
         assert code == 2 and len(err) < 250 and "run id '" in err
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=6000) | st.text(alphabet="a\0\n/.", max_size=200))
+def test_a_refused_name_is_quoted_in_one_short_line(name: str) -> None:
+    try:
+        assert check_name(name, "run id") == name and len(name) <= 64
+    except WorkspaceError as exc:
+        message = str(exc)
+        assert len(message) < 260 and "\n" not in message and "\0" not in message
+
+
 def _main_err(argv: list[str]) -> tuple[int, str]:
     import io
     from contextlib import redirect_stderr
