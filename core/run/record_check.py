@@ -16,9 +16,10 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from core.run.states import LaunchError, RunKind, RunStatus
 from core.workspace import is_safe_name, short
@@ -62,20 +63,18 @@ class _Bad(ValueError):
 _ESCAPES = re.compile(r"\\\\|\\\"")  # JSON's escaped backslash and escaped quote, paired from the left
 _STRINGS = re.compile(r'"[^"]*"')  # once escapes are gone a string has no quote inside: linear
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_EMPTY_PAIR = re.compile(r"\[\]|\{\}")
 
 
 def json_depth(text: str) -> int:
     """How deep the arrays and objects of JSON `text` nest, found without parsing it (so a deep
     nesting is refused before the recursive decoder sees it). Exact for valid JSON; for other text
     an upper bound of what a decoder would enter before it fails."""
-    brackets = left = _NOT_BRACKET.sub("", _STRINGS.sub("", _ESCAPES.sub("", text)))
-    for depth in range(MAX_JSON_DEPTH + 1):  # a pass removes one level everywhere, at C speed
-        if not left:
-            return depth
-        left = _EMPTY_PAIR.sub("", left)
-    steps = (1 if ch in "[{" else -1 for ch in brackets)  # deep or unbalanced: counted one by one
-    return max(accumulate(steps, initial=0))
+    brackets = _NOT_BRACKET.sub("", _STRINGS.sub("", _ESCAPES.sub("", text)))
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)  # the running sum of opens and closes
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
+    return max(0, int(np.cumsum(steps).max()))
 
 
 def parse(name: str, data: bytes) -> dict[str, Any]:
