@@ -36,7 +36,6 @@ from core.run.registry import (
     STOP_FILE,
     LaunchError,
     NodeEntry,
-    RecordWriteError,
     RunRecord,
     RunStatus,
     exit_file_name,
@@ -58,12 +57,13 @@ def log(message: str) -> None:
         print(f"{time.strftime('%H:%M:%S')} supervisor: {message}", file=sys.stderr, flush=True)
 
 
-def try_save(run_dir: Path, change: Callable[[RunRecord], bool | None]) -> RunRecord | None:
-    """update_record, once; None (and why, in the log) when run.json cannot be saved now."""
+def try_save(run_dir: Path, change: Callable[[RunRecord], bool | None], say: bool = True) -> RunRecord | None:
+    """update_record, once; None (and why, in the log unless `say` is False) when run.json cannot be saved now."""
     try:
         return update_record(run_dir, change)
-    except (RecordWriteError, OSError) as exc:
-        log(f"cannot save the record now, will try again: {exc}")
+    except (LaunchError, OSError) as exc:  # RecordWriteError (a full disk) is a LaunchError
+        if say:
+            log(f"cannot save the record now: {exc}")
         return None
 
 
@@ -82,7 +82,7 @@ def save_final(run_dir: Path, change: Callable[[RunRecord], bool | None]) -> Run
     while True:
         try:
             return update_record(run_dir, late)
-        except (RecordWriteError, OSError) as exc:
+        except (LaunchError, OSError) as exc:  # RecordWriteError (a full disk) is a LaunchError
             if getattr(exc, "errno", None) not in DISK_FULL:
                 log(f"cannot save the final record, given up: {exc}")
                 return None
@@ -172,7 +172,7 @@ def _wait_saving(
     """The launchers' exit codes; meanwhile a change that could not be saved yet (a full disk) is tried again."""
     while pending is not None and any(proc.poll() is None for proc in procs):
         time.sleep(SAVE_RETRY[0])
-        if try_save(run_dir, pending) is not None:
+        if try_save(run_dir, pending, say=False) is not None:
             pending = None
     return [proc.wait() for proc in procs]
 
