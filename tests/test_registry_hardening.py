@@ -22,7 +22,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
@@ -347,6 +347,8 @@ def test_long_names_and_nul_are_refused_in_one_short_line(tmp_path: Path, name: 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=6000) | st.text(alphabet="a\0\n/.", max_size=200))
+@example("a" * 5000)
+@example("\0" * 300)
 def test_a_refused_name_is_quoted_in_one_short_line(name: str) -> None:
     try:
         assert check_name(name, "run id") == name and len(name) <= 64
