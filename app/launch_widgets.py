@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import re
 import shlex
 import sys
 import time
@@ -25,7 +26,7 @@ from core.run.launch import delete_run, stop
 from core.run.mindformers import parallel_devices, read_parallel_config
 from core.run.own import OWN_LAUNCHERS, OwnJob, launcher_argv, mpirun_cpu_script, parse_env
 from core.run.preflight import Check, check_mindspore
-from core.run.registry import LaunchError, RunRecord, list_runs
+from core.run.registry import LaunchError, RunRecord, list_runs, scan_runs
 from core.run.rehearsal import rehearsal_options
 
 # The form starts from the CPU rehearsal's values: a short run whose loss visibly falls.
@@ -295,9 +296,11 @@ def preflight_view(checks: list[Check]) -> None:
 
 
 def runs_table(workspace: Path) -> None:
-    """The run list (newest first) with links to the Monitor, and a Stop control for running runs."""
-    records = list_runs(workspace)
-    if not records:
+    """The run list (newest first) with links to the Monitor; a run folder whose record was not read is a
+    greyed row and one 'not read: runs/NAME/run.json: why' line, and every other run is listed."""
+    listing = scan_runs(workspace)
+    records = listing.records
+    if not records and not listing.unread:
         st.caption("No runs yet.")
         return
     now = time.time()
@@ -317,12 +320,33 @@ def runs_table(workspace: Path) -> None:
                 "Monitor": f"/monitor?run={r.run_id}",
             }
         )
+    blank = dict.fromkeys(("Exit", "Scenario", "Devices", "Started", "Duration"), "")
+    rows += [
+        {"Run": e.name, "Status": NOT_READ, **blank, "Message": e.line, "Monitor": None} for e in listing.unread[:50]
+    ]
+    frame = pd.DataFrame(rows)
     st.dataframe(
-        pd.DataFrame(rows),
+        frame.style.apply(_grey_unread, axis=1),
         hide_index=True,
         width="stretch",
         column_config={"Monitor": st.column_config.LinkColumn("Monitor", display_text="Open ↗")},
     )
+    not_read_lines(listing.lines[:50])
+
+
+NOT_READ = "⊘ not read"
+_MARKDOWN = re.compile(r"([!-/:-@\[-`{-~])")  # ASCII punctuation: CommonMark lets a backslash escape each
+
+
+def not_read_lines(lines: list[str]) -> None:
+    """Each 'not read: ...' line greyed, as plain text: a forged record's words are never markdown."""
+    for line in lines:
+        st.caption(_MARKDOWN.sub(r"\\\1", line))
+
+
+def _grey_unread(row: pd.Series) -> list[str]:
+    """A run whose record was not read is shown greyed: it is there, nothing of it is trusted."""
+    return ["color: #9aa0a6" if row["Status"] == NOT_READ else ""] * len(row)
 
 
 def stop_control(workspace: Path) -> None:

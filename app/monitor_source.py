@@ -9,11 +9,13 @@ from pathlib import Path
 
 import streamlit as st
 
+from app.launch_widgets import not_read_lines
+from core.errors import UserError
 from core.logs import RunWatcher
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.replay import load_recording, new_replay_dir, replay
 from core.logs.watcher import WatcherRegistry
-from core.run.registry import RunRecord, launcher_output_paths, list_runs
+from core.run.registry import RunListing, launcher_output_paths, scan_runs
 from core.workspace import EXAMPLES_DIR, default_workspace
 
 SOURCES = ["Launched run", "Log folder", "Replay recorded run"]
@@ -96,12 +98,13 @@ def start_replay(name: str, rec_dir: Path, speed: float, polling: bool) -> Path:
 def pick_source() -> Source:
     """What the user chose to watch (a launched run, a log folder or a replay); `Source()` when nothing yet."""
     params = st.query_params
-    runs = []
+    listing = RunListing([], [])
     registry_error = None
     try:
-        runs = list_runs(default_workspace())
-    except Exception as exc:  # a broken registry must not break the page
+        listing = scan_runs(default_workspace())
+    except (UserError, OSError) as exc:  # each record is read alone; runs/ itself may still be unreadable
         registry_error = str(exc)
+    runs = listing.records
     if params.get("replay"):
         default = "Replay recorded run"
     elif params.get("logdir"):
@@ -112,7 +115,7 @@ def pick_source() -> Source:
     if registry_error:
         st.warning(f"Could not read the run registry: {registry_error}")
     if source == "Launched run":
-        return _launched_run(runs)
+        return _launched_run(listing)
     if source == "Log folder":
         return _log_folder()
     if source == "Replay recorded run":
@@ -127,9 +130,12 @@ def pick_source() -> Source:
     return Source()
 
 
-def _launched_run(runs: list[RunRecord]) -> Source:
-    """A run of this workspace's registry: its log folder, status and launcher log."""
+def _launched_run(listing: RunListing) -> Source:
+    """A run of this workspace's registry: its log folder (checked like a folder the user names), status and
+    launcher log. A run folder whose record was not read is one greyed line under the picker."""
     params = st.query_params
+    runs = listing.records
+    not_read_lines(listing.lines[:20])
     if not runs:
         st.info(
             "No launched runs in this workspace yet: start one on the **Launch** page, "
@@ -157,7 +163,14 @@ def _launched_run(runs: list[RunRecord]) -> Source:
         if isinstance(per_node, int) and per_node >= 1:
             st.session_state["mon_per_node"] = per_node
     extra = tuple(str(p) for p in launcher_output_paths(rec))  # mpirun / srun report a killed rank there
-    return Source(Path(rec.log_dir), run_id, rec.status, extra)
+    folder = Path(rec.log_dir)
+    if rec.watch_only or folder.exists():  # a launched run's folder may not be made yet: waited for
+        try:
+            folder = validate_log_dir(folder)
+        except LogDirError as exc:
+            st.warning(f"Run {run_id}: its log folder is refused, not watched: {exc}.")
+            return Source()
+    return Source(folder, run_id, rec.status, extra)
 
 
 def _log_folder() -> Source:

@@ -6,6 +6,7 @@ import json
 import keyword
 import os
 import re
+import reprlib
 import tempfile
 from contextlib import suppress
 from pathlib import Path
@@ -17,6 +18,16 @@ EXAMPLES_DIR = REPO_ROOT / "examples"
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxlevel = 40, 40, 4, 4, 2
+
+
+def short(value: object) -> str:
+    """`value` as a repr of ~40 characters at most (NUL and newlines escaped): a message quotes a long or
+    forged value, never echoes it whole."""
+    return _SHORT.repr(value)
 
 
 class WorkspaceError(UserError, ValueError):
@@ -43,9 +54,10 @@ def is_identifier(name: object) -> bool:
 def check_name(name: str, what: str = "name") -> str:
     """Return `name` if it is a plain file name (letters, digits, . _ -), else raise WorkspaceError."""
     if not is_safe_name(name):
+        size = f" ({len(name):,} characters)" if isinstance(name, str) and len(name) > 64 else ""
         raise WorkspaceError(
-            f"{what} {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit (no '/', spaces or '..')."
+            f"{what} {short(name)}{size} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (no '/', NUL, spaces or '..')."
         )
     return name
 
@@ -54,7 +66,7 @@ def child(root: Path, name: str, what: str = "name") -> Path:
     """`root / name` for a checked name, guaranteed to stay inside `root`."""
     path = (root / check_name(name, what)).resolve()
     if path.parent != root.resolve():
-        raise WorkspaceError(f"{what} {name!r} would leave the workspace {root}")
+        raise WorkspaceError(f"{what} {short(name)} would leave the workspace {root}")
     return path
 
 
@@ -88,7 +100,7 @@ def remember(workspace: Path, key: str, value: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(json.dumps(settings, indent=1))
         os.replace(tmp, workspace / SETTINGS_FILE)
-    except BaseException:
+    except OSError:
         with suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(tmp)  # a full disk leaves no half-written temp file behind
         raise

@@ -3,6 +3,7 @@ launch your own script (msrun, mpirun, Slurm, MindFormers) or watch an existing 
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -144,7 +145,8 @@ with st.expander("Launch an existing script: msrun, mpirun or Slurm; MindFormers
             except (UserError, OSError) as exc:
                 st.error(f"Launch failed: {exc}")
             else:
-                remember(workspace, OWN_PYTHON, checked_own.python)
+                with contextlib.suppress(OSError):  # a preference not saved (a full disk) never hides the run
+                    remember(workspace, OWN_PYTHON, checked_own.python)
                 started(record)
 
 with st.expander("Watch an existing log folder (a job ShardScope did not start: watch only, Stop forgets it)"):

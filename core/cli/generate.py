@@ -11,19 +11,32 @@ from core.codegen import (
     DEVICE_TARGETS,
     LAUNCHERS,
     SCENARIOS,
+    CodegenError,
     JobExistsError,
     RunOptions,
     write_job,
 )
 from core.errors import UserError
 from core.sharding.design import Design, load_design
-from core.workspace import EXAMPLES_DIR
+from core.workspace import EXAMPLES_DIR, short
 
 DEFAULT_DESIGN = EXAMPLES_DIR / "data_parallel_8.json"
 
 
+MAX_OUT_CHARS = 4096  # PATH_MAX
+
+
+def check_out(text: str) -> str:
+    """--out as a path the OS can take: no NUL (Python would raise ValueError), at most PATH_MAX."""
+    if "\0" in text or not text.strip() or len(text) > MAX_OUT_CHARS:
+        why = "contains a NUL character" if "\0" in text else f"must be 1-{MAX_OUT_CHARS:,} characters"
+        raise CodegenError(f"--out {short(text)} ({len(text):,} characters) {why}")
+    return text
+
+
 def _generate(args: argparse.Namespace) -> int:
     try:
+        check_out(args.out)
         design: Design = load_design(args.design or DEFAULT_DESIGN)
         options = RunOptions(
             scenario=args.scenario,

@@ -16,12 +16,13 @@ import time
 from pathlib import Path
 
 from core.cli.common import fail as _fail
+from core.cli.common import terminal_safe
 from core.errors import UserError
 from core.logs.guard import validate_log_dir
 from core.run.launch import delete_run, launch, stop, wait
 from core.run.own import OWN_LAUNCHERS, OwnJob, check_own, launch_own, parse_env, watch_folder
 from core.run.preflight import check_mindspore
-from core.run.registry import LaunchError, RunRecord, RunStatus, get_run, list_runs
+from core.run.registry import LaunchError, RunListing, RunRecord, RunStatus, get_run, scan_runs
 from core.workspace import default_workspace
 
 
@@ -112,10 +113,15 @@ def _launch(args: argparse.Namespace) -> int:
     if not args.wait:
         return 0
     try:
-        record = wait(record.run_id, workspace)
-    except KeyboardInterrupt:
-        print(f"\nstopping {record.run_id} ...", file=sys.stderr)
-        record = stop(record.run_id, workspace)
+        try:
+            record = wait(record.run_id, workspace)
+        except KeyboardInterrupt:
+            print(f"\nstopping {record.run_id} ...", file=sys.stderr)
+            record = stop(record.run_id, workspace)
+    except UserError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot follow run {record.run_id}: {exc.strerror or exc}")
     duration = (record.ended_at or time.time()) - (record.started_at or time.time())
     detail = f": {record.message}" if record.message else ""
     print(f"run {record.run_id} {record.status} (exit code {record.exit_code}) after {duration:.1f} s{detail}")
@@ -159,19 +165,23 @@ def _delete(args: argparse.Namespace) -> int:
 def _runs(args: argparse.Namespace) -> int:
     workspace = _workspace(args)
     try:
-        records = [get_run(args.run, workspace)] if args.run else list_runs(workspace)
+        listing = RunListing([get_run(args.run, workspace)], []) if args.run else scan_runs(workspace)
     except LaunchError as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"cannot read the workspace {workspace}: {exc.strerror or exc}")
-    if not records:
+    if not listing.records and not listing.unread:
         print(f"no runs in {workspace}")
         return 0
     print(f"{'RUN':40} {'STATUS':10} {'EXIT':>4} {'TIME':>8}  {'SCENARIO':16} MESSAGE")
-    for r in records:
+    for r in listing.records:
         duration = f"{r.duration:.0f}s" if r.duration is not None else "-"
         code = "" if r.exit_code is None else str(r.exit_code)
-        print(f"{r.run_id:40} {r.status:10} {code:>4} {duration:>8}  {r.scenario:16} {r.message}")
+        print(terminal_safe(f"{r.run_id:40} {r.status:10} {code:>4} {duration:>8}  {r.scenario:16} {r.message}"))
+    grey, plain = ("\x1b[2m", "\x1b[0m") if sys.stdout.isatty() else ("", "")
+    for error in listing.unread:  # a greyed row: the run is there, its record is not trusted
+        row = f"{error.name:40} {'-':10} {'':>4} {'-':>8}  {'-':16} {error.line}"
+        print(f"{grey}{terminal_safe(row)}{plain}")
     return 0
 
 

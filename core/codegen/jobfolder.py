@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -90,8 +91,28 @@ def write_files(folder: Path, files: dict[str, str], executable: tuple[str, ...]
     at_risk = [] if force else files_at_risk(folder, files)
     if at_risk:
         raise JobExistsError(folder, at_risk)
-    folder.mkdir(parents=True, exist_ok=True)
-    files = dict(files)
+    created = _missing_folders(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _write_all(folder, dict(files), executable)
+    except BaseException:
+        if created:  # made here, just now: nothing in it is anybody else's (a full disk leaves no empty job)
+            shutil.rmtree(created[0], ignore_errors=True)
+        raise
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """The folders `mkdir(parents=True)` would make for `folder`, outermost first."""
+    missing = []
+    for path in (folder, *folder.parents):
+        if os.path.lexists(path):
+            break
+        missing.append(path)
+    return missing[::-1]
+
+
+def _write_all(folder: Path, files: dict[str, str], executable: tuple[str, ...]) -> None:
+    """Each file atomically; a file that fails leaves no temp file behind."""
     if JOB_FILE in files:
         job = json.loads(files[JOB_FILE])
         job[WRITTEN_KEY] = {name: text_digest(text) for name, text in files.items() if name != JOB_FILE}

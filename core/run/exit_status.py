@@ -25,14 +25,21 @@ CANNOT_START = 127  # what a shell returns for a command it cannot run
 
 
 def write_status(path: str, code: int) -> None:
-    """Temp file + rename: a reader sees the whole number or no file."""
+    """Temp file + rename: a reader sees the whole number or no file. A write that fails (a full disk)
+    leaves no file: the wrapper still exits with the status, which the supervisor collects."""
     tmp = f"{path}.{os.getpid()}.tmp"
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(tmp)  # a leftover (or a planted link) at this name: created anew below, never followed
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    with open(os.open(tmp, flags, 0o644), "w", encoding="utf-8") as out:
-        out.write(f"{code}\n")
-    os.replace(tmp, path)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)  # a leftover (or a planted link) at this name: created anew below, never followed
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        with open(os.open(tmp, flags, 0o644), "w", encoding="utf-8") as out:
+            out.write(f"{code}\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        with contextlib.suppress(OSError):  # unbuffered: nothing is left to fail again at exit (status 120)
+            os.write(2, f"cannot write the exit status file {path}: {exc.strerror or exc}\n".encode())
 
 
 def run(status_file: str, argv: list[str]) -> int:

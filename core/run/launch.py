@@ -50,6 +50,7 @@ from core.run.registry import (
     STOP_FILE,
     LaunchError,
     NodeEntry,
+    RecordWriteError,
     RunKind,
     RunRecord,
     RunStatus,
@@ -58,11 +59,12 @@ from core.run.registry import (
     list_runs,
     new_run_id,
     read_record,
+    request_stop,
     runs_root,
     update_record,
     write_record,
 )
-from core.workspace import REPO_ROOT, WorkspaceError, check_name, child
+from core.workspace import REPO_ROOT, WorkspaceError, check_name, short
 
 _JOB_FILES = ("train.py", "run.sh", "README.md", JOB_FILE, SBATCH_FILE)
 
@@ -116,10 +118,10 @@ def new_run_dir(workspace: Path, name: str | None, default_stem: str) -> tuple[s
     root.mkdir(parents=True, exist_ok=True)
     try:
         run_id = check_name(name, "run name") if name else new_run_id(default_stem, root)
-        run_dir = child(root, run_id, "run name")
     except WorkspaceError as exc:
         raise LaunchError(str(exc)) from None
-    if run_dir.exists():
+    run_dir = root / run_id  # never resolved: a link of that name is a name taken, not a way elsewhere
+    if os.path.lexists(run_dir):
         raise LaunchError(f"a run called {run_id!r} already exists: pick another name")
     return run_id, run_dir
 
@@ -157,6 +159,8 @@ def launch(
 
     `node_exec` starts more nodes of a multi-node msrun job on this machine: {node: argv prefix}.
     """
+    if "\0" in str(job_dir) or len(str(job_dir)) > 4096:
+        raise LaunchError(f"job folder {short(str(job_dir))} contains a NUL character or is too long")
     job_dir = Path(job_dir).resolve()
     if not (job_dir / "run.sh").is_file():
         raise LaunchError(f"{job_dir} has no run.sh: generate the job first")
@@ -227,9 +231,11 @@ def reserving(workspace: Path) -> Iterator[Callable[[Path], None]]:
     try:
         with launch_lock(workspace):
             yield made.append
-    except OSError as exc:
+    except (OSError, RecordWriteError) as exc:
         for run_dir in made:
             shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(exc, RecordWriteError):
+            raise LaunchError(f"{exc} (the run folder was removed)") from None
         where = exc.filename or runs_root(workspace)
         raise LaunchError(f"cannot write the run folder ({where}): {exc.strerror or exc}") from None
 
@@ -263,7 +269,7 @@ def start_supervisor(run_dir: Path, wait_started: float = 10.0) -> RunRecord:
         )
     except OSError as exc:
         why = f"cannot start the supervisor: {exc.strerror or exc}"
-        return update_record(run_dir, lambda r: fail_record(r, why))
+        return _record_failed_start(run_dir, lambda r: fail_record(r, why))
     deadline = time.time() + wait_started
     while time.time() < deadline:
         record = read_record(run_dir)
@@ -275,13 +281,27 @@ def start_supervisor(run_dir: Path, wait_started: float = 10.0) -> RunRecord:
     if supervisor.poll() is None:
         return read_record(run_dir)  # slow, not dead: still 'starting', refresh() judges it later
     supervisor.wait()
-    return update_record(
+    return _record_failed_start(
         run_dir,
         lambda r: (
             r.status == RunStatus.STARTING
             and fail_record(r, "the supervisor did not start the job (see supervisor.log)")
         ),
     )
+
+
+def _record_failed_start(run_dir: Path, change: Callable[[RunRecord], bool]) -> RunRecord:
+    """Record that the job never started; when even that cannot be saved (a full disk), the run folder goes,
+    so no 'starting' record is left holding its master port, and the launch fails in one line."""
+    try:
+        return update_record(run_dir, change)
+    except (RecordWriteError, OSError) as exc:
+        why = exc if isinstance(exc, RecordWriteError) else f"cannot save {run_dir / RUN_FILE}: {exc.strerror or exc}"
+    with contextlib.suppress(LaunchError, OSError):
+        if read_record(run_dir).pid:
+            raise LaunchError(f"run {run_dir.name}: {why}")  # started after all: its record stays
+    shutil.rmtree(run_dir, ignore_errors=True)
+    raise LaunchError(f"the launch failed and could not be recorded ({why}): the run folder {run_dir} was removed")
 
 
 def fail_record(record: RunRecord, message: str) -> bool:
@@ -300,7 +320,7 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
         return forget(record)
     if not record.is_running:
         return record  # finished: its pids and group may belong to others now, so nothing is sent
-    (record.run_dir / STOP_FILE).write_text(str(time.time()), encoding="utf-8")
+    request_stop(record.run_dir)
     launcher = launcher_for_record(record)
     record = _wait_started(record)
     if not record.is_running:
@@ -328,7 +348,7 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
         final.status, final.ended_at, final.message = RunStatus.STOPPED, time.time(), "stopped by the user"
         return True
 
-    return update_record(record.run_dir, stopped)
+    return update_record(record.run_dir, stopped, keep_unwritten=True)  # a full disk: stopped all the same
 
 
 def _wait_started(record: RunRecord, timeout: float = 30.0) -> RunRecord:

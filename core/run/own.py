@@ -29,6 +29,7 @@ from core.run.launchers import launcher_for
 from core.run.mindformers import parallel_devices, read_parallel_config
 from core.run.processes import ENV_RUN_DIR, ENV_RUN_ID
 from core.run.registry import LaunchError, RunKind, RunRecord, RunStatus, write_record
+from core.workspace import short
 
 LOG_DIR = "log_output"
 RESERVED_ENV = frozenset(
@@ -88,7 +89,7 @@ def _text(value: object, what: str, limit: int = MAX_ARG) -> str:
 def _path(value: object, what: str) -> Path:
     text = _text(value, what, 1024)
     if not text.strip() or not text.isprintable():
-        raise LaunchError(f"{what} {text!r} must be a printable path")
+        raise LaunchError(f"{what} {short(text)} must be a printable path")
     return expand_home(text).resolve()
 
 

@@ -23,10 +23,19 @@ from core.files import is_regular, read_checked, write_replacing
 from core.run import slurm
 from core.run.launchers import QUEUED_LAUNCHERS
 from core.run.processes import ENV_RUN_ID, RunProcesses, alive
+from core.run.record_check import (
+    MAX_RUN_FILE_BYTES,
+    RUN_FILE,
+    RecordError,
+    RecordWriteError,
+    check_fields,
+    check_trusted,
+    parse,
+    short,
+)
 from core.run.states import ACTIVE, LaunchError, NodeEntry, RunKind, RunStatus
-from core.workspace import WorkspaceError, child
+from core.workspace import WorkspaceError, check_name, is_safe_name
 
-RUN_FILE = "run.json"
 STOP_FILE = "stop_requested"
 LAUNCHER_LOG = "launcher.log"
 LOCK_FILE = "run.lock"  # flock'ed around every read-modify-write of run.json
@@ -41,6 +50,8 @@ __all__ = [
     "STOP_FILE",
     "LaunchError",
     "NodeEntry",
+    "RecordError",
+    "RecordWriteError",
     "RunKind",
     "RunRecord",
     "RunStatus",
@@ -106,26 +117,28 @@ class RunRecord:
         data = {k: v for k, v in self.__dict__.items() if k not in {"run_dir", "log_dir"}}
         data["status"], data["kind"] = str(self.status), str(self.kind)
         data["log_dir"] = (
-            str(self.log_dir) if self.kind == RunKind.EXTERNAL else os.path.relpath(self.log_dir, self.run_dir)
+            str(self.log_dir)
+            if self.kind == RunKind.EXTERNAL
+            else os.path.relpath(Path(self.log_dir).resolve(), self.run_dir.resolve())
         )
         return data
 
     @classmethod
     def from_json(cls, run_dir: Path, data: dict[str, Any]) -> RunRecord:
-        known = set(cls.__dataclass_fields__) - {"run_dir", "log_dir"}
-        values = {k: v for k, v in data.items() if k in known}
-        for key, words in (("status", RunStatus), ("kind", RunKind)):
-            if key not in values:
-                continue
-            if values[key] not in set(words):
-                allowed = ", ".join(words)
-                raise LaunchError(f"run {run_dir.name}: {RUN_FILE} has {key} {values[key]!r}, not one of {allowed}")
-            values[key] = words(values[key])
-        log_rel = str(data.get("log_dir") or ".")
-        log_path = (run_dir / log_rel).resolve()
-        outside = run_dir.resolve() not in (log_path, *log_path.parents)
-        if outside and values.get("kind", RunKind.GENERATED) != RunKind.EXTERNAL:
-            log_path = run_dir.resolve()  # only a watched folder may point outside its run folder
+        """The record of `run_dir` from run.json's object, every field checked (RecordError says which not)."""
+        values = check_fields(run_dir.name, data)
+        text = values.pop("log_dir", "") or "."
+        home = run_dir.resolve()
+        log_path = (home / text).resolve()
+        if log_path.parent == log_path:
+            raise RecordError(run_dir.name, f"has log_dir {short(text)}, the filesystem root: not a run's log folder")
+        external = values.get("kind") == RunKind.EXTERNAL
+        if external and not Path(text).is_absolute():
+            raise RecordError(run_dir.name, f"has log_dir {short(text)}: a watched folder's path must be absolute")
+        if not external and home not in (log_path, *log_path.parents):
+            raise RecordError(
+                run_dir.name, f"has log_dir {short(text)}, outside its run folder (a launched run logs inside it)"
+            )
         return cls(run_dir=run_dir, log_dir=log_path, **values)
 
 
@@ -134,19 +147,25 @@ def runs_root(workspace: Path) -> Path:
 
 
 def run_dir_of(run_id: str, workspace: Path) -> Path:
-    return child(runs_root(workspace), run_id, "run id")
+    """runs/<run_id>, the name checked and the folder not resolved: a run folder that is a link is
+    refused when read (`read_record`), never followed to another run or out of the workspace."""
+    return runs_root(workspace) / check_name(run_id, "run id")
 
 
 def write_record(record: RunRecord) -> None:
     """Atomic (a fresh temp file + rename): a reader never sees half a record, and no planted link is
-    written through (write_replacing)."""
-    write_replacing(record.run_dir / RUN_FILE, (json.dumps(record.to_json(), indent=2) + "\n").encode("utf-8"))
+    written through (write_replacing). A write that fails (a full disk) leaves no temp file and raises
+    RecordWriteError, one line naming the file."""
+    try:
+        write_replacing(record.run_dir / RUN_FILE, (json.dumps(record.to_json(), indent=2) + "\n").encode("utf-8"))
+    except OSError as exc:
+        raise RecordWriteError(record.run_id, exc) from None
 
 
 @contextlib.contextmanager
 def _flock(path: Path) -> Iterator[None]:
     """An exclusive advisory lock on `path` (created if missing), released on exit or process death."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -166,21 +185,43 @@ def launch_lock(workspace: Path) -> contextlib.AbstractContextManager[None]:
     return _flock(root / LAUNCH_LOCK)
 
 
-def update_record(run_dir: Path, change: Callable[[RunRecord], bool | None]) -> RunRecord:
-    """Read, change and write run.json under its lock; `change` returning False skips the write."""
+def update_record(run_dir: Path, change: Callable[[RunRecord], bool | None], keep_unwritten: bool = False) -> RunRecord:
+    """Read, change and write run.json under its lock; `change` returning False skips the write.
+
+    `keep_unwritten`: a write that fails (a full disk) still returns the changed record, its status
+    judged in memory (a reader's refresh), instead of raising RecordWriteError."""
     with record_lock(run_dir):
         record = read_record(run_dir)
         if change(record) is not False:
-            write_record(record)
+            try:
+                write_record(record)
+            except RecordWriteError as exc:
+                if not keep_unwritten:
+                    raise
+                record.message += f" (not saved: {exc.reason})"
         return record
 
 
 def read_record(run_dir: Path) -> RunRecord:
+    """The record of `run_dir`, checked (see core.run.record_check), or a LaunchError naming the run."""
+    name = run_dir.name
+    check_trusted(run_dir)
     try:
-        data = json.loads(read_checked(run_dir / RUN_FILE, 1 << 20, "run file"))  # run.json: ~2 KB
-    except (OSError, ValueError) as exc:
-        raise LaunchError(f"run {run_dir.name} has no readable {RUN_FILE}: {exc}") from None
-    return RunRecord.from_json(run_dir, data)
+        data = read_checked(run_dir / RUN_FILE, MAX_RUN_FILE_BYTES, "run file")
+    except OSError as exc:
+        why = f"cannot be read: {getattr(exc, 'reason', None) or exc.strerror or exc}"
+        raise RecordError(name, why, f"run {name} has no readable {RUN_FILE}: {exc}") from None
+    return RunRecord.from_json(run_dir, parse(name, data))
+
+
+def request_stop(run_dir: Path) -> None:
+    """Leave the stop request the supervisor and the judges look for (its presence is what counts: on a
+    full disk an empty file still can be made, so a stop is never refused for want of space)."""
+    path = run_dir / STOP_FILE
+    try:
+        path.write_text(str(time.time()), encoding="utf-8")
+    except OSError:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
 
 
 def launcher_log_name(node: int, n_nodes: int) -> str:
@@ -221,7 +262,7 @@ def get_run(run_id: str, workspace: Path) -> RunRecord:
         run_dir = run_dir_of(run_id, workspace)
     except WorkspaceError as exc:
         raise LaunchError(str(exc)) from None
-    if not (run_dir / RUN_FILE).is_file():
+    if not run_dir.is_symlink() and not os.path.lexists(run_dir / RUN_FILE):
         raise LaunchError(f"no run called {run_id!r} in {runs_root(workspace)}")
     return refresh(read_record(run_dir))
 
@@ -257,7 +298,12 @@ def refresh(record: RunRecord) -> RunRecord:
         return record  # supervisor lost (killed); the job still runs and can be stopped
     if leftover_processes(record):
         return record  # launcher gone, its workers still run: still running, and Stop kills them
-    return update_record(record.run_dir, _judge_unwatched)
+    try:
+        return update_record(record.run_dir, _judge_unwatched, keep_unwritten=True)
+    except OSError as exc:  # no lock file can be made (a read-only or full workspace): judged here alone
+        if _judge_unwatched(record) is not False:
+            record.message += f" (not saved: {exc.strerror or exc})"
+        return record
 
 
 def _start_lost(record: RunRecord) -> bool:
@@ -373,34 +419,77 @@ def refresh_slurm(record: RunRecord) -> RunRecord:
             latest.exit_code, latest.ended_at = code, latest.ended_at or time.time()
         return True
 
-    return update_record(record.run_dir, store)
+    return update_record(record.run_dir, store, keep_unwritten=True)
 
 
 def status(run_id: str, workspace: Path) -> str:
     return get_run(run_id, workspace).status
 
 
-def list_runs(workspace: Path) -> list[RunRecord]:
-    """Every run in the workspace, newest first (unreadable folders are skipped)."""
+MAX_RUN_FOLDERS = 10_000  # entries of runs/ looked at; a workspace holds a few hundred runs
+
+
+@dataclass(frozen=True)
+class RunListing:
+    """The registry as read: the runs (newest first) and each run folder that was not read, and why."""
+
+    records: list[RunRecord]
+    unread: list[RecordError]
+
+    @property
+    def lines(self) -> list[str]:
+        """One 'not read: runs/NAME/run.json: why' line per folder that was not read."""
+        return [error.line for error in self.unread]
+
+
+def scan_runs(workspace: Path) -> RunListing:
+    """Every run of the workspace, each record read alone: a malformed, forged or oversized run.json, or a
+    run folder that is a link or another user's, is one `unread` entry and every other run is listed."""
     root = runs_root(workspace)
     if not root.is_dir():
-        return []
-    records = []
-    for run_dir in root.iterdir():
-        if not (run_dir / RUN_FILE).is_file():
-            continue
-        try:
-            records.append(refresh(read_record(run_dir)))
-        except (LaunchError, TypeError, ValueError):
-            continue
-    return sorted(records, key=lambda r: (r.started_at or 0.0, r.run_id), reverse=True)
+        return RunListing([], [])
+    records: list[RunRecord] = []
+    unread: list[RecordError] = []
+    with os.scandir(root) as entries:
+        for count, entry in enumerate(entries):
+            if count >= MAX_RUN_FOLDERS:
+                unread.append(RecordError("*", f"not looked at: runs/ holds more than {MAX_RUN_FOLDERS:,} entries"))
+                break
+            problem = _read_entry(entry, records)
+            if problem is not None:
+                unread.append(problem)
+    records.sort(key=lambda r: (r.started_at or 0.0, r.run_id), reverse=True)
+    return RunListing(records, sorted(unread, key=lambda e: e.name))
+
+
+def _read_entry(entry: os.DirEntry[str], records: list[RunRecord]) -> RecordError | None:
+    """Read one entry of runs/ into `records`, or say why not (None: not a run folder, nothing to say)."""
+    name = entry.name if is_safe_name(entry.name) else short(entry.name)
+    if entry.is_symlink():
+        return RecordError(name, f"runs/{name} is a symbolic link: never read or deleted through")
+    if not entry.is_dir(follow_symlinks=False) or not os.path.lexists(os.path.join(entry.path, RUN_FILE)):
+        return None  # a lock file, or a run folder whose record is being written
+    if not is_safe_name(entry.name):
+        return RecordError(name, "is in a folder whose name is not a run name")
+    try:
+        records.append(refresh(read_record(Path(entry.path))))
+    except RecordError as exc:
+        return exc
+    except (LaunchError, OSError) as exc:
+        return RecordError(name, f"cannot be read: {short(str(exc))}")
+    return None
+
+
+def list_runs(workspace: Path) -> list[RunRecord]:
+    """Every run in the workspace that could be read, newest first (`scan_runs` also says which were not)."""
+    return scan_runs(workspace).records
 
 
 def new_run_id(scenario: str, root: Path) -> str:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = f"{stamp}-{scenario}"
+    base = f"{stamp}-{scenario}"[:56]  # room for "-N...": a run id is a name check_name allows (64)
     run_id, n = base, 1
-    while (root / run_id).exists():
+    while os.path.lexists(root / run_id):
         n += 1
         run_id = f"{base}-{n}"
     return run_id

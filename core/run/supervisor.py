@@ -16,6 +16,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import psutil
@@ -29,6 +31,7 @@ from core.run.processes import (
     send_signal,
     start_detached,
 )
+from core.run.record_check import DISK_FULL
 from core.run.registry import (
     STOP_FILE,
     LaunchError,
@@ -38,16 +41,56 @@ from core.run.registry import (
     exit_file_name,
     launcher_codes,
     launcher_log_name,
-    read_record,
     record_end,
-    record_lock,
     update_record,
-    write_record,
 )
 
 EXIT_WRAPPER = Path(__file__).with_name("exit_status.py")
 
 POLL = 1.0  # seconds between two questions to a batch scheduler
+SAVE_RETRY = (1.0, 10.0)  # s between two tries to save run.json on a full disk: first, at most
+
+
+def log(message: str) -> None:
+    """A line in supervisor.log (its stderr); on a full disk even that may fail, and is let go."""
+    with contextlib.suppress(OSError):
+        print(f"{time.strftime('%H:%M:%S')} supervisor: {message}", file=sys.stderr, flush=True)
+
+
+def try_save(run_dir: Path, change: Callable[[RunRecord], bool | None], say: bool = True) -> RunRecord | None:
+    """update_record, once; None (and why, in the log unless `say` is False) when run.json cannot be saved now."""
+    try:
+        return update_record(run_dir, change)
+    except (LaunchError, OSError) as exc:  # RecordWriteError (a full disk) is a LaunchError
+        if say:
+            log(f"cannot save the record now: {exc}")
+        return None
+
+
+def save_final(run_dir: Path, change: Callable[[RunRecord], bool | None]) -> RunRecord | None:
+    """The run's final record, saved as soon as it can be: on a full disk the supervisor stays alive (the run
+    still counts as running for every reader) and tries again until space is freed, then notes the delay.
+    Any other failure (the run folder gone) is logged and given up: None."""
+    delay, waited = SAVE_RETRY[0], 0.0
+
+    def late(latest: RunRecord) -> bool | None:
+        result = change(latest)
+        if waited and result is not False:
+            latest.message = f"{latest.message} (saved {waited:.0f} s late: the disk was full)".lstrip()
+        return result
+
+    while True:
+        try:
+            return update_record(run_dir, late)
+        except (LaunchError, OSError) as exc:  # RecordWriteError (a full disk) is a LaunchError
+            if getattr(exc, "errno", None) not in DISK_FULL:
+                log(f"cannot save the final record, given up: {exc}")
+                return None
+            if not waited:
+                log(f"the disk is full, the final status waits in memory until it can be saved: {exc}")
+        time.sleep(delay)
+        waited += delay
+        delay = min(delay * 2, SAVE_RETRY[1])
 
 
 def supervise(run_dir: Path) -> int:
@@ -58,7 +101,10 @@ def supervise(run_dir: Path) -> int:
         latest.supervisor_pid = os.getpid()
         latest.supervisor_create_time = create_time(os.getpid())
 
-    record = update_record(run_dir, mine)
+    record = try_save(run_dir, mine)
+    if record is None:  # nothing started: the launch is judged failed by the one who started this supervisor
+        log("not started: the supervisor could not record itself in run.json")
+        return 1
     if not record.is_running:
         return 1  # judged meanwhile (stopped, or given up on): start nothing
     if (run_dir / STOP_FILE).exists():
@@ -91,7 +137,8 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
                 with contextlib.suppress(OSError):
                     os.killpg(started.pid, signal.SIGKILL)
             why = f"could not start {' '.join(map(str, entry['argv']))}: {exc}"
-            update_record(run_dir, lambda r, why=why: fail_record(r, why))
+            log(why)
+            try_save(run_dir, lambda r, why=why: fail_record(r, why))
             return 1
         procs.append(proc)
         entry.update(pid=proc.pid, pgid=proc.pid, create_time=create_time(proc.pid))
@@ -103,16 +150,30 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
         if latest.status == RunStatus.STARTING:
             latest.status, latest.message = RunStatus.RUNNING, ""
 
-    record = update_record(run_dir, started)
+    saved = try_save(run_dir, started)
+    if saved is None:  # a full disk: the job runs on, the pids are kept here and saved when they can be
+        started(record)
+    record = saved or record
     if (run_dir / STOP_FILE).exists():  # a stop that came while the launcher was being started
         RunProcesses.of(record).signal_launchers(launcher_for_record(record).stop_signal)  # tagged: proven ours
-    codes = [proc.wait() for proc in procs]
+    codes = _wait_saving(procs, run_dir, None if saved else started)
     if not record.options.get("join", True):
         _wait_detached(record)
     time.sleep(0.2)  # let the launcher's stragglers (msrun's tail, a scheduler after a crash) go first
     _reap_orphans(record)
     _finish_local(run_dir, codes)
     return 0
+
+
+def _wait_saving(
+    procs: list[subprocess.Popen[bytes]], run_dir: Path, pending: Callable[[RunRecord], None] | None
+) -> list[int]:
+    """The launchers' exit codes; meanwhile a change that could not be saved yet (a full disk) is tried again."""
+    while pending is not None and any(proc.poll() is None for proc in procs):
+        time.sleep(SAVE_RETRY[0])
+        if try_save(run_dir, pending, say=False) is not None:
+            pending = None
+    return [proc.wait() for proc in procs]
 
 
 def _check_program(argv: list[str], cwd: str, env: dict[str, str]) -> None:
@@ -149,7 +210,7 @@ def _wait_detached(record: RunRecord) -> None:
     def note(latest: RunRecord) -> None:
         latest.message = "msrun returned (join=False); waiting for the workers it left running"
 
-    latest = update_record(record.run_dir, note)
+    latest = try_save(record.run_dir, note) or record
     while run_processes(latest) and not (record.run_dir / STOP_FILE).exists():
         time.sleep(1.0)
 
@@ -157,11 +218,12 @@ def _wait_detached(record: RunRecord) -> None:
 def _finish_local(run_dir: Path, codes: list[int]) -> None:
     """The final status from the wrappers' files (the launchers' own exit statuses); a wrapper's
     return code only where its file is missing (the wrapper was killed before it could write)."""
-    with record_lock(run_dir):
-        latest = read_record(run_dir)
+
+    def end(latest: RunRecord) -> None:
         found = launcher_codes(latest)
         record_end(latest, [code if code is not None else rc for code, rc in zip(found, codes, strict=False)])
-        write_record(latest)
+
+    save_final(run_dir, end)
 
 
 def _supervise_batch(record: RunRecord, launcher: BatchLauncher, env: dict[str, str]) -> int:
@@ -171,14 +233,14 @@ def _supervise_batch(record: RunRecord, launcher: BatchLauncher, env: dict[str, 
         job_id = launcher.submit(run_dir, env)
     except LaunchError as exc:
         why = str(exc)
-        update_record(run_dir, lambda r: fail_record(r, why))
+        try_save(run_dir, lambda r: fail_record(r, why))
         return 1
 
     def submitted(latest: RunRecord) -> None:
         latest.slurm_job_id, latest.status = job_id, RunStatus.QUEUED
         latest.message = f"submitted as Slurm job {job_id}"
 
-    record = update_record(run_dir, submitted)
+    record = save_final(run_dir, submitted) or record  # the job id must reach run.json: Stop cancels by it
     if (run_dir / STOP_FILE).exists():  # stopped while sbatch ran
         with contextlib.suppress(LaunchError):
             launcher.cancel(job_id)
@@ -187,17 +249,24 @@ def _supervise_batch(record: RunRecord, launcher: BatchLauncher, env: dict[str, 
             status_, message, code = launcher.outcome(job_id, run_dir, (run_dir / STOP_FILE).exists())
         except LaunchError as exc:
             status_, message, code = RunStatus.RUNNING, f"cannot ask Slurm (will retry): {exc}", None
-        with record_lock(run_dir):
-            latest = read_record(run_dir)
-            if status_ not in (RunStatus.QUEUED, RunStatus.RUNNING):
-                latest.status, latest.message, latest.exit_code = status_, message, code
-                latest.ended_at = time.time()
-                write_record(latest)
-                return 0
-            if (latest.status, latest.message) != (status_, message) and latest.is_running:
-                latest.status, latest.message = status_, message
-                write_record(latest)
+        if status_ not in (RunStatus.QUEUED, RunStatus.RUNNING):
+            save_final(run_dir, partial(_batch_state, state=(status_, message, code), final=True))
+            return 0
+        try_save(run_dir, partial(_batch_state, state=(status_, message, code), final=False))
         time.sleep(POLL)
+
+
+def _batch_state(latest: RunRecord, state: tuple[RunStatus, str, int | None], final: bool) -> bool:
+    """The scheduler's word into the record: the end (final), or a change of state while it is active."""
+    status_, message, code = state
+    if final:
+        latest.status, latest.message, latest.exit_code = status_, message, code
+        latest.ended_at = time.time()
+        return True
+    if (latest.status, latest.message) == (status_, message) or not latest.is_running:
+        return False
+    latest.status, latest.message = status_, message
+    return True
 
 
 def _main(argv: list[str]) -> int:
