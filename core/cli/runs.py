@@ -134,7 +134,8 @@ def _stop(args: argparse.Namespace) -> int:
     try:
         before = get_run(args.run, _workspace(args))
         if not before.is_running:
-            print(f"run {before.run_id} already {before.status}: nothing to stop, no signal sent")
+            why = f" ({before.message})" if before.message else ""
+            print(f"run {before.run_id} already {before.status}: nothing to stop, no signal sent{why}")
             return 0
         record = stop(args.run, _workspace(args), grace=args.grace)
     except LaunchError as exc:

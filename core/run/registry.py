@@ -22,7 +22,7 @@ from typing import Any
 from core.files import is_regular, read_checked, write_replacing
 from core.run import slurm
 from core.run.launchers import QUEUED_LAUNCHERS
-from core.run.processes import ENV_RUN_ID, RunProcesses, alive
+from core.run.processes import ENV_RUN_ID, RunProcesses, Standing, alive
 from core.run.record_check import (
     MAX_RUN_FILE_BYTES,
     RUN_FILE,
@@ -267,16 +267,11 @@ def get_run(run_id: str, workspace: Path) -> RunRecord:
     return refresh(read_record(run_dir))
 
 
-def launcher_pids(record: RunRecord) -> list[tuple[int | None, float | None]]:
-    """(pid, create time) of every launcher started here: the run's one, or one per node."""
-    pids = [(record.pid, record.pid_create_time)]
-    pids += [(n.get("pid"), n.get("create_time")) for n in record.nodes if n.get("pid") != record.pid]
-    return pids
-
-
 def launcher_alive(record: RunRecord) -> bool:
-    """The launcher process (or, multi-node, any node's launcher) started here still runs."""
-    return any(alive(pid, created) for pid, created in launcher_pids(record))
+    """The launcher process (or, multi-node, any node's launcher) started here still runs and is proven
+    the run's own (it carries the run's tag): a forged record naming a foreign process is not kept
+    'running' by that process."""
+    return any(proof.standing is Standing.OWN for proof in RunProcesses.of(record).proofs())
 
 
 def refresh(record: RunRecord) -> RunRecord:
@@ -390,7 +385,13 @@ def _judge_unwatched(latest: RunRecord) -> bool:
         )
     else:
         latest.status = RunStatus.FAILED
-        latest.message = latest.message or "the launcher ended while nobody was watching: exit code unknown"
+        refused = [p for p in RunProcesses.of(latest).proofs() if p.standing is Standing.REFUSED]
+        if refused:  # a forged or stale record: the live process it names is someone else's
+            latest.message = "no process of this run is left: " + "; ".join(
+                f"pid {p.pid} named in run.json {p.why}, so it is not the run's" for p in refused
+            )
+        else:
+            latest.message = latest.message or "the launcher ended while nobody was watching: exit code unknown"
     return True
 
 
