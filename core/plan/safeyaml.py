@@ -11,7 +11,7 @@ composer recurses in C and crashes on deep nesting):
 * counts the values the document expands to, each alias at every use, and refuses more than `MAX_VALUES`
   before anything is built (real configs alias a dataset block: a few hundred values in all);
 * resolves numbers only in forms YAML 1.1 (what MindFormers' PyYAML reads) and YAML 1.2 agree on:
-  `12`, `-3`, `0x1f`, `0o17`, `1.5`, `.5e-3`, `.inf`. Base 60, `1_000`, `0b101` and leading-zero octal
+  `12`, `-3`, `0x1f`, `1.5`, `.5e-3`, `.inf`. Base 60, `1_000`, `0b101`, `0o17` and leading-zero octal
   stay strings, so a key that needs a number refuses them by name instead of reading another value;
   integers longer than `MAX_INT_DIGITS` are refused before they are converted. Booleans and null keep
   PyYAML's YAML 1.1 spellings (`yes`, `on`, `~`), as MindFormers reads them;
@@ -59,9 +59,11 @@ MAX_NUMBER_CHARS = 64  # a float's text
 
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
-_INT_FORMS = re.compile(r"[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+|0o[0-7]+")
+# The forms PyYAML's YAML 1.1 resolver and the YAML 1.2 core schema both read as numbers (1.1 wants a signed
+# exponent and no sign before `.5`; 1.2 has no `0b`, `1_000`, base 60 or leading-zero octal; 1.1 has no `0o`).
+_INT_FORMS = re.compile(r"[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+")
 _FLOAT_FORMS = re.compile(
-    r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+    r"(?:[-+]?[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
 )
 
 
@@ -86,7 +88,7 @@ class _Repr(reprlib.Repr):
     def __init__(self) -> None:
         super().__init__()
         self.maxstring = self.maxother = self.maxlong = 40
-        self.maxlevel = 3
+        self.maxlevel = 2
         self.maxlist = self.maxtuple = self.maxdict = self.maxset = 4
 
     def repr_int(self, x: int, level: int) -> str:
@@ -100,13 +102,15 @@ _REPR = _Repr()
 
 def describe(value: Any) -> str:
     """A value for a one-line message: a scalar as its short repr (`-4`, `'int8'`), a collection as its
-    type, size and short repr (`a list of 9 items [[[...], ...], ...]`). Never formats the value whole."""
+    type, size and short repr (`a list of 9 items [[[...], ...], ...]`). Never formats the value whole, never
+    longer than ~160 characters."""
     if value is None or isinstance(value, bool | int | float | str):
-        return _REPR.repr(value)
-    if isinstance(value, list | dict | tuple | set):
-        size = f" of {len(value):,} item{'' if len(value) == 1 else 's'}"
-        return f"a {type(value).__name__}{size} {_REPR.repr(value)}"
-    return f"a {type(value).__name__} {_REPR.repr(value)}"
+        text = _REPR.repr(value)
+    elif isinstance(value, list | dict | tuple | set):
+        text = f"a {type(value).__name__} of {len(value):,} item{'' if len(value) == 1 else 's'} {_REPR.repr(value)}"
+    else:
+        text = f"a {type(value).__name__} {_REPR.repr(value)}"
+    return text if len(text) <= 160 else text[:157] + "..."  # a repr has no line break: it escapes them
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -139,9 +143,7 @@ class _Constructor(SafeConstructor):
         text = str(self.construct_scalar(node))
         if not _INT_FORMS.fullmatch(text):
             raise ConstructorError(None, None, f"{describe(text)} is not an integer", node.start_mark)
-        if text.startswith(("0x", "0o")):
-            return int(text[2:], 16 if text[1] == "x" else 8)
-        return int(text)
+        return int(text[2:], 16) if text.startswith("0x") else int(text)
 
     def construct_yaml_float(self, node: ScalarNode) -> float:
         text = str(self.construct_scalar(node))
