@@ -364,3 +364,17 @@ def test_planner_parses_a_file_once_whatever_the_reruns(
     assert not planner.exception, planner.exception
     assert len(calls) == 2 and calls[1].endswith("bomb.yaml")  # three runs each, one parse each
     assert len(planner.error) == 1
+
+
+def test_every_yaml_read_goes_through_the_bounded_loader() -> None:
+    """PyYAML is imported in one module only: a new reader of a user's YAML cannot bypass the bounds."""
+    importers = [
+        str(path.relative_to(REPO))
+        for folder in ("core", "app", "pages")
+        for path in (REPO / folder).rglob("*.py")
+        if any(
+            line.strip().startswith(("import yaml", "from yaml"))
+            for line in path.read_text(encoding="utf-8").splitlines()
+        )
+    ]
+    assert importers == ["core/plan/safeyaml.py"]

@@ -267,13 +267,13 @@ def load_mapping(text: str, source: str | None = None) -> dict[str, Any]:
         loader = BoundedLoader(text)  # its Reader refuses unprintable characters at once
         data = loader.get_single_data()
     except _LimitError as exc:
-        raise YamlError(lead + _message(exc, exc.key)) from None
+        raise YamlError(lead + _message(exc, exc.key, "refused")) from None
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
         what = f"the character U+{exc.character:04X}" if isinstance(exc.character, int) else "a character"
         raise YamlError(f"{lead}not valid YAML at line {line}: {what} is not allowed in YAML") from None
     except yaml.YAMLError as exc:
-        raise YamlError(lead + _message(exc, "")) from None
+        raise YamlError(lead + _message(exc, "", "not valid YAML")) from None
     except RecursionError:  # not expected below MAX_DEPTH; kept so no traceback can escape
         raise YamlError(f"{lead}not valid YAML: nested too deeply") from None
     finally:
@@ -286,9 +286,9 @@ def load_mapping(text: str, source: str | None = None) -> dict[str, Any]:
     return data
 
 
-def _message(exc: yaml.YAMLError, key: str) -> str:
+def _message(exc: yaml.YAMLError, key: str, verdict: str) -> str:
     mark = getattr(exc, "problem_mark", None)
     where = f" at line {mark.line + 1}" if mark is not None else ""
     at_key = f" (key {key})" if key else ""
     problem = getattr(exc, "problem", None) or type(exc).__name__
-    return f"not valid YAML{where}{at_key}: {_one_line(problem)}"
+    return f"{verdict}{where}{at_key}: {_one_line(problem)}"
