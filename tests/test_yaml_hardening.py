@@ -378,3 +378,36 @@ def test_every_yaml_read_goes_through_the_bounded_loader() -> None:
         )
     ]
     assert importers == ["core/plan/safeyaml.py"]
+
+
+@pytest.mark.parametrize(
+    ("content", "part"),
+    [
+        (bomb(8), "key l5[1]"),
+        (with_line("data_parallel: 8", "data_parallel: 0x" + "f" * 20_000), "20,002 digits"),
+        (with_line("data_parallel: 8", "data_parallel: " + "9" * 5000), "5,000 digits"),
+    ],
+    ids=["bomb", "huge-hex", "5000-digits"],
+)
+def test_launch_page_shows_a_hostile_config_as_one_line(
+    content: str, part: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.browser import free_port
+
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.syspath_prepend(str(REPO))
+    config = tmp_path / "config.yaml"
+    config.write_text(content)
+    script = tmp_path / "run_mindformer.py"
+    script.write_text("print('never run')\n")
+    page = AppTest.from_file(str(REPO / "pages" / "launch.py"), default_timeout=120)
+    page.session_state["launch_port"] = free_port()
+    page.run()
+    page.text_input(key="own_script").set_value(str(script)).run()
+    page.toggle(key="own_mf").set_value(True).run()
+    page.text_input(key="own_mf_config").set_value(str(config)).run()
+    assert not page.exception, page.exception
+    (error,) = [e.value for e in page.error if "MindFormers config" in e.value]
+    one_line(error, f"cannot read the MindFormers config {config}", part)
