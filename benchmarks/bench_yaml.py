@@ -2,8 +2,9 @@
 
 In-process: the bounded loader (core.plan.safeyaml through core.plan.mfconfig) on the alias bomb at levels 7,
 8 and 9, a 5,000-digit integer, a 20,000-digit hex integer, 800 KB of base 60 (`1:1:1:...`, which YAML 1.1
-converted in quadratic time), a UTF-16 file, and for scale a valid 1 MiB config (the largest accepted). Each
-line: the outcome, wall time, and the growth of the process's peak RSS.
+converted in quadratic time), a UTF-16 file, and at the 1 MiB bound: copies of a real config and a flat list
+(both refused once they pass MAX_VALUES: counted while composing) and one long string (read). Each line: the
+outcome, wall time, and the growth of the process's peak RSS.
 CLI (`--cli`): `python -m core plan --mindformers-config BOMB` and `launch --script ... --mindformers-config BOMB`
 as fresh processes: exit code, wall time, the child's own peak RSS (os.wait4), next to `plan` on a real config
 (the process's start-up: imports) so the refusal's own cost shows. Before (the issue): level 8 took 43-52 s
@@ -61,7 +62,9 @@ def files(folder: Path) -> dict[str, Path]:
         if len((valid + more).encode()) > MAX_CONFIG_BYTES:
             break
         valid, i = valid + more, i + 1
-    made["valid 1 MiB config"] = valid
+    made["1 MiB of config copies"] = valid  # ~50 copies: more than MAX_VALUES, refused where it crosses
+    made["1 MiB flat list"] = base + "flat: [" + ",".join(["0"] * ((MAX_CONFIG_BYTES - len(base) - 16) // 2)) + "]\n"
+    made["1 MiB string value"] = base + 'note: "' + "x" * (MAX_CONFIG_BYTES - len(base) - 16) + '"\n'  # read
     paths = {}
     for name, content in made.items():
         path = folder / (name.replace(" ", "_").replace(",", "") + ".yaml")

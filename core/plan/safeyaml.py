@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 from yaml.composer import Composer
 from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
 from yaml.reader import Reader
@@ -53,7 +54,7 @@ __all__ = [
 
 MAX_YAML_BYTES = 1 << 20  # a MindFormers YAML is ~5 KB; 1 MiB is ample and bounds the parse (~1.5 s)
 MAX_DEPTH = 64  # a MindFormers YAML nests 4 deep
-MAX_VALUES = 100_000  # scalars, lists and mappings after aliases are expanded (a real config: ~500)
+MAX_VALUES = 20_000  # scalars, lists and mappings, aliases expanded (real configs: 312-427; also bounds the time)
 MAX_INT_DIGITS = 32  # an int64 has 19; longer is no setting, and past 4,300 Python cannot print it
 MAX_NUMBER_CHARS = 64  # a float's text
 
@@ -157,8 +158,9 @@ _Constructor.add_constructor(_FLOAT, _Constructor.construct_yaml_float)
 
 
 class BoundedLoader(Reader, Scanner, Parser, Composer, _Constructor, _Resolver):
-    """PyYAML's pure-Python safe loader with the bounds of this module: depth while composing, then the
-    expanded size and every number's length on the composed nodes, before any value is built."""
+    """PyYAML's pure-Python safe loader with the bounds of this module, checked while composing, node by node,
+    so a refused file is dropped as soon as it crosses one (PyYAML's pure-Python scanner takes ~0.1 ms a
+    value: the 1 MiB list `[0,0,...]` cost 49 s before it could be counted whole)."""
 
     def __init__(self, stream: str) -> None:
         Reader.__init__(self, stream)
@@ -168,60 +170,71 @@ class BoundedLoader(Reader, Scanner, Parser, Composer, _Constructor, _Resolver):
         _Constructor.__init__(self)
         _Resolver.__init__(self)
         self._depth = 0
+        self._values = 0  # composed so far, each alias counted as the values it stands for
+        self._paths: list[str] = [""]  # the key path of each node being composed, for messages
+        self._sizes = _Sizes()
 
     def compose_node(self, parent: Node | None, index: Any) -> Node:
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                raise _LimitError(f"nested more than {MAX_DEPTH} levels deep", self.peek_event())
+        event = self.peek_event()
+        path = _child_path(self._paths[-1], parent, index)
+        if isinstance(event, AliasEvent):
+            target = self.anchors.get(event.anchor)  # None: PyYAML's own "undefined alias" follows
+            if target is not None and target.end_mark is None:  # still being composed: it would hold itself
+                raise _LimitError("an alias refers to the value that holds it", event, path)
+            self._count(self._sizes.size(target) if target is not None else 0, event, path)
             return super().compose_node(parent, index)
+        if self._depth >= MAX_DEPTH:
+            raise _LimitError(f"nested more than {MAX_DEPTH} levels deep", event, path)
+        self._count(1, event, path)
+        self._depth += 1
+        self._paths.append(path)
+        try:
+            node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
-
-    def compose_document(self) -> Node:
-        node = super().compose_document()
-        _Budget().size(node, "")
+            self._paths.pop()
+        if isinstance(node, ScalarNode):
+            _check_number(node, path)
         return node
 
+    def _count(self, values: int, event: Any, path: str) -> None:
+        self._values += values
+        if self._values > MAX_VALUES:
+            raise _LimitError(
+                f"it holds more than {MAX_VALUES:,} values (each alias counted at every use)", event, path
+            )
 
-class _Budget:
-    """The expanded size of a composed document (an alias is the same node object at every use: each node's
-    size is counted once and added at every use), refused past MAX_VALUES; numbers checked on the way."""
+
+def _child_path(path: str, parent: Node | None, index: Any) -> str:
+    """The key path of the node PyYAML composes next: `parallel_config.data_parallel`, `l5[1]`; a mapping's
+    key node (index None) keeps its mapping's path."""
+    if isinstance(parent, SequenceNode) and isinstance(index, int):
+        return f"{path}[{index}]"
+    if isinstance(parent, MappingNode) and index is not None:
+        name = _one_line(index.value, 40) if isinstance(index, ScalarNode) else "?"
+        return f"{path}.{name}" if path else name
+    return path
+
+
+class _Sizes:
+    """The values a complete composed node stands for (an alias is the same node object at every use), each
+    node walked once. Its children were counted and checked as they were composed: no bound is needed here
+    beyond what the loader's count already enforces."""
 
     def __init__(self) -> None:
         self.sizes: dict[int, int] = {}
-        self.open: set[int] = set()
 
-    def size(self, node: Node, key: str) -> int:
+    def size(self, node: Node) -> int:
         known = self.sizes.get(id(node))
-        if known is not None:
-            return known
-        if id(node) in self.open:
-            raise _LimitError("an alias refers to the value that holds it", node, key)
-        if isinstance(node, ScalarNode):
-            _check_number(node, key)
-            self.sizes[id(node)] = 1
-            return 1
-        self.open.add(id(node))
-        total = 1
-        children: list[tuple[Node, str, Node]] = []  # (child, its key path, the node whose line names it)
-        if isinstance(node, SequenceNode):
-            children = [(child, f"{key}[{i}]", node) for i, child in enumerate(node.value)]
-        elif isinstance(node, MappingNode):
-            for k, v in node.value:
-                name = _one_line(k.value, 40) if isinstance(k, ScalarNode) else "?"
-                children += [(k, key, k), (v, f"{key}.{name}" if key else name, k)]
-        for child, where, mark in children:
-            total += self.size(child, where)
-            if total > MAX_VALUES:
-                raise _LimitError(
-                    f"it holds more than {MAX_VALUES:,} values (each alias counted at every use)",
-                    mark,
-                    where,
-                )
-        self.open.discard(id(node))
-        self.sizes[id(node)] = total
-        return total
+        if known is None:
+            children: list[Node] = []
+            if isinstance(node, SequenceNode):
+                children = list(node.value)
+            elif isinstance(node, MappingNode):
+                children = [part for pair in node.value for part in pair]
+            known = 1 + sum(self.size(child) for child in children)
+            self.sizes[id(node)] = known
+        return known
 
 
 def _check_number(node: ScalarNode, key: str) -> None:
@@ -289,6 +302,6 @@ def load_mapping(text: str, source: str | None = None) -> dict[str, Any]:
 def _message(exc: yaml.YAMLError, key: str, verdict: str) -> str:
     mark = getattr(exc, "problem_mark", None)
     where = f" at line {mark.line + 1}" if mark is not None else ""
-    at_key = f" (key {key})" if key else ""
+    at_key = f" (key {_one_line(key, 80)})" if key else ""
     problem = getattr(exc, "problem", None) or type(exc).__name__
     return f"{verdict}{where}{at_key}: {_one_line(problem)}"
