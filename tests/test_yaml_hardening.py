@@ -425,3 +425,24 @@ def test_the_loader_stops_reading_where_a_bound_is_crossed() -> None:
     assert loader.pointer < len(text) // 10
     with pytest.raises(YamlError, match=r"^refused at line 1 \(key a\[19997\]\)"):
         load_mapping(text)
+
+
+YAML_TOKENS = st.sampled_from(
+    [
+        *("a", "b", ": ", "- ", "\n", "  ", "[", "]", "{", "}", ", ", "? ", "#c", "'q'", '"q"', "|", ">", "~"),
+        *("&x ", "&y ", "*x", "*y", "<<: ", "0", "1:2", "0x1f", "1.5", ".inf", "yes", "2001-01-01", "9" * 40),
+        *("!!int ", "!!float ", "!!bool ", "!!timestamp ", "!!binary ", "!!set ", "!!omap ", "!!pairs ", "!!str "),
+        *("!!map ", "!!seq ", "!!null ", "!!merge ", "!!python/object ", "!x ", "%YAML 1.1\n", "---\n", "...\n"),
+    ]
+)
+
+
+@settings(max_examples=500)
+@given(st.lists(YAML_TOKENS, max_size=30).map("".join))
+def test_any_yaml_shaped_text_reads_or_is_refused_in_one_line(text: str) -> None:
+    """Tags, anchors, merges, flow and block in any order: a mapping, or a YamlError of one line; never
+    another exception (before: `!!bool maybe` was a KeyError, `!!timestamp foo` an AttributeError)."""
+    try:
+        assert isinstance(load_mapping(text, "S"), dict)
+    except YamlError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("S: ")

@@ -8,8 +8,9 @@ composer recurses in C and crashes on deep nesting):
 
 * refuses input over `MAX_YAML_BYTES`, UTF-16/32 and non-UTF-8 text (MindFormers reads UTF-8), by name;
 * refuses nesting deeper than `MAX_DEPTH` while composing (before Python's recursion limit is near);
-* counts the values the document expands to, each alias at every use, and refuses more than `MAX_VALUES`
-  before anything is built (real configs alias a dataset block: a few hundred values in all);
+* counts the values the document expands to while composing, each alias at every use, and refuses more
+  than `MAX_VALUES` where the count crosses it, before anything is built (real configs alias a dataset
+  block: a few hundred values in all);
 * resolves numbers only in forms YAML 1.1 (what MindFormers' PyYAML reads) and YAML 1.2 agree on:
   `12`, `-3`, `0x1f`, `1.5`, `.5e-3`, `.inf`. Base 60, `1_000`, `0b101`, `0o17` and leading-zero octal
   stay strings, so a key that needs a number refuses them by name instead of reading another value;
@@ -52,7 +53,7 @@ __all__ = [
     "load_mapping",
 ]
 
-MAX_YAML_BYTES = 1 << 20  # a MindFormers YAML is ~5 KB; 1 MiB is ample and bounds the parse (~1.5 s)
+MAX_YAML_BYTES = 1 << 20  # a MindFormers YAML is ~5 KB; 1 MiB is ample and bounds the parse (~1 s)
 MAX_DEPTH = 64  # a MindFormers YAML nests 4 deep
 MAX_VALUES = 20_000  # scalars, lists and mappings, aliases expanded (real configs: 312-427; also bounds the time)
 MAX_INT_DIGITS = 32  # an int64 has 19; longer is no setting, and past 4,300 Python cannot print it
@@ -152,7 +153,21 @@ class _Constructor(SafeConstructor):
             raise ConstructorError(None, None, f"{describe(text)} is not a number", node.start_mark)
         return super().construct_yaml_float(node)
 
+    def construct_yaml_bool(self, node: ScalarNode) -> bool:
+        text = str(self.construct_scalar(node))
+        if text.lower() not in self.bool_values:  # `!!bool maybe`: PyYAML's KeyError
+            raise ConstructorError(None, None, f"{describe(text)} is not true or false", node.start_mark)
+        return self.bool_values[text.lower()]
 
+    def construct_yaml_timestamp(self, node: ScalarNode) -> Any:
+        try:  # `!!timestamp foo` or a 13th month: PyYAML's AttributeError / ValueError
+            return super().construct_yaml_timestamp(node)
+        except (AttributeError, ValueError, OverflowError):
+            raise ConstructorError(None, None, f"{describe(node.value)} is not a date", node.start_mark) from None
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:bool", _Constructor.construct_yaml_bool)
+_Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_yaml_timestamp)
 _Constructor.add_constructor(_INT, _Constructor.construct_yaml_int)
 _Constructor.add_constructor(_FLOAT, _Constructor.construct_yaml_float)
 
@@ -289,6 +304,8 @@ def load_mapping(text: str, source: str | None = None) -> dict[str, Any]:
         raise YamlError(lead + _message(exc, "", "not valid YAML")) from None
     except RecursionError:  # not expected below MAX_DEPTH; kept so no traceback can escape
         raise YamlError(f"{lead}not valid YAML: nested too deeply") from None
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:  # a constructor's own slip
+        raise YamlError(f"{lead}not valid YAML: a value could not be built ({type(exc).__name__})") from None
     finally:
         if loader is not None:
             loader.dispose()
