@@ -30,7 +30,7 @@ from core.files import read_checked
 from core.plan.activations import Recompute
 from core.plan.choices import DTYPE_BYTES, Choices
 from core.plan.recipes import DTYPE_ALIASES, PlanError, PlanModel, Recipe
-from core.plan.safeyaml import MAX_YAML_BYTES, decode_yaml, describe, load_mapping
+from core.plan.safeyaml import MAX_YAML_BYTES, cell, decode_yaml, describe, load_mapping
 
 MAX_CONFIG_BYTES = MAX_YAML_BYTES  # a MindFormers YAML is ~5 KB; 1 MiB is ample and bounds the parse
 
@@ -272,7 +272,7 @@ def _model(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[PlanModel, 
         issues.append(
             ConfigIssue(
                 "model_config.head_dim",
-                _short(head_dim),
+                cell(head_dim),
                 f"the planner assumes head_dim = hidden / heads = {hidden // heads}: "
                 "attention weights and Q/K/V are counted at that width",
             )
@@ -293,14 +293,16 @@ def _model(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[PlanModel, 
             and not (key == "offset" and value == 0)
             and not (key == "fine_grain_interleave" and value == 1)
         ):
-            issues.append(ConfigIssue(f"model_config.{key}", _short(value), UNSUPPORTED_MODEL_KEYS[key]))
+            issues.append(ConfigIssue(f"model_config.{cell(key)}", cell(value), UNSUPPORTED_MODEL_KEYS[key]))
         elif key not in READ_MODEL_KEYS | HARMLESS_MODEL_KEYS | set(UNSUPPORTED_MODEL_KEYS) | {
             "tie_word_embeddings",
             "untie_embeddings_and_output_weights",
         }:
-            issues.append(ConfigIssue(f"model_config.{key}", _short(value), "not known to the planner: not modelled"))
+            issues.append(
+                ConfigIssue(f"model_config.{cell(key)}", cell(value), "not known to the planner: not modelled")
+            )
     if data.get("moe_config"):
-        issues.append(ConfigIssue("moe_config", _short(data["moe_config"]), UNSUPPORTED_MODEL_KEYS["moe_config"]))
+        issues.append(ConfigIssue("moe_config", cell(data["moe_config"]), UNSUPPORTED_MODEL_KEYS["moe_config"]))
     model = PlanModel(
         hidden=hidden,
         heads=heads,
@@ -316,12 +318,6 @@ def _model(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[PlanModel, 
     return model, sources
 
 
-def _short(value: Any) -> str:
-    """A YAML value for a table cell: a scalar as written, a list or mapping as a short reprlib form."""
-    text = str(value) if value is None or isinstance(value, bool | int | float | str) else describe(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _recompute(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recompute, str]:
     rc = _section(data, "recompute_config")
     full, select = rc.get("recompute", False), rc.get("select_recompute", False)
@@ -330,7 +326,7 @@ def _recompute(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recompu
             issues.append(
                 ConfigIssue(
                     f"recompute_config.{key}",
-                    _short(value),
+                    cell(value),
                     "layers per stage: counted as every layer of every stage (the estimate is "
                     "low by the layers not recomputed)"
                     if any(value)
@@ -342,7 +338,7 @@ def _recompute(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recompu
                 f"recompute_config.{key} must be True, False or a list of layers per stage, got {describe(value)}"
             )
     if full is True or (isinstance(full, list) and any(full)):
-        return Recompute.FULL, f"recompute_config.recompute: {_short(full)}"
+        return Recompute.FULL, f"recompute_config.recompute: {cell(full)}"
     if select is True or (isinstance(select, list) and any(select)):
         note = (
             "MindFormers recomputes its chosen operators; counted as the planner's selective recompute (the "
@@ -352,8 +348,8 @@ def _recompute(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recompu
         if listed:  # one entry per key: the per-stage note and this one together
             issues[issues.index(listed[0])] = ConfigIssue(listed[0].key, listed[0].value, f"{listed[0].reason}; {note}")
         else:
-            issues.append(ConfigIssue("recompute_config.select_recompute", _short(select), note))
-        return Recompute.SELECTIVE, f"recompute_config.select_recompute: {_short(select)}"
+            issues.append(ConfigIssue("recompute_config.select_recompute", cell(select), note))
+        return Recompute.SELECTIVE, f"recompute_config.select_recompute: {cell(select)}"
     return Recompute.NONE, "recompute_config: off"
 
 
@@ -396,7 +392,7 @@ def _recipe(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recipe, di
         issues.append(
             ConfigIssue(
                 "micro_batch_interleave_num",
-                _short(interleave),
+                cell(interleave),
                 "micro-batch interleaving keeps two half batches in flight: not modelled",
             )
         )
@@ -416,7 +412,7 @@ def _choices(data: dict[str, Any], recipe: Recipe, param_dtype: str, sources: di
     gradient in its weight's dtype), optimizer bytes from optimizer.type, the embedding from vocab_emb_dp,
     flash attention from use_flash_attention, optimizer parallel as MindSpore's (weights, gradients, states)."""
     optimizer = _section(data, "optimizer")
-    kind = _short(optimizer.get("type", "AdamW"))
+    kind = cell(optimizer.get("type", "AdamW"))
     if kind in FP32_STATE_OPTIMIZERS:
         opt_bytes, sources["optimizer_bytes"] = 8, f"optimizer.type: {kind} (two fp32 moments, no master copy)"
     else:

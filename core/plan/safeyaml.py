@@ -48,6 +48,7 @@ __all__ = [
     "MAX_YAML_BYTES",
     "BoundedLoader",
     "YamlError",
+    "cell",
     "decode_yaml",
     "describe",
     "load_mapping",
@@ -113,6 +114,16 @@ def describe(value: Any) -> str:
     else:
         text = f"a {type(value).__name__} {_REPR.repr(value)}"
     return text if len(text) <= 160 else text[:157] + "..."  # a repr has no line break: it escapes them
+
+
+def cell(value: Any) -> str:
+    """A YAML value for a table cell or a label: a scalar as written, a list or mapping as `describe` gives it;
+    at most 80 characters."""
+    plain = value is None or isinstance(
+        value, bool | float | str
+    )  # an int via describe: past 4,300 digits str() raises
+    text = str(value) if plain else describe(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _one_line(text: str, limit: int = 160) -> str:
