@@ -3,7 +3,7 @@ make it the current design, export MindFormers' parallel_config. Compute in core
 
 from __future__ import annotations
 
-from pathlib import Path
+import hashlib
 
 import streamlit as st
 
@@ -13,6 +13,7 @@ from app.design_state import current_design
 from app.nav import page_path
 from app.planner_time import time_inputs, time_rows, time_summary
 from core.errors import UserError
+from core.files import expand_home
 from core.models.llama import PUBLISHED_SHAPES
 from core.plan.choices import (
     ATTENTION_SCORES,
@@ -37,7 +38,7 @@ from core.plan.explore import (
 )
 from core.plan.megatron import SOURCE as MEGATRON_SOURCE
 from core.plan.megatron import covered, second_opinion
-from core.plan.mfconfig import MAX_CONFIG_BYTES, MindFormersConfig, parse_config, read_config
+from core.plan.mfconfig import MAX_CONFIG_BYTES, MindFormersConfig, config_from_bytes, read_config_bytes
 from core.plan.mindformers import DEFAULT_VERSION, VERSIONS, mindformers_yaml
 from core.plan.recipes import PlanError, PlanModel, Recipe
 from core.plan.steptime import TimeChoices
@@ -70,6 +71,16 @@ def cached_plan(
     return explore(model, global_batch, devices, card_gb, choices, timing, cp_algo)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def parsed_config(digest: str, source: str, _data: bytes) -> MindFormersConfig | str:  # noqa: ARG001
+    """The config of a YAML's bytes, or the one-line reason it is refused, once per content (`digest`, the
+    sha256 of `_data`, is the key) and name: a rerun, in any session, never parses the same file again."""
+    try:
+        return config_from_bytes(_data, source)
+    except UserError as exc:
+        return str(exc)
+
+
 def open_yaml() -> MindFormersConfig | None:
     """Upload a MindFormers training YAML or give its path; the parsed config lives in the session."""
     left, right = st.columns(2)
@@ -91,12 +102,16 @@ def open_yaml() -> MindFormersConfig | None:
                 raise PlanError(
                     f"{upload.name} is {upload.size:,} bytes: a MindFormers YAML is at most {MAX_CONFIG_BYTES:,}"
                 )
-            name, config = upload.name, parse_config(upload.getvalue().decode("utf-8", errors="replace"))
+            name, source, data = upload.name, f"MindFormers config {upload.name}", upload.getvalue()
         elif path.strip():
-            name, config = Path(path.strip()).name, read_config(Path(path.strip()).expanduser())
+            where = expand_home(path.strip())
+            name, source, data = where.name, f"MindFormers config {where}", read_config_bytes(where)
         else:
             st.info("Open a MindFormers training YAML: its model, the recipe it runs and its modelling choices.")
             return None
+        config = parsed_config(hashlib.sha256(data).hexdigest(), source, data)
+        if isinstance(config, str):
+            raise PlanError(config)
     except PlanError as exc:
         st.error(f"Cannot read the YAML: {exc}")
         return None

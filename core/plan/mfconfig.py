@@ -1,9 +1,9 @@
 """Open a MindFormers training YAML: its model, the recipe it runs, the modelling choices it implies, and every
 key the planner cannot model (listed, never silently dropped).
 
-Read with PyYAML's `safe_load` (no tags, no code). Key names, legacy (MindFormers r1.x `LlamaConfig`, e.g.
-`configs/llama2/finetune_llama2_70b_bf16_32p.yaml` @ v1.3.0) and current (the mcore / Hugging Face style of
-`configs/qwen3/pretrain_qwen3_32b_4k.yaml` @ v1.7.0):
+Read with `core.plan.safeyaml` (PyYAML's safe loader, bounded; values reach messages via `describe`). Key names,
+legacy (MindFormers r1.x `LlamaConfig`, e.g. `configs/llama2/finetune_llama2_70b_bf16_32p.yaml` @ v1.3.0) and
+current (the mcore / Hugging Face style of `configs/qwen3/pretrain_qwen3_32b_4k.yaml` @ v1.7.0):
 
     model.model_config   hidden_size; num_layers | num_hidden_layers; num_heads | num_attention_heads;
                          n_kv_heads | num_key_value_heads | multi_query_group_num; intermediate_size |
@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from core.files import FileCheckError, read_checked
+from core.errors import UserError
+from core.files import read_checked
 from core.plan.activations import Recompute
 from core.plan.choices import DTYPE_BYTES, Choices
 from core.plan.recipes import CP_ALGOS, DTYPE_ALIASES, PlanError, PlanModel, Recipe
+from core.plan.safeyaml import MAX_YAML_BYTES, cell, decode_yaml, describe, load_mapping
 
-MAX_CONFIG_BYTES = 1 << 20  # a MindFormers YAML is ~5 KB; 1 MiB is ample and bounds the parse
+MAX_CONFIG_BYTES = MAX_YAML_BYTES  # a MindFormers YAML is ~5 KB; 1 MiB is ample and bounds the parse
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "hidden": ("hidden_size",),
@@ -123,6 +123,7 @@ UNSUPPORTED_MODEL_KEYS = {
     "qkv_has_bias": "Q/K/V biases (three vectors per layer) are not counted",
 }
 FP32_STATE_OPTIMIZERS = ("FP32StateAdamWeightDecay", "AdamW")
+MAX_DEVICE_MEMORY_GB = 65536
 
 
 class ConfigError(PlanError):
@@ -160,35 +161,33 @@ class MindFormersConfig:
         return r.dp * r.micro_batches * r.micro_batch_size
 
 
-# ---------------------------------------------------------------------------------------------
-# reading
-# ---------------------------------------------------------------------------------------------
-def _read_config_text(path: Path) -> str:
-    """The YAML's text, refused unless it is a regular file of at most 1 MiB (no FIFO, device or folder)."""
+def read_config_bytes(path: Path) -> bytes:
+    """The YAML's bytes, refused unless it is a regular file of at most 1 MiB (no FIFO, device or folder)."""
     try:
-        return read_checked(path, MAX_CONFIG_BYTES, "MindFormers config").decode("utf-8", errors="replace")
-    except FileCheckError as exc:
+        return read_checked(path, MAX_CONFIG_BYTES, "MindFormers config")
+    except UserError as exc:  # FileCheckError: one line naming the file
         raise ConfigError(str(exc)) from None
 
 
-def load_yaml(text: str) -> dict[str, Any]:
-    """The YAML text as a mapping (PyYAML safe_load); a one-line error naming the line otherwise."""
-    if len(text) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"the YAML is {len(text):,} characters: at most {MAX_CONFIG_BYTES:,}")
+def _decoded(data: bytes, source: str) -> str:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise ConfigError(f"not valid YAML{where}: {problem}") from None
-    except RecursionError:
-        raise ConfigError("not valid YAML: nested too deeply") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"a MindFormers config is a mapping of keys, this YAML is a {type(data).__name__}")
-    return data
+        return decode_yaml(data, source)
+    except UserError as exc:  # UTF-16, not UTF-8: one line naming the file
+        raise ConfigError(str(exc)) from None
+
+
+def _read_config_text(path: Path) -> str:
+    """The YAML's text: a checked file (`read_config_bytes`) of UTF-8 text."""
+    return _decoded(read_config_bytes(path), f"MindFormers config {path}")
+
+
+def load_yaml(text: str, source: str | None = None) -> dict[str, Any]:
+    """The YAML text as a mapping (the bounded loader of core.plan.safeyaml); a one-line ConfigError naming
+    `source`, the line and the key otherwise."""
+    try:
+        return load_mapping(text, source)
+    except UserError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _section(data: dict[str, Any], *path: str) -> dict[str, Any]:
@@ -198,7 +197,7 @@ def _section(data: dict[str, Any], *path: str) -> dict[str, Any]:
         if node is None:
             return {}
     if not isinstance(node, dict):
-        raise ConfigError(f"{'.'.join(path)} must be a mapping, got {type(node).__name__}")
+        raise ConfigError(f"{'.'.join(path)} must be a mapping, got {describe(node)}")
     return node
 
 
@@ -207,7 +206,7 @@ def _whole(section: dict[str, Any], where: str, *names: str, default: int | None
         if name in section and section[name] is not None:
             value = section[name]
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{where}.{name} must be a whole number >= 1, got {value!r}")
+                raise ConfigError(f"{where}.{name} must be a whole number >= 1, got {describe(value)}")
             return value
     return default
 
@@ -217,17 +216,17 @@ def _flag(section: dict[str, Any], where: str, name: str, default: bool) -> bool
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise ConfigError(f"{where}.{name} must be True or False, got {value!r}")
+        raise ConfigError(f"{where}.{name} must be True or False, got {describe(value)}")
     return value
 
 
 def _dtype(section: dict[str, Any], where: str, names: tuple[str, ...], default: str) -> tuple[str, str]:
     for name in names:
         if section.get(name) is not None:
-            raw = str(section[name])
-            dtype = DTYPE_ALIASES.get(raw, raw)
+            raw = section[name]
+            dtype = DTYPE_ALIASES.get(raw, raw) if isinstance(raw, str) else None
             if dtype not in DTYPE_BYTES:
-                raise ConfigError(f"{where}.{name} {raw!r} is not supported: use bfloat16, float16 or float32")
+                raise ConfigError(f"{where}.{name} {describe(raw)} is not supported: use bfloat16, float16 or float32")
             return dtype, f"{where}.{name}: {raw}"
     return default, f"{where}: no {' / '.join(names)} (default {default})"
 
@@ -262,7 +261,7 @@ def _model(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[PlanModel, 
         if multiplier is not None and (
             isinstance(multiplier, bool) or not isinstance(multiplier, int | float) or not 0 < multiplier < 1e6
         ):
-            raise ConfigError(f"model_config.ffn_dim_multiplier must be a positive number, got {multiplier!r}")
+            raise ConfigError(f"model_config.ffn_dim_multiplier must be a positive number, got {describe(multiplier)}")
         ffn = feed_forward_size(values["hidden"] or 1, multiple, multiplier)
         sources["ffn"] = f"LlamaFeedForward rule (multiple_of {multiple}, ffn_dim_multiplier {multiplier})"
     compute, sources["compute_dtype"] = _dtype(mc, where, ("compute_dtype",), "float16")
@@ -273,7 +272,7 @@ def _model(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[PlanModel, 
         issues.append(
             ConfigIssue(
                 "model_config.head_dim",
-                str(head_dim),
+                cell(head_dim),
                 f"the planner assumes head_dim = hidden / heads = {hidden // heads}: "
                 "attention weights and Q/K/V are counted at that width",
             )
@@ -294,14 +293,16 @@ def _model(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[PlanModel, 
             and not (key == "offset" and value == 0)
             and not (key == "fine_grain_interleave" and value == 1)
         ):
-            issues.append(ConfigIssue(f"model_config.{key}", _short(value), UNSUPPORTED_MODEL_KEYS[key]))
+            issues.append(ConfigIssue(f"model_config.{cell(key)}", cell(value), UNSUPPORTED_MODEL_KEYS[key]))
         elif key not in READ_MODEL_KEYS | HARMLESS_MODEL_KEYS | set(UNSUPPORTED_MODEL_KEYS) | {
             "tie_word_embeddings",
             "untie_embeddings_and_output_weights",
         }:
-            issues.append(ConfigIssue(f"model_config.{key}", _short(value), "not known to the planner: not modelled"))
+            issues.append(
+                ConfigIssue(f"model_config.{cell(key)}", cell(value), "not known to the planner: not modelled")
+            )
     if data.get("moe_config"):
-        issues.append(ConfigIssue("moe_config", _short(data["moe_config"]), UNSUPPORTED_MODEL_KEYS["moe_config"]))
+        issues.append(ConfigIssue("moe_config", cell(data["moe_config"]), UNSUPPORTED_MODEL_KEYS["moe_config"]))
     model = PlanModel(
         hidden=hidden,
         heads=heads,
@@ -317,11 +318,6 @@ def _model(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[PlanModel, 
     return model, sources
 
 
-def _short(value: Any) -> str:
-    text = str(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _recompute(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recompute, str]:
     rc = _section(data, "recompute_config")
     full, select = rc.get("recompute", False), rc.get("select_recompute", False)
@@ -330,7 +326,7 @@ def _recompute(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recompu
             issues.append(
                 ConfigIssue(
                     f"recompute_config.{key}",
-                    _short(value),
+                    cell(value),
                     "layers per stage: counted as every layer of every stage (the estimate is "
                     "low by the layers not recomputed)"
                     if any(value)
@@ -339,10 +335,10 @@ def _recompute(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recompu
             )
         elif not isinstance(value, bool) and value is not None:
             raise ConfigError(
-                f"recompute_config.{key} must be True, False or a list of layers per stage, got {value!r}"
+                f"recompute_config.{key} must be True, False or a list of layers per stage, got {describe(value)}"
             )
     if full is True or (isinstance(full, list) and any(full)):
-        return Recompute.FULL, f"recompute_config.recompute: {_short(full)}"
+        return Recompute.FULL, f"recompute_config.recompute: {cell(full)}"
     if select is True or (isinstance(select, list) and any(select)):
         note = (
             "MindFormers recomputes its chosen operators; counted as the planner's selective recompute (the "
@@ -352,8 +348,8 @@ def _recompute(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recompu
         if listed:  # one entry per key: the per-stage note and this one together
             issues[issues.index(listed[0])] = ConfigIssue(listed[0].key, listed[0].value, f"{listed[0].reason}; {note}")
         else:
-            issues.append(ConfigIssue("recompute_config.select_recompute", _short(select), note))
-        return Recompute.SELECTIVE, f"recompute_config.select_recompute: {_short(select)}"
+            issues.append(ConfigIssue("recompute_config.select_recompute", cell(select), note))
+        return Recompute.SELECTIVE, f"recompute_config.select_recompute: {cell(select)}"
     return Recompute.NONE, "recompute_config: off"
 
 
@@ -364,9 +360,9 @@ def _recipe(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recipe, di
     mp = _whole(pc, where, "model_parallel", default=1) or 1
     pp = _whole(pc, where, "pipeline_stage", default=1) or 1
     cp = _whole(pc, where, "context_parallel", default=1) or 1
-    algo = str(pc.get("context_parallel_algo") or "colossalai_cp")
+    algo = pc.get("context_parallel_algo") or "colossalai_cp"
     if cp > 1 and algo not in CP_ALGOS:
-        raise ConfigError(f"parallel_config.context_parallel_algo {_short(algo)!r} is not one of {', '.join(CP_ALGOS)}")
+        raise ConfigError(f"parallel_config.context_parallel_algo {describe(algo)} is not one of {', '.join(CP_ALGOS)}")
     ulysses = _whole(pc, where, "ulysses_degree_in_cp", default=1) or 1
     runner = _section(data, "runner_config")
     size = _whole(runner, "runner_config", "batch_size", default=1) or 1
@@ -398,7 +394,7 @@ def _recipe(data: dict[str, Any], issues: list[ConfigIssue]) -> tuple[Recipe, di
         issues.append(
             ConfigIssue(
                 "micro_batch_interleave_num",
-                _short(interleave),
+                cell(interleave),
                 "micro-batch interleaving keeps two half batches in flight: not modelled",
             )
         )
@@ -420,7 +416,7 @@ def _choices(data: dict[str, Any], recipe: Recipe, param_dtype: str, sources: di
     gradient in its weight's dtype), optimizer bytes from optimizer.type, the embedding from vocab_emb_dp,
     flash attention from use_flash_attention, optimizer parallel as MindSpore's (weights, gradients, states)."""
     optimizer = _section(data, "optimizer")
-    kind = str(optimizer.get("type", "AdamW"))
+    kind = cell(optimizer.get("type", "AdamW"))
     if kind in FP32_STATE_OPTIMIZERS:
         opt_bytes, sources["optimizer_bytes"] = 8, f"optimizer.type: {kind} (two fp32 moments, no master copy)"
     else:
@@ -474,34 +470,50 @@ def _choices(data: dict[str, Any], recipe: Recipe, param_dtype: str, sources: di
 
 
 def _max_device_memory(data: dict[str, Any]) -> float | None:
+    """context.max_device_memory in GB ('58GB', as set_context takes it); None when absent, refused when bad."""
     raw = _section(data, "context").get("max_device_memory")
     if raw is None:
         return None
-    text = str(raw).strip().upper().removesuffix("GB")
+    text = str(raw).strip().upper().removesuffix("GB") if isinstance(raw, str | int | float) else ""
     try:
-        value = float(text)
+        value = float(text) if not isinstance(raw, bool) and 0 < len(text) <= 32 else 0.0
     except ValueError:
-        return None
-    return value if 0 < value <= 65536 else None
+        value = 0.0
+    if not 0 < value <= MAX_DEVICE_MEMORY_GB:
+        raise ConfigError(
+            f"context.max_device_memory {describe(raw)} is not a memory size like '58GB' "
+            f"(more than 0, at most {MAX_DEVICE_MEMORY_GB:,} GB)"
+        )
+    return value
 
 
-def parse_config(text: str) -> MindFormersConfig:
-    """The model, recipe and choices a MindFormers YAML text describes; ConfigError names the bad key."""
-    data = load_yaml(text)
-    issues: list[ConfigIssue] = []
-    model, sources = _model(data, issues)
-    recipe, recipe_sources = _recipe(data, issues)
-    sources.update(recipe_sources)
-    mc = _section(data, "model", "model_config")
-    param_dtype, _ = _dtype(mc, "model_config", ALIASES["param_dtype"], "float32")
-    choices = _choices(data, recipe, param_dtype, sources)
-    return MindFormersConfig(model, recipe, choices, sources, issues, _max_device_memory(data))
+def parse_config(text: str, source: str | None = None) -> MindFormersConfig:
+    """The model, recipe and choices a MindFormers YAML text describes; a one-line ConfigError naming `source`
+    (the file, when given) and the bad key otherwise."""
+    data = load_yaml(text, source)
+    try:
+        issues: list[ConfigIssue] = []
+        model, sources = _model(data, issues)
+        recipe, recipe_sources = _recipe(data, issues)
+        sources.update(recipe_sources)
+        mc = _section(data, "model", "model_config")
+        param_dtype, _ = _dtype(mc, "model_config", ALIASES["param_dtype"], "float32")
+        choices = _choices(data, recipe, param_dtype, sources)
+        return MindFormersConfig(model, recipe, choices, sources, issues, _max_device_memory(data))
+    except PlanError as exc:  # ConfigError, or the model's own check: named after the file
+        raise ConfigError(f"{source}: {exc}" if source else str(exc)) from None
+
+
+def config_from_bytes(data: bytes, source: str) -> MindFormersConfig:
+    """`parse_config` of a file's bytes (an upload, or `read_config_bytes`): errors name `source`."""
+    return parse_config(_decoded(data, source), source)
 
 
 def read_config(path: Path) -> MindFormersConfig:
-    return parse_config(_read_config_text(path))
+    """The MindFormers YAML at `path`, read bounded (see `read_config_bytes`); errors name the file."""
+    return config_from_bytes(read_config_bytes(path), f"MindFormers config {path}")
 
 
-def parallel_section(text: str) -> dict[str, Any]:
+def parallel_section(text: str, source: str | None = None) -> dict[str, Any]:
     """The top-level `parallel_config` mapping of a YAML text ({} when there is none): the launcher's reader."""
-    return _section(load_yaml(text), "parallel_config")
+    return _section(load_yaml(text, source), "parallel_config")
