@@ -27,6 +27,22 @@ def test_every_command_module_is_registered() -> None:
     choices = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     for name in ("preview", "model", "plan", "generate", "check", "launch", "stop", "runs", "watch", "diagnose"):
         assert name in choices
+    # main() imports only the module of the command it is given: MODULE_OF must name each one's module
+    assert list(choices) == list(core.cli.MODULE_OF)
+    for name, module in core.cli.MODULE_OF.items():
+        assert name in build_parser(name)._subparsers._group_actions[0].choices, module  # type: ignore[union-attr]
+
+
+def test_a_command_imports_only_what_it_needs() -> None:
+    """`plan` and `launch` refuse a bad YAML in a fraction of a second: neither imports the log reader
+    (pandas), which only watch / diagnose / watch-folder need."""
+    for command in ("plan", "launch"):
+        probe = (
+            "import sys; from core.__main__ import build_parser; "
+            f"build_parser({command!r}); print('pandas' in sys.modules)"
+        )
+        out = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+        assert out.stdout.strip() == "False", (command, out.stderr)
 
 
 def test_diagnose_json_through_python_m_core() -> None:

@@ -18,7 +18,6 @@ from pathlib import Path
 from core.cli.common import fail as _fail
 from core.cli.common import terminal_safe
 from core.errors import UserError
-from core.logs.guard import validate_log_dir
 from core.run.launch import delete_run, launch, stop, wait
 from core.run.own import OWN_LAUNCHERS, OwnJob, check_own, launch_own, parse_env, watch_folder
 from core.run.preflight import check_mindspore
@@ -188,6 +187,8 @@ def _runs(args: argparse.Namespace) -> int:
 
 def _watch_folder(args: argparse.Namespace) -> int:
     try:
+        from core.logs.guard import validate_log_dir  # here: core.logs brings pandas, which no other command needs
+
         record = watch_folder(args.folder, _workspace(args), validate_log_dir, name=args.name)
     except UserError as exc:
         return _fail(str(exc))
