@@ -15,6 +15,7 @@ import streamlit as st
 from app import monitor_widgets as ui
 from app.live_chart import live_chart
 from core.logs import RunSnapshot, tail_lines
+from core.logs.guard import LogDirError
 from core.logs.status import RankState
 
 
@@ -65,7 +66,13 @@ def pick_compared(runs: Iterable[str], snapshot_of: Callable[[str], RunSnapshot]
         key="mon_compare",
         placeholder="other launched runs (their mean across ranks)",
     )
-    return [(run_id, ui.prepare(snapshot_of(run_id).metrics)) for run_id in picked]
+    compared = []
+    for run_id in picked:
+        try:
+            compared.append((run_id, ui.prepare(snapshot_of(run_id).metrics)))
+        except LogDirError as exc:  # its record names a folder that cannot be watched: said, not drawn
+            st.warning(f"run {run_id} is not compared: {exc}")
+    return compared
 
 
 def loss_section(

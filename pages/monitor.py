@@ -20,6 +20,7 @@ from app.monitor_time import time_panel
 from core.logs import LogFormatError, RunSnapshot, compile_user_regex
 from core.logs.diagnose import Diagnosis, diagnose
 from core.logs.discover import folder_notes
+from core.logs.guard import validate_log_dir
 from core.logs.selection import RankSelectionError, select_ranks
 from core.logs.shapes import line_shapes
 from core.logs.status import RankState
@@ -328,7 +329,9 @@ if source_dir is not None:
             opts.ranks = panel.pick_ranks(ranks)
 
         def snapshot_of(run_id: str) -> RunSnapshot:
-            return get_watcher(str(compare_dirs[run_id]), polling, loss_regex, ()).snapshot(refresh=True)
+            # the same checks as a folder the user picks: a record's log_dir is never trusted as written
+            folder = validate_log_dir(compare_dirs[run_id])
+            return get_watcher(str(folder), polling, loss_regex, ()).snapshot(refresh=True)
 
         compare = panel.pick_compared(compare_dirs, snapshot_of) if compare_dirs else []
         if big:

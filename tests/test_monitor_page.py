@@ -431,3 +431,20 @@ def test_a_folder_without_a_plan_or_memory_lines_says_so() -> None:
     assert any(c.value.startswith("No plan for this run") for c in at.caption)
     at.toggle(key="mon_memory_read").set_value(True).run()
     assert any("No rank's log has them yet" in i.value and "GLOG_v=1" in i.value for i in at.info)
+
+
+def test_a_compared_run_whose_folder_cannot_be_watched_is_said_not_drawn(_workspace: Path, tmp_path: Path) -> None:
+    """The "Compare with runs" choices come from run records: a record's log_dir gets the checks of a
+    folder the user picks (here it names a regular file), one warning, and the page still draws."""
+    not_a_folder = tmp_path / "gone"
+    not_a_folder.write_text("a file now, not the run's log folder\n")
+    run_dir = runs_root(_workspace) / "other"
+    run_dir.mkdir(parents=True)
+    record = {"run_id": "other", "status": "succeeded", "started_at": 1.0, "ended_at": 2.0}
+    record |= {"log_dir": str(not_a_folder), "kind": "external", "launcher": "msrun"}
+    (run_dir / "run.json").write_text(json.dumps(record))
+    at = _run(logdir=str(REAL / "dp8_cpu_ok"))
+    at.multiselect(key="mon_compare").select("other").run()
+    assert not at.exception, at.exception
+    assert any("run other is not compared" in w.value and "not a folder" in w.value for w in at.warning)
+    assert at.dataframe[0].value["rank"].tolist() == list(range(8))
