@@ -22,10 +22,11 @@ import pandas as pd
 
 from core.files import FileCheckError, is_regular, kind_of, open_checked
 from core.logs.discover import LogFile, discover_logs
+from core.logs.filestate import keep_before_cut, note_cut, settle_cut
 from core.logs.formats import user_format
 from core.logs.parser import ErrorKind, FileState, Parser, ReaderSettings
 from core.logs.rawio import HAVE_PREAD as _HAVE_PREAD
-from core.logs.rawio import bytes_on_disk
+from core.logs.rawio import bytes_on_disk, find_copy, utf16_note
 from core.logs.rawio import cr_to_lf as _cr_to_lf
 from core.logs.rawio import pread_into as _pread_into
 from core.logs.rawio import read_exact as _read_exact
@@ -250,6 +251,17 @@ class RunReader:
         st.live = True
         return True
 
+    def _keep_cut(self, st: FileState, now: float) -> bool:
+        """The file shrank in place (truncate, logrotate copytruncate): its rows so far stay, as its copy
+        (found by its first bytes beside it, read on to its end) or as they were read; `st` starts over."""
+        copy = find_copy(st.info.path, st.head, st.consumed, set(self.files))
+        old = keep_before_cut(st, copy)
+        self.files[old.info.path] = old
+        if copy is not None:
+            self._read(old, now)
+            note_cut(st, old, now if st.live else _NAN)
+        return True
+
     def _read(self, st: FileState, now: float, limit: int | None = None) -> bool:
         """Parse from the end of the last complete line to the last newline now in the file (or
         about `limit` bytes past it, one whole line at least: the rest is left in `behind`).
@@ -257,6 +269,8 @@ class RunReader:
         The incomplete tail stays on disk (re-read next time), so memory is bounded; a tail longer
         than settings.max_partial_line is dropped up to its newline and counted.
         """
+        if st.frozen:  # the part of a file before it was truncated: nothing more to read
+            return False
         self.behind.pop(st.info.path, None)
         try:
             stat = os.stat(st.info.path)
@@ -268,6 +282,8 @@ class RunReader:
         size = stat.st_size
         if st.ino not in (-1, stat.st_ino):
             changed |= self._keep_rotated(st, now)
+        if st.ino == stat.st_ino and size < st.offset and (len(st.rows) or st.errors):
+            changed |= self._keep_cut(st, now)
         if st.ino not in (-1, stat.st_ino) or size < st.offset:
             self._reset(st)
             changed = True
@@ -291,6 +307,9 @@ class RunReader:
             if len(st.head) < 256:
                 f.seek(0)
                 st.head = _read_exact(f, 256)
+            if (why := utf16_note(st.head)) is not None:  # its ASCII keys are never found: say so
+                st.offset = st.size = size
+                return self._mark_unreadable(st, why) or changed
             pos = first = st.consumed
             slot = 0
             pending: tuple[int, int, Future[int]] | None = None  # (pos, slot, read) running on the helper
@@ -377,6 +396,8 @@ class RunReader:
         st.offset = size if end == size else st.consumed
         st.size = size
         st.last_growth = now if st.live else stat.st_mtime
+        if st.cut_from is not None and (gone := settle_cut(st, now)) is not None:  # a relaunch: as before
+            self.files.pop(gone.info.path, None)
         return changed
 
     def _size_table(self, files: list[FileState]) -> None:
