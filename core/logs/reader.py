@@ -256,7 +256,9 @@ class RunReader:
         (found by its first bytes beside it, read on to its end) or as they were read; `st` starts over."""
         copy = find_copy(st.info.path, st.head, st.consumed, set(self.files))
         old = keep_before_cut(st, copy)
-        self.files[old.info.path] = old
+        items = list(self.files.items())  # the kept part just before its file (a rank's last file is its current)
+        items.insert(next(i for i, (p, _) in enumerate(items) if p == st.info.path), (old.info.path, old))
+        self.files = dict(items)
         if copy is not None:
             self._read(old, now)
             note_cut(st, old, now if st.live else _NAN)
