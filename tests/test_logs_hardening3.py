@@ -273,6 +273,27 @@ def test_binary_bytes_give_no_metric_on_both_paths(tmp_path: Path) -> None:
     assert bulk.metrics.drop(columns="time").equals(one_by_one.metrics.drop(columns="time"))
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(junk=st.lists(st.binary(max_size=6).filter(lambda b: b"\n" not in b and b"\r" not in b), min_size=1, max_size=6))
+def test_both_paths_read_binary_prefixed_lines_alike(
+    tmp_path_factory: pytest.TempPathFactory, junk: list[bytes]
+) -> None:
+    root = tmp_path_factory.mktemp("junk")
+    data = b"".join(
+        junk[i % len(junk)] + b"epoch: 1 step: %d, lr: 0.25, top1: %d, loss is %d.5\n" % (i + 1, i % 3, i % 7)
+        for i in range(300)
+    )
+    (root / "worker_0.log").write_bytes(data)
+    bulk = read_run(root, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+    one_by_one = read_run(root, settings=ReaderSettings(block_min=1 << 30))
+    columns = sorted(set(bulk.metrics.columns) - {"time"})  # the other metrics' order is the first seen
+    assert columns == sorted(set(one_by_one.metrics.columns) - {"time"})
+    assert bulk.metrics[columns].equals(one_by_one.metrics[columns])
+    assert bulk.metric_keys == one_by_one.metric_keys
+    for name in bulk.metric_keys:
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", name)
+
+
 # ----------------------------------------------------------------------------- symbolic link loops
 
 
