@@ -10,6 +10,8 @@ import re
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,7 @@ from core.logs.formats import read_loss
 from core.logs.memory import MIB, MemoryUse, memory_report, memory_rows, parse_memory
 from core.logs.reader import RunReader
 from core.logs.status import rank_status
+from core.logs.watcher import RunWatcher
 
 REPO = Path(__file__).resolve().parent.parent
 GIB = 1 << 30
@@ -99,6 +102,32 @@ def test_truncate_in_place_keeps_the_earlier_rows_as_a_segment(tmp_path: Path, s
         f.write(LINE.format(s=6, v=3.0))
     state.refresh()
     assert state.snapshot().metrics["step"].tolist() == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("polling", [False, True])
+def test_a_watcher_keeps_the_rows_of_a_log_truncated_under_it(tmp_path: Path, polling: bool) -> None:
+    log = tmp_path / "worker_0.log"
+    log.write_text(_lines(range(1, 4)))
+
+    def steps(w: RunWatcher) -> list[float]:
+        return w.snapshot(refresh=True).metrics["step"].tolist()
+
+    with RunWatcher(tmp_path, polling=polling, rescan_s=0.3) as w:
+        assert steps(w) == [1, 2, 3]
+        _cut(log)
+        with open(log, "a") as f:
+            f.write(_lines(range(4, 6)))
+        assert _wait_for(lambda: steps(w) == [1, 2, 3, 4, 5]), steps(w)
+        assert _wait_for(lambda: len(_notes(w.snapshot(refresh=True))) == 1)
+
+
+def _wait_for(pred: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
 
 
 def test_repeated_steps_after_a_truncation_are_a_new_segment(tmp_path: Path) -> None:
