@@ -215,21 +215,71 @@ def test_watch_prints_the_truncation_note(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- UTF-16
 
 
+_WITH_ERROR = (
+    _lines(range(1, 4)).replace("\n", "\r\n")
+    + 'Traceback (most recent call last):\r\n  File "train.py", line 3, in <module>\r\nValueError: boom\r\n'
+    + "epoch: 1 step: 4, loss is 0.5, lr: 0.1\n"
+)
+
+
+def _same_read(a, b) -> None:
+    cols = ["rank", "epoch", "step", "loss", "lr"]
+    assert a.metrics[cols].equals(b.metrics[cols])
+    assert a.errors[["kind", "message", "line"]].equals(b.errors[["kind", "message", "line"]])
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
 @pytest.mark.parametrize("small", [True, False])
-def test_a_utf16_log_is_named_not_waiting(tmp_path: Path, encoding: str, small: bool) -> None:
-    (tmp_path / "worker_0.log").write_text(_lines(range(1, 3)))
-    (tmp_path / "worker_3.log").write_bytes(_lines(range(1, 3)).encode(encoding))
-    # small: read with the batch of short logs (core.logs.smallfiles); else file by file
-    snap = read_run(tmp_path, settings=None if small else ReaderSettings(prefetch_min=1))
-    assert snap.metrics["rank"].tolist() == [0, 0]
-    status = rank_status(snap).set_index("rank")
-    assert status.loc[3, "state"] == "unreadable"
-    assert status.loc[3, "detail"].startswith("worker_3.log: UTF-16 text")
-    assert "iconv -f UTF-16 -t UTF-8" in snap.skipped["worker_3.log"]
+def test_a_utf16_log_is_read_like_its_utf8_copy(tmp_path: Path, encoding: str, small: bool) -> None:
+    utf8, utf16 = tmp_path / "utf8", tmp_path / "utf16"
+    utf8.mkdir()
+    utf16.mkdir()
+    (utf8 / "worker_3.log").write_bytes(_WITH_ERROR.encode("utf-8"))
+    (utf16 / "worker_3.log").write_bytes(_WITH_ERROR.encode(encoding))
+    # small: read with the batch of short logs (core.logs.smallfiles); else file by file, in tiny blocks
+    settings = None if small else ReaderSettings(prefetch_min=1, read_block=128, max_partial_line=127)
+    snap = read_run(utf16, settings=settings)
+    assert snap.metrics["step"].tolist() == [1, 2, 3, 4] and snap.metrics["lr"].tolist()[-1] == 0.1
+    _same_read(snap, read_run(utf8))
+    assert snap.errors["line"].tolist() == [6]  # ValueError is the 6th line of the file
+    assert rank_status(snap).set_index("rank").loc[3, "state"] == "crashed"
 
 
-def test_watch_once_names_a_utf16_log(tmp_path: Path) -> None:
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    encoding=st.sampled_from(["utf-16", "utf-16-le", "utf-16-be"]),
+    cuts=st.lists(st.integers(0, 400), max_size=8),
+    block=st.sampled_from([128, 200, 1 << 20]),  # a block holds a whole line (90 bytes here)
+)
+def test_a_utf16_log_written_in_any_pieces_gives_the_same_rows(
+    tmp_path_factory: pytest.TempPathFactory, encoding: str, cuts: list[int], block: int
+) -> None:
+    data = _WITH_ERROR.encode(encoding)
+    root = tmp_path_factory.mktemp("u16")
+    path = root / "worker_0.log"
+    path.write_bytes(b"")
+    state = RunReader(root, settings=ReaderSettings(prefetch_min=1, read_block=block, max_partial_line=block - 1))
+    prev = 0
+    for p in [*sorted({min(c, len(data)) for c in cuts}), len(data)]:  # a cut may split a code unit
+        with open(path, "ab") as f:
+            f.write(data[prev:p])
+        prev = p
+        state.refresh()
+    snap = state.snapshot()
+    assert snap.metrics["step"].tolist() == [1, 2, 3, 4]
+    assert snap.metrics["loss"].tolist() == [1.0, 1.0, 1.0, 0.5]
+    assert snap.errors["message"].tolist() == ["ValueError: boom"] and snap.errors["line"].tolist() == [6]
+
+
+def test_an_overlong_utf16_line_is_dropped_and_counted(tmp_path: Path) -> None:
+    text = LINE.format(s=1, v=1.0) + "x" * 500 + " loss is 7\n" + LINE.format(s=2, v=2.0)
+    (tmp_path / "worker_0.log").write_bytes(text.encode("utf-16"))
+    snap = read_run(tmp_path, settings=ReaderSettings(prefetch_min=1, read_block=128, max_partial_line=127))
+    assert snap.metrics["step"].tolist() == [1, 2] and snap.metrics["loss"].tolist() == [1.0, 2.0]
+    assert snap.ranks.iloc[0]["dropped_lines"] == 1 and snap.ranks.iloc[0]["dropped_bytes"] >= 896
+
+
+def test_watch_once_reads_a_utf16_log(tmp_path: Path) -> None:
     (tmp_path / "worker_0.log").write_text(_lines(range(1, 3)))
     (tmp_path / "worker_3.log").write_bytes(_lines(range(1, 3)).encode("utf-16"))
     out = subprocess.run(
@@ -239,20 +289,25 @@ def test_watch_once_names_a_utf16_log(tmp_path: Path) -> None:
         text=True,
         timeout=120,
     ).stdout
-    assert "skipped worker_3.log: UTF-16 text (little-endian, with a byte-order mark)" in out
-    assert "no loss line yet" not in out
+    assert "ranks=2, loss rows=4" in out and "no loss line yet" not in out
 
 
 @given(st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=4, max_size=200))
-def test_utf16_of_any_ascii_text_is_named(text: str) -> None:
-    for encoding in ("utf-16-le", "utf-16-be", "utf-16"):
-        assert rawio.utf16_note(text.encode(encoding)[:256]) is not None
+def test_utf16_of_any_ascii_text_is_recognised(text: str) -> None:
+    assert rawio.utf16_codec(text.encode("utf-16-le")[:256]) == "utf-16-le"
+    assert rawio.utf16_codec(text.encode("utf-16-be")[:256]) == "utf-16-be"
+    assert rawio.utf16_codec(text.encode("utf-16")[:256]) is not None
 
 
 @given(st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=200))
-def test_utf8_text_is_never_called_utf16(text: str) -> None:
-    data = text.encode("utf-8")[:256]
-    assert rawio.utf16_note(data) is None or data.startswith((b"\xff\xfe", b"\xfe\xff"))
+def test_utf8_text_is_never_taken_for_utf16(text: str) -> None:
+    assert rawio.utf16_codec(text.encode("utf-8")[:256]) is None
+
+
+def test_nul_padding_is_not_taken_for_utf16() -> None:
+    """A sparse file (a writer without O_APPEND after copytruncate) begins with NULs, not UTF-16."""
+    assert rawio.utf16_codec(b"\x00" * 256) is None
+    assert rawio.utf16_codec(b"\x00" * 100 + b"epoch: 1 step: 1, loss is 2.5\n") is None
 
 
 # ----------------------------------------------------------------------------- binary bytes and metric names
