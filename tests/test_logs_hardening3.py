@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.cli.diagnose import memory_lines
-from core.logs import ReaderSettings, memory, rawio, read_run
+from core.logs import ReaderSettings, memory, read_run, utf16
 from core.logs import metrics as curves
 from core.logs.bulk import ROW_KEYS
 from core.logs.discover import folder_notes
@@ -294,20 +294,20 @@ def test_watch_once_reads_a_utf16_log(tmp_path: Path) -> None:
 
 @given(st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=4, max_size=200))
 def test_utf16_of_any_ascii_text_is_recognised(text: str) -> None:
-    assert rawio.utf16_codec(text.encode("utf-16-le")[:256]) == "utf-16-le"
-    assert rawio.utf16_codec(text.encode("utf-16-be")[:256]) == "utf-16-be"
-    assert rawio.utf16_codec(text.encode("utf-16")[:256]) is not None
+    assert utf16.utf16_codec(text.encode("utf-16-le")[:256]) == "utf-16-le"
+    assert utf16.utf16_codec(text.encode("utf-16-be")[:256]) == "utf-16-be"
+    assert utf16.utf16_codec(text.encode("utf-16")[:256]) is not None
 
 
 @given(st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=200))
 def test_utf8_text_is_never_taken_for_utf16(text: str) -> None:
-    assert rawio.utf16_codec(text.encode("utf-8")[:256]) is None
+    assert utf16.utf16_codec(text.encode("utf-8")[:256]) is None
 
 
 def test_nul_padding_is_not_taken_for_utf16() -> None:
     """A sparse file (a writer without O_APPEND after copytruncate) begins with NULs, not UTF-16."""
-    assert rawio.utf16_codec(b"\x00" * 256) is None
-    assert rawio.utf16_codec(b"\x00" * 100 + b"epoch: 1 step: 1, loss is 2.5\n") is None
+    assert utf16.utf16_codec(b"\x00" * 256) is None
+    assert utf16.utf16_codec(b"\x00" * 100 + b"epoch: 1 step: 1, loss is 2.5\n") is None
 
 
 # ----------------------------------------------------------------------------- binary bytes and metric names

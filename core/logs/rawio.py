@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat as stat_mod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -26,8 +26,6 @@ __all__ = [
     "pread_into",
     "read_exact",
     "read_into",
-    "utf16_blocks",
-    "utf16_codec",
 ]
 
 
@@ -103,66 +101,6 @@ def bytes_on_disk(paths: Iterable[Path]) -> int:
         with contextlib.suppress(OSError):
             total += os.stat(path).st_size
     return total
-
-
-_UTF16_MIN = 8  # bytes of a head needed to call NUL-interleaved text UTF-16
-
-
-def utf16_codec(head: bytes) -> str | None:
-    """ "utf-16-le" / "utf-16-be" when a log's first bytes are UTF-16 text: a byte-order mark, or ASCII
-    with a NUL after (before) every byte, as PowerShell's `>` and `Out-File` write it; else None. UTF-32
-    and NUL padding (a sparse file after copytruncate) are not taken for it."""
-    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
-        return None
-    if head.startswith(b"\xff\xfe"):
-        return "utf-16-le"
-    if head.startswith(b"\xfe\xff"):
-        return "utf-16-be"
-    n = len(head) // 2 * 2
-    if n < _UTF16_MIN:
-        return None
-    even, odd = head[0:n:2], head[1:n:2]
-    if odd.count(0) == len(odd) and even.count(0) <= len(even) // 10:
-        return "utf-16-le"
-    if even.count(0) == len(even) and odd.count(0) <= len(odd) // 10:
-        return "utf-16-be"
-    return None
-
-
-def utf16_blocks(f: BinaryIO, pos: int, end: int, block: int, codec: str) -> Iterator[tuple[int, int, bytes | None]]:
-    """The complete lines of a UTF-16 file from byte `pos` (even, at a line start) to about `end`, decoded:
-    (raw offset of the block, raw offset after its last complete line, the lines as UTF-8, CRLF and CR as LF).
-    A block without a line end that fills `block` is given as None (dropped, counted, up to the line's end);
-    an incomplete last line stays on disk. Why: the reader's scans look for ASCII keys; decoding in the
-    byte source is the one place that knows the file is UTF-16 (rows keep raw offsets)."""
-    newline = "\n".encode(codec)
-    bom = "\ufeff".encode(codec)
-    skipping = False  # inside a line longer than a block: dropped up to its end
-    while pos < end:
-        f.seek(pos)
-        raw = read_exact(f, min(block, end - pos))
-        if not raw:
-            return
-        i = raw.rfind(newline)
-        while i > 0 and i % 2:  # a line end is a whole code unit: at an even offset (pos is even)
-            i = raw.rfind(newline, 0, i + 1)
-        if i < 0 or i % 2:
-            if len(raw) >= block:  # one line longer than a block: dropped, like an over-long UTF-8 line
-                step = max(2, len(raw) // 2 * 2)
-                yield pos, pos + step, None
-                pos += step
-                skipping = True
-                continue
-            return
-        lines = raw[: i + 2]
-        if pos == 0 and lines.startswith(bom):
-            lines = lines[len(bom) :]
-        text = lines.decode(codec, "replace").replace("\r\n", "\n").replace("\r", "\n").encode("utf-8", "replace")
-        if skipping:  # the rest of the over-long line
-            text = text[text.index(b"\n") + 1 :]
-            skipping = False
-        yield pos, pos + i + 2, text
-        pos += i + 2
 
 
 def find_copy(path: Path, head: bytes, least: int, taken: set[Path]) -> tuple[Path, int] | None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from stat import S_ISREG
-from typing import BinaryIO, TypeVar
+from typing import TypeVar
 
 import pandas as pd
 
@@ -26,7 +26,7 @@ from core.logs.filestate import keep_before_cut, note_cut, settle_cut
 from core.logs.formats import user_format
 from core.logs.parser import ErrorKind, FileState, Parser, ReaderSettings
 from core.logs.rawio import HAVE_PREAD as _HAVE_PREAD
-from core.logs.rawio import bytes_on_disk, find_copy, line_number, utf16_blocks, utf16_codec
+from core.logs.rawio import bytes_on_disk, find_copy
 from core.logs.rawio import cr_to_lf as _cr_to_lf
 from core.logs.rawio import pread_into as _pread_into
 from core.logs.rawio import read_exact as _read_exact
@@ -43,6 +43,7 @@ from core.logs.snapshot import (
     timings_and_errors,
 )
 from core.logs.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
+from core.logs.utf16 import read_utf16, utf16_codec
 
 __all__ = ["ERROR_COLUMNS", "EVAL_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunReader", "RunSnapshot", "read_run"]
 
@@ -264,34 +265,6 @@ class RunReader:
             note_cut(st, old, now if st.live else _NAN)
         return True
 
-    def _read_utf16(self, st: FileState, f: BinaryIO, codec: str, now: float, size: int, limit: int | None) -> bool:
-        """`_read` for a UTF-16 log: its complete lines decoded to UTF-8 (core.logs.rawio.utf16_blocks)
-        and parsed; rows keep raw byte offsets, its errors get line numbers counted in the decoded text."""
-        first = st.consumed
-        end = size if limit is None else min(size, first + limit)
-        dropping = False
-        for base, upto, text in utf16_blocks(f, first, end, self.settings.read_block, codec):
-            if text is None:  # a line longer than a block: dropped and counted
-                st.dropped_bytes += upto - base
-                st.dropped_lines += not dropping
-            elif text:
-                n_errors = len(st.errors)
-                self.parser.feed(st, text, base, now, len(text))
-                if len(st.errors) > n_errors:
-                    before = line_number(st.info.path, base) or 1
-                    for err in st.errors[n_errors:]:
-                        if err["line"] is None:
-                            err["line"] = before + text.count(b"\n", 0, max(0, err["offset"] - base))
-            dropping = text is None
-            st.consumed = upto
-        self.spent += st.consumed - first
-        if end < size:
-            self.behind[st.info.path] = size - st.consumed
-        st.offset = size if end == size else st.consumed
-        st.size = size
-        st.last_growth = now if st.live else st.mtime
-        return st.consumed > first
-
     def _read(self, st: FileState, now: float, limit: int | None = None) -> bool:
         """Parse from the end of the last complete line to the last newline now in the file (or
         about `limit` bytes past it, one whole line at least: the rest is left in `behind`).
@@ -337,8 +310,6 @@ class RunReader:
             if len(st.head) < 256:
                 f.seek(0)
                 st.head = _read_exact(f, 256)
-            if (codec := utf16_codec(st.head)) is not None:  # the scans look for ASCII keys: decode it first
-                return self._read_utf16(st, f, codec, now, size, limit) or changed
             pos = first = st.consumed
             slot = 0
             pending: tuple[int, int, Future[int]] | None = None  # (pos, slot, read) running on the helper
@@ -350,8 +321,11 @@ class RunReader:
                 self._ahead.start(self._read_next.info.path, self._submit, _pread_into)
                 self._read_next = None
             end = size if limit is None else min(size, pos + limit)  # capped: the rest is left behind
+            if (codec := utf16_codec(st.head)) is not None:  # the scans look for ASCII keys: decoded first
+                pos = read_utf16(self.parser.feed, st, f, codec, now=now, end=end, block=self.settings.read_block)
+                changed |= pos > first
             try:
-                while pos < end:
+                while pos < end and codec is None:
                     want = min(end - pos, self.settings.read_block)
                     if pending is not None and pending[0] == pos:
                         _, slot, fut = pending

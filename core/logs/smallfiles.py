@@ -15,7 +15,8 @@ import numpy as np
 
 from core.files import FileCheckError, open_checked
 from core.logs.parser import FileState, Parser, ReaderSettings
-from core.logs.rawio import read_into, utf16_codec
+from core.logs.rawio import read_into
+from core.logs.utf16 import utf16_codec
 
 __all__ = ["SmallFiles"]
 
