@@ -19,6 +19,7 @@ from app.monitor_source import get_watcher, pick_source
 from core.logs import LogFormatError, RunSnapshot, compile_user_regex
 from core.logs.diagnose import Diagnosis, diagnose
 from core.logs.discover import folder_notes
+from core.logs.filestate import note_lines
 from core.logs.selection import RankSelectionError, select_ranks
 from core.logs.shapes import line_shapes
 from core.logs.status import RankState
@@ -318,7 +319,7 @@ if source_dir is not None:
             if not snap.files:
                 return
         else:
-            for note in notes:
+            for note in [*notes, *note_lines(snap.errors)]:  # + a log truncated under the reader: its rows kept
                 st.warning(note)
         diagnosis_strip(diag)
         if big:

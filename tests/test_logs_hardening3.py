@@ -26,6 +26,7 @@ from core.logs import metrics as curves
 from core.logs.bulk import ROW_KEYS
 from core.logs.discover import folder_notes
 from core.logs.formats import read_loss
+from core.logs.general import glued_to_binary
 from core.logs.memory import MIB, MemoryUse, memory_report, memory_rows, parse_memory
 from core.logs.reader import RunReader
 from core.logs.status import rank_status
@@ -196,7 +197,7 @@ def test_a_relaunch_that_starts_over_still_replaces_the_rows(tmp_path: Path) -> 
 
 
 def test_watch_prints_the_truncation_note(tmp_path: Path) -> None:
-    from core.cli.watch import note_lines
+    from core.logs.filestate import note_lines
 
     log = tmp_path / "worker_0.log"
     log.write_text(_lines(range(1, 4)))
@@ -210,6 +211,33 @@ def test_watch_prints_the_truncation_note(tmp_path: Path) -> None:
         "note: rank 0 worker_0.log: worker_0.log was truncated in place after 90 bytes: its 3 earlier rows "
         "are kept as worker_0.log (before truncation 1); reading restarts at its start"
     ]
+
+
+def test_the_monitor_shows_the_truncation_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    (tmp_path / "ws").mkdir()
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.setenv("SHARDSCOPE_RECORDINGS", str(tmp_path / "recordings"))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "worker_0.log"
+    log.write_text(_lines(range(1, 4)))
+    at = AppTest.from_file(str(REPO / "pages" / "monitor.py"), default_timeout=60)
+    at.query_params["logdir"] = str(logs)
+    at.run()
+    assert not at.exception, at.exception
+    _cut(log)
+    with open(log, "a") as f:
+        f.write(_lines(range(4, 6)))
+
+    def shown() -> bool:
+        at.run()
+        return any("was truncated in place" in w.value for w in at.warning)
+
+    assert _wait_for(shown, timeout=30), [w.value for w in at.warning]
+    note = next(w.value for w in at.warning if "truncated" in w.value)
+    assert note.startswith("note: rank 0 worker_0.log: worker_0.log was truncated in place")
 
 
 # ----------------------------------------------------------------------------- UTF-16
@@ -312,14 +340,18 @@ def test_nul_padding_is_not_taken_for_utf16() -> None:
 
 # ----------------------------------------------------------------------------- binary bytes and metric names
 
-_GLUE = st.sampled_from([*range(0, 9), *range(11, 32), 127, 0x80, 0xB6, 0xC3, 0xFE, 0xFF])
+# bytes no text has before a word: control bytes, bytes never in UTF-8, an orphan continuation byte
+_GLUE = st.sampled_from(
+    [bytes([b]) for b in [*range(0, 9), *range(11, 32), 127, 0xC0, 0xC1, *range(0xF5, 0x100)]]
+    + [b" " + bytes([b]) for b in (0x80, 0x8F, 0xB6, 0xBF)]
+)
 _NO_LETTERS = st.binary(max_size=40).map(lambda b: bytes(c for c in b if not (65 <= c <= 90 or 97 <= c <= 122)))
 
 
 @settings(max_examples=300)
 @given(junk=_NO_LETTERS, glue=_GLUE, word=st.sampled_from([b"s", b"b6", b"x", b""]))
-def test_a_key_glued_to_binary_bytes_names_no_metric(junk: bytes, glue: int, word: bytes) -> None:
-    line = junk + bytes([glue]) + word + b"epoch: 1 step: 2, lr: 0.5, loss is 2.5"
+def test_a_key_glued_to_binary_bytes_names_no_metric(junk: bytes, glue: bytes, word: bytes) -> None:
+    line = junk + glue + word + b"epoch: 1 step: 2, lr: 0.5, loss is 2.5"
     read = read_loss(line)
     assert read is not None and read.fields["loss"] == 2.5 and read.fields["step"] == 2.0
     assert set(read.keys) <= {"loss", "step", "lr"}  # never `sepoch`, `b6epoch`, nor an `epoch` glued to junk
@@ -338,7 +370,12 @@ def test_metric_names_from_random_bytes_are_identifiers_after_a_text_boundary(da
         assert re.fullmatch(r"[a-z][a-z0-9_]*", column)
         first = re.split(r"_", column)[0].encode()
         starts = [m.start() for m in re.finditer(re.escape(first), low)]
-        assert any(i == 0 or low[i - 1] in b" \t[({,;|'\"=:!?<>*&^%$#@~`+" for i in starts), (column, data)
+        # the key begins at the line's start or after text that is no word: ASCII punctuation or a space, or
+        # a whole UTF-8 space, punctuation or symbol; never right after a control or a stray high byte
+        assert any(
+            i == 0 or (not glued_to_binary(data, i) and (low[i - 1] >= 0x80 or not re.match(rb"\w", low[i - 1 : i])))
+            for i in starts
+        ), (column, data)
 
 
 def test_binary_bytes_give_no_metric_on_both_paths(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pandas as pd
 from core.cli.common import fail, launcher_notes, terminal_safe
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
 from core.logs.discover import folder_notes
-from core.logs.filestate import ErrorKind
+from core.logs.filestate import NOTE_KINDS, note_lines
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.shapes import line_shapes, metric_labels
 from core.run.registry import launcher_outputs
@@ -148,21 +148,6 @@ def behind_line(behind: int, was: int) -> str | None:
     return None
 
 
-NOTE_KINDS = (str(ErrorKind.TRUNCATED),)
-"""Error rows that are notes about a file (a truncation, its rows kept), printed as such, not as failures."""
-
-
-def note_lines(errors: pd.DataFrame) -> list[str]:
-    """One `note:` line per note row of `errors` (a log truncated in place: where its earlier rows are)."""
-    if errors.empty:
-        return []
-    notes = errors[errors["kind"].isin(NOTE_KINDS)]
-    return [
-        f"note: rank {e['rank']} {terminal_safe(str(e['file']))}: {terminal_safe(str(e['message']))[:240]}"
-        for _, e in notes.iterrows()
-    ]
-
-
 def _surviving(printed: dict[tuple[int, str], int], restarted: set[int]) -> int:
     """Rows still in the table after ranks restarted: their files' rows were dropped, the rest keep their order."""
     for key in [k for k in printed if k[0] in restarted]:
@@ -204,7 +189,7 @@ def follow(watcher: RunWatcher, interval: float, stall_after: float, notes_now: 
         if len(snap.errors) > n_errors:
             new = snap.errors.iloc[n_errors:]
             for line in note_lines(new):
-                print(line, flush=True)
+                print(terminal_safe(line), flush=True)
             for _, e in new[~new["kind"].isin(NOTE_KINDS)].iterrows():
                 print(f"!! [{e['kind']}] rank {e['rank']} {e['file']}: {e['message'][:200]}", flush=True)
             n_errors = len(snap.errors)

@@ -12,6 +12,7 @@ from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from core.logs.bulk import Rows
 from core.logs.discover import LogFile
@@ -191,6 +192,22 @@ def _starts_over(new: tuple | None, old: tuple | None) -> bool:
         i = 0 if epochs else 1
         return new[i] <= old[i]
     return False
+
+
+NOTE_KINDS = (str(ErrorKind.TRUNCATED),)
+"""Error rows that are notes about a file (a truncation, its rows kept): shown as notes, never as failures."""
+
+
+def note_lines(errors: pd.DataFrame) -> list[str]:
+    """One `note:` line per note row of a snapshot's errors (a log truncated in place: where its earlier
+    rows are), for `watch` and the Monitor's notes."""
+    if errors.empty:
+        return []
+    notes = errors[errors["kind"].isin(NOTE_KINDS)]
+    return [
+        f"note: rank {r} {file}: {str(m)[:240]}"
+        for r, file, m in zip(notes["rank"], notes["file"], notes["message"], strict=True)
+    ]
 
 
 def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
