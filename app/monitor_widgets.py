@@ -22,6 +22,7 @@ from core.logs.metrics import (
     infer_steps_per_epoch,
     outlier_range,
     rank_band,
+    segment_breaks,
 )
 from core.logs.status import RankState, duration_text
 
@@ -173,11 +174,12 @@ def loss_figure(
     if opts.show_ranks:
         for rank in selected:
             g = sub if len(selected) == 1 else sub[sub["rank"] == rank]
-            raw = g["loss"].to_numpy(dtype=np.float64)
+            # a log kept from before a truncation, then steps that repeat: a gap, not a line back
+            gx, raw = segment_breaks(g[xcol], g["loss"].to_numpy(dtype=np.float64), g.get("file"))
             smooth = ema_smooth(raw, opts.smoothing)
             color = _color(int(rank))
             if opts.smoothing > 0:
-                rx, ry = _xy(g[xcol], raw)
+                rx, ry = _xy(gx, raw)
                 fig.add_trace(
                     go.Scatter(
                         x=rx,
@@ -191,7 +193,7 @@ def loss_figure(
                     )
                 )
                 n_points += len(rx)
-            sx, sy = _xy(g[xcol], smooth)
+            sx, sy = _xy(gx, smooth)
             fig.add_trace(
                 go.Scatter(
                     x=sx,

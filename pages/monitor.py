@@ -20,6 +20,7 @@ from app.monitor_time import time_panel
 from core.logs import LogFormatError, RunSnapshot, compile_user_regex
 from core.logs.diagnose import Diagnosis, diagnose
 from core.logs.discover import folder_notes
+from core.logs.filestate import note_lines
 from core.logs.guard import validate_log_dir
 from core.logs.selection import RankSelectionError, select_ranks
 from core.logs.shapes import line_shapes
@@ -320,7 +321,7 @@ if source_dir is not None:
             if not snap.files:
                 return
         else:
-            for note in notes:
+            for note in [*notes, *note_lines(snap.errors)]:  # + a log truncated under the reader: its rows kept
                 st.warning(note)
         diagnosis_strip(diag)
         if big:

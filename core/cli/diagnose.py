@@ -133,14 +133,22 @@ def memory_lines(memory: dict[str, Any], plan: dict[str, Any] | None) -> list[st
         lines.append(f"device memory planned: {plan['memory_bytes'] / gib:.1f} GiB per card, {plan['source']}")
     elif plan:
         lines.append(f"device memory planned: none ({plan.get('why', 'the planner gave no figure')})")
-    peaks = {r: m["measured"]["peak_bytes"] for r, m in memory.items() if m["measured"]["peak_bytes"] is not None}
+    odd = [f"rank {r}: {m['implausible']}" for r, m in memory.items() if m.get("implausible")]
+    lines += odd[:3] + (
+        [f"... and {len(odd) - 3} more rank(s) with implausible memory figures"] if len(odd) > 3 else []
+    )
+    peaks = {
+        r: m["measured"]["peak_bytes"]
+        for r, m in memory.items()
+        if m["measured"]["peak_bytes"] is not None and not m.get("implausible")
+    }
     if peaks:
         low, high = min(peaks, key=peaks.get), max(peaks, key=peaks.get)
         lines.append(
             f"device memory measured peak: {peaks[low] / gib:.1f} GiB (rank {low}) to "
             f"{peaks[high] / gib:.1f} GiB (rank {high}) on {len(peaks)} rank(s)"
         )
-    elif plan:
+    elif plan and not any(m.get("implausible") for m in memory.values()):
         lines.append(
             "device memory measured: no rank's log has MindSpore's memory statistics "
             "(printed at INFO level: GLOG_v=1, or with MS_MEMORY_STATISTIC=1)"

@@ -14,6 +14,7 @@ import pandas as pd
 from core.cli.common import fail, launcher_notes, terminal_safe
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
 from core.logs.discover import folder_notes
+from core.logs.filestate import NOTE_KINDS, note_lines
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.shapes import line_shapes, metric_labels
 from core.run.registry import launcher_outputs
@@ -186,7 +187,10 @@ def follow(watcher: RunWatcher, interval: float, stall_after: float, notes_now: 
             _count(printed, m.iloc[seen:])
             seen = len(m)
         if len(snap.errors) > n_errors:
-            for _, e in snap.errors.iloc[n_errors:].iterrows():
+            new = snap.errors.iloc[n_errors:]
+            for line in note_lines(new):
+                print(terminal_safe(line), flush=True)
+            for _, e in new[~new["kind"].isin(NOTE_KINDS)].iterrows():
                 print(f"!! [{e['kind']}] rank {e['rank']} {e['file']}: {e['message'][:200]}", flush=True)
             n_errors = len(snap.errors)
         note = behind_line(snap.behind_bytes, behind)

@@ -54,7 +54,7 @@ class Rows:
     any (`extras`: name -> parts of (row numbers, values), in row order). Its count and last row outlive
     the take."""
 
-    __slots__ = ("_blocks", "_extras", "_last", "_n", "_pending", "_tail", "_taken")
+    __slots__ = ("_blocks", "_extras", "_first", "_last", "_n", "_pending", "_tail", "_taken")
 
     def __init__(self) -> None:
         self._blocks: list[np.ndarray] = []
@@ -64,6 +64,7 @@ class Rows:
         self._n = 0
         self._taken = 0
         self._last: tuple | None = None  # kept by take()
+        self._first: tuple | None = None  # kept by the first take()
 
     def __len__(self) -> int:
         return self._n
@@ -98,6 +99,15 @@ class Rows:
             return self._tail[-1]
         return tuple(self._blocks[-1][-1].tolist()) if self._blocks else self._last
 
+    def first(self) -> tuple | None:
+        """The file's first row (outlives a take): where its steps began (a relaunch starts over)."""
+        if self._first is not None:
+            return self._first
+        block = next((b for b in self._blocks if len(b)), None)
+        if block is not None:
+            return tuple(block[0].tolist())
+        return self._tail[0] if self._tail else None
+
     def take(self) -> np.ndarray:
         """The rows since the last take as one (n, len(ROW_KEYS)) float64 array; they are dropped here."""
         return self.take_all()[0]
@@ -105,6 +115,7 @@ class Rows:
     def take_all(self) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
         """`take`, with the other metrics: name -> (row numbers within the taken block, in order; values)."""
         self._flush()
+        self._first = self.first()
         self._last = self.last()
         blocks, self._blocks = self._blocks, []
         extras = {name: _joined(parts, self._taken) for name, parts in self._extras.items()}

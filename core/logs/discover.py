@@ -18,6 +18,7 @@ CLI can say why a folder shows no rank instead of "waiting".
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat as stat_mod
@@ -72,6 +73,12 @@ class Discovery:
         """Links not followed because they lead out of the folder."""
         return [s for s in self.skipped if s.why.startswith("a link to")]
 
+    @property
+    def not_read(self) -> list[Skipped]:
+        """Entries a user must hear about even when ranks were read: links refused, link loops, entries
+        that could not be checked or listed (a loop was once dropped without a word)."""
+        return [s for s in self.skipped if s.why.startswith(_NOT_READ_WHYS)]
+
 
 _LOG_EXT = r"(?:log|out|txt|err)"
 # (pattern on the path relative to the chosen folder, role, layout); the first that matches wins.
@@ -110,6 +117,17 @@ def _match(rel: str) -> tuple[str, int | None, str, str] | None:
             rank = int(m.group(1)) if m.groups() else None
             return role, rank, layout, rel[: m.start() + (1 if rel[m.start() : m.start() + 1] == "/" else 0)]
     return None
+
+
+_LOOP_WHY = "a symbolic link loop (ELOOP: too many levels of symbolic links)"
+_NOT_READ_WHYS = ("a link to", _LOOP_WHY, "cannot be checked", "cannot be listed")
+
+
+def _why_not_checked(exc: OSError) -> str:
+    """Why an entry could not be stat'ed, in words; a link loop is named as one (ELOOP)."""
+    if exc.errno == errno.ELOOP:
+        return _LOOP_WHY
+    return f"cannot be checked: {exc.strerror or exc}"
 
 
 def _inside(real: str, root_real: str) -> bool:
@@ -154,7 +172,7 @@ def _scan(root: Path, found: Discovery, follow_links: bool, max_entries: int) ->
                     real = ""
                     mode = entry.stat(follow_symlinks=False).st_mode
             except OSError as exc:
-                found.skip(rel, f"cannot be checked: {exc.strerror or exc}")
+                found.skip(rel, _why_not_checked(exc))
                 continue
             if stat_mod.S_ISDIR(mode):
                 if depth == 0 and _RULES[0][0].search(rel):  # a folder named worker_N.log: say so
@@ -281,7 +299,7 @@ def folder_notes(log_dir: Path | str, follow_links: bool = False) -> list[str]:
     """What a user must be told about a folder besides its ranks: links not followed (what, why), and,
     when no rank log is there, which files were seen and why none was taken. Empty when all is plain."""
     found = discover(log_dir, follow_links=follow_links)
-    notes = [f"not read: {s.rel}: {s.why}" for s in found.links_refused]
+    notes = [f"not read: {s.rel}: {s.why}" for s in found.not_read]
     notes += [f"skipped {s.rel}: {s.why}" for s in found.skipped if s.why.endswith("not a regular file")]
     if not any(f.role == "worker" for f in found.files):
         notes.append(explain_empty(found, str(log_dir)))

@@ -4,12 +4,15 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from core.logs.bulk import Rows
 from core.logs.discover import LogFile
@@ -32,6 +35,7 @@ class ErrorKind(StrEnum):
     TIMEOUT = "timeout"
     ERROR_LOG = "error_log"
     OVERLONG_LINE = "overlong_line"
+    TRUNCATED = "truncated"  # a note: the file was cut in place (copytruncate, truncate); its earlier rows stay
 
 
 FATAL_KINDS = (ErrorKind.EXCEPTION, ErrorKind.NAN, ErrorKind.WORKER_EXIT, ErrorKind.TASK_EXIT, ErrorKind.TIMEOUT)
@@ -96,6 +100,9 @@ class FileState:
     unregistered: set[int] = field(default_factory=set)
     rotated: bool = False  # renamed away by log rotation: its rows stay, before the current file's
     unreadable: str | None = None  # why the file cannot be read (permission denied, a FIFO, ...)
+    frozen: bool = False  # the part of a file before it was truncated in place: kept, never read again
+    cut_from: FileState | None = None  # that part, until the content after the cut says whether it was a relaunch
+    truncations: int = 0
 
     def reset(self) -> None:
         """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""
@@ -104,6 +111,103 @@ class FileState:
         self.__dict__.update(fresh.__dict__)
         self.restarts = restarts
         self.live = True
+
+
+def keep_before_cut(st: FileState, copy: tuple[Path, int] | None) -> FileState:
+    """`st` was truncated in place: hand back its state so far as a file of its own (its rows stay in the
+    table, before the current file's) and start `st` over at offset 0. `copy`: logrotate's copytruncate
+    copy (`worker_0.log.1`, found by its first bytes: path, inode), read on to its end like a renamed file; None: a
+    plain truncate, the part is kept as read (frozen) until the new content's first row says whether the
+    cut was a relaunch (`settle_cut`). Why: copytruncate used to drop the rank's earlier rows."""
+    n = st.truncations + 1
+    old = FileState(st.info)
+    old.__dict__.update(st.__dict__)
+    old.rotated = True
+    info = st.info
+    if copy is None:
+        name = f" (before truncation {n})"
+        path = info.path.with_name(info.path.name + name)
+        old.frozen = True
+    else:
+        path, old.ino = copy
+        name = path.name[len(info.path.name) :]
+    old.info = LogFile(path, info.rel + name, info.role, info.rank, info.layout)
+    restarts = st.restarts
+    st.__dict__.update(FileState(st.info).__dict__)
+    st.restarts, st.truncations, st.live = restarts, n, True
+    st.cut_from = old if copy is None else None
+    return old
+
+
+def note_cut(st: FileState, old: FileState, obs_time: float) -> None:
+    """The one line that says `st` was truncated and where its earlier rows are (an error row of kind
+    `truncated`: shown with the file's notes by `watch` and the Monitor; it never fails a rank)."""
+    how = "copy-truncated (logrotate copytruncate)" if not old.frozen else "truncated in place"
+    st.errors.append(
+        {
+            "rank": st.info.rank if st.info.role == "worker" else -1,
+            "kind": ErrorKind.TRUNCATED.value,
+            "message": (
+                f"{st.info.rel} was {how} after {old.consumed:,} bytes: its {len(old.rows):,} earlier rows are "
+                f"kept as {old.info.rel}; reading restarts at its start"
+            ),
+            "context": "",
+            "line": 1,
+            "offset": 0,
+            "file": st.info.rel,
+            "pid": None,
+            "time": obs_time,
+            "log_time": _NAN,
+        }
+    )
+
+
+def settle_cut(st: FileState, obs_time: float) -> FileState | None:
+    """Once the content after an in-place cut has a row: a relaunch (its steps start over, at or before
+    where the earlier part began: msrun reopens its logs with "w") gives back the earlier part to drop and
+    counts a restart, as before; otherwise the earlier part stays (truncate, copytruncate without a copy
+    found) and the cut is noted. None: nothing to drop (no decision yet, or the part stays)."""
+    old = st.cut_from
+    if old is None or not len(st.rows):
+        return None
+    st.cut_from = None
+    if _starts_over(st.rows.first(), old.rows.first()):
+        st.restarts += 1
+        st.truncations -= 1
+        return old
+    note_cut(st, old, obs_time)
+    return None
+
+
+def _starts_over(new: tuple | None, old: tuple | None) -> bool:
+    """Whether a file's new first row (epoch, step first) is at or before its earlier first row; False
+    when the rows say neither an epoch nor a step both sides (nothing tells a relaunch: keep the rows)."""
+    if new is None or old is None:
+        return old is None
+    epochs = math.isfinite(new[0]) and math.isfinite(old[0])
+    steps = math.isfinite(new[1]) and math.isfinite(old[1])
+    if epochs and steps:
+        return (new[0], new[1]) <= (old[0], old[1])
+    if epochs or steps:
+        i = 0 if epochs else 1
+        return new[i] <= old[i]
+    return False
+
+
+NOTE_KINDS = (str(ErrorKind.TRUNCATED),)
+"""Error rows that are notes about a file (a truncation, its rows kept): shown as notes, never as failures."""
+
+
+def note_lines(errors: pd.DataFrame) -> list[str]:
+    """One `note:` line per note row of a snapshot's errors (a log truncated in place: where its earlier
+    rows are), for `watch` and the Monitor's notes."""
+    if errors.empty:
+        return []
+    notes = errors[errors["kind"].isin(NOTE_KINDS)]
+    return [
+        f"note: rank {r} {file}: {str(m)[:240]}"
+        for r, file, m in zip(notes["rank"], notes["file"], notes["message"], strict=True)
+    ]
 
 
 def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:

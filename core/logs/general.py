@@ -19,6 +19,7 @@ what lets the bulk path (core.logs.shapes) reuse one parse for every line of the
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -185,6 +186,28 @@ def _is_eval(line: bytes, key_start: int) -> bool:
     return _RE_EVAL_WORD.search(line, 0, key_start) is not None
 
 
+_CONTROL = frozenset(range(32)) - {9, 10} | {127}  # bytes no text has before a word (tab, LF aside)
+
+
+def glued_to_binary(line: bytes, start: int) -> bool:
+    """Whether the word at `start` follows a byte no text has there: a control byte, or a byte >= 0x80
+    that does not end a UTF-8 space, punctuation or symbol (after a letter, the word began before it).
+    Such a word names no metric: binary bytes before a loss line once made metrics named `sepoch`
+    (after b"\\x07") and `b6epoch` (after b"\\xff"). Digits never decide it (a line shape's template holds)."""
+    if start == 0:
+        return False
+    byte = line[start - 1]
+    if byte < 0x80:
+        return byte in _CONTROL
+    for k in range(2, min(4, start) + 1):  # a UTF-8 character ending here: 2 to 4 bytes
+        try:
+            text = line[start - k : start].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return unicodedata.category(text[-1])[0] not in "PSZ"  # after a letter the word began before
+    return True
+
+
 def _set(read: LineRead, column: str, value: float, key: str, span: tuple[int, int]) -> None:
     if column not in read.fields and column not in read.extras:
         (read.fields if column in _FIELD_COLUMNS else read.extras)[column] = value
@@ -198,7 +221,7 @@ _FIELD_COLUMNS = frozenset(ROW_FIELDS[:-1])
 def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
     """Every `key: number` of the line (but the loss key's own value at `skip`) into fields/extras."""
     for m in _RE_KV.finditer(line):
-        if skip[0] <= m.start(2) < skip[1] + 1:
+        if skip[0] <= m.start(2) < skip[1] + 1 or glued_to_binary(line, m.start(1)):
             continue
         name = metric_name(m.group(1))
         if not name:

@@ -12,6 +12,8 @@ analysis pages; the format string is `AscendDynamicMemAdapter::DevMemStatistics`
 
 M is MiB (the source divides by kMBToByte = 2^20). The first line usually carries the log prefix
 (`[INFO] DEVICE(...) ...`), so a key is searched anywhere in a line; the last report of a log wins.
+A peak no device can hold (`999999999999M`: more than 10x the device's size, or than 1 PiB) is flagged,
+never shown as a figure (`implausible`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 MIB = 1 << 20
+GIB = 1 << 30
+MAX_PLAUSIBLE_BYTES = 1 << 50  # 1 PiB: no accelerator has a thousandth of it
+MAX_DEVICE_RATIO = 10  # a peak this many times the device's own size is a garbled line, not a measure
 _KEYS = {
     "Device MOC memory size": "device",
     "Device HBM memory size": "device",
@@ -50,6 +55,26 @@ class MemoryUse:
         }
 
 
+def implausible(use: MemoryUse) -> str | None:
+    """Why a measured peak cannot be real (more than MAX_DEVICE_RATIO x the device's size, or 1 PiB), in
+    one line; None when every peak is plausible. Why: a 12-digit `999999999999M` read as-is showed
+    976,562,500 GiB in the memory table as if measured."""
+    for label, value in (("measured peak", use.peak), ("peak with fragments", use.actual_peak)):
+        if value is None:
+            continue
+        if value > MAX_PLAUSIBLE_BYTES:
+            limit = "more than 1 PiB"
+        elif use.device and value > MAX_DEVICE_RATIO * use.device:
+            limit = f"more than {MAX_DEVICE_RATIO}x the device's {use.device / GIB:,.0f} GiB"
+        else:
+            continue
+        return (
+            f"{label} {value / GIB:,.0f} GiB is not plausible: {limit} "
+            "(a garbled or misread memory statistic line; not shown as a figure)"
+        )
+    return None
+
+
 def parse_memory(lines: Iterable[str]) -> MemoryUse | None:
     """The last reported value of each statistic in `lines`, or None when the log has none of them."""
     found: dict[str, int] = {}
@@ -69,29 +94,33 @@ def memory_report(tails: Mapping[int, Iterable[str]], planned: Mapping[int, int]
         use = parse_memory(tails[rank])
         if use is not None:
             report[str(rank)] = {"planned": (planned or {}).get(rank), "measured": use.to_dict()}
+            if (why := implausible(use)) is not None:
+                report[str(rank)]["implausible"] = why
     return report
 
 
 def memory_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The Monitor's table of `memory_report`: per rank, GiB planned / measured peak / peak with fragments /
-    the device's size, and how far the measured peak is from the plan (%; None without a plan)."""
-    gib = float(1 << 30)
+    the device's size, and how far the measured peak is from the plan (%; None without a plan); `note`
+    says why a rank's peaks are left blank (an implausible figure is never shown as one)."""
+    gib = float(GIB)
     rows = []
     for rank, entry in report.items():
         planned, measured = entry["planned"], entry["measured"]
-        peak = measured["peak_bytes"]
+        note = entry.get("implausible", "")
+        peak = None if note else measured["peak_bytes"]
+        actual = None if note else measured["actual_peak_bytes"]
         rows.append(
             {
                 "rank": int(rank),
                 "planned GiB": None if planned is None else round(planned / gib, 2),
                 "peak GiB": None if peak is None else round(peak / gib, 2),
-                "peak with fragments GiB": (
-                    None if measured["actual_peak_bytes"] is None else round(measured["actual_peak_bytes"] / gib, 2)
-                ),
+                "peak with fragments GiB": None if actual is None else round(actual / gib, 2),
                 "device GiB": None if measured["device_bytes"] is None else round(measured["device_bytes"] / gib, 2),
                 "peak vs plan %": None
                 if planned is None or peak is None
                 else round(100.0 * (peak - planned) / planned, 1),
+                "note": note,
             }
         )
     return sorted(rows, key=lambda r: r["rank"])

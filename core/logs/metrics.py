@@ -25,6 +25,7 @@ __all__ = [
     "outlier_range",
     "rank_band",
     "rank_grid",
+    "segment_breaks",
 ]
 
 N_OUT = 1000
@@ -279,6 +280,24 @@ def downsample(x: np.ndarray, y: np.ndarray, n_out: int = N_OUT) -> np.ndarray:
     if len(bad):
         keep = np.union1d(keep, bad[:n_out])
     return np.sort(keep)
+
+
+def segment_breaks(x: pd.Series, y: np.ndarray, files: pd.Series | None) -> tuple[pd.Series, np.ndarray]:
+    """One rank's curve with a gap (a NaN y) where a new file begins and x goes back: the part of a log
+    kept from before it was truncated is followed by steps that may repeat (a resume in the same log),
+    and a line drawn from the last point of one to the first of the other went back across the chart.
+    Unchanged (the same objects) when there is no such place: the usual case costs one comparison."""
+    if files is None:
+        return x, y
+    codes = files.cat.codes.to_numpy() if isinstance(files.dtype, pd.CategoricalDtype) else pd.factorize(files)[0]
+    if len(codes) < 2 or (codes[1:] == codes[:-1]).all():
+        return x, y
+    xs = x.to_numpy()
+    at = np.flatnonzero((codes[1:] != codes[:-1]) & (xs[1:] < xs[:-1])) + 1
+    if not len(at):
+        return x, y
+    ys = np.insert(np.asarray(y, dtype=np.float64), at, np.nan)
+    return pd.Series(np.insert(xs, at, xs[at - 1]), name=x.name), ys
 
 
 def outlier_range(

@@ -8,15 +8,25 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat as stat_mod
 from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
-from core.files import open_checked
+from core.files import FileCheckError, open_checked
 
-__all__ = ["HAVE_PREAD", "bytes_on_disk", "cr_to_lf", "line_number", "pread_into", "read_exact", "read_into"]
+__all__ = [
+    "HAVE_PREAD",
+    "bytes_on_disk",
+    "cr_to_lf",
+    "find_copy",
+    "line_number",
+    "pread_into",
+    "read_exact",
+    "read_into",
+]
 
 
 def read_into(f: BinaryIO, buf: bytearray, n: int) -> int:
@@ -91,3 +101,33 @@ def bytes_on_disk(paths: Iterable[Path]) -> int:
         with contextlib.suppress(OSError):
             total += os.stat(path).st_size
     return total
+
+
+def find_copy(path: Path, head: bytes, least: int, taken: set[Path]) -> tuple[Path, int] | None:
+    """(path, inode) of the copy logrotate's copytruncate left beside `path` (`worker_0.log.1`,
+    `worker_0.log-20261126`): a regular file named after it, not read yet, at least `least` bytes, that
+    begins with `head` (the truncated file's first bytes); the newest such; None when there is none."""
+    if not head:
+        return None
+    best: tuple[float, Path, int] | None = None
+    try:
+        with os.scandir(path.parent) as it:
+            entries = [e for e in it if e.name.startswith(path.name) and e.name != path.name]
+    except OSError:
+        return None
+    for e in entries:
+        candidate = Path(e.path)
+        if candidate in taken:
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+            if not stat_mod.S_ISREG(st.st_mode) or st.st_size < max(least, len(head)):
+                continue
+            with open_checked(candidate, None, "log file", buffering=0) as f:
+                if read_exact(f, len(head)) != head:
+                    continue
+        except (OSError, FileCheckError):
+            continue
+        if best is None or st.st_mtime > best[0]:
+            best = (st.st_mtime, candidate, st.st_ino)
+    return None if best is None else (best[1], best[2])

@@ -22,10 +22,11 @@ import pandas as pd
 
 from core.files import FileCheckError, is_regular, kind_of, open_checked
 from core.logs.discover import LogFile, discover_logs
+from core.logs.filestate import keep_before_cut, note_cut, settle_cut
 from core.logs.formats import user_format
 from core.logs.parser import ErrorKind, FileState, Parser, ReaderSettings
 from core.logs.rawio import HAVE_PREAD as _HAVE_PREAD
-from core.logs.rawio import bytes_on_disk
+from core.logs.rawio import bytes_on_disk, find_copy
 from core.logs.rawio import cr_to_lf as _cr_to_lf
 from core.logs.rawio import pread_into as _pread_into
 from core.logs.rawio import read_exact as _read_exact
@@ -42,6 +43,7 @@ from core.logs.snapshot import (
     timings_and_errors,
 )
 from core.logs.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
+from core.logs.utf16 import read_utf16, utf16_codec
 
 __all__ = ["ERROR_COLUMNS", "EVAL_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunReader", "RunSnapshot", "read_run"]
 
@@ -250,6 +252,19 @@ class RunReader:
         st.live = True
         return True
 
+    def _keep_cut(self, st: FileState, now: float) -> bool:
+        """The file shrank in place (truncate, logrotate copytruncate): its rows so far stay, as its copy
+        (found by its first bytes beside it, read on to its end) or as they were read; `st` starts over."""
+        copy = find_copy(st.info.path, st.head, st.consumed, set(self.files))
+        old = keep_before_cut(st, copy)
+        items = list(self.files.items())  # the kept part just before its file (a rank's last file is its current)
+        items.insert(next(i for i, (p, _) in enumerate(items) if p == st.info.path), (old.info.path, old))
+        self.files = dict(items)
+        if copy is not None:
+            self._read(old, now)
+            note_cut(st, old, now if st.live else _NAN)
+        return True
+
     def _read(self, st: FileState, now: float, limit: int | None = None) -> bool:
         """Parse from the end of the last complete line to the last newline now in the file (or
         about `limit` bytes past it, one whole line at least: the rest is left in `behind`).
@@ -257,6 +272,8 @@ class RunReader:
         The incomplete tail stays on disk (re-read next time), so memory is bounded; a tail longer
         than settings.max_partial_line is dropped up to its newline and counted.
         """
+        if st.frozen:  # the part of a file before it was truncated: nothing more to read
+            return False
         self.behind.pop(st.info.path, None)
         try:
             stat = os.stat(st.info.path)
@@ -268,6 +285,8 @@ class RunReader:
         size = stat.st_size
         if st.ino not in (-1, stat.st_ino):
             changed |= self._keep_rotated(st, now)
+        if st.ino == stat.st_ino and size < st.offset and (len(st.rows) or st.errors):
+            changed |= self._keep_cut(st, now)
         if st.ino not in (-1, stat.st_ino) or size < st.offset:
             self._reset(st)
             changed = True
@@ -302,8 +321,11 @@ class RunReader:
                 self._ahead.start(self._read_next.info.path, self._submit, _pread_into)
                 self._read_next = None
             end = size if limit is None else min(size, pos + limit)  # capped: the rest is left behind
+            if (codec := utf16_codec(st.head)) is not None:  # the scans look for ASCII keys: decoded first
+                pos = read_utf16(self.parser.feed, st, f, codec, now=now, end=end, block=self.settings.read_block)
+                changed |= pos > first
             try:
-                while pos < end:
+                while pos < end and codec is None:
                     want = min(end - pos, self.settings.read_block)
                     if pending is not None and pending[0] == pos:
                         _, slot, fut = pending
@@ -377,6 +399,8 @@ class RunReader:
         st.offset = size if end == size else st.consumed
         st.size = size
         st.last_growth = now if st.live else stat.st_mtime
+        if st.cut_from is not None and (gone := settle_cut(st, now)) is not None:  # a relaunch: as before
+            self.files.pop(gone.info.path, None)
         return changed
 
     def _size_table(self, files: list[FileState]) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 from core.files import FileCheckError, open_checked
 from core.logs.parser import FileState, Parser, ReaderSettings
 from core.logs.rawio import read_into
+from core.logs.utf16 import utf16_codec
 
 __all__ = ["SmallFiles"]
 
@@ -67,6 +68,8 @@ class SmallFiles:
         with f, memoryview(self.buf) as view:
             got = read_into(f, view[lo : lo + stat.st_size], stat.st_size)  # type: ignore[arg-type]
         head = bytes(self.buf[lo : lo + min(got, 256)])
+        if utf16_codec(head) is not None:  # the usual read decodes it
+            return False
         if self.buf.find(b"\r", lo, lo + got) != -1:  # rare: CR-only lines (progress bars) become lines,
             chunk = np.frombuffer(self.buf, dtype=np.uint8)[lo : lo + got]  # as in a usual read
             chunk[chunk == 13] = 10  # (core.logs.rawio.cr_to_lf): offsets unchanged
