@@ -147,6 +147,12 @@ class RunWatcher:
         return sum(self._state.behind.values())
 
     @property
+    def table_nbytes(self) -> int:
+        """Bytes the loss table's rows take (`MetricTable.nbytes`)."""
+        with self._lock:
+            return self._state.table.nbytes
+
+    @property
     def peak_read(self) -> int:
         """The most bytes one lock hold has read (bounded by `tick_bytes` + one line)."""
         return self._peak_read
