@@ -84,8 +84,12 @@ def prepare(metrics: pd.DataFrame) -> pd.DataFrame:
     t0 = t[finite].min() if finite.any() else np.nan
     data: dict[str, object] = {c: metrics[c] for c in metrics.columns}
     data["global_step"] = global_step_values(metrics)
-    data["relative_s"] = t - t0
-    data["wall_time"] = pd.to_datetime(t, unit="s", utc=True).tz_convert(None)
+    if finite.any():
+        data["relative_s"] = t - t0
+        data["wall_time"] = pd.to_datetime(t, unit="s", utc=True).tz_convert(None)
+    else:  # no time at all (a finished run read once): zero-stride NaN / NaT views, not 16 B a row (issue 31)
+        data["relative_s"] = np.broadcast_to(np.float64(np.nan), t.shape)
+        data["wall_time"] = np.broadcast_to(np.datetime64("NaT", "us"), t.shape)
     return pd.DataFrame(data, index=metrics.index, copy=False)
 
 
