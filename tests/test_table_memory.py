@@ -16,8 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.logs import read_run
+from core.logs.bulk import ROW_KEYS
+from core.logs.discover import LogFile
+from core.logs.filestate import FileState
 from core.logs.reader import RunReader
-from core.logs.table import code_dtype
+from core.logs.table import MetricTable, code_dtype
 from core.logs.watcher import RunWatcher, WatcherRegistry
 
 MAX_ROW_BYTES = 40
@@ -143,6 +146,48 @@ def test_a_column_filled_late_holds_nan_before_and_the_first_snapshot_keeps_no_a
     later = reader.snapshot().metrics
     assert later["lr"].tolist()[1] == 0.001 and np.isnan(later["lr"].iloc[0])
     assert len(first) == 1 and first["lr"].isna().all()
+
+
+_VALUES = (
+    st.integers(min_value=-(2**62), max_value=2**62).map(float)
+    | st.integers(min_value=-40000, max_value=40000).map(float)
+    | st.floats(width=64)  # NaN, inf, -0.0, fractions
+    | st.just(float("nan"))
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    blocks=st.lists(
+        st.tuples(st.sampled_from(["epoch", "step", "loss", "lr"]), st.lists(_VALUES, min_size=1, max_size=6)),
+        min_size=1,
+        max_size=6,
+    ),
+    rank=st.integers(min_value=-1, max_value=100000),
+)
+def test_any_values_in_any_order_read_back_bit_for_bit_and_old_frames_never_change(
+    blocks: list[tuple[str, list[float]]], rank: int
+) -> None:
+    """Whatever the order of whole numbers, NaN, -0.0, fractions and huge counts, each column reads back
+    the float64 values it was given, and a frame handed out earlier keeps its values when a column widens."""
+    table = MetricTable()
+    state = FileState(LogFile(Path("w.log"), "w.log", "worker", rank, "msrun"))
+    given_rows: list[np.ndarray] = []
+    frames = []
+    for name, values in blocks:
+        block = np.full((len(values), len(ROW_KEYS)), np.nan)
+        block[:, ROW_KEYS.index(name)] = values
+        block[:, ROW_KEYS.index("offset")] = np.arange(len(values))
+        state.rows.add_block(block)
+        table.add(state)
+        given_rows.append(block)
+        frames.append((table.frame(), np.concatenate(given_rows)))
+    for frame, expected in frames:
+        for i, key in enumerate(ROW_KEYS):
+            got = frame[key].to_numpy(dtype=np.float64)
+            assert got.tobytes() == expected[:, i].astype(np.float64).tobytes(), key
+        assert (frame["rank"] == rank).all() and (frame["file"] == "w.log").all()
+    assert table.nbytes <= len(table) * (8 * 6 + 1)  # at most rank, offset and the 4 columns given, + code
 
 
 # ----------------------------------------------------------------------------- the Monitor's watcher
