@@ -155,12 +155,13 @@ class MetricTable:
         gone = [src for key, src in self._sources.items() if key not in current]
         if gone:
             self._drop(gone)
-        self.reserve(self._n + sum(st.rows.untaken for st in workers))
-        for st in workers:
-            self.add(st)
+        self._take(workers)
 
     def add(self, st: FileState) -> None:
         """Take the rows `st` parsed since the last take (after the rows already here)."""
+        self._take([st])
+
+    def _source(self, st: FileState) -> _Source:
         src = self._sources.get(id(st.rows))
         if src is None:
             src = self._sources[id(st.rows)] = _Source(st.rows, len(self._names), st.info.rel)
@@ -168,28 +169,49 @@ class MetricTable:
             self._retype("code", code_dtype(len(self._names)))
         elif src.name != st.info.rel:  # log rotation: the same rows now live under the file's new name
             src.name = self._names[src.code] = st.info.rel
-        if not st.rows.untaken:
+        return src
+
+    def _take(self, files: Sequence[FileState]) -> None:
+        """The new rows of `files`, file after file, in one write per column: a live tick of 1,024 files
+        with a row each costs a dozen numpy calls, not a dozen per file."""
+        parts = []  # (source, rank, rows, other metrics) per file with new rows
+        for st in files:
+            src = self._source(st)
+            if st.rows.untaken:
+                rows, extras = st.rows.take_all()  # the file keeps its count and last row only
+                parts.append((src, st.info.rank if st.info.rank is not None else -1, rows, extras))
+        if not parts:
             return
-        self.reserve(self._n + st.rows.untaken)
-        block, extras = st.rows.take_all()  # the file keeps its count and last row only
+        block = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
         start, end = self._n, self._n + len(block)
+        self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
             self._cols[name].put(start, block[:, i], self._cap)
-        for name in self._extra_names:  # a metric these rows do not name: NaN (stored only once it has a value)
-            if name not in extras and self._cols[name].arr is not None:
-                self._cols[name].put(start, np.full(end - start, np.nan), self._cap)
-        for name, (rows, values) in extras.items():
-            if name not in self._cols:  # a metric seen for the first time
-                self._cols[name] = _Column()
-                self._extra_names.append(name)
-            if len(rows) != end - start:  # named by some rows only (`Rows` gives them in order, each once)
-                full = np.full(end - start, np.nan)
-                full[rows] = values
-                values = full
-            self._cols[name].put(start, values, self._cap)
-        self._fixed["rank"][start:end] = st.info.rank if st.info.rank is not None else -1
+        named = {name for p in parts for name in p[3]}
+        for name in named.difference(self._cols):  # a metric seen for the first time
+            self._cols[name] = _Column()
+            self._extra_names.append(name)
+        for name in self._extra_names:  # NaN on the rows that do not name it (stored once it has a value)
+            col = self._cols[name]
+            if name not in named:
+                if col.arr is not None:
+                    col.put(start, np.full(end - start, np.nan), self._cap)
+                continue
+            if len(parts) == 1 and len(parts[0][3][name][0]) == end - start:
+                col.put(start, parts[0][3][name][1], self._cap)  # every row names it: as it is
+                continue
+            full, at = np.full(end - start, np.nan), 0
+            for _, _, rows, extras in parts:  # `Rows` gives the row numbers in order, each once
+                if name in extras:
+                    full[at + extras[name][0]] = extras[name][1]
+                at += len(rows)
+            col.put(start, full, self._cap)
+        at = start
+        for src, rank, rows, _ in parts:
+            self._fixed["rank"][at : at + len(rows)] = rank
+            self._fixed["code"][at : at + len(rows)] = src.code
+            at += len(rows)
         self._fixed["offset"][start:end] = block[:, _N_FLOAT]
-        self._fixed["code"][start:end] = src.code
         self._n = end
 
     def frame(self) -> pd.DataFrame:
