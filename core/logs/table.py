@@ -2,7 +2,7 @@
 snapshot (issue 14: at 1,024 ranks x 2,000 steps, rebuilding 2 M rows took ~0.5 s per tick).
 
 Compact (issue 31 item 6: ~300 B a row took `watch` to 1.05 GB for a 111 MB log): a LossMonitor row
-is 33 B read once, 39 B watched live (its observation time). The loss, the time and every metric
+is 31 B read once, 39 B watched live (its observation time). The loss, the time and every metric
 stay float64 (every printed digit survives); step counts are int32 and epoch counts int16 while every
 value is a whole number (then int32, int64 past 2**31: a step is never refused; float64 once a row has
 none or a fraction); a column no row has filled yet (NaN everywhere, bit for bit) holds no array and
