@@ -65,7 +65,13 @@ def pick_compared(runs: Iterable[str], snapshot_of: Callable[[str], RunSnapshot]
         key="mon_compare",
         placeholder="other launched runs (their mean across ranks)",
     )
-    return [(run_id, ui.prepare(snapshot_of(run_id).metrics)) for run_id in picked]
+    return [(run_id, prepared(snapshot_of(run_id))) for run_id in picked]
+
+
+def prepared(snap: RunSnapshot) -> pd.DataFrame:
+    """`ui.prepare` of the snapshot's metrics once per snapshot, whoever asks (never a copy per rerun, and
+    kept on the snapshot, not in session_state: a closed tab's kept state must not hold the table)."""
+    return snap.derived("prepared", (), lambda: ui.prepare(snap.metrics))
 
 
 def loss_section(

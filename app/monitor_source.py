@@ -40,9 +40,10 @@ class Source:
 
 @st.cache_resource(show_spinner=False)
 def watcher_registry() -> WatcherRegistry:
-    """Owner of every live RunWatcher: releases one (stops it, drops its loss table, trims the heap) about a
-    second after the last session using it ends (its tab closed), and any no page asked for in 2 minutes."""
-    return WatcherRegistry(idle_s=120.0, max_watchers=32, session_alive=_session_alive)
+    """Owner of every live RunWatcher: releases one (stops it, drops its loss table, trims the heap) a few
+    seconds after the last session using it ends (its tab closed; a tab reconnecting within 3 s keeps it),
+    and any no page asked for in 2 minutes."""
+    return WatcherRegistry(idle_s=120.0, max_watchers=32, session_alive=_session_alive, grace_s=3.0)
 
 
 def _session_alive(session_id: str) -> bool:
@@ -71,7 +72,7 @@ def get_watcher(log_dir: str, polling: bool, loss_regex: str | None, extra: tupl
             background_catch_up=True,
             follow_links=follow,
         ),
-        session=_session_id(),  # released about a second after the last tab using it closes
+        session=_session_id(),  # released a few seconds after the last tab using it closes
     )  # paint at once, fill in later
 
 

@@ -296,9 +296,7 @@ if source_dir is not None:
             )
         ranks = sorted(int(r) for r in snap.ranks["rank"]) if not snap.ranks.empty else []
         big = len(ranks) > scale.SCALE_RANKS
-        # at scale no per-point column at all; else the x axes once per snapshot for every session (never
-        # in session_state: a closed tab's kept state would hold the table after its watcher is released)
-        df = snap.metrics if big else snap.derived("prepared", (), lambda: ui.prepare(snap.metrics))
+        df = snap.metrics if big else panel.prepared(snap)  # at scale no per-point column at all
         states = ui.rank_states(snap, stall_after, run_status)
         table = ui.status_table(states)
         diag = cached(

@@ -245,3 +245,21 @@ def test_a_session_that_stopped_asking_for_a_folder_stops_holding_it(tmp_path: P
         assert reg.reap(now=later) == [("a",)]
     finally:
         reg.close()
+
+
+def test_a_tab_that_reconnects_within_the_grace_keeps_its_watcher(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    connected = {"tab-1"}
+    reg = WatcherRegistry(idle_s=1000.0, session_alive=connected.__contains__, grace_s=3.0)
+    try:
+        w = reg.get(("a",), lambda: RunWatcher(folder), session="tab-1")
+        t = time.monotonic()
+        connected.clear()  # the websocket dropped
+        assert reg.reap(now=t) == [] and reg.reap(now=t + 2) == []
+        connected.add("tab-1")  # ... and came back within 3 s
+        assert reg.reap(now=t + 4) == [] and w.running
+        connected.clear()  # the tab closed for good: gone since t + 10
+        assert reg.reap(now=t + 10) == [] and w.running
+        assert reg.reap(now=t + 13.5) == [("a",)] and not w.running
+    finally:
+        reg.close()

@@ -360,17 +360,24 @@ class WatcherRegistry:
     block on a FIFO): a slow folder keeps only its own sessions waiting.
 
     Sessions (issue 31: a closed tab's 1.45 GB table stayed for minutes): a `get` naming its `session`
-    is counted; a session that `session_alive` says has ended (its tab closed), that `end_session`
-    names, or that has not asked for `idle_s` no longer uses the watcher, and when the last one goes
-    the watcher is stopped, its table dropped and the heap trimmed at once (the next reap, 1 s).
+    is counted; a session that `session_alive` has said is gone for `grace_s` (its tab closed; a
+    reconnecting tab is back within it), that `end_session` names, or that has not asked for `idle_s`
+    no longer uses the watcher, and when the last one goes the watcher is stopped, its table dropped
+    and the heap trimmed at once (the reaper looks every second).
     """
 
     def __init__(
-        self, idle_s: float = 120.0, max_watchers: int = 32, session_alive: Callable[[str], bool] | None = None
+        self,
+        idle_s: float = 120.0,
+        max_watchers: int = 32,
+        session_alive: Callable[[str], bool] | None = None,
+        grace_s: float = 0.0,
     ) -> None:
         self.idle_s = idle_s
         self.max_watchers = max_watchers
         self.session_alive = session_alive
+        self.grace_s = grace_s
+        self._gone_since: dict[str, float] = {}  # session -> when session_alive first said it was gone
         self._lock = threading.Lock()
         self._entries: dict[tuple, _Entry] = {}
         self._reaper: threading.Thread | None = None
@@ -428,8 +435,10 @@ class WatcherRegistry:
         with self._lock:
             sessions = {s for e in self._entries.values() for s in e.sessions}
         alive = self.session_alive  # asked outside the lock (Streamlit's session manager has its own)
-        ended = {s for s in sessions if alive is not None and not alive(s)}
+        gone = {s for s in sessions if alive is not None and not alive(s)}
         with self._lock:
+            self._gone_since = {s: self._gone_since.get(s, now) for s in gone}
+            ended = {s for s, since in self._gone_since.items() if now - since >= self.grace_s}
             for e in self._entries.values():
                 for s in [s for s, used in e.sessions.items() if s in ended or now - used > self.idle_s]:
                     del e.sessions[s]
