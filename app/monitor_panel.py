@@ -69,10 +69,16 @@ def pick_compared(runs: Iterable[str], snapshot_of: Callable[[str], RunSnapshot]
     compared = []
     for run_id in picked:
         try:
-            compared.append((run_id, ui.prepare(snapshot_of(run_id).metrics)))
+            compared.append((run_id, prepared(snapshot_of(run_id))))
         except LogDirError as exc:  # its record names a folder that cannot be watched: said, not drawn
             st.warning(f"run {run_id} is not compared: {exc}")
     return compared
+
+
+def prepared(snap: RunSnapshot) -> pd.DataFrame:
+    """`ui.prepare` of the snapshot's metrics once per snapshot, whoever asks (never a copy per rerun, and
+    kept on the snapshot, not in session_state: a closed tab's kept state must not hold the table)."""
+    return snap.derived("prepared", (), lambda: ui.prepare(snap.metrics))
 
 
 def loss_section(

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.launch_widgets import not_read_lines
 from core.errors import UserError
@@ -38,8 +40,23 @@ class Source:
 
 @st.cache_resource(show_spinner=False)
 def watcher_registry() -> WatcherRegistry:
-    """Owner of every live RunWatcher; stops those no page asked for in 2 minutes (closed tabs)."""
-    return WatcherRegistry(idle_s=120.0, max_watchers=32)
+    """Owner of every live RunWatcher: releases one (stops it, drops its loss table, trims the heap) a few
+    seconds after the last session using it ends (its tab closed; a tab reconnecting within 3 s keeps it),
+    and any no page asked for in 2 minutes."""
+    return WatcherRegistry(idle_s=120.0, max_watchers=32, session_alive=_session_alive, grace_s=3.0)
+
+
+def _session_alive(session_id: str) -> bool:
+    """Whether a browser session is still connected (a closed tab's session is not: Streamlit keeps it
+    only to restore it if the tab reconnects, and a reconnected session just asks again)."""
+    if not Runtime.exists():
+        return True  # no server (AppTest, bare mode): sessions are never ended from here
+    return Runtime.instance().is_active_session(session_id)
+
+
+def _session_id() -> str | None:
+    ctx = get_script_run_ctx()
+    return None if ctx is None else ctx.session_id
 
 
 def get_watcher(log_dir: str, polling: bool, loss_regex: str | None, extra: tuple[str, ...]) -> RunWatcher:
@@ -55,6 +72,7 @@ def get_watcher(log_dir: str, polling: bool, loss_regex: str | None, extra: tupl
             background_catch_up=True,
             follow_links=follow,
         ),
+        session=_session_id(),  # released a few seconds after the last tab using it closes
     )  # paint at once, fill in later
 
 

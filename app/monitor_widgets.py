@@ -85,8 +85,12 @@ def prepare(metrics: pd.DataFrame) -> pd.DataFrame:
     t0 = t[finite].min() if finite.any() else np.nan
     data: dict[str, object] = {c: metrics[c] for c in metrics.columns}
     data["global_step"] = global_step_values(metrics)
-    data["relative_s"] = t - t0
-    data["wall_time"] = pd.to_datetime(t, unit="s", utc=True).tz_convert(None)
+    if finite.any():
+        data["relative_s"] = t - t0
+        data["wall_time"] = pd.to_datetime(t, unit="s", utc=True).tz_convert(None)
+    else:  # no time at all (a finished run read once): zero-stride NaN / NaT views, not 16 B a row (issue 31)
+        data["relative_s"] = np.broadcast_to(np.float64(np.nan), t.shape)
+        data["wall_time"] = np.broadcast_to(np.datetime64("NaT", "us"), t.shape)
     return pd.DataFrame(data, index=metrics.index, copy=False)
 
 
@@ -142,7 +146,8 @@ def loss_figure(
     ranks = sorted(df["rank"].unique()) if not df.empty else []
     selected = [r for r in ranks if opts.ranks is None or r in opts.ranks]
     # every rank drawn (the usual case): no boolean-mask copy of the whole table per tick (issue 22)
-    sub = df if len(selected) == len(ranks) else df[df["rank"].isin(selected)] if selected else df.iloc[:0]
+    sub = df[list(dict.fromkeys(["rank", "loss", xcol]))]  # what is drawn: each rank's rows copy 3 columns, not all
+    sub = sub if len(selected) == len(ranks) else sub[sub["rank"].isin(selected)] if selected else sub.iloc[:0]
     if opts.show_band and len(selected) > 1 and not sub.empty:
         band = rank_band(sub.assign(_x=sub[xcol]).dropna(subset=["_x"]), x="_x", y="loss")
         if not band.empty:

@@ -58,10 +58,16 @@ RE_BEHIND = re.compile(r"([\d,.]+) MiB (?:written and )?not read yet")
 
 
 def row_bytes() -> int:
-    """Bytes per row of the loss table (core/logs/table.py's columns)."""
-    from core.logs.table import MetricTable
+    """Bytes per row of the loss table for this stream's rows watched live (core/logs/table.py stores each
+    column at its own width: measured on a small sample of the stream's LossMonitor lines)."""
+    from core.logs.reader import RunReader
 
-    return sum(c.itemsize for c in MetricTable()._cols.values())
+    with tempfile.TemporaryDirectory() as d:
+        reader = RunReader(d)
+        reader.refresh()  # rows written after the first look get their observation time, as live
+        Path(d, "worker_0.log").write_text("".join(f"epoch: 1 step: {s}, loss is {1 / s!r}\n" for s in range(1, 1001)))
+        reader.refresh()
+        return -(-reader.table.nbytes // len(reader.table))
 
 
 # ----------------------------------------------------------------------------- the writer (child process)
@@ -122,13 +128,12 @@ def watch_child(folder: Path) -> None:
     from core.logs.watcher import RunWatcher
 
     proc = psutil.Process()
-    per_row = row_bytes()
     w = RunWatcher(folder).start()
     t0 = time.monotonic()
     try:
         while True:
             snap = w.snapshot()
-            table = len(snap.metrics) * per_row  # the table's columns (the frame is a view of them)
+            table = w.table_nbytes  # the table's columns (the frame is a view of them)
             print(
                 json.dumps(
                     {

@@ -299,7 +299,7 @@ if source_dir is not None:
             )
         ranks = sorted(int(r) for r in snap.ranks["rank"]) if not snap.ranks.empty else []
         big = len(ranks) > scale.SCALE_RANKS
-        df = snap.metrics if big else ui.prepare(snap.metrics)  # at scale no per-point copy of 2 M rows
+        df = snap.metrics if big else panel.prepared(snap)  # at scale no per-point column at all
         states = ui.rank_states(snap, stall_after, run_status)
         table = ui.status_table(states)
         diag = cached(

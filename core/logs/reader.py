@@ -9,6 +9,8 @@ however the writes were chunked.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import gc
 import os
 import time
@@ -49,6 +51,7 @@ __all__ = ["ERROR_COLUMNS", "EVAL_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", 
 
 _NAN = float("nan")
 T = TypeVar("T")
+TAKE_ROWS = 1 << 16  # read_run moves a file's rows to the table at least this often (~7 MB of row blocks)
 
 
 def file_order(st: FileState) -> tuple[int, bool, str]:
@@ -102,6 +105,11 @@ class RunReader:
         self.spent = 0  # bytes parsed (read up to a line end) so far: a refresh's cap is measured on it
         self._turn = 0  # a capped refresh starts where the last one stopped: no file waits forever
         self._min_read = self.settings.max_partial_line + 1  # a cap this big holds a whole line (or an over-long one)
+
+    @property
+    def table(self) -> MetricTable:
+        """The loss table the snapshots' `metrics` view (its size: `table.nbytes`)."""
+        return self._table
 
     def discover(self) -> bool:
         """Add newly appeared files; True when something new was found."""
@@ -178,6 +186,15 @@ class RunReader:
                 if len(st.rows) and not len(self._table):
                     self._size_table(targets)
                 self._table.add(st)
+
+    def _take_early(self, st: FileState) -> None:
+        """read_run: a long log's rows go to the table every `TAKE_ROWS`, not once at its end, so the parser's
+        row blocks (13 float64 a row, 104 B) never hold a whole 100 MB log beside the table (issue 31).
+        The file is read to its end before the next, so the rows keep their order."""
+        if self.one_shot and st.info.role == "worker" and st.rows.untaken >= TAKE_ROWS:
+            if not len(self._table):
+                self._size_table(list(self.files.values()))
+            self._table.add(st)
 
     def _note_behind(self, skipped: list[FileState]) -> None:
         """Files a capped refresh did not reach: how much they have that is not read yet."""
@@ -390,6 +407,7 @@ class RunReader:
                     pos = nxt
                     st.consumed = pos
                     changed = True
+                    self._take_early(st)
             finally:
                 if pending is not None:
                     pending[2].result()  # never close the file (or reuse its buffer) under a running read
@@ -410,9 +428,9 @@ class RunReader:
         if len(self._table):
             return
         workers = [st for st in files if st.info.role == "worker"]
-        first = next((st for st in workers if len(st.rows) and st.size), None)
-        if first is not None:
-            per_byte = len(first.rows) / first.size
+        first = next((st for st in workers if len(st.rows) and (st.size or st.consumed)), None)
+        if first is not None:  # (a file still being read has its size set once read: its bytes so far)
+            per_byte = len(first.rows) / (first.size or first.consumed)
             self._table.reserve(int(per_byte * bytes_on_disk(st.info.path for st in workers) * 1.25) + 1024)
 
     # -- snapshot
@@ -473,6 +491,24 @@ def settle_heap() -> None:
     thaws and collects everything. Also called when a watcher's background catch-up ends."""
     gc.collect(1)
     gc.freeze()
+    trim_heap()  # the read's freed row blocks and buffers: back to the system, not held by the heap
+
+
+def trim_heap() -> bool:
+    """Give freed heap pages back to the system (glibc `malloc_trim(0)`); True when it ran.
+
+    Why: numpy arrays under glibc's mmap threshold (which grows up to 32 MB as big blocks are freed)
+    come from the heap, and free() keeps those pages in the process: a 100 MB log's parsed row
+    blocks stayed in RSS after they moved to the table (issue 31). musl, macOS: nothing to call."""
+    name = ctypes.util.find_library("c")
+    try:
+        trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    except OSError:
+        return False
+    if trim is None:
+        return False
+    trim(0)
+    return True
 
 
 def read_run(

@@ -1,10 +1,18 @@
 """The run's loss table, grown in place: a live tick copies only the rows that are new since the last
 snapshot (issue 14: at 1,024 ranks x 2,000 steps, rebuilding 2 M rows took ~0.5 s per tick).
 
+Compact (issue 31 item 6: ~300 B a row took `watch` to 1.05 GB for a 111 MB log): a LossMonitor row
+is 31 B read once, 39 B watched live (its observation time). The loss, the time and every metric
+stay float64 (every printed digit survives); step counts are int32 and epoch counts int16 while every
+value is a whole number (then int32, int64 past 2**31: a step is never refused; float64 once a row has
+none or a fraction); a column no row has filled yet (NaN everywhere, bit for bit) holds no array and
+shows as a zero-stride NaN view; rank and offset are int64, the file a category code of the width
+pandas uses (so `pd.Categorical.from_codes` never copies it). No Python object or string per row.
+
 Rows move here from each file's `Rows` (which then keeps only its count and last row), so the table
 is the only copy. Every snapshot's DataFrame is a view of the first n rows; rows are only ever added
-past n, and anything that must change existing rows (a restarted or vanished file) builds new arrays,
-so an older snapshot never sees its data change.
+past n, and anything that must change existing rows (a restarted or vanished file, a column widened)
+builds new arrays, so an older snapshot never sees its data change.
 
 Order: the first snapshot holds the rows rank by rank in file order (what `read_run` returns); later
 ones add each tick's new rows after them. Within a rank (and a file) rows stay in file order, which is
@@ -22,8 +30,14 @@ import pandas as pd
 from core.logs.bulk import ROW_KEYS, Rows
 from core.logs.filestate import FileState
 
-_N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a float column of the table
+_N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
 _FLOAT_NAMES = list(ROW_KEYS[:_N_FLOAT])
+_F64, _I16, _I32, _I64 = np.dtype(np.float64), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64)
+_WHOLE = {"epoch": _I16, "epochs_total": _I16, "step": _I32, "steps_total": _I32}
+"""Count columns and the width they start at while every value is a whole number (then wider: `_fits`)."""
+_LADDER = (_I16, _I32, _I64)
+_I64_END = 2.0**63  # floats at or past this do not fit an int64
+_NAN_BITS = np.float64(np.nan).view(np.uint64)  # a value the line does not give (what an absent column shows)
 
 
 @dataclass
@@ -37,16 +51,80 @@ class _Source:
 
 EVAL_COLUMNS = ["rank", "epoch", "step", "name", "value", "time", "offset", "file"]
 """An evaluation entry: one scalar of an evaluation line (never a training row)."""
-_INT_COLUMNS = {"rank": np.int64, "offset": np.int64, "code": np.int32}
+
+
+def code_dtype(n_names: int) -> np.dtype:
+    """The code width pandas gives a Categorical of `n_names` categories (`coerce_indexer_dtype`):
+    codes stored at that width are taken as they are, any other width is copied per frame."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_names < np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return _I64
+
+
+def _fits(values: np.ndarray, dtype: np.dtype) -> np.dtype:
+    """The narrowest of `dtype` and the wider integers, else float64, holding every value exactly (NaN,
+    inf, -0.0 and fractions need float64). A column only ever widens."""
+    if dtype == _F64 or not len(values):
+        return dtype
+    if not (np.floor(values) == values).all():  # NaN fails this too
+        return _F64
+    lo, hi = float(values.min()), float(values.max())
+    if lo <= 0.0 <= hi and np.signbit(values[values == 0.0]).any():  # `-0` is a float: its sign is kept
+        return _F64
+    for wide in _LADDER[_LADDER.index(dtype) :]:
+        info = np.iinfo(wide)
+        if float(info.min) <= lo <= hi < (_I64_END if wide == _I64 else info.max + 1.0):
+            return wide
+    return _F64
+
+
+class _Column:
+    """One numeric column: no array while every row is NaN; then an integer while every value is a
+    whole number (count columns only, from `start`), else float64. Widening builds a new array (never in
+    place)."""
+
+    __slots__ = ("arr", "start")
+
+    def __init__(self, start: np.dtype = _F64) -> None:
+        self.arr: np.ndarray | None = None
+        self.start = start
+
+    def put(self, start: int, values: np.ndarray, cap: int) -> None:
+        """Rows start:start+len(values), as float64 values (NaN: none)."""
+        arr = self.arr
+        if arr is None:
+            if (values.view(np.uint64) == _NAN_BITS).all():
+                return  # still NaN everywhere (bit for bit what the view shows: `-nan` is stored)
+            self._widen(_fits(values, self.start) if start == 0 else _F64, start, cap)
+        elif arr.dtype != _F64:
+            need = _fits(values, arr.dtype)
+            if need != arr.dtype:
+                self._widen(need, start, cap)
+        self.arr[start : start + len(values)] = values  # type: ignore[index]
+
+    def _widen(self, dtype: np.dtype, n: int, cap: int) -> None:
+        fresh = np.empty(cap, dtype=dtype)
+        if n:  # a column NaN so far is float64 (only a first block starts an integer one)
+            fresh[:n] = np.nan if self.arr is None else self.arr[:n]
+        self.arr = fresh
+
+    def view(self, n: int) -> np.ndarray:
+        return np.broadcast_to(np.float64(np.nan), (n,)) if self.arr is None else self.arr[:n]
 
 
 class MetricTable:
-    """Append-only column store of a run's loss rows: one array per column (float row keys, rank,
-    byte offset, file code), grown with room to spare."""
+    """Append-only column store of a run's loss rows: one compact array per column (see the module
+    docstring), grown with room to spare (pages never written cost no memory)."""
 
     def __init__(self) -> None:
-        self._cols: dict[str, np.ndarray] = {k: np.empty(0, dtype=np.float64) for k in _FLOAT_NAMES}
-        self._cols.update({k: np.empty(0, dtype=t) for k, t in _INT_COLUMNS.items()})
+        self._cols: dict[str, _Column] = {k: _Column(_WHOLE.get(k, _F64)) for k in _FLOAT_NAMES}
+        self._fixed: dict[str, np.ndarray] = {
+            "rank": np.empty(0, dtype=np.int64),  # int64 as ever (readers compare and index with it)
+            "offset": np.empty(0, dtype=np.int64),
+            "code": np.empty(0, dtype=code_dtype(0)),
+        }
+        self._cap = 0
         self._n = 0
         self._sources: dict[int, _Source] = {}  # id(Rows) -> where its rows are (the Rows is kept alive)
         self._names: list[str] = []  # file name per code
@@ -57,13 +135,19 @@ class MetricTable:
         """The metric columns beyond the fixed ones (every other `key: number` of the loss lines)."""
         return list(self._extra_names)
 
-    def _add_column(self, name: str) -> None:
-        """A metric seen for the first time: a new float column, NaN on every row so far."""
-        self._cols[name] = np.full(len(self._cols["rank"]), np.nan)
-        self._extra_names.append(name)
-
     def __len__(self) -> int:
         return self._n
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every array the rows are stored in, cut to the rows (a column NaN everywhere has none)."""
+        out = {k: a[: self._n] for k, a in self._fixed.items()}
+        out.update((k, c.arr[: self._n]) for k, c in self._cols.items() if c.arr is not None)
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the rows take (capacity reserved past them is not counted: its pages are never written)."""
+        return sum(a.nbytes for a in self.arrays().values())
 
     def update(self, workers: Sequence[FileState]) -> None:
         """Take every worker file's new rows; drop the rows of files that restarted or went away."""
@@ -71,64 +155,90 @@ class MetricTable:
         gone = [src for key, src in self._sources.items() if key not in current]
         if gone:
             self._drop(gone)
-        self.reserve(self._n + sum(st.rows.untaken for st in workers))
-        for st in workers:
-            self.add(st)
+        self._take(workers)
 
     def add(self, st: FileState) -> None:
         """Take the rows `st` parsed since the last take (after the rows already here)."""
+        self._take([st])
+
+    def _source(self, st: FileState) -> _Source:
         src = self._sources.get(id(st.rows))
         if src is None:
             src = self._sources[id(st.rows)] = _Source(st.rows, len(self._names), st.info.rel)
             self._names.append(st.info.rel)
+            self._retype("code", code_dtype(len(self._names)))
         elif src.name != st.info.rel:  # log rotation: the same rows now live under the file's new name
             src.name = self._names[src.code] = st.info.rel
-        if not st.rows.untaken:
+        return src
+
+    def _take(self, files: Sequence[FileState]) -> None:
+        """The new rows of `files`, file after file, in one write per column: a live tick of 1,024 files
+        with a row each costs a dozen numpy calls, not a dozen per file."""
+        parts = []  # (source, rank, rows, other metrics) per file with new rows
+        for st in files:
+            src = self._source(st)
+            if st.rows.untaken:
+                rows, extras = st.rows.take_all()  # the file keeps its count and last row only
+                parts.append((src, st.info.rank if st.info.rank is not None else -1, rows, extras))
+        if not parts:
             return
-        self.reserve(self._n + st.rows.untaken)
-        block, extras = st.rows.take_all()  # the file keeps its count and last row only
+        block = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
         start, end = self._n, self._n + len(block)
-        cols = self._cols
+        self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
-            cols[name][start:end] = block[:, i]
-        # every other metric: NaN on the rows that do not name it; one every row names (rows 0..n-1: `Rows`
-        # gives them in order, each once) is copied whole
-        whole = {name for name, (rows, _) in extras.items() if len(rows) == end - start}
-        for name in self._extra_names:
-            if name not in whole:
-                cols[name][start:end] = np.nan
-        for name, (rows, values) in extras.items():
-            if name not in cols:
-                self._add_column(name)
-            if name in whole:
-                cols[name][start:end] = values
-            else:
-                cols[name][start + rows] = values
-        cols["offset"][start:end] = block[:, _N_FLOAT]
-        cols["rank"][start:end] = st.info.rank if st.info.rank is not None else -1
-        cols["code"][start:end] = src.code
+            self._cols[name].put(start, block[:, i], self._cap)
+        named = {name for p in parts for name in p[3]}
+        for name in named.difference(self._cols):  # a metric seen for the first time
+            self._cols[name] = _Column()
+            self._extra_names.append(name)
+        for name in self._extra_names:  # NaN on the rows that do not name it (stored once it has a value)
+            col = self._cols[name]
+            if name not in named:
+                if col.arr is not None:
+                    col.put(start, np.full(end - start, np.nan), self._cap)
+                continue
+            if len(parts) == 1 and len(parts[0][3][name][0]) == end - start:
+                col.put(start, parts[0][3][name][1], self._cap)  # every row names it: as it is
+                continue
+            full, at = np.full(end - start, np.nan), 0
+            for _, _, rows, extras in parts:  # `Rows` gives the row numbers in order, each once
+                if name in extras:
+                    full[at + extras[name][0]] = extras[name][1]
+                at += len(rows)
+            col.put(start, full, self._cap)
+        at = start
+        for src, rank, rows, _ in parts:
+            self._fixed["rank"][at : at + len(rows)] = rank
+            self._fixed["code"][at : at + len(rows)] = src.code
+            at += len(rows)
+        self._fixed["offset"][start:end] = block[:, _N_FLOAT]
         self._n = end
 
     def frame(self) -> pd.DataFrame:
         """The first n rows as a DataFrame of views (no copy: pandas keeps one block per column)."""
-        n, cols = self._n, self._cols
-        data: dict[str, object] = {"rank": cols["rank"][:n]}
-        data.update((k, cols[k][:n]) for k in _FLOAT_NAMES)
-        data["offset"] = cols["offset"][:n]
+        n, fixed = self._n, self._fixed
+        data: dict[str, object] = {"rank": fixed["rank"][:n]}
+        data.update((k, self._cols[k].view(n)) for k in _FLOAT_NAMES)
+        data["offset"] = fixed["offset"][:n]
         data["file"] = pd.Categorical.from_codes(
-            cols["code"][:n], dtype=pd.CategoricalDtype(self._names), validate=False
+            fixed["code"][:n], dtype=pd.CategoricalDtype(self._names), validate=False
         )
-        data.update((k, cols[k][:n]) for k in self._extra_names)  # the other metrics, after the fixed ones
+        data.update((k, self._cols[k].view(n)) for k in self._extra_names)  # the other metrics, after the fixed ones
         return pd.DataFrame(data, copy=False)
 
     def reserve(self, need: int) -> None:
         """Room for `need` rows at least (and half as many more: pages never written cost no memory)."""
-        cap = len(self._cols["rank"])
-        if need <= cap:
+        if need <= self._cap:
             return
-        # room for live ticks (np.empty: pages never written cost no memory); new arrays, never
-        # realloc: frames handed out are views of the old ones (and ndarray.resize zero-fills)
+        # new arrays, never realloc: frames handed out are views of the old ones (and ndarray.resize zero-fills)
         self._replace(slice(0, self._n), max(need + need // 2, 1024))
+
+    def _retype(self, name: str, dtype: np.dtype) -> None:
+        """A fixed column widened (or a code narrowed after a drop) into a new array."""
+        old = self._fixed[name]
+        if old.dtype != dtype:
+            self._fixed[name] = np.empty(self._cap, dtype=dtype)
+            self._fixed[name][: self._n] = old[: self._n]
 
     def _drop(self, gone: list[_Source]) -> None:
         """Forget the rows of files that restarted (msrun relaunch) or vanished: new arrays, so the
@@ -136,11 +246,13 @@ class MetricTable:
         for src in gone:
             del self._sources[id(src.rows)]
         keep_codes = sorted(src.code for src in self._sources.values())
-        renumber = np.full(max(len(self._names), 1), -1, dtype=np.int32)
-        renumber[keep_codes] = np.arange(len(keep_codes), dtype=np.int32)
-        keep = np.flatnonzero(renumber[self._cols["code"][: self._n]] >= 0)
-        self._replace(keep, max(len(self._cols["rank"]), len(keep)))
-        self._cols["code"][: self._n] = renumber[self._cols["code"][: self._n]]
+        renumber = np.full(max(len(self._names), 1), -1, dtype=np.int64)
+        renumber[keep_codes] = np.arange(len(keep_codes))
+        codes = renumber[self._fixed["code"][: self._n]]
+        keep = np.flatnonzero(codes >= 0)
+        self._replace(keep, max(self._cap, len(keep)))
+        self._fixed["code"] = np.empty(self._cap, dtype=code_dtype(len(keep_codes)))
+        self._fixed["code"][: self._n] = codes[keep]
         self._names = [self._names[c] for c in keep_codes]
         for src in self._sources.values():
             src.code = int(renumber[src.code])
@@ -148,11 +260,17 @@ class MetricTable:
     def _replace(self, keep: np.ndarray | slice, cap: int) -> None:
         """Copy rows `keep` into fresh arrays of capacity `cap` (never write over handed-out rows)."""
         kept = len(range(self._n)[keep]) if isinstance(keep, slice) else len(keep)
-        fresh = {}
-        for name, col in self._cols.items():
-            fresh[name] = np.empty(cap, dtype=col.dtype)
-            fresh[name][:kept] = col[: self._n][keep]
-        self._cols, self._n = fresh, kept
+
+        def moved(arr: np.ndarray) -> np.ndarray:
+            fresh = np.empty(cap, dtype=arr.dtype)
+            fresh[:kept] = arr[: self._n][keep]
+            return fresh
+
+        self._fixed = {name: moved(arr) for name, arr in self._fixed.items()}
+        for col in self._cols.values():
+            if col.arr is not None:
+                col.arr = moved(col.arr)
+        self._cap, self._n = cap, kept
 
 
 def eval_frame(workers: list[FileState]) -> pd.DataFrame:

@@ -9,8 +9,6 @@ never waits behind a long read.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import gc
 import os
 import threading
@@ -19,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from core.logs.filestate import ReaderSettings
-from core.logs.reader import RunReader, RunSnapshot, bytes_on_disk, file_order, settle_heap
+from core.logs.reader import RunReader, RunSnapshot, bytes_on_disk, file_order, settle_heap, trim_heap
 
 __all__ = ["MAX_WATCHES", "TICK_BYTES", "RunWatcher", "WatcherRegistry", "release_memory"]
 
@@ -147,6 +145,12 @@ class RunWatcher:
     def behind(self) -> int:
         """Bytes written to the logs and not read yet (0 when the watcher keeps up)."""
         return sum(self._state.behind.values())
+
+    @property
+    def table_nbytes(self) -> int:
+        """Bytes the loss table's rows take (`MetricTable.nbytes`)."""
+        with self._lock:
+            return self._state.table.nbytes
 
     @property
     def peak_read(self) -> int:
@@ -327,16 +331,7 @@ def release_memory() -> bool:
     """
     gc.unfreeze()
     gc.collect()
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name) if name else None
-        trim = getattr(libc, "malloc_trim", None)
-    except OSError:
-        return False
-    if trim is None:  # musl, macOS: nothing to call
-        return False
-    trim(0)
-    return True
+    return trim_heap()
 
 
 class _Entry:
@@ -347,6 +342,8 @@ class _Entry:
         self.error: BaseException | None = None
         self.ready = threading.Event()  # set once the watcher started (or failed to)
         self.used = used
+        self.sessions: dict[str, float] = {}  # session id -> when it last asked for this watcher
+        self.had_session = False  # once a session asked, the last one ending releases the watcher
 
     def live(self) -> bool:
         return not self.ready.is_set() or (self.watcher is not None and self.watcher.running)
@@ -361,18 +358,34 @@ class WatcherRegistry:
     on each `get`, and by a small daemon thread) stops the idle ones and gives their memory back.
     The lock is never held while a watcher is made or started (its first read may be slow, or
     block on a FIFO): a slow folder keeps only its own sessions waiting.
+
+    Sessions (issue 31: a closed tab's 1.45 GB table stayed for minutes): a `get` naming its `session`
+    is counted; a session that `session_alive` has said is gone for `grace_s` (its tab closed; a
+    reconnecting tab is back within it), that `end_session` names, or that has not asked for `idle_s`
+    no longer uses the watcher, and when the last one goes the watcher is stopped, its table dropped
+    and the heap trimmed at once (the reaper looks every second).
     """
 
-    def __init__(self, idle_s: float = 120.0, max_watchers: int = 32) -> None:
+    def __init__(
+        self,
+        idle_s: float = 120.0,
+        max_watchers: int = 32,
+        session_alive: Callable[[str], bool] | None = None,
+        grace_s: float = 0.0,
+    ) -> None:
         self.idle_s = idle_s
         self.max_watchers = max_watchers
+        self.session_alive = session_alive
+        self.grace_s = grace_s
+        self._gone_since: dict[str, float] = {}  # session -> when session_alive first said it was gone
         self._lock = threading.Lock()
         self._entries: dict[tuple, _Entry] = {}
         self._reaper: threading.Thread | None = None
         self._closed = threading.Event()
 
-    def get(self, key: tuple, make: Callable[[], RunWatcher]) -> RunWatcher:
-        """The running watcher for `key` (made and started by `make` if needed, outside the lock)."""
+    def get(self, key: tuple, make: Callable[[], RunWatcher], session: str | None = None) -> RunWatcher:
+        """The running watcher for `key` (made and started by `make` if needed, outside the lock), used
+        by `session` (None: a caller without sessions, kept by the idle rule only)."""
         self.reap()
         evicted: list[_Entry] = []
         with self._lock:
@@ -386,6 +399,9 @@ class WatcherRegistry:
                     evicted.append(self._entries.pop(old))
                 entry = self._entries[key] = _Entry(time.monotonic())
             entry.used = time.monotonic()
+            if session is not None:
+                entry.sessions[session] = entry.used
+                entry.had_session = True
             self._ensure_reaper()
         self._stop_all(evicted)
         if mine:
@@ -414,13 +430,39 @@ class WatcherRegistry:
             entry.watcher.stop()
 
     def reap(self, now: float | None = None) -> list[tuple]:
-        """Stop and forget watchers unused for `idle_s`; return their keys."""
+        """Stop and forget watchers unused for `idle_s` or whose last session ended; return their keys."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            idle = [k for k, e in self._entries.items() if e.ready.is_set() and now - e.used > self.idle_s]
+            sessions = {s for e in self._entries.values() for s in e.sessions}
+        alive = self.session_alive  # asked outside the lock (Streamlit's session manager has its own)
+        gone = {s for s in sessions if alive is not None and not alive(s)}
+        with self._lock:
+            self._gone_since = {s: self._gone_since.get(s, now) for s in gone}
+            ended = {s for s, since in self._gone_since.items() if now - since >= self.grace_s}
+            for e in self._entries.values():
+                for s in [s for s, used in e.sessions.items() if s in ended or now - used > self.idle_s]:
+                    del e.sessions[s]
+            idle = [
+                k
+                for k, e in self._entries.items()
+                if e.ready.is_set() and (now - e.used > self.idle_s or (e.had_session and not e.sessions))
+            ]
             stopped = [self._entries.pop(k) for k in idle]
-        self._stop_all(stopped, release=True)  # nobody asked for them in idle_s: no session shows them
+        self._stop_all(stopped, release=True)  # no session shows them any more
         return idle
+
+    def end_session(self, session: str) -> list[tuple]:
+        """`session` ended (its tab closed): release the watchers no other session uses; their keys."""
+        with self._lock:
+            for e in self._entries.values():
+                e.sessions.pop(session, None)
+        return self.reap()
+
+    def sessions(self, key: tuple) -> set[str]:
+        """The sessions using `key`'s watcher now."""
+        with self._lock:
+            entry = self._entries.get(key)
+            return set(entry.sessions) if entry is not None else set()
 
     def active(self) -> list[tuple]:
         with self._lock:
@@ -454,7 +496,8 @@ class WatcherRegistry:
             return
 
         def loop() -> None:
-            while not self._closed.wait(min(30.0, max(self.idle_s / 4, 0.05))):
+            period = 1.0 if self.session_alive is not None else 30.0  # a closed tab is released within ~1 s
+            while not self._closed.wait(min(period, max(self.idle_s / 4, 0.05))):
                 self.reap()
 
         self._reaper = threading.Thread(target=loop, name="WatcherRegistry-reaper", daemon=True)
