@@ -146,7 +146,8 @@ def loss_figure(
     ranks = sorted(df["rank"].unique()) if not df.empty else []
     selected = [r for r in ranks if opts.ranks is None or r in opts.ranks]
     # every rank drawn (the usual case): no boolean-mask copy of the whole table per tick (issue 22)
-    sub = df[list(dict.fromkeys(["rank", "loss", xcol]))]  # what is drawn: each rank's rows copy 3 columns, not all
+    # what is drawn: each rank's rows copy these columns, not all ("file": a truncated log's kept part breaks the line)
+    sub = df[list(dict.fromkeys(["rank", "loss", xcol, *(["file"] if "file" in df.columns else [])]))]
     sub = sub if len(selected) == len(ranks) else sub[sub["rank"].isin(selected)] if selected else sub.iloc[:0]
     if opts.show_band and len(selected) > 1 and not sub.empty:
         band = rank_band(sub.assign(_x=sub[xcol]).dropna(subset=["_x"]), x="_x", y="loss")

@@ -9,9 +9,6 @@ however the writes were chunked.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
-import gc
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -26,6 +23,7 @@ from core.files import FileCheckError, is_regular, kind_of, open_checked
 from core.logs.discover import LogFile, discover_logs
 from core.logs.filestate import keep_before_cut, note_cut, settle_cut
 from core.logs.formats import user_format
+from core.logs.heap import settle_heap, trim_heap
 from core.logs.parser import ErrorKind, FileState, Parser, ReaderSettings
 from core.logs.rawio import HAVE_PREAD as _HAVE_PREAD
 from core.logs.rawio import bytes_on_disk, find_copy
@@ -47,7 +45,17 @@ from core.logs.snapshot import (
 from core.logs.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
 from core.logs.utf16 import read_utf16, utf16_codec
 
-__all__ = ["ERROR_COLUMNS", "EVAL_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunReader", "RunSnapshot", "read_run"]
+__all__ = [
+    "ERROR_COLUMNS",
+    "EVAL_COLUMNS",
+    "METRIC_COLUMNS",
+    "TIMING_COLUMNS",
+    "RunReader",
+    "RunSnapshot",
+    "read_run",
+    "settle_heap",
+    "trim_heap",
+]
 
 _NAN = float("nan")
 T = TypeVar("T")
@@ -479,36 +487,6 @@ class RunReader:
         if self._side_key != key or self._side is None:
             self._side_key, self._side = key, timings_and_errors(workers, files)
         return self._side
-
-
-def settle_heap() -> None:
-    """After a big read, collect the young garbage and freeze what is alive (gc.freeze): the reader state
-    of 1,024 files (parsers, shapes, row stores) joins the modules in the collector's permanent generation.
-
-    Why: each full collection rescanned all of it, a 60-80 ms pause every ~6 live ticks at 1,024 ranks
-    (the ticks' p95; more in a dashboard, whose heap is larger). Frozen objects are still freed by
-    reference counting; a reference cycle that is already garbage is kept until `watcher.release_memory`
-    thaws and collects everything. Also called when a watcher's background catch-up ends."""
-    gc.collect(1)
-    gc.freeze()
-    trim_heap()  # the read's freed row blocks and buffers: back to the system, not held by the heap
-
-
-def trim_heap() -> bool:
-    """Give freed heap pages back to the system (glibc `malloc_trim(0)`); True when it ran.
-
-    Why: numpy arrays under glibc's mmap threshold (which grows up to 32 MB as big blocks are freed)
-    come from the heap, and free() keeps those pages in the process: a 100 MB log's parsed row
-    blocks stayed in RSS after they moved to the table (issue 31). musl, macOS: nothing to call."""
-    name = ctypes.util.find_library("c")
-    try:
-        trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
-    except OSError:
-        return False
-    if trim is None:
-        return False
-    trim(0)
-    return True
 
 
 def read_run(
