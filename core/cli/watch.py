@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.alerts import Alerter, Dispatcher
-from core.alerts.channels import AlertTargetError, Target, parse_smtp, parse_target
+from core.alerts.channels import Target, parse_smtp, parse_target
 from core.alerts.delivery import DeliveryPolicy
 from core.alerts.settings import load as load_alert_settings
 from core.alerts.settings import rule_settings
@@ -92,8 +92,6 @@ def alert_setup(args: argparse.Namespace, log_dir: Path) -> tuple[Alerter, Dispa
     alerts.json is one UserError line."""
     if not args.alert:
         return None
-    if args.once:
-        raise AlertTargetError("--alert needs a live watch: leave out --once")
     workspace = default_workspace()
     saved = load_alert_settings(workspace)
     rules = (
@@ -293,6 +291,8 @@ def handle(args: argparse.Namespace) -> int:
     except LogDirError as exc:
         return fail(str(exc))
     launchers = launcher_outputs(log_dir)
+    if args.once and args.alert:
+        return fail("--alert needs a live watch: leave out --once")
     if args.once:
         try:
             snap = read_run(log_dir, loss_regex=args.loss_regex, extra_files=launchers, follow_links=args.follow_links)
