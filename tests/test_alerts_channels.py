@@ -253,3 +253,31 @@ def test_smtp_option_and_target_descriptions_hide_secrets() -> None:
     t = parse_target("https://open.feishu.cn/open-apis/bot/v2/hook/abcdef-123456", "feishu", "secret-ABCD")
     shown = t.describe()
     assert "abcdef-123456" not in shown and "secret-ABCD" not in shown and "…ABCD" in shown
+
+
+def test_email_logs_in_with_the_workspace_user() -> None:
+    controller = pytest.importorskip("aiosmtpd.controller")
+    smtp_mod = pytest.importorskip("aiosmtpd.smtp")
+    logins: list[tuple[bytes, bytes]] = []
+
+    def authenticator(_server, _session, _envelope, _mechanism, auth_data):
+        logins.append((auth_data.login, auth_data.password))
+        return smtp_mod.AuthResult(success=auth_data.password == b"right-password")
+
+    class Handler:
+        async def handle_DATA(self, _server, _session, _envelope):
+            return "250 OK"
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ctl = controller.Controller(
+        Handler(), hostname="127.0.0.1", port=port, authenticator=authenticator, auth_require_tls=False
+    )
+    ctl.start()
+    try:
+        good = SmtpSettings("127.0.0.1", port, "bot", "right-password")
+        assert send(parse_target("mailto:a@example.com", smtp=good), ALERT) == "mail to a@example.com"
+    finally:
+        ctl.stop()
+    assert logins == [(b"bot", b"right-password")]
