@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.alerts import Alerter, Dispatcher
+from core.alerts import Alert, Alerter, Dispatcher
 from core.alerts.channels import Target, parse_smtp, parse_target
 from core.alerts.delivery import DeliveryPolicy
 from core.alerts.settings import load as load_alert_settings
@@ -226,6 +226,16 @@ def _count(printed: dict[tuple[int, str], int], rows: pd.DataFrame) -> None:
         printed[(int(rank), str(file))] = printed.get((int(rank), str(file)), 0) + int(n)
 
 
+def judged_alerts(alerter: Alerter, snap: RunSnapshot) -> list[Alert]:
+    """The new alerts of this snapshot; a rule that breaks on an odd log is one line, and the watch goes on
+    (the terminal and the other rules matter more than one alert)."""
+    try:
+        return alerter.check(snap)
+    except (ArithmeticError, KeyError, LookupError, TypeError, ValueError) as exc:
+        print(terminal_safe(f"alert rules skipped this tick: {type(exc).__name__}: {exc}")[:300], flush=True)
+        return []
+
+
 def follow(
     watcher: RunWatcher,
     interval: float,
@@ -272,7 +282,7 @@ def follow(
                 last_notes = notes
         if alerts is not None and time.monotonic() - judged >= ALERT_EVERY_S:
             judged = time.monotonic()
-            for alert in alerts[0].check(snap):
+            for alert in judged_alerts(alerts[0], snap):
                 print(terminal_safe(f"alert {alert.rule}: {alert.message}"), flush=True)
                 alerts[1].enqueue(alert)
         table = status_table(snap, stall_after)
