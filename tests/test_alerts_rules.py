@@ -212,6 +212,16 @@ def test_a_settings_file_others_can_read_is_refused(tmp_path: Path) -> None:
         load(tmp_path)
 
 
+def test_a_run_named_in_the_settings_gets_its_own_rules(tmp_path: Path) -> None:
+    save(tmp_path, {"rules": {"hang_s": 300, "spike_factor": 7}, "runs": {"pretrain-64": {"hang_s": 1800}}})
+    s = load(tmp_path)
+    assert s.rules_for("pretrain-64").hang_s == 1800 and s.rules_for("pretrain-64").spike_factor == 7
+    assert s.rules_for("other").hang_s == 300
+    save(tmp_path, {"runs": {"r": {"hang_s": 0}}})
+    with pytest.raises(AlertTargetError, match=r"runs\.'r'.*hang_s must be > 0"):
+        load(tmp_path)
+
+
 def test_rule_overrides_keep_the_workspace_defaults() -> None:
     base = RuleSettings(hang_s=120, spike_factor=8)
     run = rule_settings({"hang_s": 10}, base)

@@ -2,6 +2,7 @@
 signing secrets), with rule defaults a run may override. Secrets are never shown back in full.
 
     {"rules": {"hang_s": 600, "spike_factor": 5, "enabled": ["rank_failed", "hang"]},
+     "runs": {"pretrain-64": {"hang_s": 1800}},
      "smtp": {"host": "smtp.example.com", "port": 587, "user": "bot", "password": "...", "sender": "bot@x"},
      "secrets": {"https://open.feishu.cn/open-apis/bot/v2/hook/abc": "signing secret"}}
 """
@@ -31,6 +32,11 @@ class AlertSettings:
     rules: RuleSettings = field(default_factory=RuleSettings)
     smtp: SmtpSettings | None = None
     secrets: dict[str, str] = field(default_factory=dict)  # webhook URL -> signing secret
+    runs: dict[str, RuleSettings] = field(default_factory=dict)  # a run's own rules (over the defaults)
+
+    def rules_for(self, run: str) -> RuleSettings:
+        """The run's own rules when alerts.json names it, else the workspace's defaults."""
+        return self.runs.get(run, self.rules)
 
     def describe(self) -> str:
         """What the settings hold, secrets shown as their last 4 characters."""
@@ -102,7 +108,12 @@ def load(workspace: Path) -> AlertSettings:
     secrets = data.get("secrets", {})
     if not isinstance(secrets, dict) or not all(isinstance(v, str) for v in secrets.values()):
         raise AlertTargetError(f"{path}: secrets must map webhook URLs to strings")
-    return AlertSettings(rule_settings(data.get("rules"), where=str(path)), _smtp(data.get("smtp"), str(path)), secrets)
+    rules = rule_settings(data.get("rules"), where=str(path))
+    runs = data.get("runs", {})
+    if not isinstance(runs, dict):
+        raise AlertTargetError(f"{path}: runs must map run names to rule settings")
+    per_run = {str(k): rule_settings(v, rules, f"{path}: runs.{short(k)}") for k, v in runs.items()}
+    return AlertSettings(rules, _smtp(data.get("smtp"), str(path)), secrets, per_run)
 
 
 def save(workspace: Path, data: dict) -> Path:

@@ -94,11 +94,11 @@ def alert_setup(args: argparse.Namespace, log_dir: Path) -> tuple[Alerter, Dispa
         return None
     workspace = default_workspace()
     saved = load_alert_settings(workspace)
-    rules = (
-        saved.rules
-        if args.hang_after is None
-        else rule_settings({"hang_s": args.hang_after}, saved.rules, "--hang-after")
-    )
+    launched = (log_dir.parent / RUN_FILE).is_file()
+    run = log_dir.parent.name if launched else (log_dir.name or str(log_dir))  # a launched run: its run id
+    rules = saved.rules_for(run)
+    if args.hang_after is not None:
+        rules = rule_settings({"hang_s": args.hang_after}, rules, "--hang-after")
     smtp = parse_smtp(args.smtp) if args.smtp else saved.smtp
     if smtp is not None and args.smtp and saved.smtp is not None and saved.smtp.host == smtp.host:
         smtp = replace(saved.smtp, port=smtp.port)  # the workspace's login for that host
@@ -107,7 +107,7 @@ def alert_setup(args: argparse.Namespace, log_dir: Path) -> tuple[Alerter, Dispa
     for t in targets:
         print(terminal_safe(f"alerts to {t.describe()}"), flush=True)
     print(terminal_safe(f"alert attempts recorded in {record}"), flush=True)
-    return Alerter(log_dir.name or str(log_dir), rules), Dispatcher(targets, record, DeliveryPolicy())
+    return Alerter(run, rules), Dispatcher(targets, record, DeliveryPolicy())
 
 
 def _fmt(v: float, spec: str = ".4g") -> str:
