@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from core.alerts.formats import Format, body, encode, signed_url
 from core.alerts.rules import Alert
@@ -74,8 +75,6 @@ class Target:
     def describe(self) -> str:
         """The target as printed back: a webhook's URL without its path and query (they carry the token)."""
         if self.kind == Kind.WEBHOOK:
-            from urllib.parse import urlsplit
-
             u = urlsplit(self.address)
             secret = f", secret {mask(self.secret)}" if self.secret else ""
             return f"{self.fmt} webhook {u.scheme}://{u.netloc}/{mask(u.path + '?' + u.query)}{secret}"
@@ -95,8 +94,6 @@ def parse_target(
             f"--alert-format {short(fmt)} is not one of {', '.join(f.value for f in Format)}"
         ) from None
     if text.startswith(("http://", "https://")):
-        from urllib.parse import urlsplit
-
         if not urlsplit(text).hostname:
             raise AlertTargetError(f"--alert {short(text)}: the URL has no host")
         return Target(Kind.WEBHOOK, text, form, secret, timeout_s=timeout_s)
