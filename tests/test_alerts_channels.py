@@ -281,3 +281,47 @@ def test_email_logs_in_with_the_workspace_user() -> None:
     finally:
         ctl.stop()
     assert logins == [(b"bot", b"right-password")]
+
+
+def test_email_uses_starttls_when_offered_and_checks_the_certificate(tmp_path: Path) -> None:
+    """aiosmtpd offering STARTTLS with a self-signed certificate made here by openssl: trusted through the
+    settings' cafile, the mail goes over TLS; without it, the unknown certificate is refused."""
+    import shutil
+    import ssl
+    import subprocess
+
+    controller = pytest.importorskip("aiosmtpd.controller")
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subject = ["-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert), *subject],
+        check=True,
+        capture_output=True,
+    )
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    over_tls: list[bool] = []
+
+    class Handler:
+        async def handle_DATA(self, _server, session, _envelope):
+            over_tls.append(session.ssl is not None)
+            return "250 OK"
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ctl = controller.Controller(
+        Handler(), hostname="127.0.0.1", port=port, tls_context=server_tls, require_starttls=True
+    )
+    ctl.start()
+    try:
+        trusted = SmtpSettings("127.0.0.1", port, cafile=str(cert))
+        assert send(parse_target("mailto:a@example.com", smtp=trusted), ALERT) == "mail to a@example.com"
+        with pytest.raises(DeliveryError, match="STARTTLS failed") as err:
+            send(parse_target("mailto:a@example.com", smtp=SmtpSettings("127.0.0.1", port)), ALERT)
+        assert not err.value.retry
+    finally:
+        ctl.stop()
+    assert over_tls == [True]

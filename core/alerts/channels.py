@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import smtplib
 import socket
+import ssl
 import subprocess
 import urllib.error
 import urllib.request
@@ -57,6 +58,7 @@ class SmtpSettings:
     password: str = ""
     sender: str = "shardscope@localhost"
     timeout_s: float = 10.0
+    cafile: str = ""  # CA bundle the server's certificate is checked against (default: the system's)
 
     def describe(self) -> str:
         login = f", login {self.user} password {mask(self.password)}" if self.user else ""
@@ -151,8 +153,8 @@ def _mail(target: Target, alert: Alert) -> str:
     try:
         with smtplib.SMTP(s.host, s.port, timeout=s.timeout_s) as smtp:
             smtp.ehlo()
-            if smtp.has_extn("starttls"):  # STARTTLS when offered, before any login
-                smtp.starttls()
+            if smtp.has_extn("starttls"):  # STARTTLS when offered, before any login; the certificate checked
+                smtp.starttls(context=ssl.create_default_context(cafile=s.cafile or None))
                 smtp.ehlo()
             if s.user:
                 smtp.login(s.user, s.password)
@@ -161,6 +163,8 @@ def _mail(target: Target, alert: Alert) -> str:
         raise DeliveryError(f"SMTP login refused for {s.user}", retry=False) from None
     except (TimeoutError, ConnectionError, smtplib.SMTPServerDisconnected) as exc:
         raise DeliveryError(f"SMTP {s.host}:{s.port}: {exc}", retry=True) from None
+    except ssl.SSLError as exc:
+        raise DeliveryError(f"SMTP {s.host}:{s.port}: STARTTLS failed ({exc.reason})", retry=False) from None
     except (smtplib.SMTPException, OSError) as exc:
         raise DeliveryError(f"SMTP {s.host}:{s.port}: {exc}", retry=False) from None
     return f"mail to {target.address}"

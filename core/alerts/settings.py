@@ -80,10 +80,11 @@ def _smtp(data: object, where: str) -> SmtpSettings | None:
     port = data.get("port", 587) if isinstance(data, dict) else None
     if not ok or isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         raise AlertTargetError(f"{where}: smtp needs a host and a port 1-65535, got {short(data)}")
-    text = {k: data.get(k, "") for k in ("user", "password", "sender")}
+    text = {k: data.get(k, "") for k in ("user", "password", "sender", "cafile")}
     if not all(isinstance(v, str) for v in text.values()):
-        raise AlertTargetError(f"{where}: smtp user, password and sender must be strings")
-    return SmtpSettings(data["host"], port, text["user"], text["password"], text["sender"] or "shardscope@localhost")
+        raise AlertTargetError(f"{where}: smtp user, password, sender and cafile must be strings")
+    sender = text["sender"] or "shardscope@localhost"
+    return SmtpSettings(data["host"], port, text["user"], text["password"], sender, cafile=text["cafile"])
 
 
 def load(workspace: Path) -> AlertSettings:
