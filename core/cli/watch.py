@@ -1,24 +1,35 @@
-"""`python -m core watch LOG_DIR [--polling] [--once]`: follow per-rank losses and failures in a terminal."""
+"""`python -m core watch LOG_DIR [--polling] [--once] [--alert TARGET ...]`: follow per-rank losses and failures
+in a terminal, and send alerts (core.alerts) while it runs."""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
+from core.alerts import Alert, Alerter, Dispatcher
+from core.alerts.channels import Target, parse_smtp, parse_target
+from core.alerts.delivery import DeliveryPolicy
+from core.alerts.settings import load as load_alert_settings
+from core.alerts.settings import rule_settings
 from core.cli.common import fail, launcher_notes, terminal_safe
+from core.errors import UserError
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
 from core.logs.discover import folder_notes
 from core.logs.filestate import NOTE_KINDS, note_lines
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.shapes import line_shapes, metric_labels
-from core.run.registry import launcher_outputs
+from core.run.registry import RUN_FILE, launcher_outputs
+from core.workspace import default_workspace
 
+ALERT_EVERY_S = 1.0  # alert rules judged at most this often (a diagnosis of 1,024 ranks is not free)
 MAX_ROWS_PER_UPDATE = 200  # loss rows printed one by one per update; more: the last row of each rank
 
 
@@ -39,12 +50,65 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--loss-regex", default=None, help="custom regex with a named group `loss` (and step, epoch)")
     p.add_argument("--stall-after", type=float, default=60.0, help="seconds without a new line = stalled")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between status tables")
+    add_alert_options(p)
     p.add_argument(
         "--follow-links",
         action="store_true",
         help="also read logs that are links to files outside LOG_DIR (refused by default)",
     )
     p.set_defaults(func=handle)
+
+
+def add_alert_options(p: argparse.ArgumentParser) -> None:
+    """The --alert options of `watch` (issue 34): targets, their format, SMTP server and rule thresholds."""
+    p.add_argument(
+        "--alert",
+        action="append",
+        default=[],
+        metavar="TARGET",
+        help="send alerts to an http(s):// URL, mailto:ADDR or exec:PATH (the alert JSON on its stdin); repeatable",
+    )
+    p.add_argument(
+        "--alert-format",
+        default="json",
+        choices=["json", "slack", "feishu", "dingtalk", "wecom"],
+        help="body of the webhook targets (signing secrets: the workspace's alerts.json)",
+    )
+    p.add_argument("--smtp", default=None, metavar="HOST:PORT", help="SMTP server of mailto: targets")
+    p.add_argument("--hang-after", type=float, default=None, help="seconds without a new line = hang alert")
+    p.add_argument("--alert-log", default=None, help="where delivery attempts are recorded (JSON lines)")
+
+
+def alert_record_path(log_dir: Path, workspace: Path) -> Path:
+    """`alerts.jsonl` next to the run's record when the folder is a launched run's, else in the workspace's
+    `alerts/` folder under the folder's name and a hash of its path (the watched folder may be read-only)."""
+    if (log_dir.parent / RUN_FILE).is_file():
+        return log_dir.parent / "alerts.jsonl"
+    digest = hashlib.sha256(str(log_dir).encode()).hexdigest()[:12]
+    return workspace / "alerts" / f"{log_dir.name or 'root'}-{digest}.jsonl"
+
+
+def alert_setup(args: argparse.Namespace, log_dir: Path) -> tuple[Alerter, Dispatcher] | None:
+    """The rules and the dispatcher of `watch --alert` (None without --alert); a bad target, SMTP server or
+    alerts.json is one UserError line."""
+    if not args.alert:
+        return None
+    workspace = default_workspace()
+    saved = load_alert_settings(workspace)
+    launched = (log_dir.parent / RUN_FILE).is_file()
+    run = log_dir.parent.name if launched else (log_dir.name or str(log_dir))  # a launched run: its run id
+    rules = saved.rules_for(run)
+    if args.hang_after is not None:
+        rules = rule_settings({"hang_s": args.hang_after}, rules, "--hang-after")
+    smtp = parse_smtp(args.smtp) if args.smtp else saved.smtp
+    if smtp is not None and args.smtp and saved.smtp is not None and saved.smtp.host == smtp.host:
+        smtp = replace(saved.smtp, port=smtp.port)  # the workspace's login for that host
+    targets: list[Target] = [parse_target(t, args.alert_format, saved.secrets.get(t), smtp) for t in args.alert]
+    record = Path(args.alert_log) if args.alert_log else alert_record_path(log_dir, workspace)
+    for t in targets:
+        print(terminal_safe(f"alerts to {t.describe()}"), flush=True)
+    print(terminal_safe(f"alert attempts recorded in {record}"), flush=True)
+    return Alerter(run, rules), Dispatcher(targets, record, DeliveryPolicy())
 
 
 def _fmt(v: float, spec: str = ".4g") -> str:
@@ -163,9 +227,27 @@ def _count(printed: dict[tuple[int, str], int], rows: pd.DataFrame) -> None:
         printed[(int(rank), str(file))] = printed.get((int(rank), str(file)), 0) + int(n)
 
 
-def follow(watcher: RunWatcher, interval: float, stall_after: float, notes_now: Callable[[], list[str]] = list) -> None:
+def judged_alerts(alerter: Alerter, snap: RunSnapshot) -> list[Alert]:
+    """The new alerts of this snapshot; a rule that breaks on an odd log is one line, and the watch goes on
+    (the terminal and the other rules matter more than one alert)."""
+    try:
+        return alerter.check(snap)
+    except (ArithmeticError, KeyError, LookupError, TypeError, ValueError) as exc:
+        print(terminal_safe(f"alert rules skipped this tick: {type(exc).__name__}: {exc}")[:300], flush=True)
+        return []
+
+
+def follow(
+    watcher: RunWatcher,
+    interval: float,
+    stall_after: float,
+    notes_now: Callable[[], list[str]] = list,
+    alerts: tuple[Alerter, Dispatcher] | None = None,
+) -> None:
     """Print new loss rows, errors, how far behind the reader is, and the status table until Ctrl-C;
-    while no rank log is read, `notes_now()` says what the folder holds and why (again when it changes)."""
+    while no rank log is read, `notes_now()` says what the folder holds and why (again when it changes).
+    `alerts`: judge the rules about once a second and queue what is new (delivery runs on its own threads)."""
+    judged = 0.0
     last_notes: list[str] = []
     printed: dict[tuple[int, str], int] = {}  # rows taken so far per (rank, file), to survive restarts
     seen = n_errors = behind = 0
@@ -202,6 +284,11 @@ def follow(watcher: RunWatcher, interval: float, stall_after: float, notes_now: 
             if notes != last_notes:
                 print("\n".join(terminal_safe(n) for n in notes), flush=True)
                 last_notes = notes
+        if alerts is not None and time.monotonic() - judged >= ALERT_EVERY_S:
+            judged = time.monotonic()
+            for alert in judged_alerts(alerts[0], snap):
+                print(terminal_safe(f"alert {alert.rule}: {alert.message}"), flush=True)
+                alerts[1].enqueue(alert)
         table = status_table(snap, stall_after)
         states = "\n".join(line[:16] for line in table.splitlines())
         if states != last_states or time.monotonic() - last_table >= max(interval, 30):
@@ -218,6 +305,8 @@ def handle(args: argparse.Namespace) -> int:
     except LogDirError as exc:
         return fail(str(exc))
     launchers = launcher_outputs(log_dir)
+    if args.once and args.alert:
+        return fail("--alert needs a live watch: leave out --once")
     if args.once:
         try:
             snap = read_run(log_dir, loss_regex=args.loss_regex, extra_files=launchers, follow_links=args.follow_links)
@@ -229,6 +318,10 @@ def handle(args: argparse.Namespace) -> int:
         if not snap.n_ranks or snap.metrics.empty:
             return 1  # nothing read is not a healthy run: the summary said what was seen and why
         return 1 if snap.crashed_ranks() else 0
+    try:
+        alerts = alert_setup(args, log_dir)
+    except UserError as exc:
+        return fail(str(exc))
     try:
         watcher = RunWatcher(
             log_dir,
@@ -244,10 +337,12 @@ def handle(args: argparse.Namespace) -> int:
         print(note)
     try:
         watcher.start()  # reads one capped block at most: the rest on the watcher's thread
-        follow(watcher, args.interval, args.stall_after, lambda: folder_notes(log_dir, args.follow_links))
+        follow(watcher, args.interval, args.stall_after, lambda: folder_notes(log_dir, args.follow_links), alerts)
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
     finally:
         watcher.stop()  # its reader finishes the block it is on (TICK_BYTES: a fraction of a second)
+        if alerts is not None:
+            alerts[1].close()  # what is queued gets a few seconds, never more
     snap = watcher.snapshot()
     return 1 if snap.crashed_ranks() else 0
