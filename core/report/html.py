@@ -125,6 +125,8 @@ def _trace(t: Trace, color: str | None) -> dict[str, Any]:
         out |= {"line": {"width": 0}, "fill": "tonexty", "fillcolor": "rgba(100,116,139,0.2)", "hoverinfo": "skip"}
     else:
         out["line"] = {"width": 2.2 if t.emphasis else 1.2, **({"color": color} if color else {})}
+        if len(t.x) <= 60:  # a few points (TimeMonitor's per epoch): show each one
+            out["mode"] = "lines+markers"
     return out
 
 

@@ -12,7 +12,7 @@ from core.logs.guard import LogDirError, validate_log_dir
 from core.run.registry import RunRecord, get_run, list_runs
 from core.workspace import is_safe_name, short
 
-__all__ = ["ReportSource", "resolve_source"]
+__all__ = ["ReportSource", "resolve_source", "source_of_folder"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,11 @@ def resolve_source(target: str, workspace: Path) -> ReportSource:
         if os.path.lexists(os.path.expanduser(target)) or not is_safe_name(target):
             raise
         raise UserError(f"{short(target)} is neither a run of {Path(workspace) / 'runs'} nor a folder") from None
+    return source_of_folder(log_dir, workspace)
+
+
+def source_of_folder(log_dir: Path, workspace: Path) -> ReportSource:
+    """A checked log folder (the Monitor's) with the record of the run that logs there, if any."""
     return ReportSource(log_dir, _record_of(log_dir, workspace))
 
 
@@ -53,4 +58,5 @@ def _record_of(log_dir: Path, workspace: Path) -> RunRecord | None:
         runs = list_runs(workspace)
     except (OSError, UserError):
         return None
-    return next((r for r in runs if Path(r.log_dir).resolve() == log_dir), None)
+    target = Path(log_dir).resolve()
+    return next((r for r in runs if Path(r.log_dir).resolve() == target), None)

@@ -8,8 +8,11 @@ epoch), so epochs do not fold onto each other; the wall time is the log line's o
 
 from __future__ import annotations
 
+import io
 import math
 import os
+import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +24,7 @@ from core.logs.metrics import global_step_values
 from core.report.make import ReportWriteError
 from core.workspace import short
 
-__all__ = ["ExportSummary", "check_out_dir", "export_tensorboard", "metric_columns", "rank_folder"]
+__all__ = ["ExportSummary", "check_out_dir", "export_tensorboard", "metric_columns", "rank_folder", "tensorboard_zip"]
 
 _NOT_METRICS = {"rank", "epoch", "step", "epochs_total", "steps_total", "time", "offset", "file"}
 
@@ -103,6 +106,18 @@ def export_tensorboard(snap: RunSnapshot, out: Path | str) -> ExportSummary:
     except OSError as exc:
         raise ReportWriteError(f"cannot write the event files in {short(str(out))}: {exc.strerror or exc}") from None
     return ExportSummary(out, len(snap.ranks), count, tuple(sorted(tags)))
+
+
+def tensorboard_zip(snap: RunSnapshot) -> bytes:
+    """The export as one zip (rank_0000/events..., ...) for a download: the Monitor has no folder to write to."""
+    with tempfile.TemporaryDirectory(prefix="shardscope-tb-") as tmp:
+        export_tensorboard(snap, Path(tmp) / "tb")
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted((Path(tmp) / "tb").rglob("*")):
+                if path.is_file():
+                    zf.write(path, path.relative_to(Path(tmp) / "tb").as_posix())
+        return buffer.getvalue()
 
 
 def _evals(writer: object, snap: RunSnapshot, rank: int, tags: set[str], summary_type: type) -> int:
