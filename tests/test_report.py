@@ -93,6 +93,7 @@ def test_the_diagnosis_evidence_lines_of_a_real_failed_run(tmp_path: Path) -> No
     assert "Invalid communication backend: CPU for semi_auto_parallel/auto_parallel mode" in text
     assert "<pre>scheduler: node 1 timed out</pre>" in text  # the group's evidence line
     assert "job: RuntimeError: The total number of timed out node is 1." in text
+    assert "No loss line was read." in text and 'id="report-figures">[]</script>' in text  # no empty chart
 
 
 def test_report_of_a_run_id_shows_its_options_and_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -120,7 +120,7 @@ def build_report(
         log_dir=str(snap.log_dir),
         n_ranks=snap.n_ranks,
         n_rows=len(snap.metrics),
-        charts=[c for c in charts if c is not None],
+        charts=[c for c in charts if c is not None and c.traces],  # no loss line yet: no empty chart
         ranks=rank_table(snap, now, run_status),
         look_at=look,
         diagnosis=diag,

@@ -43,7 +43,7 @@ white-space:pre-wrap;word-break:break-all}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #f1f5f9;vertical-align:top}
 th{background:#f8fafc;position:sticky;top:0}
-td.n,.ranks td:nth-child(-n+6):not(:nth-child(2)){text-align:right;font-variant-numeric:tabular-nums}
+td.n,.ranks :is(td,th):nth-child(-n+6):not(:nth-child(2)){text-align:right;font-variant-numeric:tabular-nums}
 .scroll{max-height:520px;overflow:auto;border:1px solid #e2e8f0;border-radius:6px}
 tr.crashed td,tr.nan td{background:#fef2f2}
 .kv td:first-child{color:#475569;white-space:nowrap;width:1%}
