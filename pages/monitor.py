@@ -15,6 +15,7 @@ from app import monitor_scale as scale
 from app import monitor_widgets as ui
 from app.live_chart import live_chart
 from app.monitor_memory import memory_panel
+from app.monitor_share import share_buttons
 from app.monitor_source import get_watcher, pick_source
 from app.monitor_time import time_panel
 from core.logs import LogFormatError, RunSnapshot, compile_user_regex
@@ -348,6 +349,7 @@ if source_dir is not None:
         time_panel(diag.median_step_time, plan_for_log_dir(default_workspace(), source_dir))
         panel.log_tail(snap, source_dir, extra_files)
         panel.csv_button(watcher.snapshot, label)
+        share_buttons(watcher.snapshot, label, source_dir)
 
     if paused:
         st.caption("⏸ Live updates paused.")

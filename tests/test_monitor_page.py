@@ -448,3 +448,22 @@ def test_a_compared_run_whose_folder_cannot_be_watched_is_said_not_drawn(_worksp
     assert not at.exception, at.exception
     assert any("run other is not compared" in w.value and "not a folder" in w.value for w in at.warning)
     assert at.dataframe[0].value["rank"].tolist() == list(range(8))
+
+
+def test_share_buttons_make_the_report_and_the_tensorboard_zip() -> None:
+    """Issue 34 items 4-5: the Monitor offers the report and the TensorBoard export as downloads."""
+    import io
+    import zipfile
+
+    from app import monitor_share
+    from core.report.source import source_of_folder
+    from core.workspace import default_workspace
+
+    at = _run(logdir=str(REAL / "dp8_cpu_ok"))
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download report (HTML)" in labels and "Download for TensorBoard (zip)" in labels
+    snap = read_run(REAL / "dp8_cpu_ok")
+    page = monitor_share.report_html(snap, source_of_folder(REAL / "dp8_cpu_ok", default_workspace()))
+    assert page.startswith("<!DOCTYPE html>") and "<h2>Ranks (8)</h2>" in page
+    names = zipfile.ZipFile(io.BytesIO(monitor_share.tensorboard_zip(snap))).namelist()
+    assert sorted({n.split("/")[0] for n in names}) == [f"rank_{r:04d}" for r in range(8)]

@@ -26,6 +26,8 @@ MODULE_OF = {
     "watch-folder": "runs",
     "watch": "watch",
     "diagnose": "diagnose",
+    "report": "report",
+    "export": "export",
 }
 
 
