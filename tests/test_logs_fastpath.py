@@ -52,6 +52,18 @@ OTHER = [
     b"epoch: 1 step: 2, loss is Tensor(shape=[], dtype=Float32, value= 2.30)\n",
     b"epoch: 1 step: 2, loss is 2.5 per step time: 3 ms\n",
     b"some text with a loss word\n",
+    # issue 30: failures behind a launcher's tag (real lines: UNITER #31, DiffSynth-Studio #458, rev #78)
+    b"[1,1]<stderr>:Traceback (most recent call last):\n",
+    b'[1,1]<stderr>:  File "/opt/conda/lib/python3.6/site-packages/horovod/torch/mpi_ops.py", line 200\n',
+    b"[1,1]<stderr>:RuntimeError: Horovod has been shut down.\n",
+    b"[1,0]<stdout>:epoch: 1 step: 3, loss is 2.5\n",
+    b"[rank4]:[E318 07:39:53.792795153 ProcessGroupNCCL.cpp:636] [Rank 4] To avoid data inconsistency, we are "
+    b"taking the entire process down.\n",
+    b"[uk:60506] *** Process received signal ***\n",
+    b"[uk:60506] Signal: Segmentation fault (11)\n",
+    b"E39999: Inner Error, Please contact support engineer!\n",
+    b"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990)\n",
+    b" iteration      700/    3000 | learning rate 6.300E-06 | lm loss NAN | loss scale 64.0 |\n",
 ]
 # values that the bulk path must read bit for bit like `float`, or leave to the exact path
 SPECIAL_VALUES = [
@@ -405,6 +417,8 @@ _SCAN_BYTES = st.sampled_from(
     [
         *(b"\n", b"\r", b"[", b"E", b"C", b"W", b"I", b"a", b" ", b"[INFO] 2", b"[INFO] ", b"2"),
         *(b"l", b"L", b"o", b"O", b"s", b"S", b"v", b"V", b"loss", b"LoSs", b"lo", b"ss", b"val", b"VAL", b"va"),
+        # launcher tags that make a `[` line a candidate (issue 30): `[1,2]<stderr>:`, `[rank6]:`, `[host:pid] `
+        *(b"1", b",", b":", b"]", b"-", b".", b"_", b"rank", b"[1,2]", b"[rank6]:", b"[uk:60506] ", b"[uk:6]"),
     ]
 )
 _RE_KEYWORD_LINE = re.compile(rb"(?i)loss|val")
