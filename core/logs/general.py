@@ -44,7 +44,21 @@ _NAN = float("nan")
 _RE_NUM = re.compile(NUM)
 _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
 _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
-_RE_LOSS_KEY = re.compile(rb"(?i)(?<![a-z0-9])loss['\"]?[ \t]*(?:value[ \t]*)?(?:is\b|[:=|])[ \t]*")
+_RE_LOSS_KEY = re.compile(
+    rb"(?i)(?<![a-z0-9])loss(?:['\"]?[ \t]*(?:value[ \t]*)?(?:is\b|[:=|])[ \t]*|"
+    # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
+    # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
+    # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
+    rb"[ \t]+(?=[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z]))))"
+)
+# A trainer's one-off summary at the end (HF Trainer / MindNLP: `{'train_runtime': 61.2, ..., 'train_loss':
+# 0.0029, 'epoch': 10.0}`): a series of its own, never the last training row
+_RE_SUMMARY = re.compile(rb"train_runtime|train_samples_per_second|train_steps_per_second")
+# A line that carries training progress: an `avg loss` on it is the epoch's training loss
+# (`Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary
+# (an epoch or step with its number: MindFormers' `epoch_end: ... per step time: 7.5 ms, avg loss: 2.4` repeats
+# the step's row as the sink's average, and stays out)
+_RE_TRAIN_CONTEXT = re.compile(rb"(?i)\b(?:epoch|step|iter|iteration|batch)\b[ \t:=#\[]*\d")
 _RE_QUALIFIER = re.compile(rb"((?:[A-Za-z]+[ \t_]+){1,3})$")
 _RE_EVAL_WORD = re.compile(rb"(?i)(?<![\w/.])(?:eval\w*|valid\w*|val|test\w*)(?![\w/.])")
 _RE_EVAL_START = re.compile(rb"(?i)(?:eval\w*|valid\w*|val)(?![\w/.])")  # an eval message without a loss key
@@ -177,10 +191,13 @@ def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], t
 
 
 def _is_eval(line: bytes, key_start: int) -> bool:
-    """A loss key qualified by val/eval/test (or avg without train), or an eval word before it."""
+    """A loss key qualified by val/eval/test (or avg on a line without train, epoch or step), or an eval
+    word before it."""
     q = _RE_QUALIFIER.search(line, max(0, key_start - 48), key_start)
     words = {w.lower() for w in re.split(rb"[ \t_]+", q.group(1)) if w} if q else set()
-    if words & _EVAL_QUAL or (words & {b"avg", b"average", b"mean"} and b"train" not in words):
+    if words & _EVAL_QUAL:
+        return True
+    if words & {b"avg", b"average", b"mean"} and b"train" not in words and not _RE_TRAIN_CONTEXT.search(line):
         return True
     return _RE_EVAL_WORD.search(line, 0, key_start) is not None
 
@@ -239,7 +256,7 @@ def read_line(line: bytes | str) -> LineRead | None:
         if got is None:
             continue
         value, avg, span, avg_span = got
-        read = LineRead(eval=_is_eval(line, key.start()))
+        read = LineRead(eval=_is_eval(line, key.start()) or _RE_SUMMARY.search(line) is not None)
         _set(read, "loss", value, "loss", span)
         if avg == avg or (span[1] < len(line) and b"/" in line[span[1] : span[1] + 4]):
             _set(read, "loss_avg", avg, "loss_avg", avg_span)
