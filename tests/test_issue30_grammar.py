@@ -288,6 +288,33 @@ def test_lines_that_only_mention_loss_give_no_row(line: str) -> None:
     assert read is None or read.eval or "loss" not in read.fields
 
 
+WENET = [  # wenet-e2e/wenet#941 and #846
+    "2023-01-30 18:47:07,107 DEBUG TRAIN Batch 4/203700 loss 12.646465 loss_att 10.921429 loss_ctc 16.671551 "
+    "lr 0.00032621 rank 0",
+    "2023-01-30 18:49:55,773 DEBUG CV Batch 4/0 loss 28.517015 loss_att 24.142754 loss_ctc 38.723625 history loss "
+    "27.957858 rank 2",
+    "2021-12-05 10:00:32,073 INFO Epoch 74 CV info cv_loss 7.627509962902044",
+]
+
+
+def test_cross_validation_lines_are_a_series_of_their_own() -> None:
+    train, cv_batch, cv_info = (read_line(x) for x in WENET)
+    assert train is not None and not train.eval and train.fields["loss"] == 12.646465
+    assert cv_batch is not None and cv_batch.eval and cv_info is not None and cv_info.eval
+
+
+def test_key_value_pairs_without_separators_are_metrics() -> None:
+    train = read_line(WENET[0])
+    assert train is not None
+    assert train.extras == {"loss_att": 10.921429, "loss_ctc": 16.671551} and train.fields["lr"] == 0.00032621
+    megatron = read_line(
+        " iteration      400/    3000 | elapsed time per iteration (ms): 1049.4 | learning rate 6.300E-06 | "
+        "lm loss 6.758929E+00 | loss scale 64.0 |"
+    )
+    assert megatron is not None and megatron.fields["lr"] == 6.3e-06 and megatron.fields["loss_scale"] == 64.0
+    assert megatron.keys["lr"] == "learning_rate"
+
+
 def test_a_trainers_final_summary_is_not_the_last_training_row(tmp_path: Path) -> None:
     """Real lines: mindspore-lab/mindnlp llm/finetune/blenderbot_small/mindNLPCopaLog.txt."""
     (tmp_path / "train.log").write_text(
