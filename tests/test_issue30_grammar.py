@@ -125,6 +125,37 @@ def test_a_run_that_logs_an_error_and_trains_on_is_not_failed(
     assert (errors["kind"] == "error_log").any(), "the line is still listed, as an error line"
 
 
+ASCENDCL = (  # MindSpore's CANN error-case docs (tests/fixtures/real_logs/cann-EI0002-glibc-abort_mindspore-docs)
+    "[ERROR] ASCENDCL(162844,python):2022-12-01-00:26:58.086.834 [tensor_data_transfer.cpp:899]168498 "
+    "acltdtSendTensor: [Push][Data]failed to send, tdt result = -1, device is 1"
+)
+
+
+def test_a_bare_error_line_that_ends_the_log_fails_the_rank(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 30: "Error lines that end a run (no training rows after them) make it failed", whatever they say."""
+    (tmp_path / "worker_0.log").write_text(_lm() + ASCENDCL + "\n")
+    (tmp_path / "worker_1.log").write_text(_lm())
+    assert _judged(tmp_path, capsys) == ({0}, {0}, {0})
+    main(["diagnose", str(tmp_path), "--json"])
+    [group] = json.loads(capsys.readouterr().out)["failure_groups"]
+    assert "acltdtSendTensor" in group["exception"]
+
+
+def test_a_bare_error_line_the_run_trains_past_is_listed_only(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "worker_0.log").write_text(ASCENDCL + "\n" + _lm())
+    assert _judged(tmp_path, capsys) == (set(), set(), set())
+    assert read_run(tmp_path).errors["kind"].tolist() == ["error_log"]
+
+
+def test_a_named_failure_names_the_group_before_bare_error_lines(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A bare `[ERROR]` line first, then a CANN code: the group is named by the code (the root cause)."""
+    (tmp_path / "worker_0.log").write_text(_lm() + ASCENDCL + "\nEI9999: Inner Error!\n" + ASCENDCL + "\n")
+    main(["diagnose", str(tmp_path), "--json"])
+    [group] = json.loads(capsys.readouterr().out)["failure_groups"]
+    assert group["exception"] == "EI9999: Inner Error!"
+    assert rank_status(read_run(tmp_path)).iloc[0]["detail"] == "EI9999: Inner Error!"
+
+
 def test_a_traceback_cut_off_by_the_end_of_the_log_is_a_failure(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """Real: mindspore-lab/mindone#269, the log ends inside the traceback (no exception line)."""
     (tmp_path / "worker_0.log").write_text(

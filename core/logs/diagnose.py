@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from core.logs.failures import task_end_words
+from core.logs.failures import failure_weight, task_end_words
 from core.logs.filestate import FATAL_KINDS, ErrorKind
 from core.logs.metrics import infer_steps_per_epoch
 from core.logs.snapshot import RunSnapshot
@@ -312,7 +312,9 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
         ended = rows.loc[rows["kind"] == ErrorKind.TASK_EXIT, "message"].astype(str)
         evidence.extend(ended)
         if not exc.empty:
-            key = _normalise(str(exc.iloc[0]["message"]))
+            pairs = zip(exc["kind"], exc["message"], strict=True)
+            weight = [4 if k == ErrorKind.NAN else failure_weight(str(m)) for k, m in pairs]
+            key = _normalise(str(exc.iloc[weight.index(max(weight))]["message"]))  # the best-named, first
             times = exc["log_time"].dropna()
         else:
             if not ended.empty and (words := task_end_words(ended.iloc[0])) is not None:

@@ -28,9 +28,11 @@ __all__ = [
     "CUT_TRACEBACK",
     "TaskEnd",
     "close_traceback",
+    "failure_weight",
     "fatal_quick",
     "fatal_reason",
     "line_tag",
+    "named_failure",
     "pending_traceback",
     "settle",
     "task_end",
@@ -230,7 +232,30 @@ def line_tag(line: bytes) -> tuple[int | None, int]:
 
 # ----------------------------------------------------------------------------- which failures ended the rank
 
+_RE_EXCEPTION = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::|$)|^Exception"
+)
+
+
 CUT_TRACEBACK = "Traceback (most recent call last): cut off, no exception line after it (the log ends inside it)"
+
+
+def failure_weight(message: str) -> int:
+    """How well an error's message names its failure: 3 a Python exception or a CANN code (the root cause
+    a user looks up), 2 another signature (a signal, a device or collective failure), 1 a traceback cut
+    off, 0 a bare `[ERROR]` line that only ended the log. `diagnose` names a rank's failure by its first
+    message of the highest weight."""
+    if _RE_EXCEPTION.match(message) is not None:
+        return 3
+    kind = fatal_reason(message.encode("utf-8", "replace"))
+    if kind is not None:
+        return 3 if kind in ("CANN error", "critical") else 2
+    return 1 if message == CUT_TRACEBACK else 0
+
+
+def named_failure(message: str) -> bool:
+    """Whether an error's message names its failure (`failure_weight` above 0)."""
+    return failure_weight(message) > 0
 
 
 def pending_traceback(st: FileState) -> dict | None:

@@ -410,8 +410,8 @@ class Parser:
                 self._error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
             elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
                 self._error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
-            else:  # [CRITICAL], a CANN code or a collective time-out ends the rank; other [ERROR]s do not
-                kind = ErrorKind.EXCEPTION if fatal_reason(line) else ErrorKind.ERROR_LOG
+            else:  # an error line ends a rank's run unless training follows (failures.trained_on settles it)
+                kind = ErrorKind.EXCEPTION if fatal_reason(line) or info.role == "worker" else ErrorKind.ERROR_LOG
                 self._error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
             return
         if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers); or a fatal line

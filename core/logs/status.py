@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from core.files import open_checked
+from core.logs.failures import named_failure
 from core.logs.filestate import FATAL_KINDS, ErrorKind
 from core.logs.formats import MARKERS, NOISE_PREFIXES
 from core.logs.snapshot import RunSnapshot
@@ -55,10 +56,16 @@ def _fatal_by_rank(errs: pd.DataFrame) -> dict[int, tuple[str, str]]:
     if errs.empty:
         return out
     fatal = errs[errs["kind"].isin(FATAL_KINDS) & errs["rank"].notna()]
-    decisive = (ErrorKind.EXCEPTION, ErrorKind.NAN)
+    tiers: dict[int, int] = {}
     for rank, kind, message in zip(fatal["rank"], fatal["kind"], fatal["message"], strict=True):
-        prev = out.get(int(rank))
-        if kind in decisive or prev is None or prev[0] not in decisive:
+        # a named failure (a traceback's exception, a NaN, a known signature) over a bare `[ERROR]` line
+        # that ended the log, over a launcher's or the scheduler's word; the last of the best tier
+        if kind == ErrorKind.NAN or (kind == ErrorKind.EXCEPTION and named_failure(str(message))):
+            tier = 2
+        else:
+            tier = 1 if kind == ErrorKind.EXCEPTION else 0
+        if tier >= tiers.get(int(rank), -1):
+            tiers[int(rank)] = tier
             out[int(rank)] = (str(kind), str(message))
     return out
 
