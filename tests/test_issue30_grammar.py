@@ -305,6 +305,37 @@ def test_notations_give_a_training_row(line: str, loss: float | str, step: int |
         assert read.fields["step"] == step
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.floats(allow_nan=False, allow_infinity=False, width=64),
+    spec=st.sampled_from(["{:.6E}", "{!r}", "{:.16f}", "{:.4f}"]),
+    template=st.sampled_from(
+        [
+            " iteration      400/    3000 | learning rate 6.300E-06 | lm loss {} | loss scale 64.0 |",
+            "progress 10/2754 loss {} acc 0.82",
+            "2023-01-30 18:47:07,107 DEBUG TRAIN Batch 4/203700 loss {} loss_att 10.921429 lr 0.00032621 rank 0",
+        ]
+    ),
+)
+def test_a_space_separated_loss_reads_its_value_exactly(value: float, spec: str, template: str) -> None:
+    """Every value a `key value` loss prints is read as `float` reads it (a plain integer is prose, no row)."""
+    text = spec.format(value)
+    read = read_line(template.format(text))
+    if not any(c in text for c in ".eE"):
+        assert read is None or "loss" not in read.fields
+        return
+    assert read is not None and not read.eval and read.fields["loss"] == float(text)
+
+
+@pytest.mark.parametrize("spelling", ["nan", "NaN", "NAN", "inf", "Inf", "INF", "-inf", "Infinity", "-Infinity"])
+def test_every_nan_and_inf_spelling_is_a_loss(spelling: str) -> None:
+    for line in (f"| lm loss {spelling} |", f"loss: {spelling}", f"'loss': {spelling},", f"loss={spelling}, lr=1e-4"):
+        read = read_line(line)
+        assert read is not None, line
+        got, want = read.fields["loss"], float(spelling)
+        assert (math.isnan(got) and math.isnan(want)) or got == want, line
+
+
 @pytest.mark.parametrize(
     "line",
     [

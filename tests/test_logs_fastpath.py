@@ -64,6 +64,12 @@ OTHER = [
     b"E39999: Inner Error, Please contact support engineer!\n",
     b"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990)\n",
     b" iteration      700/    3000 | learning rate 6.300E-06 | lm loss NAN | loss scale 64.0 |\n",
+    b" iteration      800/    3000 | learning rate 6.300E-06 | lm loss 4.980000E+00 | loss scale 0.1 |\n",
+    b"2023-01-30 18:47:07,107 DEBUG TRAIN Batch 4/203700 loss 12.646465 loss_att 10.921429 lr 0.00032621 rank 0\n",
+    b"2023-01-30 18:49:55,773 DEBUG CV Batch 4/0 loss 28.517015 loss_att 24.142754 history loss 27.957858 rank 2\n",
+    b"{'loss': 0.0117, 'learning_rate': 4.5e-05, 'epoch': 1.0}\n",
+    b"{'train_runtime': 11591.6409, 'train_samples_per_second': 6.211, 'train_loss': 0.00295, 'epoch': 10.0}\n",
+    b"Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003\n",
 ]
 # values that the bulk path must read bit for bit like `float`, or leave to the exact path
 SPECIAL_VALUES = [
