@@ -17,6 +17,9 @@ from hypothesis import strategies as st
 from core.logs import ReaderSettings, read_run
 from core.logs import bulk as logs
 from core.logs.failures import fatal_quick as failures_quick
+from core.logs.failures import fatal_reason as failures_reason
+from core.logs.failures import line_tag
+from core.logs.failures import task_end as failures_task_end
 from core.logs.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
 from core.logs.linekinds import RE_TIMEMONITOR
 from core.logs.linescan import fixed_numbers, match_shapes, scan_block, words_of
@@ -183,11 +186,22 @@ def _log() -> st.SearchStrategy[bytes]:
 
 def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
     """The training rows of a worker log and their other metrics, one line at a time with the public
-    `read_loss` (the general reader): every line but errors, traceback frames, exception and timing lines."""
+    `read_loss` (the general reader): every line but errors, traceback frames, exception and timing lines
+    (also behind a launcher's tag: `[1,2]<stderr>:Traceback ...`)."""
     rows, pending_traceback, pos = [], False, 0
     for raw in data.split(b"\n")[:-1]:  # complete lines only
         off, pos = pos, pos + len(raw) + 1
         line = raw[:-1] if raw.endswith(b"\r") else raw
+        _, skip = line_tag(line)  # a launcher's tag before a failure's line: the line after it is read (issue 30)
+        body = line[skip:]
+        if skip and (
+            body.startswith((b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]", b"Traceback (most recent call last)"))
+            or (pending_traceback and body.startswith((b" ", b"\t")))
+            or RE_EXC_LINE.match(body)
+            or failures_reason(body) is not None
+            or failures_task_end(body) is not None
+        ):
+            line = body
         if not line or line.startswith((b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")):
             continue  # error lines carry no metrics
         if not line.startswith(b"["):
@@ -249,6 +263,7 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
 )
 @given(data=_log(), block_min=st.sampled_from([1, 2, 5, 64]))
 @example(data=b"epoch: 1 step: 2, loss is 1e\nepoch: 1 step: 3, loss is 1.5.2\n" * 3, block_min=1)
+@example(data=b"[1,1]<stderr>:Traceback (most recent call last):\n\tepoch: 1 step: 9, loss is 9.0\n", block_min=1)
 def test_one_shot_rows_match_line_by_line_reference(
     tmp_path_factory: pytest.TempPathFactory, data: bytes, block_min: int
 ) -> None:
