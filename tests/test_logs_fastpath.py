@@ -17,6 +17,9 @@ from hypothesis import strategies as st
 from core.logs import ReaderSettings, read_run
 from core.logs import bulk as logs
 from core.logs.failures import fatal_quick as failures_quick
+from core.logs.failures import fatal_reason as failures_reason
+from core.logs.failures import line_tag
+from core.logs.failures import task_end as failures_task_end
 from core.logs.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
 from core.logs.linekinds import RE_TIMEMONITOR
 from core.logs.linescan import fixed_numbers, match_shapes, scan_block, words_of
@@ -52,6 +55,24 @@ OTHER = [
     b"epoch: 1 step: 2, loss is Tensor(shape=[], dtype=Float32, value= 2.30)\n",
     b"epoch: 1 step: 2, loss is 2.5 per step time: 3 ms\n",
     b"some text with a loss word\n",
+    # issue 30: failures behind a launcher's tag (real lines: UNITER #31, DiffSynth-Studio #458, rev #78)
+    b"[1,1]<stderr>:Traceback (most recent call last):\n",
+    b'[1,1]<stderr>:  File "/opt/conda/lib/python3.6/site-packages/horovod/torch/mpi_ops.py", line 200\n',
+    b"[1,1]<stderr>:RuntimeError: Horovod has been shut down.\n",
+    b"[1,0]<stdout>:epoch: 1 step: 3, loss is 2.5\n",
+    b"[rank4]:[E318 07:39:53.792795153 ProcessGroupNCCL.cpp:636] [Rank 4] To avoid data inconsistency, we are "
+    b"taking the entire process down.\n",
+    b"[uk:60506] *** Process received signal ***\n",
+    b"[uk:60506] Signal: Segmentation fault (11)\n",
+    b"E39999: Inner Error, Please contact support engineer!\n",
+    b"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990)\n",
+    b" iteration      700/    3000 | learning rate 6.300E-06 | lm loss NAN | loss scale 64.0 |\n",
+    b" iteration      800/    3000 | learning rate 6.300E-06 | lm loss 4.980000E+00 | loss scale 0.1 |\n",
+    b"2023-01-30 18:47:07,107 DEBUG TRAIN Batch 4/203700 loss 12.646465 loss_att 10.921429 lr 0.00032621 rank 0\n",
+    b"2023-01-30 18:49:55,773 DEBUG CV Batch 4/0 loss 28.517015 loss_att 24.142754 history loss 27.957858 rank 2\n",
+    b"{'loss': 0.0117, 'learning_rate': 4.5e-05, 'epoch': 1.0}\n",
+    b"{'train_runtime': 11591.6409, 'train_samples_per_second': 6.211, 'train_loss': 0.00295, 'epoch': 10.0}\n",
+    b"Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003\n",
 ]
 # values that the bulk path must read bit for bit like `float`, or leave to the exact path
 SPECIAL_VALUES = [
@@ -165,11 +186,22 @@ def _log() -> st.SearchStrategy[bytes]:
 
 def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
     """The training rows of a worker log and their other metrics, one line at a time with the public
-    `read_loss` (the general reader): every line but errors, traceback frames, exception and timing lines."""
+    `read_loss` (the general reader): every line but errors, traceback frames, exception and timing lines
+    (also behind a launcher's tag: `[1,2]<stderr>:Traceback ...`)."""
     rows, pending_traceback, pos = [], False, 0
     for raw in data.split(b"\n")[:-1]:  # complete lines only
         off, pos = pos, pos + len(raw) + 1
         line = raw[:-1] if raw.endswith(b"\r") else raw
+        _, skip = line_tag(line)  # a launcher's tag before a failure's line: the line after it is read (issue 30)
+        body = line[skip:]
+        if skip and (
+            body.startswith((b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]", b"Traceback (most recent call last)"))
+            or (pending_traceback and body.startswith((b" ", b"\t")))
+            or RE_EXC_LINE.match(body)
+            or failures_reason(body) is not None
+            or failures_task_end(body) is not None
+        ):
+            line = body
         if not line or line.startswith((b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")):
             continue  # error lines carry no metrics
         if not line.startswith(b"["):
@@ -231,6 +263,7 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
 )
 @given(data=_log(), block_min=st.sampled_from([1, 2, 5, 64]))
 @example(data=b"epoch: 1 step: 2, loss is 1e\nepoch: 1 step: 3, loss is 1.5.2\n" * 3, block_min=1)
+@example(data=b"[1,1]<stderr>:Traceback (most recent call last):\n\tepoch: 1 step: 9, loss is 9.0\n", block_min=1)
 def test_one_shot_rows_match_line_by_line_reference(
     tmp_path_factory: pytest.TempPathFactory, data: bytes, block_min: int
 ) -> None:
@@ -405,6 +438,8 @@ _SCAN_BYTES = st.sampled_from(
     [
         *(b"\n", b"\r", b"[", b"E", b"C", b"W", b"I", b"a", b" ", b"[INFO] 2", b"[INFO] ", b"2"),
         *(b"l", b"L", b"o", b"O", b"s", b"S", b"v", b"V", b"loss", b"LoSs", b"lo", b"ss", b"val", b"VAL", b"va"),
+        # launcher tags that make a `[` line a candidate (issue 30): `[1,2]<stderr>:`, `[rank6]:`, `[host:pid] `
+        *(b"1", b",", b":", b"]", b"-", b".", b"_", b"rank", b"[1,2]", b"[rank6]:", b"[uk:60506] ", b"[uk:6]"),
     ]
 )
 _RE_KEYWORD_LINE = re.compile(rb"(?i)loss|val")
@@ -707,6 +742,18 @@ _LINE_PARTS = st.lists(
             "[ERROR] x",
             "Traceback (most recent call last):",
             "double free or corruption",
+            # issue 30's kinds
+            "E39999: x",
+            "Process received signal",
+            "Signal: Bus error (7)",
+            "Call runtime rtStreamSynchronize error.",
+            "Sync default stream failed",
+            "Allocate output memory failed",
+            "NPU out of memory",
+            "NCCL error",
+            "ncclSystemError",
+            "[E1206 1:2 ProcessGroupNCCL.cpp:1] Exception",
+            "failed (exitcode: 1) local_rank: 2 (pid: 3)",
             "ime Out",
             "iming out",
             " ",

@@ -26,6 +26,7 @@ from core.logs.discover import folder_notes
 from core.logs.filestate import NOTE_KINDS, note_lines
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.shapes import line_shapes, metric_labels
+from core.logs.status import failed_ranks
 from core.run.registry import RUN_FILE, launcher_outputs
 from core.workspace import default_workspace
 
@@ -117,6 +118,14 @@ def _fmt(v: float, spec: str = ".4g") -> str:
     return format(v, spec)
 
 
+def _fmt_loss(v: float) -> str:
+    """A loss as the row stream prints it: a NaN or infinite loss is said (`nan`, `inf`), never `-`:
+    it is the divergence a user scans the rows for."""
+    if v is None:
+        return "-"
+    return format(v, ".6g")
+
+
 def status_table(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     """Plain-text per-rank table: rank, state, last epoch/step, last loss, age of last line, detail; then
     the files that were found but not read."""
@@ -153,6 +162,7 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     if snap.metrics.empty and snap.n_ranks:
         out.append(no_rows_help(snap))
     out.append(status_table(snap, stall_after_s))
+    out.append(failed_line(snap))
     errs = snap.errors
     if not errs.empty:
         out.append("errors:")
@@ -163,6 +173,19 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
                 f"{terminal_safe(e['message'])[:160]}"
             )
     return "\n".join(out)
+
+
+def failed_line(snap: RunSnapshot) -> str:
+    """The run's verdict in one line, the judgement `diagnose` and the Monitor make too
+    (core.logs.status.failed_ranks): `failed ranks: 3, 4 (rank 3: <why>)` or `failed ranks: none`."""
+    failed = failed_ranks(snap)
+    if not failed:
+        return "failed ranks: none"
+    first = min(failed)
+    listed = ", ".join(str(r) for r in sorted(failed)[:16]) + (
+        f" (+{len(failed) - 16} more)" if len(failed) > 16 else ""
+    )
+    return f"failed ranks: {listed} (rank {first}: {terminal_safe(failed[first])[:160]})"
 
 
 def no_rows_help(snap: RunSnapshot) -> str:
@@ -180,7 +203,7 @@ def no_rows_help(snap: RunSnapshot) -> str:
 
 
 def _row_line(rank: float, epoch: float, step: float, loss: float) -> str:
-    return f"rank {int(rank):>3}  epoch {_fmt(epoch, '.0f'):>4}  step {_fmt(step, '.0f'):>6}  loss {_fmt(loss, '.6g')}"
+    return f"rank {int(rank):>3}  epoch {_fmt(epoch, '.0f'):>4}  step {_fmt(step, '.0f'):>6}  loss {_fmt_loss(loss)}"
 
 
 def new_rows(m: pd.DataFrame, start: int, limit: int = MAX_ROWS_PER_UPDATE) -> list[str]:
@@ -317,7 +340,7 @@ def handle(args: argparse.Namespace) -> int:
             print(note)
         if not snap.n_ranks or snap.metrics.empty:
             return 1  # nothing read is not a healthy run: the summary said what was seen and why
-        return 1 if snap.crashed_ranks() else 0
+        return 1 if failed_ranks(snap) else 0  # the judgement `diagnose` and the Monitor make
     try:
         alerts = alert_setup(args, log_dir)
     except UserError as exc:
@@ -345,4 +368,4 @@ def handle(args: argparse.Namespace) -> int:
         if alerts is not None:
             alerts[1].close()  # what is queued gets a few seconds, never more
     snap = watcher.snapshot()
-    return 1 if snap.crashed_ranks() else 0
+    return 1 if failed_ranks(snap) else 0

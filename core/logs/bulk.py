@@ -16,6 +16,7 @@ import numpy as np
 from core.logs.formats import NUM, ROW_FIELDS
 
 __all__ = [
+    "RE_CANDIDATE_AT",
     "RE_LM_AT",
     "RE_SCAN",
     "ROW_KEYS",
@@ -33,10 +34,13 @@ __all__ = [
 ROW_KEYS = (*ROW_FIELDS, "offset")
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _NAN = float("nan")
-# A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line): `RE_SCAN` says
-# which (a live tick's few lines); in a big block core.logs.linescan finds exactly its matches, skipping
-# the [WARNING]/[INFO] noise in one compiled pass.
-RE_SCAN = re.compile(rb"\n(?:[^\[\n]|\[[EC])")
+# A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line, or starts with a
+# launcher's tag that may stand before a failure: `[1,2]<stderr>:`, `[rank6]:`, OpenMPI's `[host:pid] `):
+# `RE_SCAN` says which (a live tick's few lines); in a big block core.logs.linescan finds exactly its
+# matches, skipping the [WARNING]/[INFO] noise in one compiled pass.
+CANDIDATE_START = rb"(?:[^\[\n]|\[[EC]|\[\d+,|\[rank\d|\[[A-Za-z0-9][\w.\-]*:\d+\] )"
+RE_SCAN = re.compile(rb"\n" + CANDIDATE_START)
+RE_CANDIDATE_AT = re.compile(CANDIDATE_START)
 # The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the
 # plain-decimal form of it (`lm_block`); any other candidate, or a loss line it does not take
 # (nan, exponents, odd spacing), goes through `_line`, which gives the same row for it.

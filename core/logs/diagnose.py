@@ -23,10 +23,11 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from core.logs.failures import task_end_words
+from core.logs.failures import failure_weight, task_end_words
 from core.logs.filestate import FATAL_KINDS, ErrorKind
 from core.logs.metrics import infer_steps_per_epoch
 from core.logs.snapshot import RunSnapshot
+from core.logs.status import nonfinite_by_rank
 
 __all__ = ["DiagnoseSettings", "Diagnosis", "FailureGroup", "Hung", "NormSpike", "Straggler", "diagnose"]
 
@@ -279,12 +280,16 @@ def _hung(
 # ----------------------------------------------------------------------------- failures
 
 _RE_HEX = re.compile(r"0x[0-9a-fA-F]+")
+# a line's own stamp before the message: glog's `[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] `,
+# python logging's `2024-05-08 08:47:31,877 ` (every rank's copy of one failure differs there only)
+_RE_STAMP = re.compile(r"^\[[EFWI]\d{3,4} [\d:.]+ [^\]]*\] |^\[?\d{4}-\d\d-\d\d[ T][\d:,.]+\]? ")
 _RE_IDS = re.compile(r"\b(rank|node|pid|worker|device|process|Rank|Node|Worker|Device|Process)([ _:=]+)\d+")
 
 
 def _normalise(message: str) -> str:
     """The part of an exception that is the same on every rank (addresses, rank/pid numbers masked)."""
-    return _RE_IDS.sub(r"\1\2N", _RE_HEX.sub("0x?", message.strip()))
+    message = _RE_STAMP.sub("", message.strip())
+    return _RE_IDS.sub(r"\1\2N", _RE_HEX.sub("0x?", message))
 
 
 def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
@@ -307,7 +312,9 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
         ended = rows.loc[rows["kind"] == ErrorKind.TASK_EXIT, "message"].astype(str)
         evidence.extend(ended)
         if not exc.empty:
-            key = _normalise(str(exc.iloc[0]["message"]))
+            pairs = zip(exc["kind"], exc["message"], strict=True)
+            weight = [4 if k == ErrorKind.NAN else failure_weight(str(m)) for k, m in pairs]
+            key = _normalise(str(exc.iloc[weight.index(max(weight))]["message"]))  # the best-named, first
             times = exc["log_time"].dropna()
         else:
             if not ended.empty and (words := task_end_words(ended.iloc[0])) is not None:
@@ -355,8 +362,9 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
 
 
 def _nan_groups(snap: RunSnapshot, have: set[int]) -> list[FailureGroup]:
-    """Ranks whose parsed loss became nan or inf (any format: the value decides, not the line's shape),
-    one group per kind, first step as evidence; ranks already failed by an exception are left out."""
+    """Ranks whose parsed loss became nan or inf and stayed so (any format: the value decides, not the
+    line's shape; a NaN the run trained past is no failure: core.logs.status.failed_ranks), one group per
+    kind, first step as evidence; ranks already failed by an exception are left out."""
     m = snap.metrics
     if m.empty:
         return []
@@ -364,8 +372,9 @@ def _nan_groups(snap: RunSnapshot, have: set[int]) -> list[FailureGroup]:
     bad = np.flatnonzero(~np.isfinite(loss))
     if not len(bad):
         return []
+    _, recovered = nonfinite_by_rank(m)
     first = m.iloc[bad].groupby("rank", sort=True).head(1)
-    first = first[~first["rank"].astype(int).isin(list(have))]
+    first = first[~first["rank"].astype(int).isin(list(have | recovered))]
     ranks = snap.ranks.set_index("rank")
     by_kind: dict[str, list[tuple[float, int, str, str]]] = {}
     for rank, step, loss_value, t in zip(

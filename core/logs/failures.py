@@ -17,20 +17,41 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["TaskEnd", "fatal_quick", "fatal_reason", "task_end", "task_end_words"]
+from core.logs.filestate import ErrorKind
+
+if TYPE_CHECKING:
+    from core.logs.filestate import FileState
+
+__all__ = [
+    "CUT_TRACEBACK",
+    "TaskEnd",
+    "close_traceback",
+    "failure_weight",
+    "fatal_quick",
+    "fatal_reason",
+    "line_tag",
+    "named_failure",
+    "pending_traceback",
+    "settle",
+    "task_end",
+    "task_end_words",
+    "trained_on",
+]
 
 _CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
 _ERROR_LEVEL = re.compile(
-    rb"^\[(?:ERROR|EXCEPTION|E)\b|^\[?[0-9:\-T ,.]*\]?\s*(?:\S+\s+)?(?:ERROR|FATAL)\b|"
+    rb"^\[(?:ERROR|EXCEPTION|E\d{0,4})\b|^\[?[0-9:\-T ,.]*\]?\s*(?:\S+\s+)?(?:ERROR|FATAL)\b|"
     rb"\b(?:ERROR|FATAL)\s*[-:|]"
 )
 _SIGNALS = rb"Segmentation fault|Aborted|Killed|Bus error|Illegal instruction|Floating point exception"
 # Ordered: the first name that matches is the reason's kind.
 _SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     ("critical", re.compile(rb"^\[CRITICAL\]|\s(?:CRITICAL|FATAL)\s+-\s")),  # MindSpore's, python logging's
-    # CANN error codes are E + a letter + 4 digits, written as a code: `EI0002:`, `[EE9999]`, `code EJ0001`
-    ("CANN error", re.compile(rb"(?<![A-Za-z0-9_])E[A-Z][0-9]{4}(?=[:\]]|\s+(?:error|Error))")),
+    # CANN error codes are E + five characters (a letter or digit, then 4 digits), written as a code:
+    # `EI0002:`, `[EE9999]`, `code EJ0001`, `E39999: Inner Error!`, `EZ9999`, `EH9999`, `EL0004`
+    ("CANN error", re.compile(rb"(?<![A-Za-z0-9_.+\-])E[A-Z0-9][0-9]{4}(?=[:\]]|\s+(?:error|Error))")),
     (
         "glibc abort",
         re.compile(
@@ -41,13 +62,37 @@ _SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
         ),
     ),
     # the shell's or the kernel's word on a dead process: `run.sh: line 7: 4242 Killed  python train.py`,
-    # `Segmentation fault (core dumped)`, `Fatal Python error: Segmentation fault`, `Out of memory: Killed process`
+    # `Segmentation fault (core dumped)`, `Fatal Python error: Segmentation fault`, `Out of memory: Killed process`;
+    # OpenMPI's report (behind its `[host:pid] ` prefix): `*** Process received signal ***`,
+    # `Signal: Segmentation fault (11)`
     (
         "signal",
         re.compile(
             rb"^\s*(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?\s*$|"
             rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
-            rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill"
+            rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
+            rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$"
+        ),
+    ),
+    # the device's word: MindSpore on Ascend (`RunGraph] run task error!`, `rtStreamSynchronize execute
+    # failed`, `Allocate output memory failed`), CUDA / NPU out of memory
+    (
+        "device error",
+        re.compile(
+            rb"\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
+            rb"[Ss]ync ?(?:default )?[Ss]tream\w* (?:failed|error)|"
+            rb"\b[Aa]llocate (?:output |device |workspace |static |dynamic )?memory failed|"
+            rb"\b(?:CUDA|NPU|GPU|[Dd]evice) out of memory|\bOut of device memory|memory isn't enough"
+        ),
+    ),
+    # NCCL's: a collective library error by name, or the torch process group aborting (its watchdog's
+    # time-out is a "collective time-out", below)
+    (
+        "collective failure",
+        re.compile(
+            rb"\bnccl(?:Internal|System|UnhandledCuda|Remote|InvalidUsage|InvalidArgument)Error\b|"
+            rb"\bNCCL error\b|NCCL communicator was aborted|taking the entire process down|"
+            rb"^\[E\d{0,4}[ \]].*ProcessGroupNCCL.*(?:[Aa]bort|[Ee]rror|[Ee]xception|failed)"
         ),
     ),
 ]
@@ -65,7 +110,11 @@ _QUICK = re.compile(
     rb"[ABCEFIKOSTcdpst(](?:RITICAL|ATAL|[A-Z][0-9]{4}|\): |ouble free|orrupted|tack smashing|"
     rb"egmentation fault|borted|illed|us error|llegal instruction|loating point exception|"
     rb"ore dumped|atal Python error|ut of memory|ime ?[Oo]ut|imed out|imes out|iming out|IME ?OUT|"
-    rb"run: error: |rocess rank \d)"
+    rb"run: error: |rocess rank \d)|"
+    rb"E[0-9]{5}|exitcode: |Process received signal|Signal: |un task error|ynchroni|ync ?[Ss]tream|ync default|"
+    rb"llocate |out of memory|"
+    rb"ut of device memory|isn't enough|ccl[A-Za-z]+Error|NCCL error|communicator was aborted|"
+    rb"entire process down|ProcessGroupNCCL"
 )
 
 
@@ -97,6 +146,8 @@ def fatal_reason(line: bytes) -> str | None:
 #   mpirun noticed that process rank 3 with PID 4242 on node n1 exited on signal 11 (Segmentation fault).
 _SRUN_TASKS = re.compile(rb"^srun: error: (\S+): tasks? ([0-9][0-9,\-]*): (.+?)\s*$")
 _MPIRUN_RANK = re.compile(rb"process rank (\d+) with PID \d+ on node (\S+) exited on signal \d+ \(([^)]+)\)")
+#   ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 2 (pid: 4242) of binary: ...
+_TORCHRUN_RANK = re.compile(rb"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: \d+\)")
 # SIGTERM is what srun / scancel send the tasks left when one failed or the job was cancelled: the
 # task did not fail of its own, so it is no root cause (the failed one is named on its own line)
 _COLLATERAL = {"Terminated"}
@@ -110,13 +161,13 @@ class TaskEnd:
     ranks: tuple[int, ...]
     node: str
     reason: str  # "Segmentation fault", "Exited with exit code 1", "Killed", ...
-    launcher: str  # "srun" | "mpirun"
+    launcher: str  # "srun" | "mpirun" | "torchrun"
 
     def message(self, rank: int) -> str:
         return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}"
 
 
-_RE_ENDED = re.compile(r"^(srun|mpirun): task \d+ on \S+ ended: (.+)$")
+_RE_ENDED = re.compile(r"^(srun|mpirun|torchrun): task \d+ on \S+ ended: (.+)$")
 
 
 def task_end_words(message: str) -> tuple[str, str] | None:
@@ -150,8 +201,97 @@ def task_end(line: bytes) -> TaskEnd | None:
         launcher = "mpirun"
         rank, node, reason = (g.decode("utf-8", "replace") for g in m.groups())
         ranks = (int(rank),)
+    elif (m := _TORCHRUN_RANK.search(line)) is not None:
+        launcher, node = "torchrun", "local"
+        code = int(m.group(1))
+        reason = f"signal {-code}" if code < 0 else f"exit code {code}"
+        ranks = (int(m.group(2)),)
     else:
         return None
     if ranks is None or reason in _COLLATERAL:
         return None
     return TaskEnd(ranks, node, reason, launcher)
+
+
+# A launcher's or library's tag in front of a line when one stream carries several processes. Real lines:
+#   [1,2]<stderr>:Traceback (most recent call last):          mpirun --tag-output: [job,rank]<stream>:
+#   [rank6]:[E624 07:12:55.531 ProcessGroupNCCL.cpp:1537] ...  torch >= 2.2 (TORCH_LOGS prefix per rank)
+#   [ubuntu:4242] *** Process received signal ***              OpenMPI's signal report: [host:pid]
+_RE_TAG = re.compile(rb"\[(?:\d+,(\d+)\]<std(?:out|err)>:|rank(\d+)\]:|[A-Za-z0-9][\w.\-]*:\d+\] )")
+
+
+def line_tag(line: bytes) -> tuple[int | None, int]:
+    """(the rank a launcher tag at the start of `line` names, or None; where the line after the tag starts),
+    (None, 0) without a tag: what comes after it is read as a line of its own (a traceback, a signal report)."""
+    m = _RE_TAG.match(line)
+    if m is None:
+        return None, 0
+    rank = m.group(1) or m.group(2)
+    return (int(rank) if rank is not None else None), m.end()
+
+
+# ----------------------------------------------------------------------------- which failures ended the rank
+
+_RE_EXCEPTION = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::|$)|^Exception"
+)
+
+
+CUT_TRACEBACK = "Traceback (most recent call last): cut off, no exception line after it (the log ends inside it)"
+
+
+def failure_weight(message: str) -> int:
+    """How well an error's message names its failure: 3 a Python exception or a CANN code (the root cause
+    a user looks up), 2 another signature (a signal, a device or collective failure), 1 a traceback cut
+    off, 0 a bare `[ERROR]` line that only ended the log. `diagnose` names a rank's failure by its first
+    message of the highest weight."""
+    if _RE_EXCEPTION.match(message) is not None:
+        return 3
+    kind = fatal_reason(message.encode("utf-8", "replace"))
+    if kind is not None:
+        return 3 if kind in ("CANN error", "critical") else 2
+    return 1 if message == CUT_TRACEBACK else 0
+
+
+def named_failure(message: str) -> bool:
+    """Whether an error's message names its failure (`failure_weight` above 0)."""
+    return failure_weight(message) > 0
+
+
+def pending_traceback(st: FileState) -> dict | None:
+    """The failure standing for the traceback still open in this file (its exception line not read yet)."""
+    for err in reversed(st.errors[-8:]):
+        if err["message"] == CUT_TRACEBACK and err["offset"] == st.tb_start:
+            return err
+    return None
+
+
+def close_traceback(st: FileState, rank: int | None) -> int | None:
+    """The traceback's exception line came: the failure standing for it goes (the exception's replaces it);
+    the rank is the one its header named (a launcher's tag is on the header, maybe not on every line)."""
+    cut = pending_traceback(st)
+    if cut is None:
+        return rank
+    st.errors.remove(cut)
+    return cut["rank"] if cut["rank"] is not None else rank
+
+
+def settle(st: FileState) -> None:
+    """After each block read: an open traceback's failure holds what was read of it (should the log end
+    there), and failures followed by training are no longer failures (`trained_on`)."""
+    if st.tb_start is not None and (cut := pending_traceback(st)) is not None:
+        cut["context"] = bytes(st.tb_carry).decode("utf-8", "replace").replace("\r\n", "\n")
+    trained_on(st)
+
+
+def trained_on(st: FileState) -> None:
+    """Failures followed by training rows in the same file did not end the rank (a caught exception
+    printed, a retried download, an `[ERROR]` the run survived): they stay listed, as error lines.
+    One rule for `watch`, `diagnose` and the Monitor, which all judge by the error kinds."""
+    last = st.rows.last()
+    if last is None or not st.errors:
+        return
+    after = last[-1]
+    for err in st.errors:
+        if err["kind"] == ErrorKind.EXCEPTION and err["offset"] < after:
+            err["kind"] = str(ErrorKind.ERROR_LOG)

@@ -45,11 +45,26 @@ _NAN = float("nan")
 _RE_NUM = re.compile(NUM)
 _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
 _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
-_RE_LOSS_KEY = re.compile(rb"(?i)(?<![a-z0-9])loss['\"]?[ \t]*(?:value[ \t]*)?(?:is\b|[:=|])[ \t]*")
+_RE_LOSS_KEY = re.compile(
+    rb"(?i)(?<![a-z0-9])loss(?:['\"]?[ \t]*(?:value[ \t]*)?(?:is\b|[:=|])[ \t]*|"
+    # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
+    # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
+    # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
+    rb"[ \t]+(?=[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z]))))"
+)
+# A trainer's one-off summary at the end (HF Trainer / MindNLP: `{'train_runtime': 61.2, ..., 'train_loss':
+# 0.0029, 'epoch': 10.0}`): a series of its own, never the last training row
+_RE_SUMMARY = re.compile(rb"train_runtime|train_samples_per_second|train_steps_per_second")
+# A line that carries training progress: an `avg loss` on it is the epoch's training loss
+# (`Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary
+# (an epoch or step with its number: MindFormers' `epoch_end: ... per step time: 7.5 ms, avg loss: 2.4` repeats
+# the step's row as the sink's average, and stays out)
+_RE_TRAIN_CONTEXT = re.compile(rb"(?i)\b(?:epoch|step|iter|iteration|batch)\b[ \t:=#\[]*\d")
 _RE_QUALIFIER = re.compile(rb"((?:[A-Za-z]+[ \t_]+){1,3})$")
-_RE_EVAL_WORD = re.compile(rb"(?i)(?<![\w/.])(?:eval\w*|valid\w*|val|test\w*)(?![\w/.])")
+# `CV` is cross-validation (WeNet's `DEBUG CV Batch 4/0 loss 28.517015 ... rank 2`, `Epoch 74 CV info cv_loss 7.6`)
+_RE_EVAL_WORD = re.compile(rb"(?i)(?<![\w/.])(?:eval\w*|valid\w*|val|test\w*|cv)(?![\w/.])")
 _RE_EVAL_START = re.compile(rb"(?i)(?:eval\w*|valid\w*|val)(?![\w/.])")  # an eval message without a loss key
-_EVAL_QUAL = {b"val", b"valid", b"validation", b"eval", b"evaluation", b"test", b"testing", b"dev"}
+_EVAL_QUAL = {b"val", b"valid", b"validation", b"eval", b"evaluation", b"test", b"testing", b"dev", b"cv"}
 _WORD = rb"[A-Za-z][A-Za-z0-9_]*"
 _NUMV = (
     rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
@@ -178,10 +193,13 @@ def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], t
 
 
 def _is_eval(line: bytes, key_start: int) -> bool:
-    """A loss key qualified by val/eval/test (or avg without train), or an eval word before it."""
+    """A loss key qualified by val/eval/test (or avg on a line without train, epoch or step), or an eval
+    word before it."""
     q = _RE_QUALIFIER.search(line, max(0, key_start - 48), key_start)
     words = {w.lower() for w in re.split(rb"[ \t_]+", q.group(1)) if w} if q else set()
-    if words & _EVAL_QUAL or (words & {b"avg", b"average", b"mean"} and b"train" not in words):
+    if words & _EVAL_QUAL:
+        return True
+    if words & {b"avg", b"average", b"mean"} and b"train" not in words and not _RE_TRAIN_CONTEXT.search(line):
         return True
     return _RE_EVAL_WORD.search(line, 0, key_start) is not None
 
@@ -249,6 +267,30 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         _set(read, "overflow", 0.0 if flag in (b"false", b"0") else 1.0, "overflow_cond", o.span(1))
 
 
+# `key value` pairs on a line whose loss has no separator either: between pipes any key (old Megatron's
+# `| learning rate 6.300E-06 |`), elsewhere one word with a decimal value (WeNet's `loss_att 10.921429 lr
+# 0.00032621 rank 0`: the integers, `rank 0` and `Batch 4/203700`, are no metrics)
+_RE_KV_SPACE = re.compile(
+    rb"(?:(?<=\|)[ \t]*(" + _WORD + rb"(?:[ \t]+" + _WORD + rb"){0,4})[ \t]+(" + _NUMV + rb")[ \t]*(?=\||$)|"
+    rb"(?<![\w.\-/\\])(" + _WORD + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)(?![\w.])))"
+)
+
+
+def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
+    """The `key value` pairs of a line (`_RE_KV_SPACE`) into fields/extras, as `_metrics` does."""
+    for m in _RE_KV_SPACE.finditer(line):
+        key, at = (1, 2) if m.group(1) else (3, 4)
+        if skip[0] <= m.start(at) < skip[1] + 1:
+            continue
+        name = metric_name(m.group(key))
+        if not name or name in EPOCH_KEYS or name in STEP_KEYS:
+            continue
+        column = name if name.split("_")[-1] == "loss" else FIXED_ALIASES.get(name, name)
+        if column in _RESERVED:
+            column = name + "_value"
+        _set(read, column, to_float(m.group(at)), name, m.span(at))
+
+
 def read_line(line: bytes | str) -> LineRead | None:
     """The scalars of one line, or None when it carries no loss (and is no evaluation line)."""
     if isinstance(line, str):
@@ -262,11 +304,13 @@ def read_line(line: bytes | str) -> LineRead | None:
         if got is None:
             continue
         value, avg, span, avg_span = got
-        read = LineRead(eval=_is_eval(line, key.start()))
+        read = LineRead(eval=_is_eval(line, key.start()) or _RE_SUMMARY.search(line) is not None)
         _set(read, "loss", value, "loss", span)
         if avg == avg or (span[1] < len(line) and b"/" in line[span[1] : span[1] + 4]):
             _set(read, "loss_avg", avg, "loss_avg", avg_span)
         _metrics(read, line, span)
+        if key.group(0).rstrip(b" \t").lower().endswith(b"loss"):  # no separator after the key: nor after others
+            _space_metrics(read, line, span)
         break
     if read is None:
         message = _RE_PREFIX.match(line).end()

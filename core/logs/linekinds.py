@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
+from core.logs.failures import fatal_reason, line_tag, task_end
 from core.logs.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
 
-__all__ = ["RE_TIMEMONITOR", "TRACEBACK", "has_keyword", "reaches_metric_line"]
+__all__ = ["RE_TIMEMONITOR", "TRACEBACK", "failure_after_tag", "has_keyword", "reaches_metric_line"]
 
 TRACEBACK = b"Traceback (most recent call last)"
 RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms")
@@ -23,7 +24,7 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
     if line.startswith(ERROR_PREFIXES):
         return False
     if line.startswith(b"["):
-        return True
+        return not failure_after_tag(line, traceback_pending)[0]
     if line.startswith(TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
         return False
     if RE_EXC_LINE.match(line):
@@ -38,3 +39,23 @@ def has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:
     nl = buf.find(b"\n", start, end)
     low = bytes(buf[start : end if nl == -1 else nl]).lower()
     return b"loss" in low or b"val" in low
+
+
+def failure_after_tag(line: bytes, traceback_pending: bool) -> tuple[int, int | None]:
+    """(where a failure's line starts after a launcher's tag, the rank the tag names or None):
+    `[1,2]<stderr>:Traceback ...`, `[rank6]:[E624 ...] ... NCCL error`, `[host:pid] *** Process received signal ***`;
+    (0, None) when `line` has no tag or what follows it is no failure's line (a tagged loss line is read
+    whole, as the bulk path reads its shape)."""
+    rank, skip = line_tag(line)
+    if not skip:
+        return 0, None
+    body = line[skip:]
+    if (
+        body.startswith((*ERROR_PREFIXES, TRACEBACK))
+        or (traceback_pending and body.startswith((b" ", b"\t")))
+        or RE_EXC_LINE.match(body)
+        or fatal_reason(body) is not None
+        or task_end(body) is not None
+    ):
+        return skip, rank
+    return 0, None

@@ -11,8 +11,8 @@ case, is skipped in a few integer operations) and looks at single bytes only in 
 What it finds is exactly what the reference definitions give (tests/test_logs_fastpath.py holds it to
 them with hypothesis):
 - candidates: the start of every line after a newline that `core.logs.bulk.RE_SCAN` matches (a line
-  that does not begin with `[` or a newline, or begins with `[E` / `[C`) or that holds `loss` or `val`
-  in any case (only when `keywords`); the first line is the caller's to read, as before;
+  that does not begin with `[` or a newline, or begins with `[E` / `[C` or a launcher's tag) or that holds
+  `loss` or `val` in any case (only when `keywords`); the first line is the caller's to read, as before;
 - newlines: every `\\n` in `chunk[:end]`;
 - keyword lines: the start of each candidate line holding a keyword (what `worth_a_look` must keep).
 
@@ -50,13 +50,50 @@ def _zero_bytes(x: np.uint64) -> np.uint64:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
+def _host_char(c: int) -> bool:
+    """A byte of a host name in OpenMPI's `[host:pid] ` tag: a letter, digit, `_`, `.` or `-`."""
+    return 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95 or c == 46 or c == 45
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
 def _candidate(a: np.ndarray, line: int, end: int) -> bool:
-    """Whether the line starting at `line` is a candidate by its first bytes: not `[` nor empty, or `[E` / `[C`."""
+    """Whether the line starting at `line` is a candidate by its first bytes (core.logs.bulk.CANDIDATE_START):
+    not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[rank6...`, `[host:pid] `."""
     if line >= end:
         return False
     first = a[line]
-    bracket_ec = first == 91 and line + 1 < end and (a[line + 1] == 69 or a[line + 1] == 67)
-    return (first != 91 and first != 10) or bracket_ec
+    if first != 91:
+        return first != 10
+    if line + 1 >= end:
+        return False
+    b = a[line + 1]
+    if b == 69 or b == 67:
+        return True
+    if b == 114:  # [rank + a digit
+        return (
+            line + 5 < end
+            and a[line + 2] == 97
+            and a[line + 3] == 110
+            and a[line + 4] == 107
+            and 48 <= a[line + 5] <= 57
+        )
+    if not (48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122):
+        return False
+    p = line + 1
+    while p < end and 48 <= a[p] <= 57:
+        p += 1
+    if p > line + 1 and p < end and a[p] == 44:  # [digits,
+        return True
+    p = line + 2
+    while p < end and _host_char(a[p]):
+        p += 1
+    if p >= end or a[p] != 58:  # [host:
+        return False
+    q = p + 1
+    p = q
+    while p < end and 48 <= a[p] <= 57:
+        p += 1
+    return p > q and p + 1 < end and a[p] == 93 and a[p + 1] == 32  # [host:digits]<space>
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)

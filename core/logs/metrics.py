@@ -201,20 +201,26 @@ def block_rows(grid: np.ndarray, ranks: np.ndarray, max_rows: int) -> tuple[np.n
 
 
 def lagging_ranks(grid: np.ndarray, ranks: np.ndarray, z: float = 5.0, limit: int = 5) -> list[int]:
-    """Ranks whose latest value is far from the others' (robust z-score on each rank's last point)."""
+    """Ranks whose latest value is far from the others' at the same step (robust z-score of each rank's
+    last point against every rank's value in that column): a rank that died at step 150 is compared
+    with the others' step 150, not with their later, lower loss (that is no divergence)."""
     if grid.size == 0:
         return []
     has = ~np.isnan(grid)
     last_col = np.where(has.any(axis=1), grid.shape[1] - 1 - np.argmax(has[:, ::-1], axis=1), -1)
     last = np.where(last_col >= 0, grid[np.arange(len(ranks)), np.maximum(last_col, 0)], np.nan)
-    finite = last[np.isfinite(last)]
-    if len(finite) < 3:
-        return []
-    med = float(np.median(finite))
-    mad = float(np.median(np.abs(finite - med))) * 1.4826
-    if mad <= 0:
-        mad = max(abs(med) * 1e-3, 1e-12)
-    score = np.abs(last - med) / mad
+    score = np.full(len(ranks), np.nan)
+    for col in np.unique(last_col[last_col >= 0]).tolist():
+        values = grid[:, col]
+        finite = values[np.isfinite(values)]
+        if len(finite) < 3:
+            continue
+        med = float(np.median(finite))
+        mad = float(np.median(np.abs(finite - med))) * 1.4826
+        if mad <= 0:
+            mad = max(abs(med) * 1e-3, 1e-12)
+        here = last_col == col
+        score[here] = np.abs(last[here] - med) / mad
     order = np.argsort(-np.nan_to_num(score, nan=-1.0))
     return [int(ranks[i]) for i in order[:limit] if score[i] > z]
 

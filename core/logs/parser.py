@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from core.logs.bulk import (
+    RE_CANDIDATE_AT,
     RE_LM_AT,
     RE_SCAN,
     ROW_KEYS,
@@ -24,7 +25,7 @@ from core.logs.bulk import (
     lm_row,
     scan_by_definition,
 )
-from core.logs.failures import fatal_reason, task_end
+from core.logs.failures import CUT_TRACEBACK, close_traceback, fatal_reason, settle, task_end
 from core.logs.filestate import (
     FATAL_KINDS,
     MAX_PARTIAL_LINE,
@@ -46,7 +47,7 @@ from core.logs.formats import (
     to_float,
 )
 from core.logs.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
-from core.logs.linekinds import RE_TIMEMONITOR, TRACEBACK, has_keyword, reaches_metric_line
+from core.logs.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_tag, has_keyword, reaches_metric_line
 from core.logs.plain import worth_a_look
 from core.logs.templated import Shapes, compiled_passes, extra_names, template_block
 
@@ -99,7 +100,7 @@ class Parser:
         find = buf.find
         metrics = info.role == "worker"
         fast = metrics and self.user is None
-        if self.user is None and (buf[:1] != b"[" or buf[1:2] in (b"E", b"C") or has_keyword(buf, 0, end)):
+        if self.user is None and (buf[:1] != b"[" or RE_CANDIDATE_AT.match(buf, 0, end) or has_keyword(buf, 0, end)):
             m = RE_LM_AT.match(buf, 0, end) if fast else None
             if m is not None:
                 st.rows.append(lm_row(m, base, obs_time))
@@ -350,12 +351,14 @@ class Parser:
                 self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
 
     def _carry_traceback(self, st: FileState, buf: bytes | bytearray, base: int, end: int) -> None:
-        """Keep the bytes of a traceback still being written, for its context once it ends."""
+        """Keep the bytes of a traceback still being written, for its context once it ends; and settle
+        which failures ended the rank (core.logs.failures.settle)."""
         if st.tb_start is not None:
             if st.tb_start >= base:
                 st.tb_carry = bytes(buf[st.tb_start - base : end][: self.settings.tb_carry_max])
             else:
                 st.tb_carry += buf[: min(end, max(0, self.settings.tb_carry_max - len(st.tb_carry)))]
+        settle(st)
 
     def _error(
         self,
@@ -392,9 +395,12 @@ class Parser:
             line = line[:-1]
         if not line:
             return
-        off = base + ls
         info = st.info
         rank = info.rank if info.role in ("worker", "errors") else -1
+        if line[:1] == b"[" and (tag := failure_after_tag(line, st.tb_start is not None))[0]:
+            # a failure's line after a launcher's tag (`[1,2]<stderr>:`, `[rank6]:`), of the rank it names
+            line, ls, rank = line[tag[0] :], ls + tag[0], rank if tag[1] is None else tag[1]
+        off = base + ls
         if line.startswith(ERROR_PREFIXES):
             m = _RE_MS_LOG.match(line)
             msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
@@ -404,8 +410,8 @@ class Parser:
                 self._error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
             elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
                 self._error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
-            else:  # [CRITICAL], a CANN code or a collective time-out ends the rank; other [ERROR]s do not
-                kind = ErrorKind.EXCEPTION if fatal_reason(line) else ErrorKind.ERROR_LOG
+            else:  # an error line ends a rank's run unless training follows (failures.trained_on settles it)
+                kind = ErrorKind.EXCEPTION if fatal_reason(line) or info.role == "worker" else ErrorKind.ERROR_LOG
                 self._error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
             return
         if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers); or a fatal line
@@ -421,6 +427,8 @@ class Parser:
         if line.startswith(TRACEBACK):
             st.tb_start = off
             st.tb_carry = b""
+            # a failure until its exception line replaces it (a log may end inside the traceback)
+            self._error(st, ErrorKind.EXCEPTION, CUT_TRACEBACK, "", off, rank, st.pid, obs_time, last_log_time(line))
             return
         if st.tb_start is not None and line.startswith((b" ", b"\t")):
             return  # a frame of the pending traceback
@@ -431,6 +439,7 @@ class Parser:
             head = st.tb_start - base if st.tb_start is not None and st.tb_start >= base else ls
             lt = last_log_time(bytes(buf[max(self._floor, head - _LOOKBACK) : head]))  # the exception's own time
             if st.tb_start is not None:
+                rank = close_traceback(st, rank)
                 end = off - base + len(line)
                 raw = buf[st.tb_start - base : end] if st.tb_start >= base else st.tb_carry + buf[:end]
                 context = raw[-self.settings.tb_carry_max :].decode("utf-8", "replace").replace("\r\n", "\n")
@@ -465,17 +474,8 @@ class Parser:
             for task in ended.ranks:
                 self._error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
         elif fatal_reason(line) is not None:
-            self._error(
-                st,
-                ErrorKind.EXCEPTION,
-                line.decode("utf-8", "replace").strip(),
-                "",
-                off,
-                rank,
-                st.pid,
-                obs_time,
-                last_log_time(line),
-            )
+            text = line.decode("utf-8", "replace").strip()
+            self._error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
 
     def _user_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """The user's regex on one line: True when it gave a row."""

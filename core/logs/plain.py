@@ -22,6 +22,18 @@ _WORTH_LITERALS = (
     *(b"RITICAL", b"ATAL", b"): ", b"ouble free", b"orrupted", b"tack smashing", b"egmentation fault"),
     *(b"borted", b"illed", b"us error", b"llegal instruction", b"loating point exception", b"ore dumped"),
     *(b"atal Python error", b"ut of memory", b"run: error: ", b"rocess rank"),
+    *(b"exitcode: ", b"Process received signal", b"Signal: ", b"un task error", b"ynchroni", b"yncStream"),
+    *(
+        b"ync Stream",
+        b"ync default",
+        b"yncstream",
+        b"ync stream",
+        b"llocate ",
+        b"out of memory",
+        b"ut of device memory",
+    ),
+    *(b"isn't enough",),
+    *(b"NCCL error", b"communicator was aborted", b"entire process down", b"ProcessGroupNCCL"),
     *(b"imeout", b"imeOut", b"ime out", b"ime Out", b"imed out", b"imes out", b"iming out", b"IMEOUT", b"IME OUT"),
 )
 _RE_CANN_CODE = re.compile(rb"[A-Z][0-9]{4}")

@@ -13,11 +13,12 @@ import numpy as np
 import pandas as pd
 
 from core.files import open_checked
+from core.logs.failures import named_failure
 from core.logs.filestate import FATAL_KINDS, ErrorKind
 from core.logs.formats import MARKERS, NOISE_PREFIXES
 from core.logs.snapshot import RunSnapshot
 
-__all__ = ["STATES", "RankState", "rank_status", "tail_lines"]
+__all__ = ["STATES", "RankState", "failed_ranks", "nonfinite_by_rank", "rank_status", "tail_lines"]
 
 
 class RankState(StrEnum):
@@ -55,25 +56,56 @@ def _fatal_by_rank(errs: pd.DataFrame) -> dict[int, tuple[str, str]]:
     if errs.empty:
         return out
     fatal = errs[errs["kind"].isin(FATAL_KINDS) & errs["rank"].notna()]
-    decisive = (ErrorKind.EXCEPTION, ErrorKind.NAN)
+    tiers: dict[int, int] = {}
     for rank, kind, message in zip(fatal["rank"], fatal["kind"], fatal["message"], strict=True):
-        prev = out.get(int(rank))
-        if kind in decisive or prev is None or prev[0] not in decisive:
+        # a named failure (a traceback's exception, a NaN, a known signature) over a bare `[ERROR]` line
+        # that ended the log, over a launcher's or the scheduler's word; the last of the best tier
+        if kind == ErrorKind.NAN or (kind == ErrorKind.EXCEPTION and named_failure(str(message))):
+            tier = 2
+        else:
+            tier = 1 if kind == ErrorKind.EXCEPTION else 0
+        if tier >= tiers.get(int(rank), -1):
+            tiers[int(rank)] = tier
             out[int(rank)] = (str(kind), str(message))
     return out
 
 
-def _nonfinite_by_rank(metrics: pd.DataFrame) -> dict[int, tuple[float, float]]:
-    """Per rank, its first non-finite loss and the step it came at: the parsed value decides, whatever
-    the line's format (one vectorised pass; the common case, no NaN, costs one isfinite)."""
+def nonfinite_by_rank(metrics: pd.DataFrame) -> tuple[dict[int, tuple[float, float]], set[int]]:
+    """Per rank, its first non-finite loss and the step it came at (the parsed value decides, whatever
+    the line's format: one vectorised pass; the common case, no NaN, costs one isfinite); and the ranks
+    that trained past it (their last loss is finite and at a later step: Megatron skips the step and lowers
+    the loss scale; the same step printed again finite does not hide the NaN)."""
     if metrics.empty:
-        return {}
+        return {}, set()
     loss = metrics["loss"].to_numpy(dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(loss))
     if not len(bad):
-        return {}
+        return {}, set()
     first = metrics.iloc[bad].groupby("rank", sort=False).head(1)
-    return {int(r): (float(v), float(s)) for r, v, s in zip(first["rank"], first["loss"], first["step"], strict=True)}
+    out = {int(r): (float(v), float(s)) for r, v, s in zip(first["rank"], first["loss"], first["step"], strict=True)}
+    last = metrics[metrics["rank"].isin(list(out))].groupby("rank", sort=False).tail(1)  # (`last()` skips NaN)
+    recovered = {
+        int(r)
+        for r, v, s in zip(last["rank"], last["loss"], last["step"], strict=True)
+        if math.isfinite(v) and not s <= out[int(r)][1]  # a finite loss at a later step (a re-print is not)
+    }
+    return out, recovered
+
+
+def failed_ranks(snap: RunSnapshot) -> dict[int, str]:
+    """Rank -> why it failed: the one judgement `watch --once`, `diagnose` and the Monitor's status table
+    all make. A rank failed when its log (or a launcher's) holds a line that ended it (FATAL_KINDS: the
+    reader already settled that an error followed by training rows in the same file did not), or when its
+    loss became nan/inf and stayed so; a NaN the run trained past is reported, not a failure."""
+    out: dict[int, str] = {}
+    for rank, (_, message) in _fatal_by_rank(snap.errors).items():
+        if rank >= 0:
+            out[rank] = message
+    nonfinite, recovered = nonfinite_by_rank(snap.metrics)
+    for rank, (value, step) in nonfinite.items():
+        if rank not in recovered:
+            out.setdefault(rank, f"loss was {value} at step {step:.0f}" if step == step else f"loss was {value}")
+    return out
 
 
 def rank_status(
@@ -82,7 +114,8 @@ def rank_status(
     """Per-rank state for the status table: running / stalled / crashed / nan / finished / stopped / ended.
 
     crashed: the rank has a traceback, msrun reported its worker pid, or the scheduler timed it out.
-    nan: a loss it printed is not finite (any format) or LossMonitor raised "loss is NAN or INF".
+    nan: its loss became non-finite (any format) and stayed so, or LossMonitor raised "loss is NAN or INF"
+    (a NaN the run trained past is said in the detail of its state).
     stalled: no new line for `stall_after_s` while the run is (or may be) running.
     ended: stalled, but at the job's last step like every rank (a finished run read as a plain folder).
     `run_status` (from the run registry: running/succeeded/failed/stopped) settles ranks whose log
@@ -101,7 +134,7 @@ def rank_status(
     ):
         run_status = "failed"  # the msrun scheduler raised, or srun / mpirun reported a dead task: the job is over
     fatal_by_rank = _fatal_by_rank(errs)
-    nonfinite = _nonfinite_by_rank(snap.metrics)
+    nonfinite, recovered = nonfinite_by_rank(snap.metrics)
     states, details = [], []
     unreadable = ranks["unreadable"] if "unreadable" in ranks else pd.Series("", index=ranks.index)
     for rank, last_activity, last_loss, n_loss, finished, why_unreadable in zip(
@@ -121,7 +154,7 @@ def rank_status(
         elif n_loss and not math.isfinite(last_loss):
             states.append(RankState.NAN)
             details.append(f"last loss is {last_loss}")
-        elif rank in nonfinite:
+        elif rank in nonfinite and rank not in recovered:
             value, step = nonfinite[rank]
             states.append(RankState.NAN)
             details.append(f"loss was {value} at step {step:.0f}" if step == step else f"loss was {value}")
@@ -144,6 +177,11 @@ def rank_status(
             states.append(RankState.RUNNING)
             details.append("")
     _settle_ended(ranks, states, details, now)
+    for i, rank in enumerate(ranks["rank"].astype(int)):
+        if rank in recovered and not details[i] and states[i] != RankState.NAN:
+            value, step = nonfinite[rank]
+            at = f" at step {step:.0f}" if step == step else ""
+            details[i] = f"loss was {value}{at}; training went on (finite losses after it)"
     ranks["age_s"] = now - ranks["last_activity"]
     ranks["state"] = [str(s) for s in states]
     ranks["detail"] = details
