@@ -270,7 +270,9 @@ def test_a_utf16_log_is_read_like_its_utf8_copy(tmp_path: Path, encoding: str, s
     assert snap.metrics["step"].tolist() == [1, 2, 3, 4] and snap.metrics["lr"].tolist()[-1] == 0.1
     _same_read(snap, read_run(utf8))
     assert snap.errors["line"].tolist() == [6]  # ValueError is the 6th line of the file
-    assert rank_status(snap).set_index("rank").loc[3, "state"] == "crashed"
+    # judged as its UTF-8 copy is: the traceback is listed, and the run trained past it (step 4), so not crashed
+    state = rank_status(snap).set_index("rank").loc[3, "state"]
+    assert state == rank_status(read_run(utf8)).set_index("rank").loc[3, "state"] and state != "crashed"
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

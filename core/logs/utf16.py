@@ -93,13 +93,15 @@ def read_utf16(
             st.dropped_bytes += upto - base
             st.dropped_lines += not dropping
         elif text:
-            n_errors = len(st.errors)
             feed(st, text, base, now, len(text))
-            if len(st.errors) > n_errors:
-                before = line_number(st.info.path, base) or 1
-                for err in st.errors[n_errors:]:
-                    if err["line"] is None:
-                        err["line"] = before + text.count(b"\n", 0, max(0, err["offset"] - base))
+            before = None
+            # this block's errors (the newest; a pending traceback's may have been replaced, not appended)
+            for err in reversed(st.errors):
+                if err["offset"] < base:
+                    break
+                if err["line"] is None:
+                    before = before or line_number(st.info.path, base) or 1
+                    err["line"] = before + text.count(b"\n", 0, max(0, err["offset"] - base))
         dropping = text is None
         st.consumed = upto
     return st.consumed
