@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 
 from core.logs import RunSnapshot
 from core.logs.diagnose import Diagnosis
-from core.logs.metrics import block_rows, ema_smooth, global_step_values, lagging_ranks, nan_quantiles, rank_grid
+from core.logs.lookat import look_at as core_look_at
+from core.logs.metrics import block_rows, ema_smooth, global_step_values, nan_quantiles, rank_grid
 
 SCALE_RANKS = 32
 """Above this many ranks the Monitor shows aggregates and heatmaps instead of one line per rank."""
@@ -76,27 +77,8 @@ def _align(grid: np.ndarray, have: np.ndarray, want: np.ndarray) -> np.ndarray:
 
 
 def look_at(diag: Diagnosis, g: Grids) -> pd.DataFrame:
-    """The ranks a person should look at first, with why: root cause, other failures, hung, stragglers,
-    diverging loss. One row per rank, most important first."""
-    rows: list[tuple[int, str, str]] = []
-    seen: set[int] = set()
-
-    def add(rank: int, what: str, why: str) -> None:
-        if rank not in seen:
-            seen.add(rank)
-            rows.append((rank, what, why))
-
-    if diag.root_cause is not None:
-        group = next(gr for gr in diag.failure_groups if gr.first_rank == diag.root_cause)
-        add(diag.root_cause, "failed first", f"{group.exception[:120]} (failed first of {len(group.ranks)})")
-    for gr in diag.failure_groups:
-        add(gr.first_rank, "failed first in its group", gr.exception[:120])
-    for h in diag.hung:
-        add(h.rank, "hung", h.reason)
-    for s in diag.stragglers:
-        add(s.rank, "straggler", f"{s.step_time:.0f} ms/step = {s.ratio:.2f}x the median {s.median_step_time:.0f} ms")
-    for r in lagging_ranks(g.loss, g.ranks):
-        add(r, "loss diverges", "its latest loss is far from the other ranks'")
+    """The ranks a person should look at first, with why (core.logs.lookat, as the shared report lists them)."""
+    rows = [(a.rank, a.what, a.why) for a in core_look_at(diag, g.loss, g.ranks)]
     return pd.DataFrame(rows, columns=["rank", "what", "why"])
 
 

@@ -18,7 +18,8 @@ import pandas as pd
 
 from core.logs import RunSnapshot, rank_status
 from core.logs.diagnose import Diagnosis, rank_step_times
-from core.logs.metrics import downsample, global_step_values, lagging_ranks, nan_quantiles, rank_grid
+from core.logs.lookat import LookAt, look_at
+from core.logs.metrics import downsample, global_step_values, nan_quantiles, rank_grid
 
 __all__ = ["Chart", "ErrorQuote", "LookAt", "ReportData", "Trace", "TraceKind", "build_report"]
 
@@ -53,15 +54,6 @@ class Chart:
     x_title: str
     traces: list[Trace]
     note: str = ""
-
-
-@dataclass(frozen=True)
-class LookAt:
-    """A rank a reader should look at first, and why (most important first)."""
-
-    rank: int
-    what: str
-    why: str
 
 
 @dataclass(frozen=True)
@@ -154,28 +146,6 @@ def _loss_grid(snap: RunSnapshot, gs: np.ndarray) -> tuple[np.ndarray, np.ndarra
         return np.empty((0, 0)), np.empty(0, dtype=np.int64)
     grid, ranks, _ = rank_grid(m["rank"].to_numpy(), gs, m["loss"].to_numpy(dtype=np.float64), MAX_COLS)
     return grid, ranks
-
-
-def look_at(diag: Diagnosis, loss_grid: np.ndarray, grid_ranks: np.ndarray) -> list[LookAt]:
-    """The ranks to look at first, as the Monitor lists them at scale: the first failing rank, each failure
-    group's first rank, hung ranks, stragglers, then ranks whose latest loss is far from the others'."""
-    out: dict[int, LookAt] = {}
-
-    def add(rank: int, what: str, why: str) -> None:
-        out.setdefault(rank, LookAt(rank, what, why))
-
-    if diag.root_cause is not None:
-        group = next(g for g in diag.failure_groups if g.first_rank == diag.root_cause)
-        add(diag.root_cause, "failed first", f"{group.exception} (first of {len(group.ranks)})")
-    for g in diag.failure_groups:
-        add(g.first_rank, "failed first in its group", g.exception)
-    for h in diag.hung:
-        add(h.rank, "hung", h.reason)
-    for s in diag.stragglers:
-        add(s.rank, "straggler", f"{s.step_time:.0f} ms/step = {s.ratio:.2f}x the median {s.median_step_time:.0f} ms")
-    for r in lagging_ranks(loss_grid, grid_ranks) if loss_grid.size else []:
-        add(r, "loss diverges", "its latest loss is far from the other ranks'")
-    return list(out.values())
 
 
 def _chart(snap: RunSnapshot, gs: np.ndarray, column: str, label: str, big: bool, highlight: list[int]) -> Chart:
