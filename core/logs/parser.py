@@ -24,6 +24,7 @@ from core.logs.bulk import (
     lm_row,
     scan_by_definition,
 )
+from core.logs.discover import LogRole
 from core.logs.failures import fatal_reason, task_end
 from core.logs.filestate import (
     FATAL_KINDS,
@@ -89,15 +90,15 @@ class Parser:
         `buf` may be a reused bytearray longer than `end`: nothing past `end` is looked at.
         """
         info = st.info
-        if info.role == "worker" and st.pid is None:
+        if info.role == LogRole.WORKER and st.pid is None:
             m = _RE_DISTRIBUTED_PID.search(buf, 0, end) or _RE_PID.search(buf, 0, end)
             if m:
                 st.pid = int(m.group(1))
-        if info.role == "scheduler":
+        if info.role == LogRole.SCHEDULER:
             st.unregistered.update(int(m.group(1)) for m in _RE_UNREGISTERED.finditer(buf, 0, end))
         obs_time = now if st.live else _NAN
         find = buf.find
-        metrics = info.role == "worker"
+        metrics = info.role == LogRole.WORKER
         fast = metrics and self.user is None
         if self.user is None and (buf[:1] != b"[" or buf[1:2] in (b"E", b"C") or has_keyword(buf, 0, end)):
             m = RE_LM_AT.match(buf, 0, end) if fast else None
@@ -394,7 +395,7 @@ class Parser:
             return
         off = base + ls
         info = st.info
-        rank = info.rank if info.role in ("worker", "errors") else -1
+        rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
         if line.startswith(ERROR_PREFIXES):
             m = _RE_MS_LOG.match(line)
             msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
