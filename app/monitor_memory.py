@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core.logs import RunSnapshot, tail_lines
+from core.logs.discover import LogRole
 from core.logs.memory import memory_report, memory_rows
 
 HOW_TO_GET_THEM = (
@@ -46,7 +47,7 @@ def memory_panel(snap: RunSnapshot, plan: dict[str, Any] | None) -> None:
             st.caption(f"`{source}`")  # in code: a file name's underscores are not markdown
         if not st.toggle("Read the measured memory from the logs", key="mon_memory_read"):
             return
-        files = tuple((f.rank, str(f.path)) for f in snap.files if f.role == "worker" and f.rank is not None)
+        files = tuple((f.rank, str(f.path)) for f in snap.files if f.role == LogRole.WORKER and f.rank is not None)
         rows = memory_rows(_measured(files, str(Path(snap.log_dir)), planned))
         if not rows:
             st.info(f"No rank's log has them yet. {HOW_TO_GET_THEM}")

@@ -17,7 +17,7 @@ from core.logs import RunWatcher
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.replay import load_recording, new_replay_dir, replay
 from core.logs.watcher import WatcherRegistry
-from core.run.registry import RunListing, launcher_output_paths, scan_runs
+from core.run.registry import RunListing, RunStatus, launcher_output_paths, scan_runs
 from core.workspace import EXAMPLES_DIR, default_workspace
 
 SOURCES = ["Launched run", "Log folder", "Replay recorded run"]
@@ -31,7 +31,7 @@ class Source:
 
     log_dir: Path | None = None
     label: str = ""
-    status: str | None = None
+    status: RunStatus | None = None
     extra: tuple[str, ...] = ()
 
 
@@ -175,7 +175,7 @@ def _launched_run(listing: RunListing) -> Source:
     st.query_params["run"] = run_id
     # Slurm / multi-node / watched-folder runs are written by other machines: inotify sees nothing there
     st.session_state["mon_shared_fs"] = bool(getattr(rec, "shared_filesystem", False))
-    per_node = rec.options.get("local_worker_num") if isinstance(rec.options, dict) else None
+    per_node = rec.options.local_worker_num
     if st.session_state.get("mon_per_node_run") != run_id:  # a new run: take its node size, once
         st.session_state["mon_per_node_run"] = run_id
         if isinstance(per_node, int) and per_node >= 1:
@@ -240,7 +240,7 @@ def _replay() -> Source:
     if not out:
         return Source()
     thread = replay_sessions().get(out, (None, None))[0]
-    status = "running" if thread is not None and thread.is_alive() else None
+    status = RunStatus.RUNNING if thread is not None and thread.is_alive() else None
     pace = "synthetic" if rec.synthetic else "recorded"
     started_speed = st.session_state.get("mon_replay_speed", speed)
     st.info(

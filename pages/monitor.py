@@ -20,7 +20,7 @@ from app.monitor_source import get_watcher, pick_source
 from app.monitor_time import time_panel
 from core.logs import LogFormatError, RunSnapshot, compile_user_regex
 from core.logs.diagnose import Diagnosis, diagnose
-from core.logs.discover import folder_notes
+from core.logs.discover import LogRole, folder_notes
 from core.logs.filestate import note_lines
 from core.logs.guard import validate_log_dir
 from core.logs.selection import RankSelectionError, select_ranks
@@ -105,7 +105,9 @@ def no_rows_help(snap: RunSnapshot, source_dir: Path) -> None:
         "give a **Custom loss regex** under Advanced in the sidebar: it is tried on every line."
     )
     shapes = cached(
-        "shapes", (str(source_dir), snap.version), lambda: line_shapes(f.path for f in snap.files if f.role == "worker")
+        "shapes",
+        (str(source_dir), snap.version),
+        lambda: line_shapes(f.path for f in snap.files if f.role == LogRole.WORKER),
     )
     if shapes:
         st.markdown("**Most frequent line shapes with numbers** (digits shown as #, then an example line)")

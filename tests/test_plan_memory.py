@@ -19,7 +19,7 @@ from core.codegen import RunOptions, read_job_plan, write_job
 from core.logs.memory import MIB, MemoryUse, memory_report, parse_memory
 from core.plan.activations import Recompute
 from core.plan.explore import StructureCache, apply_recipe, evaluate
-from core.plan.planned import plan_for_config, plan_for_design, recipe_in_description
+from core.plan.planned import design_recipe, plan_for_config, plan_for_design
 from core.plan.recipes import PlanModel, Recipe, recipe_candidate
 from core.sharding.design import load_design
 from core.workspace import EXAMPLES_DIR
@@ -163,7 +163,7 @@ def test_a_planner_made_design_carries_its_plan_into_the_job(tmp_path: Path) -> 
     (the run's record takes it at launch); an edited design's plan no longer applies, and says so."""
     recipe = Recipe(2, 2, 2, True, True, Recompute.SELECTIVE, 4, 1)
     design = apply_recipe(SMALL, recipe)
-    assert recipe_in_description(design.description) == recipe
+    assert design_recipe(design) == recipe
     plan = plan_for_design(design)
     want = evaluate(recipe_candidate(SMALL, recipe), SMALL, StructureCache(SMALL), 1 << 40)
     assert plan is not None and plan["memory_bytes"] == want.memory_bytes > 0 and plan["recipe"] == recipe.label()

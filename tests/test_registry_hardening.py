@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from core.__main__ import main
-from core.codegen import jobfolder
+from core.codegen import RunOptions, jobfolder
 from core.run import launch as launch_mod
 from core.run import registry
 from core.run.launch import delete_run, launch, stop, wait
@@ -253,7 +253,7 @@ def test_every_field_read_is_in_its_bounds_or_the_record_is_one_error(fields: di
         assert moment is None or (type(moment) is float and 0 <= moment <= 2**34)
     assert record.master_port is None or 0 <= record.master_port <= 65535
     assert all(type(w) is str and "\0" not in w for w in [*record.command, *record.argv, record.message])
-    assert isinstance(record.options, dict) and record.log_dir.parent != record.log_dir
+    assert isinstance(record.options, RunOptions) and record.log_dir.parent != record.log_dir
     if record.kind != RunKind.EXTERNAL:
         assert run_dir in (record.log_dir, *record.log_dir.parents)
 

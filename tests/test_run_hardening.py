@@ -113,13 +113,13 @@ def test_concurrent_writers_cannot_interleave(tmp_path: Path) -> None:
     """Read-modify-writes from several writers under the per-run lock: no update is lost."""
     ws = tmp_path / "ws"
     record = _starting_record(ws, "counter")
-    record.options = {"n": 0}
+    record.device_num = 0  # the counter: an integer field of run.json
     write_record(record)
 
     def bump(r: RunRecord) -> None:
-        n = r.options["n"]
+        n = r.device_num
         time.sleep(0.001)  # widen the read-modify-write window
-        r.options["n"] = n + 1
+        r.device_num = n + 1
 
     def worker() -> None:
         for _ in range(40):
@@ -130,7 +130,7 @@ def test_concurrent_writers_cannot_interleave(tmp_path: Path) -> None:
         t.start()
     for t in threads:
         t.join()
-    assert read_record(record.run_dir).options["n"] == 160
+    assert read_record(record.run_dir).device_num == 160
 
 
 def test_a_stop_during_the_start_stops_before_anything_runs(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from core.cli.watch import no_rows_help, skipped_lines
 from core.files import expand_home
 from core.logs import LogFormatError, read_run
 from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
-from core.logs.discover import folder_notes
+from core.logs.discover import LogRole, folder_notes
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.memory import memory_report
 from core.logs.status import tail_lines
@@ -196,7 +196,7 @@ def handle(args: argparse.Namespace) -> int:
         tails = {
             f.rank: tail_lines(f.path, 400, hide_noise=False, max_bytes=1 << 18)
             for f in snap.files
-            if f.role == "worker" and f.rank is not None
+            if f.role == LogRole.WORKER and f.rank is not None
         }
         planned = plan.get("memory_bytes") if plan else None
         memory = memory_report(tails, None if planned is None else dict.fromkeys(tails, planned))

@@ -22,7 +22,7 @@ from core.alerts.settings import rule_settings
 from core.cli.common import fail, launcher_notes, terminal_safe
 from core.errors import UserError
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
-from core.logs.discover import folder_notes
+from core.logs.discover import LogRole, folder_notes
 from core.logs.filestate import NOTE_KINDS, note_lines
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.shapes import line_shapes, metric_labels
@@ -191,7 +191,7 @@ def failed_line(snap: RunSnapshot) -> str:
 def no_rows_help(snap: RunSnapshot) -> str:
     """Item 7 of issue 18: no loss row was read, so show the most frequent line shapes that carry
     numbers (digits as #) and how to give a regex, instead of an empty table."""
-    shapes = line_shapes(f.path for f in snap.files if f.role == "worker")
+    shapes = line_shapes(f.path for f in snap.files if f.role == LogRole.WORKER)
     if not shapes:
         return "no loss rows: no line of the rank logs carries a number"
     out = [

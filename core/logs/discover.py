@@ -23,14 +23,34 @@ import os
 import re
 import stat as stat_mod
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from core.files import kind_of
 
-__all__ = ["MAX_DEPTH", "Discovery", "LogFile", "Skipped", "discover", "discover_logs", "explain_empty", "folder_notes"]
+__all__ = [
+    "MAX_DEPTH",
+    "Discovery",
+    "LogFile",
+    "LogRole",
+    "Skipped",
+    "discover",
+    "discover_logs",
+    "explain_empty",
+    "folder_notes",
+]
 
 MAX_DEPTH = 4  # folders below the chosen one: run/output/log/rank_0/info.log is 3 deep
 MAX_LISTED_SKIPS = 50  # skipped files kept with their reason (the count goes on)
+
+
+class LogRole(StrEnum):
+    """What a log file is to its run (a StrEnum: it prints, sorts and serialises as the word it always was)."""
+
+    WORKER = "worker"  # a rank's output: loss rows, metrics, failures
+    ERRORS = "errors"  # a rank's error-only log (MindFormers rank_N/error.log): failures only
+    SCHEDULER = "scheduler"  # msrun's scheduler.log
+    LAUNCHER = "launcher"  # a launcher's own stdout (msrun, mpirun, srun): failures only
 
 
 @dataclass(frozen=True)
@@ -40,9 +60,12 @@ class LogFile:
 
     path: Path
     rel: str
-    role: str  # "worker" | "errors" | "scheduler" | "launcher"
+    role: LogRole  # a plain word ("worker") is taken and made the enum; an unknown one is a ValueError
     rank: int | None
     layout: str  # "msrun" | "mindformers" | "mpirun" | "rank_table" | "model_zoo" | "slurm" | "rank_dir" | ...
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "role", LogRole(self.role))
 
 
 @dataclass(frozen=True)
@@ -82,24 +105,24 @@ class Discovery:
 
 _LOG_EXT = r"(?:log|out|txt|err)"
 # (pattern on the path relative to the chosen folder, role, layout); the first that matches wins.
-_RULES: list[tuple[re.Pattern[str], str, str]] = [
-    (re.compile(r"(?:^|/)worker_(\d+)\.log$"), "worker", "msrun"),
-    (re.compile(r"(?:^|/)scheduler\.log$"), "scheduler", "msrun"),
-    (re.compile(r"(?:^|/)rank_(\d+)/info\.log$"), "worker", "mindformers"),
-    (re.compile(r"(?:^|/)rank_(\d+)/error\.log$"), "errors", "mindformers"),
-    (re.compile(r"(?:^|/)rank\.(\d+)/(?:stdout|stderr)$"), "worker", "mpirun"),
-    (re.compile(r"(?:^|/)device_?(\d+)/[^/]*\.log\d*$"), "worker", "rank_table"),
-    (re.compile(r"(?:^|/)train_parallel(\d+)/(?:log|[^/]*\.log)$"), "worker", "model_zoo"),
-    (re.compile(r"(?:^|/)slurm-\d+[_.-](\d+)\." + _LOG_EXT + "$"), "worker", "slurm"),
+_RULES: list[tuple[re.Pattern[str], LogRole, str]] = [
+    (re.compile(r"(?:^|/)worker_(\d+)\.log$"), LogRole.WORKER, "msrun"),
+    (re.compile(r"(?:^|/)scheduler\.log$"), LogRole.SCHEDULER, "msrun"),
+    (re.compile(r"(?:^|/)rank_(\d+)/info\.log$"), LogRole.WORKER, "mindformers"),
+    (re.compile(r"(?:^|/)rank_(\d+)/error\.log$"), LogRole.ERRORS, "mindformers"),
+    (re.compile(r"(?:^|/)rank\.(\d+)/(?:stdout|stderr)$"), LogRole.WORKER, "mpirun"),
+    (re.compile(r"(?:^|/)device_?(\d+)/[^/]*\.log\d*$"), LogRole.WORKER, "rank_table"),
+    (re.compile(r"(?:^|/)train_parallel(\d+)/(?:log|[^/]*\.log)$"), LogRole.WORKER, "model_zoo"),
+    (re.compile(r"(?:^|/)slurm-\d+[_.-](\d+)\." + _LOG_EXT + "$"), LogRole.WORKER, "slurm"),
     # sbatch/srun --output=NAME-%j-%t.out (job id, then task id): Slurm's own .out/.err names only
-    (re.compile(r"(?:^|/)[\w.]+-\d+-(\d+)\.(?:out|err)$"), "worker", "slurm"),
+    (re.compile(r"(?:^|/)[\w.]+-\d+-(\d+)\.(?:out|err)$"), LogRole.WORKER, "slurm"),
     (
         re.compile(r"(?:^|/)(?:[\w-]+[._-])?(?:out|err|stdout|stderr|output|task)[._-](\d+)(?:\." + _LOG_EXT + ")?$"),
-        "worker",
+        LogRole.WORKER,
         "slurm",
     ),
-    (re.compile(r"(?:^|/)rank[_-]?(\d+)/[^/]+\." + _LOG_EXT + "$"), "worker", "rank_dir"),
-    (re.compile(r"(?:^|/)rank[_-]?(\d+)\." + _LOG_EXT + "$"), "worker", "rank_dir"),
+    (re.compile(r"(?:^|/)rank[_-]?(\d+)/[^/]+\." + _LOG_EXT + "$"), LogRole.WORKER, "rank_dir"),
+    (re.compile(r"(?:^|/)rank[_-]?(\d+)\." + _LOG_EXT + "$"), LogRole.WORKER, "rank_dir"),
 ]
 _LAUNCHER_NAME = re.compile(r"^[^/]+\." + _LOG_EXT + "$")
 # a launcher's own output is not a rank's, even when it is the only file so far (the workers' come later)
@@ -108,7 +131,7 @@ _LOGLIKE = re.compile(r"(?:\." + _LOG_EXT + r"(?:\.\d+)?|/log|^log|stdout|stderr
 _PRIORITY = {"msrun": 0, "mindformers": 1, "mpirun": 2, "rank_table": 3, "model_zoo": 4, "slurm": 5, "rank_dir": 6}
 
 
-def _match(rel: str) -> tuple[str, int | None, str, str] | None:
+def _match(rel: str) -> tuple[LogRole, int | None, str, str] | None:
     """(role, rank, layout, group) for a rank-log path, None otherwise; the group is the path before
     the part that carries the rank (two runs' `worker_0.log` in two folders are two groups)."""
     for pattern, role, layout in _RULES:
@@ -208,7 +231,7 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
         role, rank, layout, group = hit
         groups.setdefault((layout, group), []).append(LogFile(path, rel, role, rank, layout))
     found.files = _pick_groups(groups, found)
-    have_workers = any(f.role == "worker" for f in found.files)
+    have_workers = any(f.role == LogRole.WORKER for f in found.files)
     loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOGLIKE.search(r)]
     single = None
     if (
@@ -218,7 +241,7 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
         and not _LAUNCHER_OUTPUT.match(loglike[0][1].rsplit("/", 1)[-1])
     ):
         single = loglike[0][1]
-        found.files.append(LogFile(loglike[0][0], single, "worker", 0, "single"))  # one log file: rank 0
+        found.files.append(LogFile(loglike[0][0], single, LogRole.WORKER, 0, "single"))  # one log file: rank 0
     names = {r for _, r in loglike}
     for path, rel, depth, kind in others:
         if rel == single:
@@ -228,14 +251,14 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
         elif rel not in names:
             found.skip(rel, "not a log (no .log/.out/.txt/.err name, no stdout/stderr)")
         elif depth == 0 and _LAUNCHER_NAME.match(rel):
-            found.files.append(LogFile(path, rel, "launcher", None, "other"))
+            found.files.append(LogFile(path, rel, LogRole.LAUNCHER, None, "other"))
         else:
             found.skip(
                 rel,
                 "no rank number in its path (worker_N.log, rank_N/, rank.N/, deviceN/, "
                 "train_parallelN/, slurm-J_N.out)",
             )
-    order = {"worker": 0, "errors": 1, "scheduler": 2, "launcher": 3}
+    order = {role: i for i, role in enumerate(LogRole)}  # workers first, launchers last
     found.files.sort(key=lambda f: (order[f.role], -1 if f.rank is None else f.rank, f.rel))
     return found
 
@@ -245,7 +268,7 @@ def _pick_groups(groups: dict[tuple[str, str], list[LogFile]], found: Discovery)
     shallowest folder, then the launcher's priority); the others are skipped with the reason."""
 
     def ranks(files: list[LogFile]) -> set[int]:
-        return {f.rank for f in files if f.role == "worker" and f.rank is not None}
+        return {f.rank for f in files if f.role == LogRole.WORKER and f.rank is not None}
 
     order = sorted(
         groups.items(), key=lambda kv: (-len(ranks(kv[1])), kv[0][1].count("/"), _PRIORITY.get(kv[0][0], 9), kv[0][1])
@@ -264,7 +287,7 @@ def _pick_groups(groups: dict[tuple[str, str], list[LogFile]], found: Discovery)
                 )
             continue
         for f in files:
-            if f.role == "worker" and f.rank is not None:
+            if f.role == LogRole.WORKER and f.rank is not None:
                 taken.setdefault(f.rank, f.rel)
         out.extend(files)
     return out
@@ -285,7 +308,7 @@ def explain_empty(found: Discovery, folder: str, limit: int = 8) -> str:
     launchers = [
         f"{f.rel}: no rank number in its name (read for failures only, as a launcher's output)"
         for f in found.files
-        if f.role != "worker"
+        if f.role != LogRole.WORKER
     ]
     reasons = launchers + [f"{s.rel}: {s.why}" for s in found.skipped]
     shown = "; ".join(reasons[:limit])
@@ -301,6 +324,6 @@ def folder_notes(log_dir: Path | str, follow_links: bool = False) -> list[str]:
     found = discover(log_dir, follow_links=follow_links)
     notes = [f"not read: {s.rel}: {s.why}" for s in found.not_read]
     notes += [f"skipped {s.rel}: {s.why}" for s in found.skipped if s.why.endswith("not a regular file")]
-    if not any(f.role == "worker" for f in found.files):
+    if not any(f.role == LogRole.WORKER for f in found.files):
         notes.append(explain_empty(found, str(log_dir)))
     return notes

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.bulk import Rows
-from core.logs.discover import LogFile
+from core.logs.discover import LogFile, LogRole
 from core.logs.formats import ROW_FIELDS, line_time
 from core.logs.general import LineRead
 
@@ -145,7 +145,7 @@ def note_cut(st: FileState, old: FileState, obs_time: float) -> None:
     how = "copy-truncated (logrotate copytruncate)" if not old.frozen else "truncated in place"
     st.errors.append(
         {
-            "rank": st.info.rank if st.info.role == "worker" else -1,
+            "rank": st.info.rank if st.info.role == LogRole.WORKER else -1,
             "kind": ErrorKind.TRUNCATED.value,
             "message": (
                 f"{st.info.rel} was {how} after {old.consumed:,} bytes: its {len(old.rows):,} earlier rows are "

@@ -25,6 +25,7 @@ from core.logs.bulk import (
     lm_row,
     scan_by_definition,
 )
+from core.logs.discover import LogRole
 from core.logs.failures import CUT_TRACEBACK, close_traceback, fatal_reason, settle, task_end
 from core.logs.filestate import (
     FATAL_KINDS,
@@ -90,15 +91,15 @@ class Parser:
         `buf` may be a reused bytearray longer than `end`: nothing past `end` is looked at.
         """
         info = st.info
-        if info.role == "worker" and st.pid is None:
+        if info.role == LogRole.WORKER and st.pid is None:
             m = _RE_DISTRIBUTED_PID.search(buf, 0, end) or _RE_PID.search(buf, 0, end)
             if m:
                 st.pid = int(m.group(1))
-        if info.role == "scheduler":
+        if info.role == LogRole.SCHEDULER:
             st.unregistered.update(int(m.group(1)) for m in _RE_UNREGISTERED.finditer(buf, 0, end))
         obs_time = now if st.live else _NAN
         find = buf.find
-        metrics = info.role == "worker"
+        metrics = info.role == LogRole.WORKER
         fast = metrics and self.user is None
         if self.user is None and (buf[:1] != b"[" or RE_CANDIDATE_AT.match(buf, 0, end) or has_keyword(buf, 0, end)):
             m = RE_LM_AT.match(buf, 0, end) if fast else None
@@ -396,7 +397,7 @@ class Parser:
         if not line:
             return
         info = st.info
-        rank = info.rank if info.role in ("worker", "errors") else -1
+        rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
         if line[:1] == b"[" and (tag := failure_after_tag(line, st.tb_start is not None))[0]:
             # a failure's line after a launcher's tag (`[1,2]<stderr>:`, `[rank6]:`), of the rank it names
             line, ls, rank = line[tag[0] :], ls + tag[0], rank if tag[1] is None else tag[1]
@@ -411,7 +412,7 @@ class Parser:
             elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
                 self._error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
             else:  # an error line ends a rank's run unless training follows (failures.trained_on settles it)
-                kind = ErrorKind.EXCEPTION if fatal_reason(line) or info.role == "worker" else ErrorKind.ERROR_LOG
+                kind = ErrorKind.EXCEPTION if fatal_reason(line) or info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
                 self._error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
             return
         if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers); or a fatal line

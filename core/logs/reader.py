@@ -20,7 +20,7 @@ from typing import TypeVar
 import pandas as pd
 
 from core.files import FileCheckError, is_regular, kind_of, open_checked
-from core.logs.discover import LogFile, discover_logs
+from core.logs.discover import LogFile, LogRole, discover_logs
 from core.logs.filestate import keep_before_cut, note_cut, settle_cut
 from core.logs.formats import user_format
 from core.logs.heap import settle_heap, trim_heap
@@ -68,7 +68,7 @@ def file_order(st: FileState) -> tuple[int, bool, str]:
 
 
 def _never_read(st: FileState) -> bool:
-    return st.consumed == 0 and st.offset == 0 and not st.skipping and st.info.role == "worker"
+    return st.consumed == 0 and st.offset == 0 and not st.skipping and st.info.role == LogRole.WORKER
 
 
 def _done(value: int) -> Future[int]:
@@ -124,7 +124,7 @@ class RunReader:
         infos = discover_logs(self.log_dir, follow_links=self.follow_links) if self.log_dir.is_dir() else []
         for extra in self.extra_files:  # a launcher's output named by the caller: a link only with follow_links
             if is_regular(extra, self.follow_links):
-                infos.append(LogFile(extra, extra.name, "launcher", None, "other"))
+                infos.append(LogFile(extra, extra.name, LogRole.LAUNCHER, None, "other"))
         new = False
         for info in infos:
             if info.path not in self.files:
@@ -190,7 +190,7 @@ class RunReader:
     def _parsed(self, done: list[FileState], targets: list[FileState]) -> None:
         """read_run: each worker file's rows into the table once parsed (peak memory ~ one table)."""
         for st in done:
-            if self.one_shot and st.info.role == "worker":
+            if self.one_shot and st.info.role == LogRole.WORKER:
                 if len(st.rows) and not len(self._table):
                     self._size_table(targets)
                 self._table.add(st)
@@ -199,7 +199,7 @@ class RunReader:
         """read_run: a long log's rows go to the table every `TAKE_ROWS`, not once at its end, so the parser's
         row blocks (13 float64 a row, 104 B) never hold a whole 100 MB log beside the table (issue 31).
         The file is read to its end before the next, so the rows keep their order."""
-        if self.one_shot and st.info.role == "worker" and st.rows.untaken >= TAKE_ROWS:
+        if self.one_shot and st.info.role == LogRole.WORKER and st.rows.untaken >= TAKE_ROWS:
             if not len(self._table):
                 self._size_table(list(self.files.values()))
             self._table.add(st)
@@ -213,7 +213,7 @@ class RunReader:
                     self.behind[st.info.path] = size - st.consumed
 
     def _take_rows(self) -> None:  # what snapshot() does first
-        workers = sorted((st for st in self.files.values() if st.info.role == "worker"), key=file_order)
+        workers = sorted((st for st in self.files.values() if st.info.role == LogRole.WORKER), key=file_order)
         self._size_table(workers)
         self._table.update(workers)
         self._cache = None  # its frame may view arrays the table just replaced: let them go
@@ -387,7 +387,7 @@ class RunReader:
                             st.dropped_bytes += got
                             st.errors.append(
                                 {
-                                    "rank": st.info.rank if st.info.role == "worker" else -1,
+                                    "rank": st.info.rank if st.info.role == LogRole.WORKER else -1,
                                     "kind": ErrorKind.OVERLONG_LINE.value,
                                     "message": f"a line longer than {self.settings.max_partial_line} bytes was dropped",
                                     "context": "",
@@ -435,7 +435,7 @@ class RunReader:
         copies; a wrong guess only means a regrow."""
         if len(self._table):
             return
-        workers = [st for st in files if st.info.role == "worker"]
+        workers = [st for st in files if st.info.role == LogRole.WORKER]
         first = next((st for st in workers if len(st.rows) and (st.size or st.consumed)), None)
         if first is not None:  # (a file still being read has its size set once read: its bytes so far)
             per_byte = len(first.rows) / (first.size or first.consumed)
@@ -446,7 +446,7 @@ class RunReader:
         behind = sum(self.behind.values())
         if self._cache is not None and self._cache_version == self.version and self._cache.behind_bytes == behind:
             return self._cache
-        workers = sorted((st for st in self.files.values() if st.info.role == "worker"), key=file_order)
+        workers = sorted((st for st in self.files.values() if st.info.role == LogRole.WORKER), key=file_order)
         self._size_table(workers)  # a background catch-up goes on reading after this snapshot
         self._table.update(workers)  # copies only the rows parsed since the last snapshot
         metrics = self._table.frame() if workers else empty_metrics()

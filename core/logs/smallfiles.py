@@ -14,6 +14,7 @@ from stat import S_ISREG
 import numpy as np
 
 from core.files import FileCheckError, open_checked
+from core.logs.discover import LogRole
 from core.logs.parser import FileState, Parser, ReaderSettings
 from core.logs.rawio import read_into
 from core.logs.utf16 import utf16_codec
@@ -43,7 +44,7 @@ class SmallFiles:
         if (
             self.parser.user is not None
             or st.live
-            or st.info.role != "worker"
+            or st.info.role != LogRole.WORKER
             or st.consumed
             or st.offset
             or st.skipping

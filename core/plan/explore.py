@@ -34,7 +34,7 @@ from core.plan.states import (
     weight_slices,
 )
 from core.plan.steptime import StepTime, TimeChoices, step_time
-from core.sharding.design import Design
+from core.sharding.design import Design, PlannerRecipe
 from core.sharding.placement import dtype_bytes
 
 GIB = 1 << 30
@@ -203,8 +203,8 @@ def llama_config(model: PlanModel, batch: int) -> LlamaConfig:
 def apply_recipe(model: PlanModel, recipe: Recipe) -> Design:
     """The model library's design for a recipe: one pipeline stage's device matrix (dp × mp cards), fed one
     micro-batch per data-parallel replica (batch = micro_batch_size × dp); pp, recompute and optimizer
-    parallel are job settings, written into the description. A design has no sequence split: context parallel
-    is refused (export its MindFormers YAML instead)."""
+    parallel are job settings, kept as the design's `planner_recipe` (and said in its description). A design
+    has no sequence split: context parallel is refused (export its MindFormers YAML instead)."""
     if recipe.cp > 1:
         raise PlanError(f"{recipe.label()}: a design cannot split the sequence (cp); use its MindFormers YAML")
     batch = recipe.micro_batch_size * recipe.dp
@@ -214,8 +214,18 @@ def apply_recipe(model: PlanModel, recipe: Recipe) -> Design:
         f"Planner recipe {recipe.label()}: pipeline_stage {recipe.pp}, micro_batch_num {recipe.micro_batches}, "
         f"optimizer parallel {'on' if recipe.optimizer_shard else 'off'}, recompute {recipe.recompute.value}."
     )
-    description = f"{design.description} {note}".strip()[:2000]
-    return replace(design, description=description)
+    description = f"{design.description} {note}".strip()[:2000]  # for the reader; the plan reads planner_recipe
+    kept = PlannerRecipe(
+        recipe.dp,
+        recipe.mp,
+        recipe.pp,
+        recipe.micro_batches,
+        recipe.micro_batch_size,
+        recipe.sp,
+        recipe.optimizer_shard,
+        recipe.recompute.value,
+    )
+    return replace(design, description=description, planner_recipe=kept)
 
 
 def model_from_design(design: Design) -> PlanModel | None:

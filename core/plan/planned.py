@@ -8,7 +8,6 @@ what was planned then.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,17 +20,12 @@ from core.plan.recipes import PlanError, PlanModel, Recipe, recipe_candidate
 from core.plan.steptime import TimeChoices, model_flops_per_step
 from core.sharding.design import Design
 
-__all__ = ["achieved_time", "plan_for_config", "plan_for_design", "recipe_in_description"]
+__all__ = ["achieved_time", "design_recipe", "plan_for_config", "plan_for_design"]
 
 # The card a run's device target stands for when its plan gets a step time (the planner's presets).
 TARGET_HARDWARE = {"CPU": "cpu", "Ascend": DEFAULT_HARDWARE, "GPU": "a100-80g"}
 
 _NO_CARD_GB = 65536.0  # "fits" is not asked here; any card size gives the same memory figures
-# what apply_recipe writes into a design's description: "Planner recipe dp2 mp4 pp1 sp os rc-selective m4×b1: ..."
-_RECIPE_NOTE = re.compile(
-    r"Planner recipe dp(\d{1,5}) mp(\d{1,5}) pp(\d{1,5})( sp)?( os)?(?: rc-(selective|full))? "
-    r"m(\d{1,6})×b(\d{1,6}):"
-)
 
 
 def _time(model: PlanModel, recipe: Recipe, choices: Any, hardware: str, per_micro_batch: bool) -> dict[str, Any]:
@@ -92,14 +86,23 @@ def plan_for_config(path: Path | str) -> dict[str, Any]:
         return {"memory_bytes": None, "why": f"{name}: {exc}"}
 
 
-def recipe_in_description(text: str) -> Recipe | None:
-    """The recipe the Planner wrote into a design it made (`apply_recipe`), or None."""
-    m = _RECIPE_NOTE.search(text)
-    if m is None:
+def design_recipe(design: Design) -> Recipe | None:
+    """The recipe the Planner made `design` from (its `planner_recipe` field, set by `apply_recipe`), or None.
+
+    Design files the Planner wrote before the field existed held the recipe only as text in their
+    description; that text is not read back (a run of such a design has no plan, as any hand-made design)."""
+    kept = design.planner_recipe
+    if kept is None:
         return None
-    dp, mp, pp, sp, shard, recompute, micro, size = m.groups()
     return Recipe(
-        int(dp), int(mp), int(pp), bool(sp), bool(shard), Recompute(recompute or "none"), int(micro), int(size)
+        kept.dp,
+        kept.mp,
+        kept.pp,
+        kept.sp,
+        kept.optimizer_shard,
+        Recompute(kept.recompute),
+        kept.micro_batches,
+        kept.micro_batch_size,
     )
 
 
@@ -107,7 +110,7 @@ def plan_for_design(design: Design, device_target: str = "CPU") -> dict[str, Any
     """The plan of a design the Planner made ("New design from this recipe / config"), as `plan_for_config`
     gives it; None for any other design; `{"memory_bytes": None, "why": ...}` when the design was edited
     since (its plan no longer describes it)."""
-    recipe = recipe_in_description(design.description)
+    recipe = design_recipe(design)
     if recipe is None:
         return None
     model = model_from_design(design)

@@ -44,6 +44,7 @@ from core.run.processes import (
     send_signal,
     start_detached,
 )
+from core.run.record_types import BadValue, PlannedRun
 from core.run.registry import (
     LOCK_FILE,
     RUN_FILE,
@@ -186,8 +187,6 @@ def launch(
             if (job_dir / name_).is_file():
                 shutil.copy2(job_dir / name_, run_dir / name_)
         record = _generated_record(run_id, run_dir, job_dir, job, launcher, nodes)
-        if job.plan is not None:
-            record.options["plan"] = job.plan
         register_run(record, env)
     return start_supervisor(run_dir, wait_started)
 
@@ -214,12 +213,21 @@ def _generated_record(
         device_target=job.options.device_target,
         device_num=job.options.device_num,
         job_dir=str(job_dir),
-        options=job.options.to_dict(),
+        options=job.options,
+        plan=_job_plan(job),
         message="starting",
         kind=RunKind.GENERATED,
         argv=["bash", "run.sh"],
         nodes=nodes,
     )
+
+
+def _job_plan(job: Job) -> PlannedRun | None:
+    """The plan job.json keeps (a Planner design's), typed; a malformed one is one LaunchError line."""
+    try:
+        return None if job.plan is None else PlannedRun.from_json(job.plan)
+    except BadValue as exc:
+        raise LaunchError(f"{JOB_FILE} has plan {short(str(job.plan))}, {exc}: generate the job again") from None
 
 
 @contextlib.contextmanager

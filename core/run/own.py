@@ -28,6 +28,7 @@ from core.run.launch import check_queue, check_scheduler_port, new_run_dir, regi
 from core.run.launchers import launcher_for
 from core.run.mindformers import parallel_devices, read_parallel_config
 from core.run.processes import ENV_RUN_DIR, ENV_RUN_ID
+from core.run.record_types import OwnRun, PlannedRun, options_to_json
 from core.run.registry import LaunchError, RunKind, RunRecord, RunStatus, write_record
 from core.workspace import short
 
@@ -246,18 +247,20 @@ def launch_own(job: OwnJob, workspace: Path, name: str | None = None, wait_start
 
 
 def record_options(job: OwnJob, options: RunOptions) -> dict[str, Any]:
-    """What an own run's record keeps of its job; with a MindFormers YAML, also what the planner expected of
-    its recipe (`plan`: memory per card), for `diagnose` and the Monitor to compare with the measured memory."""
-    kept: dict[str, Any] = {
-        **options.to_dict(),
-        "join": job.join,
-        "script": job.script,
-        "args": list(job.args),
-        "python": job.python,
-    }
-    if job.mindformers_config:
-        kept["plan"] = plan_for_config(job.mindformers_config)
-    return kept
+    """The `options` object an own run's run.json keeps (core.run.record_types: the run options, the script's
+    keys and, with a MindFormers YAML, the plan)."""
+    return options_to_json(options, own_run(job), planned_run(job))
+
+
+def own_run(job: OwnJob) -> OwnRun:
+    """What an own run's record keeps of its job."""
+    return OwnRun(script=job.script, args=tuple(job.args), python=job.python, join=job.join)
+
+
+def planned_run(job: OwnJob) -> PlannedRun | None:
+    """With a MindFormers YAML, what the planner expected of its recipe (memory per card), for `diagnose` and
+    the Monitor to compare with the measured memory; None without one."""
+    return PlannedRun.from_json(plan_for_config(job.mindformers_config)) if job.mindformers_config else None
 
 
 def _own_record(job: OwnJob, options: RunOptions, run_id: str, run_dir: Path, log_dir: Path, queued: bool) -> RunRecord:
@@ -276,7 +279,9 @@ def _own_record(job: OwnJob, options: RunOptions, run_id: str, run_dir: Path, lo
         device_target=job.device_target,
         device_num=job.device_num,
         job_dir=job.workdir,
-        options=record_options(job, options),
+        options=options,
+        own=own_run(job),
+        plan=planned_run(job),
         message="starting",
         kind=RunKind.OWN,
         argv=argv,

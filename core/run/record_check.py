@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from core.run.record_types import BadValue, options_from_json
 from core.run.states import LaunchError, RunKind, RunStatus
 from core.workspace import is_safe_name, short
 
@@ -141,10 +142,12 @@ def _words(value: object) -> list[str]:
     return [_text(word) for word in value]
 
 
-def _options(value: object) -> dict[str, Any]:
-    if not isinstance(value, dict) or len(value) > MAX_ITEMS:
-        raise _Bad(f"not an object of at most {MAX_ITEMS:,} options")
-    return value
+def _options(value: object) -> tuple[Any, ...]:
+    """(RunOptions, OwnRun | None, PlannedRun | None) of the options object (core.run.record_types)."""
+    try:
+        return options_from_json(value)
+    except BadValue as exc:
+        raise _Bad(str(exc)) from None
 
 
 PID = _optional(_int_in(1, PID_MAX, "a process id"))
@@ -209,6 +212,8 @@ def check_fields(name: str, data: dict[str, Any]) -> dict[str, Any]:
                 values[key] = check(data[key])
             except _Bad as exc:
                 raise RecordError(name, f"has {key} {short(data[key])}, {exc}") from None
+    if "options" in values:  # one object on disk, three typed values in the record
+        values["options"], values["own"], values["plan"] = values["options"]
     return values
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.codegen.options import RunOptions
 from core.files import is_regular, read_checked, write_replacing
 from core.run import slurm
 from core.run.launchers import QUEUED_LAUNCHERS
@@ -33,6 +34,7 @@ from core.run.record_check import (
     parse,
     short,
 )
+from core.run.record_types import OwnRun, PlannedRun, options_to_json
 from core.run.states import ACTIVE, LaunchError, NodeEntry, RunKind, RunStatus
 from core.workspace import WorkspaceError, check_name, is_safe_name
 
@@ -50,6 +52,8 @@ __all__ = [
     "STOP_FILE",
     "LaunchError",
     "NodeEntry",
+    "OwnRun",
+    "PlannedRun",
     "RecordError",
     "RecordWriteError",
     "RunKind",
@@ -84,13 +88,20 @@ class RunRecord:
     device_target: str = "CPU"
     device_num: int = 0
     job_dir: str = ""
-    options: dict[str, Any] = field(default_factory=dict)
+    options: RunOptions = field(default_factory=RunOptions)  # run.json's `options` object, typed (record_types)
     message: str = ""
     kind: RunKind = RunKind.GENERATED
     argv: list[str] = field(default_factory=list)  # what the supervisor execs (no shell); [] = bash run.sh
     workdir: str = ""  # the argv's working folder; "" = the run folder
     nodes: list[NodeEntry] = field(default_factory=list)  # one entry per node started here
     slurm_job_id: str = ""
+    own: OwnRun | None = None  # an own script's run: its script, args, interpreter, --join
+    plan: PlannedRun | None = None  # what the planner expected of it (a Planner design, a MindFormers YAML)
+
+    @property
+    def join(self) -> bool:
+        """msrun --join: False (an own script's choice) leaves the workers' exit codes unknown."""
+        return self.own is None or self.own.join
 
     @property
     def is_running(self) -> bool:
@@ -114,8 +125,10 @@ class RunRecord:
         return (self.ended_at or time.time()) - self.started_at
 
     def to_json(self) -> dict[str, Any]:
-        data = {k: v for k, v in self.__dict__.items() if k not in {"run_dir", "log_dir"}}
+        """run.json's object, in the layout of every earlier release (own and plan inside `options`)."""
+        data = {k: v for k, v in self.__dict__.items() if k not in {"run_dir", "log_dir", "own", "plan"}}
         data["status"], data["kind"] = str(self.status), str(self.kind)
+        data["options"] = options_to_json(self.options, self.own, self.plan)
         data["log_dir"] = (
             str(self.log_dir)
             if self.kind == RunKind.EXTERNAL
@@ -353,7 +366,7 @@ def record_end(latest: RunRecord, codes: list[int]) -> None:
     else:
         latest.status = RunStatus.FAILED
         latest.message = per_node if multi else f"the launcher {ended(bad[0])}"
-    if not latest.options.get("join", True) and latest.status == RunStatus.SUCCEEDED:
+    if not latest.join and latest.status == RunStatus.SUCCEEDED:
         latest.message = "msrun --join=False: the workers' exit codes are unknown; read their logs"
 
 

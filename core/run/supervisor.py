@@ -110,7 +110,7 @@ def supervise(run_dir: Path) -> int:
     if (run_dir / STOP_FILE).exists():
         update_record(run_dir, _stopped_before_start)
         return 0
-    env = launcher_env(record.run_id, record.run_dir, extra, own_python=bool(record.options.get("python")))
+    env = launcher_env(record.run_id, record.run_dir, extra, own_python=bool(record.own and record.own.python))
     launcher = launcher_for_record(record)
     if launcher.queued:
         return _supervise_batch(record, launcher, env)  # type: ignore[arg-type]
@@ -157,7 +157,7 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
     if (run_dir / STOP_FILE).exists():  # a stop that came while the launcher was being started
         RunProcesses.of(record).signal_launchers(launcher_for_record(record).stop_signal)  # tagged: proven ours
     codes = _wait_saving(procs, run_dir, None if saved else started)
-    if not record.options.get("join", True):
+    if not record.join:
         _wait_detached(record)
     time.sleep(0.2)  # let the launcher's stragglers (msrun's tail, a scheduler after a crash) go first
     _reap_orphans(record)

@@ -19,7 +19,9 @@ problem with the JSON path of the bad field (`$.tensors.x.shape[1]`) instead of 
 Operator attributes by type (`core.sharding.catalog`): MatMul/BatchMatMul `transpose_a`/`transpose_b`,
 Transpose `perm`, Reshape `shape`, Softmax `axis`, RMSNorm `eps`. Tensors may say `"role": "input" |
 "weight"` (default: `Design.tensor_role`). The design may say `"loss": "mse" | "cross_entropy"` and
-`"repeat": {"count", "first", "last", "carry"}` (one layer repeated; see `RepeatSpec`).
+`"repeat": {"count", "first", "last", "carry"}` (one layer repeated; see `RepeatSpec`). A design the Planner
+made carries `"planner_recipe": {"dp", "mp", "pp", "micro_batches", "micro_batch_size", "sp", "optimizer_shard",
+"recompute"}` (`PlannerRecipe`): the recipe its run's plan is computed from (core.plan.planned).
 
 The types live in `design_types.py`, the reader in `design_reader.py`; this module is the public face
 (it re-exports the types), the writer, the consistency checks and the file functions.
@@ -30,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +60,7 @@ from core.sharding.design_types import (
     DesignError,
     LayoutSpec,
     OperatorSpec,
+    PlannerRecipe,
     Problem,
     RepeatSpec,
     Sharding,
@@ -86,6 +90,7 @@ __all__ = [
     "DesignError",
     "LayoutSpec",
     "OperatorSpec",
+    "PlannerRecipe",
     "Problem",
     "RepeatSpec",
     "Sharding",
@@ -166,6 +171,8 @@ def design_to_dict(design: Design) -> dict[str, Any]:
     if design.repeat is not None:
         r = design.repeat
         result["repeat"] = {"count": r.count, "first": r.first, "last": r.last, "carry": r.carry}
+    if design.planner_recipe is not None:
+        result["planner_recipe"] = asdict(design.planner_recipe)
     return result
 
 

@@ -25,11 +25,13 @@ from core.sharding.design_types import (
     MAX_REPEAT,
     MAX_STRING,
     MAX_TENSORS,
+    RECOMPUTE_MODES,
     ROLES,
     Design,
     DesignError,
     LayoutSpec,
     OperatorSpec,
+    PlannerRecipe,
     Problem,
     RepeatSpec,
     Sharding,
@@ -40,7 +42,18 @@ from core.sharding.placement import DTYPE_BYTES
 from core.workspace import WorkspaceError, check_name, is_identifier
 
 _OPERATOR_KEYS = {"name", "type", "inputs", "strategy", "out_strategy"}
-_DESIGN_KEYS = {FORMAT_KEY, "name", "description", "device_num", "layouts", "tensors", "operators", "loss", "repeat"}
+_DESIGN_KEYS = {
+    FORMAT_KEY,
+    "name",
+    "description",
+    "device_num",
+    "layouts",
+    "tensors",
+    "operators",
+    "loss",
+    "repeat",
+    "planner_recipe",
+}
 _MAX_INPUTS = 16  # more than any operator's arity (2): a longer list is refused before it is walked
 _ATTRIBUTE_HELP = {
     "perm": "a permutation of the input's dimensions, e.g. [0, 2, 1, 3]",
@@ -358,6 +371,30 @@ class _Reader:
             return None
         return RepeatSpec(count, names["first"], names["last"], names["carry"])  # type: ignore[arg-type]
 
+    def planner_recipe(self, value: Any, path: str) -> PlannerRecipe | None:
+        """{"dp", "mp", "pp", "micro_batches", "micro_batch_size": whole numbers, "sp", "optimizer_shard": true or
+        false, "recompute": "none" | "selective" | "full"}: the recipe the Planner made the design from."""
+        obj = self.object_(value, path, "planner_recipe")
+        if obj is None:
+            return None
+        self.unknown_keys(obj, set(_RECIPE_INTS) | {"sp", "optimizer_shard", "recompute"}, path)
+        numbers = {key: self.int_(obj.get(key), f"{path}.{key}", 1, MAX_DEVICES * 1024) for key in _RECIPE_INTS}
+        flags = {key: obj.get(key, False) for key in ("sp", "optimizer_shard")}
+        bad = [key for key, flag in flags.items() if not isinstance(flag, bool)]
+        for key in bad:
+            self.fail(f"{path}.{key}", f"expected true or false, got {_show(flags[key])}")
+        recompute = obj.get("recompute", "none")
+        if not isinstance(recompute, str) or recompute not in RECOMPUTE_MODES:
+            modes = ", ".join(RECOMPUTE_MODES)
+            self.fail(f"{path}.recompute", f"unknown recompute {_show(recompute)}: use one of {modes}")
+            bad.append("recompute")
+        if None in numbers.values() or bad:
+            return None
+        return PlannerRecipe(**numbers, **flags, recompute=recompute)  # type: ignore[arg-type]
+
+
+_RECIPE_INTS = ("dp", "mp", "pp", "micro_batches", "micro_batch_size")
+
 
 def read_design(data: Any) -> Design:
     """Parsed JSON -> Design, field by field; raises DesignError listing every malformed field."""
@@ -402,6 +439,8 @@ def read_design(data: Any) -> Design:
     if not isinstance(loss, str) or loss not in LOSSES:
         reader.fail("$.loss", f"unknown loss {_show(loss)}: use one of {', '.join(LOSSES)}")
     repeat = reader.repeat(obj["repeat"], "$.repeat") if obj.get("repeat") is not None else None
+    raw_recipe = obj.get("planner_recipe")
+    planner_recipe = None if raw_recipe is None else reader.planner_recipe(raw_recipe, "$.planner_recipe")
     if reader.problems:
         raise reader.error()
     return Design(
@@ -413,4 +452,5 @@ def read_design(data: Any) -> Design:
         operators=tuple(operators),
         loss=loss,
         repeat=repeat,
+        planner_recipe=planner_recipe,
     )

@@ -100,6 +100,27 @@ class OperatorSpec:
     eps: float | None = None  # RMSNorm: added to the mean square (None = 1e-6)
 
 
+RECOMPUTE_MODES = ("none", "selective", "full")  # core.plan.activations.Recompute's values
+
+
+@dataclass(frozen=True)
+class PlannerRecipe:
+    """The Planner's recipe a design was made from ("New design from this recipe"), kept as data so the plan
+    of a run of the design (memory per card, step time) is found again without reading its description.
+
+    The design itself holds one pipeline stage (dp x mp cards); pp, micro-batches, optimizer parallel and
+    recompute are job settings the Planner chose for it."""
+
+    dp: int
+    mp: int
+    pp: int
+    micro_batches: int
+    micro_batch_size: int
+    sp: bool = False
+    optimizer_shard: bool = False
+    recompute: str = "none"  # one of RECOMPUTE_MODES
+
+
 @dataclass(frozen=True)
 class RepeatSpec:
     """Operators `first`..`last` form one layer run `count` times; `carry` is layer i's input.
@@ -124,6 +145,7 @@ class Design:
     operators: tuple[OperatorSpec, ...] = ()
     loss: str = "mse"  # "mse" | "cross_entropy": how the last operator's output is trained
     repeat: RepeatSpec | None = None
+    planner_recipe: PlannerRecipe | None = None  # set by the Planner's "New design from this recipe"
 
     # -- lookups used by previews, operators and codegen -------------------------------------
     def layout(self, name: str) -> Layout:
