@@ -15,6 +15,7 @@ import weakref
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
@@ -268,7 +269,9 @@ def test_a_reaped_watcher_and_its_table_are_freed(tmp_path: Path) -> None:
     assert release_memory() in (True, False)  # glibc: malloc_trim ran; elsewhere a no-op
 
 
-def test_release_memory_frees_a_cycle_that_was_garbage_when_the_heap_was_frozen() -> None:
+def test_release_memory_frees_a_cycle_that_was_garbage_when_the_heap_was_frozen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """`settle_heap` freezes whatever is alive, garbage cycles too; a release thaws them for its collection."""
     import gc
     import weakref
@@ -278,7 +281,11 @@ def test_release_memory_frees_a_cycle_that_was_garbage_when_the_heap_was_frozen(
     class Node:
         pass
 
-    gc.unfreeze()
+    real_unfreeze = gc.unfreeze
+    real_unfreeze()
+    # an earlier test's watcher registry may reap (release_memory: unfreeze + collect) on its own thread
+    # meanwhile: until this test releases, no thread thaws the heap
+    monkeypatch.setattr(gc, "unfreeze", lambda: None)
     try:
         a, b = Node(), Node()
         a.other, b.other = b, a
@@ -290,11 +297,12 @@ def test_release_memory_frees_a_cycle_that_was_garbage_when_the_heap_was_frozen(
         settle_heap()
         gc.collect()  # a full collection does not look at frozen objects
         assert gone() is not None
+        monkeypatch.setattr(gc, "unfreeze", real_unfreeze)
         release_memory()
         assert gone() is None
         assert gc.get_freeze_count() == 0  # thawed: what the caller still held can be collected later
     finally:
-        gc.unfreeze()
+        real_unfreeze()
 
 
 # ----------------------------------------------------------------------------- the watch command
