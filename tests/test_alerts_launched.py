@@ -299,3 +299,86 @@ def test_stop_leaves_no_watch_child(tmp_path: Path, ws: Path, receiver: Receiver
     assert get_run("long", ws).status == "stopped"
     assert wait_for(lambda: not alert_watches("long"), 30)
     assert [b["message"] for b in receiver.bodies("run_ended")] == ["run stopped (8 ranks)"]
+
+
+# ----------------------------------------------------------------------------- the run's page
+
+
+PAGE = str(REPO_ROOT / "pages" / "monitor.py")
+
+
+def _attempt(t: float, rule: str, outcome: str, attempt: int, detail: str = "") -> str:
+    target = "json webhook http://127.0.0.1:9/…TOKN"
+    return json.dumps(
+        {
+            "time": t,
+            "rule": rule,
+            "run": "r1",
+            "target": target,
+            "attempt": attempt,
+            "outcome": outcome,
+            "detail": detail,
+        }
+    )
+
+
+@pytest.mark.parametrize("launched", [True, False])
+def test_monitor_shows_the_attempts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launched: bool) -> None:
+    """A launched run's alerts.jsonl (next to run.json), or a watched folder's record in the workspace, shows
+    on the Monitor: newest first, time, rule, masked target, outcome, tries; a cut line is skipped."""
+    from streamlit.testing.v1 import AppTest
+
+    from core.cli.watch import alert_record_path
+    from core.logs.guard import validate_log_dir
+
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
+    if launched:
+        folder = _run(tmp_path).log_dir
+    else:
+        folder = tmp_path / "plain"
+        folder.mkdir()
+        (folder / "worker_0.log").write_text("epoch: 1 step: 1, loss is 2.0\n")
+    record = alert_record_path(validate_log_dir(str(folder)), (tmp_path / "ws").resolve())
+    assert (record == folder.parent / "alerts.jsonl") is launched
+    record.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        _attempt(1_700_000_000, "rank_failed", "retry", 1, "HTTP 500"),
+        _attempt(1_700_000_002, "rank_failed", "sent", 2, "HTTP 200"),
+        '{"time": 1700000003, "rule": "ha',  # cut by a full disk
+        _attempt(1_700_000_009, "run_ended", "failed", 4, "cannot reach the webhook: refused"),
+    ]
+    record.write_text("\n".join(lines) + "\n")
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["logdir"] = str(folder)
+    at.run()
+    assert not at.exception, at.exception
+    tables = [
+        d.value
+        for d in at.dataframe
+        if list(d.value.columns) == ["time", "rule", "target", "outcome", "tries", "detail"]
+    ]
+    assert len(tables) == 1
+    table = tables[0]
+    assert table["rule"].tolist() == ["run_ended", "rank_failed", "rank_failed"]
+    assert table["outcome"].tolist() == ["failed", "sent", "retry"] and table["tries"].tolist() == [4, 2, 1]
+    assert table["target"].iat[0].endswith("/…TOKN")
+    assert any("3 delivery attempt(s), 1 not delivered" in e.label for e in at.expander)
+
+
+def test_no_record_no_alerts_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["logdir"] = str(_run(tmp_path).log_dir)
+    at.run()
+    assert not at.exception and not any("delivery attempt" in e.label for e in at.expander)
+
+
+def test_notification_texts_cannot_close_the_script() -> None:
+    from app.monitor_alerts import Notice, notify_script
+
+    html = notify_script(
+        [Notice("rank_failed", "ShardScope: rank 3 failed", "</script><img src=x onerror=alert(1)>")], "/x"
+    )
+    assert html.count("</script>") == 1 and html.endswith("</script>") and "<img" not in html
