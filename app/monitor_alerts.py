@@ -16,6 +16,7 @@ from core.alerts.rules import run_outcome
 from core.cli.watch import alert_record_path
 from core.logs import RunSnapshot
 from core.logs.diagnose import Diagnosis
+from core.run.supervisor import ALERT_LOG
 from core.workspace import default_workspace
 
 ATTEMPT_COLUMNS = ["time", "rule", "target", "outcome", "tries", "detail"]
@@ -117,6 +118,18 @@ def _live(snap: RunSnapshot) -> bool:
     return newest == newest and time.time() - float(newest) <= LIVE_S
 
 
+def watch_failed(log: Path) -> None:
+    """A launched run's alert watch that could not start (a bad alerts.json): its one line, on the page."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, f.seek(0, 2) - 4096))
+            last = f.read().decode("utf-8", "replace").strip().splitlines()[-1:]
+    except OSError:
+        return
+    if last and last[0].startswith("error: "):
+        st.warning(f"This run's alert watch stopped, so it sends no alert: {last[0][7:][:300]}")
+
+
 def alerts_panel(source_dir: Path, label: str, run_status: str | None, diag: Diagnosis, snap: RunSnapshot) -> None:
     """Browser notifications for the failures judged since the page first looked at a live run (once per key
     per session), then the delivery attempts of the run's alert watch (`watch --alert` or the supervisor's)."""
@@ -133,6 +146,7 @@ def alerts_panel(source_dir: Path, label: str, run_status: str | None, diag: Dia
             shown[n.key] = n
     if shown:
         components.html(notify_script(list(shown.values()), scope), height=0)
+    watch_failed(source_dir.parent / ALERT_LOG)
     path = alert_record_path(source_dir, default_workspace())
     if not path.is_file():
         return

@@ -382,3 +382,61 @@ def test_notification_texts_cannot_close_the_script() -> None:
         [Notice("rank_failed", "ShardScope: rank 3 failed", "</script><img src=x onerror=alert(1)>")], "/x"
     )
     assert html.count("</script>") == 1 and html.endswith("</script>") and "<img" not in html
+
+
+def test_monitor_says_when_the_runs_alert_watch_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
+    record = _run(tmp_path)
+    why = f"{tmp_path}/ws/alerts.json: targets[0] 'ftp://x': give an http(s):// URL, mailto:ADDR or exec:PATH"
+    (record.run_dir / "alerts.log").write_text(f"error: {why}\n")
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["logdir"] = str(record.log_dir)
+    at.run()
+    assert not at.exception
+    assert [w.value for w in at.warning if "alert watch" in w.value] == [
+        f"This run's alert watch stopped, so it sends no alert: {why}"
+    ]
+
+
+def test_a_shared_filesystem_run_is_polled(tmp_path: Path) -> None:
+    record = _run(tmp_path)
+    assert "--polling" not in alert_watch_argv(record, tmp_path / "ws")
+    record.launcher = "slurm"
+    assert alert_watch_argv(record, tmp_path / "ws")[-1] == "--polling"
+
+
+PARENT = """
+import subprocess, sys, os, time
+argv = sys.argv[1:]
+argv[argv.index("--with-parent") + 1] = str(os.getpid())
+watch = subprocess.Popen(argv, stdout=open(os.environ["WATCH_LOG"], "wb"), stderr=subprocess.STDOUT)
+print(watch.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_watch_whose_supervisor_is_killed_ends(tmp_path: Path, receiver: Receiver) -> None:
+    """SIGKILL to the supervisor: its watch is reparented, sees it, judges once more and exits (no leftover)."""
+    record = _run(tmp_path)
+    save(tmp_path / "ws", {"targets": [{"to": receiver.url}]})
+    log = tmp_path / "watch.log"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "WATCH_LOG": str(log)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, *alert_watch_argv(record, tmp_path / "ws")],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    watch = psutil.Process(int(parent.stdout.readline()))  # type: ignore[union-attr]
+    try:
+        assert wait_for(lambda: log.exists() and b"watching" in log.read_bytes(), 60)
+        parent.kill()
+        parent.wait()
+        assert wait_for(lambda: not watch.is_running() or watch.status() == psutil.STATUS_ZOMBIE, 30)
+    finally:
+        if watch.is_running() and watch.status() != psutil.STATUS_ZOMBIE:
+            watch.kill()
+    assert b"ended: the run is over" in log.read_bytes()

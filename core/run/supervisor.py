@@ -145,6 +145,7 @@ def alert_watch_argv(record: RunRecord, workspace: Path) -> list[str]:
         "--with-parent",
         str(os.getpid()),
         "--quiet",
+        *(["--polling"] if record.shared_filesystem else []),  # inotify misses what other machines write
     ]
 
 
