@@ -231,13 +231,15 @@ def test_sigterm_judges_the_end_and_drains_a_retry(tmp_path: Path, receiver: Rec
     assert [(a["rule"], a["outcome"]) for a in attempts] == [("run_ended", "retry"), ("run_ended", "sent")]
 
 
-def test_workspace_without_targets_is_one_line(tmp_path: Path) -> None:
+def test_workspace_without_targets_sends_nothing_and_says_so(tmp_path: Path) -> None:
+    """alerts.json kept for `watch --alert` settings only (no targets): the run's watch says so and ends, 0."""
     record = _run(tmp_path)
     save(tmp_path / "ws", {"rules": {"hang_s": 60}})
     done = subprocess.run(
         alert_watch_argv(record, tmp_path / "ws"), cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
     )
-    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "names no targets" in done.stderr
+    assert done.returncode == 0 and done.stdout.strip().endswith("names no targets: this run sends no alert")
+    assert "error" not in done.stdout + done.stderr
 
 
 # ----------------------------------------------------------------------------- real launched runs
@@ -389,8 +391,12 @@ def test_monitor_says_when_the_runs_alert_watch_failed(tmp_path: Path, monkeypat
 
     monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
     record = _run(tmp_path)
+    save(tmp_path / "ws", {"targets": [{"to": "ftp://x"}]})
+    with open(record.run_dir / "alerts.log", "wb") as out:  # as the supervisor starts it
+        argv = alert_watch_argv(record, tmp_path / "ws")
+        assert subprocess.run(argv, cwd=REPO_ROOT, stdout=out, stderr=out, timeout=120).returncode == 2
     why = f"{tmp_path}/ws/alerts.json: targets[0] 'ftp://x': give an http(s):// URL, mailto:ADDR or exec:PATH"
-    (record.run_dir / "alerts.log").write_text(f"error: {why}\n")
+    assert (record.run_dir / "alerts.log").read_text() == f"error: {why}\n"  # one line
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.query_params["logdir"] = str(record.log_dir)
     at.run()

@@ -127,8 +127,9 @@ def alert_setup(args: argparse.Namespace, log_dir: Path) -> tuple[Alerter, Dispa
     targets: list[Target] = [parse_target(t, args.alert_format, saved.secrets.get(t), smtp) for t in args.alert]
     if args.alert_targets_of_workspace:
         targets += saved.targets
-    if not targets:
-        raise UserError(f"{workspace / 'alerts.json'} names no targets: no alert to send")
+    if not targets:  # only the workspace's targets were asked for, and it names none
+        print(terminal_safe(f"{workspace / 'alerts.json'} names no targets: this run sends no alert"), flush=True)
+        return None
     record = Path(args.alert_log) if args.alert_log else alert_record_path(log_dir, workspace)
     for t in targets:
         print(terminal_safe(f"alerts to {t.describe()}"), flush=True)
@@ -385,6 +386,8 @@ def handle(args: argparse.Namespace) -> int:
         alerts = alert_setup(args, log_dir)
     except UserError as exc:
         return fail(str(exc))
+    if alerts is None and args.alert_targets_of_workspace:
+        return 0  # nothing to send: a run's supervisor needs no watch (said above)
     try:
         watcher = RunWatcher(
             log_dir,
