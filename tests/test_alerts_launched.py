@@ -201,7 +201,7 @@ def test_the_watch_child_is_not_tagged_as_the_runs_and_ends_with_sigterm(
     finally:
         end_alert_watch(watch)
     assert watch.returncode == 0  # SIGTERM: a last judgment, then a clean exit
-    assert "ended: the run is over" in (record.run_dir / "alerts.log").read_text()
+    assert "ended (SIGTERM)" in (record.run_dir / "alerts.log").read_text()
 
 
 def test_sigterm_judges_the_end_and_drains_a_retry(tmp_path: Path, receiver: Receiver) -> None:
@@ -445,4 +445,4 @@ def test_a_watch_whose_supervisor_is_killed_ends(tmp_path: Path, receiver: Recei
     finally:
         if watch.is_running() and watch.status() != psutil.STATUS_ZOMBIE:
             watch.kill()
-    assert b"ended: the run is over" in log.read_bytes()
+    assert b"ended (its parent " in log.read_bytes() and b" is gone)" in log.read_bytes()

@@ -329,12 +329,23 @@ def follow(
             last_table, last_states = time.monotonic(), states
 
 
-def ending(parent: int | None) -> Callable[[], bool]:
+class Ending:
     """What tells the watch to end: SIGTERM (the supervisor, at the run's end), or its `parent` gone (a
     supervisor killed outright must not leave its watch behind: the watch is then reparented)."""
-    asked = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: asked.set())
-    return lambda: asked.is_set() or (parent is not None and os.getppid() != parent)
+
+    def __init__(self, parent: int | None) -> None:
+        self.parent = parent
+        self.asked = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: self.asked.set())
+
+    def __call__(self) -> bool:
+        return self.asked.is_set() or self.orphaned()
+
+    def orphaned(self) -> bool:
+        return self.parent is not None and os.getppid() != self.parent
+
+    def why(self) -> str:
+        return "SIGTERM" if self.asked.is_set() else f"its parent {self.parent} is gone"
 
 
 def last_judgment(watcher: RunWatcher, alerts: tuple[Alerter, Dispatcher], log_dir: Path) -> None:
@@ -401,14 +412,14 @@ def handle(args: argparse.Namespace) -> int:
     print(f"watching {log_dir} ({'polling' if args.polling else 'inotify'}); Ctrl-C to stop", flush=True)
     for note in launcher_notes(launchers):
         print(note)
-    until = ending(args.with_parent)
+    until = Ending(args.with_parent)
     try:
         watcher.start()  # reads one capped block at most: the rest on the watcher's thread
         notes = lambda: folder_notes(log_dir, args.follow_links)  # noqa: E731
         follow(watcher, args.interval, args.stall_after, notes, alerts, until, args.quiet)
         if alerts is not None:  # SIGTERM or the parent gone: the run is over
             last_judgment(watcher, alerts, log_dir)
-        print("ended: the run is over", flush=True)
+        print(f"ended ({until.why()})", flush=True)
         return 0
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
