@@ -71,6 +71,9 @@ def child(root: Path, name: str, what: str = "name") -> Path:
 
 
 SETTINGS_FILE = "settings.json"
+# The workspace's alert settings (core.alerts.settings reads it): named here, on the ground floor, so a run's
+# supervisor (core.run, which may not import core.alerts) can tell whether to start the run's alert watch.
+ALERTS_FILE = "alerts.json"
 MAX_SETTINGS_BYTES = 64 * 1024
 
 

@@ -14,6 +14,7 @@ from app import monitor_panel as panel
 from app import monitor_scale as scale
 from app import monitor_widgets as ui
 from app.live_chart import live_chart
+from app.monitor_alerts import alerts_panel
 from app.monitor_memory import memory_panel
 from app.monitor_share import share_buttons
 from app.monitor_source import get_watcher, pick_source
@@ -347,6 +348,7 @@ if source_dir is not None:
         if not big:
             panel.ranks_and_step_time(snap, df, table, len(ranks), opts, per_node, source_dir)
         failures_view(diag, snap)
+        alerts_panel(source_dir, label, run_status, diag, snap)  # notifications, the alert watch's attempts
         memory_panel(snap, plan_for_log_dir(default_workspace(), source_dir))
         time_panel(diag.median_step_time, plan_for_log_dir(default_workspace(), source_dir))
         panel.log_tail(snap, source_dir, extra_files)

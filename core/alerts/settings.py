@@ -4,7 +4,11 @@ signing secrets), with rule defaults a run may override. Secrets are never shown
     {"rules": {"hang_s": 600, "spike_factor": 5, "enabled": ["rank_failed", "hang"]},
      "runs": {"pretrain-64": {"hang_s": 1800}},
      "smtp": {"host": "smtp.example.com", "port": 587, "user": "bot", "password": "...", "sender": "bot@x"},
-     "secrets": {"https://open.feishu.cn/open-apis/bot/v2/hook/abc": "signing secret"}}
+     "secrets": {"https://open.feishu.cn/open-apis/bot/v2/hook/abc": "signing secret"},
+     "targets": [{"to": "https://hooks.slack.com/services/T0/B0/X", "format": "slack"}, {"to": "mailto:a@b.org"}]}
+
+`targets` are the standing targets of every launched run: its supervisor starts a watch that sends to them
+(`watch --alert-targets-of-workspace`), so a launched run alerts with no tab and no command of its own.
 """
 
 from __future__ import annotations
@@ -17,14 +21,16 @@ from contextlib import suppress
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from core.alerts.channels import AlertTargetError, SmtpSettings, mask
+from core.alerts.channels import AlertTargetError, SmtpSettings, Target, mask, parse_target
+from core.alerts.formats import Format
 from core.alerts.rules import AlertRule, RuleSettings
-from core.workspace import short
+from core.workspace import ALERTS_FILE, short
 
-__all__ = ["ALERTS_FILE", "AlertSettings", "load", "rule_settings", "save"]
+__all__ = ["ALERTS_FILE", "AlertSettings", "load", "parse_targets", "rule_settings", "save"]
 
-ALERTS_FILE = "alerts.json"
 MAX_BYTES = 64 << 10
+MAX_TARGETS = 16  # standing targets of launched runs: a handful of channels, not a mailing list
+TARGET_KEYS = ("to", "format")
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,7 @@ class AlertSettings:
     smtp: SmtpSettings | None = None
     secrets: dict[str, str] = field(default_factory=dict)  # webhook URL -> signing secret
     runs: dict[str, RuleSettings] = field(default_factory=dict)  # a run's own rules (over the defaults)
+    targets: tuple[Target, ...] = ()  # where every launched run's alerts go (its supervisor's watch)
 
     def rules_for(self, run: str) -> RuleSettings:
         """The run's own rules when alerts.json names it, else the workspace's defaults."""
@@ -42,7 +49,8 @@ class AlertSettings:
         """What the settings hold, secrets shown as their last 4 characters."""
         smtp = self.smtp.describe() if self.smtp else "none"
         hooks = ", ".join(f"{short(u)} {mask(s)}" for u, s in self.secrets.items()) or "none"
-        return f"smtp: {smtp}; signing secrets: {hooks}"
+        targets = ", ".join(t.describe() for t in self.targets) or "none"
+        return f"smtp: {smtp}; signing secrets: {hooks}; targets: {targets}"
 
 
 def rule_settings(data: object, base: RuleSettings | None = None, where: str = ALERTS_FILE) -> RuleSettings:
@@ -87,6 +95,33 @@ def _smtp(data: object, where: str) -> SmtpSettings | None:
     return SmtpSettings(data["host"], port, text["user"], text["password"], sender, cafile=text["cafile"])
 
 
+def parse_targets(
+    data: object, secrets: dict[str, str], smtp: SmtpSettings | None, where: str = ALERTS_FILE
+) -> tuple[Target, ...]:
+    """`[{"to": "https://...", "format": "slack"}, {"to": "mailto:a@b"}, {"to": "exec:/path"}]` -> Targets
+    (a webhook's signing secret from `secrets`, e-mail through `smtp`); a bad entry is one line naming it."""
+    if data is None:
+        return ()
+    if not isinstance(data, list) or len(data) > MAX_TARGETS:
+        raise AlertTargetError(f"{where}: targets must be a list of at most {MAX_TARGETS} objects, not {short(data)}")
+    out = []
+    for i, item in enumerate(data):
+        at = f"{where}: targets[{i}]"
+        if not isinstance(item, dict) or not isinstance(item.get("to"), str):
+            raise AlertTargetError(f'{at} must be an object with a "to" string, not {short(item)}')
+        unknown = [k for k in item if k not in TARGET_KEYS]
+        if unknown:
+            raise AlertTargetError(f"{at}: unknown key {short(unknown[0])} (known: {', '.join(TARGET_KEYS)})")
+        fmt = item.get("format", "json")
+        if not isinstance(fmt, str) or fmt not in {f.value for f in Format}:
+            raise AlertTargetError(f"{at}: format {short(fmt)} is not one of {', '.join(f.value for f in Format)}")
+        try:
+            out.append(parse_target(item["to"], fmt, secrets.get(item["to"]), smtp))
+        except AlertTargetError as exc:  # "--alert 'x': why" -> "alerts.json: targets[i] 'x': why"
+            raise AlertTargetError(f"{at} {short(item['to'])}: {str(exc).split(': ', 1)[-1]}") from None
+    return tuple(out)
+
+
 def load(workspace: Path) -> AlertSettings:
     """The workspace's alert settings (none: the defaults). A file others may read is refused: it holds secrets."""
     path = workspace / ALERTS_FILE
@@ -114,7 +149,9 @@ def load(workspace: Path) -> AlertSettings:
     if not isinstance(runs, dict):
         raise AlertTargetError(f"{path}: runs must map run names to rule settings")
     per_run = {str(k): rule_settings(v, rules, f"{path}: runs.{short(k)}") for k, v in runs.items()}
-    return AlertSettings(rules, _smtp(data.get("smtp"), str(path)), secrets, per_run)
+    smtp = _smtp(data.get("smtp"), str(path))
+    targets = parse_targets(data.get("targets"), secrets, smtp, str(path))
+    return AlertSettings(rules, smtp, secrets, per_run, targets)
 
 
 def save(workspace: Path, data: dict) -> Path:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -27,11 +30,13 @@ from core.logs.filestate import NOTE_KINDS, note_lines
 from core.logs.guard import LogDirError, validate_log_dir
 from core.logs.shapes import line_shapes, metric_labels
 from core.logs.status import failed_ranks
-from core.run.registry import RUN_FILE, launcher_outputs
+from core.run.registry import RUN_FILE, launcher_outputs, read_record
 from core.workspace import default_workspace
 
 ALERT_EVERY_S = 1.0  # alert rules judged at most this often (a diagnosis of 1,024 ranks is not free)
 MAX_ROWS_PER_UPDATE = 200  # loss rows printed one by one per update; more: the last row of each rank
+DRAIN_S = 4.0  # on SIGTERM: what is queued gets this long to be delivered (the supervisor waits for it)
+CATCH_UP_S = 2.0  # on SIGTERM: at most this long to read the last lines before the last judgment
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -78,6 +83,21 @@ def add_alert_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--smtp", default=None, metavar="HOST:PORT", help="SMTP server of mailto: targets")
     p.add_argument("--hang-after", type=float, default=None, help="seconds without a new line = hang alert")
     p.add_argument("--alert-log", default=None, help="where delivery attempts are recorded (JSON lines)")
+    p.add_argument("--workspace", default=None, help="the workspace whose alerts.json is used (default: the usual)")
+    p.add_argument(
+        "--alert-targets-of-workspace",
+        action="store_true",
+        help="also send to the standing targets of alerts.json (how a launched run's supervisor starts its watch)",
+    )
+    p.add_argument("--alert-run", default=None, metavar="RUN_ID", help="the run named in the alerts")
+    p.add_argument(
+        "--with-parent",
+        type=int,
+        default=None,
+        metavar="PID",
+        help="end (after a last judgment) when this watch's parent, PID, is gone (a run's supervisor)",
+    )
+    p.add_argument("--quiet", action="store_true", help="print alerts and notes only, no loss rows or tables")
 
 
 def alert_record_path(log_dir: Path, workspace: Path) -> Path:
@@ -92,12 +112,13 @@ def alert_record_path(log_dir: Path, workspace: Path) -> Path:
 def alert_setup(args: argparse.Namespace, log_dir: Path) -> tuple[Alerter, Dispatcher] | None:
     """The rules and the dispatcher of `watch --alert` (None without --alert); a bad target, SMTP server or
     alerts.json is one UserError line."""
-    if not args.alert:
+    if not args.alert and not args.alert_targets_of_workspace:
         return None
-    workspace = default_workspace()
+    workspace = Path(args.workspace) if args.workspace else default_workspace()
     saved = load_alert_settings(workspace)
     launched = (log_dir.parent / RUN_FILE).is_file()
     run = log_dir.parent.name if launched else (log_dir.name or str(log_dir))  # a launched run: its run id
+    run = args.alert_run or run
     rules = saved.rules_for(run)
     if args.hang_after is not None:
         rules = rule_settings({"hang_s": args.hang_after}, rules, "--hang-after")
@@ -105,6 +126,11 @@ def alert_setup(args: argparse.Namespace, log_dir: Path) -> tuple[Alerter, Dispa
     if smtp is not None and args.smtp and saved.smtp is not None and saved.smtp.host == smtp.host:
         smtp = replace(saved.smtp, port=smtp.port)  # the workspace's login for that host
     targets: list[Target] = [parse_target(t, args.alert_format, saved.secrets.get(t), smtp) for t in args.alert]
+    if args.alert_targets_of_workspace:
+        targets += saved.targets
+    if not targets:  # only the workspace's targets were asked for, and it names none
+        print(terminal_safe(f"{workspace / 'alerts.json'} names no targets: this run sends no alert"), flush=True)
+        return None
     record = Path(args.alert_log) if args.alert_log else alert_record_path(log_dir, workspace)
     for t in targets:
         print(terminal_safe(f"alerts to {t.describe()}"), flush=True)
@@ -266,8 +292,10 @@ def follow(
     stall_after: float,
     notes_now: Callable[[], list[str]] = list,
     alerts: tuple[Alerter, Dispatcher] | None = None,
+    until: Callable[[], bool] = lambda: False,
+    quiet: bool = False,
 ) -> None:
-    """Print new loss rows, errors, how far behind the reader is, and the status table until Ctrl-C;
+    """Print new loss rows, errors, how far behind the reader is, and the status table until Ctrl-C or `until()`;
     while no rank log is read, `notes_now()` says what the folder holds and why (again when it changes).
     `alerts`: judge the rules about once a second and queue what is new (delivery runs on its own threads)."""
     judged = 0.0
@@ -276,7 +304,7 @@ def follow(
     seen = n_errors = behind = 0
     restarts: dict[int, int] = {}
     last_table, last_states, version = 0.0, "", -1
-    while True:
+    while not until():
         version = watcher.wait_for_change(version, timeout=min(interval, 0.5))
         snap = watcher.snapshot()
         m = snap.metrics
@@ -288,7 +316,8 @@ def follow(
                 print(f"rank {rank}: log restarted (relaunch)", flush=True)
             seen = _surviving(printed, restarted)
         if len(m) > seen:
-            print("\n".join(new_rows(m, seen)), flush=True)
+            if not quiet:
+                print("\n".join(new_rows(m, seen)), flush=True)
             _count(printed, m.iloc[seen:])
             seen = len(m)
         if len(snap.errors) > n_errors:
@@ -312,6 +341,8 @@ def follow(
             for alert in judged_alerts(alerts[0], snap):
                 print(terminal_safe(f"alert {alert.rule}: {alert.message}"), flush=True)
                 alerts[1].enqueue(alert)
+        if quiet:
+            continue
         table = status_table(snap, stall_after)
         states = "\n".join(line[:16] for line in table.splitlines())
         if states != last_states or time.monotonic() - last_table >= max(interval, 30):
@@ -319,6 +350,50 @@ def follow(
                 table += f"\n(behind: {behind / 2**20:,.1f} MiB not read yet)"
             print(table, flush=True)
             last_table, last_states = time.monotonic(), states
+
+
+class Ending:
+    """What tells the watch to end: SIGTERM (the supervisor, at the run's end), or its `parent` gone (a
+    supervisor killed outright must not leave its watch behind: the watch is then reparented)."""
+
+    def __init__(self, parent: int | None) -> None:
+        self.parent = parent
+        self.asked = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: self.asked.set())
+
+    def __call__(self) -> bool:
+        return self.asked.is_set() or self.orphaned()
+
+    def orphaned(self) -> bool:
+        return self.parent is not None and os.getppid() != self.parent
+
+    def why(self) -> str:
+        return "SIGTERM" if self.asked.is_set() else f"its parent {self.parent} is gone"
+
+
+def last_judgment(watcher: RunWatcher, alerts: tuple[Alerter, Dispatcher], log_dir: Path) -> None:
+    """The run is over: read its last lines (bounded), judge once more with the record's final status (a
+    launched run's `run_ended`), and queue what is new; the caller drains the queues."""
+    deadline = time.monotonic() + CATCH_UP_S
+    version = -1
+    while time.monotonic() < deadline:
+        version = watcher.wait_for_change(version, timeout=0.2)
+        if watcher.catching_up is None:
+            break
+    status = None
+    if (log_dir.parent / RUN_FILE).is_file():
+        try:
+            status = str(read_record(log_dir.parent).status)
+        except (UserError, OSError, ValueError):
+            status = None  # an unreadable record: the logs alone say how the run ended
+    try:
+        fresh = alerts[0].check(watcher.snapshot(refresh=True), run_status=status)
+    except (ArithmeticError, LookupError, TypeError, ValueError) as exc:
+        print(terminal_safe(f"last alert judgment skipped: {type(exc).__name__}: {exc}")[:300], flush=True)
+        fresh = []
+    for alert in fresh:
+        print(terminal_safe(f"alert {alert.rule}: {alert.message}"), flush=True)
+        alerts[1].enqueue(alert)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -345,6 +420,8 @@ def handle(args: argparse.Namespace) -> int:
         alerts = alert_setup(args, log_dir)
     except UserError as exc:
         return fail(str(exc))
+    if alerts is None and args.alert_targets_of_workspace:
+        return 0  # nothing to send: a run's supervisor needs no watch (said above)
     try:
         watcher = RunWatcher(
             log_dir,
@@ -358,14 +435,20 @@ def handle(args: argparse.Namespace) -> int:
     print(f"watching {log_dir} ({'polling' if args.polling else 'inotify'}); Ctrl-C to stop", flush=True)
     for note in launcher_notes(launchers):
         print(note)
+    until = Ending(args.with_parent)
     try:
         watcher.start()  # reads one capped block at most: the rest on the watcher's thread
-        follow(watcher, args.interval, args.stall_after, lambda: folder_notes(log_dir, args.follow_links), alerts)
+        notes = lambda: folder_notes(log_dir, args.follow_links)  # noqa: E731
+        follow(watcher, args.interval, args.stall_after, notes, alerts, until, args.quiet)
+        if alerts is not None:  # SIGTERM or the parent gone: the run is over
+            last_judgment(watcher, alerts, log_dir)
+        print(f"ended ({until.why()})", flush=True)
+        return 0
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
     finally:
         watcher.stop()  # its reader finishes the block it is on (TICK_BYTES: a fraction of a second)
         if alerts is not None:
-            alerts[1].close()  # what is queued gets a few seconds, never more
+            alerts[1].close(DRAIN_S)  # what is queued gets a few seconds, never more
     snap = watcher.snapshot()
     return 1 if failed_ranks(snap) else 0

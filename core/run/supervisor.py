@@ -26,6 +26,8 @@ from core.files import read_checked
 from core.run.launch import fail_record, launcher_env, launcher_for_record, run_processes
 from core.run.launchers import BatchLauncher
 from core.run.processes import (
+    ENV_RUN_DIR,
+    ENV_RUN_ID,
     RunProcesses,
     create_time,
     send_signal,
@@ -44,11 +46,14 @@ from core.run.registry import (
     record_end,
     update_record,
 )
+from core.workspace import ALERTS_FILE, REPO_ROOT
 
 EXIT_WRAPPER = Path(__file__).with_name("exit_status.py")
 
 POLL = 1.0  # seconds between two questions to a batch scheduler
 SAVE_RETRY = (1.0, 10.0)  # s between two tries to save run.json on a full disk: first, at most
+ALERT_END_S = 8.0  # s the run's alert watch gets, after the run ended, to judge the end and send (it drains 4 s)
+ALERT_LOG = "alerts.log"  # the alert watch's output, in the run folder (its attempts: alerts.jsonl)
 
 
 def log(message: str) -> None:
@@ -112,9 +117,78 @@ def supervise(run_dir: Path) -> int:
         return 0
     env = launcher_env(record.run_id, record.run_dir, extra, own_python=bool(record.own and record.own.python))
     launcher = launcher_for_record(record)
-    if launcher.queued:
-        return _supervise_batch(record, launcher, env)  # type: ignore[arg-type]
-    return _supervise_local(record, env)
+    watch = start_alert_watch(record)
+    try:
+        if launcher.queued:
+            return _supervise_batch(record, launcher, env)  # type: ignore[arg-type]
+        return _supervise_local(record, env)
+    finally:
+        end_alert_watch(watch)  # after the final record: the watch's last judgment reads it
+
+
+def alert_watch_argv(record: RunRecord, workspace: Path) -> list[str]:
+    """`python -m core watch LOG_DIR` sending the run's alerts to the workspace's standing targets (issue 34:
+    a launched run alerts with no tab open), its attempts in the run's alerts.jsonl."""
+    return [
+        sys.executable,
+        "-m",
+        "core",
+        "watch",
+        str(record.log_dir),
+        "--workspace",
+        str(workspace),
+        "--alert-targets-of-workspace",
+        "--alert-run",
+        record.run_id,
+        "--alert-log",
+        str(record.run_dir / "alerts.jsonl"),
+        "--with-parent",
+        str(os.getpid()),
+        "--quiet",
+        *(["--polling"] if record.shared_filesystem else []),  # inotify misses what other machines write
+    ]
+
+
+def alert_watch_env(base: dict[str, str]) -> dict[str, str]:
+    """The watch's environment: without the run's tag (it is not one of the run's processes: stop and the
+    orphan reaper must never count or kill it as such), with this checkout importable."""
+    env = {k: v for k, v in base.items() if k not in (ENV_RUN_ID, ENV_RUN_DIR)}
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def start_alert_watch(record: RunRecord) -> subprocess.Popen[bytes] | None:
+    """The run's alert watch when its workspace has alerts.json (runs/<id> lives in the workspace), else None.
+    A watch that cannot start is logged: the run goes on without alerts."""
+    workspace = record.run_dir.parent.parent
+    if not (workspace / ALERTS_FILE).is_file():
+        return None
+    try:
+        Path(record.log_dir).mkdir(parents=True, exist_ok=True)  # the launcher fills it; the watch follows it
+        watch = start_detached(
+            alert_watch_argv(record, workspace),
+            record.run_dir / ALERT_LOG,
+            str(REPO_ROOT),
+            alert_watch_env(dict(os.environ)),
+        )
+    except OSError as exc:
+        log(f"alerts: cannot start the run's alert watch: {exc}")
+        return None
+    log(f"alerts: watch started (pid {watch.pid}), its output in {ALERT_LOG}")
+    return watch
+
+
+def end_alert_watch(watch: subprocess.Popen[bytes] | None, grace: float = ALERT_END_S) -> None:
+    """SIGTERM (the watch judges the end once more and drains its queues), SIGKILL after `grace` s."""
+    if watch is None or watch.poll() is not None:
+        return
+    watch.terminate()
+    try:
+        watch.wait(grace)
+    except subprocess.TimeoutExpired:
+        log(f"alerts: the watch did not end within {grace:.0f} s: killed")
+        watch.kill()
+        watch.wait()
 
 
 def _stopped_before_start(record: RunRecord) -> None:
