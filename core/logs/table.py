@@ -33,7 +33,7 @@ from core.logs.filestate import FileState
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
 _FLOAT_NAMES = list(ROW_KEYS[:_N_FLOAT])
 _F64, _I16, _I32, _I64 = np.dtype(np.float64), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64)
-_WHOLE = {"epoch": _I16, "epochs_total": _I16, "step": _I32, "steps_total": _I32}
+_WHOLE: dict[str, np.dtype] = {"epoch": _I16, "epochs_total": _I16, "step": _I32, "steps_total": _I32}
 """Count columns and the width they start at while every value is a whole number (then wider: `_fits`)."""
 _LADDER = (_I16, _I32, _I64)
 _I64_END = 2.0**63  # floats at or past this do not fit an int64

@@ -35,6 +35,7 @@ mindformers/models/llama/); MindFormers stores Linear weights [out, in] with tra
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 from core.models.common import (
     NONE,
@@ -53,12 +54,26 @@ from core.sharding.design import Design, RepeatSpec
 from core.sharding.layout import DimEntry
 
 EPS = 1e-6
+
+
 # The published LLaMA-2 architectures (Meta's config.json: hidden, heads, KV heads, FFN, layers, vocabulary,
 # context). The model library's presets and the Planner's models both start from these; kv_heads only for GQA.
-PUBLISHED_SHAPES: dict[str, dict[str, int]] = {
-    "LLaMA-2 7B": dict(hidden=4096, heads=32, ffn=11008, layers=32, vocab=32000, seq=4096),
-    "LLaMA-2 13B": dict(hidden=5120, heads=40, ffn=13824, layers=40, vocab=32000, seq=4096),
-    "LLaMA-2 70B": dict(hidden=8192, heads=64, kv_heads=8, ffn=28672, layers=80, vocab=32000, seq=4096),
+class PublishedShape(TypedDict):
+    """One published architecture, as keyword arguments of LlamaConfig / PlanModel."""
+
+    hidden: int
+    heads: int
+    ffn: int
+    layers: int
+    vocab: int
+    seq: int
+    kv_heads: NotRequired[int]
+
+
+PUBLISHED_SHAPES: dict[str, PublishedShape] = {
+    "LLaMA-2 7B": PublishedShape(hidden=4096, heads=32, ffn=11008, layers=32, vocab=32000, seq=4096),
+    "LLaMA-2 13B": PublishedShape(hidden=5120, heads=40, ffn=13824, layers=40, vocab=32000, seq=4096),
+    "LLaMA-2 70B": PublishedShape(hidden=8192, heads=64, kv_heads=8, ffn=28672, layers=80, vocab=32000, seq=4096),
 }
 DP_MP: DimEntry = ("dp", "mp")  # one dimension split over dp × mp (dp outermost), MindFormers' dp*cp*mp
 

@@ -133,15 +133,16 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
             _check_program(entry["argv"], cwd, env)
             proc = start_detached(wrapped(entry["argv"], status_file), run_dir / log_name, cwd, env)
         except OSError as exc:
-            for started in procs:
+            for other in procs:
                 with contextlib.suppress(OSError):
-                    os.killpg(started.pid, signal.SIGKILL)
+                    os.killpg(other.pid, signal.SIGKILL)
             why = f"could not start {' '.join(map(str, entry['argv']))}: {exc}"
             log(why)
-            try_save(run_dir, lambda r, why=why: fail_record(r, why))
+            try_save(run_dir, partial(fail_record, message=why))
             return 1
         procs.append(proc)
-        entry.update(pid=proc.pid, pgid=proc.pid, create_time=create_time(proc.pid))
+        entry["pid"] = entry["pgid"] = proc.pid
+        entry["create_time"] = create_time(proc.pid)
 
     def started(latest: RunRecord) -> None:
         latest.pid, latest.pgid = procs[0].pid, procs[0].pid

@@ -256,7 +256,7 @@ class _Reader:
         inputs = self.list_(obj.get("inputs"), f"{path}.inputs", "inputs", _MAX_INPUTS) or []
         names = [self.identifier(v, f"{path}.inputs[{i}]", "input name") for i, v in enumerate(inputs)]
         known_type = isinstance(op_type, str) and op_type in OP_ARITY
-        if known_type and len(inputs) != OP_ARITY[op_type]:
+        if isinstance(op_type, str) and known_type and len(inputs) != OP_ARITY[op_type]:
             self.fail(f"{path}.inputs", f"{op_type} takes {OP_ARITY[op_type]} input(s), got {len(inputs)}")
         strategy: list[Sharding | None] | None = None
         if obj.get("strategy") is not None:
@@ -284,6 +284,7 @@ class _Reader:
         attrs, attrs_ok = self.attributes(obj, path)
         if (
             name is None
+            or not isinstance(op_type, str)
             or not known_type
             or not out_ok
             or not attrs_ok

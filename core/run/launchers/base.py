@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from core.codegen import CodegenError, RunOptions
+from core.run.states import RunStatus
 
 
 class Launcher(Protocol):
@@ -49,7 +50,7 @@ class BatchLauncher(Launcher, Protocol):
         """Submit the run folder's batch file; returns the scheduler's job id."""
         ...
 
-    def outcome(self, job_id: str, run_dir: Path, stop_requested: bool) -> tuple[str, str, int | None]:
+    def outcome(self, job_id: str, run_dir: Path, stop_requested: bool) -> tuple[RunStatus, str, int | None]:
         """(run status, message, exit code) as the scheduler and the batch script report it."""
         ...
 
