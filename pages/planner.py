@@ -167,9 +167,9 @@ def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None
         kv_heads=values["kv_heads"],
         dtype=dtype,
     )
-    cols = st.columns(3)
+    cols3 = st.columns(3)
     devices = int(
-        cols[0].number_input(
+        cols3[0].number_input(
             "devices",
             min_value=1,
             max_value=65536,
@@ -178,20 +178,20 @@ def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None
         )
     )
     batch = int(
-        cols[1].number_input(
+        cols3[1].number_input(
             "global batch (sequences / step)",
             min_value=1,
             value=config.global_batch if config else 32,
             key="planner_batch" + (f"@{source}" if config else ""),
         )
     )
-    preset = cols[2].segmented_control(
+    preset = cols3[2].segmented_control(
         "card memory", ["32 GB", "64 GB", "custom"], default="64 GB", key="planner_card_preset"
     )
     card = 32.0 if preset == "32 GB" else 64.0
     if preset == "custom":
         card = float(
-            cols[2].number_input(
+            cols3[2].number_input(
                 "GB per card", min_value=1.0, max_value=MAX_CARD_MEMORY_GB, value=64.0, key="planner_card_custom"
             )
         )
