@@ -4,6 +4,7 @@ make it the current design, export MindFormers' parallel_config. Compute in core
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import streamlit as st
 
@@ -203,7 +204,7 @@ def choice_inputs(model: PlanModel, config: MindFormersConfig | None) -> Choices
     base = config.choices if config is not None else default_choices(model.dtype)
     tag = f"@{st.session_state.get(YAML_NAME_KEY)}" if config is not None else f"@{model.dtype}"
     cols = st.columns(4)
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}  # Choices' keyword arguments: three byte counts (int), four option names (str)
     for i, name in enumerate(("param_bytes", "grad_bytes", "optimizer_bytes")):
         values[name] = int(
             cols[i].number_input(
@@ -225,7 +226,7 @@ def choice_inputs(model: PlanModel, config: MindFormersConfig | None) -> Choices
         values[name] = cols[(i + 3) % 4].selectbox(
             name.replace("_", " "), options, index=options.index(getattr(base, name)), key=f"planner_choice_{name}{tag}"
         )
-    return Choices(**values).check()  # type: ignore[arg-type]
+    return Choices(**values).check()
 
 
 def ranked_recipes(plan: Plan) -> list[Evaluation]:

@@ -100,12 +100,13 @@ class RunOptions(LaunchFields):
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> RunOptions:
+    def from_dict(cls, data: dict[str, Any]) -> RunOptions:
+        """The options a job.json holds; values as json.loads gives them (Any: their types are not checked here)."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise CodegenError(f"unknown run option(s): {', '.join(unknown)}")
-        return cls(**data)  # type: ignore[arg-type]
+        return cls(**data)
 
 
 def check_int(value: object, name: str, low: int, high: int) -> int:

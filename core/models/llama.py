@@ -252,8 +252,8 @@ def _attention(b: DesignBuilder, c: LlamaConfig, r: LlamaRecipe, x: str) -> None
     b.op("context_2d", "Reshape", ("context_t",), shape=(bs * s, c.hidden))
     # :314 `wo.shard(((dp * cp, mp), (1, mp)), ...)`: partial sums over mp -> AllReduce; with sp :403
     # `out_strategy_matmul=((dp * cp * mp, 1),)` turns it into a ReduceScatter over the rows.
-    out = {"out_strategy": lay(DP_MP, NONE)} if r.sp else {}
-    b.op("attn_out", "MatMul", ("context_2d", "wo"), (lay("dp", "mp"), lay("mp", NONE)), **out)
+    out = lay(DP_MP, NONE) if r.sp else None
+    b.op("attn_out", "MatMul", ("context_2d", "wo"), (lay("dp", "mp"), lay("mp", NONE)), out_strategy=out)
     # :979 `add.shard(((dp * cp, 1), (dp * cp, 1)))`; with sp :1027 `((dp * mp * cp, 1), ...)`
     b.op("attn_residual", "Add", (x, "attn_out"), (lay(rows, NONE), lay(rows, NONE)))
 
@@ -269,8 +269,8 @@ def _feed_forward(b: DesignBuilder, r: LlamaRecipe) -> str:
     b.op("swiglu", "Mul", ("gate_act", "up"), (lay("dp", "mp"), lay("dp", "mp")))
     # llama_layer.py:516 `w2.shard(((dp * cp, mp), (1, mp)))`; with sp llama_transformer.py:1031 adds
     # `out_strategy_matmul=((dp * cp * mp, 1),)` (ReduceScatter)
-    out = {"out_strategy": lay(DP_MP, NONE)} if r.sp else {}
-    b.op("down", "MatMul", ("swiglu", "w2"), (lay("dp", "mp"), lay("mp", NONE)), **out)
+    out = lay(DP_MP, NONE) if r.sp else None
+    b.op("down", "MatMul", ("swiglu", "w2"), (lay("dp", "mp"), lay("mp", NONE)), out_strategy=out)
     return b.op("ffn_residual", "Add", ("attn_residual", "down"), (lay(rows, NONE), lay(rows, NONE)))
 
 

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -24,7 +24,7 @@ import psutil
 
 from core.files import read_checked
 from core.run.launch import fail_record, launcher_env, launcher_for_record, run_processes
-from core.run.launchers import BatchLauncher
+from core.run.launchers import BatchLauncher, is_batch
 from core.run.processes import (
     RunProcesses,
     create_time,
@@ -112,8 +112,8 @@ def supervise(run_dir: Path) -> int:
         return 0
     env = launcher_env(record.run_id, record.run_dir, extra, own_python=bool(record.options.get("python")))
     launcher = launcher_for_record(record)
-    if launcher.queued:
-        return _supervise_batch(record, launcher, env)  # type: ignore[arg-type]
+    if is_batch(launcher):
+        return _supervise_batch(record, launcher, env)
     return _supervise_local(record, env)
 
 
@@ -188,10 +188,10 @@ def _check_program(argv: list[str], cwd: str, env: dict[str, str]) -> None:
         raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
 
 
-def wrapped(argv: object, status_file: Path) -> list[object]:
+def wrapped(argv: Sequence[str], status_file: Path) -> list[str | Path]:
     """The launcher's argv behind the exit-status wrapper (isolated Python: stdlib only), so its
     exit status reaches the run folder even if this supervisor is killed."""
-    return [sys.executable, "-I", EXIT_WRAPPER, status_file, *argv]  # type: ignore[misc]
+    return [sys.executable, "-I", EXIT_WRAPPER, status_file, *argv]
 
 
 def _reap_orphans(record: RunRecord) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeGuard
 
 from core.codegen import CodegenError, RunOptions
 from core.run.states import RunStatus
@@ -61,6 +61,11 @@ class BatchLauncher(Launcher, Protocol):
     def leftovers(self, job_id: str) -> list[str]:
         """What the scheduler still runs of the job (steps); empty when nothing is left."""
         ...
+
+
+def is_batch(launcher: Launcher) -> TypeGuard[BatchLauncher]:
+    """True when a batch scheduler runs the launcher's jobs (its `queued` flag): it has submit / outcome / cancel."""
+    return launcher.queued
 
 
 @dataclass(frozen=True)
