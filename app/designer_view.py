@@ -102,7 +102,12 @@ def collect_problems(design: Design, analyses: Sequence[Any] | None = None) -> l
                         f"{design.device_num} devices: use split counts whose product divides {design.device_num}",
                     )
                 )
-        if sharding is not None and sharding.map is not None and sharding.layout in design.layouts:
+        if (
+            sharding is not None
+            and sharding.map is not None
+            and sharding.layout is not None
+            and sharding.layout in design.layouts
+        ):
             spec = design.layouts[sharding.layout]
             if all(entry_axes(e) == [] for e in sharding.map) and math.prod(spec.device_matrix) > 1:
                 messages.append(

@@ -278,10 +278,10 @@ def comm_figure(grid: DeviceGrid, groups: Sequence[Sequence[int]], title: str = 
     values = [0] * (max(positions) + 1)
     hover = [""] * (max(positions) + 1)
     for p, r in zip(positions, flat_ranks, strict=True):
-        g = by_rank.get(r)
-        values[p] = g if g is not None else len(groups)
+        index = by_rank.get(r)
+        values[p] = index if index is not None else len(groups)
         hover[p] = f"rank {r}<br>" + (
-            f"group {g}: {', '.join(str(x) for x in groups[g])}" if g is not None else "not in any group"
+            f"group {index}: {', '.join(str(x) for x in groups[index])}" if index is not None else "not in any group"
         )
     return device_matrix_figure(grid, values, hover, title=title, value_label="group")
 

@@ -46,7 +46,7 @@ STATUS_ICON = {
 LANGUAGE = {"train.py": "python", "run.sh": "bash", "job.sbatch": "bash", "README.md": "markdown", "job.json": "json"}
 
 
-SCENARIO_INPUTS: dict[str, Callable[[Any, str], object]] = {  # a scenario's own fields (Scenario.fields)
+SCENARIO_INPUTS: dict[str, Callable[[Any, str], int | bool]] = {  # a scenario's own fields (Scenario.fields)
     "interleave_num": lambda at, key: at.number_input(
         "interleave_num (copies)", 1, 64, DEFAULTS.interleave_num, key=f"{key}_inter"
     ),
@@ -103,13 +103,19 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
         epochs=int(epochs),
         learning_rate=float(lr),
         loss_interval=int(loss_every),
-        **{k: (v if isinstance(v, bool) else int(v)) for k, v in extra.items()},  # type: ignore[arg-type]
-        **slurm,  # type: ignore[arg-type]
+        **_scenario_fields(extra),
+        **slurm,
     )
 
 
-def slurm_fields(key: str) -> dict[str, object]:
-    """Partition, account, time limit, gres and CPUs per worker (nodes = devices / workers per node)."""
+def _scenario_fields(values: dict[str, int | bool]) -> dict[str, Any]:
+    """A scenario's own RunOptions keyword arguments: each of its field's type (an int or a bool)."""
+    return {k: (v if isinstance(v, bool) else int(v)) for k, v in values.items()}
+
+
+def slurm_fields(key: str) -> dict[str, Any]:
+    """Partition, account, time limit, gres and CPUs per worker (nodes = devices / workers per node): the
+    slurm_* keyword arguments of RunOptions / OwnJob (text, and an int for CPUs)."""
     with st.expander("Slurm", expanded=True):
         st.caption("Nodes = devices / workers per node (set under *Cluster and logging*); one task per worker.")
         a, b = st.columns(2)
@@ -187,7 +193,7 @@ def own_job_form(key: str = "own", python_default: str = "") -> tuple[OwnJob | N
         run_mode=mode,
         device_target=target,
         python=python.strip(),
-        **slurm,  # type: ignore[arg-type]
+        **slurm,
     )
     return job, ""
 
@@ -233,7 +239,7 @@ def unified_diff(old: dict[str, str] | None, new: dict[str, str]) -> str:
     """What changed in the generated files since the previous render ('' if nothing)."""
     if not old:
         return ""
-    chunks = []
+    chunks: list[str] = []
     for name in new:
         if old.get(name) != new[name]:
             chunks.extend(
@@ -304,7 +310,7 @@ def runs_table(workspace: Path) -> None:
         st.caption("No runs yet.")
         return
     now = time.time()
-    rows = []
+    rows: list[dict[str, object]] = []
     for r in records[:50]:
         duration = ((r.ended_at or now) - r.started_at) if r.started_at else None
         rows.append(

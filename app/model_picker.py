@@ -81,7 +81,7 @@ def _llama_inputs() -> tuple[LlamaConfig, LlamaRecipe]:
     mp = _int("mp", help_text="model (tensor) parallel: heads, ffn and vocab are split over mp", column=c3)
     c4.markdown("&nbsp;")
     sp = c4.checkbox("sp", key=_key("sp"), help="sequence parallel: norms and residual adds split over dp × mp")
-    config = LlamaConfig(**values, dtype=dtype)  # type: ignore[arg-type]
+    config = LlamaConfig(**values, dtype=dtype)
     return config, LlamaRecipe(dp=dp, mp=mp, sp=sp)
 
 

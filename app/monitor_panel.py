@@ -94,7 +94,7 @@ def loss_section(
     opts.metric = m1.selectbox(
         "Metric",
         list(choices),
-        format_func=choices.get,
+        format_func=choices.__getitem__,
         key="mon_metric",
         help="Every `key: number` on the loss lines is a metric.",
     )

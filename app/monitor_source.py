@@ -123,6 +123,7 @@ def pick_source() -> Source:
     except (UserError, OSError) as exc:  # each record is read alone; runs/ itself may still be unreadable
         registry_error = str(exc)
     runs = listing.records
+    default: str | None
     if params.get("replay"):
         default = "Replay recorded run"
     elif params.get("logdir"):

@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.logs import RunSnapshot, rank_status
+from core.logs.cells import as_int
 from core.logs.formats import ROW_FIELDS
 from core.logs.metrics import (
     N_OUT,
@@ -319,7 +320,7 @@ def step_time_figure(df: pd.DataFrame, timings: pd.DataFrame, ranks: tuple[int, 
             if ranks is not None and rank not in ranks:
                 continue
             x, y = _xy(g["global_step"], g["step_time_ms"].to_numpy(dtype=np.float64))
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=f"rank {rank}", line={"color": _color(int(rank))}))
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=f"rank {rank}", line={"color": _color(as_int(rank))}))
         xtitle = "step"
     elif not timings.empty:
         for rank, g in timings.groupby("rank"):
@@ -331,7 +332,7 @@ def step_time_figure(df: pd.DataFrame, timings: pd.DataFrame, ranks: tuple[int, 
                     y=g["step_time_ms"],
                     mode="lines+markers",
                     name=f"rank {rank}",
-                    line={"color": _color(int(rank))},
+                    line={"color": _color(as_int(rank))},
                 )
             )
         xtitle = "epoch (TimeMonitor)"

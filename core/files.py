@@ -127,7 +127,7 @@ def open_checked(path: str | Path, max_bytes: int | None, what: str = "file", bu
     that bounds its own reads (a log read block by block up to the size it saw)."""
     fd, _ = open_fd(path, max_bytes, what)
     try:
-        return os.fdopen(fd, "rb", buffering=buffering)  # type: ignore[return-value]
+        return os.fdopen(fd, "rb", buffering=buffering)
     except BaseException:
         os.close(fd)
         raise

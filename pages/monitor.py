@@ -241,7 +241,7 @@ def scale_view(
                 column_config={"why": st.column_config.TextColumn(width="large")},
             )
     what = st.segmented_control("Heatmap", ["Loss", "Step time"], default="Loss", key="mon_heat")
-    if what == "Step time" and g.step_time is not None:
+    if what == "Step time" and g.step_time is not None and g.step_time_x is not None:  # set together
         hfig = scale.heatmap_figure(g.step_time, g.ranks, g.step_time_x, "ms/step", g.step_time_label, "Inferno")
     elif what == "Step time":
         hfig = None
@@ -284,7 +284,7 @@ if source_dir is not None:
     live = run_status in LIVE_STATUSES and not paused
 
     @st.fragment(run_every=1.0 if live or watcher.catching_up else None)
-    def live_panel() -> None:
+    def live_panel(source_dir: Path) -> None:  # the folder picked (this branch: not None)
         # asked of the registry on every tick: marks the watcher used, so an open tab keeps it alive
         watcher = get_watcher(str(source_dir), polling, loss_regex, extra_files)
         snap = watcher.snapshot(refresh=True)
@@ -357,4 +357,4 @@ if source_dir is not None:
 
     if paused:
         st.caption("⏸ Live updates paused.")
-    live_panel()
+    live_panel(source_dir)

@@ -4,6 +4,7 @@ make it the current design, export MindFormers' parallel_config. Compute in core
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import streamlit as st
 
@@ -167,9 +168,9 @@ def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None
         kv_heads=values["kv_heads"],
         dtype=dtype,
     )
-    cols = st.columns(3)
+    cols3 = st.columns(3)
     devices = int(
-        cols[0].number_input(
+        cols3[0].number_input(
             "devices",
             min_value=1,
             max_value=65536,
@@ -178,20 +179,20 @@ def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None
         )
     )
     batch = int(
-        cols[1].number_input(
+        cols3[1].number_input(
             "global batch (sequences / step)",
             min_value=1,
             value=config.global_batch if config else 32,
             key="planner_batch" + (f"@{source}" if config else ""),
         )
     )
-    preset = cols[2].segmented_control(
+    preset = cols3[2].segmented_control(
         "card memory", ["32 GB", "64 GB", "custom"], default="64 GB", key="planner_card_preset"
     )
     card = 32.0 if preset == "32 GB" else 64.0
     if preset == "custom":
         card = float(
-            cols[2].number_input(
+            cols3[2].number_input(
                 "GB per card", min_value=1.0, max_value=MAX_CARD_MEMORY_GB, value=64.0, key="planner_card_custom"
             )
         )
@@ -203,7 +204,7 @@ def choice_inputs(model: PlanModel, config: MindFormersConfig | None) -> Choices
     base = config.choices if config is not None else default_choices(model.dtype)
     tag = f"@{st.session_state.get(YAML_NAME_KEY)}" if config is not None else f"@{model.dtype}"
     cols = st.columns(4)
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}  # Choices' keyword arguments: three byte counts (int), four option names (str)
     for i, name in enumerate(("param_bytes", "grad_bytes", "optimizer_bytes")):
         values[name] = int(
             cols[i].number_input(
@@ -225,7 +226,7 @@ def choice_inputs(model: PlanModel, config: MindFormersConfig | None) -> Choices
         values[name] = cols[(i + 3) % 4].selectbox(
             name.replace("_", " "), options, index=options.index(getattr(base, name)), key=f"planner_choice_{name}{tag}"
         )
-    return Choices(**values).check()  # type: ignore[arg-type]
+    return Choices(**values).check()
 
 
 def ranked_recipes(plan: Plan) -> list[Evaluation]:

@@ -24,4 +24,5 @@ fi
 export PATH="$PWD/.venv/bin:$PATH"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/mypy  # types of core, app and pages ([tool.mypy] in pyproject.toml): 0 errors
 exec .venv/bin/python -m pytest "$@"

@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 from benchmarks.synth_logs import EXCEPTION, write_run
 from core.__main__ import build_parser, main
+from core.codegen.options import RunOptions
 from core.report.html import _json
+from core.run.record_types import PlannedRun
 from core.run.registry import RunRecord, write_record
 from core.run.states import RunKind, RunStatus
 
@@ -100,7 +102,7 @@ def test_report_of_a_run_id_shows_its_options_and_plan(tmp_path: Path, monkeypat
     ws = tmp_path / "ws"
     run_dir = ws / "runs" / "dp8-run"
     shutil.copytree(FIXTURE, run_dir / "log")
-    plan = {"memory_bytes": 123456789, "recipe": "dp8", "source": "planned from run.yaml (dp8)"}
+    plan = PlannedRun(memory_bytes=123456789, recipe="dp8", source="planned from run.yaml (dp8)")
     record = RunRecord(
         run_id="dp8-run",
         run_dir=run_dir,
@@ -109,7 +111,8 @@ def test_report_of_a_run_id_shows_its_options_and_plan(tmp_path: Path, monkeypat
         kind=RunKind.GENERATED,
         command=["bash", "run.sh"],
         device_num=8,
-        options={"batch_size": 32, "epochs": 1, "plan": plan},
+        options=RunOptions(batch_size=32, epochs=1),
+        plan=plan,
     )
     write_record(record)
     monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(ws))

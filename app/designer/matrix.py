@@ -4,6 +4,7 @@ layout settings, and the picture of which rank sits at every device-matrix posit
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import streamlit as st
 
@@ -113,7 +114,7 @@ def matrix_header(design: Design) -> str | None:
 def _axis_row(layout_name: str, i: int, alias: str, size: int, last: int) -> None:
     """One axis: alias, size, move out / in, remove. Only the first row shows its labels."""
     row = st.columns([2.0, 1.3, 0.72, 0.72, 0.72], vertical_alignment="bottom", gap="small")
-    labels = "visible" if i == 0 else "collapsed"
+    labels: Literal["visible", "collapsed"] = "visible" if i == 0 else "collapsed"
     name_key = state.vkey("alias", layout_name, i)
     row[0].text_input(
         "alias (outer → inner)" if i == 0 else f"Axis {i} alias",

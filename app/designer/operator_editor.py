@@ -164,7 +164,7 @@ def _input_editor(design: Design, op_name: str, index: int, shape: tuple[int, ..
         label_visibility="collapsed",
         on_change=lambda: state.apply(SCOPE, edits.set_operator_input_mode, op_name, index, st.session_state[mode_key]),
     )
-    if mode == "layout" and sharding is not None:
+    if mode == "layout" and sharding is not None and sharding.layout is not None:  # "layout": it has one
         layouts = list(design.layouts)
         if sharding.layout not in layouts:
             st.error(f"layout {sharding.layout!r} does not exist: pick one")
@@ -216,7 +216,7 @@ def _output_editor(design: Design, op_name: str, analysis: OperatorAnalysis | No
             ndim,
         ),
     )
-    if out is None:
+    if out is None or out.layout is None:  # an output strategy is always a Layout strategy
         return
     if out.layout not in layouts:
         st.error(f"layout {out.layout!r} does not exist: pick one")

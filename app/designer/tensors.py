@@ -151,8 +151,8 @@ def _tensor_properties(design: Design, name: str, tensor: TensorSpec) -> None:
     mode = placement_mode(sharding)
     place_key = state.vkey("tensor_place", name)
     options = [*design.layouts, "tuple", "none"]
-    on_layout = sharding is not None and mode == "layout" and sharding.layout in design.layouts
-    current = sharding.layout if on_layout and sharding is not None else mode
+    layout = sharding.layout if sharding is not None and mode == "layout" else None
+    current = layout if layout is not None and layout in design.layouts else mode
     if current not in options:
         options.insert(0, current)
     props[4].selectbox(
@@ -171,7 +171,7 @@ def _sharding_editor(design: Design, name: str, tensor: TensorSpec) -> None:
     sharding = tensor.sharding
     if sharding is None:
         st.caption(f"{name} is replicated: every rank holds the whole tensor.")
-    elif sharding.is_layout and sharding.layout in design.layouts:
+    elif sharding.layout is not None and sharding.layout in design.layouts:
         spec = design.layouts[sharding.layout]
         st.markdown(
             f"**Drag device-axis chips onto {name}'s dimensions** — order inside a dimension is outer → inner; "
@@ -179,13 +179,13 @@ def _sharding_editor(design: Design, name: str, tensor: TensorSpec) -> None:
         )
         chips.axes_editor(
             spec,
-            sharding.map,
+            sharding.map or (),  # a Layout strategy always has its map
             tensor.shape,
             (state.vkey("dnd", name, sharding.layout), f"designer:pick:{name}"),
             lambda new: state.apply(SCOPE, edits.set_tensor_map, name, new),
             lambda dim, axes: state.apply(SCOPE, edits.set_dim_axes, name, dim, axes),
         )
-        st.caption(chips.entries_caption(sharding.map, spec, tensor.shape))
+        st.caption(chips.entries_caption(sharding.map or (), spec, tensor.shape))
     elif sharding.is_layout:
         st.error(f"{name} uses layout {sharding.layout!r}, which does not exist: pick a layout above.")
     else:

@@ -55,15 +55,15 @@ class AttemptLog:
                     out.write(line)
                     size = out.tell()
                 if size > self.max_bytes:
-                    self._trim()
+                    self._trim(self.path)
 
-    def _trim(self) -> None:
-        data = self.path.read_bytes()  # type: ignore[union-attr]
+    def _trim(self, path: Path) -> None:
+        data = path.read_bytes()
         keep = data[len(data) // 2 :]
         keep = keep[keep.find(b"\n") + 1 :]
-        tmp = self.path.with_name(self.path.name + ".tmp")  # type: ignore[union-attr]
+        tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(keep)
-        os.replace(tmp, self.path)  # type: ignore[arg-type]
+        os.replace(tmp, path)
 
 
 class _Worker:

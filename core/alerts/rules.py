@@ -15,6 +15,7 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
+from core.logs.cells import as_float, as_int
 from core.logs.diagnose import diagnose
 from core.logs.filestate import FATAL_KINDS
 from core.logs.snapshot import RunSnapshot
@@ -92,7 +93,7 @@ def _short(line: object) -> str:
 
 def _step(value: object) -> float | None:
     try:
-        f = float(value)  # type: ignore[arg-type]
+        f = as_float(value)
     except (TypeError, ValueError):
         return None
     return f if math.isfinite(f) else None
@@ -220,9 +221,9 @@ def _hang(snap: RunSnapshot, run: str, now: float, s: RuleSettings) -> list[Aler
     quiet = alive[age > s.hang_s].sort_values("last_activity")
     if quiet.empty:
         return []
-    first = int(quiet["rank"].iat[0])
-    silent = float(now - quiet["last_activity"].iat[0])
-    listed = tuple(int(r) for r in quiet["rank"].head(MAX_EVIDENCE))
+    first = as_int(quiet["rank"].iat[0])
+    silent = now - as_float(quiet["last_activity"].iat[0])
+    listed = tuple(as_int(r) for r in quiet["rank"].head(MAX_EVIDENCE))
     return [
         Alert(
             AlertRule.HANG,
@@ -244,7 +245,8 @@ def _spikes(snap: RunSnapshot, run: str, s: RuleSettings, tail: int = 256) -> li
     if m.empty:
         return []
     out = []
-    for rank, rows in m.groupby("rank", sort=True).tail(tail).groupby("rank", sort=True):
+    for key, rows in m.groupby("rank", sort=True).tail(tail).groupby("rank", sort=True):
+        rank = as_int(key)
         for i in loss_spikes(rows["loss"].to_numpy(), s.spike_factor, s.spike_window):
             r = rows.iloc[i]
             prev = rows["loss"].iloc[i - s.spike_window : i]
@@ -254,12 +256,12 @@ def _spikes(snap: RunSnapshot, run: str, s: RuleSettings, tail: int = 256) -> li
                 Alert(
                     AlertRule.LOSS_SPIKE,
                     run,
-                    (int(rank),),
+                    (rank,),
                     1,
                     step,
-                    f"rank {int(rank)}: loss {r['loss']:.6g} is {r['loss'] / med:.1f}x the recent median {med:.6g}",
-                    (_short(f"rank {int(rank)} {r['file']} offset {r['offset']}: loss {r['loss']} at step {step}"),),
-                    key=f"loss_spike:{int(rank)}:{step}",
+                    f"rank {rank}: loss {r['loss']:.6g} is {r['loss'] / med:.1f}x the recent median {med:.6g}",
+                    (_short(f"rank {rank} {r['file']} offset {r['offset']}: loss {r['loss']} at step {step}"),),
+                    key=f"loss_spike:{rank}:{step}",
                 )
             )
     return out
@@ -273,7 +275,7 @@ def _stragglers(snap: RunSnapshot, run: str, s: RuleSettings) -> list[Alert]:
         return []
     alive = set(_alive(snap)["rank"].astype(int))
     have = m[m["step_time_ms"].notna() & m["rank"].isin(list(alive))]
-    recent = {int(r): g["step_time_ms"].tail(s.straggler_steps).tolist() for r, g in have.groupby("rank")}
+    recent = {as_int(r): g["step_time_ms"].tail(s.straggler_steps).tolist() for r, g in have.groupby("rank")}
     out = []
     for rank, (mine, median) in slow_ranks(recent, s.straggler_factor, s.straggler_steps).items():
         out.append(

@@ -86,7 +86,13 @@ def _smtp(data: object, where: str) -> SmtpSettings | None:
         return None
     ok = isinstance(data, dict) and isinstance(data.get("host"), str) and data["host"]
     port = data.get("port", 587) if isinstance(data, dict) else None
-    if not ok or isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+    if (
+        not isinstance(data, dict)
+        or not ok
+        or isinstance(port, bool)
+        or not isinstance(port, int)
+        or not 0 < port < 65536
+    ):
         raise AlertTargetError(f"{where}: smtp needs a host and a port 1-65535, got {short(data)}")
     text = {k: data.get(k, "") for k in ("user", "password", "sender", "cafile")}
     if not all(isinstance(v, str) for v in text.values()):

@@ -143,7 +143,7 @@ def memory_lines(memory: dict[str, Any], plan: dict[str, Any] | None) -> list[st
         if m["measured"]["peak_bytes"] is not None and not m.get("implausible")
     }
     if peaks:
-        low, high = min(peaks, key=peaks.get), max(peaks, key=peaks.get)
+        low, high = min(peaks, key=peaks.__getitem__), max(peaks, key=peaks.__getitem__)
         lines.append(
             f"device memory measured peak: {peaks[low] / gib:.1f} GiB (rank {low}) to "
             f"{peaks[high] / gib:.1f} GiB (rank {high}) on {len(peaks)} rank(s)"

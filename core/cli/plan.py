@@ -138,7 +138,17 @@ def timing_from_args(args: argparse.Namespace) -> TimeChoices:
 
 
 def format_rows(evaluations: Sequence[Evaluation]) -> str:
-    header = ("recipe", "memory/card", "states", "activations", "comm/step", "bubble", "step", "tok/s/card", "MFU")
+    header: tuple[str, ...] = (
+        "recipe",
+        "memory/card",
+        "states",
+        "activations",
+        "comm/step",
+        "bubble",
+        "step",
+        "tok/s/card",
+        "MFU",
+    )
     header += ("fits",)
     rows = [
         (

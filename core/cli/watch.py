@@ -25,6 +25,7 @@ from core.alerts.settings import rule_settings
 from core.cli.common import fail, launcher_notes, terminal_safe
 from core.errors import UserError
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
+from core.logs.cells import as_int
 from core.logs.discover import LogRole, folder_notes
 from core.logs.filestate import NOTE_KINDS, note_lines
 from core.logs.guard import LogDirError, validate_log_dir
@@ -272,8 +273,9 @@ def _count(printed: dict[tuple[int, str], int], rows: pd.DataFrame) -> None:
     if rows.empty:
         return
     counts = rows.groupby(["rank", "file"], observed=True, sort=False).size()
-    for (rank, file), n in counts.items():
-        printed[(int(rank), str(file))] = printed.get((int(rank), str(file)), 0) + int(n)
+    ranks, files = counts.index.get_level_values("rank"), counts.index.get_level_values("file")
+    for rank, file, n in zip(ranks, files, counts, strict=True):
+        printed[(as_int(rank), str(file))] = printed.get((as_int(rank), str(file)), 0) + int(n)
 
 
 def judged_alerts(alerter: Alerter, snap: RunSnapshot) -> list[Alert]:

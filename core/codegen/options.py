@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, fields
+from typing import Any
 
 from core.errors import UserError
 
@@ -69,8 +70,9 @@ class LaunchFields:
     def multi_node(self) -> bool:
         return self.node_num > 1
 
-    def launch_fields(self) -> dict[str, object]:
-        """Only the shared fields, e.g. to build a RunOptions from an own script's job."""
+    def launch_fields(self) -> dict[str, Any]:
+        """Only the shared fields, e.g. to build a RunOptions from an own script's job (each value of its
+        field's type, so `Any` per key)."""
         return {f.name: getattr(self, f.name) for f in fields(LaunchFields)}
 
 
@@ -98,12 +100,13 @@ class RunOptions(LaunchFields):
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> RunOptions:
+    def from_dict(cls, data: dict[str, Any]) -> RunOptions:
+        """The options a job.json holds; values as json.loads gives them (Any: their types are not checked here)."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise CodegenError(f"unknown run option(s): {', '.join(unknown)}")
-        return cls(**data)  # type: ignore[arg-type]
+        return cls(**data)
 
 
 def check_int(value: object, name: str, low: int, high: int) -> int:

@@ -73,7 +73,7 @@ def used_layouts(design: Design, shardings: Sequence[Sharding | None]) -> list[s
     """Names of the design layouts the given strategies use, first use first."""
     names: list[str] = []
     for s in shardings:
-        if s is not None and s.is_layout and s.layout in design.layouts and s.layout not in names:
+        if s is not None and s.layout is not None and s.layout in design.layouts and s.layout not in names:
             names.append(s.layout)
     return names
 

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from core.logs.cells import as_float, as_int
 from core.logs.failures import failure_weight, task_end_words
 from core.logs.filestate import FATAL_KINDS, ErrorKind
 from core.logs.metrics import infer_steps_per_epoch
@@ -117,7 +118,7 @@ class Diagnosis:
         out = asdict(self)
         out["failed"] = self.failed
         out["root_cause_rank"] = self.root_cause
-        return _json_safe(out)
+        return {k: _json_safe(v) for k, v in out.items()}
 
 
 def _json_safe(value: object) -> object:
@@ -183,7 +184,10 @@ def _stragglers(
     ratio = ok / median
     slow = ratio[ratio >= settings.straggler_ratio].sort_values(ascending=False)
     return (
-        [Straggler(int(r), float(ok[r]), median, round(float(q), 3), str(sources[r])) for r, q in slow.items()],
+        [
+            Straggler(r, as_float(ok[r]), median, round(as_float(slow[r]), 3), str(sources[r]))
+            for r in map(as_int, slow.index)
+        ],
         median,
         source,
     )
@@ -247,26 +251,26 @@ def _hung(
     hung_mask = lag & (~timed | ((gap > need) & (gap > 0)))  # a rank whose log still moves is slow, not hung
     out: list[Hung] = []
     for rank in alive.index[hung_mask.to_numpy()]:
-        b, t, g = float(behind[rank]), alive.at[rank, "last_step"], gap[rank]
-        last_t = alive.at[rank, "last_time"]
+        b, t, g = float(behind[rank]), as_float(alive.at[rank, "last_step"]), gap[rank]
+        last_t = as_float(alive.at[rank, "last_time"])
         if not done.empty:
             reason = f"stopped at step {t:.0f} of {reference:.0f} without an error ({len(done)} other rank(s) finished)"
         elif g == g:
             reason = f"{b:.0f} steps behind the median; last progress {g:.0f} s before the others'"
         else:
             reason = f"{b:.0f} steps behind the median (no time in the log to confirm)"
-        out.append(Hung(int(rank), float(t), None if last_t != last_t else float(last_t), b, reason))
+        out.append(Hung(as_int(rank), t, None if last_t != last_t else last_t, b, reason))
     silent = None
     if now is not None and latest is not None:
         silent = max(0.0, now - latest)
         if step_s > 0 and silent > settings.silent_factor * step_s:
             listed = {h.rank for h in out}
             for rank, row in alive.iterrows():
-                if int(rank) not in listed:
+                if as_int(rank) not in listed:
                     t = row["last_time"]
                     out.append(
                         Hung(
-                            int(rank),
+                            as_int(rank),
                             float(row["last_step"]),
                             None if t != t else float(t),
                             0.0,
@@ -301,8 +305,8 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
     job_errors = [str(m) for m in fatal.loc[fatal["rank"].isna() | (fatal["rank"] < 0), "message"]]
     fatal = fatal[fatal["rank"].notna() & (fatal["rank"] >= 0)]
     by_key: dict[str, dict] = {}
-    for rank, rows in fatal.groupby("rank"):
-        rank = int(rank)
+    for key, rows in fatal.groupby("rank"):
+        rank = as_int(key)
         exc = rows[rows["kind"].isin([ErrorKind.EXCEPTION, ErrorKind.NAN])]
         evidence = []
         if (rows["kind"] == ErrorKind.WORKER_EXIT).any():
@@ -327,8 +331,8 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
             times = pd.Series(dtype=float)
         if not times.empty:
             t, src = float(times.min()), "log time"
-        elif rank in ranks.index and ranks.at[rank, "mtime"] == ranks.at[rank, "mtime"]:
-            t, src = float(ranks.at[rank, "mtime"]), "file mtime"
+        elif rank in ranks.index and not math.isnan(mtime := as_float(ranks.at[rank, "mtime"])):
+            t, src = mtime, "file mtime"
         else:
             t, src = _NAN, "none"
         g = by_key.setdefault(key, {"ranks": [], "times": [], "srcs": [], "evidence": []})
@@ -383,7 +387,7 @@ def _nan_groups(snap: RunSnapshot, have: set[int]) -> list[FailureGroup]:
         kind = "nan" if loss_value != loss_value else "inf"
         src = "log time"
         if t != t:
-            t = ranks.at[rank, "mtime"] if rank in ranks.index else _NAN
+            t = as_float(ranks.at[rank, "mtime"]) if rank in ranks.index else _NAN
             src = "file mtime" if t == t else "none"
         step_text = "?" if step != step else f"{step:.0f}"
         by_kind.setdefault(kind, []).append(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.errors import UserError
 from core.logs.general import NUM, ROW_FIELDS, LineRead, line_time, read_line, to_float
@@ -57,11 +57,8 @@ class LogFormat:
     name: str
     sample: str
     source: str
-    parse: Callable[[bytes], Row | None] = None  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if self.parse is None:
-            object.__setattr__(self, "parse", parse_loss_line)
+    # the general reader, looked up when a format is made (it is defined below this class)
+    parse: Callable[[bytes], Row | None] = field(default_factory=lambda: parse_loss_line)
 
 
 RE_EXC_LINE = re.compile(

@@ -313,7 +313,8 @@ def read_line(line: bytes | str) -> LineRead | None:
             _space_metrics(read, line, span)
         break
     if read is None:
-        message = _RE_PREFIX.match(line).end()
+        prefix = _RE_PREFIX.match(line)  # matches every line (an empty prefix too)
+        message = prefix.end() if prefix else 0
         if not _RE_EVAL_START.match(line, message):
             return None
         read = LineRead(eval=True)
@@ -329,7 +330,7 @@ def _epoch_step(read: LineRead, line: bytes) -> None:
     """Epoch and step in the forms without a separator: `Epoch 15/300, Step 100/101` (MindYOLO: the step
     restarts every epoch, so the row carries the global step), Megatron's `iteration 10/ 5000`, and a
     bare `[  0/938]` after the loss (PyTorch tutorials)."""
-    pairs = {}
+    pairs: dict[str, re.Match[bytes]] = {}
     for m in _RE_PAIR_WORD.finditer(line):
         kind = "epoch" if m.group(1).lower() == b"epoch" else "step"
         pairs.setdefault(kind, m)
@@ -354,10 +355,10 @@ def _epoch_step(read: LineRead, line: bytes) -> None:
         f["step"] = (f["epoch"] - 1) * f["steps_total"] + f["step"]
         read.spans["step"] = (-1, -1)  # not a plain copy of one number: the bulk path must not take it
     if "step" not in f and "loss" in read.spans:
-        m = _RE_BARE_PAIR.search(line, read.spans["loss"][1])
-        if m:
-            _set(read, "step", float(m.group(1)), "step", m.span(1))
-            _set(read, "steps_total", float(m.group(2)), "step", m.span(2))
+        bare = _RE_BARE_PAIR.search(line, read.spans["loss"][1])
+        if bare:
+            _set(read, "step", float(bare.group(1)), "step", bare.span(1))
+            _set(read, "steps_total", float(bare.group(2)), "step", bare.span(2))
 
 
 _DIGIT_MASK = bytes.maketrans(b"0123456789", b"##########")

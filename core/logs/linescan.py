@@ -226,7 +226,8 @@ def scan_block(
     second = _helper.submit(_scan_range, a, words, mid, end, end, keywords)
     first = _scan_range(a, words, 0, mid, end, keywords)
     rest = second.result()
-    return tuple(np.concatenate([x, y]) for x, y in zip(first, rest, strict=True))  # type: ignore[return-value]
+    starts, newlines, words_at = (np.concatenate([x, y]) for x, y in zip(first, rest, strict=True))
+    return starts, newlines, words_at
 
 
 _THIRTY = np.uint64(0x3030303030303030)  # "0" in every byte

@@ -113,13 +113,14 @@ class Parser:
         # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
         block_min = self.settings.block_min
         if self.user is not None and metrics:  # the user's regex sees every line: no pre-filter
-            found: list[int] | np.ndarray = [0] + [m.start() + 1 for m in _RE_LINE_START.finditer(buf, 0, end - 1)]
-            self._feed_lines(st, buf, found, base, obs_time, end, False, metrics)
+            every = [0] + [m.start() + 1 for m in _RE_LINE_START.finditer(buf, 0, end - 1)]
+            self._feed_lines(st, buf, every, base, obs_time, end, False, metrics)
             self._carry_traceback(st, buf, base, end)
             return
         newlines: list[np.ndarray] = []  # the block scan's newlines, kept for the shapes' line ends
         words: np.ndarray | None = None  # starts of the candidate lines that hold a keyword
         # candidates: lines that may be errors, and (metrics) lines with a loss key or an eval word
+        found: list[int] | np.ndarray
         if end < _SMALL_BLOCK or end < self.settings.compiled_min:  # a live tick's few lines: sre is cheaper
             found = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
             if metrics:

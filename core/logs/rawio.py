@@ -29,12 +29,13 @@ __all__ = [
 ]
 
 
-def read_into(f: BinaryIO, buf: bytearray, n: int) -> int:
+def read_into(f: BinaryIO, buf: bytearray | memoryview, n: int) -> int:
     """Read up to `n` bytes into the start of `buf` (no fresh 32 MB bytes object per block)."""
     got = 0
     with memoryview(buf) as view:
         while got < n:
-            k = f.readinto(view[got:n])
+            # typeshed's BinaryIO has no readinto; what open() / os.fdopen give (BufferedReader, FileIO) has
+            k = f.readinto(view[got:n])  # type: ignore[attr-defined]
             if not k:
                 break
             got += k

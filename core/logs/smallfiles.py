@@ -67,7 +67,7 @@ class SmallFiles:
             self.buf[0] = 10
         lo = self.used
         with f, memoryview(self.buf) as view:
-            got = read_into(f, view[lo : lo + stat.st_size], stat.st_size)  # type: ignore[arg-type]
+            got = read_into(f, view[lo : lo + stat.st_size], stat.st_size)
         head = bytes(self.buf[lo : lo + min(got, 256)])
         if utf16_codec(head) is not None:  # the usual read decodes it
             return False

@@ -33,7 +33,7 @@ from core.logs.filestate import FileState
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
 _FLOAT_NAMES = list(ROW_KEYS[:_N_FLOAT])
 _F64, _I16, _I32, _I64 = np.dtype(np.float64), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64)
-_WHOLE = {"epoch": _I16, "epochs_total": _I16, "step": _I32, "steps_total": _I32}
+_WHOLE: dict[str, np.dtype] = {"epoch": _I16, "epochs_total": _I16, "step": _I32, "steps_total": _I32}
 """Count columns and the width they start at while every value is a whole number (then wider: `_fits`)."""
 _LADDER = (_I16, _I32, _I64)
 _I64_END = 2.0**63  # floats at or past this do not fit an int64
@@ -96,18 +96,20 @@ class _Column:
         if arr is None:
             if (values.view(np.uint64) == _NAN_BITS).all():
                 return  # still NaN everywhere (bit for bit what the view shows: `-nan` is stored)
-            self._widen(_fits(values, self.start) if start == 0 else _F64, start, cap)
+            arr = self._widen(_fits(values, self.start) if start == 0 else _F64, start, cap)
         elif arr.dtype != _F64:
             need = _fits(values, arr.dtype)
             if need != arr.dtype:
-                self._widen(need, start, cap)
-        self.arr[start : start + len(values)] = values  # type: ignore[index]
+                arr = self._widen(need, start, cap)
+        arr[start : start + len(values)] = values
 
-    def _widen(self, dtype: np.dtype, n: int, cap: int) -> None:
+    def _widen(self, dtype: np.dtype, n: int, cap: int) -> np.ndarray:
+        """The column as `dtype` in a fresh array of `cap` rows (its first `n` kept); returns it."""
         fresh = np.empty(cap, dtype=dtype)
         if n:  # a column NaN so far is float64 (only a first block starts an integer one)
             fresh[:n] = np.nan if self.arr is None else self.arr[:n]
         self.arr = fresh
+        return fresh
 
     def view(self, n: int) -> np.ndarray:
         return np.broadcast_to(np.float64(np.nan), (n,)) if self.arr is None else self.arr[:n]

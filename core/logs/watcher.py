@@ -15,9 +15,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.logs.filestate import ReaderSettings
 from core.logs.reader import RunReader, RunSnapshot, bytes_on_disk, file_order, settle_heap, trim_heap
+
+if TYPE_CHECKING:  # watchdog is imported when the first watcher starts
+    from watchdog.events import FileSystemEventHandler
+    from watchdog.observers.api import BaseObserver
 
 __all__ = ["MAX_WATCHES", "TICK_BYTES", "RunWatcher", "WatcherRegistry", "release_memory"]
 
@@ -68,11 +73,11 @@ class RunWatcher:
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
-        self._observer = None
+        self._observer: BaseObserver | None = None
         self._scheduled = False
         self._thread: threading.Thread | None = None
         self._listeners: list[Callable[[], None]] = []
-        self._handler = None
+        self._handler: FileSystemEventHandler | None = None
         self._watched: set[Path] = set()
         self.watch_limited = False
         self._catch_up: tuple[int, int] | None = None  # (files read, files to read) while catching up
@@ -238,7 +243,7 @@ class RunWatcher:
         from watchdog.observers import Observer
         from watchdog.observers.polling import PollingObserver
 
-        if self._observer is None:
+        if self._observer is None or self._handler is None:  # set together
             watcher = self
 
             class _Handler(FileSystemEventHandler):
@@ -253,6 +258,7 @@ class RunWatcher:
             observer.start()
             self._observer = observer
             self._watched = set()
+        observer, handler = self._observer, self._handler
         with self._lock:
             wanted = self.watched_folders()
             self.watch_limited = len(self._state.files) > 0 and len(wanted) >= MAX_WATCHES
@@ -260,7 +266,7 @@ class RunWatcher:
             if folder in self._watched:
                 continue
             try:
-                self._observer.schedule(self._handler, str(folder), recursive=False)
+                observer.schedule(handler, str(folder), recursive=False)
             except OSError:  # inotify limit or a vanished folder: the rescan still reads it
                 continue
             self._watched.add(folder)
@@ -389,15 +395,16 @@ class WatcherRegistry:
         self.reap()
         evicted: list[_Entry] = []
         with self._lock:
-            entry = self._entries.get(key)
-            mine = entry is None or not entry.live()
-            if mine:
+            found = self._entries.get(key)
+            mine = found is None or not found.live()
+            if found is None or mine:
                 ready = [k for k, e in self._entries.items() if e.ready.is_set() and k != key]
                 while ready and len(self._entries) >= self.max_watchers:  # evict the least recently used
                     old = min(ready, key=lambda k: self._entries[k].used)
                     ready.remove(old)
                     evicted.append(self._entries.pop(old))
-                entry = self._entries[key] = _Entry(time.monotonic())
+                found = self._entries[key] = _Entry(time.monotonic())
+            entry = found
             entry.used = time.monotonic()
             if session is not None:
                 entry.sessions[session] = entry.used

@@ -8,6 +8,7 @@ next to the field; a configuration that passes always builds a design `design_fr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict, Unpack
 
 from core.errors import UserError
 from core.sharding.design import (
@@ -107,6 +108,18 @@ def lay(*entries: DimEntry) -> Sharding:
     return Sharding(layout=LAYOUT, map=tuple(entries))
 
 
+class OperatorAttrs(TypedDict, total=False):
+    """The OperatorSpec fields an operator may set besides its name, type, inputs and strategy."""
+
+    out_strategy: Sharding | None
+    transpose_a: bool
+    transpose_b: bool
+    perm: tuple[int, ...] | None
+    shape: tuple[int, ...] | None
+    axis: int | None
+    eps: float | None
+
+
 @dataclass
 class DesignBuilder:
     """Collects tensors and operators in order; `build` makes the frozen Design."""
@@ -127,10 +140,10 @@ class DesignBuilder:
         op_type: str,
         inputs: tuple[str, ...],
         strategy: tuple[Sharding, ...] | None = None,
-        **attrs: object,
+        **attrs: Unpack[OperatorAttrs],
     ) -> str:
         """Append an operator; `attrs` are OperatorSpec fields (transpose_b, perm, shape, axis, eps, out_strategy)."""
-        self.operators.append(OperatorSpec(name=name, type=op_type, inputs=tuple(inputs), strategy=strategy, **attrs))  # type: ignore[arg-type]
+        self.operators.append(OperatorSpec(name=name, type=op_type, inputs=tuple(inputs), strategy=strategy, **attrs))
         return name
 
     def build(self, name: str, description: str, loss: str, repeat: RepeatSpec | None = None) -> Design:

@@ -35,6 +35,7 @@ mindformers/models/llama/); MindFormers stores Linear weights [out, in] with tra
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 from core.models.common import (
     NONE,
@@ -53,12 +54,26 @@ from core.sharding.design import Design, RepeatSpec
 from core.sharding.layout import DimEntry
 
 EPS = 1e-6
+
+
 # The published LLaMA-2 architectures (Meta's config.json: hidden, heads, KV heads, FFN, layers, vocabulary,
 # context). The model library's presets and the Planner's models both start from these; kv_heads only for GQA.
-PUBLISHED_SHAPES: dict[str, dict[str, int]] = {
-    "LLaMA-2 7B": dict(hidden=4096, heads=32, ffn=11008, layers=32, vocab=32000, seq=4096),
-    "LLaMA-2 13B": dict(hidden=5120, heads=40, ffn=13824, layers=40, vocab=32000, seq=4096),
-    "LLaMA-2 70B": dict(hidden=8192, heads=64, kv_heads=8, ffn=28672, layers=80, vocab=32000, seq=4096),
+class PublishedShape(TypedDict):
+    """One published architecture, as keyword arguments of LlamaConfig / PlanModel."""
+
+    hidden: int
+    heads: int
+    ffn: int
+    layers: int
+    vocab: int
+    seq: int
+    kv_heads: NotRequired[int]
+
+
+PUBLISHED_SHAPES: dict[str, PublishedShape] = {
+    "LLaMA-2 7B": PublishedShape(hidden=4096, heads=32, ffn=11008, layers=32, vocab=32000, seq=4096),
+    "LLaMA-2 13B": PublishedShape(hidden=5120, heads=40, ffn=13824, layers=40, vocab=32000, seq=4096),
+    "LLaMA-2 70B": PublishedShape(hidden=8192, heads=64, kv_heads=8, ffn=28672, layers=80, vocab=32000, seq=4096),
 }
 DP_MP: DimEntry = ("dp", "mp")  # one dimension split over dp × mp (dp outermost), MindFormers' dp*cp*mp
 
@@ -237,8 +252,8 @@ def _attention(b: DesignBuilder, c: LlamaConfig, r: LlamaRecipe, x: str) -> None
     b.op("context_2d", "Reshape", ("context_t",), shape=(bs * s, c.hidden))
     # :314 `wo.shard(((dp * cp, mp), (1, mp)), ...)`: partial sums over mp -> AllReduce; with sp :403
     # `out_strategy_matmul=((dp * cp * mp, 1),)` turns it into a ReduceScatter over the rows.
-    out = {"out_strategy": lay(DP_MP, NONE)} if r.sp else {}
-    b.op("attn_out", "MatMul", ("context_2d", "wo"), (lay("dp", "mp"), lay("mp", NONE)), **out)
+    out = lay(DP_MP, NONE) if r.sp else None
+    b.op("attn_out", "MatMul", ("context_2d", "wo"), (lay("dp", "mp"), lay("mp", NONE)), out_strategy=out)
     # :979 `add.shard(((dp * cp, 1), (dp * cp, 1)))`; with sp :1027 `((dp * mp * cp, 1), ...)`
     b.op("attn_residual", "Add", (x, "attn_out"), (lay(rows, NONE), lay(rows, NONE)))
 
@@ -254,8 +269,8 @@ def _feed_forward(b: DesignBuilder, r: LlamaRecipe) -> str:
     b.op("swiglu", "Mul", ("gate_act", "up"), (lay("dp", "mp"), lay("dp", "mp")))
     # llama_layer.py:516 `w2.shard(((dp * cp, mp), (1, mp)))`; with sp llama_transformer.py:1031 adds
     # `out_strategy_matmul=((dp * cp * mp, 1),)` (ReduceScatter)
-    out = {"out_strategy": lay(DP_MP, NONE)} if r.sp else {}
-    b.op("down", "MatMul", ("swiglu", "w2"), (lay("dp", "mp"), lay("mp", NONE)), **out)
+    out = lay(DP_MP, NONE) if r.sp else None
+    b.op("down", "MatMul", ("swiglu", "w2"), (lay("dp", "mp"), lay("mp", NONE)), out_strategy=out)
     return b.op("ffn_residual", "Add", ("attn_residual", "down"), (lay(rows, NONE), lay(rows, NONE)))
 
 

@@ -72,8 +72,8 @@ def megatron_parts(model: PlanModel, recipe: Recipe) -> MemoryParts:
     # layer, where ShardScope counts it, so the parts line up
     output = h * v / t + h if p == 1 else 0.0
     layer_params += 0.0 if p == 1 else h / p
-    layer_act = s * b * h * (18 + 4 * f / h) * L
-    embed_act = 8 * s * b * p + s * b * h * p
+    layer_act: float = s * b * h * (18 + 4 * f / h) * L
+    embed_act: float = 8 * s * b * p + s * b * h * p
     if p > 1:
         scale = min(1.0, recipe.micro_batches / p)
         layer_act, embed_act = layer_act * scale, embed_act * scale

@@ -177,10 +177,12 @@ class _Constructor(SafeConstructor):
             raise ConstructorError(None, None, f"{describe(node.value)} is not a date", node.start_mark) from None
 
 
-_Constructor.add_constructor("tag:yaml.org,2002:bool", _Constructor.construct_yaml_bool)
-_Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_yaml_timestamp)
-_Constructor.add_constructor(_INT, _Constructor.construct_yaml_int)
-_Constructor.add_constructor(_FLOAT, _Constructor.construct_yaml_float)
+# types-PyYAML types a constructor's first argument as a whole Loader; these are methods of the constructor
+# mixin our loader is built from (as PyYAML's own SafeConstructor registers its methods)
+_Constructor.add_constructor("tag:yaml.org,2002:bool", _Constructor.construct_yaml_bool)  # type: ignore[type-var]
+_Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_yaml_timestamp)  # type: ignore[type-var]
+_Constructor.add_constructor(_INT, _Constructor.construct_yaml_int)  # type: ignore[type-var]
+_Constructor.add_constructor(_FLOAT, _Constructor.construct_yaml_float)  # type: ignore[type-var]
 
 
 class BoundedLoader(Reader, Scanner, Parser, Composer, _Constructor, _Resolver):
@@ -200,7 +202,7 @@ class BoundedLoader(Reader, Scanner, Parser, Composer, _Constructor, _Resolver):
         self._paths: list[str] = [""]  # the key path of each node being composed, for messages
         self._sizes = _Sizes()
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         event = self.peek_event()
         path = _child_path(self._paths[-1], parent, index)
         if isinstance(event, AliasEvent):

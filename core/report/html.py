@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.logs.cells import as_float
 from core.report.data import Chart, ReportData, Trace, TraceKind
 
 __all__ = ["render_html"]
@@ -217,7 +218,7 @@ def _look_at(d: ReportData) -> str:
 
 def _fmt(v: object, spec: str) -> str:
     try:
-        f = float(v)  # type: ignore[arg-type]
+        f = as_float(v)
     except (TypeError, ValueError):
         return "-"
     return format(f, spec) if math.isfinite(f) else ("-" if math.isnan(f) else str(f))

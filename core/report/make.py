@@ -14,6 +14,7 @@ from core.logs.diagnose import diagnose
 from core.report.data import build_report
 from core.report.html import render_html
 from core.report.source import ReportSource
+from core.run.record_types import options_to_json
 from core.run.registry import RunRecord
 from core.workspace import REPO_ROOT, short
 
@@ -81,7 +82,7 @@ def report_html(snap: RunSnapshot, source: ReportSource, now: float | None = Non
         diag,
         title=title,
         facts=record_facts(record),
-        options=dict(record.options) if record else {},
+        options=options_to_json(record.options, record.own, None) if record else {},  # the plan has its own part
         plan=source.plan,
         run_status=source.run_status,
         now=now,

@@ -24,7 +24,7 @@ class ReportSource:
 
     @property
     def plan(self) -> dict[str, Any] | None:
-        return self.record.options.get("plan") if self.record else None
+        return self.record.plan.to_json() if self.record and self.record.plan else None
 
     @property
     def run_status(self) -> str | None:

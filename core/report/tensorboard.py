@@ -15,6 +15,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -120,9 +121,9 @@ def tensorboard_zip(snap: RunSnapshot) -> bytes:
         return buffer.getvalue()
 
 
-def _evals(writer: object, snap: RunSnapshot, rank: int, tags: set[str], summary_type: type) -> int:
+def _evals(writer: Any, snap: RunSnapshot, rank: int, tags: set[str], summary_type: type) -> int:
     """Evaluation scalars (`eval/<name>`) and TimeMonitor's per-epoch times (`time_monitor/...`, step =
-    the epoch) of one rank; returns the points written."""
+    the epoch) of one rank; returns the points written. `writer`: tensorboardX's FileWriter (no types)."""
     count = 0
     ev = snap.evals
     rows: list[tuple[str, float, float, float]] = []
@@ -144,7 +145,7 @@ def _evals(writer: object, snap: RunSnapshot, rank: int, tags: set[str], summary
     for tag, value, step, t in rows:
         summary = summary_type()
         summary.value.add(tag=tag, simple_value=value)
-        writer.add_summary(summary, int(step) if math.isfinite(step) else None, t if math.isfinite(t) else None)  # type: ignore[attr-defined]
+        writer.add_summary(summary, int(step) if math.isfinite(step) else None, t if math.isfinite(t) else None)
         tags.add(tag)
         count += 1
     return count

@@ -61,8 +61,8 @@ def run(status_file: str, argv: list[str]) -> int:
         print(f"cannot start {argv[0]}: {exc.strerror or exc}", file=sys.stderr, flush=True)
         code = CANNOT_START
     else:
-        for sig in pending:
-            child.send_signal(sig)
+        for early in pending:
+            child.send_signal(early)
         code = child.wait()
     write_status(status_file, code)
     return code

@@ -33,7 +33,7 @@ import psutil
 from core.codegen import JOB_FILE, CodegenError, Job, RunOptions, load_job, validate_options
 from core.codegen.sbatch import SBATCH_FILE
 from core.run.interpreter import BIN_DIR
-from core.run.launchers import BatchLauncher, Launcher, launcher_for
+from core.run.launchers import BatchLauncher, Launcher, is_batch, launcher_for
 from core.run.preflight import check_launcher, check_partition
 from core.run.processes import (
     Proof,
@@ -335,8 +335,8 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
         return record  # the supervisor saw the stop request before starting anything
     view = RunProcesses.of(record)
     refused: list[Proof] = []
-    if launcher.queued:
-        record = _stop_batch(record, launcher, grace)  # type: ignore[arg-type]
+    if is_batch(launcher):
+        record = _stop_batch(record, launcher, grace)
     else:
         sent, refused = view.signal_launchers(launcher.stop_signal)
         deadline = time.time() + grace

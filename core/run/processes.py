@@ -251,7 +251,9 @@ def processes_of(
     With `since` (the run's start), a process older than the run is never one of its processes.
     """
     tag = run_tag(run_id, run_dir)
-    sessions = {pid for pid, created in leaders if prove(pid, created, tag).standing == Standing.OWN}
+    sessions = {
+        pid for pid, created in leaders if pid is not None and prove(pid, created, tag).standing == Standing.OWN
+    }
     skip = {os.getpid(), *(p for p in exclude if p)}
     found: list[psutil.Process] = []
     for proc in psutil.process_iter(["pid", "status", "create_time"]):

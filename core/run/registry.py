@@ -383,8 +383,9 @@ def _judge_unwatched(latest: RunRecord) -> bool:
     if launcher_alive(latest):
         return False
     codes = launcher_codes(latest) if latest.pid else [None]
-    if None not in codes:  # the launchers' wrappers outlived the supervisor: their real exit
-        record_end(latest, codes)  # type: ignore[arg-type]
+    ended = [c for c in codes if c is not None]
+    if len(ended) == len(codes):  # the launchers' wrappers outlived the supervisor: their real exit
+        record_end(latest, ended)
         return True
     latest.ended_at = latest.ended_at or time.time()
     if (latest.run_dir / STOP_FILE).exists():

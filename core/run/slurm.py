@@ -182,7 +182,7 @@ def outcome(
             if stop_requested:
                 return RunStatus.STOPPED, "stopped by the user", None
             return RunStatus.FAILED, "Slurm no longer knows the job and its batch script left no exit status", None
-        code = exit_file_code
+        code: int | None = exit_file_code
         if stop_requested:
             return RunStatus.STOPPED, "stopped by the user", code
         if code == 0:

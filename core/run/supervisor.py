@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -24,7 +24,7 @@ import psutil
 
 from core.files import read_checked
 from core.run.launch import fail_record, launcher_env, launcher_for_record, run_processes
-from core.run.launchers import BatchLauncher
+from core.run.launchers import BatchLauncher, is_batch
 from core.run.processes import (
     ENV_RUN_DIR,
     ENV_RUN_ID,
@@ -119,8 +119,8 @@ def supervise(run_dir: Path) -> int:
     launcher = launcher_for_record(record)
     watch = start_alert_watch(record)
     try:
-        if launcher.queued:
-            return _supervise_batch(record, launcher, env)  # type: ignore[arg-type]
+        if is_batch(launcher):
+            return _supervise_batch(record, launcher, env)
         return _supervise_local(record, env)
     finally:
         end_alert_watch(watch)  # after the final record: the watch's last judgment reads it
@@ -207,15 +207,16 @@ def _supervise_local(record: RunRecord, env: dict[str, str]) -> int:
             _check_program(entry["argv"], cwd, env)
             proc = start_detached(wrapped(entry["argv"], status_file), run_dir / log_name, cwd, env)
         except OSError as exc:
-            for started in procs:
+            for other in procs:
                 with contextlib.suppress(OSError):
-                    os.killpg(started.pid, signal.SIGKILL)
+                    os.killpg(other.pid, signal.SIGKILL)
             why = f"could not start {' '.join(map(str, entry['argv']))}: {exc}"
             log(why)
-            try_save(run_dir, lambda r, why=why: fail_record(r, why))
+            try_save(run_dir, partial(fail_record, message=why))
             return 1
         procs.append(proc)
-        entry.update(pid=proc.pid, pgid=proc.pid, create_time=create_time(proc.pid))
+        entry["pid"] = entry["pgid"] = proc.pid
+        entry["create_time"] = create_time(proc.pid)
 
     def started(latest: RunRecord) -> None:
         latest.pid, latest.pgid = procs[0].pid, procs[0].pid
@@ -261,10 +262,10 @@ def _check_program(argv: list[str], cwd: str, env: dict[str, str]) -> None:
         raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
 
 
-def wrapped(argv: object, status_file: Path) -> list[object]:
+def wrapped(argv: Sequence[str], status_file: Path) -> list[str | Path]:
     """The launcher's argv behind the exit-status wrapper (isolated Python: stdlib only), so its
     exit status reaches the run folder even if this supervisor is killed."""
-    return [sys.executable, "-I", EXIT_WRAPPER, status_file, *argv]  # type: ignore[misc]
+    return [sys.executable, "-I", EXIT_WRAPPER, status_file, *argv]
 
 
 def _reap_orphans(record: RunRecord) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from core.sharding.catalog import ALL_ATTRIBUTES, OP_ARITY, OP_TYPES
 from core.sharding.design_types import (
@@ -74,6 +75,15 @@ def _show(value: Any) -> str:
     if isinstance(value, bool | int | float) or value is None:
         return json.dumps(value)
     return type(value).__name__
+
+
+_T = TypeVar("_T")
+
+
+def _whole(items: Sequence[_T | None]) -> tuple[_T, ...] | None:
+    """The items as a tuple, or None when one was refused (its problem is already recorded)."""
+    kept = tuple(item for item in items if item is not None)
+    return kept if len(kept) == len(items) else None
 
 
 def _key(key: Any) -> str:
@@ -177,13 +187,11 @@ class _Reader:
                 raw = None
             ranks = [self.int_(r, f"{path}.rank_list[{i}]", 0, MAX_DEVICES * 1024) for i, r in enumerate(raw or [])]
             ok = ok and raw is not None
-        if not ok or None in matrix or None in aliases or (ranks is not None and None in ranks):
+        axis_sizes, axis_names = _whole(matrix), _whole(aliases)
+        rank_list = None if ranks is None else _whole(ranks)
+        if not ok or axis_sizes is None or axis_names is None or (ranks is not None and rank_list is None):
             return None
-        spec = LayoutSpec(
-            tuple(matrix),  # type: ignore[arg-type]
-            tuple(aliases),  # type: ignore[arg-type]
-            None if ranks is None else tuple(ranks),  # type: ignore[arg-type]
-        )
+        spec = LayoutSpec(axis_sizes, axis_names, rank_list)
         try:
             spec.build()
         except LayoutError as exc:
@@ -205,7 +213,8 @@ class _Reader:
                 self.fail(path, f"a split has {len(value):,} entries: at most {MAX_DIMS} (one per dimension)")
                 return None
             split = [self.int_(s, f"{path}[{i}]", 1, MAX_DEVICES) for i, s in enumerate(value)]
-            return None if None in split else Sharding(split=tuple(split))  # type: ignore[arg-type]
+            counts = _whole(split)
+            return None if counts is None else Sharding(split=counts)
         obj = self.object_(value, path, "a strategy (a list of split counts or {layout, map})")
         if obj is None:
             return None
@@ -213,9 +222,10 @@ class _Reader:
         layout = self.identifier(obj.get("layout"), f"{path}.layout", "layout name")
         raw = self.list_(obj.get("map"), f"{path}.map", "map", MAX_DIMS)
         entries = [self.entry(e, f"{path}.map[{i}]") for i, e in enumerate(raw or [])]
-        if layout is None or raw is None or None in entries:
+        dims: tuple[DimEntry, ...] | None = _whole(entries)
+        if layout is None or raw is None or dims is None:
             return None
-        return Sharding(layout=layout, map=tuple(entries))  # type: ignore[arg-type]
+        return Sharding(layout=layout, map=dims)
 
     def tensor(self, value: Any, path: str) -> TensorSpec | None:
         obj = self.object_(value, path, "a tensor")
@@ -236,7 +246,8 @@ class _Reader:
         elif "split" in obj:
             split = self.list_(obj["split"], f"{path}.split", "split")
             sharding = None if split is None else self.sharding(split, f"{path}.split")
-        if raw is None or None in shape:
+        dims = _whole(shape)
+        if raw is None or dims is None:
             return None
         known_dtype = dtype if isinstance(dtype, str) and dtype in DTYPE_BYTES else "float32"
         role = obj.get("role")
@@ -250,7 +261,7 @@ class _Reader:
                 f"use one of {', '.join(FLOAT_DTYPES)} or make it an input",
             )
             role = None
-        return TensorSpec(tuple(shape), known_dtype, sharding, role)  # type: ignore[arg-type]
+        return TensorSpec(dims, known_dtype, sharding, role)
 
     def operator(self, value: Any, path: str) -> OperatorSpec | None:
         obj = self.object_(value, path, "an operator")
@@ -269,7 +280,7 @@ class _Reader:
         inputs = self.list_(obj.get("inputs"), f"{path}.inputs", "inputs", _MAX_INPUTS) or []
         names = [self.identifier(v, f"{path}.inputs[{i}]", "input name") for i, v in enumerate(inputs)]
         known_type = isinstance(op_type, str) and op_type in OP_ARITY
-        if known_type and len(inputs) != OP_ARITY[op_type]:
+        if isinstance(op_type, str) and known_type and len(inputs) != OP_ARITY[op_type]:
             self.fail(f"{path}.inputs", f"{op_type} takes {OP_ARITY[op_type]} input(s), got {len(inputs)}")
         strategy: list[Sharding | None] | None = None
         if obj.get("strategy") is not None:
@@ -295,20 +306,22 @@ class _Reader:
             if not isinstance(flags[flag], bool):
                 self.fail(f"{path}.{flag}", "must be true or false")
         attrs, attrs_ok = self.attributes(obj, path)
+        input_names, strategies = _whole(names), None if strategy is None else _whole(strategy)
         if (
             name is None
+            or not isinstance(op_type, str)
             or not known_type
             or not out_ok
             or not attrs_ok
-            or None in names
-            or (strategy is not None and None in strategy)
+            or input_names is None
+            or (strategy is not None and strategies is None)
         ):
             return None
         return OperatorSpec(
             name=name,
             type=op_type,
-            inputs=tuple(names),  # type: ignore[arg-type]
-            strategy=None if strategy is None else tuple(strategy),  # type: ignore[arg-type]
+            inputs=input_names,
+            strategy=strategies,
             out_strategy=out_strategy,
             transpose_a=flags["transpose_a"] is True,
             transpose_b=flags["transpose_b"] is True,
@@ -354,8 +367,7 @@ class _Reader:
         if not raw or len(raw) > MAX_DIMS:
             self.fail(path, f"{what} needs 1..{MAX_DIMS} entries, got {len(raw):,}")
             return None
-        items = [self.int_(v, f"{path}[{i}]", minimum, 1 << 40) for i, v in enumerate(raw)]
-        return None if None in items else tuple(items)  # type: ignore[arg-type]
+        return _whole([self.int_(v, f"{path}[{i}]", minimum, 1 << 40) for i, v in enumerate(raw)])
 
     def repeat(self, value: Any, path: str) -> RepeatSpec | None:
         """{"count": N, "first": OP, "last": OP, "carry": NAME}; references are checked by design_problems."""
@@ -367,9 +379,10 @@ class _Reader:
         names = {
             key: self.identifier(obj.get(key), f"{path}.{key}", f"repeat {key}") for key in ("first", "last", "carry")
         }
-        if count is None or None in names.values():
+        first, last, carry = names["first"], names["last"], names["carry"]
+        if count is None or first is None or last is None or carry is None:
             return None
-        return RepeatSpec(count, names["first"], names["last"], names["carry"])  # type: ignore[arg-type]
+        return RepeatSpec(count, first, last, carry)
 
     def planner_recipe(self, value: Any, path: str) -> PlannerRecipe | None:
         """{"dp", "mp", "pp", "micro_batches", "micro_batch_size": whole numbers, "sp", "optimizer_shard": true or

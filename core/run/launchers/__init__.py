@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.codegen import CodegenError, RunOptions
 from core.run.launchers import mpirun, msrun, ranktable, slurm
-from core.run.launchers.base import BatchLauncher, Launcher
+from core.run.launchers.base import BatchLauncher, Launcher, is_batch
 
 LAUNCHERS: dict[str, Launcher] = {module.LAUNCHER.name: module.LAUNCHER for module in (msrun, mpirun, ranktable, slurm)}
 QUEUED_LAUNCHERS = frozenset(name for name, launcher in LAUNCHERS.items() if launcher.queued)  # Slurm
@@ -17,4 +17,4 @@ def launcher_for(options: RunOptions) -> Launcher:
         raise CodegenError(f"unknown launcher {options.launcher!r}: use one of {', '.join(LAUNCHERS)}") from None
 
 
-__all__ = ["LAUNCHERS", "QUEUED_LAUNCHERS", "BatchLauncher", "Launcher", "launcher_for"]
+__all__ = ["LAUNCHERS", "QUEUED_LAUNCHERS", "BatchLauncher", "Launcher", "is_batch", "launcher_for"]

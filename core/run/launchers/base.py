@@ -9,9 +9,10 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeGuard
 
 from core.codegen import CodegenError, RunOptions
+from core.run.states import RunStatus
 
 
 class Launcher(Protocol):
@@ -49,7 +50,7 @@ class BatchLauncher(Launcher, Protocol):
         """Submit the run folder's batch file; returns the scheduler's job id."""
         ...
 
-    def outcome(self, job_id: str, run_dir: Path, stop_requested: bool) -> tuple[str, str, int | None]:
+    def outcome(self, job_id: str, run_dir: Path, stop_requested: bool) -> tuple[RunStatus, str, int | None]:
         """(run status, message, exit code) as the scheduler and the batch script report it."""
         ...
 
@@ -60,6 +61,11 @@ class BatchLauncher(Launcher, Protocol):
     def leftovers(self, job_id: str) -> list[str]:
         """What the scheduler still runs of the job (steps); empty when nothing is left."""
         ...
+
+
+def is_batch(launcher: Launcher) -> TypeGuard[BatchLauncher]:
+    """True when a batch scheduler runs the launcher's jobs (its `queued` flag): it has submit / outcome / cancel."""
+    return launcher.queued
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 from core.codegen import RunOptions
 from core.codegen.sbatch import EXIT_FILE, SBATCH_FILE
 from core.run import slurm
+from core.run.states import RunStatus
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Slurm:
         (run_dir / EXIT_FILE).unlink(missing_ok=True)
         return slurm.submit(run_dir / SBATCH_FILE, run_dir, env)
 
-    def outcome(self, job_id: str, run_dir: Path, stop_requested: bool) -> tuple[str, str, int | None]:
+    def outcome(self, job_id: str, run_dir: Path, stop_requested: bool) -> tuple[RunStatus, str, int | None]:
         status, message, code = slurm.outcome(
             slurm.job_state(job_id), slurm.read_exit_file(run_dir / EXIT_FILE), stop_requested
         )

@@ -73,8 +73,8 @@ def rename_layout(design: Design, old: str, new: str) -> Design:
     layouts = {(new if n == old else n): s for n, s in design.layouts.items()}
     layouts[new] = spec
 
-    def fix(sharding: Sharding | None) -> Sharding | None:
-        return replace(sharding, layout=new) if sharding is not None and sharding.layout == old else sharding
+    def fix(sharding: Sharding) -> Sharding:
+        return replace(sharding, layout=new) if sharding.layout == old else sharding
 
     return map_every_sharding(replace(design, layouts=layouts), fix)
 

@@ -68,14 +68,19 @@ def new_name(existing: Iterable[str], stem: str) -> str:
     return f"{stem}{i}"
 
 
-def map_every_sharding(design: Design, fix: Callable[[Sharding | None], Sharding | None]) -> Design:
-    """Apply `fix` to every sharding in the design: tensors, operator input strategies, out_strategies."""
-    tensors = {n: replace(t, sharding=fix(t.sharding)) for n, t in design.tensors.items()}
+def map_every_sharding(design: Design, fix: Callable[[Sharding], Sharding]) -> Design:
+    """Apply `fix` to every sharding in the design: tensors, operator input strategies, out_strategies
+    (none stays none: a replicated tensor, an operator without an out_strategy)."""
+
+    def keep_none(sharding: Sharding | None) -> Sharding | None:
+        return None if sharding is None else fix(sharding)
+
+    tensors = {n: replace(t, sharding=keep_none(t.sharding)) for n, t in design.tensors.items()}
     operators = tuple(
         replace(
             op,
-            strategy=None if op.strategy is None else tuple(fix(s) for s in op.strategy),  # type: ignore[misc]
-            out_strategy=fix(op.out_strategy),
+            strategy=None if op.strategy is None else tuple(fix(s) for s in op.strategy),
+            out_strategy=keep_none(op.out_strategy),
         )
         for op in design.operators
     )
@@ -87,8 +92,8 @@ def map_layout_entries(
 ) -> Design:
     """Apply fn(entries) to every Layout strategy (tensors and operator inputs) that uses `layout_name`."""
 
-    def fix(sharding: Sharding | None) -> Sharding | None:
-        if sharding is None or sharding.layout != layout_name or sharding.map is None:
+    def fix(sharding: Sharding) -> Sharding:
+        if sharding.layout != layout_name or sharding.map is None:
             return sharding
         return replace(sharding, map=fn(sharding.map))
 

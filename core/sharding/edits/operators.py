@@ -198,7 +198,9 @@ def set_operator_transpose(design: Design, name: str, which: str, value: bool) -
     op = operator_of(design, name)
     if which not in ("transpose_a", "transpose_b"):
         raise EditError(f"unknown flag {which!r}")
-    return replace_operator(design, replace(op, **{which: bool(value)}))
+    if which == "transpose_a":
+        return replace_operator(design, replace(op, transpose_a=bool(value)))
+    return replace_operator(design, replace(op, transpose_b=bool(value)))
 
 
 def _op_input_sharding(op: OperatorSpec, index: int) -> Sharding | None:

@@ -41,10 +41,10 @@ def infer_output_shape(
     family = family_of(op_type)
     if family is None:
         return None, [_unsupported(op_type)]
-    shapes = [tuple(s) for s in shapes]
+    whole_shapes = [tuple(s) for s in shapes]
     names = list(names) + [f"input {i}" for i in range(len(names), len(shapes))]
     attrs = attrs or OpAttrs(transpose_a=transpose_a, transpose_b=transpose_b)
-    return family.infer_shape(op_type, shapes, names, attrs)
+    return family.infer_shape(op_type, whole_shapes, names, attrs)
 
 
 def _check_splits(
@@ -214,7 +214,7 @@ def default_strategy(
     operator runs replicated on every device.
     """
     attrs = attrs or OpAttrs(transpose_a=transpose_a, transpose_b=transpose_b)
-    shapes = [tuple(s) for s in shapes]
+    whole_shapes = [tuple(s) for s in shapes]
     out, _ = infer_output_shape(op_type, shapes, attrs=attrs)
     whole = [tuple(1 for _ in s) for s in shapes]
     if device_num == 1 or not out:
@@ -231,7 +231,7 @@ def default_strategy(
         )
     family = family_of(op_type)
     assert family is not None  # infer_output_shape found a shape
-    strategies = family.default_strategy(shapes, out, device_num, attrs)
+    strategies = family.default_strategy(whole_shapes, out, device_num, attrs)
     if all(v == 1 for s in strategies for v in s):
         return [tuple(s) for s in strategies], (
             f"no strategy given: assumed replicated (every rank computes the whole operator): {op_type} cannot "

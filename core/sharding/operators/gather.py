@@ -118,7 +118,7 @@ class GatherFamily(FamilyBase):
         problem = self._repeated_calc_problem(table, names)
         if problem:
             return RuleResult(None, (), [problem])
-        entries = [NONE] * indices.ndim + [table.entries[1]]
+        entries = [*[NONE] * indices.ndim, table.entries[1]]
         natural = output_layout(table.layout, entries, ["output dimension 0"] * indices.ndim + [f"{names[0]} columns"])
         scatter = 0 if shapes[1][0] % table.split[0] == 0 else None
         notes = (
