@@ -18,6 +18,7 @@ from pathlib import Path
 
 from core.alerts.channels import DeliveryError, Target, send
 from core.alerts.rules import Alert
+from core.files import write_replacing
 
 __all__ = ["AttemptLog", "DeliveryPolicy", "Dispatcher"]
 
@@ -61,9 +62,7 @@ class AttemptLog:
         data = path.read_bytes()
         keep = data[len(data) // 2 :]
         keep = keep[keep.find(b"\n") + 1 :]
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(keep)
-        os.replace(tmp, path)
+        write_replacing(path, keep, mode=0o600)  # a fresh temp file: never through a link at a fixed name
 
 
 class _Worker:

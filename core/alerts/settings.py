@@ -14,16 +14,14 @@ signing secrets), with rule defaults a run may override. Secrets are never shown
 from __future__ import annotations
 
 import json
-import os
 import stat
-import tempfile
-from contextlib import suppress
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from core.alerts.channels import AlertTargetError, SmtpSettings, Target, mask, parse_target
 from core.alerts.formats import Format
 from core.alerts.rules import AlertRule, RuleSettings
+from core.files import write_replacing
 from core.workspace import ALERTS_FILE, short
 
 __all__ = ["ALERTS_FILE", "AlertSettings", "load", "parse_targets", "rule_settings", "save"]
@@ -163,13 +161,4 @@ def load(workspace: Path) -> AlertSettings:
 def save(workspace: Path, data: dict) -> Path:
     """Write `alerts.json` atomically with mode 0600 (created so: never readable by others, even briefly)."""
     workspace.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=workspace, prefix=f".{ALERTS_FILE}.", suffix=".tmp")  # mkstemp: 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=1)
-        os.replace(tmp, workspace / ALERTS_FILE)
-    except OSError:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return workspace / ALERTS_FILE
+    return write_replacing(workspace / ALERTS_FILE, json.dumps(data, indent=1).encode("utf-8"), mode=0o600)

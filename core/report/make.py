@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from core.errors import UserError
-from core.files import read_checked
+from core.files import read_checked, write_replacing
 from core.logs import RunSnapshot
 from core.logs.diagnose import diagnose
 from core.report.data import build_report
@@ -108,13 +108,8 @@ def write_text_file(out: Path, text: str) -> int:
     A folder, a missing parent or no permission is a ReportWriteError naming `out`."""
     out = check_out_file(out)
     data = text.encode("utf-8")
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, out)
+        write_replacing(out, data)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise ReportWriteError(f"cannot write {short(str(out))}: {exc.strerror or exc}") from None
     return len(data)
