@@ -376,3 +376,18 @@ def test_the_second_opinion_of_a_cp_recipe_is_that_of_its_sequence_chunk_on_dp_t
     assert [d.megatron for d in second_opinion(GQA, ring)] == [d.megatron for d in second_opinion(chunk, same)]
     whole = _one(GQA, Recipe(2, 1, 1, False, True, Recompute.SELECTIVE, 1, 1))
     assert second_opinion(GQA, ring)[-1].megatron < second_opinion(GQA, whole)[-1].megatron
+
+
+def test_the_card_named_by_hardware_gives_the_memory_when_none_is_given(capsys: pytest.CaptureFixture[str]) -> None:
+    """`plan ... --hardware h100-sxm` without --card-memory plans for the preset's 80 GB (it said
+    '--card-memory GB needed'); an explicit --card-memory still wins, and without either it is still asked for."""
+    from core.__main__ import main
+
+    model = ["--hidden", "4096", "--heads", "32", "--ffn", "11008", "--layers", "32", "--vocab", "32000"]
+    base = [*model, "--seq", "4096", "--devices", "8", "--global-batch", "32"]
+    assert main(["plan", *base, "--hardware", "h100-sxm"]) == 0
+    assert "fit in 80.0 GiB" in capsys.readouterr().out
+    assert main(["plan", *base, "--hardware", "h100-sxm", "--card-memory", "32"]) == 0
+    assert "fit in 32.0 GiB" in capsys.readouterr().out
+    assert main(["plan", *base]) == 2
+    assert "--card-memory GB (or --hardware NAME) needed" in capsys.readouterr().err

@@ -23,7 +23,7 @@ from core.plan.choices import (
     with_changes,
 )
 from core.plan.explore import MAX_CARD_MEMORY_GB, Evaluation, Plan, explore, find_recipe, plan_rows
-from core.plan.hardware import DEFAULT_HARDWARE, PRESETS, resolve_hardware
+from core.plan.hardware import DEFAULT_HARDWARE, PRESETS, Hardware, resolve_hardware
 from core.plan.megatron import second_opinion
 from core.plan.mfconfig import MindFormersConfig, read_config
 from core.plan.recipes import CP_ALGOS, DTYPE_ALIASES, DTYPES, PlanError, PlanModel
@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--card-memory",
         type=float,
         default=None,
-        help="memory per card in GB (GiB), e.g. 32 or 64 (default: the YAML's max_device_memory)",
+        help="memory per card in GB (GiB), e.g. 32 or 64 (default: the YAML's max_device_memory, else --hardware's)",
     )
     choices = parser.add_argument_group("modelling choices (default: the planner's, or the YAML's)")
     choices.add_argument("--param-bytes", type=int, default=None, help="bytes per stored weight element")
@@ -219,15 +219,18 @@ def choices_from_args(args: argparse.Namespace, base: Choices) -> Choices:
     return with_changes(base, {n: getattr(args, n) for n in names if getattr(args, n) is not None})
 
 
-def card_memory(args: argparse.Namespace, config: MindFormersConfig | None) -> float:
+def card_memory(args: argparse.Namespace, config: MindFormersConfig | None, named: Hardware | None = None) -> float:
+    """--card-memory, else the YAML's max_device_memory, else the memory of the card --hardware names."""
     value = args.card_memory
     if value is None and config is not None:
         value = config.max_device_memory_gb
+    if value is None and named is not None:
+        value = named.memory_gb
     if value is None:
         raise PlanError(
             "--card-memory GB needed (the YAML has no context.max_device_memory)"
             if config
-            else "--card-memory GB needed"
+            else "--card-memory GB (or --hardware NAME) needed"
         )
     if not 0 < value <= MAX_CARD_MEMORY_GB:
         raise PlanError(f"--card-memory must be > 0 and at most {MAX_CARD_MEMORY_GB:g} GB, got {value:g}")
@@ -289,12 +292,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             model = model_from_args(args)
             base = default_choices(model.dtype)
-        card = card_memory(args, config)
+        timing = timing_from_args(args)
+        card = card_memory(args, config, timing.hardware if args.hardware is not None else None)
         devices = args.devices if args.devices is not None else (config.devices if config else None)
         batch = args.global_batch if args.global_batch is not None else (config.global_batch if config else None)
         if devices is None or batch is None:
             raise PlanError("--devices N and --global-batch B needed (or --mindformers-config FILE)")
-        timing = timing_from_args(args)
         cp_algo = args.context_parallel
         if cp_algo is None and config is not None and config.recipe.cp > 1:
             cp_algo = config.recipe.cp_algo
