@@ -133,3 +133,16 @@ def test_an_empty_out_folder_is_used(tmp_path: Path) -> None:
     out.mkdir()
     assert main(["export", str(FIXTURE), "--tensorboard", str(out)]) == 0
     assert len(list(out.iterdir())) == 8
+
+
+def test_rank_logs_without_a_point_say_what_was_read_and_write_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real run that failed before its first loss line: not 'wrote 0 points' and exit 0, but exit 2 with
+    what was read and the line shapes that carry numbers (as watch and diagnose say it); OUT is not made."""
+    failed = FIXTURE.parent / "semi_auto_on_cpu_error"
+    out = tmp_path / "tb"
+    assert main(["export", str(failed), "--tensorboard", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: nothing to export: 8 rank log(s)") and "line shapes with numbers" in err
+    assert "wrote" not in err and not out.exists()

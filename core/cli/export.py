@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli.common import fail, terminal_safe
+from core.cli.watch import no_rows_help
 from core.errors import UserError
 from core.files import expand_home
 from core.logs import LogFormatError, read_run
@@ -31,13 +32,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Export; 2 (one line) on a folder that cannot be read or an OUT that exists and is not empty."""
+    """Export; 2 (one line) on a folder that cannot be read or an OUT that exists and is not empty, and 2
+    when the rank logs hold no point to write (what was read and the line shapes with numbers, as `watch`)."""
     try:
         source = resolve_source(args.target, default_workspace())
         out = check_out_dir(expand_home(args.tensorboard))
         snap = read_run(source.log_dir, loss_regex=args.loss_regex)
         if not snap.n_ranks:
             return fail(f"no rank log found in {terminal_safe(source.log_dir)}: nothing to export")
+        if snap.metrics.empty and snap.evals.empty and snap.timings.empty:  # rank logs, but not one point
+            seen = f"nothing to export: {snap.n_ranks} rank log(s) in {terminal_safe(source.log_dir)} and"
+            return fail(f"{seen} {no_rows_help(snap)}")
         done = export_tensorboard(snap, out)
     except (UserError, LogFormatError) as exc:
         return fail(terminal_safe(exc))
