@@ -15,7 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core.run.launch import run_processes, stop, wait
+from core.run.launch import stop, wait
+from core.run.processes import RunProcesses
 from core.run.registry import get_run, list_runs
 from core.workspace import REPO_ROOT
 
@@ -101,7 +102,7 @@ def test_cli_runs_8_workers_for_real(tmp_path: Path) -> None:
         text = (record.log_dir / f"worker_{rank}.log").read_text(errors="replace")
         assert len(LOSS.findall(text)) == 4, f"rank {rank}"  # 256/8 samples / the design's batch 16 = 2 steps x 2
         assert "per step time" in text
-    assert not run_processes(record)
+    assert not RunProcesses.of(record).live()
 
 
 def test_stop_leaves_no_process(tmp_path: Path) -> None:
@@ -113,14 +114,14 @@ def test_stop_leaves_no_process(tmp_path: Path) -> None:
     assert wait_for(lambda: len(workers(record.run_dir)) >= 9, 90)
     log0 = record.log_dir / "worker_0.log"
     assert wait_for(lambda: log0.exists() and LOSS.search(log0.read_text(errors="replace")) is not None, 120)
-    pids = [p.pid for p in run_processes(record)]
+    pids = [p.pid for p in RunProcesses.of(record).live()]
     assert len(pids) >= 10  # msrun, the scheduler and 8 workers all run train.py under msrun
     result = cli("stop", "long", "--workspace", str(ws), "--grace", "10")
     assert result.returncode == 0, result.stderr
     final = get_run("long", ws)
     assert final.status == "stopped"
     alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    assert alive == [] and run_processes(final) == []
+    assert alive == [] and RunProcesses.of(final).live() == []
 
 
 def test_killed_worker_fails_the_run(tmp_path: Path) -> None:
@@ -139,7 +140,7 @@ def test_killed_worker_fails_the_run(tmp_path: Path) -> None:
         stop("crash", ws, grace=1)
         pytest.fail("msrun did not end after a worker was killed")
     assert final.status == "failed" and final.exit_code not in (None, 0)
-    assert wait_for(lambda: not run_processes(final), 30)
+    assert wait_for(lambda: not RunProcesses.of(final).live(), 30)
 
 
 def test_launch_button_starts_a_real_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,4 +168,4 @@ def test_launch_button_starts_a_real_run(tmp_path: Path, monkeypatch: pytest.Mon
     at.button(key="launch_stop").click().run()
     assert any("no process of it is left" in s.value for s in at.success), [e.value for e in at.error]
     final = get_run(record.run_id, ws)
-    assert final.status == "stopped" and run_processes(final) == []
+    assert final.status == "stopped" and RunProcesses.of(final).live() == []
