@@ -135,3 +135,85 @@ def test_every_user_facing_error_is_a_user_error() -> None:
                 strays.append(f"{name}.{cls_name}")
     assert strays == []
     assert _imports(_modules())["core.errors"] == set()  # the ground floor imports nothing of core
+
+
+MAX_UI_FUNCTION_LINES = 60  # "no UI function over 60 lines" (issue 32): compute first, then draw
+# split by the Monitor package work (app/monitor/): emptied when that branch is merged
+UI_FUNCTIONS_BEING_SPLIT = frozenset({"loss_figure", "aggregate_figure", "scale_view", "live_panel"})
+
+
+def _function_lengths(source: str) -> dict[str, int]:
+    """name -> lines (def to last line) of every function in `source`, nested ones included (the longest
+    of two functions of one name)."""
+    lengths: dict[str, int] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            lengths[node.name] = max(lengths.get(node.name, 0), lines)
+    return lengths
+
+
+def _ui_functions() -> dict[str, int]:
+    """'path:name' -> lines of every function in app/ and pages/, nested ones included."""
+    lengths: dict[str, int] = {}
+    for path in [*(REPO_ROOT / "app").rglob("*.py"), *(REPO_ROOT / "pages").rglob("*.py")]:
+        for name, lines in _function_lengths(path.read_text(encoding="utf-8")).items():
+            lengths[f"{path.relative_to(REPO_ROOT)}:{name}"] = lines
+    return lengths
+
+
+def test_no_function_in_app_or_pages_is_over_60_lines() -> None:
+    """A UI function that computes while it draws grows without end (issue 32: loss_figure 132 lines)."""
+    lengths = _ui_functions()
+    assert len(lengths) > 100  # the functions were found, nested ones too
+    long = {where: n for where, n in lengths.items() if n > MAX_UI_FUNCTION_LINES}
+    assert {w: n for w, n in long.items() if w.rsplit(":", 1)[1] not in UI_FUNCTIONS_BEING_SPLIT} == {}
+
+
+def test_the_function_length_rule_counts_nested_functions() -> None:
+    """A closure inside a short page function is a function too (the Monitor's live_panel was one)."""
+    body = "\n".join(f"        x{i} = {i}" for i in range(70))
+    source = f"def page() -> None:\n    def panel() -> None:\n{body}\n    panel()\n"
+    assert _function_lengths(source) == {"page": 73, "panel": 71}
+
+
+LAUNCHER_NAMES = frozenset({"msrun", "mpirun", "slurm", "rank_table"})
+LAUNCHER_PACKAGES = ("core/run/launchers/", "core/codegen/launchers/")
+
+
+def _launcher_name_branches(source: str) -> list[int]:
+    """Lines comparing something to a launcher's name (`x == "slurm"`, `x in ("msrun", ...)`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        for side in [node.left, *node.comparators]:
+            items = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+            if any(isinstance(i, ast.Constant) and i.value in LAUNCHER_NAMES for i in items):
+                found.append(node.lineno)
+    return found
+
+
+def test_nothing_outside_the_launcher_objects_branches_on_a_launcher_name() -> None:
+    """CONTRIBUTING: a launcher is one module per package; a branch on its name elsewhere is a launcher
+    that adding one would have to find (issue 32: preflight and the Launch page still had six)."""
+    branches = {}
+    for path in [*CORE.rglob("*.py"), *(REPO_ROOT / "app").rglob("*.py"), *(REPO_ROOT / "pages").rglob("*.py")]:
+        where = str(path.relative_to(REPO_ROOT))
+        if not where.startswith(LAUNCHER_PACKAGES):
+            lines = _launcher_name_branches(path.read_text(encoding="utf-8"))
+            if lines:
+                branches[where] = lines
+    assert branches == {}
+    assert _launcher_name_branches('if job.launcher == "slurm" or x in ("mpirun", "y"):\n    pass\n') == [1, 1]
+
+
+def test_one_view_of_a_run_s_processes() -> None:
+    """Stop, clean-up, status and the supervisor ask `RunProcesses`; no second function asks the same."""
+    defined = {
+        node.name
+        for path in CORE.rglob("*.py")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body  # module functions (not the view's methods)
+        if isinstance(node, ast.FunctionDef)
+    }
+    assert defined & {"run_processes", "leftover_processes", "launcher_alive", "_kill_leftovers"} == set()
