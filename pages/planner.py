@@ -51,7 +51,6 @@ PRESETS: dict[str, PlanModel] = {name: PlanModel(**shape) for name, shape in PUB
 CURRENT = "the current design's model"
 YAML = "a MindFormers YAML"
 YAML_KEY = "planner_yaml_config"
-YAML_ERROR_KEY = "planner_yaml_error"
 YAML_NAME_KEY = "planner_yaml_name"
 APPLIED_KEY = "planner_applied"
 APPLY_ERROR_KEY = "planner_apply_error"

@@ -9,6 +9,8 @@ is shown subclasses core.errors.UserError.
 from __future__ import annotations
 
 import ast
+import re
+from collections import Counter
 from pathlib import Path
 
 from core.workspace import REPO_ROOT
@@ -217,3 +219,29 @@ def test_one_view_of_a_run_s_processes() -> None:
         if isinstance(node, ast.FunctionDef)
     }
     assert defined & {"run_processes", "leftover_processes", "launcher_alive", "_kill_leftovers"} == set()
+
+
+def _dead_definitions() -> list[str]:
+    """Module-level functions and classes of core/, app/ and pages/ whose name appears nowhere but in their
+    own definition (not in another module, a test, a benchmark or a script)."""
+    folders = ("core", "app", "pages", "tests", "benchmarks", "scripts")
+    texts = {
+        path: path.read_text(encoding="utf-8") for folder in folders for path in (REPO_ROOT / folder).rglob("*.py")
+    }
+    words: Counter[str] = Counter()
+    for text in texts.values():
+        words.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+    dead = []
+    for path, text in texts.items():
+        if path.relative_to(REPO_ROOT).parts[0] in ("core", "app", "pages"):
+            for node in ast.parse(text).body:
+                dunder = getattr(node, "name", "").startswith("__")  # Python calls it (a module __getattr__)
+                if isinstance(node, ast.FunctionDef | ast.ClassDef) and not dunder and words[node.name] <= 1:
+                    dead.append(f"{path.relative_to(REPO_ROOT)}:{node.name}")
+    return dead
+
+
+def test_no_dead_definition() -> None:
+    """Issue 32: eleven functions nobody called (bytes_bar_figure, start_run, same_process, ...) still read
+    as part of the design; a definition nothing names is deleted."""
+    assert _dead_definitions() == []

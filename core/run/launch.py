@@ -1,6 +1,6 @@
 """Start and stop jobs as runs of the registry (msrun, mpirun, rank table, Slurm).
 
-A detached supervisor process (`python -m core.run.launch _supervise RUN_DIR`) execs the argv list
+A detached supervisor process (`python -m core.run.supervisor _supervise RUN_DIR`) execs the argv list
 stored in run.json (`bash run.sh` for a generated job, the msrun/mpirun argv for an own script; one
 process per node started here) in its own process group, waits for it and records the exit code,
 so the registry stays right after the dashboard restarts. For a queued launcher (Slurm) the
@@ -242,12 +242,6 @@ def register_run(record: RunRecord, env: dict[str, str] | None) -> None:
     """Write the extra environment, then run.json (status 'starting': it now holds its port)."""
     (record.run_dir / "env.json").write_text(json.dumps(env or {}), encoding="utf-8")
     write_record(record)
-
-
-def start_run(record: RunRecord, env: dict[str, str] | None, wait_started: float = 10.0) -> RunRecord:
-    """Write run.json and the extra environment, then hand the run to a detached supervisor."""
-    register_run(record, env)
-    return start_supervisor(record.run_dir, wait_started)
 
 
 def start_supervisor(run_dir: Path, wait_started: float = 10.0) -> RunRecord:

@@ -279,16 +279,6 @@ class RunProcesses:
         return f"run {self.run_id}: {said}: not proven the run's own process, so it was not signalled"
 
 
-def same_process(pid: int | None, created: float | None) -> bool:
-    """True if `pid` exists (a zombie too: its pid is still taken) and was started at `created`."""
-    if not pid or created is None:
-        return False
-    try:
-        return abs(psutil.Process(pid).create_time() - created) < 0.05
-    except psutil.Error:
-        return False
-
-
 def processes_of(
     run_id: str,
     run_dir: Path,

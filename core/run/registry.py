@@ -2,7 +2,7 @@
 
 Layout: `<workspace>/runs/<run_id>/` holds a copy of the job files, the launcher's logs and
 `run.json` (options, command, pids, times, status, exit code). The final status of a run is
-decided here (`refresh`) or by its supervisor (`core.run.launch.supervise`), nowhere else.
+decided here (`refresh`) or by its supervisor (`core.run.supervisor.supervise`), nowhere else.
 """
 
 from __future__ import annotations
@@ -60,8 +60,6 @@ __all__ = [
     "RunRecord",
     "RunStatus",
 ]
-
-STATUSES = tuple(RunStatus)
 
 
 @dataclass
