@@ -30,7 +30,7 @@ from core.run.processes import ENV_RUN_DIR, ENV_RUN_ID, RunProcesses
 from core.run.registry import RunRecord, RunStatus, get_run, list_runs, write_record
 from core.run.supervisor import alert_watch_argv, end_alert_watch, start_alert_watch
 from core.workspace import ALERTS_FILE, REPO_ROOT
-from tests.test_launch_integration import LOSS, cli, generate, workers
+from tests.jobs import LOSS, cli, generate, workers
 
 
 @dataclass

@@ -4,11 +4,7 @@ and the Launch page's button. Slow (~40 s each on two cores)."""
 from __future__ import annotations
 
 import os
-import re
 import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,57 +15,10 @@ from core.run.launch import stop, wait
 from core.run.processes import RunProcesses
 from core.run.registry import get_run, list_runs
 from core.workspace import REPO_ROOT
+from tests.browser import free_port
+from tests.jobs import LOSS, cli, generate, workers
 
 pytestmark = pytest.mark.integration
-LOSS = re.compile(r"epoch: \d+ step: \d+, loss is [0-9.]+")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600
-    )
-
-
-def generate(out: Path, samples: int, epochs: int) -> None:
-    result = cli(
-        "generate",
-        "--scenario",
-        "data_parallel",
-        "--device-target",
-        "CPU",
-        "--devices",
-        "8",
-        "--out",
-        str(out),
-        "--master-port",
-        str(free_port()),
-        "--samples",
-        str(samples),
-        "--epochs",
-        str(epochs),
-        "--batch-size",
-        "8",
-        "--loss-interval",
-        "1",
-    )
-    assert result.returncode == 0, result.stderr
-
-
-def workers(record_dir: Path) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline", "cwd"]):
-        try:
-            if proc.info["cwd"] == str(record_dir) and "train.py" in (proc.info["cmdline"] or [])[-1:]:
-                found.append(proc)
-        except (psutil.Error, TypeError):
-            continue
-    return found
 
 
 @pytest.fixture(autouse=True)
