@@ -15,8 +15,8 @@ import streamlit as st
 from app import monitor_widgets as ui
 from app.live_chart import live_chart
 from core.logs import RunSnapshot, tail_lines
-from core.logs.guard import LogDirError
-from core.logs.status import RankState
+from core.logs.bytes.guard import LogDirError
+from core.logs.judgement.status import RankState
 
 
 def reading_progress(reading: tuple[int, int] | None) -> None:

@@ -15,9 +15,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.logs import RunSnapshot
-from core.logs.diagnose import Diagnosis
-from core.logs.lookat import look_at as core_look_at
-from core.logs.metrics import block_rows, ema_smooth, global_step_values, nan_quantiles, rank_grid
+from core.logs.judgement.diagnose import Diagnosis
+from core.logs.judgement.lookat import look_at as core_look_at
+from core.logs.judgement.metrics import block_rows, ema_smooth, global_step_values, nan_quantiles, rank_grid
 
 SCALE_RANKS = 32
 """Above this many ranks the Monitor shows aggregates and heatmaps instead of one line per rank."""
@@ -77,7 +77,7 @@ def _align(grid: np.ndarray, have: np.ndarray, want: np.ndarray) -> np.ndarray:
 
 
 def look_at(diag: Diagnosis, g: Grids) -> pd.DataFrame:
-    """The ranks a person should look at first, with why (core.logs.lookat, as the shared report lists them)."""
+    """The ranks a person should look at first, with why (judgement.lookat, as the shared report lists them)."""
     rows = [(a.rank, a.what, a.why) for a in core_look_at(diag, g.loss, g.ranks)]
     return pd.DataFrame(rows, columns=["rank", "what", "why"])
 

@@ -11,9 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.logs import RunSnapshot, rank_status
-from core.logs.cells import as_int
-from core.logs.formats import ROW_FIELDS
-from core.logs.metrics import (
+from core.logs.judgement.metrics import (
     N_OUT,
     add_global_step,
     add_time_axes,
@@ -25,7 +23,9 @@ from core.logs.metrics import (
     rank_band,
     segment_breaks,
 )
-from core.logs.status import RankState, duration_text
+from core.logs.judgement.status import RankState, duration_text
+from core.logs.rows.cells import as_int
+from core.logs.rows.formats import ROW_FIELDS
 
 X_MODES = {"Step": "global_step", "Relative time": "relative_s", "Wall time": "wall_time"}
 # Plain symbols, not emoji: emoji need a colour-emoji font many Linux desktops lack.

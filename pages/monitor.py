@@ -20,14 +20,14 @@ from app.monitor_share import share_buttons
 from app.monitor_source import get_watcher, pick_source
 from app.monitor_time import time_panel
 from core.logs import LogFormatError, RunSnapshot, compile_user_regex
-from core.logs.diagnose import Diagnosis, diagnose
-from core.logs.discover import LogRole, folder_notes
-from core.logs.filestate import note_lines
-from core.logs.guard import validate_log_dir
-from core.logs.selection import RankSelectionError, select_ranks
-from core.logs.shapes import line_shapes
-from core.logs.status import RankState
-from core.logs.watcher import MAX_WATCHES
+from core.logs.bytes.discover import LogRole, folder_notes
+from core.logs.bytes.guard import validate_log_dir
+from core.logs.judgement.diagnose import Diagnosis, diagnose
+from core.logs.judgement.selection import RankSelectionError, select_ranks
+from core.logs.judgement.status import RankState
+from core.logs.live.watcher import MAX_WATCHES
+from core.logs.rows.filestate import note_lines
+from core.logs.rows.shapes import line_shapes
 from core.run.planned import plan_for_log_dir
 from core.run.registry import list_runs
 from core.workspace import default_workspace
