@@ -20,7 +20,7 @@ from core.logs.rows import general
 from core.logs.rows.general import line_time
 from core.logs.rows.parser import Parser
 from core.logs.rows.reader import RunSnapshot
-from tests.test_logs_fastpath import NOISE, OTHER, PLAIN, RARE, _general_line, _log, _loss_line
+from tests.strategies import NOISE, OTHER, PLAIN, RARE, general_line, log_text, loss_line
 
 ALONE = ReaderSettings(prefetch_min=1)  # no file is smaller than 1 byte: every file read on its own
 TRACEBACK = (
@@ -36,13 +36,13 @@ PID = b"[WARNING] DISTRIBUTED(4242,7f5998a3be40,python):2026-11-22-07:09:00.377.
 
 def _file() -> st.SearchStrategy[bytes]:
     line = st.one_of(
-        _loss_line(),
-        _general_line(),
+        loss_line(),
+        general_line(),
         st.sampled_from(NOISE + OTHER + PLAIN + RARE),
         st.sampled_from([TRACEBACK, BARE_TRACEBACK, EVAL, PID, FATAL_WITH_WORD]),
     )
     body = st.one_of(
-        _log(),
+        log_text(),
         st.lists(line, max_size=80).map(b"".join),
         st.lists(line, max_size=20).map(lambda ls: BARE_TRACEBACK + b"".join(ls)),
     )
