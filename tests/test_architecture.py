@@ -245,3 +245,31 @@ def test_no_dead_definition() -> None:
     """Issue 32: eleven functions nobody called (bytes_bar_figure, start_run, same_process, ...) still read
     as part of the design; a definition nothing names is deleted."""
     assert _dead_definitions() == []
+
+
+def _test_imports() -> list[tuple[str, str, str]]:
+    """(test file, module, name) of every `from X import name` in tests/."""
+    found = []
+    for path in (REPO_ROOT / "tests").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found += [(path.name, node.module, alias.name) for alias in node.names]
+    return found
+
+
+def test_tests_import_helpers_from_helper_modules_never_from_a_test_module() -> None:
+    """Shared strategies live in tests/strategies.py, other helpers in tests/helpers.py (jobs.py, browser.py):
+    importing a test module runs its module code and, under pytest, collects its tests a second time."""
+    assert [(f, m) for f, m, _ in _test_imports() if m.startswith("tests.test_")] == []
+    assert (REPO_ROOT / "tests" / "strategies.py").is_file() and (REPO_ROOT / "tests" / "helpers.py").is_file()
+
+
+def test_tests_import_no_private_name_of_core() -> None:
+    """Tests go through public seams: a private name a test needs becomes a small public one that says
+    what it is for (issue 32: `_worth_positions`, `_json`, `_node_exec`, ... were imported)."""
+    private = [
+        (f, m, n)
+        for f, m, n in _test_imports()
+        if m.split(".")[0] in ("core", "app", "pages") and n.startswith("_") and not n.startswith("__")
+    ]
+    assert private == []

@@ -182,14 +182,14 @@ def decimals(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarr
     for anything else (nan, inf, exponents, over `_VALUE_W` bytes): those take the exact line path.
     """
     if len(start) < _MATRIX_MAX:
-        return _decimals_matrix(chunk, start)
-    return _decimals_columns(chunk, start)
+        return decimals_matrix(chunk, start)
+    return decimals_columns(chunk, start)
 
 
 _MATRIX_MAX = 2048  # below this many values the whole-matrix form wins (fixed ~30 numpy calls)
 
 
-def _decimals_columns(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decimals_columns(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`decimals` column by column (each step works on contiguous columns and the loop stops when
     every number has ended): fastest for tens of thousands of values, ~19 x 14 numpy calls each."""
     n = len(start)
@@ -233,7 +233,7 @@ def _decimals_columns(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray,
     return value, length, plain
 
 
-def _decimals_matrix(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decimals_matrix(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`decimals` on the whole (n, _VALUE_W) byte matrix at once (a class lookup, cumulative sums):
     a fixed ~30 numpy calls, so a live tick or a small file does not pay the column loop's ~270."""
     ok = (start >= 0) & (start <= len(chunk) - _VALUE_W)
