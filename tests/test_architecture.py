@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -273,3 +275,14 @@ def test_tests_import_no_private_name_of_core() -> None:
         if m.split(".")[0] in ("core", "app", "pages") and n.startswith("_") and not n.startswith("__")
     ]
     assert private == []
+
+
+def test_no_hypothesis_example_database_is_in_the_repository() -> None:
+    """Hypothesis keeps failing examples in .hypothesis/: local state, never committed (a database would
+    replay one machine's examples on every clone)."""
+    assert ".hypothesis/" in (REPO_ROOT / ".gitignore").read_text(encoding="utf-8").split()
+    if shutil.which("git") and (REPO_ROOT / ".git").exists():
+        tracked = subprocess.run(
+            ["git", "ls-files", "--", ".hypothesis"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        )
+        assert tracked.stdout == ""
