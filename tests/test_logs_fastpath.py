@@ -537,7 +537,7 @@ def test_a_fatal_line_among_many_plain_lines_is_found(tmp_path: Path) -> None:
     assert errors["message"].tolist() == ["Segmentation fault (core dumped)"]
 
 
-# What `Parser._line` acts on in a line without a keyword, as one regex (the definition the literal search
+# What `Parser.parse_line` acts on in a line without a keyword, as one regex (the definition the literal search
 # of core.logs.tokens.plain must cover): an error prefix, a traceback, an exception line, a timing, a fatal line.
 _RE_WORTH_DEFINITION = re.compile(
     rb"(?m)^(?:\[ERROR\]|\[CRITICAL\]|\[EXCEPTION\]|Traceback|"
@@ -593,7 +593,7 @@ _LINE_PARTS = st.lists(
 @settings(max_examples=500, deadline=None)
 @given(_LINE_PARTS)
 def test_plain_line_search_keeps_every_line_the_definition_would(parts: list[str]) -> None:
-    """The literal search may keep more lines than the definition (`_line` then drops them), never fewer."""
+    """The literal search may keep more lines than the definition (`parse_line` then drops them), never fewer."""
     line = "".join(parts).replace("\n", " ").encode()
     if _RE_WORTH_DEFINITION.search(line):
         assert worth_positions(line), line

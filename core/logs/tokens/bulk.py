@@ -43,7 +43,7 @@ RE_SCAN = re.compile(rb"\n" + CANDIDATE_START)
 RE_CANDIDATE_AT = re.compile(CANDIDATE_START)
 # The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the
 # plain-decimal form of it (`lm_block`); any other candidate, or a loss line it does not take
-# (nan, exponents, odd spacing), goes through `_line`, which gives the same row for it.
+# (nan, exponents, odd spacing), goes through `parse_line`, which gives the same row for it.
 _LM = rb"epoch: (\d+),? step: (\d+),? loss is (" + NUM + rb")\r?(?=\n)"
 RE_LM_AT = re.compile(_LM)
 _DIGITS_W = 12  # epoch/step digit runs parsed by numpy; longer ones take the exact Python path
@@ -388,7 +388,7 @@ def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: fl
 
     A line is taken only if it is all of `epoch: <digits>[,] step: <digits>[,] loss is <decimal>`
     then an optional CR and the newline (so `_LM` matches it whole and `float` gives the same
-    numbers); the rest is left to `_line`.
+    numbers); the rest is left to `parse_line`.
     """
     chunk = np.frombuffer(buf, dtype=np.uint8)
     top = len(chunk) - 1

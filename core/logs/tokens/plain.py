@@ -1,4 +1,4 @@
-"""Candidate lines that carry nothing: found in one search per chunk instead of one `Parser._line` each."""
+"""Candidate lines that carry nothing: found in one search per chunk instead of one `Parser.parse_line` each."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from core.logs.tokens.lexicon import ERROR_PREFIXES
 
 __all__ = ["holds_worth", "shape_holds_worth", "worth_a_look"]
 
-# What can make a candidate line without a loss key or an eval word do anything in `Parser._line`: an
+# What can make a candidate line without a loss key or an eval word do anything in `Parser.parse_line`: an
 # error prefix, a traceback, an exception line (`[\w.]*(Error|Exception|...)(:|$)`), a YOLO or
 # TimeMonitor timing, a fatal signature (core.logs.rows.failures' quick test). As literals, each a part every
-# such line holds (a superset: a line that holds one is read by `_line`, which decides), found with
+# such line holds (a superset: a line that holds one is read by `parse_line`, which decides), found with
 # bytes.find (memchr-fast, ~5x one regex over the joined lines); the CANN code (`EI0002`) by a regex.
 _WORTH_LITERALS = (
     *ERROR_PREFIXES,
@@ -109,10 +109,10 @@ def worth_a_look(
     newlines: np.ndarray,
     compiled: bool = False,
 ) -> np.ndarray:
-    """`others` (indices of candidate lines left to `_line`) without the lines `_line` would read and drop.
+    """`others` (indices of candidate lines left to `parse_line`) without the lines `parse_line` would read and drop.
 
     Why: plain text lines (`Number of epochs: 3`, config dumps) are candidates because they may be an
-    error; at ~4 us each in `Parser._line` they cost MindCV-format logs a third of their read. A line holding a
+    error; at ~4 us each in `Parser.parse_line` they cost MindCV-format logs a third of their read. A line holding a
     keyword is kept (`words`: a position inside each such line, e.g. its start); the others are joined and
     searched once for the parts of a line worth reading (`_WORTH_LITERALS`), and only the lines it hits
     are kept, so the result is exactly what reading them all gives. `compiled`: by the compiled pass (a
