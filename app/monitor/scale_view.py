@@ -96,6 +96,9 @@ def _heatmap(g: scale.Grids, source_dir: Path) -> None:
     elif what == "Step time":
         hfig = None
         st.caption("No step times in these logs (add `TimeMonitor()` to the callbacks).")
+    elif g.loss.shape[1] == 0:
+        hfig = None
+        st.caption("No loss line yet: the heatmap fills in as the ranks print them.")
     else:
         hfig = scale.heatmap_figure(g.loss, g.ranks, g.x, "loss", "step")
     if hfig is not None:
