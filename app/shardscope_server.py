@@ -22,7 +22,7 @@ if str(REPO_ROOT) not in sys.path:
 
 from app.bundle_cache import BundleCacheMiddleware  # noqa: E402
 from app.host_check import LoopbackHostMiddleware  # noqa: E402
-from core.logs.linescan import warm_up  # noqa: E402
+from core.logs.tokens.linescan import warm_up  # noqa: E402
 
 # The log reader's compiled passes take ~1 s to load once per process: load them while the first page
 # is drawn, so the Monitor's first read of a big folder does not wait for them.

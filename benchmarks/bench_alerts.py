@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.synth_logs import noise_lines, write_run  # noqa: E402
 from core.alerts import Alert, Alerter, AlertRule, Dispatcher, parse_target  # noqa: E402
 from core.alerts.delivery import DeliveryPolicy  # noqa: E402
-from core.logs.reader import RunReader  # noqa: E402
+from core.logs.rows.reader import RunReader  # noqa: E402
 
 
 class Receiver:

@@ -58,9 +58,9 @@ RE_BEHIND = re.compile(r"([\d,.]+) MiB (?:written and )?not read yet")
 
 
 def row_bytes() -> int:
-    """Bytes per row of the loss table for this stream's rows watched live (core/logs/table.py stores each
+    """Bytes per row of the loss table for this stream's rows watched live (core/logs/rows/table.py stores each
     column at its own width: measured on a small sample of the stream's LossMonitor lines)."""
-    from core.logs.reader import RunReader
+    from core.logs.rows.reader import RunReader
 
     with tempfile.TemporaryDirectory() as d:
         reader = RunReader(d)
@@ -125,7 +125,7 @@ class Writer:
 
 def watch_child(folder: Path) -> None:
     """A RunWatcher on `folder`; every SAMPLE_S one JSON line: rss, behind, rows, table bytes, peak read."""
-    from core.logs.watcher import RunWatcher
+    from core.logs.live.watcher import RunWatcher
 
     proc = psutil.Process()
     w = RunWatcher(folder).start()

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from core.logs import RunWatcher, read_run  # noqa: E402
-from core.logs.reader import RunReader  # noqa: E402
+from core.logs.rows.reader import RunReader  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "real_msrun_logs"
 

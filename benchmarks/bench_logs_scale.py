@@ -45,8 +45,8 @@ _CHILD = r"""
 import json, resource, statistics, sys, time
 sys.path.insert(0, sys.argv[1])
 from core.logs import read_run
-from core.logs.diagnose import diagnose
-from core.logs.reader import RunReader
+from core.logs.judgement.diagnose import diagnose
+from core.logs.rows.reader import RunReader
 root, mode = sys.argv[2], sys.argv[3]
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 import synth_logs

@@ -25,7 +25,7 @@ _CHILD = r"""
 import json, resource, sys
 sys.path.insert(0, sys.argv[1])
 import numpy, pandas
-from core.logs.reader import RunReader
+from core.logs.rows.reader import RunReader
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * resource.getpagesize()

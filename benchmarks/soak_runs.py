@@ -52,7 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from core.logs import RunSnapshot, RunWatcher, read_run  # noqa: E402
-from core.logs.watcher import WatcherRegistry  # noqa: E402
+from core.logs.live.watcher import WatcherRegistry  # noqa: E402
 from core.run.launch import launch, run_processes, stop, wait  # noqa: E402
 from core.run.processes import ENV_RUN_ID, alive  # noqa: E402
 from core.run.registry import LAUNCHER_LOG, LaunchError, RunRecord, get_run, launcher_alive, list_runs  # noqa: E402
@@ -222,7 +222,7 @@ def inotify_watches(pid: int) -> int:
 
 
 class Monitor:
-    """What Monitor tabs do to core.logs.watcher, in this process (pages/monitor.py's way).
+    """What Monitor tabs do to core.logs.live.watcher, in this process (pages/monitor.py's way).
 
     One WatcherRegistry; opening a tab `get`s the run's watcher (key: log folder, polling, regex,
     launcher log) and snapshots it with refresh=True; while the run is live the tab snapshots that

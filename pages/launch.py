@@ -14,7 +14,7 @@ from app.design_state import current_design
 from app.nav import page_path
 from core.codegen import Job, files_at_risk, render_job, write_rendered
 from core.errors import UserError
-from core.logs.guard import validate_log_dir
+from core.logs.bytes.guard import validate_log_dir
 from core.run.check import check_job
 from core.run.launch import launch
 from core.run.own import check_own, launch_own, watch_folder

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.logs.failures import task_end
+from core.logs.rows.failures import task_end
 from core.run.registry import launcher_outputs, read_record
 
 
 def teardown_crash(run_dir: Path) -> bool:
     """Whether the run failed only by MindSpore's crash at exit (its launchers' outputs found and read as the
-    product finds and reads them: core.run.registry.launcher_outputs, core.logs.failures.task_end)."""
+    product finds and reads them: core.run.registry.launcher_outputs, core.logs.rows.failures.task_end)."""
     text = b"".join(p.read_bytes() for p in launcher_outputs(read_record(run_dir).log_dir))
     crashed = {
         rank

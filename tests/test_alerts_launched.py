@@ -331,7 +331,7 @@ def test_monitor_shows_the_attempts(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     from streamlit.testing.v1 import AppTest
 
     from core.cli.watch import alert_record_path
-    from core.logs.guard import validate_log_dir
+    from core.logs.bytes.guard import validate_log_dir
 
     monkeypatch.setenv("SHARDSCOPE_WORKSPACE", str(tmp_path / "ws"))
     if launched:

@@ -1,4 +1,4 @@
-"""core.logs.diagnose + `python -m core diagnose`: stragglers, hung ranks, failure groups at 8-1,024 ranks.
+"""core.logs.judgement.diagnose + `python -m core diagnose`: stragglers, hung ranks, failure groups at 8-1,024 ranks.
 
 Synthetic folders come from benchmarks/synth_logs.py (real MindSpore noise, full float repr losses,
 file mtimes set to each rank's last write); the real failed run is tests/fixtures/real_msrun_logs.
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from core.cli import diagnose as cli_diagnose
 from core.logs import read_run
-from core.logs.diagnose import DiagnoseSettings, diagnose
+from core.logs.judgement.diagnose import DiagnoseSettings, diagnose
 
 REPO = Path(__file__).resolve().parent.parent
 REAL = Path(__file__).parent / "fixtures" / "real_msrun_logs"

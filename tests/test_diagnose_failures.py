@@ -16,8 +16,8 @@ import pytest
 from app.monitor import scale
 from core.__main__ import main
 from core.logs import rank_status, read_run
-from core.logs.diagnose import diagnose
-from core.logs.failures import fatal_quick, fatal_reason
+from core.logs.judgement.diagnose import diagnose
+from core.logs.rows.failures import fatal_quick, fatal_reason
 
 FIX = Path(__file__).parent / "fixtures"
 REAL = FIX / "real_layouts"
@@ -217,7 +217,7 @@ def test_ranks_all_finished_or_all_running_are_not_hung(tmp_path: Path, capsys: 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from core.logs import failures  # noqa: E402
+from core.logs.rows import failures  # noqa: E402
 
 _PIECES = [
     "[CRITICAL] ",

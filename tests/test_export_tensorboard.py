@@ -17,7 +17,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from benchmarks.synth_logs import write_run
 from core.__main__ import main
 from core.logs import read_run
-from core.logs.metrics import global_step_values
+from core.logs.judgement.metrics import global_step_values
 
 FIXTURE = Path(__file__).parent / "fixtures" / "real_msrun_logs" / "dp8_cpu_ok"
 

@@ -521,8 +521,8 @@ def test_run_files_and_log_tails_that_are_fifos_never_block(tmp_path: Path) -> N
         """
         import sys
         from pathlib import Path
-        from core.logs.replay import load_recording
-        from core.logs.status import tail_lines
+        from core.logs.live.replay import load_recording
+        from core.logs.judgement.status import tail_lines
         from core.run import slurm
         from core.run.registry import read_record
         from core.run.states import LaunchError
@@ -568,7 +568,7 @@ def test_a_home_of_no_user_is_a_path_not_a_crash() -> None:
     """`~0` names no user: Path.expanduser raises RuntimeError; the product says the path does not exist
     (hypothesis found it through the own-script check)."""
     from core.files import expand_home
-    from core.logs.guard import LogDirError, validate_log_dir
+    from core.logs.bytes.guard import LogDirError, validate_log_dir
     from core.run.own import OwnJob, check_own
     from core.run.registry import LaunchError
 

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from core.__main__ import main
 from core.cli.watch import new_rows
 from core.logs import rank_status, read_run
-from core.logs.failures import fatal_reason, line_tag, task_end
-from core.logs.general import read_line
-from core.logs.metrics import lagging_ranks
-from core.logs.status import failed_ranks
+from core.logs.judgement.metrics import lagging_ranks
+from core.logs.judgement.status import failed_ranks
+from core.logs.rows.failures import fatal_reason, line_tag, task_end
+from core.logs.rows.general import read_line
 
 LM = "epoch: 1 step: {s}, loss is {v}\n"
 

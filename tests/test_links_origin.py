@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from app.host_check import LOOPBACK_NAMES, LoopbackHostMiddleware, origin_problem
 from core.errors import UserError
-from core.logs.replay import load_recording, record, replay, synthetic_recording
+from core.logs.live.replay import load_recording, record, replay, synthetic_recording
 from core.run.exit_status import write_status
 from core.run.registry import RUN_FILE, RunRecord, read_record, write_record
 from core.sharding.design import save_design

@@ -24,7 +24,7 @@ from core.logs import (
     read_run,
     tail_lines,
 )
-from core.logs.reader import RunReader
+from core.logs.rows.reader import RunReader
 
 FIX = Path(__file__).parent / "fixtures"
 REAL = FIX / "real_msrun_logs"

@@ -15,17 +15,17 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
-from core.logs import bulk as logs
-from core.logs.failures import fatal_quick as failures_quick
-from core.logs.failures import fatal_reason as failures_reason
-from core.logs.failures import line_tag
-from core.logs.failures import task_end as failures_task_end
-from core.logs.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
-from core.logs.linekinds import RE_TIMEMONITOR
-from core.logs.linescan import fixed_numbers, match_shapes, scan_block, words_of
-from core.logs.plain import _worth_positions
-from core.logs.reader import RunReader
-from core.logs.templated import Shapes
+from core.logs.rows.failures import fatal_quick as failures_quick
+from core.logs.rows.failures import fatal_reason as failures_reason
+from core.logs.rows.failures import line_tag
+from core.logs.rows.failures import task_end as failures_task_end
+from core.logs.rows.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
+from core.logs.rows.linekinds import RE_TIMEMONITOR
+from core.logs.rows.reader import RunReader
+from core.logs.rows.templated import Shapes
+from core.logs.tokens import bulk as logs
+from core.logs.tokens.linescan import fixed_numbers, match_shapes, scan_block, words_of
+from core.logs.tokens.plain import _worth_positions
 
 NOISE = [
     b"[WARNING] ME(7587:140022789684800,MainProcess):2026-11-22-07:09:00.372.000 [mindspore/context.py:1343] "
@@ -466,7 +466,7 @@ def _reference_scan(data: bytes, keywords: bool) -> tuple[list[int], list[int], 
 def test_compiled_block_scan_matches_the_definitions(
     body: bytes, pad: bytes, lead: int, keywords: bool, split: bool
 ) -> None:
-    """core.logs.linescan (eight bytes at a time, keywords split across words, a buffer that runs past
+    """core.logs.tokens.linescan (eight bytes at a time, keywords split across words, a buffer that runs past
     `end`, any alignment, in one pass or two halves on two threads) and a small read's scan find exactly
     the reference's candidates, newlines and keyword lines."""
     data = body + b"\n"
@@ -484,7 +484,7 @@ def test_compiled_block_scan_matches_the_definitions(
 def test_two_ranges_meeting_at_any_newline_scan_as_the_whole(body: bytes, keywords: bool) -> None:
     """The two halves of a split scan may meet at any newline, at any alignment: end to end they give the
     whole block's candidates, newlines and keyword lines."""
-    from core.logs.linescan import _scan_range
+    from core.logs.tokens.linescan import _scan_range
 
     data = body + b"\n"
     a = np.frombuffer(data, dtype=np.uint8)
@@ -544,7 +544,7 @@ def test_compiled_numbers_are_float_bit_for_bit_or_left_to_the_exact_path(texts:
 def test_compiled_shape_match_is_the_first_learnt_shape_with_the_same_masked_bytes(lines: list[bytes]) -> None:
     """A line takes the first template whose shape (digits as `#`) and digits inside words (`top1` is
     not `top5`) it has, as the byte-matrix comparison it replaced did."""
-    from core.logs.general import LineTemplate, shape_key
+    from core.logs.rows.general import LineTemplate, shape_key
 
     shapes = Shapes()
     learnt = [b"loss: 1.5", b"top1: 0.5", b"lr: 3e-4"]
@@ -570,8 +570,8 @@ def test_compiled_shape_match_is_the_first_learnt_shape_with_the_same_masked_byt
 @given(st.binary(min_size=8, max_size=8))
 def test_eight_bytes_at_once_take_the_shape_of_each_byte(word: bytes) -> None:
     """Digits become `#` in a whole word at once, exactly per byte (bytes of 0x80 and up, `/`, `:` kept)."""
-    from core.logs.general import shape_key
-    from core.logs.linescan import _as_shape
+    from core.logs.rows.general import shape_key
+    from core.logs.tokens.linescan import _as_shape
 
     got = _as_shape(np.frombuffer(word, dtype=np.uint64)[0])
     assert int(got) == int(np.frombuffer(shape_key(word), dtype=np.uint64)[0])
@@ -600,7 +600,7 @@ _LONG_SHAPES = [
 def test_compiled_shape_match_of_long_lines_at_any_alignment(picks: list, lead: int) -> None:
     """Long lines, compared eight bytes at a time from any alignment, with bytes changed anywhere (a digit
     for a digit keeps the shape; anything else may not): the first learnt shape they have, or none."""
-    from core.logs.general import LineTemplate, shape_key
+    from core.logs.rows.general import LineTemplate, shape_key
 
     shapes = Shapes()
     for line in _LONG_SHAPES:
@@ -715,7 +715,7 @@ def test_a_fatal_line_among_many_plain_lines_is_found(tmp_path: Path) -> None:
 
 
 # What `Parser._line` acts on in a line without a keyword, as one regex (the definition the literal search
-# of core.logs.plain must cover): an error prefix, a traceback, an exception line, a timing, a fatal line.
+# of core.logs.tokens.plain must cover): an error prefix, a traceback, an exception line, a timing, a fatal line.
 _RE_WORTH_DEFINITION = re.compile(
     rb"(?m)^(?:\[ERROR\]|\[CRITICAL\]|\[EXCEPTION\]|Traceback|"
     rb"[\w.]*(?:Error|Exception|Interrupt|Exit|Failure)(?::|\r?$))|step time: |per step time|"
@@ -780,7 +780,7 @@ def test_plain_line_search_keeps_every_line_the_definition_would(parts: list[str
 @given(st.lists(_LINE_PARTS, min_size=1, max_size=8), st.binary(max_size=3))
 def test_compiled_plain_line_search_is_the_literal_search(lines: list[list[str]], lead: bytes) -> None:
     """`worth_lines` (a big read) keeps exactly the lines `bytes.find` keeps (a small read)."""
-    from core.logs import plain
+    from core.logs.tokens import plain
 
     texts = ["".join(parts).replace("\n", " ").encode() for parts in lines]
     buf = lead.replace(b"\n", b" ") + b"\n" + b"\n".join(texts) + b"\n"
@@ -798,7 +798,7 @@ def test_compiled_plain_line_search_is_the_literal_search(lines: list[list[str]]
 def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
     """The dashboard warms the compiled passes at start: a read afterwards must not compile another
     version of them (argument types the warm-up did not cover would cost ~1 s at the first big read)."""
-    from core.logs import linescan
+    from core.logs.tokens import linescan
 
     linescan.warm_up()
     kernels = (
@@ -824,8 +824,8 @@ def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
 def test_a_shape_holds_worth_wherever_one_of_its_lines_does(parts: list[str], more: str) -> None:
     """Bulk reads ask once a shape whether its lines may hold a failure's part (`shape_holds_worth`), never
     once a line: the shape's answer is True wherever the line's is (CANN codes, `#` and digits included)."""
-    from core.logs.general import shape_key
-    from core.logs.plain import shape_holds_worth
+    from core.logs.rows.general import shape_key
+    from core.logs.tokens.plain import shape_holds_worth
 
     line = ("".join(parts) + more).replace("\n", " ").encode()
     if _worth_positions(line):

@@ -1,4 +1,4 @@
-"""core.logs.formats on real lines of every suite (tests/fixtures/logs/formats/SOURCES.md says where
+"""core.logs.rows.formats on real lines of every suite (tests/fixtures/logs/formats/SOURCES.md says where
 each came from): MindFormers 2023 (behind `[INFO]`), MindFormers current, MindYOLO/MindCV/MindOCR."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.logs import FORMATS, ReaderSettings, parse_loss_line, read_run, tail_lines
-from core.logs.formats import parse_step_time_line
+from core.logs.rows.formats import parse_step_time_line
 
 FMT = Path(__file__).parent / "fixtures" / "logs" / "formats"
 

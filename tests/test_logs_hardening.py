@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.logs.guard import LogDirError, validate_log_dir
-from core.logs.watcher import RunWatcher, WatcherRegistry
+from core.logs.bytes.guard import LogDirError, validate_log_dir
+from core.logs.live.watcher import RunWatcher, WatcherRegistry
 
 REPO = Path(__file__).resolve().parent.parent
 LINE = "epoch: 1 step: {s}, loss is {v}\n"
@@ -162,7 +162,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from core.logs import ReaderSettings, parse_loss_line, read_run  # noqa: E402
-from core.logs.reader import RunReader  # noqa: E402
+from core.logs.rows.reader import RunReader  # noqa: E402
 
 
 @pytest.mark.parametrize("text", ["0x1p3", "1_000", "4.5e", "1.5.2", "2e+", "7abc"])

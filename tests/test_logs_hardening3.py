@@ -21,16 +21,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.cli.diagnose import memory_lines
-from core.logs import ReaderSettings, memory, read_run, utf16
-from core.logs import metrics as curves
-from core.logs.bulk import ROW_KEYS
-from core.logs.discover import folder_notes
-from core.logs.formats import read_loss
-from core.logs.general import glued_to_binary
-from core.logs.memory import MIB, MemoryUse, memory_report, memory_rows, parse_memory
-from core.logs.reader import RunReader
-from core.logs.status import rank_status
-from core.logs.watcher import RunWatcher
+from core.logs import ReaderSettings, read_run
+from core.logs.bytes import utf16
+from core.logs.bytes.discover import folder_notes
+from core.logs.judgement import metrics as curves
+from core.logs.judgement.status import rank_status
+from core.logs.live.watcher import RunWatcher
+from core.logs.rows import memory
+from core.logs.rows.formats import read_loss
+from core.logs.rows.general import glued_to_binary
+from core.logs.rows.memory import MIB, MemoryUse, memory_report, memory_rows, parse_memory
+from core.logs.rows.reader import RunReader
+from core.logs.tokens.bulk import ROW_KEYS
 
 REPO = Path(__file__).resolve().parent.parent
 GIB = 1 << 30
@@ -198,7 +200,7 @@ def test_a_relaunch_that_starts_over_still_replaces_the_rows(tmp_path: Path) -> 
 
 
 def test_watch_prints_the_truncation_note(tmp_path: Path) -> None:
-    from core.logs.filestate import note_lines
+    from core.logs.rows.filestate import note_lines
 
     log = tmp_path / "worker_0.log"
     log.write_text(_lines(range(1, 4)))
@@ -265,7 +267,7 @@ def test_a_utf16_log_is_read_like_its_utf8_copy(tmp_path: Path, encoding: str, s
     utf16.mkdir()
     (utf8 / "worker_3.log").write_bytes(_WITH_ERROR.encode("utf-8"))
     (utf16 / "worker_3.log").write_bytes(_WITH_ERROR.encode(encoding))
-    # small: read with the batch of short logs (core.logs.smallfiles); else file by file, in tiny blocks
+    # small: read with the batch of short logs (core.logs.rows.smallfiles); else file by file, in tiny blocks
     settings = None if small else ReaderSettings(prefetch_min=1, read_block=128, max_partial_line=127)
     snap = read_run(utf16, settings=settings)
     assert snap.metrics["step"].tolist() == [1, 2, 3, 4] and snap.metrics["lr"].tolist()[-1] == 0.1

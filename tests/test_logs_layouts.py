@@ -13,11 +13,11 @@ import pytest
 
 from core.__main__ import main
 from core.logs import read_run
-from core.logs.discover import MAX_DEPTH, discover, discover_logs
+from core.logs.bytes.discover import MAX_DEPTH, discover, discover_logs
 
 REAL = Path(__file__).parent / "fixtures" / "real_layouts"
 LM = "epoch: 1 step: {s}, loss is {v}\n"
-# a real MindFormers 2023 line from output/log/rank_0/info.log (core.logs.formats "mindformers_2023")
+# a real MindFormers 2023 line from output/log/rank_0/info.log (core.logs.rows.formats "mindformers_2023")
 MF = (
     "[INFO] 2023-07-11 10:47:36,427 [/root/workspace/code/mindformers/core/callback/callback.py:269] "
     "print_output_info: Epoch:[  1/  1], step:[    {s}/  125], loss:[2.244/2.244], time:507844.205 ms, "
@@ -91,7 +91,7 @@ def test_real_rank_table_layout_and_its_failure() -> None:
     assert _workers(REAL / "rank_table_lpcnet_EI0004") == [
         (r, f"device{r}/train.log{r}", "rank_table") for r in range(8)
     ]
-    from core.logs.diagnose import diagnose
+    from core.logs.judgement.diagnose import diagnose
 
     [group] = diagnose(read_run(REAL / "rank_table_lpcnet_EI0004")).failure_groups  # EI0004 on every rank
     assert group.ranks == list(range(8)) and "EI0004: The ranktable is invalid" in group.exception

@@ -1,7 +1,7 @@
 """Issue 18 items 1, 2, 3, 7: one general line reader for every suite's loss lines (whatever comes before
 the key), evaluation lines as their own series, every scalar a metric column, and help when nothing is read.
 
-Real lines: tests/fixtures/logs/formats/SOURCES.md and core.logs.formats.FORMATS (each with its source)."""
+Real lines: tests/fixtures/logs/formats/SOURCES.md and core.logs.rows.formats.FORMATS (each with its source)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.logs import FORMATS, read_run
-from core.logs.general import read_line
-from core.logs.shapes import line_shapes, metric_labels
+from core.logs.rows.general import read_line
+from core.logs.rows.shapes import line_shapes, metric_labels
 from tests.test_logs_fastpath import NOISE, OTHER, PLAIN, RARE, _general_line
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def test_keys_separators_values_and_prefixes(line: str, loss: float, epoch: int 
     ],
 )
 def test_lines_that_are_not_loss_lines(line: str) -> None:
-    from core.logs.formats import read_loss
+    from core.logs.rows.formats import read_loss
 
     assert read_loss(line) is None
 
@@ -239,23 +239,23 @@ _SHAPES = [
 def test_lines_of_one_shape_read_like_the_general_reader(
     tmp_path_factory: pytest.TempPathFactory, shape: str, fills: list[str]
 ) -> None:
-    """The reader reuses a line shape's parse (core.logs.general.LineTemplate) for every line of the same
+    """The reader reuses a line shape's parse (core.logs.rows.general.LineTemplate) for every line of the same
     text with other digits (word digits such as `top1` too): rows and metrics equal the per-line reader's."""
-    from core.logs.formats import ROW_FIELDS, read_loss
+    from core.logs.rows.formats import ROW_FIELDS, read_loss
 
     lines = []
     for fill in fills:
         digits = iter(fill)
         lines.append("".join(next(digits) if c.isdigit() else c for c in shape))
     from core.logs import ReaderSettings
-    from core.logs.reader import RunReader
+    from core.logs.rows.reader import RunReader
 
     root = tmp_path_factory.mktemp("shape")
     path = root / "worker_0.log"
     path.write_text(lines[0] + "\n", encoding="utf-8")  # the first line teaches the reader its shape,
     state = RunReader(root, settings=ReaderSettings(block_min=1, shape_min=1, compiled_min=0))
     state.refresh()
-    with open(path, "a", encoding="utf-8") as f:  # the next ones are read in bulk (core.logs.templated)
+    with open(path, "a", encoding="utf-8") as f:  # the next ones are read in bulk (core.logs.rows.templated)
         f.write("\n".join(lines[1:]) + "\n")
     state.refresh()
     m = state.snapshot().metrics
@@ -276,7 +276,7 @@ def test_lines_of_one_shape_read_like_the_general_reader(
 
 def _with_word_digits(line: bytes, digits: list[int]) -> bytes:
     """`line` with its digits inside words (`top1`, `7fa0fb3a06c0`) replaced, one by one, by `digits`."""
-    from core.logs.general import _word_digits
+    from core.logs.rows.general import _word_digits
 
     out = bytearray(line)
     for k, (pos, _) in enumerate(_word_digits(line)):
@@ -293,9 +293,9 @@ def _with_word_digits(line: bytes, digits: list[int]) -> bytes:
 def test_digits_inside_words_never_decide_whether_a_line_gives_a_row(
     line: bytes, digits: list[int], lead: bytes
 ) -> None:
-    """A shape that gives no row is remembered without its digits inside words (core.logs.general.
+    """A shape that gives no row is remembered without its digits inside words (core.logs.rows.general.
     NO_ROW): that holds only if no such digit can turn a line without a row into one with a row."""
-    from core.logs.formats import read_loss
+    from core.logs.rows.formats import read_loss
 
     line = lead + line.rstrip(b"\n")
     other = _with_word_digits(line, digits)
@@ -305,21 +305,26 @@ def test_digits_inside_words_never_decide_whether_a_line_gives_a_row(
 def test_a_big_read_freezes_the_reader_state_and_ticks_still_read(tmp_path: Path) -> None:
     """A refresh that parsed `settle_min` bytes or more moves what is alive into the collector's permanent
     generation (live ticks' full collections no longer rescan 1,024 files' state); a smaller one does not;
-    a tick after it still reads its new line."""
+    a tick after it still reads its new line. The policy is its owner's (the watcher injects `settle_heap`):
+    a reader given none never freezes the process's heap."""
     import gc
 
-    from core.logs.parser import ReaderSettings
-    from core.logs.reader import RunReader
+    from core.logs.live.heap import settle_heap
+    from core.logs.rows.parser import ReaderSettings
+    from core.logs.rows.reader import RunReader
 
     line = "2026-01-01 10:00:0{s},100 - mindformers - INFO - Epoch:[ 1/ 4], step:[{s}/9], loss: 2.{s}\n"
     for rank in range(2):
         (tmp_path / f"worker_{rank}.log").write_text("".join(line.format(s=s) for s in range(1, 6)))
     gc.unfreeze()
     try:
-        small = RunReader(tmp_path, settings=ReaderSettings(settle_min=1 << 40))
+        small = RunReader(tmp_path, settings=ReaderSettings(settle_min=1 << 40), after_big_read=settle_heap)
         small.refresh()
         assert gc.get_freeze_count() == 0
-        big = RunReader(tmp_path, settings=ReaderSettings(settle_min=1))
+        unowned = RunReader(tmp_path, settings=ReaderSettings(settle_min=1))
+        unowned.refresh()
+        assert gc.get_freeze_count() == 0
+        big = RunReader(tmp_path, settings=ReaderSettings(settle_min=1), after_big_read=settle_heap)
         big.refresh()
         assert gc.get_freeze_count() > 0
         alive = {id(o) for o in gc.get_objects()}  # the permanent generation is not listed

@@ -1,4 +1,4 @@
-"""core.logs.selection (rank expressions) and the rank x step grids of core.logs.metrics."""
+"""core.logs.judgement.selection (rank expressions) and the rank x step grids of core.logs.judgement.metrics."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.logs.metrics import block_rows, lagging_ranks, rank_grid
-from core.logs.selection import RankSelectionError, nodes_of, select_ranks
+from core.logs.judgement.metrics import block_rows, lagging_ranks, rank_grid
+from core.logs.judgement.selection import RankSelectionError, nodes_of, select_ranks
 
 RANKS = list(range(32))
 
@@ -116,7 +116,7 @@ def test_block_rows_shows_a_stopped_rank_as_a_gap_and_padding_as_nothing() -> No
     [(0, "0 s"), (119, "119 s"), (120, "2 min"), (7199, "120 min"), (7200, "2.0 h"), (5_429_162, "62.8 days")],
 )
 def test_durations_read_at_a_glance(seconds: float, text: str) -> None:
-    from core.logs.status import duration_text
+    from core.logs.judgement.status import duration_text
 
     assert duration_text(seconds) == text
 
@@ -125,8 +125,8 @@ def test_rank_state_takes_the_last_exception_over_other_fatal_errors(tmp_path) -
     import dataclasses
 
     from core.logs import read_run
-    from core.logs.reader import ERROR_COLUMNS
-    from core.logs.status import rank_status
+    from core.logs.judgement.status import rank_status
+    from core.logs.rows.reader import ERROR_COLUMNS
 
     for rank in range(4):
         (tmp_path / f"worker_{rank}.log").write_text("epoch: 1 step: 1, loss is 2.5\n")
@@ -192,7 +192,7 @@ def test_rank_grid_is_the_mean_per_rank_and_step_bin(points: list, cols: int) ->
 def test_nan_quantiles_match_numpy(values: list[list[float]], qs: list[float]) -> None:
     import warnings
 
-    from core.logs.metrics import nan_quantiles
+    from core.logs.judgement.metrics import nan_quantiles
 
     grid = np.array(values, dtype=np.float64)  # rows = ranks, columns = steps
     with warnings.catch_warnings():

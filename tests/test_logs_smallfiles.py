@@ -1,4 +1,4 @@
-"""Short rank logs read together (core.logs.smallfiles + Parser.feed_many) give every file exactly what
+"""Short rank logs read together (core.logs.rows.smallfiles + Parser.feed_many) give every file exactly what
 reading it alone gives: rows and their offsets, other metrics, errors with their context and time,
 timings, evaluation rows, pids and metric names, on random mixes of every kind of line and file end."""
 
@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.logs import ReaderSettings, general, read_run
-from core.logs.general import line_time
-from core.logs.parser import Parser
-from core.logs.reader import RunSnapshot
+from core.logs import ReaderSettings, read_run
+from core.logs.rows import general
+from core.logs.rows.general import line_time
+from core.logs.rows.parser import Parser
+from core.logs.rows.reader import RunSnapshot
 from tests.test_logs_fastpath import NOISE, OTHER, PLAIN, RARE, _general_line, _log, _loss_line
 
 ALONE = ReaderSettings(prefetch_min=1)  # no file is smaller than 1 byte: every file read on its own
@@ -99,7 +100,7 @@ def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(
 ) -> None:
     """1,000 logs of 40 steps: every row is there, in rank order, each file's offsets its own, and they
     were parsed in batches (not one `feed` per file)."""
-    from core.logs.parser import Parser
+    from core.logs.rows.parser import Parser
 
     for rank in range(1000):
         lines = [NOISE[0], PID.replace(b"4242", b"%d" % (5000 + rank))]
@@ -128,7 +129,7 @@ def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(
 def test_a_batched_log_that_grows_is_read_on_not_restarted(tmp_path: Path) -> None:
     """After the batch, a watcher goes on from where the batch stopped (the held partial line included):
     no restart, no row twice, none lost."""
-    from core.logs.reader import RunReader
+    from core.logs.rows.reader import RunReader
 
     logs = [tmp_path / f"worker_{r}.log" for r in range(3)]
     for r, log in enumerate(logs):
@@ -289,9 +290,9 @@ def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
 ) -> None:
     """`reaches_metric_line` answers for `Parser._line` (what `_learn_shapes` may learn a shape from), with a
     traceback pending (an indented line is then a frame) or not: the two must not drift apart."""
-    from core.logs.discover import LogFile
-    from core.logs.filestate import FileState
-    from core.logs.linekinds import reaches_metric_line
+    from core.logs.bytes.discover import LogFile
+    from core.logs.rows.filestate import FileState
+    from core.logs.rows.linekinds import reaches_metric_line
 
     line = b"".join(pieces)
     calls: list[bytes] = []

@@ -1,4 +1,4 @@
-"""The loss table grown in place (core/logs/table.py) and the next file's read-ahead (readahead.py):
+"""The loss table grown in place (core/logs/rows/table.py) and the next file's read-ahead (readahead.py):
 a live snapshot holds exactly the rows a one-shot read gives, an earlier snapshot never changes, a
 restarted file's old rows leave, and reading ahead changes no row."""
 
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
-from core.logs.reader import RunReader
+from core.logs.rows.reader import RunReader
 
 NOISE = "[WARNING] ME(1234,7f,python):2026-11-23-10:00:00.000.000 [mindspore/ccsrc/x.cc:1] noise\n"
 
@@ -90,7 +90,7 @@ def test_page_watcher_paints_at_once_and_reads_the_rest_in_the_background(tmp_pa
     import threading
     import time
 
-    from core.logs.watcher import RunWatcher
+    from core.logs.live.watcher import RunWatcher
 
     for rank in range(40):
         (tmp_path / f"worker_{rank}.log").write_text("".join(NOISE + _line(s, rank) for s in range(1, 30)))
@@ -117,7 +117,7 @@ def test_page_watcher_paints_at_once_and_reads_the_rest_in_the_background(tmp_pa
         assert w.catching_up is None
         while gc.get_freeze_count() == 0 and time.monotonic() < deadline:  # settled just after the last batch
             time.sleep(0.05)
-        assert gc.get_freeze_count() > 0  # the catch-up's end froze the heap (reader.settle_heap)
+        assert gc.get_freeze_count() > 0  # the catch-up froze the heap (the watcher injects settle_heap)
         assert _per_rank(w.snapshot(refresh=True).metrics) == _per_rank(read_run(tmp_path).metrics)
     finally:
         gate.set()

@@ -1,4 +1,4 @@
-"""core.logs.metrics: TensorBoard smoothing, global step, aggregates, downsampling, outlier range."""
+"""core.logs.judgement.metrics: TensorBoard smoothing, global step, aggregates, downsampling, outlier range."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.logs.metrics import (
+from core.logs.judgement.metrics import (
     add_global_step,
     add_time_axes,
     downsample,

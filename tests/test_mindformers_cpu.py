@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core.logs.reader import read_run
+from core.logs.rows.reader import read_run
 from core.run.processes import ENV_RUN_ID
 from core.workspace import REPO_ROOT
 from tests.browser import free_port

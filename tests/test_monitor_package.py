@@ -28,7 +28,7 @@ from app.monitor.figure_data import (
 from app.monitor.figures import STATE_LABELS, loss_figure
 from app.monitor.source import LIVE_STATUSES, Source, get_watcher
 from core.logs import RunWatcher
-from core.logs.status import RankState
+from core.logs.judgement.status import RankState
 from core.run.states import RunStatus
 
 ROOT = Path(__file__).resolve().parent.parent

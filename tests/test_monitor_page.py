@@ -161,7 +161,7 @@ def test_shipped_real_recording_is_offered_and_autostarts_from_the_link() -> Non
 
 
 def test_replay_of_a_synthetic_recording(tmp_path: Path) -> None:
-    from core.logs.replay import synthetic_recording
+    from core.logs.live.replay import synthetic_recording
 
     synthetic_recording(REAL / "dp8_cpu_ok", tmp_path / "recordings" / "dp8-synthetic", seconds_per_line=0.001)
     at = _run()
@@ -287,7 +287,7 @@ def test_multi_node_run_groups_its_ranks_by_node(_workspace: Path) -> None:
 
 
 def test_a_folder_over_the_watch_cap_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import core.logs.watcher as watcher_module
+    import core.logs.live.watcher as watcher_module
 
     monkeypatch.setattr(watcher_module, "MAX_WATCHES", 3)  # the real cap is 2,048 folders
     out = tmp_path / "mpirun_out"

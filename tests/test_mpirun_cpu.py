@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from core.codegen import RunOptions, render_job
-from core.logs.reader import read_run
+from core.logs.rows.reader import read_run
 from core.run.launch import stop
 from core.run.launchers import launcher_for
 from core.run.preflight import check_openmpi

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.logs.guard import validate_log_dir
+from core.logs.bytes.guard import validate_log_dir
 from core.run.launch import run_processes, stop, wait
 from core.run.mindformers import parse_parallel_config
 from core.run.own import OwnJob, check_own, launch_own, launcher_argv, parse_env, script_argv, watch_folder

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from core.cli import diagnose as cli_diagnose
 from core.codegen import RunOptions, read_job_plan, write_job
-from core.logs.memory import MIB, MemoryUse, memory_report, parse_memory
+from core.logs.rows.memory import MIB, MemoryUse, memory_report, parse_memory
 from core.plan.activations import Recompute
 from core.plan.explore import StructureCache, apply_recipe, evaluate
 from core.plan.planned import design_recipe, plan_for_config, plan_for_design

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core.cli import diagnose as cli_diagnose
 from core.codegen import RunOptions, read_job_plan, write_job
 from core.logs import read_run
-from core.logs.diagnose import diagnose
+from core.logs.judgement.diagnose import diagnose
 from core.plan.activations import Recompute
 from core.plan.explore import apply_recipe
 from core.plan.hardware import PRESETS

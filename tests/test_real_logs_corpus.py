@@ -50,6 +50,7 @@ REQUIRED_KEYS = {
     "reason_any",
     "nan_ranks",
     "metrics",
+    "project",
 }
 
 

@@ -1,4 +1,4 @@
-"""core.logs.replay: a recording replays into a folder the RunWatcher sees as a live run."""
+"""core.logs.live.replay: a recording replays into a folder the RunWatcher sees as a live run."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.logs import RunWatcher, read_run
-from core.logs.replay import load_recording, record, replay, synthetic_recording
+from core.logs.live.replay import load_recording, record, replay, synthetic_recording
 
 REAL_OK = Path(__file__).parent / "fixtures" / "real_msrun_logs" / "dp8_cpu_ok"
 

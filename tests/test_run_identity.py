@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core.logs.guard import validate_log_dir
+from core.logs.bytes.guard import validate_log_dir
 from core.run.launch import delete_run, launch, run_processes, start_supervisor, stop, wait
 from core.run.own import watch_folder
 from core.run.registry import LaunchError, RunRecord, RunStatus, get_run, list_runs, runs_root, write_record

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import core.run.planned as run_planned
 from core.codegen import RunOptions
-from core.logs.discover import LogFile, LogRole, discover
+from core.logs.bytes.discover import LogFile, LogRole, discover
 from core.plan.activations import Recompute
 from core.plan.explore import apply_recipe
 from core.plan.planned import design_recipe, plan_for_design

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.logs import read_run
-from core.logs.bulk import ROW_KEYS
-from core.logs.discover import LogFile
-from core.logs.filestate import FileState
-from core.logs.reader import RunReader
-from core.logs.table import MetricTable, code_dtype
-from core.logs.watcher import RunWatcher, WatcherRegistry
+from core.logs.bytes.discover import LogFile
+from core.logs.live.watcher import RunWatcher, WatcherRegistry
+from core.logs.rows.filestate import FileState
+from core.logs.rows.reader import RunReader
+from core.logs.rows.table import MetricTable, code_dtype
+from core.logs.tokens.bulk import ROW_KEYS
 
 MAX_ROW_BYTES = 40
 NOISE = "[WARNING] ME(1234,7f,python):2026-11-23-10:00:00.000.000 [mindspore/ccsrc/x.cc:1] noise\n"
@@ -269,7 +269,8 @@ def test_read_run_moving_rows_to_the_table_while_a_log_is_read_keeps_every_row_i
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`read_run` takes a long log's rows every TAKE_ROWS (not once at its end): the same rows, rank by rank."""
-    from core.logs import ReaderSettings, reader
+    from core.logs import ReaderSettings
+    from core.logs.rows import reader
 
     for rank in range(3):
         (tmp_path / f"worker_{rank}.log").write_text(NOISE + _lossmonitor(300, rank=rank) + NOISE)

@@ -1,5 +1,5 @@
 """Issue 32 item 4: mypy over core, app and pages at 0 errors, `type: ignore` only with its error code,
-and DataFrame cells read as typed numbers (core/logs/cells.py)."""
+and DataFrame cells read as typed numbers (core/logs/rows/cells.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.logs.cells import as_float, as_int
+from core.logs.rows.cells import as_float, as_int
 from core.workspace import REPO_ROOT
 
 _IGNORE = re.compile(r"#\s*type:\s*ignore(?P<code>\[[a-z-]+(?:,\s*[a-z-]+)*\])?")

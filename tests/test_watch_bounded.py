@@ -21,9 +21,9 @@ from hypothesis import strategies as hs
 
 from core.cli.watch import behind_line, new_rows
 from core.logs import read_run
-from core.logs.filestate import ReaderSettings
-from core.logs.reader import RunReader
-from core.logs.watcher import RunWatcher, WatcherRegistry, release_memory
+from core.logs.live.watcher import RunWatcher, WatcherRegistry, release_memory
+from core.logs.rows.filestate import ReaderSettings
+from core.logs.rows.reader import RunReader
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL = ReaderSettings(read_block=4096, prefetch_min=1 << 30, max_partial_line=512, keep_buf=4096)
@@ -276,7 +276,7 @@ def test_release_memory_frees_a_cycle_that_was_garbage_when_the_heap_was_frozen(
     import gc
     import weakref
 
-    from core.logs.reader import settle_heap
+    from core.logs.live.heap import settle_heap
 
     class Node:
         pass
@@ -385,7 +385,7 @@ def test_the_monitor_prepares_its_x_axes_without_copying_the_loss_table(tmp_path
     import numpy as np
 
     from app.monitor.figure_data import prepare
-    from core.logs.metrics import add_global_step, add_time_axes
+    from core.logs.judgement.metrics import add_global_step, add_time_axes
 
     for r in range(2):
         (tmp_path / f"worker_{r}.log").write_bytes(b"".join(NOISE + _line(s, r) for s in range(3000)))

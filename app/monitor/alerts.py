@@ -16,7 +16,7 @@ from app.monitor import state
 from core.alerts.rules import run_outcome
 from core.cli.watch import alert_record_path
 from core.logs import RunSnapshot
-from core.logs.diagnose import Diagnosis
+from core.logs.judgement.diagnose import Diagnosis
 from core.run.states import RunStatus
 from core.run.supervisor import ALERT_LOG
 from core.workspace import default_workspace

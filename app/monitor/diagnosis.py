@@ -1,5 +1,5 @@
 """The Monitor's diagnosis: one line of findings above the charts, and the failures grouped (identical
-exceptions once, the rank that failed first marked) from `core.logs.diagnose`."""
+exceptions once, the rank that failed first marked) from `core.logs.judgement.diagnose`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 import streamlit as st
 
 from core.logs import RunSnapshot
-from core.logs.diagnose import Diagnosis
+from core.logs.judgement.diagnose import Diagnosis
 
 
 def _when(t: float | None) -> str:

@@ -14,9 +14,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs import RunSnapshot
-from core.logs.cells import as_int
-from core.logs.formats import ROW_FIELDS
-from core.logs.metrics import (
+from core.logs.judgement.metrics import (
     N_OUT,
     add_global_step,
     add_time_axes,
@@ -30,7 +28,9 @@ from core.logs.metrics import (
     rank_band,
     segment_breaks,
 )
-from core.logs.status import RankState
+from core.logs.judgement.status import RankState
+from core.logs.rows.cells import as_int
+from core.logs.rows.formats import ROW_FIELDS
 
 X_MODES = {"Step": "global_step", "Relative time": "relative_s", "Wall time": "wall_time"}
 X_TITLES = {"global_step": "step", "relative_s": "seconds since start", "wall_time": "wall time"}

@@ -21,7 +21,7 @@ from app.monitor.figure_data import (
     step_times,
 )
 from core.logs import RunSnapshot, rank_status
-from core.logs.status import RankState, duration_text
+from core.logs.judgement.status import RankState, duration_text
 from core.run.states import RunStatus
 
 # Plain symbols, not emoji: emoji need a colour-emoji font many Linux desktops lack.

@@ -26,11 +26,11 @@ from app.monitor.sidebar import MonitorOptions
 from app.monitor.source import LIVE_STATUSES, Source, get_watcher
 from app.monitor.step_time import time_panel
 from core.logs import RunSnapshot, RunWatcher
-from core.logs.diagnose import Diagnosis, diagnose
-from core.logs.discover import folder_notes
-from core.logs.filestate import note_lines
-from core.logs.guard import validate_log_dir
-from core.logs.watcher import MAX_WATCHES
+from core.logs.bytes.discover import folder_notes
+from core.logs.bytes.guard import validate_log_dir
+from core.logs.judgement.diagnose import Diagnosis, diagnose
+from core.logs.live.watcher import MAX_WATCHES
+from core.logs.rows.filestate import note_lines
 from core.run.planned import plan_for_log_dir
 from core.run.registry import list_runs
 from core.workspace import default_workspace

@@ -1,5 +1,5 @@
 """The Monitor's device-memory panel: what the planner expected of the run's recipe beside what MindSpore
-measured on each rank (issue 21 item 5). The figures come from core (core.run.planned, core.logs.memory);
+measured on each rank (issue 21 item 5). The figures come from core (core.run.planned, core.logs.rows.memory);
 this module only shows them."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import streamlit as st
 
 from app.monitor import state
 from core.logs import RunSnapshot, tail_lines
-from core.logs.discover import LogRole
-from core.logs.memory import memory_report, memory_rows
+from core.logs.bytes.discover import LogRole
+from core.logs.rows.memory import memory_report, memory_rows
 
 HOW_TO_GET_THEM = (
     "MindSpore prints its device-memory statistics (`Device MOC memory size`, `Used peak memory "

@@ -17,10 +17,10 @@ from app.monitor import figures, state
 from app.monitor.chart import live_chart
 from app.monitor.figure_data import ChartOptions, metric_choices, prepare, state_count
 from core.logs import RunSnapshot, tail_lines
-from core.logs.discover import LogRole
-from core.logs.guard import LogDirError
-from core.logs.shapes import line_shapes
-from core.logs.status import RankState
+from core.logs.bytes.discover import LogRole
+from core.logs.bytes.guard import LogDirError
+from core.logs.judgement.status import RankState
+from core.logs.rows.shapes import line_shapes
 
 
 def reading_progress(reading: tuple[int, int] | None) -> None:

@@ -16,9 +16,9 @@ import plotly.graph_objects as go
 
 from app.monitor.figure_data import Aggregates, aggregates, heat_cells
 from core.logs import RunSnapshot
-from core.logs.diagnose import Diagnosis
-from core.logs.lookat import look_at as core_look_at
-from core.logs.metrics import global_step_values, rank_grid
+from core.logs.judgement.diagnose import Diagnosis
+from core.logs.judgement.lookat import look_at as core_look_at
+from core.logs.judgement.metrics import global_step_values, rank_grid
 
 SCALE_RANKS = 32
 """Above this many ranks the Monitor shows aggregates and heatmaps instead of one line per rank."""
@@ -78,7 +78,7 @@ def _align(grid: np.ndarray, have: np.ndarray, want: np.ndarray) -> np.ndarray:
 
 
 def look_at(diag: Diagnosis, g: Grids) -> pd.DataFrame:
-    """The ranks a person should look at first, with why (core.logs.lookat, as the shared report lists them)."""
+    """The ranks a person should look at first, with why (judgement.lookat, as the shared report lists them)."""
     rows = [(a.rank, a.what, a.why) for a in core_look_at(diag, g.loss, g.ranks)]
     return pd.DataFrame(rows, columns=["rank", "what", "why"])
 

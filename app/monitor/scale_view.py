@@ -14,9 +14,9 @@ from app.monitor.chart import live_chart
 from app.monitor.figure_data import ChartOptions, state_counts
 from app.monitor.figures import STATE_LABELS, status_table
 from core.logs import RunSnapshot
-from core.logs.diagnose import Diagnosis
-from core.logs.selection import RankSelectionError, select_ranks
-from core.logs.status import RankState
+from core.logs.judgement.diagnose import Diagnosis
+from core.logs.judgement.selection import RankSelectionError, select_ranks
+from core.logs.judgement.status import RankState
 
 CALM = (RankState.RUNNING, RankState.FINISHED, RankState.ENDED)
 """Ranks in these states are left out of the table when no rank expression is given."""

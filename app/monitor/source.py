@@ -16,9 +16,9 @@ from app.launch_widgets import not_read_lines
 from app.monitor import state
 from core.errors import UserError
 from core.logs import RunWatcher
-from core.logs.guard import LogDirError, validate_log_dir
-from core.logs.replay import load_recording, new_replay_dir, replay
-from core.logs.watcher import WatcherRegistry
+from core.logs.bytes.guard import LogDirError, validate_log_dir
+from core.logs.live.replay import load_recording, new_replay_dir, replay
+from core.logs.live.watcher import WatcherRegistry
 from core.run.registry import RunListing, RunStatus, launcher_output_paths, scan_runs
 from core.workspace import EXAMPLES_DIR, default_workspace
 
@@ -231,7 +231,7 @@ def _replay() -> Source:
     if not recs:
         st.info(
             "No recorded runs yet. A recording is a log folder plus `timing.json` captured from a real "
-            "run (`core.logs.replay.record`); put it under `examples/recordings/`."
+            "run (`core.logs.live.replay.record`); put it under `examples/recordings/`."
         )
         return Source()
     c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")

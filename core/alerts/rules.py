@@ -15,10 +15,10 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
-from core.logs.cells import as_float, as_int
-from core.logs.diagnose import diagnose
-from core.logs.filestate import FATAL_KINDS
-from core.logs.snapshot import RunSnapshot
+from core.logs.judgement.diagnose import diagnose
+from core.logs.rows.cells import as_float, as_int
+from core.logs.rows.filestate import FATAL_KINDS
+from core.logs.rows.snapshot import RunSnapshot
 
 __all__ = ["Alert", "AlertRule", "Alerter", "RuleSettings", "judge", "loss_spikes", "slow_ranks"]
 

@@ -15,11 +15,11 @@ from core.cli.common import fail, launcher_notes, terminal_safe
 from core.cli.watch import no_rows_help, skipped_lines
 from core.files import expand_home
 from core.logs import LogFormatError, read_run
-from core.logs.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
-from core.logs.discover import LogRole, folder_notes
-from core.logs.guard import LogDirError, validate_log_dir
-from core.logs.memory import memory_report
-from core.logs.status import tail_lines
+from core.logs.bytes.discover import LogRole, folder_notes
+from core.logs.bytes.guard import LogDirError, validate_log_dir
+from core.logs.judgement.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
+from core.logs.judgement.status import tail_lines
+from core.logs.rows.memory import memory_report
 from core.plan.planned import achieved_time, plan_for_config
 from core.run.planned import plan_for_log_dir
 from core.run.registry import launcher_outputs

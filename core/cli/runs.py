@@ -187,7 +187,9 @@ def _runs(args: argparse.Namespace) -> int:
 
 def _watch_folder(args: argparse.Namespace) -> int:
     try:
-        from core.logs.guard import validate_log_dir  # here: core.logs brings pandas, which no other command needs
+        from core.logs.bytes.guard import (
+            validate_log_dir,  # here: core.logs brings pandas, which no other command needs
+        )
 
         record = watch_folder(args.folder, _workspace(args), validate_log_dir, name=args.name)
     except UserError as exc:

@@ -25,12 +25,12 @@ from core.alerts.settings import rule_settings
 from core.cli.common import fail, launcher_notes, terminal_safe
 from core.errors import UserError
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
-from core.logs.cells import as_int
-from core.logs.discover import LogRole, folder_notes
-from core.logs.filestate import NOTE_KINDS, note_lines
-from core.logs.guard import LogDirError, validate_log_dir
-from core.logs.shapes import line_shapes, metric_labels
-from core.logs.status import failed_ranks
+from core.logs.bytes.discover import LogRole, folder_notes
+from core.logs.bytes.guard import LogDirError, validate_log_dir
+from core.logs.judgement.status import failed_ranks
+from core.logs.rows.cells import as_int
+from core.logs.rows.filestate import NOTE_KINDS, note_lines
+from core.logs.rows.shapes import line_shapes, metric_labels
 from core.run.registry import RUN_FILE, launcher_outputs, read_record
 from core.workspace import default_workspace
 
@@ -204,7 +204,7 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
 
 def failed_line(snap: RunSnapshot) -> str:
     """The run's verdict in one line, the judgement `diagnose` and the Monitor make too
-    (core.logs.status.failed_ranks): `failed ranks: 3, 4 (rank 3: <why>)` or `failed ranks: none`."""
+    (core.logs.judgement.status.failed_ranks): `failed ranks: 3, 4 (rank 3: <why>)` or `failed ranks: none`."""
     failed = failed_ranks(snap)
     if not failed:
         return "failed ranks: none"

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from core.logs import RunSnapshot, rank_status
-from core.logs.diagnose import Diagnosis, rank_step_times
-from core.logs.lookat import LookAt, look_at
-from core.logs.metrics import downsample, global_step_values, nan_quantiles, rank_grid
+from core.logs.judgement.diagnose import Diagnosis, rank_step_times
+from core.logs.judgement.lookat import LookAt, look_at
+from core.logs.judgement.metrics import downsample, global_step_values, nan_quantiles, rank_grid
 
 __all__ = ["Chart", "ErrorQuote", "LookAt", "ReportData", "Trace", "TraceKind", "build_report"]
 

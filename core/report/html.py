@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core.logs.cells import as_float
+from core.logs.rows.cells import as_float
 from core.report.data import Chart, ReportData, Trace, TraceKind
 
 __all__ = ["render_html"]

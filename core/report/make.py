@@ -10,7 +10,7 @@ from pathlib import Path
 from core.errors import UserError
 from core.files import read_checked, write_replacing
 from core.logs import RunSnapshot
-from core.logs.diagnose import diagnose
+from core.logs.judgement.diagnose import diagnose
 from core.report.data import build_report
 from core.report.html import render_html
 from core.report.source import ReportSource

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UserError
-from core.logs.guard import LogDirError, validate_log_dir
+from core.logs.bytes.guard import LogDirError, validate_log_dir
 from core.run.registry import RunRecord, get_run, list_runs
 from core.workspace import is_safe_name, short
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs import METRIC_COLUMNS, RunSnapshot
-from core.logs.metrics import global_step_values
+from core.logs.judgement.metrics import global_step_values
 from core.report.make import ReportWriteError
 from core.workspace import short
 

@@ -295,7 +295,7 @@ FolderCheck = Callable[[str], Path]  # a log folder's text -> its resolved path,
 def watch_folder(folder: str | Path, workspace: Path, check: FolderCheck, name: str | None = None) -> RunRecord:
     """Register an existing log folder as an external run: the Monitor watches it; Stop only forgets it.
 
-    `check` is `watch`'s own folder check (core.logs.guard.validate_log_dir, passed in by the CLI and
+    `check` is `watch`'s own folder check (core.logs.bytes.guard.validate_log_dir, passed in by the CLI and
     the page: core.run may not import core.logs), so a folder `watch` refuses (`/`, `/proc`, a folder
     of 100k files) is refused here with the same sentence.
     """

@@ -1,10 +1,10 @@
 """Parsing one file's complete lines into loss rows, timings and errors (a pure function of the bytes).
 
-`Parser.feed` takes a block of complete lines: numpy picks the candidate lines (core.logs.bulk: lines
+`Parser.feed` takes a block of complete lines: numpy picks the candidate lines (core.logs.tokens.bulk: lines
 that may be errors, and every line holding a loss key or an eval word, whatever its prefix),
 LossMonitor lines become rows in bulk, and each remaining candidate goes through `_line`: errors
 (`[ERROR]` lines, tracebacks, msrun's worker-exit and scheduler time-outs), TimeMonitor timings, and
-loss / evaluation lines read by the general reader (core.logs.general), or every line by the user's regex.
+loss / evaluation lines read by the general reader (core.logs.rows.general), or every line by the user's regex.
 """
 
 from __future__ import annotations
@@ -15,19 +15,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from core.logs.bulk import (
-    RE_CANDIDATE_AT,
-    RE_LM_AT,
-    RE_SCAN,
-    ROW_KEYS,
-    keyword_starts,
-    lm_block,
-    lm_row,
-    scan_by_definition,
-)
-from core.logs.discover import LogRole
-from core.logs.failures import CUT_TRACEBACK, close_traceback, fatal_reason, settle, task_end
-from core.logs.filestate import (
+from core.logs.bytes.discover import LogRole
+from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, fatal_reason, settle, task_end
+from core.logs.rows.filestate import (
     FATAL_KINDS,
     MAX_PARTIAL_LINE,
     ErrorKind,
@@ -38,7 +28,7 @@ from core.logs.filestate import (
     last_log_time,
     row_tuple,
 )
-from core.logs.formats import (
+from core.logs.rows.formats import (
     ERROR_PREFIXES,
     RE_EXC_LINE,
     LogFormat,
@@ -47,10 +37,20 @@ from core.logs.formats import (
     read_loss,
     to_float,
 )
-from core.logs.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
-from core.logs.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_tag, has_keyword, reaches_metric_line
-from core.logs.plain import worth_a_look
-from core.logs.templated import Shapes, compiled_passes, extra_names, template_block
+from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
+from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_tag, has_keyword, reaches_metric_line
+from core.logs.rows.templated import Shapes, compiled_passes, extra_names, template_block
+from core.logs.tokens.bulk import (
+    RE_CANDIDATE_AT,
+    RE_LM_AT,
+    RE_SCAN,
+    ROW_KEYS,
+    keyword_starts,
+    lm_block,
+    lm_row,
+    scan_by_definition,
+)
+from core.logs.tokens.plain import worth_a_look
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
@@ -73,11 +73,11 @@ class Parser:
     def __init__(self, user: LogFormat | None = None, settings: ReaderSettings | None = None) -> None:
         self.user = user  # the user's regex as a format: replaces the built-in ones (and the fast path)
         self.settings = settings or ReaderSettings()
-        # line shape -> its parse (core.logs.general.LineTemplate; None: a shape never reused)
+        # line shape -> its parse (core.logs.rows.general.LineTemplate; None: a shape never reused)
         self._templates: dict[bytes, LineTemplate | None] = {}
         self._shapes = Shapes()  # the same templates packed for the compiled match, for the bulk path
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
-        self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.bulk.keyword_starts)
+        self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
         self._floor = 0  # where the file `_line` reads begins in its buffer (feed_many: not at 0)
 
     def trim(self, keep: int) -> None:
@@ -247,7 +247,7 @@ class Parser:
         nl: np.ndarray | None,
         traceback_pending: bool,
     ) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray, list[LineTemplate], np.ndarray]:
-        """The candidate lines of known shapes (core.logs.templated) as rows beside the LossMonitor
+        """The candidate lines of known shapes (core.logs.rows.templated) as rows beside the LossMonitor
         ones, in line order: (rows, their other metrics, mask of the lines read in bulk, mask of those
         with a row, the templates used, per row the index of its template in them or -1).
         `traceback_pending`: the file's last block ended inside a traceback (its frames are not metrics)."""
@@ -354,7 +354,7 @@ class Parser:
 
     def _carry_traceback(self, st: FileState, buf: bytes | bytearray, base: int, end: int) -> None:
         """Keep the bytes of a traceback still being written, for its context once it ends; and settle
-        which failures ended the rank (core.logs.failures.settle)."""
+        which failures ended the rank (core.logs.rows.failures.settle)."""
         if st.tb_start is not None:
             if st.tb_start >= base:
                 st.tb_carry = bytes(buf[st.tb_start - base : end][: self.settings.tb_carry_max])
@@ -469,7 +469,7 @@ class Parser:
             self._fatal(st, line, off, rank, obs_time)
 
     def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
-        """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: core.logs.failures),
+        """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: core.logs.rows.failures),
         or a launcher's word that tasks ended badly (srun, mpirun: each named task is failed)."""
         if (ended := task_end(line)) is not None:
             text = line.decode("utf-8", "replace").strip()

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.logs.diagnose import Diagnosis
-from core.logs.metrics import lagging_ranks
+from core.logs.judgement.diagnose import Diagnosis
+from core.logs.judgement.metrics import lagging_ranks
 
 __all__ = ["LookAt", "look_at"]
 

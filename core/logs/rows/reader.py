@@ -20,20 +20,20 @@ from typing import TypeVar
 import pandas as pd
 
 from core.files import FileCheckError, is_regular, kind_of, open_checked
-from core.logs.discover import LogFile, LogRole, discover_logs
-from core.logs.filestate import keep_before_cut, note_cut, settle_cut
-from core.logs.formats import user_format
-from core.logs.heap import settle_heap, trim_heap
-from core.logs.parser import ErrorKind, FileState, Parser, ReaderSettings
-from core.logs.rawio import HAVE_PREAD as _HAVE_PREAD
-from core.logs.rawio import bytes_on_disk, find_copy
-from core.logs.rawio import cr_to_lf as _cr_to_lf
-from core.logs.rawio import pread_into as _pread_into
-from core.logs.rawio import read_exact as _read_exact
-from core.logs.rawio import read_into as _read_into
-from core.logs.readahead import ReadAhead
-from core.logs.smallfiles import SmallFiles
-from core.logs.snapshot import (
+from core.logs.bytes.discover import LogFile, LogRole, discover_logs
+from core.logs.bytes.rawio import HAVE_PREAD as _HAVE_PREAD
+from core.logs.bytes.rawio import bytes_on_disk, find_copy
+from core.logs.bytes.rawio import cr_to_lf as _cr_to_lf
+from core.logs.bytes.rawio import pread_into as _pread_into
+from core.logs.bytes.rawio import read_exact as _read_exact
+from core.logs.bytes.rawio import read_into as _read_into
+from core.logs.bytes.readahead import ReadAhead
+from core.logs.bytes.utf16 import read_utf16, utf16_codec
+from core.logs.rows.filestate import keep_before_cut, note_cut, settle_cut
+from core.logs.rows.formats import user_format
+from core.logs.rows.parser import ErrorKind, FileState, Parser, ReaderSettings
+from core.logs.rows.smallfiles import SmallFiles
+from core.logs.rows.snapshot import (
     ERROR_COLUMNS,
     METRIC_COLUMNS,
     TIMING_COLUMNS,
@@ -42,8 +42,7 @@ from core.logs.snapshot import (
     rank_table,
     timings_and_errors,
 )
-from core.logs.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
-from core.logs.utf16 import read_utf16, utf16_codec
+from core.logs.rows.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -53,8 +52,6 @@ __all__ = [
     "RunReader",
     "RunSnapshot",
     "read_run",
-    "settle_heap",
-    "trim_heap",
 ]
 
 _NAN = float("nan")
@@ -88,8 +85,12 @@ class RunReader:
         settings: ReaderSettings | None = None,
         one_shot: bool = False,
         follow_links: bool = False,
+        after_big_read: Callable[[], None] | None = None,
     ) -> None:
         self.log_dir = Path(log_dir)
+        # the process's heap policy (core.logs.live.heap), called after a read that parsed a lot: the
+        # owner of the process decides (a watcher freezes what it keeps; a one-shot command exits)
+        self.after_big_read = after_big_read
         self.follow_links = follow_links  # read logs whose real path is outside log_dir (links): only if asked
         self.settings = settings or ReaderSettings()
         self.parser = Parser(user_format(loss_regex) if loss_regex else None, self.settings)
@@ -183,8 +184,8 @@ class RunReader:
             if not self.one_shot:  # the rows go to the table now: never a second copy of a long read
                 self._take_rows()
         self.started = True
-        if self.spent - spent_before >= self.settings.settle_min:
-            settle_heap()
+        if self.after_big_read is not None and self.spent - spent_before >= self.settings.settle_min:
+            self.after_big_read()
         return changed
 
     def _parsed(self, done: list[FileState], targets: list[FileState]) -> None:

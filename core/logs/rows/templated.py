@@ -1,7 +1,7 @@
 """The bulk path of the general reader: lines of a shape already read become rows in numpy.
 
-A line shape (core.logs.general.LineTemplate: the line's bytes with every digit masked) fixes where each
-number is, so for every candidate line a compiled pass (core.logs.linescan) finds the first known shape it
+A line shape (core.logs.rows.general.LineTemplate: the line's bytes with every digit masked) fixes where each
+number is, so for every candidate line a compiled pass (core.logs.tokens.linescan) finds the first known shape it
 has, another reads each number column at its fixed span (bit-identical to `float`; other texts through
 numpy's correctly rounded string cast), and numpy takes the line's time from its timestamp slice: no
 Python per line. Lines of unknown shapes are left to the per-line reader, which learns their shape.
@@ -13,9 +13,9 @@ from types import ModuleType
 
 import numpy as np
 
-from core.logs.bulk import ROW_KEYS, _parse_texts
-from core.logs.general import LineTemplate, line_time
-from core.logs.plain import shape_holds_worth
+from core.logs.rows.general import LineTemplate, line_time
+from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
+from core.logs.tokens.plain import shape_holds_worth
 
 __all__ = ["Shapes", "compiled_passes", "extra_names", "template_block"]
 
@@ -24,16 +24,16 @@ _MAX_SHAPE = 1024  # longer lines are left to the per-line path
 
 
 def compiled_passes() -> ModuleType:
-    """core.logs.linescan, imported on the first big block: its numba import (~0.3 s) and cached-code
+    """core.logs.tokens.linescan, imported on the first big block: its numba import (~0.3 s) and cached-code
     load (~0.2 s) are paid only by a read that gains from them, never by a live tick or a small read."""
-    from core.logs import linescan
+    from core.logs.tokens import linescan
 
     return linescan
 
 
 class Shapes:
     """The templates a reader learnt, in the order it learnt them, packed for the compiled match
-    (core.logs.linescan.match_shapes): the masks end to end, their lengths and offsets, the digits
+    (core.logs.tokens.linescan.match_shapes): the masks end to end, their lengths and offsets, the digits
     inside words. Packed again only after a template is added."""
 
     def __init__(self) -> None:

@@ -23,12 +23,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from core.logs.cells import as_float, as_int
-from core.logs.failures import failure_weight, task_end_words
-from core.logs.filestate import FATAL_KINDS, ErrorKind
-from core.logs.metrics import infer_steps_per_epoch
-from core.logs.snapshot import RunSnapshot
-from core.logs.status import nonfinite_by_rank
+from core.logs.judgement.metrics import infer_steps_per_epoch
+from core.logs.judgement.status import nonfinite_by_rank
+from core.logs.rows.cells import as_float, as_int
+from core.logs.rows.failures import failure_weight, task_end_words
+from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
+from core.logs.rows.snapshot import RunSnapshot
 
 __all__ = ["DiagnoseSettings", "Diagnosis", "FailureGroup", "Hung", "NormSpike", "Straggler", "diagnose"]
 
@@ -367,7 +367,7 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
 
 def _nan_groups(snap: RunSnapshot, have: set[int]) -> list[FailureGroup]:
     """Ranks whose parsed loss became nan or inf and stayed so (any format: the value decides, not the
-    line's shape; a NaN the run trained past is no failure: core.logs.status.failed_ranks), one group per
+    line's shape; a NaN the run trained past is no failure: core.logs.judgement.status.failed_ranks), one group per
     kind, first step as evidence; ranks already failed by an exception are left out."""
     m = snap.metrics
     if m.empty:

@@ -14,10 +14,10 @@ from stat import S_ISREG
 import numpy as np
 
 from core.files import FileCheckError, open_checked
-from core.logs.discover import LogRole
-from core.logs.parser import FileState, Parser, ReaderSettings
-from core.logs.rawio import read_into
-from core.logs.utf16 import utf16_codec
+from core.logs.bytes.discover import LogRole
+from core.logs.bytes.rawio import read_into
+from core.logs.bytes.utf16 import utf16_codec
+from core.logs.rows.parser import FileState, Parser, ReaderSettings
 
 __all__ = ["SmallFiles"]
 
@@ -73,7 +73,7 @@ class SmallFiles:
             return False
         if self.buf.find(b"\r", lo, lo + got) != -1:  # rare: CR-only lines (progress bars) become lines,
             chunk = np.frombuffer(self.buf, dtype=np.uint8)[lo : lo + got]  # as in a usual read
-            chunk[chunk == 13] = 10  # (core.logs.rawio.cr_to_lf): offsets unchanged
+            chunk[chunk == 13] = 10  # (core.logs.bytes.rawio.cr_to_lf): offsets unchanged
             del chunk
         last_nl = self.buf.rfind(b"\n", lo, lo + got)
         if last_nl == -1:  # no complete line yet: the usual read holds or drops the partial one

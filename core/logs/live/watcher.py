@@ -17,8 +17,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.logs.filestate import ReaderSettings
-from core.logs.reader import RunReader, RunSnapshot, bytes_on_disk, file_order, settle_heap, trim_heap
+from core.logs.live.heap import settle_heap, trim_heap
+from core.logs.rows.filestate import ReaderSettings
+from core.logs.rows.reader import RunReader, RunSnapshot, bytes_on_disk, file_order
 
 if TYPE_CHECKING:  # watchdog is imported when the first watcher starts
     from watchdog.events import FileSystemEventHandler
@@ -69,7 +70,7 @@ class RunWatcher:
         self.stat_poll_s = stat_poll_s
         self._config = (loss_regex, extra_files, settings)  # what release() starts a fresh state with
         self._follow_links = follow_links
-        self._state = RunReader(self.log_dir, *self._config, follow_links=follow_links)
+        self._state = RunReader(self.log_dir, *self._config, follow_links=follow_links, after_big_read=settle_heap)
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
@@ -129,7 +130,9 @@ class RunWatcher:
         another session comes), and that kept the whole table alive after the tab closed."""
         self.stop()
         with self._lock:
-            self._state = RunReader(self.log_dir, *self._config, follow_links=self._follow_links)
+            self._state = RunReader(
+                self.log_dir, *self._config, follow_links=self._follow_links, after_big_read=settle_heap
+            )
 
     @property
     def running(self) -> bool:
@@ -331,7 +334,7 @@ def release_memory() -> bool:
 
     Why: numpy arrays under glibc's mmap threshold (up to 32 MB) come from the heap, and free() keeps
     those pages in the process; malloc_trim(0) returns them. True when glibc's malloc_trim ran. The heap
-    frozen by `reader.settle_heap` is thawed first, so this collection also frees a cycle that was garbage
+    frozen by `settle_heap` is thawed first, so this collection also frees a cycle that was garbage
     when it was frozen (not frozen again here: the caller may still hold what it releases; the next big
     read or catch-up settles the heap again).
     """

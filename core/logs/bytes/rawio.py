@@ -1,7 +1,7 @@
 """Byte-level reads of the log reader: into reused buffers (no fresh bytes object per block), at an
 offset from a helper thread (pread: no shared seek), CR line ends turned into LF in place.
 
-Kept apart from core.logs.reader so that module stays a readable size (its bounded-read logic grew).
+Kept apart from core.logs.rows.reader so that module stays a readable size (its bounded-read logic grew).
 """
 
 from __future__ import annotations

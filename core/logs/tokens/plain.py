@@ -6,13 +6,13 @@ import re
 
 import numpy as np
 
-from core.logs.formats import ERROR_PREFIXES
+from core.logs.tokens.lexicon import ERROR_PREFIXES
 
 __all__ = ["holds_worth", "shape_holds_worth", "worth_a_look"]
 
 # What can make a candidate line without a loss key or an eval word do anything in `Parser._line`: an
 # error prefix, a traceback, an exception line (`[\w.]*(Error|Exception|...)(:|$)`), a YOLO or
-# TimeMonitor timing, a fatal signature (core.logs.failures' quick test). As literals, each a part every
+# TimeMonitor timing, a fatal signature (core.logs.rows.failures' quick test). As literals, each a part every
 # such line holds (a superset: a line that holds one is read by `_line`, which decides), found with
 # bytes.find (memchr-fast, ~5x one regex over the joined lines); the CANN code (`EI0002`) by a regex.
 _WORTH_LITERALS = (
@@ -53,7 +53,7 @@ def _worth_positions(joined: bytes) -> list[int]:
 
 
 def _packed(literals: tuple[bytes, ...]) -> tuple[np.ndarray, ...]:
-    """The literals as core.logs.linescan.worth_lines takes them: end to end, sorted by first byte, with
+    """The literals as core.logs.tokens.linescan.worth_lines takes them: end to end, sorted by first byte, with
     their starts, lengths, each first byte's range and which first two bytes begin one."""
     assert min(len(x) for x in literals) >= 2, "worth_lines looks a literal up by its first two bytes"
     ordered = sorted(set(literals))
@@ -72,7 +72,7 @@ _WORTH_PACKED = _packed(_WORTH_LITERALS)
 
 def _worth_compiled(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
     """Per line [ls, le) of `buf`, whether it holds a part of a line worth reading (one compiled pass)."""
-    from core.logs import linescan  # numba: imported by a big read only (templated.compiled_passes)
+    from core.logs.tokens import linescan  # numba: imported by a big read only (templated.compiled_passes)
 
     return linescan.worth_lines(np.frombuffer(buf, dtype=np.uint8), ls, le, *_WORTH_PACKED)
 
@@ -88,7 +88,7 @@ def _worth_searched(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> n
 
 
 def shape_holds_worth(shape: bytes) -> bool:
-    """Whether a line of this shape (core.logs.general.shape_key: its digits as `#`) may hold a part worth
+    """Whether a line of this shape (core.logs.rows.general.shape_key: its digits as `#`) may hold a part worth
     reading: every line of a shape, answered once. Exact for the literals (none holds a digit or a `#`, so a
     line holds one where its shape does); a CANN code (a capital and four digits) shows as a capital and
     four `#`, and a line's own `#` counts too (a superset, as `holds_worth` is)."""

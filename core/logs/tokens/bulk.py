@@ -3,7 +3,7 @@
 Real MindSpore logs are ~90 % `[WARNING]`/`[INFO]` noise, so the hot loop never looks at every line
 from Python: numpy finds every newline of a block (a SIMD compare, packed to bits) and keeps the
 start of each line that is not `[...]` chatter, then turns the LossMonitor lines among them into
-rows in bulk; every other candidate goes through the per-line formats (core.logs.formats), and a
+rows in bulk; every other candidate goes through the per-line formats (core.logs.rows.formats), and a
 property test holds the two paths to the same rows.
 """
 
@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from core.logs.formats import NUM, ROW_FIELDS
+from core.logs.tokens.lexicon import NUM, ROW_FIELDS
 
 __all__ = [
     "RE_CANDIDATE_AT",
@@ -36,7 +36,7 @@ _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _NAN = float("nan")
 # A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line, or starts with a
 # launcher's tag that may stand before a failure: `[1,2]<stderr>:`, `[rank6]:`, OpenMPI's `[host:pid] `):
-# `RE_SCAN` says which (a live tick's few lines); in a big block core.logs.linescan finds exactly its
+# `RE_SCAN` says which (a live tick's few lines); in a big block core.logs.tokens.linescan finds exactly its
 # matches, skipping the [WARNING]/[INFO] noise in one compiled pass.
 CANDIDATE_START = rb"(?:[^\[\n]|\[[EC]|\[\d+,|\[rank\d|\[[A-Za-z0-9][\w.\-]*:\d+\] )"
 RE_SCAN = re.compile(rb"\n" + CANDIDATE_START)
@@ -334,7 +334,7 @@ def literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
 
 KEYWORDS = (b"loss", b"val")
 """What a metric line holds, in any case: a loss key, or an eval word (`Validation Top_1_Accuracy: 25%`;
-`val`, `valid...`, `eval...` all hold `val`: one scan instead of three). core.logs.linescan tests the same."""
+`val`, `valid...`, `eval...` all hold `val`: one scan instead of three). core.logs.tokens.linescan tests the same."""
 _RE_KEYWORDS = {kw: re.compile(re.escape(kw)) for kw in KEYWORDS}
 
 
@@ -369,7 +369,7 @@ def keyword_lines(buf: bytes | bytearray, end: int, scratch: bytearray) -> list[
 
 def keyword_starts(buf: bytes | bytearray, end: int, found: list[int], scratch: bytearray) -> list[int]:
     """`found` (sorted line starts of a small block) with the start of every line holding one of
-    KEYWORDS in any case, whatever the line begins with (what core.logs.linescan adds in bulk)."""
+    KEYWORDS in any case, whatever the line begins with (what core.logs.tokens.linescan adds in bulk)."""
     held = keyword_lines(buf, end, scratch)
     return sorted(set(held).union(found)) if held else found
 
@@ -421,7 +421,7 @@ def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: fl
 def scan_by_definition(
     buf: bytes | bytearray, end: int, keywords: bool, scratch: bytearray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What core.logs.linescan.scan_block gives, from the definitions (RE_SCAN's matches, the lines
+    """What core.logs.tokens.linescan.scan_block gives, from the definitions (RE_SCAN's matches, the lines
     holding KEYWORDS, every newline): the path of a read too small to pay for the compiled one."""
     held = keyword_lines(buf, end, scratch) if keywords else []
     starts = sorted({m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)}.union(held))

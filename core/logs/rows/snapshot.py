@@ -1,5 +1,5 @@
 """What a read of a run's logs hands over: `RunSnapshot` and the frames it is built of (pure functions of the
-files' parse state, `core.logs.filestate`)."""
+files' parse state, `core.logs.rows.filestate`)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import TypeVar
 
 import pandas as pd
 
-from core.logs.discover import LogFile
-from core.logs.filestate import FATAL_KINDS, FileState
-from core.logs.rawio import line_number
-from core.logs.table import EVAL_COLUMNS
+from core.logs.bytes.discover import LogFile
+from core.logs.bytes.rawio import line_number
+from core.logs.rows.filestate import FATAL_KINDS, FileState
+from core.logs.rows.table import EVAL_COLUMNS
 
 __all__ = [
     "ERROR_COLUMNS",

@@ -1,5 +1,5 @@
 """One file's parse state and what the parser's paths add to it (rows, reads, errors' kinds), shared by
-`core.logs.parser` (which fills it), `core.logs.table` and the reader (which read it).
+`core.logs.rows.parser` (which fills it), `core.logs.rows.table` and the reader (which read it).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.logs.bulk import Rows
-from core.logs.discover import LogFile, LogRole
-from core.logs.formats import ROW_FIELDS, line_time
-from core.logs.general import LineRead
+from core.logs.bytes.discover import LogFile, LogRole
+from core.logs.rows.formats import ROW_FIELDS, line_time
+from core.logs.rows.general import LineRead
+from core.logs.tokens.bulk import Rows
 
 _NAN = float("nan")
 
@@ -50,14 +50,14 @@ class ReaderSettings:
     # meanwhile); small enough that a block is still in cache when numpy scans it (32 MB was ~30 % slower)
     prefetch_min: int = 1 << 20  # a rest smaller than this is read in line, without the helper thread
     block_min: int = 64  # chunks with at least this many candidate lines are classified by numpy
-    shape_min: int = 64  # ... and lines of known shapes read in bulk (core.logs.templated) from this many
-    # blocks from this size are read by the compiled passes (core.logs.linescan); a smaller read never
+    shape_min: int = 64  # ... and lines of known shapes read in bulk (core.logs.rows.templated) from this many
+    # blocks from this size are read by the compiled passes (core.logs.tokens.linescan); a smaller read never
     # pays numba's import and cached-code load (~0.5 s once per process): a CLI run on a small folder
     compiled_min: int = 1 << 20
     max_partial_line: int = MAX_PARTIAL_LINE
     tb_carry_max: int = 64 << 10  # traceback context kept across reads
     keep_buf: int = 1 << 20  # read buffer a watcher keeps between refreshes
-    settle_min: int = 64 << 20  # a refresh that parsed this much settles the heap (reader.settle_heap)
+    settle_min: int = 64 << 20  # a refresh that parsed this much settles the heap (the injected `after_big_read`)
 
 
 def add_rows(st: FileState, block: np.ndarray, extras: dict[str, np.ndarray], lo: int, hi: int, block_min: int) -> None:

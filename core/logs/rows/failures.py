@@ -19,10 +19,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.logs.filestate import ErrorKind
+from core.logs.rows.filestate import ErrorKind
 
 if TYPE_CHECKING:
-    from core.logs.filestate import FileState
+    from core.logs.rows.filestate import FileState
 
 __all__ = [
     "CUT_TRACEBACK",

@@ -10,14 +10,14 @@ case, is skipped in a few integer operations) and looks at single bytes only in 
 
 What it finds is exactly what the reference definitions give (tests/test_logs_fastpath.py holds it to
 them with hypothesis):
-- candidates: the start of every line after a newline that `core.logs.bulk.RE_SCAN` matches (a line
+- candidates: the start of every line after a newline that `core.logs.tokens.bulk.RE_SCAN` matches (a line
   that does not begin with `[` or a newline, or begins with `[E` / `[C` or a launcher's tag) or that holds
   `loss` or `val` in any case (only when `keywords`); the first line is the caller's to read, as before;
 - newlines: every `\\n` in `chunk[:end]`;
 - keyword lines: the start of each candidate line holding a keyword (what `worth_a_look` must keep).
 
 numba is imported only by a read of a block of `ReaderSettings.compiled_min` (1 MB) or more (smaller
-ones, a live tick's few lines among them, take the definitions' path: `core.logs.bulk.scan_by_definition`),
+ones, a live tick's few lines among them, take the definitions' path: `core.logs.tokens.bulk.scan_by_definition`),
 so a small read never pays its import (~0.3 s) or its cached-code load (~0.2 s); the dashboard pays them
 once, on a thread at start (`warm_up`).
 """
@@ -57,7 +57,7 @@ def _host_char(c: int) -> bool:
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _candidate(a: np.ndarray, line: int, end: int) -> bool:
-    """Whether the line starting at `line` is a candidate by its first bytes (core.logs.bulk.CANDIDATE_START):
+    """Whether the line starting at `line` is a candidate by its first bytes (core.logs.tokens.bulk.CANDIDATE_START):
     not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[rank6...`, `[host:pid] `."""
     if line >= end:
         return False
@@ -401,7 +401,7 @@ def worth_lines(
     """Per line [starts, ends), whether it holds one of the literals or a CANN error code (`[A-Z][0-9]{4}`).
 
     Literal k is `literals[lit_start[k]:lit_start[k] + lit_len[k]]`; those beginning with byte c are
-    k in [first_lo[c], first_hi[c]) (core.logs.plain packs them); `pairs[256 * c + d]` says whether one
+    k in [first_lo[c], first_hi[c]) (core.logs.tokens.plain packs them); `pairs[256 * c + d]` says whether one
     begins with the bytes c, d (every literal has two or more). A pair that begins none costs one table
     look-up, so a line without any is read at about a byte a nanosecond."""
     out = np.zeros(starts.size, dtype=np.bool_)

@@ -13,7 +13,7 @@ Evaluation is not training: a loss key qualified by val/eval/test/avg, an eval w
 message that starts with `val...`/`eval...` (`Validation Top_1_Accuracy: 25%`; a `Test ...` line without a
 loss key is not looked for: it would cost the reader a scan of every byte) gives an eval line, never a row.
 Every decision depends on the line's text and where its numbers are, never on their values: that is
-what lets the bulk path (core.logs.shapes) reuse one parse for every line of the same shape.
+what lets the bulk path (core.logs.rows.shapes) reuse one parse for every line of the same shape.
 """
 
 from __future__ import annotations
@@ -23,24 +23,10 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from core.logs.tokens.lexicon import NUM, ROW_FIELDS
+
 __all__ = ["FIXED_ALIASES", "NUM", "LineRead", "line_time", "metric_name", "read_line", "to_float"]
 
-ROW_FIELDS = (
-    "epoch",
-    "step",
-    "epochs_total",
-    "steps_total",
-    "loss",
-    "step_time_ms",
-    "lr",
-    "global_norm",
-    "loss_scale",
-    "overflow",
-    "throughput",
-    "time",
-)
-"""What a loss line gives, in the order of the metric columns (then offset, added by the reader)."""
-NUM = rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)"
 _NAN = float("nan")
 _RE_NUM = re.compile(NUM)
 _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")

@@ -1,7 +1,7 @@
 """Line formats: the suites whose loss lines we read, one `LogFormat` each, all read by ONE general reader.
 
 `FORMATS` is a plain list of real sample lines and where each came from, so "which formats do we
-read?" is answered by reading the list; a test proves `core.logs.general.read_line` reads every
+read?" is answered by reading the list; a test proves `core.logs.rows.general.read_line` reads every
 sample. A new suite needs a sample here, not code (unless a real line needs a special case, which then
 lives in general.py with the line that needs it). A user regex (`compile_user_regex`) replaces the
 general reader (`user_format`). A row is a dict with ROW_FIELDS (NaN where the line does not say).
@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.errors import UserError
-from core.logs.general import NUM, ROW_FIELDS, LineRead, line_time, read_line, to_float
+from core.logs.rows.general import LineRead, line_time, read_line, to_float
+from core.logs.tokens.lexicon import ERROR_PREFIXES, NOISE_PREFIXES, NUM, ROW_FIELDS
 
 __all__ = [
     "ERROR_PREFIXES",
@@ -37,8 +38,6 @@ __all__ = [
     "user_format",
 ]
 
-NOISE_PREFIXES = (b"[WARNING]", b"[INFO]", b"[DEBUG]")
-ERROR_PREFIXES = (b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")
 _NAN = float("nan")
 
 

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 
 from core.errors import UserError
 from core.files import FileCheckError, open_checked, read_checked, write_replacing
-from core.logs.discover import discover_logs
+from core.logs.bytes.discover import discover_logs
 
 __all__ = [
     "TIMING_FILE",

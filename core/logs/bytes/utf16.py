@@ -7,12 +7,32 @@ Why: PowerShell's `>` and `Out-File` write UTF-16; such a rank log showed "no lo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol, TypeVar
 
-from core.logs.filestate import FileState
-from core.logs.rawio import line_number, read_exact
+from core.logs.bytes.rawio import line_number, read_exact
 
 __all__ = ["read_utf16", "utf16_blocks", "utf16_codec"]
+
+
+class _Named(Protocol):
+    @property
+    def path(self) -> Path: ...
+
+
+class FileProgress(Protocol):
+    """What a UTF-16 read advances of a file's parse state (`core.logs.rows.filestate.FileState` has it)."""
+
+    consumed: int
+    dropped_bytes: int
+    dropped_lines: int
+    errors: list[dict[str, Any]]
+
+    @property
+    def info(self) -> _Named: ...
+
+
+_State = TypeVar("_State", bound=FileProgress)
 
 _UTF16_MIN = 8  # bytes of a head needed to call NUL-interleaved text UTF-16
 
@@ -75,8 +95,8 @@ def utf16_blocks(f: BinaryIO, pos: int, end: int, block: int, codec: str) -> Ite
 
 
 def read_utf16(
-    feed: Callable[[FileState, bytes, int, float, int], None],
-    st: FileState,
+    feed: Callable[[_State, bytes, int, float, int], None],
+    st: _State,
     f: BinaryIO,
     codec: str,
     *,

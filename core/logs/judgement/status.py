@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from core.files import open_checked
-from core.logs.failures import named_failure
-from core.logs.filestate import FATAL_KINDS, ErrorKind
-from core.logs.formats import MARKERS, NOISE_PREFIXES
-from core.logs.snapshot import RunSnapshot
+from core.logs.rows.failures import named_failure
+from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
+from core.logs.rows.formats import MARKERS, NOISE_PREFIXES
+from core.logs.rows.snapshot import RunSnapshot
 
 __all__ = ["STATES", "RankState", "failed_ranks", "nonfinite_by_rank", "rank_status", "tail_lines"]
 

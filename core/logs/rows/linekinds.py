@@ -1,4 +1,4 @@
-"""What a worker-log line is to `Parser._line` (core.logs.parser), told by its text alone.
+"""What a worker-log line is to `Parser._line` (core.logs.rows.parser), told by its text alone.
 
 The line-by-line reader dispatches on these, and the sample that learns line shapes for bulk reads asks
 `reaches_metric_line` which lines the line-by-line reader would learn from: one definition for both, so
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from core.logs.failures import fatal_reason, line_tag, task_end
-from core.logs.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
+from core.logs.rows.failures import fatal_reason, line_tag, task_end
+from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
 
 __all__ = ["RE_TIMEMONITOR", "TRACEBACK", "failure_after_tag", "has_keyword", "reaches_metric_line"]
 

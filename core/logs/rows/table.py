@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.logs.bulk import ROW_KEYS, Rows
-from core.logs.filestate import FileState
+from core.logs.rows.filestate import FileState
+from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
 _FLOAT_NAMES = list(ROW_KEYS[:_N_FLOAT])

@@ -1,0 +1,11 @@
+"""Stage 1, bytes: which files a run's logs are and their bytes, read bounded and never blocking.
+
+  discover.py   any layout with the rank in the path -> `LogFile`s; links out of the folder refused; what was
+                skipped and why
+  guard.py      checks on a log folder before anything reads or watches it
+  rawio.py      reads into reused buffers, at an offset (pread), CR line ends turned into LF in place
+  readahead.py  the next file's first block read on a helper thread while the current one is parsed
+  utf16.py      UTF-16 logs decoded to UTF-8 as they are read
+
+Imports nothing above it (tokens, rows, judgement, live).
+"""

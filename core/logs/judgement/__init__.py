@@ -1,0 +1,11 @@
+"""Stage 4, judgement: what the rows and error lines mean for each rank and for the run.
+
+  status.py     `rank_status` (`RankState`) and the one failure judgement (`failed_ranks`) that `watch`,
+                `diagnose` and the Monitor all use; `tail_lines`
+  diagnose.py   stragglers, hung ranks, failure groups and the first failing rank, overflow and norm spikes
+  lookat.py     the ranks a person should look at first, and why
+  metrics.py    curve maths (smoothing, global step, aggregates, bands, downsampling)
+  selection.py  rank selection by expression (`0-7,512,!3`)
+
+Imports only the stages below it.
+"""

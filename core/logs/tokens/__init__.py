@@ -1,0 +1,9 @@
+"""Stage 2, lines to tokens: the scans over a block's bytes that find the lines worth reading and their numbers.
+
+  lexicon.py    what a number is, a row's fields, the level tags (one definition for every stage above)
+  linescan.py   the compiled passes (numba): newlines, candidate and keyword lines, shapes, exact decimals
+  bulk.py       the numpy fast path: candidate lines, keyword lines, LossMonitor rows bit-identical to `float`
+  plain.py      candidate lines that carry nothing, found in one search per chunk
+
+Imports only `core.logs.bytes` and below.
+"""
