@@ -199,3 +199,14 @@ def test_the_big_run_view_counts_ranks_by_state_and_lists_the_ones_to_look_at(tm
     assert line == f"**Ranks** · {STATE_LABELS[RankState.RUNNING]}: 33 · {STATE_LABELS[RankState.CRASHED]}: 1"
     table = next(d.value for d in at.dataframe if "node" in d.value.columns)
     assert table["rank"].tolist() == [7] and table["state"].tolist() == [STATE_LABELS[RankState.CRASHED]]
+
+
+def test_figure_data_neither_draws_nor_touches_the_session() -> None:
+    """What the figures show is computed where neither Streamlit nor Plotly is imported (so `figures` and
+    `scale` only draw, and these numbers are tested without a page)."""
+    import ast
+
+    tree = ast.parse((ROOT / "app" / "monitor" / "figure_data.py").read_text(encoding="utf-8"))
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not {m for m in imported if m.split(".")[0] in ("streamlit", "plotly")}
