@@ -8,6 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from app.monitor import state
 from core.logs import RunSnapshot
 from core.report.make import report_html
 from core.report.source import source_of_folder
@@ -25,7 +26,7 @@ def share_buttons(latest: Callable[[], RunSnapshot], label: str | None, log_dir:
         file_name=f"{name}-report.html",
         mime="text/html",
         on_click="ignore",
-        key="mon_report",
+        key=state.REPORT,
         help="One file with the charts, every rank, the diagnosis and the run's options; it opens offline.",
     )
     right.download_button(
@@ -34,6 +35,6 @@ def share_buttons(latest: Callable[[], RunSnapshot], label: str | None, log_dir:
         file_name=f"{name}-tensorboard.zip",
         mime="application/zip",
         on_click="ignore",
-        key="mon_tensorboard",
+        key=state.TENSORBOARD,
         help="Event files, one folder per rank: unzip, then `tensorboard --logdir` the folder.",
     )
