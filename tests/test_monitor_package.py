@@ -181,6 +181,9 @@ def test_a_run_of_more_ranks_than_heatmap_rows_shows_before_its_first_loss_line(
     assert not at.exception, at.exception
     assert [m.value for m in at.metric][:2] == ["200", "0"]
     assert any(c.value.startswith("No loss line yet: the heatmap fills in") for c in at.caption)
+    # no empty aggregate chart: what a loss line is, and the line shapes that were seen instead
+    assert any(i.value.startswith("No loss lines yet. A loss line has a loss key") for i in at.info)
+    assert any("starting worker #" in c.value for c in at.code)
 
 
 def test_the_big_run_view_counts_ranks_by_state_and_lists_the_ones_to_look_at(tmp_path: Path) -> None:

@@ -179,5 +179,6 @@ def _below_the_charts(view: LiveView, watcher: RunWatcher, snap: RunSnapshot, di
     memory_panel(snap, plan)
     time_panel(diag.median_step_time, plan)
     panel.log_tail(snap, folder, view.source.extra, view.options.reading.follow_links)
-    panel.csv_button(watcher.snapshot, label)
-    share_buttons(watcher.snapshot, label, folder)
+    with st.container(horizontal=True):  # the three downloads in one row
+        panel.csv_button(watcher.snapshot, label)
+        share_buttons(watcher.snapshot, label, folder)

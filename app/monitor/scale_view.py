@@ -13,6 +13,7 @@ from app.monitor import scale, state
 from app.monitor.chart import live_chart
 from app.monitor.figure_data import ChartOptions, state_counts
 from app.monitor.figures import STATE_LABELS, status_table
+from app.monitor.panel import no_rows_help
 from core.logs import RunSnapshot
 from core.logs.judgement.diagnose import Diagnosis
 from core.logs.judgement.selection import RankSelectionError, select_ranks
@@ -38,8 +39,11 @@ def scale_view(
     expr, chosen = _chosen_ranks(diag, g, look, per_node)
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        fig = scale.aggregate_figure(g, chosen, opts.smoothing, opts.log_y)
-        live_chart(fig, key=state.AGG_CHART, uirevision=f"{source_dir}|agg|{opts.log_y}", height=400)
+        if snap.metrics.empty:  # an empty chart says nothing: say what a loss line is and what was seen
+            no_rows_help(snap, source_dir)
+        else:
+            fig = scale.aggregate_figure(g, chosen, opts.smoothing, opts.log_y)
+            live_chart(fig, key=state.AGG_CHART, uirevision=f"{source_dir}|agg|{opts.log_y}", height=400)
     with right:
         _look_at_table(look, reading)
     _heatmap(g, source_dir)

@@ -17,10 +17,10 @@ from core.workspace import default_workspace
 
 
 def share_buttons(latest: Callable[[], RunSnapshot], label: str | None, log_dir: Path) -> None:
-    """Two download buttons beside the CSV one; the file is made from the latest snapshot on click."""
+    """Two download buttons beside the CSV one (the caller's row); the file is made from the latest snapshot on
+    click."""
     name = (label or "run").replace("/", "_")
-    left, right = st.columns(2)
-    left.download_button(
+    st.download_button(
         "Download report (HTML)",
         data=lambda: report_html(latest(), source_of_folder(log_dir, default_workspace())).encode("utf-8"),
         file_name=f"{name}-report.html",
@@ -29,7 +29,7 @@ def share_buttons(latest: Callable[[], RunSnapshot], label: str | None, log_dir:
         key=state.REPORT,
         help="One file with the charts, every rank, the diagnosis and the run's options; it opens offline.",
     )
-    right.download_button(
+    st.download_button(
         "Download for TensorBoard (zip)",
         data=lambda: tensorboard_zip(latest()),
         file_name=f"{name}-tensorboard.zip",
