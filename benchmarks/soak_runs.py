@@ -60,7 +60,7 @@ from core.run.registry import LAUNCHER_LOG, LaunchError, RunRecord, get_run, lis
 LOSS_LINE = re.compile(r"epoch: \d+ step: \d+, loss is ")
 MAX_ACTIVE = 2  # 2 cores: at most two 2-worker jobs at once
 JOBS = 3  # job folders, each with its own master port; a 4th launch of a busy port must be refused
-IDLE_S = 120.0  # pages/monitor.py: WatcherRegistry(idle_s=120.0, max_watchers=32)
+IDLE_S = 120.0  # app/monitor/source.py: WatcherRegistry(idle_s=120.0, max_watchers=32)
 REAP_EVERY = min(30.0, max(IDLE_S / 4, 0.05))  # WatcherRegistry's reaper period
 RELEASE_MARGIN = IDLE_S + REAP_EVERY + 15.0  # a watcher unused this long must be stopped
 CHROMIUM = "/usr/bin/chromium"

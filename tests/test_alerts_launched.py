@@ -378,7 +378,7 @@ def test_no_record_no_alerts_section(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_notification_texts_cannot_close_the_script() -> None:
-    from app.monitor_alerts import Notice, notify_script
+    from app.monitor.alerts import Notice, notify_script
 
     html = notify_script(
         [Notice("rank_failed", "ShardScope: rank 3 failed", "</script><img src=x onerror=alert(1)>")], "/x"

@@ -142,8 +142,6 @@ def test_every_user_facing_error_is_a_user_error() -> None:
 
 
 MAX_UI_FUNCTION_LINES = 60  # "no UI function over 60 lines" (issue 32): compute first, then draw
-# split by the Monitor package work (app/monitor/): emptied when that branch is merged
-UI_FUNCTIONS_BEING_SPLIT = frozenset({"loss_figure", "aggregate_figure", "scale_view", "live_panel"})
 
 
 def _function_lengths(source: str) -> dict[str, int]:
@@ -170,8 +168,7 @@ def test_no_function_in_app_or_pages_is_over_60_lines() -> None:
     """A UI function that computes while it draws grows without end (issue 32: loss_figure 132 lines)."""
     lengths = _ui_functions()
     assert len(lengths) > 100  # the functions were found, nested ones too
-    long = {where: n for where, n in lengths.items() if n > MAX_UI_FUNCTION_LINES}
-    assert {w: n for w, n in long.items() if w.rsplit(":", 1)[1] not in UI_FUNCTIONS_BEING_SPLIT} == {}
+    assert {where: n for where, n in lengths.items() if n > MAX_UI_FUNCTION_LINES} == {}
 
 
 def test_the_function_length_rule_counts_nested_functions() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app import monitor_scale as scale
+from app.monitor import scale
 from core.__main__ import main
 from core.logs import rank_status, read_run
 from core.logs.judgement.diagnose import diagnose

@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 from streamlit import config
 from streamlit.testing.v1 import AppTest
 
-from app import live_chart
 from app.host_check import LoopbackHostMiddleware, host_problem, split_host
+from app.monitor import chart as live_chart
 from core.plan.mfconfig import MAX_CONFIG_BYTES
 from core.sharding.design import MAX_DESIGN_BYTES
 from core.sharding.edits import default_design

@@ -374,7 +374,7 @@ def test_watch_ends_on_sigint_while_a_writer_floods_the_log(tmp_path: Path) -> N
 
 
 def test_the_monitor_page_says_how_far_behind_it_reads() -> None:
-    from app.monitor_widgets import behind_caption
+    from app.monitor.figures import behind_caption
 
     assert behind_caption(0) is None
     text = behind_caption(300 << 20) or ""
@@ -385,7 +385,7 @@ def test_the_monitor_prepares_its_x_axes_without_copying_the_loss_table(tmp_path
     """A copy (and block merge) of the whole table per tick was 3x its memory on a fast-growing log."""
     import numpy as np
 
-    from app.monitor_widgets import prepare
+    from app.monitor.figure_data import prepare
     from core.logs.judgement.metrics import add_global_step, add_time_axes
 
     for r in range(2):

@@ -12,10 +12,12 @@ import pandas as pd
 import streamlit as st
 import streamlit.components.v1 as components
 
+from app.monitor import state
 from core.alerts.rules import run_outcome
 from core.cli.watch import alert_record_path
 from core.logs import RunSnapshot
 from core.logs.judgement.diagnose import Diagnosis
+from core.run.states import RunStatus
 from core.run.supervisor import ALERT_LOG
 from core.workspace import default_workspace
 
@@ -23,7 +25,7 @@ ATTEMPT_COLUMNS = ["time", "rule", "target", "outcome", "tries", "detail"]
 MAX_TAIL = 256 << 10  # bytes of alerts.jsonl read (it is bounded to 512 KiB): the newest attempts
 MAX_SHOWN = 200  # attempts listed, newest first
 LIVE_S = 600.0  # a run whose newest line is older than this at first look is not live: its failure is old news
-FINAL = ("succeeded", "failed", "stopped")
+FINAL = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.STOPPED})  # a run over: its failure is old news
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,7 @@ def read_attempts(path: Path, limit: int = MAX_SHOWN) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=ATTEMPT_COLUMNS)
 
 
-def failure_notices(diag: Diagnosis, snap: RunSnapshot, label: str, run_status: str | None) -> list[Notice]:
+def failure_notices(diag: Diagnosis, snap: RunSnapshot, label: str, run_status: RunStatus | None) -> list[Notice]:
     """What the page judges a failure now: a rank failed (the first one, as the diagnosis says), a hang, the
     run ended failed."""
     out = []
@@ -88,7 +90,7 @@ def failure_notices(diag: Diagnosis, snap: RunSnapshot, label: str, run_status: 
     if diag.hung:
         ranks = ", ".join(str(h.rank) for h in diag.hung[:8])
         out.append(Notice("hang", f"ShardScope: {label} hangs", f"{label}: no new line from rank(s) {ranks}"))
-    if run_status == "failed" or (run_status is None and run_outcome(snap) == "failed"):
+    if run_status == RunStatus.FAILED or (run_status is None and run_outcome(snap) == "failed"):
         out.append(Notice("run_failed", f"ShardScope: {label} failed", f"{label}: the run ended failed"))
     return out
 
@@ -130,12 +132,14 @@ def watch_failed(log: Path) -> None:
         st.warning(f"This run's alert watch stopped, so it sends no alert: {last[0][7:][:300]}")
 
 
-def alerts_panel(source_dir: Path, label: str, run_status: str | None, diag: Diagnosis, snap: RunSnapshot) -> None:
+def alerts_panel(
+    source_dir: Path, label: str, run_status: RunStatus | None, diag: Diagnosis, snap: RunSnapshot
+) -> None:
     """Browser notifications for the failures judged since the page first looked at a live run (once per key
     per session), then the delivery attempts of the run's alert watch (`watch --alert` or the supervisor's)."""
     scope = str(source_dir)
-    seen_of = st.session_state.setdefault("_mon_alert_keys", {})
-    shown: dict[str, Notice] = st.session_state.setdefault("_mon_alert_notices", {}).setdefault(scope, {})
+    seen_of = st.session_state.setdefault(state.ALERT_KEYS, {})
+    shown: dict[str, Notice] = st.session_state.setdefault(state.ALERT_NOTICES, {}).setdefault(scope, {})
     notices = failure_notices(diag, snap, label, run_status)
     if scope not in seen_of:  # first look: a run already over, or quiet for long, brings no news
         old = run_status in FINAL or not _live(snap)

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from app.monitor import state
 from core.logs import RunSnapshot, tail_lines
 from core.logs.bytes.discover import LogRole
 from core.logs.rows.memory import memory_report, memory_rows
@@ -45,7 +46,7 @@ def memory_panel(snap: RunSnapshot, plan: dict[str, Any] | None) -> None:
             st.markdown(f"**Planned:** {planned / (1 << 30):.1f} GiB per card")
             source = str(plan.get("source", "")).replace("`", "'")
             st.caption(f"`{source}`")  # in code: a file name's underscores are not markdown
-        if not st.toggle("Read the measured memory from the logs", key="mon_memory_read"):
+        if not st.toggle("Read the measured memory from the logs", key=state.MEMORY_READ):
             return
         files = tuple((f.rank, str(f.path)) for f in snap.files if f.role == LogRole.WORKER and f.rank is not None)
         rows = memory_rows(_measured(files, str(Path(snap.log_dir)), planned))

@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from app.monitor import state
 from core.plan.planned import achieved_time
 
 
@@ -16,7 +17,7 @@ def time_panel(measured_step_ms: float | None, plan: dict[str, Any] | None) -> N
     timed = achieved_time(plan, measured_step_ms)
     if timed is None:
         return
-    with st.container(border=True, key="monitor_time"):
+    with st.container(border=True, key=state.TIME_BOX):
         st.markdown("**Step time: planned vs measured**")
         planned, measured, mfu = st.columns(3)
         planned.metric("planned step", f"{timed['planned_step_s']:.3g} s")

@@ -6,12 +6,14 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import streamlit as st
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.launch_widgets import not_read_lines
+from app.monitor import state
 from core.errors import UserError
 from core.logs import RunWatcher
 from core.logs.bytes.guard import LogDirError, validate_log_dir
@@ -22,17 +24,26 @@ from core.workspace import EXAMPLES_DIR, default_workspace
 
 SOURCES = ["Launched run", "Log folder", "Replay recorded run"]
 RECORDINGS_DIRS = [EXAMPLES_DIR / "recordings"]
+LIVE_STATUSES: Final = frozenset({RunStatus.QUEUED, RunStatus.STARTING, RunStatus.RUNNING})
+"""A run in one of these may still write (queued = Slurm PENDING: its logs will come)."""
 
 
 @dataclass(frozen=True)
 class Source:
     """What the Monitor watches: a log folder (None: nothing chosen yet), its label, the run's status (None for a
-    plain folder) and files outside the folder that belong to it (the launcher's own log)."""
+    plain folder), files outside the folder that belong to it (the launcher's own log) and whether other
+    machines write it (a Slurm / multi-node / watched-folder run on a shared filesystem)."""
 
     log_dir: Path | None = None
     label: str = ""
     status: RunStatus | None = None
     extra: tuple[str, ...] = ()
+    shared_fs: bool = False
+
+    @property
+    def may_grow(self) -> bool:
+        """Whether its logs may still grow: a run not over, or a plain folder (nobody says it ended)."""
+        return self.status is None or self.status in LIVE_STATUSES
 
 
 # ----------------------------------------------------------------------------- long-lived objects
@@ -59,18 +70,20 @@ def _session_id() -> str | None:
     return None if ctx is None else ctx.session_id
 
 
-def get_watcher(log_dir: str, polling: bool, loss_regex: str | None, extra: tuple[str, ...]) -> RunWatcher:
-    """One RunWatcher per (folder, polling, regex, follow links), shared by every session and rerun."""
-    follow = bool(st.session_state.get("mon_follow_links", False))  # the sidebar's "Follow links" box
+def get_watcher(
+    log_dir: str, polling: bool, loss_regex: str | None, extra: tuple[str, ...], follow_links: bool
+) -> RunWatcher:
+    """One RunWatcher per (folder, polling, regex, extra files, follow links), shared by every session and rerun.
+    `follow_links`: also read logs that are links to files outside the folder (the sidebar's box)."""
     return watcher_registry().get(
-        (log_dir, polling, loss_regex, extra, follow),
+        (log_dir, polling, loss_regex, extra, follow_links),
         lambda: RunWatcher(
             Path(log_dir),
             polling=polling,
             loss_regex=loss_regex,
             extra_files=extra,
             background_catch_up=True,
-            follow_links=follow,
+            follow_links=follow_links,
         ),
         session=_session_id(),  # released a few seconds after the last tab using it closes
     )  # paint at once, fill in later
@@ -97,10 +110,11 @@ def recordings() -> dict[str, Path]:
     return found
 
 
-def start_replay(name: str, rec_dir: Path, speed: float, polling: bool) -> Path:
-    """Replay `rec_dir` into a fresh private folder (never a predictable $TMPDIR name: issue 31) and watch it."""
+def start_replay(name: str, rec_dir: Path, speed: float, polling: bool, follow_links: bool) -> Path:
+    """Replay `rec_dir` into a fresh private folder (never a predictable $TMPDIR name: issue 31) and watch it
+    (with the page's polling and follow-links choices: the page then asks for the same watcher)."""
     out = new_replay_dir(name)
-    get_watcher(str(out), polling, None, ())  # watch before the first byte: every row is seen live
+    get_watcher(str(out), polling, None, (), follow_links)  # watch before the first byte: every row is seen live
     stop = threading.Event()
     thread = threading.Thread(
         target=replay, args=(rec_dir, out), kwargs={"speed": speed, "stop_event": stop, "max_gap_s": 5.0}, daemon=True
@@ -130,7 +144,7 @@ def pick_source() -> Source:
         default = "Log folder"
     else:
         default = "Launched run" if runs or params.get("run") else None
-    source = st.segmented_control("Source", SOURCES, default=default, key="mon_source", label_visibility="collapsed")
+    source = st.segmented_control("Source", SOURCES, default=default, key=state.SOURCE, label_visibility="collapsed")
     if registry_error:
         st.warning(f"Could not read the run registry: {registry_error}")
     if source == "Launched run":
@@ -169,18 +183,16 @@ def _launched_run(listing: RunListing) -> Source:
         "Run",
         ids,
         index=index,
-        key="mon_run",
+        key=state.RUN,
         format_func=lambda i: f"{i} · {by_id[i].scenario or '?'} · {by_id[i].status}",
     )
     rec = by_id[run_id]
     st.query_params["run"] = run_id
-    # Slurm / multi-node / watched-folder runs are written by other machines: inotify sees nothing there
-    st.session_state["mon_shared_fs"] = bool(getattr(rec, "shared_filesystem", False))
     per_node = rec.options.local_worker_num
-    if st.session_state.get("mon_per_node_run") != run_id:  # a new run: take its node size, once
-        st.session_state["mon_per_node_run"] = run_id
+    if st.session_state.get(state.PER_NODE_RUN) != run_id:  # a new run: take its node size, once
+        st.session_state[state.PER_NODE_RUN] = run_id
         if isinstance(per_node, int) and per_node >= 1:
-            st.session_state["mon_per_node"] = per_node
+            st.session_state[state.PER_NODE] = per_node
     extra = tuple(str(p) for p in launcher_output_paths(rec))  # mpirun / srun report a killed rank there
     folder = Path(rec.log_dir)
     if rec.watch_only or folder.exists():  # a launched run's folder may not be made yet: waited for
@@ -189,7 +201,8 @@ def _launched_run(listing: RunListing) -> Source:
         except LogDirError as exc:
             st.warning(f"Run {run_id}: its log folder is refused, not watched: {exc}.")
             return Source()
-    return Source(folder, run_id, rec.status, extra)
+    # Slurm / multi-node / watched-folder runs are written by other machines: inotify sees nothing there
+    return Source(folder, run_id, rec.status, extra, shared_fs=rec.shared_filesystem)
 
 
 def _log_folder() -> Source:
@@ -198,7 +211,7 @@ def _log_folder() -> Source:
     path = st.text_input(
         "Log folder",
         value=params.get("logdir", ""),
-        key="mon_folder",
+        key=state.FOLDER,
         placeholder="/path/to/log_output  (msrun --log_dir, mpirun output, or rank-table run)",
     )
     if not path:
@@ -224,26 +237,24 @@ def _replay() -> Source:
     c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
     names = list(recs)
     wanted = params.get("replay")
-    name = c1.selectbox("Recording", names, index=names.index(wanted) if wanted in names else 0, key="mon_rec")
+    name = c1.selectbox("Recording", names, index=names.index(wanted) if wanted in names else 0, key=state.RECORDING)
     rec = load_recording(recs[name])
-    speed = c2.selectbox("Speed", [1.0, 2.0, 5.0, 10.0], index=1, key="mon_speed", format_func=lambda s: f"{s:g}×")
+    speed = c2.selectbox("Speed", [1.0, 2.0, 5.0, 10.0], index=1, key=state.SPEED, format_func=lambda s: f"{s:g}×")
     # ?replay=NAME (the Home page's "Watch the replay") starts it once, without another click.
-    autostart = wanted == name and st.session_state.get("mon_replay_autostarted") != name
+    autostart = wanted == name and st.session_state.get(state.REPLAY_AUTOSTARTED) != name
     if c3.button("▶ Start replay", width="stretch") or autostart:
-        st.session_state["mon_replay_autostarted"] = name
-        st.session_state["mon_replay_speed"] = speed
-        st.session_state["mon_replay_out"] = str(
-            start_replay(name, recs[name], speed, st.session_state.get("mon_polling", False))
-        )
+        st.session_state[state.REPLAY_AUTOSTARTED] = name
+        st.session_state[state.REPLAY_SPEED] = speed
+        st.session_state[state.REPLAY_OUT] = str(start_replay(name, recs[name], speed, *state.watch_choices()))
     if rec.synthetic:
         st.caption("⚠️ This recording's timing is synthetic (made up for tests), not a real run's pace.")
-    out = st.session_state.get("mon_replay_out")
+    out = st.session_state.get(state.REPLAY_OUT)
     if not out:
         return Source()
     thread = replay_sessions().get(out, (None, None))[0]
     status = RunStatus.RUNNING if thread is not None and thread.is_alive() else None
     pace = "synthetic" if rec.synthetic else "recorded"
-    started_speed = st.session_state.get("mon_replay_speed", speed)
+    started_speed = st.session_state.get(state.REPLAY_SPEED, speed)
     st.info(
         f"**Replay** of the recorded run `{name}` ({rec.source or 'no source noted'}), written into a "
         f"fresh log folder at {started_speed:g}× its {pace} pace ({rec.duration_s:.0f} s recorded): "

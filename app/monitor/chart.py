@@ -1,6 +1,6 @@
 """A Plotly chart that keeps the user's zoom across live updates (st.plotly_chart remounts and loses it).
 
-A tiny Streamlit component (app/live_chart/index.html, no npm build) calls `Plotly.react` with a
+A tiny Streamlit component (app/monitor/chart_assets/index.html, no npm build) calls `Plotly.react` with a
 constant `layout.uirevision`. The html and the Plotly bundle are copied into a private per-process
 folder at runtime, so it works offline: plotly.js's own "cartesian" bundle (scatter, bar, heatmap,
 ...; 1.5 MB, vendored from npm `plotly.js-cartesian-dist-min`, MIT) when it is the same plotly.js
@@ -28,7 +28,7 @@ import streamlit.components.v1 as components
 
 from core.files import open_checked
 
-_SRC = Path(__file__).resolve().parent / "live_chart"
+_SRC = Path(__file__).resolve().parent / "chart_assets"
 
 
 _CARTESIAN = _SRC / "plotly-cartesian.min.js"  # npm pack plotly.js-cartesian-dist-min@4.1.1

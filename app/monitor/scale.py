@@ -1,5 +1,6 @@
 """Monitor views for big runs (more than SCALE_RANKS ranks): aggregates, rank x step heatmaps, the
-ranks to look at. Built from core.logs data (grids, diagnosis); the page only lays them out.
+ranks to look at. Built from core.logs data (grids, diagnosis) and `figure_data` (aggregates, heatmap
+cells); `scale_view` lays them out.
 
 Why: one line and one legend entry per rank stops working long before 1,024 ranks (a 98 MB chart,
 a legend that squeezes the plot). Here every figure is drawn from a rank x step grid of bounded size.
@@ -7,17 +8,17 @@ a legend that squeezes the plot). Here every figure is drawn from a rank x step 
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from app.monitor.figure_data import Aggregates, aggregates, heat_cells
 from core.logs import RunSnapshot
 from core.logs.judgement.diagnose import Diagnosis
 from core.logs.judgement.lookat import look_at as core_look_at
-from core.logs.judgement.metrics import block_rows, ema_smooth, global_step_values, nan_quantiles, rank_grid
+from core.logs.judgement.metrics import global_step_values, rank_grid
 
 SCALE_RANKS = 32
 """Above this many ranks the Monitor shows aggregates and heatmaps instead of one line per rank."""
@@ -85,71 +86,9 @@ def look_at(diag: Diagnosis, g: Grids) -> pd.DataFrame:
 def aggregate_figure(g: Grids, highlight: list[int], smoothing: float, log_y: bool = False) -> go.Figure:
     """Mean, p10-p90 and min-max across ranks per step, plus up to MAX_HIGHLIGHT named ranks."""
     fig = go.Figure()
-    grid, x = g.loss, g.x.astype(np.float32)  # float32 traces: half the bytes, exact steps up to 16 M
-    if grid.size:
-        with warnings.catch_warnings():  # steps no rank reached yet are all-NaN columns
-            warnings.simplefilter("ignore", RuntimeWarning)
-            lo, p10, med, p90, hi = nan_quantiles(grid, [0.0, 0.1, 0.5, 0.9, 1.0])
-            mean = np.nanmean(grid, axis=0)
-        for name, a, b, color in (
-            ("min-max across ranks", hi, lo, "rgba(100,116,139,0.15)"),
-            ("p10-p90", p90, p10, "rgba(37,99,235,0.18)"),
-        ):
-            fig.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=a.astype(np.float32),
-                    mode="lines",
-                    line={"width": 0},
-                    hoverinfo="skip",
-                    showlegend=False,
-                    legendgroup=name,
-                )
-            )
-            fig.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=b.astype(np.float32),
-                    mode="lines",
-                    line={"width": 0},
-                    fill="tonexty",
-                    fillcolor=color,
-                    name=name,
-                    legendgroup=name,
-                    hoverinfo="skip",
-                )
-            )
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=ema_smooth(mean, smoothing).astype(np.float32),
-                mode="lines",
-                name="mean",
-                line={"color": "#111827", "width": 2.4},
-            )
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=ema_smooth(med, smoothing).astype(np.float32),
-                mode="lines",
-                name="median",
-                line={"color": "#4b5563", "width": 1.2, "dash": "dot"},
-            )
-        )
-        index = {int(r): i for i, r in enumerate(g.ranks)}
-        for k, rank in enumerate(r for r in highlight[:MAX_HIGHLIGHT] if r in index):
-            y = grid[index[rank]]
-            color = _HIGHLIGHT[k % len(_HIGHLIGHT)]
-            fig.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=ema_smooth(y, smoothing).astype(np.float32),
-                    mode="lines",
-                    name=f"rank {rank}",
-                    line={"color": color, "width": 1.6},
-                )
-            )
+    agg = aggregates(g.loss, g.ranks, g.x, highlight, smoothing, MAX_HIGHLIGHT)
+    if agg is not None:
+        _draw_aggregates(fig, agg)
     fig.update_layout(
         template="plotly_white",
         margin={"l": 60, "r": 20, "t": 30, "b": 45},
@@ -161,25 +100,33 @@ def aggregate_figure(g: Grids, highlight: list[int], smoothing: float, log_y: bo
     return fig
 
 
+def _draw_aggregates(fig: go.Figure, agg: Aggregates) -> None:
+    x = agg.x
+    for name, a, b, color in (
+        ("min-max across ranks", agg.hi, agg.lo, "rgba(100,116,139,0.15)"),
+        ("p10-p90", agg.p90, agg.p10, "rgba(37,99,235,0.18)"),
+    ):
+        edge = {"x": x, "mode": "lines", "line": {"width": 0}, "hoverinfo": "skip", "legendgroup": name}
+        fig.add_trace(go.Scatter(y=a, showlegend=False, **edge))
+        fig.add_trace(go.Scatter(y=b, fill="tonexty", fillcolor=color, name=name, **edge))
+    fig.add_trace(go.Scatter(x=x, y=agg.mean, mode="lines", name="mean", line={"color": "#111827", "width": 2.4}))
+    median_line = {"color": "#4b5563", "width": 1.2, "dash": "dot"}
+    fig.add_trace(go.Scatter(x=x, y=agg.median, mode="lines", name="median", line=median_line))
+    for k, (rank, y) in enumerate(agg.highlighted):
+        line = {"color": _HIGHLIGHT[k % len(_HIGHLIGHT)], "width": 1.6}
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=f"rank {rank}", line=line))
+
+
 def heatmap_figure(
     grid: np.ndarray, ranks: np.ndarray, x: np.ndarray, title: str, xtitle: str, colorscale: str = "Viridis"
 ) -> go.Figure:
     """Rank x step heatmap, at most HEAT_ROWS x HEAT_COLS cells (a straggler or a diverging rank shows
     as a line across it). Columns are merged by mean, row blocks keep their most deviant rank."""
-    if grid.shape[1] > HEAT_COLS:
-        f = -(-grid.shape[1] // HEAT_COLS)
-        pad = (-grid.shape[1]) % f
-        g = np.hstack([grid, np.full((grid.shape[0], pad), np.nan)]) if pad else grid
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            grid = np.nanmean(g.reshape(grid.shape[0], -1, f), axis=2)
-        xp = np.concatenate([x, np.full(pad, np.nan)]) if pad else x
-        x = np.nanmean(xp.reshape(-1, f), axis=1)
-    rows, labels = block_rows(grid, ranks, HEAT_ROWS)
+    z, labels, xs = heat_cells(grid, ranks, x, HEAT_ROWS, HEAT_COLS)
     fig = go.Figure(
         go.Heatmap(
-            z=rows.astype(np.float32),
-            x=x.astype(np.float32),
+            z=z,
+            x=xs,
             y=labels,
             colorscale=colorscale,
             colorbar={"title": title, "thickness": 12},
