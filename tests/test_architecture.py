@@ -283,3 +283,36 @@ def test_no_hypothesis_example_database_is_in_the_repository() -> None:
             ["git", "ls-files", "--", ".hypothesis"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
         )
         assert tracked.stdout == ""
+
+
+def _module_aliases(tree: ast.Module) -> set[str]:
+    """Names a test binds to a module of core/, app/ or pages/ (`import core.x as y`, `from core import x`)."""
+    own = ("core", "app", "pages")
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.asname or a.name for a in node.names if a.name.split(".")[0] in own}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in own:
+            base = REPO_ROOT.joinpath(*node.module.split("."))
+            for alias in node.names:
+                if (base / f"{alias.name}.py").is_file() or (base / alias.name / "__init__.py").is_file():
+                    names.add(alias.asname or alias.name)
+    return names
+
+
+def test_tests_read_no_private_name_of_a_core_or_app_module() -> None:
+    """`module._name` in a test is a private import by another spelling (issue 32: `live_chart._build_dir`)."""
+    found = []
+    for path in (REPO_ROOT / "tests").glob("test_*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = _module_aliases(tree)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in modules
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                found.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert found == []

@@ -260,12 +260,16 @@ _PIECES = [
 
 def _slow_reason(line: bytes) -> str | None:
     """fatal_reason without its quick filter: the signatures alone."""
-    if line.startswith(failures._CHATTER):
+    if line.startswith(failures.CHATTER):
         return None
-    for name, pattern in failures._SIGNATURES:
+    for name, pattern in failures.FATAL_SIGNATURES:
         if pattern.search(line):
             return name
-    return "collective time-out" if failures._TIMEOUT.search(line) and failures._ERROR_LEVEL.search(line) else None
+    return (
+        "collective time-out"
+        if failures.COLLECTIVE_TIMEOUT.search(line) and failures.ERROR_LEVEL.search(line)
+        else None
+    )
 
 
 @settings(max_examples=400, deadline=None)

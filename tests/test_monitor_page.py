@@ -329,11 +329,11 @@ def test_live_chart_uses_the_small_plotly_bundle_only_when_versions_match(
     from app.monitor import chart as live_chart
 
     full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    assert live_chart.bundle_version(full) == live_chart.bundle_version(live_chart._CARTESIAN)
-    assert live_chart.plotly_bundle() == live_chart._CARTESIAN
+    assert live_chart.bundle_version(full) == live_chart.bundle_version(live_chart.CARTESIAN_BUNDLE)
+    assert live_chart.plotly_bundle() == live_chart.CARTESIAN_BUNDLE
     other = tmp_path / "plotly-cartesian.min.js"
     other.write_text("/**\n* plotly.js (cartesian - minified) v0.0.1\n*/")
-    monkeypatch.setattr(live_chart, "_CARTESIAN", other)  # a plotly upgrade the vendored copy does not match
+    monkeypatch.setattr(live_chart, "CARTESIAN_BUNDLE", other)  # a plotly upgrade the vendored copy does not match
     assert live_chart.plotly_bundle() == full
 
 

@@ -56,7 +56,7 @@ def test_the_bound_holds_with_plotlys_full_bundle_too(tmp_path: Path, monkeypatc
     """Without the 1.5 MB cartesian bundle (another plotly version) the full 4.8 MB one is inlined: still <= 5 MB."""
     from core.report import make
 
-    monkeypatch.setattr(make, "_CARTESIAN", tmp_path / "absent.js")
+    monkeypatch.setattr(make, "CARTESIAN_BUNDLE", tmp_path / "absent.js")
     out = tmp_path / "run.html"
     assert main(["report", str(synth_folder(tmp_path / "logs")), "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
