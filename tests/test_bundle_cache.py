@@ -46,7 +46,7 @@ def test_the_chart_folder_loads_its_bundle_by_the_hash_of_its_bytes() -> None:
     pytest.importorskip("streamlit")
     from app.monitor import chart as live_chart
 
-    build = live_chart._build_dir()
+    build = live_chart.build_dir()
     (bundle,) = build.glob("plotly-*.min.js")
     assert bundle.name == f"plotly-{hashlib.sha256(bundle.read_bytes()).hexdigest()[:16]}.min.js"
     assert bundle.read_bytes() == live_chart.plotly_bundle().read_bytes()

@@ -20,7 +20,7 @@ from core.logs.rows import general
 from core.logs.rows.general import line_time
 from core.logs.rows.parser import Parser
 from core.logs.rows.reader import RunSnapshot
-from tests.test_logs_fastpath import NOISE, OTHER, PLAIN, RARE, _general_line, _log, _loss_line
+from tests.strategies import NOISE, OTHER, PLAIN, RARE, general_line, log_text, loss_line
 
 ALONE = ReaderSettings(prefetch_min=1)  # no file is smaller than 1 byte: every file read on its own
 TRACEBACK = (
@@ -36,13 +36,13 @@ PID = b"[WARNING] DISTRIBUTED(4242,7f5998a3be40,python):2026-11-22-07:09:00.377.
 
 def _file() -> st.SearchStrategy[bytes]:
     line = st.one_of(
-        _loss_line(),
-        _general_line(),
+        loss_line(),
+        general_line(),
         st.sampled_from(NOISE + OTHER + PLAIN + RARE),
         st.sampled_from([TRACEBACK, BARE_TRACEBACK, EVAL, PID, FATAL_WITH_WORD]),
     )
     body = st.one_of(
-        _log(),
+        log_text(),
         st.lists(line, max_size=80).map(b"".join),
         st.lists(line, max_size=20).map(lambda ls: BARE_TRACEBACK + b"".join(ls)),
     )
@@ -153,14 +153,14 @@ def _read_both_ways(
     for rank in range(3):
         (folder / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
     one_by_one = read_run(folder, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
-    read_alone = Parser._metric_line
+    read_alone = Parser.metric_line
     calls: list[int] = []
 
     def counted(self: Parser, *args: object) -> bool:
         calls.append(1)
         return read_alone(self, *args)
 
-    monkeypatch.setattr(Parser, "_metric_line", counted)
+    monkeypatch.setattr(Parser, "metric_line", counted)
     bulk = read_run(folder, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
     return one_by_one, bulk, calls
 
@@ -169,7 +169,7 @@ def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first batch of a run has no known shapes: a sample of its lines teaches them, and the batch is
-    read in bulk. Lines `_line` never gives to the metric reader ([ERROR] and exception lines that hold
+    read in bulk. Lines `parse_line` never gives to the metric reader ([ERROR] and exception lines that hold
     a loss, TimeMonitor lines) must not become templates: the snapshot equals a one-by-one read."""
     lines = []
     for step in range(1, 301):
@@ -225,7 +225,7 @@ def test_indented_metric_lines_are_learnt_from_a_sample_unless_a_traceback_may_h
 def test_a_failure_line_of_a_shape_without_a_row_is_a_failure_in_bulk_too(tmp_path: Path, fatal: str) -> None:
     """A line holding `loss`/`val` and a failure's signature gives no row, so its shape is learnt as one that
     gives none; in bulk, lines of that shape were taken without the failure check (stop 26: 90 segfaults read
-    one by one, 0 in bulk). They go to `_line` now, as when read one by one."""
+    one by one, 0 in bulk). They go to `parse_line` now, as when read one by one."""
     lines = []
     for step in range(1, 301):
         lines.append(
@@ -288,7 +288,7 @@ _PIECES = [
 def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
     pieces: list[bytes], pending: bool
 ) -> None:
-    """`reaches_metric_line` answers for `Parser._line` (what `_learn_shapes` may learn a shape from), with a
+    """`reaches_metric_line` answers for `Parser.parse_line` (what `_learn_shapes` may learn a shape from), with a
     traceback pending (an indented line is then a frame) or not: the two must not drift apart."""
     from core.logs.bytes.discover import LogFile
     from core.logs.rows.filestate import FileState
@@ -297,16 +297,16 @@ def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
     line = b"".join(pieces)
     calls: list[bytes] = []
     parser = Parser()
-    read_alone = parser._metric_line
+    read_alone = parser.metric_line
 
     def counted(state: FileState, text: bytes, *args: object) -> bool:
         calls.append(text)
         return read_alone(state, text, *args)
 
-    parser._metric_line = counted  # type: ignore[method-assign]
+    parser.metric_line = counted  # type: ignore[method-assign]
     state = FileState(LogFile(Path("worker_0.log"), "worker_0.log", "worker", 0, "msrun"))
     state.tb_start = 0 if pending else None
-    parser._line(state, line + b"\n", 0, len(line), 0, math.nan, True)
+    parser.parse_line(state, line + b"\n", 0, len(line), 0, math.nan, True)
     assert reaches_metric_line(line, pending) == bool(calls), line
 
 

@@ -96,9 +96,9 @@ def test_folder_with_files_but_no_rank_log_says_why(tmp_path: Path) -> None:
 def test_last_step_at_scale_is_the_jobs_not_the_rank_that_stopped(tmp_path: Path) -> None:
     """Issue 18 item 6: 40 ranks (the scale view) reach step:[20/20] but rank 7 stops at 12: "Last step" is
     20 (was 12, the median of the unfinished ranks only) and rank 7 is listed as hung, not "loss diverges"."""
-    from tests.test_diagnose_failures import _mf_run
+    from tests.helpers import mf_run
 
-    _mf_run(tmp_path, 40, 20, {7: 12})
+    mf_run(tmp_path, 40, 20, {7: 12})
     at = _run(logdir=str(tmp_path))
     assert [m.value for m in at.metric][:3] == ["40", "792", "20"]
     look = next(d.value for d in at.dataframe if "what" in d.value.columns).set_index("rank")
@@ -329,11 +329,11 @@ def test_live_chart_uses_the_small_plotly_bundle_only_when_versions_match(
     from app.monitor import chart as live_chart
 
     full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    assert live_chart.bundle_version(full) == live_chart.bundle_version(live_chart._CARTESIAN)
-    assert live_chart.plotly_bundle() == live_chart._CARTESIAN
+    assert live_chart.bundle_version(full) == live_chart.bundle_version(live_chart.CARTESIAN_BUNDLE)
+    assert live_chart.plotly_bundle() == live_chart.CARTESIAN_BUNDLE
     other = tmp_path / "plotly-cartesian.min.js"
     other.write_text("/**\n* plotly.js (cartesian - minified) v0.0.1\n*/")
-    monkeypatch.setattr(live_chart, "_CARTESIAN", other)  # a plotly upgrade the vendored copy does not match
+    monkeypatch.setattr(live_chart, "CARTESIAN_BUNDLE", other)  # a plotly upgrade the vendored copy does not match
     assert live_chart.plotly_bundle() == full
 
 

@@ -28,10 +28,10 @@ import streamlit.components.v1 as components
 
 from core.files import open_checked
 
-_SRC = Path(__file__).resolve().parent / "chart_assets"
+CHART_ASSETS = Path(__file__).resolve().parent / "chart_assets"
 
 
-_CARTESIAN = _SRC / "plotly-cartesian.min.js"  # npm pack plotly.js-cartesian-dist-min@4.1.1
+CARTESIAN_BUNDLE = CHART_ASSETS / "plotly-cartesian.min.js"  # npm pack plotly.js-cartesian-dist-min@4.1.1
 _VERSION = re.compile(rb"plotly\.js (?:\([^)]*\) )?v(\d+\.\d+\.\d+)")
 
 
@@ -48,7 +48,7 @@ def bundle_version(path: Path) -> str | None:
 def plotly_bundle() -> Path:
     """The cartesian bundle when it matches the installed plotly's plotly.js, else the full one."""
     full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    return _CARTESIAN if bundle_version(_CARTESIAN) == bundle_version(full) is not None else full
+    return CARTESIAN_BUNDLE if bundle_version(CARTESIAN_BUNDLE) == bundle_version(full) is not None else full
 
 
 _PREFIX = "shardscope_live_chart_"
@@ -84,7 +84,7 @@ def remove_stale_build_dirs(tmp: Path) -> list[Path]:
 
 
 @cache
-def _build_dir() -> Path:
+def build_dir() -> Path:
     """A private folder (mode 0700, new for this process) holding index.html + the plotly bundle.
 
     Never a fixed name under $TMPDIR: another user could create that folder first and have the
@@ -95,7 +95,7 @@ def _build_dir() -> Path:
     atexit.register(shutil.rmtree, build, ignore_errors=True)
     bundle = plotly_bundle()
     name = f"plotly-{hashlib.sha256(bundle.read_bytes()).hexdigest()[:16]}.min.js"  # app/bundle_cache.py
-    html = (_SRC / "index.html").read_bytes()
+    html = (CHART_ASSETS / "index.html").read_bytes()
     assert html.count(b'src="./plotly.min.js"') == 1, "index.html loads the bundle by this name"
     (build / "index.html").write_bytes(html.replace(b'src="./plotly.min.js"', f'src="./{name}"'.encode()))
     shutil.copyfile(bundle, build / name)
@@ -104,7 +104,7 @@ def _build_dir() -> Path:
 
 @cache
 def _component():
-    return components.declare_component("shardscope_live_chart", path=str(_build_dir()))
+    return components.declare_component("shardscope_live_chart", path=str(build_dir()))
 
 
 def live_chart(fig: go.Figure, key: str, uirevision: str, height: int = 420, n_points: int | None = None) -> None:

@@ -18,7 +18,7 @@ from core.run.record_types import options_to_json
 from core.run.registry import RunRecord
 from core.workspace import REPO_ROOT, short
 
-_CARTESIAN = (
+CARTESIAN_BUNDLE = (
     REPO_ROOT / "app" / "monitor" / "chart_assets" / "plotly-cartesian.min.js"
 )  # npm plotly.js-cartesian-dist-min
 _VERSION = re.compile(r"plotly\.js (?:\([^)]*\) )?v(\d+\.\d+\.\d+)")
@@ -61,7 +61,7 @@ def plotly_js() -> str:
 
     full = get_plotlyjs()
     try:
-        small = read_checked(_CARTESIAN, 8 << 20, "plotly bundle").decode("utf-8")
+        small = read_checked(CARTESIAN_BUNDLE, 8 << 20, "plotly bundle").decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return full
     same = _version(small) is not None and _version(small) == _version(full)

@@ -40,14 +40,14 @@ __all__ = [
     "trained_on",
 ]
 
-_CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
-_ERROR_LEVEL = re.compile(
+CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
+ERROR_LEVEL = re.compile(
     rb"^\[(?:ERROR|EXCEPTION|E\d{0,4})\b|^\[?[0-9:\-T ,.]*\]?\s*(?:\S+\s+)?(?:ERROR|FATAL)\b|"
     rb"\b(?:ERROR|FATAL)\s*[-:|]"
 )
 _SIGNALS = rb"Segmentation fault|Aborted|Killed|Bus error|Illegal instruction|Floating point exception"
 # Ordered: the first name that matches is the reason's kind.
-_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
+FATAL_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     ("critical", re.compile(rb"^\[CRITICAL\]|\s(?:CRITICAL|FATAL)\s+-\s")),  # MindSpore's, python logging's
     # CANN error codes are E + five characters (a letter or digit, then 4 digits), written as a code:
     # `EI0002:`, `[EE9999]`, `code EJ0001`, `E39999: Inner Error!`, `EZ9999`, `EH9999`, `EL0004`
@@ -96,7 +96,7 @@ _SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
         ),
     ),
 ]
-_TIMEOUT = re.compile(
+COLLECTIVE_TIMEOUT = re.compile(
     rb"(?i)(?:\b(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|"
     rb"meta server|watchdog|notify wait|socket|heartbeat|rendezvous)\b.*\b"
     rb"(?:time ?out|timed out|times out|timing out)\b|\b(?:time ?out|timed out|times out)\b.*\b"
@@ -127,14 +127,14 @@ def fatal_reason(line: bytes) -> str | None:
     """What kind of fatal line `line` is ("critical", "CANN error", "glibc abort", "signal",
     "collective time-out"), or None for an ordinary line. Run only on lines that are not loss rows;
     a quick test first (`_QUICK`), the signature regexes only when it hits."""
-    if line.startswith(_CHATTER):
+    if line.startswith(CHATTER):
         return None
     if _QUICK.search(line) is None:
         return None
-    for name, pattern in _SIGNATURES:
+    for name, pattern in FATAL_SIGNATURES:
         if pattern.search(line):
             return name
-    if _TIMEOUT.search(line) and _ERROR_LEVEL.search(line):
+    if COLLECTIVE_TIMEOUT.search(line) and ERROR_LEVEL.search(line):
         return "collective time-out"
     return None
 

@@ -417,7 +417,7 @@ def make_template(line: bytes, read: LineRead) -> LineTemplate | None:
         columns.append((column, s, e, scale, column in read.extras))
     ts = _RE_LINE_TS.match(line)
     span = (*ts.span(1), *ts.span(2)) if ts else None
-    return LineTemplate(tuple(columns), tuple(constants), _word_digits(line), tuple(read.keys.items()), True, span)
+    return LineTemplate(tuple(columns), tuple(constants), digits_in_words(line), tuple(read.keys.items()), True, span)
 
 
 # The template of every shape the general reader finds nothing in (a `loss` word in a message). Without
@@ -427,7 +427,7 @@ def make_template(line: bytes, read: LineRead) -> LineTemplate | None:
 NO_ROW = LineTemplate((), (), (), (), row=False)
 
 
-def _word_digits(line: bytes) -> tuple[tuple[int, int], ...]:
+def digits_in_words(line: bytes) -> tuple[tuple[int, int], ...]:
     return tuple(
         (m.start() + i, line[m.start() + i]) for m in _RE_WORD_DIGIT.finditer(line) for i in range(m.end() - m.start())
     )

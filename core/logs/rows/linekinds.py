@@ -1,8 +1,8 @@
-"""What a worker-log line is to `Parser._line` (core.logs.rows.parser), told by its text alone.
+"""What a worker-log line is to `Parser.parse_line` (core.logs.rows.parser), told by its text alone.
 
 The line-by-line reader dispatches on these, and the sample that learns line shapes for bulk reads asks
 `reaches_metric_line` which lines the line-by-line reader would learn from: one definition for both, so
-they cannot drift apart (tests/test_logs_smallfiles.py holds it to `Parser._line`)."""
+they cannot drift apart (tests/test_logs_smallfiles.py holds it to `Parser.parse_line`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step ti
 
 
 def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
-    """Whether `Parser._line` hands this line (of a worker log, no user regex) to `_metric_line`, the
+    """Whether `Parser.parse_line` hands this line (of a worker log, no user regex) to `metric_line`, the
     only place a shape is learnt from when lines are read one by one: what `Parser._learn_shapes` may learn.
     `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
     if line.startswith(ERROR_PREFIXES):

@@ -2,7 +2,7 @@
 
 `Parser.feed` takes a block of complete lines: numpy picks the candidate lines (core.logs.tokens.bulk: lines
 that may be errors, and every line holding a loss key or an eval word, whatever its prefix),
-LossMonitor lines become rows in bulk, and each remaining candidate goes through `_line`: errors
+LossMonitor lines become rows in bulk, and each remaining candidate goes through `parse_line`: errors
 (`[ERROR]` lines, tracebacks, msrun's worker-exit and scheduler time-outs), TimeMonitor timings, and
 loss / evaluation lines read by the general reader (core.logs.rows.general), or every line by the user's regex.
 """
@@ -78,7 +78,7 @@ class Parser:
         self._shapes = Shapes()  # the same templates packed for the compiled match, for the bulk path
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
-        self._floor = 0  # where the file `_line` reads begins in its buffer (feed_many: not at 0)
+        self._floor = 0  # where the file `parse_line` reads begins in its buffer (feed_many: not at 0)
 
     def trim(self, keep: int) -> None:
         """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
@@ -106,7 +106,7 @@ class Parser:
             if m is not None:
                 st.rows.append(lm_row(m, base, obs_time))
             else:
-                self._line(st, buf, 0, find(b"\n", 0, end), base, obs_time, metrics)
+                self.parse_line(st, buf, 0, find(b"\n", 0, end), base, obs_time, metrics)
         # Every candidate line in a few numpy passes, kept as a flat array of line starts (no match
         # objects pile up; they would also wake the cyclic GC). In a big chunk numpy picks out the
         # LossMonitor lines and builds their rows at once; the block's slices are added in file order
@@ -218,7 +218,7 @@ class Parser:
         obs_time: float,
         metrics: bool,
     ) -> None:
-        """The bulk rows `rows` (a range of `block`) and the lines `others` left to `_line`, into the file
+        """The bulk rows `rows` (a range of `block`) and the lines `others` left to `parse_line`, into the file
         in line order (a TimeMonitor line takes the epoch/step of the row before it)."""
         done, stop = rows
         find = buf.find
@@ -231,7 +231,7 @@ class Parser:
             if m is not None:
                 st.rows.append(lm_row(m, base + ls, obs_time))
             else:
-                self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
+                self.parse_line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if stop > done:
             add_rows(st, block, extras, done, stop, self.settings.block_min)
 
@@ -282,7 +282,7 @@ class Parser:
             return block, {}, is_lm, is_lm, [], none
         no_row = hit.copy()
         no_row[row_lines] = False
-        if no_row.any():  # a shape without a row may still be a failure's line: `_line` reads those (`_fatal`)
+        if no_row.any():  # a shape without a row may still be a failure's line: `parse_line` reads those (`_fatal`)
             idx = np.flatnonzero(no_row)
             hit[idx[self._shapes.worth[shape_of[idx]]]] = False
         taken = is_lm.copy()
@@ -350,7 +350,7 @@ class Parser:
             if m is not None:
                 st.rows.append(lm_row(m, base + ls, obs_time))
             else:
-                self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
+                self.parse_line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
 
     def _carry_traceback(self, st: FileState, buf: bytes | bytearray, base: int, end: int) -> None:
         """Keep the bytes of a traceback still being written, for its context once it ends; and settle
@@ -389,7 +389,7 @@ class Parser:
             }
         )
 
-    def _line(
+    def parse_line(
         self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float, metrics: bool
     ) -> None:
         line = bytes(buf[ls:le])
@@ -418,7 +418,7 @@ class Parser:
             return
         if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers); or a fatal line
             if metrics and self.user is None:
-                taken = self._metric_line(st, line, off, obs_time)
+                taken = self.metric_line(st, line, off, obs_time)
             elif metrics:
                 taken = self._user_line(st, line, off, obs_time)
             else:
@@ -465,7 +465,7 @@ class Parser:
             last = st.rows.last() or (_NAN, _NAN)
             st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
             return
-        if not self._metric_line(st, line, off, obs_time):
+        if not self.metric_line(st, line, off, obs_time):
             self._fatal(st, line, off, rank, obs_time)
 
     def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
@@ -486,7 +486,7 @@ class Parser:
             st.rows.append(row_tuple(row, obs_time, off))
         return row is not None
 
-    def _metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
+    def metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """A loss line becomes a row (its other metrics extras), an evaluation line eval entries: True then."""
         low = line.lower()
         if b"loss" not in low and b"val" not in low:

@@ -37,6 +37,7 @@ from core.logs.rows.snapshot import (
     ERROR_COLUMNS,
     METRIC_COLUMNS,
     TIMING_COLUMNS,
+    Held,
     RunSnapshot,
     empty_metrics,
     rank_table,
@@ -119,6 +120,15 @@ class RunReader:
     def table(self) -> MetricTable:
         """The loss table the snapshots' `metrics` view (its size: `table.nbytes`)."""
         return self._table
+
+    @property
+    def held(self) -> Held:
+        """What the reader holds between two reads besides the table (bounded by its settings)."""
+        return Held(
+            max(len(b) for b in self._bufs),
+            len(self._ahead.buffer),
+            max((st.rows.untaken for st in self.files.values()), default=0),
+        )
 
     def discover(self) -> bool:
         """Add newly appeared files; True when something new was found."""

@@ -178,3 +178,13 @@ def rank_table(workers: list[FileState], unregistered: set[int]) -> pd.DataFrame
         "unreadable",
     ]
     return pd.DataFrame(rows, columns=cols)
+
+
+@dataclass(frozen=True)
+class Held:
+    """Memory a reader keeps between two reads: its largest read buffer, the next file's read-ahead
+    (bytes), and the most parsed rows a file holds not yet taken into the table."""
+
+    read_buffer: int
+    read_ahead: int
+    untaken_rows: int

@@ -43,7 +43,7 @@ RE_SCAN = re.compile(rb"\n" + CANDIDATE_START)
 RE_CANDIDATE_AT = re.compile(CANDIDATE_START)
 # The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the
 # plain-decimal form of it (`lm_block`); any other candidate, or a loss line it does not take
-# (nan, exponents, odd spacing), goes through `_line`, which gives the same row for it.
+# (nan, exponents, odd spacing), goes through `parse_line`, which gives the same row for it.
 _LM = rb"epoch: (\d+),? step: (\d+),? loss is (" + NUM + rb")\r?(?=\n)"
 RE_LM_AT = re.compile(_LM)
 _DIGITS_W = 12  # epoch/step digit runs parsed by numpy; longer ones take the exact Python path
@@ -182,14 +182,14 @@ def decimals(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarr
     for anything else (nan, inf, exponents, over `_VALUE_W` bytes): those take the exact line path.
     """
     if len(start) < _MATRIX_MAX:
-        return _decimals_matrix(chunk, start)
-    return _decimals_columns(chunk, start)
+        return decimals_matrix(chunk, start)
+    return decimals_columns(chunk, start)
 
 
 _MATRIX_MAX = 2048  # below this many values the whole-matrix form wins (fixed ~30 numpy calls)
 
 
-def _decimals_columns(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decimals_columns(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`decimals` column by column (each step works on contiguous columns and the loop stops when
     every number has ended): fastest for tens of thousands of values, ~19 x 14 numpy calls each."""
     n = len(start)
@@ -233,7 +233,7 @@ def _decimals_columns(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray,
     return value, length, plain
 
 
-def _decimals_matrix(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decimals_matrix(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`decimals` on the whole (n, _VALUE_W) byte matrix at once (a class lookup, cumulative sums):
     a fixed ~30 numpy calls, so a live tick or a small file does not pay the column loop's ~270."""
     ok = (start >= 0) & (start <= len(chunk) - _VALUE_W)
@@ -388,7 +388,7 @@ def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: fl
 
     A line is taken only if it is all of `epoch: <digits>[,] step: <digits>[,] loss is <decimal>`
     then an optional CR and the newline (so `_LM` matches it whole and `float` gives the same
-    numbers); the rest is left to `_line`.
+    numbers); the rest is left to `parse_line`.
     """
     chunk = np.frombuffer(buf, dtype=np.uint8)
     top = len(chunk) - 1

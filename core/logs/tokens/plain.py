@@ -1,4 +1,4 @@
-"""Candidate lines that carry nothing: found in one search per chunk instead of one `Parser._line` each."""
+"""Candidate lines that carry nothing: found in one search per chunk instead of one `Parser.parse_line` each."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from core.logs.tokens.lexicon import ERROR_PREFIXES
 
 __all__ = ["holds_worth", "shape_holds_worth", "worth_a_look"]
 
-# What can make a candidate line without a loss key or an eval word do anything in `Parser._line`: an
+# What can make a candidate line without a loss key or an eval word do anything in `Parser.parse_line`: an
 # error prefix, a traceback, an exception line (`[\w.]*(Error|Exception|...)(:|$)`), a YOLO or
 # TimeMonitor timing, a fatal signature (core.logs.rows.failures' quick test). As literals, each a part every
-# such line holds (a superset: a line that holds one is read by `_line`, which decides), found with
+# such line holds (a superset: a line that holds one is read by `parse_line`, which decides), found with
 # bytes.find (memchr-fast, ~5x one regex over the joined lines); the CANN code (`EI0002`) by a regex.
 _WORTH_LITERALS = (
     *ERROR_PREFIXES,
@@ -40,7 +40,7 @@ _RE_CANN_CODE = re.compile(rb"[A-Z][0-9]{4}")
 assert not any(set(x) & set(b"0123456789#") for x in _WORTH_LITERALS), "shape_holds_worth relies on it"
 
 
-def _worth_positions(joined: bytes) -> list[int]:
+def worth_positions(joined: bytes) -> list[int]:
     """Where in `joined` a part of a line worth reading is (unsorted, maybe repeated)."""
     found = [m.start() for m in _RE_CANN_CODE.finditer(joined)]
     find = joined.find
@@ -70,18 +70,18 @@ def _packed(literals: tuple[bytes, ...]) -> tuple[np.ndarray, ...]:
 _WORTH_PACKED = _packed(_WORTH_LITERALS)
 
 
-def _worth_compiled(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
+def worth_compiled(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
     """Per line [ls, le) of `buf`, whether it holds a part of a line worth reading (one compiled pass)."""
     from core.logs.tokens import linescan  # numba: imported by a big read only (templated.compiled_passes)
 
     return linescan.worth_lines(np.frombuffer(buf, dtype=np.uint8), ls, le, *_WORTH_PACKED)
 
 
-def _worth_searched(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
+def worth_searched(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
     """The same answer by `bytes.find` over the lines joined: a small read never loads numba for it."""
     joined = b"\n".join([buf[a:b] for a, b in zip(ls.tolist(), le.tolist(), strict=True)])
     worth = np.zeros(len(ls), dtype=bool)
-    hits = _worth_positions(joined)
+    hits = worth_positions(joined)
     if hits:
         worth[np.searchsorted(np.cumsum(le - ls + 1), hits, side="right")] = True  # joined line of each hit
     return worth
@@ -92,13 +92,13 @@ def shape_holds_worth(shape: bytes) -> bool:
     reading: every line of a shape, answered once. Exact for the literals (none holds a digit or a `#`, so a
     line holds one where its shape does); a CANN code (a capital and four digits) shows as a capital and
     four `#`, and a line's own `#` counts too (a superset, as `holds_worth` is)."""
-    return bool(_worth_positions(shape.replace(b"#", b"0")))
+    return bool(worth_positions(shape.replace(b"#", b"0")))
 
 
 def holds_worth(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray, compiled: bool) -> np.ndarray:
     """Per line [ls, le) of `buf`, whether it holds a part of a line worth reading (an error prefix, a
     traceback, a timing, a failure's signature: a superset), by the compiled pass or by `bytes.find`."""
-    return (_worth_compiled if compiled else _worth_searched)(buf, ls, le)
+    return (worth_compiled if compiled else worth_searched)(buf, ls, le)
 
 
 def worth_a_look(
@@ -109,10 +109,10 @@ def worth_a_look(
     newlines: np.ndarray,
     compiled: bool = False,
 ) -> np.ndarray:
-    """`others` (indices of candidate lines left to `_line`) without the lines `_line` would read and drop.
+    """`others` (indices of candidate lines left to `parse_line`) without the lines `parse_line` would read and drop.
 
     Why: plain text lines (`Number of epochs: 3`, config dumps) are candidates because they may be an
-    error; at ~4 us each in `Parser._line` they cost MindCV-format logs a third of their read. A line holding a
+    error; at ~4 us each in `Parser.parse_line` they cost MindCV-format logs a third of their read. A line holding a
     keyword is kept (`words`: a position inside each such line, e.g. its start); the others are joined and
     searched once for the parts of a line worth reading (`_WORTH_LITERALS`), and only the lines it hits
     are kept, so the result is exactly what reading them all gives. `compiled`: by the compiled pass (a
