@@ -92,6 +92,8 @@ class FileState:
     live: bool = False  # rows get the observation time (the file was read while being written)
     tb_start: int | None = None  # offset of a pending "Traceback" header
     tb_carry: bytes = b""
+    tb_time: float = _NAN  # time of the last stamped line before the pending traceback's header
+    tail: bytes = b""  # the last bytes of earlier reads, where a traceback's time may be (parser LOOKBACK)
     rows: Rows = field(default_factory=Rows)  # ROW_KEYS rows, file order
     timings: list[tuple] = field(default_factory=list)
     evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset)

@@ -355,12 +355,23 @@ class Parser:
     def _carry_traceback(self, st: FileState, buf: bytes | bytearray, base: int, end: int) -> None:
         """Keep the bytes of a traceback still being written, for its context once it ends; and settle
         which failures ended the rank (core.logs.rows.failures.settle)."""
+        read = bytes(buf[max(self._floor, end - LOOKBACK) : end])
+        st.tail = read if len(read) >= LOOKBACK else (st.tail + read)[-LOOKBACK:]
         if st.tb_start is not None:
             if st.tb_start >= base:
                 st.tb_carry = bytes(buf[st.tb_start - base : end][: self.settings.tb_carry_max])
             else:
                 st.tb_carry += buf[: min(end, max(0, self.settings.tb_carry_max - len(st.tb_carry)))]
         settle(st)
+
+    def _time_before(self, st: FileState, buf: bytes | bytearray, head: int) -> float:
+        """Time of the last stamped line in the LOOKBACK bytes before buf[head]: this read's bytes, then the
+        tail of the file's earlier reads, so a file read in several blocks (or live ticks) gives the time a
+        single read gives."""
+        lo = head - LOOKBACK
+        if lo >= self._floor or not st.tail:
+            return last_log_time(bytes(buf[max(self._floor, lo) : head]))
+        return last_log_time((st.tail + bytes(buf[self._floor : head]))[-LOOKBACK:])
 
     def _error(
         self,
@@ -429,6 +440,7 @@ class Parser:
         if line.startswith(TRACEBACK):
             st.tb_start = off
             st.tb_carry = b""
+            st.tb_time = self._time_before(st, buf, ls)
             # a failure until its exception line replaces it (a log may end inside the traceback)
             self._error(st, ErrorKind.EXCEPTION, CUT_TRACEBACK, "", off, rank, st.pid, obs_time, last_log_time(line))
             return
@@ -438,8 +450,9 @@ class Parser:
         if mexc:
             text = line.decode("utf-8", "replace").strip()
             context = ""
-            head = st.tb_start - base if st.tb_start is not None and st.tb_start >= base else ls
-            lt = last_log_time(bytes(buf[max(self._floor, head - _LOOKBACK) : head]))  # the exception's own time
+            # the exception's own time: the last stamped line before its traceback (found at the header, which
+            # may have been read a block or a live tick earlier), else before this line
+            lt = st.tb_time if st.tb_start is not None else self._time_before(st, buf, ls)
             if st.tb_start is not None:
                 rank = close_traceback(st, rank)
                 end = off - base + len(line)
@@ -511,5 +524,5 @@ class Parser:
 
 _LEARN_ROUNDS = 3  # samples taken from a block's lines of unknown shapes before the rest is read one by one
 _MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
-_LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line
+LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")
