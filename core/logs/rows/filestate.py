@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -17,6 +17,7 @@ import pandas as pd
 from core.logs.bytes.discover import LogFile, LogRole
 from core.logs.rows.formats import ROW_FIELDS, line_time
 from core.logs.rows.general import LineRead
+from core.logs.rows.lineranks import line_rank
 from core.logs.tokens.bulk import Rows
 
 _NAN = float("nan")
@@ -36,6 +37,44 @@ class ErrorKind(StrEnum):
     ERROR_LOG = "error_log"
     OVERLONG_LINE = "overlong_line"
     TRUNCATED = "truncated"  # a note: the file was cut in place (copytruncate, truncate); its earlier rows stay
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRow:
+    """One error line of a file, as the snapshot's errors frame has it (ERROR_COLUMNS, `kind` as its string).
+
+    Frozen: what changes after the line is read (its line number, found once the snapshot is taken; a
+    failure that training followed, now an error line; a cut traceback's context) is a new row in its place.
+    `rank` is the rank the line names when one stream carries several, else its file's (None: from `pid`)."""
+
+    rank: int | None
+    kind: ErrorKind
+    message: str
+    context: str
+    offset: int
+    file: str
+    pid: int | None
+    time: float
+    log_time: float = _NAN
+    line: int | None = None  # 1-based line number, counted when the snapshot needs it
+
+    def with_line(self, line: int | None) -> ErrorRow:
+        return replace(self, line=line)
+
+    def row(self) -> tuple:
+        """The row in ERROR_COLUMNS order (`kind` as the string the frame always held)."""
+        return (
+            self.rank,
+            str(self.kind),
+            self.message,
+            self.context,
+            self.line,
+            self.offset,
+            self.file,
+            self.pid,
+            self.time,
+            self.log_time,
+        )
 
 
 FATAL_KINDS = (ErrorKind.EXCEPTION, ErrorKind.NAN, ErrorKind.WORKER_EXIT, ErrorKind.TASK_EXIT, ErrorKind.TIMEOUT)
@@ -60,16 +99,28 @@ class ReaderSettings:
     settle_min: int = 64 << 20  # a refresh that parsed this much settles the heap (the injected `after_big_read`)
 
 
-def add_rows(st: FileState, block: np.ndarray, extras: dict[str, np.ndarray], lo: int, hi: int, block_min: int) -> None:
-    """Rows lo:hi of a bulk block (and their other metrics) into the file's rows."""
+def add_rows(
+    st: FileState,
+    block: np.ndarray,
+    extras: dict[str, np.ndarray],
+    lo: int,
+    hi: int,
+    block_min: int,
+    ranks: np.ndarray | None = None,
+) -> None:
+    """Rows lo:hi of a bulk block (and their other metrics) into the file's rows; `ranks`: the rank each
+    row's line names (-1 none), None when no line of the block names one."""
     part = block[lo:hi]
     # a few rows go as a block too: keyword lines (`val` in chatter) cut the bulk rows into short runs
     if len(part) >= min(block_min, 4):
-        st.rows.add_block(part, {name: col[lo:hi] for name, col in extras.items()})
+        st.rows.add_block(
+            part, {name: col[lo:hi] for name, col in extras.items()}, None if ranks is None else ranks[lo:hi]
+        )
         return
     for i, row in enumerate(part.tolist()):
         more = {name: float(col[lo + i]) for name, col in extras.items() if col[lo + i] == col[lo + i]}
-        st.rows.append(tuple(row), more)
+        rank = None if ranks is None or ranks[lo + i] < 0 else int(ranks[lo + i])
+        st.rows.append(tuple(row), more, rank)
 
 
 @dataclass
@@ -96,8 +147,9 @@ class FileState:
     timings: list[tuple] = field(default_factory=list)
     evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset)
     metric_keys: dict[str, str] = field(default_factory=dict)  # column -> the key as the log spells it
-    errors: list[dict] = field(default_factory=list)
+    errors: list[ErrorRow] = field(default_factory=list)
     unregistered: set[int] = field(default_factory=set)
+    hosts: dict[str, int] = field(default_factory=dict)  # pdsh host -> its series (core.logs.rows.lineranks)
     rotated: bool = False  # renamed away by log rotation: its rows stay, before the current file's
     unreadable: str | None = None  # why the file cannot be read (permission denied, a FIFO, ...)
     frozen: bool = False  # the part of a file before it was truncated in place: kept, never read again
@@ -144,21 +196,20 @@ def note_cut(st: FileState, old: FileState, obs_time: float) -> None:
     `truncated`: shown with the file's notes by `watch` and the Monitor; it never fails a rank)."""
     how = "copy-truncated (logrotate copytruncate)" if not old.frozen else "truncated in place"
     st.errors.append(
-        {
-            "rank": st.info.rank if st.info.role == LogRole.WORKER else -1,
-            "kind": ErrorKind.TRUNCATED.value,
-            "message": (
+        ErrorRow(
+            rank=st.info.rank if st.info.role == LogRole.WORKER else -1,
+            kind=ErrorKind.TRUNCATED,
+            message=(
                 f"{st.info.rel} was {how} after {old.consumed:,} bytes: its {len(old.rows):,} earlier rows are "
                 f"kept as {old.info.rel}; reading restarts at its start"
             ),
-            "context": "",
-            "line": 1,
-            "offset": 0,
-            "file": st.info.rel,
-            "pid": None,
-            "time": obs_time,
-            "log_time": _NAN,
-        }
+            context="",
+            offset=0,
+            file=st.info.rel,
+            pid=None,
+            time=obs_time,
+            line=1,
+        )
     )
 
 
@@ -210,8 +261,21 @@ def note_lines(errors: pd.DataFrame) -> list[str]:
     ]
 
 
-def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
-    """What the general reader found on one line, into the file's rows (training) or evals."""
+def row_rank(st: FileState, line: bytes) -> int | None:
+    """The rank `line` names when one stream carries several (core.logs.rows.lineranks), a host's series
+    when it names only its host; None: the file's rank."""
+    named = line_rank(line)
+    if named is None:
+        return None
+    if named.rank is not None:
+        return named.rank
+    assert named.host is not None  # a LineRank names one or the other
+    return st.hosts.setdefault(named.host, len(st.hosts))
+
+
+def add_read(st: FileState, read: LineRead, off: int, obs_time: float, rank: int | None = None) -> None:
+    """What the general reader found on one line, into the file's rows (training) or evals; `rank`: the
+    rank the line names (None: the file's)."""
     f = read.fields
     t = f.get("time", _NAN)
     t = t if t == t else obs_time
@@ -219,11 +283,11 @@ def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
         epoch, step = f.get("epoch", _NAN), f.get("step", _NAN)
         for name, value in (*f.items(), *read.extras.items()):
             if name not in _NOT_EVAL_VALUES:
-                st.evals.append((epoch, step, name, value, t, off))
+                st.evals.append((epoch, step, name, value, t, off, rank))
         return
     for column, key in read.keys.items():
         st.metric_keys.setdefault(column, key)
-    st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras)
+    st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras, rank)
 
 
 _NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})

@@ -21,11 +21,13 @@ from core.logs.rows.filestate import (
     FATAL_KINDS,
     MAX_PARTIAL_LINE,
     ErrorKind,
+    ErrorRow,
     FileState,
     ReaderSettings,
     add_read,
     add_rows,
     last_log_time,
+    row_rank,
     row_tuple,
 )
 from core.logs.rows.formats import (
@@ -38,7 +40,15 @@ from core.logs.rows.formats import (
     to_float,
 )
 from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
-from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_tag, has_keyword, reaches_metric_line
+from core.logs.rows.linekinds import (
+    RE_TIMEMONITOR,
+    TRACEBACK,
+    failure_after_prefix,
+    failure_after_tag,
+    has_keyword,
+    reaches_metric_line,
+)
+from core.logs.rows.lineranks import line_rank
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, template_block
 from core.logs.tokens.bulk import (
     RE_CANDIDATE_AT,
@@ -79,6 +89,9 @@ class Parser:
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
         self._floor = 0  # where the file `_line` reads begins in its buffer (feed_many: not at 0)
+        # ids of the row templates whose line names its rank (core.logs.rows.lineranks): only their lines are
+        # asked for one, so a stream without costs nothing
+        self._ranked: set[int] = set()
 
     def trim(self, keep: int) -> None:
         """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
@@ -137,9 +150,10 @@ class Parser:
             return
         starts = np.asarray(found, dtype=np.int64)
         is_lm, block = lm_block(buf, starts, base, obs_time)
-        block, extras, taken, has_row, used, _ = self._templated(
+        block, extras, taken, has_row, used, which = self._templated(
             buf, end, starts, is_lm, block, base, obs_time, newlines[0] if newlines else None, st.tb_start is not None
         )
+        named = self._named_rows(buf, block, used, which, base, end)
         for template in used:
             for column, key in template.keys:
                 st.metric_keys.setdefault(column, key)
@@ -147,7 +161,9 @@ class Parser:
         others = np.flatnonzero(~taken)
         if words is not None and newlines and len(others) >= block_min:
             others = worth_a_look(buf, starts, others, words, newlines[0], compiled=True)
-        self._emit(st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics)
+        self._emit(
+            st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics, named
+        )
         self._carry_traceback(st, buf, base, end)
 
     def feed_many(self, items: Sequence[tuple[FileState, int, int]], buf: bytearray) -> None:
@@ -173,6 +189,7 @@ class Parser:
             buf, end, starts, is_lm, block, 0, _NAN, newlines, False
         )
         rows_through = np.cumsum(has_row)
+        named = self._named_rows(buf, block, used, which, 0, end)
         others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
         names = [extra_names(t) for t in used]
         for st, lo, hi in items:
@@ -199,6 +216,7 @@ class Parser:
                 hi,
                 _NAN,
                 True,
+                named,
             )
             self._carry_traceback(st, buf, -lo, hi)
         self._floor = 0
@@ -217,15 +235,21 @@ class Parser:
         end: int,
         obs_time: float,
         metrics: bool,
+        named: dict[int, bytes] | None = None,
     ) -> None:
         """The bulk rows `rows` (a range of `block`) and the lines `others` left to `_line`, into the file
-        in line order (a TimeMonitor line takes the epoch/step of the row before it)."""
+        in line order (a TimeMonitor line takes the epoch/step of the row before it). `named`: the lines of
+        the block's rows that name their rank (`_named_rows`), by row."""
         done, stop = rows
         find = buf.find
+        ranks = None
+        if named and any(done <= i < stop for i in named):  # a host's series is numbered in file order: here
+            ranks = np.full(len(block), -1, dtype=np.int64)
         for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
             k = int(rows_through[j])  # bulk rows that come before this line
             if k > done:
-                add_rows(st, block, extras, done, k, self.settings.block_min)
+                self._bulk_ranks(st, ranks, named, done, k)
+                add_rows(st, block, extras, done, k, self.settings.block_min, ranks)
                 done = k
             m = RE_LM_AT.match(buf, ls, end)  # a LossMonitor line numpy left (too near the buffer's end)
             if m is not None:
@@ -233,7 +257,40 @@ class Parser:
             else:
                 self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if stop > done:
-            add_rows(st, block, extras, done, stop, self.settings.block_min)
+            self._bulk_ranks(st, ranks, named, done, stop)
+            add_rows(st, block, extras, done, stop, self.settings.block_min, ranks)
+
+    def _named_rows(
+        self,
+        buf: bytes | bytearray,
+        block: np.ndarray,
+        used: list[LineTemplate],
+        which: np.ndarray,
+        base: int,
+        end: int,
+    ) -> dict[int, bytes] | None:
+        """The lines of the bulk rows read by a template whose line names its rank, by row (None: no such
+        row, the common case: a stream without rank tags pays one look at the templates used)."""
+        ranked = [i for i, t in enumerate(used) if id(t) in self._ranked]
+        if not ranked:
+            return None
+        rows = np.flatnonzero(np.isin(which, ranked))
+        out: dict[int, bytes] = {}
+        for i, off in zip(rows.tolist(), block[rows, _OFFSET].tolist(), strict=True):
+            ls = int(off) - base
+            le = buf.find(b"\n", ls, end)
+            out[i] = bytes(buf[ls : end if le == -1 else le])
+        return out
+
+    @staticmethod
+    def _bulk_ranks(st: FileState, ranks: np.ndarray | None, named: dict[int, bytes] | None, lo: int, hi: int) -> None:
+        """The ranks the lines of bulk rows lo:hi name, into `ranks` (in file order: a host's series number)."""
+        if ranks is None or not named:
+            return
+        for i in range(lo, hi):
+            line = named.get(i)
+            if line is not None and (rank := row_rank(st, line.removesuffix(b"\r"))) is not None:
+                ranks[i] = rank
 
     def _templated(
         self,
@@ -327,7 +384,10 @@ class Parser:
         if len(self._templates) >= _MAX_TEMPLATES:
             self._templates.clear()
             self._shapes.clear()
+            self._ranked.clear()
         template = NO_ROW if read is None else make_template(line, read)
+        if template is not None and template is not NO_ROW and line_rank(line) is not None:
+            self._ranked.add(id(template))
         self._templates[key] = template
         self._shapes.add(key, template)
         return template
@@ -374,20 +434,7 @@ class Parser:
         t: float,
         log_time: float = _NAN,
     ) -> None:
-        st.errors.append(
-            {
-                "rank": rank,
-                "kind": str(kind),
-                "message": message,
-                "context": context,
-                "line": None,
-                "offset": off,
-                "file": st.info.rel,
-                "pid": pid,
-                "time": t,
-                "log_time": log_time,
-            }
-        )
+        st.errors.append(ErrorRow(rank, kind, message, context, off, st.info.rel, pid, t, log_time))
 
     def _line(
         self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float, metrics: bool
@@ -399,9 +446,15 @@ class Parser:
             return
         info = st.info
         rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
-        if line[:1] == b"[" and (tag := failure_after_tag(line, st.tb_start is not None))[0]:
+        first = line[:1]
+        if first == b"[" and (tag := failure_after_tag(line, st.tb_start is not None))[0]:
             # a failure's line after a launcher's tag (`[1,2]<stderr>:`, `[rank6]:`), of the rank it names
             line, ls, rank = line[tag[0] :], ls + tag[0], rank if tag[1] is None else tag[1]
+        elif first.isalnum() and (hosted := failure_after_prefix(line, st.tb_start is not None))[0]:
+            # ... or after pdsh's host prefix: the rank a tag after it names, else the host's series
+            skip, named, host = hosted
+            line, ls = line[skip:], ls + skip
+            rank = named if named is not None else st.hosts.setdefault(host or "", len(st.hosts))
         off = base + ls
         if line.startswith(ERROR_PREFIXES):
             m = _RE_MS_LOG.match(line)
@@ -483,7 +536,7 @@ class Parser:
         """The user's regex on one line: True when it gave a row."""
         row = self.user.parse(line) if self.user is not None else None
         if row is not None:
-            st.rows.append(row_tuple(row, obs_time, off))
+            st.rows.append(row_tuple(row, obs_time, off), None, row_rank(st, line))
         return row is not None
 
     def _metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
@@ -499,11 +552,12 @@ class Parser:
                 if len(st.metric_keys) < template.n_keys:
                     st.metric_keys.update((c, k) for c, k in template.keys if c not in st.metric_keys)
                 t = row[-1]
-                st.rows.append((*row[:-1], t if t == t else obs_time, off), extras)
+                rank = row_rank(st, line) if id(template) in self._ranked else None
+                st.rows.append((*row[:-1], t if t == t else obs_time, off), extras, rank)
             return bool(template.row)
         read = read_loss(line)
         if read is not None:
-            add_read(st, read, off, obs_time)
+            add_read(st, read, off, obs_time, row_rank(st, line))
         if key not in self._templates and b"\x1b" not in line:
             self._learn(key, line, read)
         return read is not None
