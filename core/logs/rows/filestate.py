@@ -16,7 +16,7 @@ import pandas as pd
 
 from core.logs.bytes.discover import LogFile, LogRole
 from core.logs.rows.formats import ROW_FIELDS, line_time
-from core.logs.rows.general import LineRead
+from core.logs.rows.general import LineRead, LineTemplate
 from core.logs.rows.lineranks import line_rank
 from core.logs.tokens.bulk import Rows
 
@@ -99,6 +99,30 @@ class ReaderSettings:
     settle_min: int = 64 << 20  # a refresh that parsed this much settles the heap (the injected `after_big_read`)
 
 
+def named_lines(
+    buf: bytes | bytearray,
+    block: np.ndarray,
+    used: list[LineTemplate],
+    which: np.ndarray,
+    ranked: set[int],
+    base: int,
+    end: int,
+) -> dict[int, bytes] | None:
+    """The lines of the bulk rows read by a template whose line names its rank (`ranked`: their ids; `which`:
+    each row's template in `used`), by row: what `add_rows` asks for the rank they name. None when no such
+    row: a stream without rank tags pays one look at the templates it used."""
+    marked = [i for i, t in enumerate(used) if id(t) in ranked]
+    if not marked:
+        return None
+    rows = np.flatnonzero(np.isin(which, marked))
+    out: dict[int, bytes] = {}
+    for i, off in zip(rows.tolist(), block[rows, -1].tolist(), strict=True):
+        ls = int(off) - base
+        le = buf.find(b"\n", ls, end)
+        out[i] = bytes(buf[ls : end if le == -1 else le])
+    return out
+
+
 def add_rows(
     st: FileState,
     block: np.ndarray,
@@ -106,10 +130,17 @@ def add_rows(
     lo: int,
     hi: int,
     block_min: int,
-    ranks: np.ndarray | None = None,
+    named: dict[int, bytes] | None = None,
 ) -> None:
-    """Rows lo:hi of a bulk block (and their other metrics) into the file's rows; `ranks`: the rank each
-    row's line names (-1 none), None when no line of the block names one."""
+    """Rows lo:hi of a bulk block (and their other metrics) into the file's rows; `named`: the lines of the
+    block's rows that may name their rank, by row (`named_lines`; None: no line of the block does)."""
+    ranks = None
+    if named and any(lo <= i < hi for i in named):  # in file order: a host's series is numbered as it comes
+        ranks = np.full(len(block), -1, dtype=np.int64)
+        for i in range(lo, hi):
+            line = named.get(i)
+            if line is not None and (rank := row_rank(st, line.removesuffix(b"\r"))) is not None:
+                ranks[i] = rank
     part = block[lo:hi]
     # a few rows go as a block too: keyword lines (`val` in chatter) cut the bulk rows into short runs
     if len(part) >= min(block_min, 4):

@@ -27,6 +27,7 @@ from core.logs.rows.filestate import (
     add_read,
     add_rows,
     last_log_time,
+    named_lines,
     row_rank,
     row_tuple,
 )
@@ -40,14 +41,7 @@ from core.logs.rows.formats import (
     to_float,
 )
 from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
-from core.logs.rows.linekinds import (
-    RE_TIMEMONITOR,
-    TRACEBACK,
-    failure_after_prefix,
-    failure_after_tag,
-    has_keyword,
-    reaches_metric_line,
-)
+from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_prefix, has_keyword, reaches_metric_line
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, template_block
 from core.logs.tokens.bulk import (
@@ -89,9 +83,7 @@ class Parser:
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
         self._floor = 0  # where the file `_line` reads begins in its buffer (feed_many: not at 0)
-        # ids of the row templates whose line names its rank (core.logs.rows.lineranks): only their lines are
-        # asked for one, so a stream without costs nothing
-        self._ranked: set[int] = set()
+        self._ranked: set[int] = set()  # ids of row templates whose line names a rank: only their lines are asked
 
     def trim(self, keep: int) -> None:
         """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
@@ -153,7 +145,7 @@ class Parser:
         block, extras, taken, has_row, used, which = self._templated(
             buf, end, starts, is_lm, block, base, obs_time, newlines[0] if newlines else None, st.tb_start is not None
         )
-        named = self._named_rows(buf, block, used, which, base, end)
+        named = named_lines(buf, block, used, which, self._ranked, base, end)
         for template in used:
             for column, key in template.keys:
                 st.metric_keys.setdefault(column, key)
@@ -189,7 +181,7 @@ class Parser:
             buf, end, starts, is_lm, block, 0, _NAN, newlines, False
         )
         rows_through = np.cumsum(has_row)
-        named = self._named_rows(buf, block, used, which, 0, end)
+        named = named_lines(buf, block, used, which, self._ranked, 0, end)
         others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
         names = [extra_names(t) for t in used]
         for st, lo, hi in items:
@@ -242,14 +234,10 @@ class Parser:
         the block's rows that name their rank (`_named_rows`), by row."""
         done, stop = rows
         find = buf.find
-        ranks = None
-        if named and any(done <= i < stop for i in named):  # a host's series is numbered in file order: here
-            ranks = np.full(len(block), -1, dtype=np.int64)
         for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
             k = int(rows_through[j])  # bulk rows that come before this line
             if k > done:
-                self._bulk_ranks(st, ranks, named, done, k)
-                add_rows(st, block, extras, done, k, self.settings.block_min, ranks)
+                add_rows(st, block, extras, done, k, self.settings.block_min, named)
                 done = k
             m = RE_LM_AT.match(buf, ls, end)  # a LossMonitor line numpy left (too near the buffer's end)
             if m is not None:
@@ -257,40 +245,7 @@ class Parser:
             else:
                 self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if stop > done:
-            self._bulk_ranks(st, ranks, named, done, stop)
-            add_rows(st, block, extras, done, stop, self.settings.block_min, ranks)
-
-    def _named_rows(
-        self,
-        buf: bytes | bytearray,
-        block: np.ndarray,
-        used: list[LineTemplate],
-        which: np.ndarray,
-        base: int,
-        end: int,
-    ) -> dict[int, bytes] | None:
-        """The lines of the bulk rows read by a template whose line names its rank, by row (None: no such
-        row, the common case: a stream without rank tags pays one look at the templates used)."""
-        ranked = [i for i, t in enumerate(used) if id(t) in self._ranked]
-        if not ranked:
-            return None
-        rows = np.flatnonzero(np.isin(which, ranked))
-        out: dict[int, bytes] = {}
-        for i, off in zip(rows.tolist(), block[rows, _OFFSET].tolist(), strict=True):
-            ls = int(off) - base
-            le = buf.find(b"\n", ls, end)
-            out[i] = bytes(buf[ls : end if le == -1 else le])
-        return out
-
-    @staticmethod
-    def _bulk_ranks(st: FileState, ranks: np.ndarray | None, named: dict[int, bytes] | None, lo: int, hi: int) -> None:
-        """The ranks the lines of bulk rows lo:hi name, into `ranks` (in file order: a host's series number)."""
-        if ranks is None or not named:
-            return
-        for i in range(lo, hi):
-            line = named.get(i)
-            if line is not None and (rank := row_rank(st, line.removesuffix(b"\r"))) is not None:
-                ranks[i] = rank
+            add_rows(st, block, extras, done, stop, self.settings.block_min, named)
 
     def _templated(
         self,
@@ -446,15 +401,11 @@ class Parser:
             return
         info = st.info
         rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
-        first = line[:1]
-        if first == b"[" and (tag := failure_after_tag(line, st.tb_start is not None))[0]:
-            # a failure's line after a launcher's tag (`[1,2]<stderr>:`, `[rank6]:`), of the rank it names
-            line, ls, rank = line[tag[0] :], ls + tag[0], rank if tag[1] is None else tag[1]
-        elif first.isalnum() and (hosted := failure_after_prefix(line, st.tb_start is not None))[0]:
-            # ... or after pdsh's host prefix: the rank a tag after it names, else the host's series
-            skip, named, host = hosted
+        if (line[:1] == b"[" or line[:1].isalnum()) and (tag := failure_after_prefix(line, st.tb_start is not None))[0]:
+            # a failure after a tag (`[1,2]<stderr>:`, `[rank6]:`, `worker-1: `): of its rank, else its host's series
+            skip, named, host = tag
             line, ls = line[skip:], ls + skip
-            rank = named if named is not None else st.hosts.setdefault(host or "", len(st.hosts))
+            rank = named if named is not None else rank if host is None else st.hosts.setdefault(host, len(st.hosts))
         off = base + ls
         if line.startswith(ERROR_PREFIXES):
             m = _RE_MS_LOG.match(line)
