@@ -204,3 +204,23 @@ def test_error_rows_are_typed_and_frozen() -> None:
         errors[0].rank = 0  # type: ignore[misc]
     assert list(snap.errors.columns) == ERROR_COLUMNS
     assert snap.errors["kind"].map(type).eq(str).all()  # the frame holds the kind's string, as it always did
+
+
+def test_a_live_stream_keeps_each_ranks_count_and_last_row_across_ticks(tmp_path: Path) -> None:
+    """The table takes a file's rows every tick: each rank's count and last row outlive the take."""
+    from core.logs.rows.reader import RunReader
+
+    lines = WENET.splitlines(keepends=True)
+    run = _write(tmp_path / "run", b"".join(lines[:4]))
+    reader = RunReader(run)
+    reader.refresh()
+    first = reader.snapshot().ranks.set_index("rank")
+    assert first["n_loss"].to_dict() == {0: 1, 1: 1, 2: 2}
+    with (run / "train.log").open("ab") as f:
+        f.write(b"".join(lines[4:]))
+    reader.refresh()
+    snap = reader.snapshot()
+    ranks = snap.ranks.set_index("rank")
+    assert ranks["n_loss"].to_dict() == {0: 2, 1: 2, 2: 2, 3: 0}
+    assert ranks["last_loss"].dropna().to_dict() == {0: 25.618004, 1: 18.340179, 2: 23.600426}
+    assert snap.metrics.groupby("rank").size().to_dict() == {0: 2, 1: 2, 2: 2}
