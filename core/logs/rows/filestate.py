@@ -104,23 +104,42 @@ def named_lines(
     block: np.ndarray,
     used: list[LineTemplate],
     which: np.ndarray,
-    ranked: set[int],
+    ranked: dict[int, tuple[int, int] | None],
     base: int,
     end: int,
-) -> dict[int, bytes] | None:
-    """The lines of the bulk rows read by a template whose line names its rank (`ranked`: their ids; `which`:
-    each row's template in `used`), by row: what `add_rows` asks for the rank they name. None when no such
-    row: a stream without rank tags pays one look at the templates it used."""
+) -> NamedRows | None:
+    """The ranks the lines of the bulk rows name, for the rows read by a template whose line names one
+    (`ranked`: template id -> where its lines' rank digits are; `which`: each row's template in `used`): read
+    in numpy at those places; a host's lines (`ranked` None) kept for `add_rows` to number in file order.
+    None when no row's template names a rank: a stream without rank tags pays one look at its templates."""
     marked = [i for i, t in enumerate(used) if id(t) in ranked]
     if not marked:
         return None
     rows = np.flatnonzero(np.isin(which, marked))
-    out: dict[int, bytes] = {}
-    for i, off in zip(rows.tolist(), block[rows, -1].tolist(), strict=True):
-        ls = int(off) - base
-        le = buf.find(b"\n", ls, end)
-        out[i] = bytes(buf[ls : end if le == -1 else le])
-    return out
+    starts = (block[rows, -1] - base).astype(np.int64)
+    ranks = np.full(len(rows), -1, dtype=np.int64)
+    chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
+    lines: dict[int, bytes] = {}
+    for i in marked:
+        mine = np.flatnonzero(which[rows] == i)
+        span = ranked[id(used[i])]
+        if span is not None:  # digits at the same place in every line of the shape
+            digits = chunk[starts[mine, None] + np.arange(*span)].astype(np.int64) - 48
+            ranks[mine] = digits @ (10 ** np.arange(span[1] - span[0] - 1, -1, -1, dtype=np.int64))
+            continue
+        for j, off in zip(mine.tolist(), starts[mine].tolist(), strict=True):
+            le = buf.find(b"\n", off, end)
+            lines[int(rows[j])] = bytes(buf[off : end if le == -1 else le])
+    return NamedRows(rows, ranks, lines)
+
+
+@dataclass(frozen=True)
+class NamedRows:
+    """The bulk rows whose line names a rank: their rows (sorted), ranks (-1: a host's line, in `lines`)."""
+
+    rows: np.ndarray
+    ranks: np.ndarray
+    lines: dict[int, bytes]
 
 
 def add_rows(
@@ -130,17 +149,19 @@ def add_rows(
     lo: int,
     hi: int,
     block_min: int,
-    named: dict[int, bytes] | None = None,
+    named: NamedRows | None = None,
 ) -> None:
     """Rows lo:hi of a bulk block (and their other metrics) into the file's rows; `named`: the lines of the
     block's rows that may name their rank, by row (`named_lines`; None: no line of the block does)."""
     ranks = None
-    if named and any(lo <= i < hi for i in named):  # in file order: a host's series is numbered as it comes
-        ranks = np.full(len(block), -1, dtype=np.int64)
-        for i in range(lo, hi):
-            line = named.get(i)
-            if line is not None and (rank := row_rank(st, line.removesuffix(b"\r"))) is not None:
-                ranks[i] = rank
+    if named is not None:
+        a, b = np.searchsorted(named.rows, (lo, hi)).tolist()
+        if b > a:
+            ranks = np.full(len(block), -1, dtype=np.int64)
+            ranks[named.rows[a:b]] = named.ranks[a:b]
+            for i in sorted(i for i in named.lines if lo <= i < hi):  # a host's series is numbered as it comes
+                rank = row_rank(st, named.lines[i].removesuffix(b"\r"))
+                ranks[i] = -1 if rank is None else rank
     part = block[lo:hi]
     # a few rows go as a block too: keyword lines (`val` in chatter) cut the bulk rows into short runs
     if len(part) >= min(block_min, 4):

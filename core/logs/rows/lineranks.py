@@ -26,7 +26,7 @@ an IPv4 address or a name with a hyphen before its number (`worker-1`, `dgx-a100
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["RANK_SOURCES", "LineRank", "RankSample", "RankSource", "host_prefix", "line_rank"]
 
@@ -56,6 +56,9 @@ class LineRank:
 
     rank: int | None
     host: str | None
+    # where the rank's digits are in the line (start, end): the same in every line of its shape (digits are
+    # masked one by one), so the bulk path reads them in numpy; None for a host (its name is text)
+    span: tuple[int, int] | None = field(default=None, compare=False)
 
 
 _MPIRUN = re.compile(rb"\[\d+,(\d+)\]<std(?:out|err|diag)>:")
@@ -144,25 +147,27 @@ def host_prefix(line: bytes) -> tuple[str, int] | None:
 
 def line_rank(line: bytes) -> LineRank | None:
     """The rank (and host) the line names, or None when it names neither (its file's rank holds)."""
-    host = None
-    body = line
-    first = line[:1]
-    if first.isalnum() and (h := host_prefix(line)) is not None:
-        host, body = h[0], line[h[1] :]
-    rank = _rank_in(body)
-    if rank is None and host is None:
-        return None
-    return LineRank(rank, host)
+    host, at = None, 0
+    if line[:1].isalnum() and (h := host_prefix(line)) is not None:
+        host, at = h
+    span = _rank_in(line[at:])
+    if span is None:
+        return None if host is None else LineRank(None, host)
+    return LineRank(int(line[at + span[0] : at + span[1]]), host, (at + span[0], at + span[1]))
 
 
-def _rank_in(body: bytes) -> int | None:
-    """The rank a line's own words name (its prefix tag, `Rank: N;`, a trailing `rank N`)."""
+def _rank_in(body: bytes) -> tuple[int, int] | None:
+    """Where the rank a line's own words name is (its prefix tag, `Rank: N;`, a trailing `rank N`)."""
     if body[:1] == b"[":
         m = _MPIRUN.match(body) or _TORCH.match(body)
         if m is not None:
-            return int(m.group(1))
-    if b"ank" in body:
-        m = _VISSL.search(body) or _TRAILING.search(body)
-        if m is not None:
-            return int(m.group(1))
+            return m.span(1)
+    if b"Rank: " in body and (m := _VISSL.search(body)) is not None:
+        return m.span(1)
+    cut = max(0, len(body) - _TAIL)  # `rank N` ends the line: its last bytes hold it
+    if b"rank " in body[cut:] and (m := _TRAILING.search(body[cut:])) is not None and (cut == 0 or m.start()):
+        return cut + m.start(1), cut + m.end(1)
     return None
+
+
+_TAIL = 32  # bytes at a line's end that hold a trailing `rank N` (and the byte before it)

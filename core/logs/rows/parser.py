@@ -23,6 +23,7 @@ from core.logs.rows.filestate import (
     ErrorKind,
     ErrorRow,
     FileState,
+    NamedRows,
     ReaderSettings,
     add_read,
     add_rows,
@@ -83,7 +84,7 @@ class Parser:
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
         self._floor = 0  # where the file `_line` reads begins in its buffer (feed_many: not at 0)
-        self._ranked: set[int] = set()  # ids of row templates whose line names a rank: only their lines are asked
+        self._ranked: dict[int, tuple[int, int] | None] = {}  # row templates whose line names a rank -> where
 
     def trim(self, keep: int) -> None:
         """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
@@ -227,11 +228,10 @@ class Parser:
         end: int,
         obs_time: float,
         metrics: bool,
-        named: dict[int, bytes] | None = None,
+        named: NamedRows | None = None,
     ) -> None:
-        """The bulk rows `rows` (a range of `block`) and the lines `others` left to `_line`, into the file
-        in line order (a TimeMonitor line takes the epoch/step of the row before it). `named`: the lines of
-        the block's rows that name their rank (`_named_rows`), by row."""
+        """The bulk rows `rows` (a range of `block`; `named`: the ranks their lines name) and the lines `others`
+        left to `_line`, into the file in line order (a TimeMonitor line takes the epoch/step of the row before)."""
         done, stop = rows
         find = buf.find
         for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
@@ -341,8 +341,8 @@ class Parser:
             self._shapes.clear()
             self._ranked.clear()
         template = NO_ROW if read is None else make_template(line, read)
-        if template is not None and template is not NO_ROW and line_rank(line) is not None:
-            self._ranked.add(id(template))
+        if template is not None and template is not NO_ROW and (named := line_rank(line)) is not None:
+            self._ranked[id(template)] = None if named.host is not None else named.span
         self._templates[key] = template
         self._shapes.add(key, template)
         return template
