@@ -66,6 +66,7 @@ def test_each_rank_source_reads_its_real_samples(source: object) -> None:
     [
         b"epoch: 1 step: 402, loss is 482.6315612792969",  # MindAudio's LossMonitor, no tag
         b"top1: 76.1",  # a metric at a line's start is no host
+        b"Epoch-1: loss 0.3",  # nor a progress word
         b"Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003",
         b"[2023-07-25 21:01:57,475] [INFO] [logging.py:96:log_dist] [Rank 0] rank=0 time (ms) | forward: 652.31",
         b"the ranks disagree",

@@ -66,7 +66,11 @@ _TORCH = re.compile(rb"\[rank(\d+)\]:")
 _VISSL = re.compile(rb"(?<![\w])Rank: (\d+);")
 _TRAILING = re.compile(rb"(?<![\w.])rank (\d+)[ \t]*\r?$")
 # pdsh's `host: ` before a node's every line: an IPv4 address, or a name with a hyphen before its number
-_HOST = re.compile(rb"(\d+(?:\.\d+){3}|[A-Za-z][A-Za-z0-9_.]*-[A-Za-z0-9_.\-]*\d): ")
+# (never a progress word: `Epoch-1: loss 0.3` is a row of epoch 1, not host `Epoch-1`'s)
+_HOST = re.compile(
+    rb"(\d+(?:\.\d+){3}|(?!(?i:epoch|step|iter|batch|train|val|valid|test|eval)\b)"
+    rb"[A-Za-z][A-Za-z0-9_.]*-[A-Za-z0-9_.\-]*\d): "
+)
 
 RANK_SOURCES: tuple[RankSource, ...] = (
     RankSource(

@@ -57,6 +57,8 @@ class RunSnapshot:
     evals: evaluation lines, one row per scalar (EVAL_COLUMNS), never training rows; metric_keys:
     metric column -> the key as the logs spell it (`step_time_ms` <- `per_step_time`), for every
     metric the loss lines carry (the columns of `metrics` beyond METRIC_COLUMNS are such metrics).
+    A file whose lines name their ranks (core.logs.rows.lineranks) gives every such rank its rows, error
+    lines and a row of `ranks`; hosts: the series of a pdsh stream's hosts whose lines name no rank -> host.
     """
 
     log_dir: Path

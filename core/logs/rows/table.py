@@ -16,7 +16,9 @@ builds new arrays, so an older snapshot never sees its data change.
 
 Order: the first snapshot holds the rows rank by rank in file order (what `read_run` returns); later
 ones add each tick's new rows after them. Within a rank (and a file) rows stay in file order, which is
-all the readers of `metrics` rely on (they group by rank).
+all the readers of `metrics` rely on (they group by rank). A row's rank is its file's, or the rank its line
+names when one stream carries several (core.logs.rows.lineranks: `Rows.take_ranks`); such a file's rows
+interleave its ranks, each rank's still in file order.
 """
 
 from __future__ import annotations
