@@ -6,6 +6,8 @@ The grammar (a line -> what it says):
   formats.py    the suites' real sample lines (`FORMATS`) + `parse_loss_line`, the user regex
   failures.py   failure lines by kind behind any prefix (CANN codes, signals, launchers, collectives, OOM)
   linekinds.py  what a line is to the line-by-line parser, told by its text alone
+  lineranks.py  whose line it is when one stream carries several ranks (`[1,3]<stdout>:`, `[rank6]:`,
+                `Rank: N;`, a trailing `rank N`, pdsh's `host: `): the rank sources with their real lines
   memory.py     the device-memory statistic lines MindSpore prints
   shapes.py     help for unread formats (frequent numeric line shapes) and metric labels
 

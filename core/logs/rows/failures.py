@@ -16,10 +16,11 @@ Real examples (tests/fixtures/real_logs_failures, from MindSpore's CANN error-ca
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from core.logs.rows.filestate import ErrorKind
+from core.logs.rows.filestate import ErrorKind, ErrorRow
 
 if TYPE_CHECKING:
     from core.logs.rows.filestate import FileState
@@ -258,10 +259,10 @@ def named_failure(message: str) -> bool:
     return failure_weight(message) > 0
 
 
-def pending_traceback(st: FileState) -> dict | None:
+def pending_traceback(st: FileState) -> ErrorRow | None:
     """The failure standing for the traceback still open in this file (its exception line not read yet)."""
     for err in reversed(st.errors[-8:]):
-        if err["message"] == CUT_TRACEBACK and err["offset"] == st.tb_start:
+        if err.message == CUT_TRACEBACK and err.offset == st.tb_start:
             return err
     return None
 
@@ -272,15 +273,16 @@ def close_traceback(st: FileState, rank: int | None) -> int | None:
     cut = pending_traceback(st)
     if cut is None:
         return rank
-    st.errors.remove(cut)
-    return cut["rank"] if cut["rank"] is not None else rank
+    del st.errors[next(i for i, e in enumerate(st.errors) if e is cut)]
+    return cut.rank if cut.rank is not None else rank
 
 
 def settle(st: FileState) -> None:
     """After each block read: an open traceback's failure holds what was read of it (should the log end
     there), and failures followed by training are no longer failures (`trained_on`)."""
     if st.tb_start is not None and (cut := pending_traceback(st)) is not None:
-        cut["context"] = bytes(st.tb_carry).decode("utf-8", "replace").replace("\r\n", "\n")
+        at = next(i for i in range(len(st.errors) - 1, -1, -1) if st.errors[i] is cut)
+        st.errors[at] = replace(cut, context=bytes(st.tb_carry).decode("utf-8", "replace").replace("\r\n", "\n"))
     trained_on(st)
 
 
@@ -291,7 +293,21 @@ def trained_on(st: FileState) -> None:
     last = st.rows.last()
     if last is None or not st.errors:
         return
-    after = last[-1]
-    for err in st.errors:
-        if err["kind"] == ErrorKind.EXCEPTION and err["offset"] < after:
-            err["kind"] = str(ErrorKind.ERROR_LOG)
+    after = _last_row_at(st)
+    for i, err in enumerate(st.errors):
+        if err.kind == ErrorKind.EXCEPTION and err.offset < after(err.rank):
+            st.errors[i] = replace(err, kind=ErrorKind.ERROR_LOG)
+
+
+def _last_row_at(st: FileState) -> Callable[[int | None], float]:
+    """Where the last training row of a rank is in the file (-1: none): the file's last row, or, when its
+    lines name their ranks (one stream of several), the last row of the rank the error names (another
+    rank training on says nothing of this one)."""
+    if not st.rows.named_ranks:
+        end = float((st.rows.last() or (-1.0,))[-1])
+        return lambda _rank: end
+    own = st.info.rank
+    at = {rank: float(last[-1]) for rank, (_, last) in st.rows.per_rank().items()}
+    if None in at:  # rows naming no rank are the file's own
+        at[own] = max(at.pop(None), at.get(own, -1.0))
+    return lambda rank: at.get(own if rank is None else rank, -1.0)

@@ -428,9 +428,16 @@ NO_ROW = LineTemplate((), (), (), (), row=False)
 
 
 def digits_in_words(line: bytes) -> tuple[tuple[int, int], ...]:
+    # torch's `[rank6]:` tag names the line's rank, not a column: every rank's lines share one template
+    skip = _RE_RANK_TAG.match(line)
     return tuple(
-        (m.start() + i, line[m.start() + i]) for m in _RE_WORD_DIGIT.finditer(line) for i in range(m.end() - m.start())
+        (m.start() + i, line[m.start() + i])
+        for m in _RE_WORD_DIGIT.finditer(line, skip.end() if skip else 0)
+        for i in range(m.end() - m.start())
     )
+
+
+_RE_RANK_TAG = re.compile(rb"\[rank\d+\]:")
 
 
 def shape_key(line: bytes) -> bytes:

@@ -10,8 +10,16 @@ import re
 
 from core.logs.rows.failures import fatal_reason, line_tag, task_end
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
+from core.logs.rows.lineranks import host_prefix
 
-__all__ = ["RE_TIMEMONITOR", "TRACEBACK", "failure_after_tag", "has_keyword", "reaches_metric_line"]
+__all__ = [
+    "RE_TIMEMONITOR",
+    "TRACEBACK",
+    "failure_after_prefix",
+    "failure_after_tag",
+    "has_keyword",
+    "reaches_metric_line",
+]
 
 TRACEBACK = b"Traceback (most recent call last)"
 RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms")
@@ -25,6 +33,8 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
         return False
     if line.startswith(b"["):
         return not failure_after_tag(line, traceback_pending)[0]
+    if line[:1].isalnum() and failure_after_prefix(line, traceback_pending)[0]:
+        return False
     if line.startswith(TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
         return False
     if RE_EXC_LINE.match(line):
@@ -49,13 +59,36 @@ def failure_after_tag(line: bytes, traceback_pending: bool) -> tuple[int, int | 
     rank, skip = line_tag(line)
     if not skip:
         return 0, None
-    body = line[skip:]
-    if (
+    if _failure_line(line[skip:], traceback_pending):
+        return skip, rank
+    return 0, None
+
+
+def failure_after_prefix(line: bytes, traceback_pending: bool) -> tuple[int, int | None, str | None]:
+    """`failure_after_tag`, also behind pdsh's host prefix (`192.168.50.171: Traceback ...`,
+    `worker-1: [rank3]:[E624 ...]`): (where the failure's line starts, the rank a tag names, the host);
+    (0, None, None) when it is no failure's line behind a prefix."""
+    if line[:1] == b"[":
+        skip, rank = failure_after_tag(line, traceback_pending)
+        return skip, rank, None
+    found = host_prefix(line)
+    if found is None:
+        return 0, None, None
+    host, at = found
+    body = line[at:]
+    skip, rank = failure_after_tag(body, traceback_pending) if body[:1] == b"[" else (0, None)
+    if skip:
+        return at + skip, rank, host
+    return (at, None, host) if _failure_line(body, traceback_pending) else (0, None, None)
+
+
+def _failure_line(body: bytes, traceback_pending: bool) -> bool:
+    """Whether `body` (a line after its prefix) is a failure's line: an error tag, a traceback (or one of its
+    frames), an exception, a fatal signature or a launcher's word that a task ended."""
+    return bool(
         body.startswith((*ERROR_PREFIXES, TRACEBACK))
         or (traceback_pending and body.startswith((b" ", b"\t")))
         or RE_EXC_LINE.match(body)
         or fatal_reason(body) is not None
         or task_end(body) is not None
-    ):
-        return skip, rank
-    return 0, None
+    )

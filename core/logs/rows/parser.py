@@ -21,12 +21,18 @@ from core.logs.rows.filestate import (
     FATAL_KINDS,
     MAX_PARTIAL_LINE,
     ErrorKind,
+    ErrorRow,
     FileState,
+    NamedRows,
     ReaderSettings,
     add_read,
     add_rows,
+    carry_over,
     last_log_time,
+    named_lines,
+    row_rank,
     row_tuple,
+    time_before,
 )
 from core.logs.rows.formats import (
     ERROR_PREFIXES,
@@ -38,7 +44,8 @@ from core.logs.rows.formats import (
     to_float,
 )
 from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
-from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_tag, has_keyword, reaches_metric_line
+from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_prefix, has_keyword, reaches_metric_line
+from core.logs.rows.lineranks import line_rank
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, template_block
 from core.logs.tokens.bulk import (
     RE_CANDIDATE_AT,
@@ -79,6 +86,7 @@ class Parser:
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
         self._floor = 0  # where the file `parse_line` reads begins in its buffer (feed_many: not at 0)
+        self._ranked: dict[int, tuple[int, int] | None] = {}  # row templates whose line names a rank -> where
 
     def trim(self, keep: int) -> None:
         """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
@@ -137,9 +145,10 @@ class Parser:
             return
         starts = np.asarray(found, dtype=np.int64)
         is_lm, block = lm_block(buf, starts, base, obs_time)
-        block, extras, taken, has_row, used, _ = self._templated(
+        block, extras, taken, has_row, used, which = self._templated(
             buf, end, starts, is_lm, block, base, obs_time, newlines[0] if newlines else None, st.tb_start is not None
         )
+        named = named_lines(buf, block, used, which, self._ranked, base, end)
         for template in used:
             for column, key in template.keys:
                 st.metric_keys.setdefault(column, key)
@@ -147,7 +156,9 @@ class Parser:
         others = np.flatnonzero(~taken)
         if words is not None and newlines and len(others) >= block_min:
             others = worth_a_look(buf, starts, others, words, newlines[0], compiled=True)
-        self._emit(st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics)
+        self._emit(
+            st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics, named
+        )
         self._carry_traceback(st, buf, base, end)
 
     def feed_many(self, items: Sequence[tuple[FileState, int, int]], buf: bytearray) -> None:
@@ -173,6 +184,7 @@ class Parser:
             buf, end, starts, is_lm, block, 0, _NAN, newlines, False
         )
         rows_through = np.cumsum(has_row)
+        named = named_lines(buf, block, used, which, self._ranked, 0, end)
         others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
         names = [extra_names(t) for t in used]
         for st, lo, hi in items:
@@ -199,6 +211,7 @@ class Parser:
                 hi,
                 _NAN,
                 True,
+                named,
             )
             self._carry_traceback(st, buf, -lo, hi)
         self._floor = 0
@@ -217,15 +230,17 @@ class Parser:
         end: int,
         obs_time: float,
         metrics: bool,
+        named: NamedRows | None = None,
     ) -> None:
-        """The bulk rows `rows` (a range of `block`) and the lines `others` left to `parse_line`, into the file
-        in line order (a TimeMonitor line takes the epoch/step of the row before it)."""
+        """The bulk rows `rows` (a range of `block`; `named`: the ranks their lines name) and the lines `others`
+        left to `parse_line`, into the file in line order (a TimeMonitor line takes the epoch/step of the row
+        before)."""
         done, stop = rows
         find = buf.find
         for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
             k = int(rows_through[j])  # bulk rows that come before this line
             if k > done:
-                add_rows(st, block, extras, done, k, self.settings.block_min)
+                add_rows(st, block, extras, done, k, self.settings.block_min, named)
                 done = k
             m = RE_LM_AT.match(buf, ls, end)  # a LossMonitor line numpy left (too near the buffer's end)
             if m is not None:
@@ -233,7 +248,7 @@ class Parser:
             else:
                 self.parse_line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if stop > done:
-            add_rows(st, block, extras, done, stop, self.settings.block_min)
+            add_rows(st, block, extras, done, stop, self.settings.block_min, named)
 
     def _templated(
         self,
@@ -327,7 +342,10 @@ class Parser:
         if len(self._templates) >= _MAX_TEMPLATES:
             self._templates.clear()
             self._shapes.clear()
+            self._ranked.clear()
         template = NO_ROW if read is None else make_template(line, read)
+        if template is not None and template is not NO_ROW and (named := line_rank(line)) is not None:
+            self._ranked[id(template)] = None if named.host is not None else named.span
         self._templates[key] = template
         self._shapes.add(key, template)
         return template
@@ -355,23 +373,8 @@ class Parser:
     def _carry_traceback(self, st: FileState, buf: bytes | bytearray, base: int, end: int) -> None:
         """Keep the bytes of a traceback still being written, for its context once it ends; and settle
         which failures ended the rank (core.logs.rows.failures.settle)."""
-        read = bytes(buf[max(self._floor, end - LOOKBACK) : end])
-        st.tail = read if len(read) >= LOOKBACK else (st.tail + read)[-LOOKBACK:]
-        if st.tb_start is not None:
-            if st.tb_start >= base:
-                st.tb_carry = bytes(buf[st.tb_start - base : end][: self.settings.tb_carry_max])
-            else:
-                st.tb_carry += buf[: min(end, max(0, self.settings.tb_carry_max - len(st.tb_carry)))]
+        carry_over(st, buf, self._floor, base, end, self.settings.tb_carry_max)
         settle(st)
-
-    def _time_before(self, st: FileState, buf: bytes | bytearray, head: int) -> float:
-        """Time of the last stamped line in the LOOKBACK bytes before buf[head]: this read's bytes, then the
-        tail of the file's earlier reads, so a file read in several blocks (or live ticks) gives the time a
-        single read gives."""
-        lo = head - LOOKBACK
-        if lo >= self._floor or not st.tail:
-            return last_log_time(bytes(buf[max(self._floor, lo) : head]))
-        return last_log_time((st.tail + bytes(buf[self._floor : head]))[-LOOKBACK:])
 
     def _error(
         self,
@@ -385,20 +388,7 @@ class Parser:
         t: float,
         log_time: float = _NAN,
     ) -> None:
-        st.errors.append(
-            {
-                "rank": rank,
-                "kind": str(kind),
-                "message": message,
-                "context": context,
-                "line": None,
-                "offset": off,
-                "file": st.info.rel,
-                "pid": pid,
-                "time": t,
-                "log_time": log_time,
-            }
-        )
+        st.errors.append(ErrorRow(rank, kind, message, context, off, st.info.rel, pid, t, log_time))
 
     def parse_line(
         self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float, metrics: bool
@@ -410,9 +400,11 @@ class Parser:
             return
         info = st.info
         rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
-        if line[:1] == b"[" and (tag := failure_after_tag(line, st.tb_start is not None))[0]:
-            # a failure's line after a launcher's tag (`[1,2]<stderr>:`, `[rank6]:`), of the rank it names
-            line, ls, rank = line[tag[0] :], ls + tag[0], rank if tag[1] is None else tag[1]
+        if (line[:1] == b"[" or line[:1].isalnum()) and (tag := failure_after_prefix(line, st.tb_start is not None))[0]:
+            # a failure after a tag (`[1,2]<stderr>:`, `[rank6]:`, `worker-1: `): of its rank, else its host's series
+            skip, named, host = tag
+            line, ls = line[skip:], ls + skip
+            rank = named if named is not None else rank if host is None else st.hosts.setdefault(host, len(st.hosts))
         off = base + ls
         if line.startswith(ERROR_PREFIXES):
             m = _RE_MS_LOG.match(line)
@@ -440,7 +432,7 @@ class Parser:
         if line.startswith(TRACEBACK):
             st.tb_start = off
             st.tb_carry = b""
-            st.tb_time = self._time_before(st, buf, ls)
+            st.tb_time = time_before(st, buf, self._floor, ls)
             # a failure until its exception line replaces it (a log may end inside the traceback)
             self._error(st, ErrorKind.EXCEPTION, CUT_TRACEBACK, "", off, rank, st.pid, obs_time, last_log_time(line))
             return
@@ -452,7 +444,7 @@ class Parser:
             context = ""
             # the exception's own time: the last stamped line before its traceback (found at the header, which
             # may have been read a block or a live tick earlier), else before this line
-            lt = st.tb_time if st.tb_start is not None else self._time_before(st, buf, ls)
+            lt = st.tb_time if st.tb_start is not None else time_before(st, buf, self._floor, ls)
             if st.tb_start is not None:
                 rank = close_traceback(st, rank)
                 end = off - base + len(line)
@@ -496,7 +488,7 @@ class Parser:
         """The user's regex on one line: True when it gave a row."""
         row = self.user.parse(line) if self.user is not None else None
         if row is not None:
-            st.rows.append(row_tuple(row, obs_time, off))
+            st.rows.append(row_tuple(row, obs_time, off), None, row_rank(st, line))
         return row is not None
 
     def metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
@@ -512,11 +504,12 @@ class Parser:
                 if len(st.metric_keys) < template.n_keys:
                     st.metric_keys.update((c, k) for c, k in template.keys if c not in st.metric_keys)
                 t = row[-1]
-                st.rows.append((*row[:-1], t if t == t else obs_time, off), extras)
+                rank = row_rank(st, line) if id(template) in self._ranked else None
+                st.rows.append((*row[:-1], t if t == t else obs_time, off), extras, rank)
             return bool(template.row)
         read = read_loss(line)
         if read is not None:
-            add_read(st, read, off, obs_time)
+            add_read(st, read, off, obs_time, row_rank(st, line))
         if key not in self._templates and b"\x1b" not in line:
             self._learn(key, line, read)
         return read is not None
@@ -524,5 +517,4 @@ class Parser:
 
 _LEARN_ROUNDS = 3  # samples taken from a block's lines of unknown shapes before the rest is read one by one
 _MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
-LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")
