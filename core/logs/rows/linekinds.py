@@ -27,8 +27,8 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
         return not failure_after_tag(line, traceback_pending)[0]
     if line.startswith(TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
         return False
-    if RE_EXC_LINE.match(line):
-        return False
+    if RE_EXC_LINE.match(line) or (line[:1] == b" " and RE_EXC_LINE.match(line.lstrip(b" "))):
+        return False  # an exception line, maybe indented as pasted (` AssertionError: ...`)
     if b"step time: " in line and parse_step_time_line(line) is not None:
         return False
     return not (b"per step time" in line and RE_TIMEMONITOR.search(line) is not None)
@@ -50,12 +50,18 @@ def failure_after_tag(line: bytes, traceback_pending: bool) -> tuple[int, int | 
     if not skip:
         return 0, None
     body = line[skip:]
-    if (
-        body.startswith((*ERROR_PREFIXES, TRACEBACK))
-        or (traceback_pending and body.startswith((b" ", b"\t")))
-        or RE_EXC_LINE.match(body)
-        or fatal_reason(body) is not None
-        or task_end(body) is not None
-    ):
+    # the tag's own space (`[rank2]: Traceback ...`) is no indent: what follows is read as a line of its own,
+    # but an indented frame of a pending traceback keeps its indent
+    lead = len(body) - len(body.lstrip(b" "))
+    stripped = body[lead:]
+    if traceback_pending and lead > 1 and not stripped.startswith(TRACEBACK) and not RE_EXC_LINE.match(stripped):
         return skip, rank
+    if (
+        stripped.startswith((*ERROR_PREFIXES, TRACEBACK))
+        or (traceback_pending and stripped.startswith(b"\t"))
+        or RE_EXC_LINE.match(stripped)
+        or fatal_reason(stripped) is not None
+        or task_end(stripped) is not None
+    ):
+        return skip + lead, rank
     return 0, None

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from core.logs.bytes.discover import LogRole
-from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, fatal_reason, settle, task_end
+from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, fatal_reason, message_rank, settle, task_end
 from core.logs.rows.filestate import (
     FATAL_KINDS,
     MAX_PARTIAL_LINE,
@@ -435,6 +435,8 @@ class Parser:
         if st.tb_start is not None and line.startswith((b" ", b"\t")):
             return  # a frame of the pending traceback
         mexc = RE_EXC_LINE.match(line)
+        if mexc is None and line[:1] == b" " and (mexc := RE_EXC_LINE.match(line.lstrip(b" "))) is not None:
+            line = line.lstrip(b" ")  # ` AssertionError: ...` as pasted (no traceback pending: not a frame)
         if mexc:
             text = line.decode("utf-8", "replace").strip()
             context = ""
@@ -447,6 +449,8 @@ class Parser:
                 context = raw[-self.settings.tb_carry_max :].decode("utf-8", "replace").replace("\r\n", "\n")
                 st.tb_start = None
                 st.tb_carry = b""
+            if info.layout == "single":  # one stream of several ranks: `AssertionError: Rank 114: found NaN ...`
+                rank = message_rank(text, mexc.end(), rank)
             kind = ErrorKind.NAN if b"NAN or INF" in line else ErrorKind.EXCEPTION
             self._error(st, kind, text, context, off, rank, st.pid, obs_time, lt)
             return
