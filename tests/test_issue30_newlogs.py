@@ -70,7 +70,7 @@ def test_a_step_skipped_for_a_non_finite_loss_is_no_failure() -> None:
         # verl-ray-hccl-init-ERR02200_verl-3947 (behind Ray's prefix, below)
         (
             b"[ERROR] 2025-10-29-02:17:03 (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.",
-            "CANN error",
+            "device error",
         ),
         # ray-actor-sigsegv-repeated-across-cluster_fla-npu-272
         (
@@ -336,3 +336,41 @@ def test_a_splits_size_is_no_evaluation_line() -> None:
     assert read_line("    validation: 4395520") is None
     read = read_line("Validation Top_1_Accuracy: 25%")
     assert read is not None and read.eval and read.extras == {"validation_top_1_accuracy": 25.0}
+
+
+def test_a_launchers_signal_is_named_in_its_message() -> None:
+    # torchrun-local-rank-3-killed_egovlp-21: `failed (exitcode: -9) local_rank: 3 (pid: ...)`
+    ended = task_end(
+        b"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 1441) "
+        b"of binary: /usr/bin/python"
+    )
+    assert ended is not None and ended.reason == "signal 9"
+    assert ended.message(3) == "torchrun: task 3 on local ended: signal 9 (SIGKILL)"
+
+
+def test_paddles_out_of_memory_summary_names_the_failure(capsys: pytest.CaptureFixture) -> None:
+    """`MemoryError:` (a type, no message) comes first; the summary's `Out of memory error on GPU 0` names it."""
+    line = (
+        b"Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, 7.995605GB memory has been "
+        b"allocated and available memory is only 0.000000B."
+    )
+    assert fatal_reason(line) == "device error"
+    folder = CORPUS / "paddle-error-message-summary-gpu-oom_paddleocr-11266" / "log"
+    assert main(["diagnose", str(folder), "--json"]) == 1
+    groups = json.loads(capsys.readouterr().out)["failure_groups"]
+    assert [g["ranks"] for g in groups] == [[0]] and "Out of memory error on GPU 0" in groups[0]["exception"]
+
+
+def test_meters_with_at_signs_are_metrics() -> None:
+    # deepspeed-vit-cifar-meters-tab-separated_deepspeedexamples-data-efficiency
+    read = read_line("Epoch: [0][  0/391]\tTime  4.268 ( 4.268)\tLoss 3.4360e+00 (3.4360e+00)\tAcc@1   7.81 (  7.81)")
+    assert read is not None and read.fields["loss"] == 3.436 and read.extras["acc_1"] == 7.81
+
+
+def test_a_log_of_evaluation_lines_only_is_diagnosed(capsys: pytest.CaptureFixture) -> None:
+    """valid-loss-only-no-train-loss_m-libcity-gsnet: 5 `valid loss 为: X` lines and no training loss. There is
+    a series to judge: `diagnose` reports (no failure, exit 0) instead of "nothing to judge", and agrees with watch."""
+    folder = CORPUS / "valid-loss-only-no-train-loss_m-libcity-gsnet" / "log"
+    assert len(read_run(folder).evals) == 5
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched == set()

@@ -16,6 +16,7 @@ Real examples (tests/fixtures/real_logs_failures, from MindSpore's CANN error-ca
 from __future__ import annotations
 
 import re
+import signal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -64,11 +65,7 @@ _SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     ),
     # CANN error codes are E + five characters (a letter or digit, then 4 digits), written as a code:
     # `EI0002:`, `[EE9999]`, `code EJ0001`, `E39999: Inner Error!`, `EZ9999`, `EH9999`, `EL0004`
-    # torch_npu's Ascend codes: `[ERROR] ... (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.`
-    (
-        "CANN error",
-        re.compile(rb"(?<![A-Za-z0-9_.+\-])E[A-Z0-9][0-9]{4}(?=[:\]]|\s+(?:error|Error))|\bERR[0-9]{5}\b"),
-    ),
+    ("CANN error", re.compile(rb"(?<![A-Za-z0-9_.+\-])E[A-Z0-9][0-9]{4}(?=[:\]]|\s+(?:error|Error))")),
     (
         "glibc abort",
         re.compile(
@@ -98,10 +95,14 @@ _SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     (
         "device error",
         re.compile(
-            rb"\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
+            # torch_npu's wrapper codes (a CANN code, when printed, names the cause better):
+            # `[ERROR] ... (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.`
+            rb"\bERR[0-9]{5}\b|\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
             rb"[Ss]ync ?(?:default )?[Ss]tream\w* (?:failed|error)|"
             rb"\b[Aa]llocate (?:output |device |workspace |static |dynamic )?memory failed|"
-            rb"\b(?:CUDA|NPU|GPU|[Dd]evice) out of memory|\bOut of device memory|memory isn't enough"
+            rb"\b(?:CUDA|NPU|GPU|[Dd]evice) out of memory|\bOut of device memory|memory isn't enough|"
+            # Paddle's summary: `Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, ...`
+            rb"\b[Oo]ut of memory (?:error )?on (?:GPU|NPU|XPU|device)\b"
         ),
     ),
     # NCCL's: a collective library error by name, or the torch process group aborting (its watchdog's
@@ -197,7 +198,18 @@ class TaskEnd:
     launcher: str  # "srun" | "mpirun" | "torchrun" | "deepspeed" | "paddle" | "torch.multiprocessing"
 
     def message(self, rank: int) -> str:
-        return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}"
+        return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}{_signal_name(self.reason)}"
+
+
+def _signal_name(reason: str) -> str:
+    """` (SIGKILL)` after a reason `signal 9`: the name a user looks up (torchrun prints only `exitcode: -9`)."""
+    number = reason.removeprefix("signal ")
+    if number == reason or not number.isdigit():
+        return ""
+    try:
+        return f" ({signal.Signals(int(number)).name})"
+    except ValueError:
+        return ""
 
 
 _RE_ENDED = re.compile(r"^(srun|mpirun|torchrun|deepspeed|paddle|torch\.multiprocessing): task \d+ on \S+ ended: (.+)$")
@@ -260,7 +272,7 @@ def _task_end_more(line: bytes) -> TaskEnd | None:
         ranks = tuple(int(r) for r in m.group(1).split(b","))
         return TaskEnd(ranks, "local", "aborted (ABORT!!!)", "paddle")
     if (m := _SPAWN_PROCESS.match(line)) is not None:
-        return TaskEnd((int(m.group(1)),), "local", "terminated with an error", "torch.multiprocessing")
+        return TaskEnd((int(m.group(1)),), "local", "terminated with the following error", "torch.multiprocessing")
     return None
 
 
@@ -313,7 +325,8 @@ def failure_weight(message: str) -> int:
     off, 0 a bare `[ERROR]` line that only ended the log. `diagnose` names a rank's failure by its first
     message of the highest weight."""
     if _RE_EXCEPTION.match(message) is not None:
-        return 3
+        # an exception with no message (Paddle's `MemoryError:` before its summary) names a type, not the cause
+        return 1 if message.rstrip().endswith(":") and message.count(":") == 1 else 3
     kind = fatal_reason(message.encode("utf-8", "replace"))
     if kind is not None:
         return 3 if kind in ("CANN error", "critical") else 2

@@ -276,7 +276,7 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
 _RE_KV_SPACE = re.compile(
     rb"(?:(?<=[|;])[ \t]*(" + _WORD + rb"(?:[ \t]+" + _WORD + rb"){0,4})[ \t]+(" + _NUMV + rb")(ms|s|[A-Za-z%]+)?"
     rb"[ \t]*(?=[|;]|$)|"
-    rb"(?<![\w.\-/\\])(" + _WORD + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
+    rb"(?<![\w.\-/\\@])(" + _KEY + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
 )
 
 
