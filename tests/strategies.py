@@ -90,6 +90,22 @@ OTHER = [
     b"{'loss': 0.0117, 'learning_rate': 4.5e-05, 'epoch': 1.0}\n",
     b"{'train_runtime': 11591.6409, 'train_samples_per_second': 6.211, 'train_loss': 0.00295, 'epoch': 10.0}\n",
     b"Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003\n",
+    # issue 30's new corpus logs (tests/fixtures/real_logs): notations, summaries, tags, launcher reports
+    b"[auc-dnn3] 2021-10-02 20:13:30,249 (trainer:653) INFO: 4epoch:train:201-225batch: l1_loss=0.252, "
+    b"mse_loss=0.070, loss=0.345, optim0_lr0=1.000e-03\n",
+    b"[PC] 2020-11-11 16:41:04,070 (trainer:243) INFO: 7epoch results: [train] loss=1.613, [valid] loss=1.854\n",
+    b"Epoch 0: :   3%| | 9000/301500 [1:42:42<55:37:46, reduced_train_loss=nan.0, val_loss=7.040]\n",
+    b"Epoch 0: :   3%| | 9001/301500 [1:42:43<55:37:46, reduced_train_loss=7.250, val_loss=7.040]\n",
+    b"completed step: 1, seconds: 0.631, TFLOP/s/device: 5688.282, loss: 12.979, perplexity: 433358.281\n",
+    b"Epoch [0/5]; Iter [0/9450]; Loss 10.08; LR 1.00e-06; Iter time 3.72; ETA 9:46:15; Mem 29072.79MB\n",
+    b"iter 1631: loss 4.0863, time 561.94ms\n",
+    b"valid loss \xe4\xb8\xba: 3.3792779445648193\n",
+    b"    validation: 4395520\n",
+    b"[rank2]: Traceback (most recent call last):\n",
+    b'[rank2]:   File "/lus/scratch/builder/pytorch_dist_resnet_benchmark.py", line 301, in <module>\n',
+    b"(TaskRunner pid=30188) RuntimeError: HCCL function error: hcclCommInitRootInfoConfig(), error code is 4\n",
+    b" AssertionError: Rank 114: found NaN in local forward loss calculation. Device: 2,\n",
+    b"  rank      : 1 (local_rank: 1)\n",
 ]
 
 
@@ -224,4 +240,12 @@ RARE = [  # lines that must still reach the line parser from among the plain one
     b"Train epoch time: 146463.0 ms, per step time: 146.463 ms\n",
     b"[2026-11-23 21:19:43] x CRITICAL - dead\n",
     b"Fatal Python error: Aborted\n",
+    # issue 30's new corpus logs: trainer stops, launcher reports, Ascend wrapper codes, absl's signal report
+    b"Exception in main training loop: Caught RuntimeError in replica 0 on device 0.\n",
+    b"Loss in not finite. Terminate training.\n",
+    b"-- Process 2 terminated with the following error:\n",
+    b"ERROR 2021-05-24 17:17:14,611 launch_utils.py:545] ABORT!!! Out of all 4 trainers, the trainer process with "
+    b"rank=[3] was aborted. Please check its log.\n",
+    b"Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0\n",
+    b"(MegatronTrainRayActor pid=3848117) *** SIGSEGV received at time=1785913868 on cpu 169 ***\n",
 ]

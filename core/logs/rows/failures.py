@@ -16,6 +16,7 @@ Real examples (tests/fixtures/real_logs_failures, from MindSpore's CANN error-ca
 from __future__ import annotations
 
 import re
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ __all__ = [
     "fatal_quick",
     "fatal_reason",
     "line_tag",
+    "message_rank",
     "named_failure",
     "pending_traceback",
     "settle",
@@ -50,6 +52,18 @@ _SIGNALS = rb"Segmentation fault|Aborted|Killed|Bus error|Illegal instruction|Fl
 # Ordered: the first name that matches is the reason's kind.
 FATAL_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     ("critical", re.compile(rb"^\[CRITICAL\]|\s(?:CRITICAL|FATAL)\s+-\s")),  # MindSpore's, python logging's
+    # a trainer's own word that the training loop died or that it stops on a non-finite loss (issue 30):
+    # Chainer's `Exception in main training loop: Caught RuntimeError in replica 0 on device 0.`,
+    # `Loss in not finite. Terminate training.`, `WARNING: non-finite loss, ending training`,
+    # `Loss is nan, stopping training`
+    (
+        "trainer stop",
+        re.compile(
+            rb"Exception in main training loop|(?i:(?:not finite|non-finite|\bnan\b|\binf\b)[^\n]{0,80}?\b"
+            rb"(?:terminat(?:e|es|ed|ing)|stop(?:s|ped|ping)?|end(?:s|ed|ing)?|abort(?:s|ed|ing)?)"
+            rb"[ \t]+(?:the[ \t]+)?training)"
+        ),
+    ),
     # CANN error codes are E + five characters (a letter or digit, then 4 digits), written as a code:
     # `EI0002:`, `[EE9999]`, `code EJ0001`, `E39999: Inner Error!`, `EZ9999`, `EH9999`, `EL0004`
     ("CANN error", re.compile(rb"(?<![A-Za-z0-9_.+\-])E[A-Z0-9][0-9]{4}(?=[:\]]|\s+(?:error|Error))")),
@@ -72,7 +86,9 @@ FATAL_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
             rb"^\s*(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?\s*$|"
             rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
             rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
-            rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$"
+            rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"
+            # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
+            rb"\*\*\* SIG[A-Z]+ received at time="
         ),
     ),
     # the device's word: MindSpore on Ascend (`RunGraph] run task error!`, `rtStreamSynchronize execute
@@ -80,10 +96,14 @@ FATAL_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     (
         "device error",
         re.compile(
-            rb"\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
+            # torch_npu's wrapper codes (a CANN code, when printed, names the cause better):
+            # `[ERROR] ... (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.`
+            rb"\bERR[0-9]{5}\b|\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
             rb"[Ss]ync ?(?:default )?[Ss]tream\w* (?:failed|error)|"
             rb"\b[Aa]llocate (?:output |device |workspace |static |dynamic )?memory failed|"
-            rb"\b(?:CUDA|NPU|GPU|[Dd]evice) out of memory|\bOut of device memory|memory isn't enough"
+            rb"\b(?:CUDA|NPU|GPU|[Dd]evice) out of memory|\bOut of device memory|memory isn't enough|"
+            # Paddle's summary: `Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, ...`
+            rb"\b[Oo]ut of memory (?:error )?on (?:GPU|NPU|XPU|device)\b"
         ),
     ),
     # NCCL's: a collective library error by name, or the torch process group aborting (its watchdog's
@@ -115,7 +135,10 @@ _QUICK = re.compile(
     rb"E[0-9]{5}|exitcode: |Process received signal|Signal: |un task error|ynchroni|ync ?[Ss]tream|ync default|"
     rb"llocate |out of memory|"
     rb"ut of device memory|isn't enough|ccl[A-Za-z]+Error|NCCL error|communicator was aborted|"
-    rb"entire process down|ProcessGroupNCCL"
+    rb"entire process down|ProcessGroupNCCL|"
+    # issue 30's trainer stops, Ascend `ERR` codes, absl's signal report, launcher reports (`task_end`)
+    rb"Exception in main training loop|(?i:terminat|stop|end|abort)\w*[ \t]+(?:the[ \t]+)?[Tt]raining|ERR[0-9]{5}|"
+    rb"SIG[A-Z]+ received at time|exits with return code|ABORT!!!|terminated with the following error|local_rank: \d+\)"
 )
 
 
@@ -149,6 +172,17 @@ _SRUN_TASKS = re.compile(rb"^srun: error: (\S+): tasks? ([0-9][0-9,\-]*): (.+?)\
 _MPIRUN_RANK = re.compile(rb"process rank (\d+) with PID \d+ on node (\S+) exited on signal \d+ \(([^)]+)\)")
 #   ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 2 (pid: 4242) of binary: ...
 _TORCHRUN_RANK = re.compile(rb"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: \d+\)")
+# torchrun's ChildFailedError report, one block per failed rank:   `  rank      : 1 (local_rank: 1)`
+_TORCHRUN_TABLE = re.compile(rb"^\s*rank\s*: (\d+) \(local_rank: \d+\)\s*$")
+# DeepSpeed's launcher: `[ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py',
+# '--local_rank=0', ...] exits with return code = -9`
+_DEEPSPEED_RANK = re.compile(rb"exits with return code = (-?[1-9]\d*)\s*$")
+_LOCAL_RANK_ARG = re.compile(rb"--local_rank=(\d+)")
+# Paddle's launcher: `ABORT!!! Out of all 4 trainers, the trainer process with rank=[3] was aborted. Please check
+# its log.`
+_PADDLE_ABORT = re.compile(rb"ABORT!!! .*?rank=\[(\d+(?:,\s*\d+)*)\] was aborted")
+# torch.multiprocessing.spawn (detectron2's launch): `-- Process 2 terminated with the following error:`
+_SPAWN_PROCESS = re.compile(rb"^-- Process (\d+) terminated with the following error:")
 # SIGTERM is what srun / scancel send the tasks left when one failed or the job was cancelled: the
 # task did not fail of its own, so it is no root cause (the failed one is named on its own line)
 _COLLATERAL = {"Terminated"}
@@ -162,13 +196,24 @@ class TaskEnd:
     ranks: tuple[int, ...]
     node: str
     reason: str  # "Segmentation fault", "Exited with exit code 1", "Killed", ...
-    launcher: str  # "srun" | "mpirun" | "torchrun"
+    launcher: str  # "srun" | "mpirun" | "torchrun" | "deepspeed" | "paddle" | "torch.multiprocessing"
 
     def message(self, rank: int) -> str:
-        return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}"
+        return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}{_signal_name(self.reason)}"
 
 
-_RE_ENDED = re.compile(r"^(srun|mpirun|torchrun): task \d+ on \S+ ended: (.+)$")
+def _signal_name(reason: str) -> str:
+    """` (SIGKILL)` after a reason `signal 9`: the name a user looks up (torchrun prints only `exitcode: -9`)."""
+    number = reason.removeprefix("signal ")
+    if number == reason or not number.isdigit():
+        return ""
+    try:
+        return f" ({signal.Signals(int(number)).name})"
+    except ValueError:
+        return ""
+
+
+_RE_ENDED = re.compile(r"^(srun|mpirun|torchrun|deepspeed|paddle|torch\.multiprocessing): task \d+ on \S+ ended: (.+)$")
 
 
 def task_end_words(message: str) -> tuple[str, str] | None:
@@ -208,17 +253,39 @@ def task_end(line: bytes) -> TaskEnd | None:
         reason = f"signal {-code}" if code < 0 else f"exit code {code}"
         ranks = (int(m.group(2)),)
     else:
-        return None
+        return _task_end_more(line)
     if ranks is None or reason in _COLLATERAL:
         return None
     return TaskEnd(ranks, node, reason, launcher)
+
+
+def _task_end_more(line: bytes) -> TaskEnd | None:
+    """The other launchers' reports of a failed task (torchrun's ChildFailedError table, DeepSpeed, Paddle,
+    torch.multiprocessing.spawn), each naming its rank; None for any other line."""
+    if (m := _TORCHRUN_TABLE.match(line)) is not None:
+        return TaskEnd((int(m.group(1)),), "local", "failed (ChildFailedError report)", "torchrun")
+    if (m := _DEEPSPEED_RANK.search(line)) is not None:
+        arg = _LOCAL_RANK_ARG.search(line)
+        code = int(m.group(1))
+        reason = f"signal {-code}" if code < 0 else f"exit code {code}"
+        return TaskEnd((int(arg.group(1)) if arg else 0,), "local", reason, "deepspeed")
+    if (m := _PADDLE_ABORT.search(line)) is not None:
+        ranks = tuple(int(r) for r in m.group(1).split(b","))
+        return TaskEnd(ranks, "local", "aborted (ABORT!!!)", "paddle")
+    if (m := _SPAWN_PROCESS.match(line)) is not None:
+        return TaskEnd((int(m.group(1)),), "local", "terminated with the following error", "torch.multiprocessing")
+    return None
 
 
 # A launcher's or library's tag in front of a line when one stream carries several processes. Real lines:
 #   [1,2]<stderr>:Traceback (most recent call last):          mpirun --tag-output: [job,rank]<stream>:
 #   [rank6]:[E624 07:12:55.531 ProcessGroupNCCL.cpp:1537] ...  torch >= 2.2 (TORCH_LOGS prefix per rank)
 #   [ubuntu:4242] *** Process received signal ***              OpenMPI's signal report: [host:pid]
-_RE_TAG = re.compile(rb"\[(?:\d+,(\d+)\]<std(?:out|err)>:|rank(\d+)\]:|[A-Za-z0-9][\w.\-]*:\d+\] )")
+#   (TaskRunner pid=30188) RuntimeError: ...                   Ray's prefix on an actor's or task's lines
+_RE_TAG = re.compile(
+    rb"\[(?:\d+,(\d+)\]<std(?:out|err)>:|rank(\d+)\]:|[A-Za-z0-9][\w.\-]*:\d+\] )|"
+    rb"\([A-Za-z_][\w.]* pid=\d+(?:, ip=[\d.]+)?\) "
+)
 
 
 def line_tag(line: bytes) -> tuple[int | None, int]:
@@ -229,6 +296,18 @@ def line_tag(line: bytes) -> tuple[int | None, int]:
         return None, 0
     rank = m.group(1) or m.group(2)
     return (int(rank) if rank is not None else None), m.end()
+
+
+# an exception message that starts by naming its rank (Megatron's `AssertionError: Rank 3: found NaN in local grad
+# norm ...`, torch's `RuntimeError: [Rank 0] Watchdog caught collective operation timeout`)
+_RE_MESSAGE_RANK = re.compile(r"\s*\[?[Rr]ank (\d+)\]?[:,\s]")
+
+
+def message_rank(text: str, start: int, rank: int | None) -> int | None:
+    """The rank an exception's message names right after its name (`text[start:]`), else `rank`: on a stream of
+    several ranks the message, not the file, says whose failure it is."""
+    named = _RE_MESSAGE_RANK.match(text, start)
+    return int(named.group(1)) if named is not None else rank
 
 
 # ----------------------------------------------------------------------------- which failures ended the rank
@@ -247,7 +326,8 @@ def failure_weight(message: str) -> int:
     off, 0 a bare `[ERROR]` line that only ended the log. `diagnose` names a rank's failure by its first
     message of the highest weight."""
     if _RE_EXCEPTION.match(message) is not None:
-        return 3
+        # an exception with no message (Paddle's `MemoryError:` before its summary) names a type, not the cause
+        return 1 if message.rstrip().endswith(":") and message.count(":") == 1 else 3
     kind = fatal_reason(message.encode("utf-8", "replace"))
     if kind is not None:
         return 3 if kind in ("CANN error", "critical") else 2

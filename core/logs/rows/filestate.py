@@ -399,3 +399,18 @@ def carry_over(st: FileState, buf: bytes | bytearray, floor: int, base: int, end
             st.tb_carry = bytes(buf[st.tb_start - base : end][:carry_max])
         else:
             st.tb_carry += buf[: min(end, max(0, carry_max - len(st.tb_carry)))]
+
+
+def add_error(
+    st: FileState,
+    kind: ErrorKind,
+    message: str,
+    context: str,
+    off: int,
+    rank: int | None,
+    pid: int | None,
+    t: float,
+    log_time: float = _NAN,
+) -> None:
+    """One error row of the file (its line number is counted when the snapshot needs it)."""
+    st.errors.append(ErrorRow(rank, kind, message, context, off, st.info.rel, pid, t, log_time))

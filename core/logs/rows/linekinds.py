@@ -37,8 +37,8 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
         return False
     if line.startswith(TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
         return False
-    if RE_EXC_LINE.match(line):
-        return False
+    if RE_EXC_LINE.match(line) or (line[:1] == b" " and RE_EXC_LINE.match(line.lstrip(b" "))):
+        return False  # an exception line, maybe indented as pasted (` AssertionError: ...`)
     if b"step time: " in line and parse_step_time_line(line) is not None:
         return False
     return not (b"per step time" in line and RE_TIMEMONITOR.search(line) is not None)
@@ -59,8 +59,15 @@ def failure_after_tag(line: bytes, traceback_pending: bool) -> tuple[int, int | 
     rank, skip = line_tag(line)
     if not skip:
         return 0, None
-    if _failure_line(line[skip:], traceback_pending):
+    body = line[skip:]
+    # the tag's own space (`[rank2]: Traceback ...`) is no indent: what follows is read as a line of its own,
+    # but an indented frame of a pending traceback keeps its indent
+    lead = len(body) - len(body.lstrip(b" "))
+    stripped = body[lead:]
+    if traceback_pending and lead > 1 and not stripped.startswith(TRACEBACK) and not RE_EXC_LINE.match(stripped):
         return skip, rank
+    if _failure_line(stripped, traceback_pending):
+        return skip + lead, rank
     return 0, None
 
 

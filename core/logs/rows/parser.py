@@ -16,15 +16,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from core.logs.bytes.discover import LogRole
-from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, fatal_reason, settle, task_end
+from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, fatal_reason, message_rank, settle, task_end
 from core.logs.rows.filestate import (
     FATAL_KINDS,
     MAX_PARTIAL_LINE,
     ErrorKind,
-    ErrorRow,
     FileState,
     NamedRows,
     ReaderSettings,
+    add_error,
     add_read,
     add_rows,
     carry_over,
@@ -376,20 +376,6 @@ class Parser:
         carry_over(st, buf, self._floor, base, end, self.settings.tb_carry_max)
         settle(st)
 
-    def _error(
-        self,
-        st: FileState,
-        kind: ErrorKind,
-        message: str,
-        context: str,
-        off: int,
-        rank: int | None,
-        pid: int | None,
-        t: float,
-        log_time: float = _NAN,
-    ) -> None:
-        st.errors.append(ErrorRow(rank, kind, message, context, off, st.info.rel, pid, t, log_time))
-
     def parse_line(
         self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float, metrics: bool
     ) -> None:
@@ -412,12 +398,12 @@ class Parser:
             mt = _RE_TIMED_OUT.search(line)
             lt = last_log_time(line)
             if mt:
-                self._error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
+                add_error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
             elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
-                self._error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
+                add_error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
             else:  # an error line ends a rank's run unless training follows (failures.trained_on settles it)
                 kind = ErrorKind.EXCEPTION if fatal_reason(line) or info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
-                self._error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
+                add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
             return
         if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers); or a fatal line
             if metrics and self.user is None:
@@ -434,11 +420,13 @@ class Parser:
             st.tb_carry = b""
             st.tb_time = time_before(st, buf, self._floor, ls)
             # a failure until its exception line replaces it (a log may end inside the traceback)
-            self._error(st, ErrorKind.EXCEPTION, CUT_TRACEBACK, "", off, rank, st.pid, obs_time, last_log_time(line))
+            add_error(st, ErrorKind.EXCEPTION, CUT_TRACEBACK, "", off, rank, st.pid, obs_time, last_log_time(line))
             return
         if st.tb_start is not None and line.startswith((b" ", b"\t")):
             return  # a frame of the pending traceback
         mexc = RE_EXC_LINE.match(line)
+        if mexc is None and line[:1] == b" " and (mexc := RE_EXC_LINE.match(line.lstrip(b" "))) is not None:
+            line = line.lstrip(b" ")  # ` AssertionError: ...` as pasted (no traceback pending: not a frame)
         if mexc:
             text = line.decode("utf-8", "replace").strip()
             context = ""
@@ -452,8 +440,10 @@ class Parser:
                 context = raw[-self.settings.tb_carry_max :].decode("utf-8", "replace").replace("\r\n", "\n")
                 st.tb_start = None
                 st.tb_carry = b""
+            if info.layout == "single":  # one stream of several ranks: `AssertionError: Rank 114: found NaN ...`
+                rank = message_rank(text, mexc.end(), rank)
             kind = ErrorKind.NAN if b"NAN or INF" in line else ErrorKind.EXCEPTION
-            self._error(st, kind, text, context, off, rank, st.pid, obs_time, lt)
+            add_error(st, kind, text, context, off, rank, st.pid, obs_time, lt)
             return
         if not metrics:
             self._fatal(st, line, off, rank, obs_time)
@@ -479,10 +469,10 @@ class Parser:
         if (ended := task_end(line)) is not None:
             text = line.decode("utf-8", "replace").strip()
             for task in ended.ranks:
-                self._error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
+                add_error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
         elif fatal_reason(line) is not None:
             text = line.decode("utf-8", "replace").strip()
-            self._error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
+            add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
 
     def _user_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """The user's regex on one line: True when it gave a row."""

@@ -34,6 +34,9 @@ _WORTH_LITERALS = (
     ),
     *(b"isn't enough",),
     *(b"NCCL error", b"communicator was aborted", b"entire process down", b"ProcessGroupNCCL"),
+    # issue 30: trainer stops, absl's signal report, DeepSpeed / Paddle / spawn / torchrun-table launcher reports
+    *(b"erminat", b"top training", b"topping training", b"nding training", b"bort training", b"borting training"),
+    *(b"received at time", b"return code", b"ABORT!!!", b"local_rank: ", b"main training loop"),
     *(b"imeout", b"imeOut", b"ime out", b"ime Out", b"imed out", b"imes out", b"iming out", b"IMEOUT", b"IME OUT"),
 )
 _RE_CANN_CODE = re.compile(rb"[A-Z][0-9]{4}")
