@@ -1,171 +1,274 @@
-"""Ingest, memory, diagnosis and live-tick figures at 8, 64, 256, 1,024 ranks, side by side with grep.
+"""Ingest, diagnosis and live-tick figures at 1,024 ranks (or any), side by side with `grep -c -F loss`.
 
-    .venv/bin/python benchmarks/bench_logs_scale.py [--ranks 8,64,256,1024] [--steps 500] [--noise 9]
-                                                    [--format lossmonitor,mindformers,mindcv,megatron]
+    .venv/bin/python benchmarks/bench_logs_scale.py [--ranks 1024] [--steps 200,2000] [--noise 9] [--repeat 3]
+        [--format lossmonitor,mindformers,mindcv,megatron,corpus] [--noise-mode varied|fixed]
 
-Each folder comes from benchmarks/synth_logs.py (real MindSpore noise, the suite's loss lines: `--format`
-takes one or several of synth_logs.LINE_FORMATS, a straggler, a hung and a crashed rank). Per folder, in
-the same run:
-- two greps over the worker logs (output captured and checked: GNU grep stops at the first match when
-  its output is /dev/null), best of 2 each: `grep -c -F loss` (grepL, ratioL: the warm read against it),
-  the same word for every format, the one a user greps for (on these folders it counts exactly the loss
-  lines) and the measure issue 18's own figure fits (319 MB of MindFormers lines in 0.21 s: 1.5 GB/s;
-  `loss` runs at 1.6-1.9 GB/s here); and `grep -c -F` of the format's longest loss-line string (`loss is`,
-  `print_output_info`, `mindcv.utils.callbacks INFO - Epoch`: grep s, ratio), a stricter reference that
-  measures how far grep's skip loop can jump (3.5 GB/s for MindFormers', 5-6 GB/s for MindCV's), not the
-  work of reading a log: a reader must look at every line for a failure;
-- `read_run` in a fresh child process (best of 2): seconds, MB/s, ratio to grep, peak RSS growth
-  against the loss table's own size; the first read of a process includes loading the compiled passes
-  (numba's import and cached code, ~0.5 s once), so a second `read_run` in the same child ("warm": a
-  dashboard server reading its next folder) is timed too;
-- `diagnose` on the snapshot, and whether it named the injected ranks;
-- a live tick: one new step (9 noise lines + a loss line) appended to every rank, then refresh +
-  snapshot + diagnose, p50/p95 over 10 ticks;
-- above 32 ranks, the Monitor's chart payload per tick (aggregate chart + heatmap, plotly JSON).
-Not a test: speed is never asserted, only printed.
+Folders:
+- the suites' formats (benchmarks/synth_logs.py `LINE_FORMATS`): each rank's loss lines with `--noise` noise lines
+  per loss line that vary as real ones do (benchmarks/synth_noise.py: every line its own rising time, the
+  rank's own pid and thread ids, its own numbers, in the shapes of each suite's real noise), a straggler, a hung
+  and a crashed rank. `--noise-mode fixed` writes the earlier folders instead (real lines repeated verbatim,
+  their fixture stamps and pids): for comparison only, they flatter a reader;
+- `corpus` (benchmarks/synth_corpus.py): each rank a real log of tests/fixtures/real_logs, its times shifted
+  per rank (its own length: `--steps` does not apply).
+
+Per folder, in the same run, `--repeat` rounds of: `grep -c -F loss` over the worker logs (output captured,
+its count printed: GNU grep stops at the first match when its output is /dev/null) and `read_run` in a fresh
+child process (a cold read, then a warm one: a dashboard reading its next folder; the warm one is the
+reader's time); with `--baseline`, another checkout's reader reads each folder in the same rounds (before/after
+side by side). The medians are printed, and the ratio is the median of the rounds' grep / reader ratios
+(each pair measured back to back: a load spike from other jobs hits both). Then `diagnose` (whether it named
+the injected ranks) and the live tick: new lines appended to every rank (one step: `--noise` varied noise
+lines and a loss line; corpus: each log's last 10 lines again), then refresh + snapshot + diagnose, p50/p95
+over 20 ticks, `--repeat` times (median), the heap settled as `RunWatcher` settles it (`settle_heap`). The load
+average is printed with each row. Not a test: speed is never asserted, only printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+import synth_corpus  # noqa: E402
 import synth_logs  # noqa: E402
+import synth_noise  # noqa: E402
+
+FORMATS = (*synth_logs.LINE_FORMATS, "corpus")
+TICKS = 20
 
 _CHILD = r"""
 import json, resource, statistics, sys, time
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from core.logs import read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.rows.reader import RunReader
 root, mode = sys.argv[2], sys.argv[3]
-sys.path.insert(0, sys.argv[1] + "/benchmarks")
-import synth_logs
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 if mode == "read":
-    t0 = time.perf_counter(); snap = read_run(root); dt = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0 = time.perf_counter(); read_run(root); warm = time.perf_counter() - t0  # a server's next folder
-    table = int(snap.metrics.drop(columns="file").memory_usage(index=False, deep=False).sum()) + 8 * len(snap.metrics)
+    t0 = time.perf_counter(); snap = read_run(root); cold = time.perf_counter() - t0
+    t0 = time.perf_counter(); snap = read_run(root); warm = time.perf_counter() - t0  # a server's next folder
     t0 = time.perf_counter(); d = diagnose(snap); ddt = time.perf_counter() - t0
-    payload = 0
-    if len(snap.ranks) > 32:  # what one Monitor tick sends: aggregate chart + heatmap (plotly JSON)
-        import plotly.io as pio
-        from app.monitor import scale
-        g = scale.grids(snap)
-        look = scale.look_at(d, g)["rank"].tolist()[:8]
-        payload = sum(len(pio.to_json(f, validate=False)) for f in (
-            scale.aggregate_figure(g, look, 0.6), scale.heatmap_figure(g.loss, g.ranks, g.x, "loss", "step")))
-    print(json.dumps({"read_s": dt, "warm_s": warm, "rows": len(snap.metrics), "rss_growth": (peak - base) * 1024,
-                      "table_bytes": table, "diagnose_s": ddt, "payload": payload,
+    print(json.dumps({"cold_s": cold, "warm_s": warm, "rows": len(snap.metrics), "diagnose_s": ddt,
                       "stragglers": [s.rank for s in d.stragglers], "hung": [h.rank for h in d.hung],
                       "failed": [g.ranks for g in d.failure_groups]}))
 else:
-    noise = open(sys.argv[4], "rb").read()
-    make = synth_logs.LINE_FORMATS[sys.argv[5]][0]
-    state = RunReader(root); state.refresh(); state.snapshot()
-    files = sorted(p for p in state.files if p.name.startswith("worker_"))
-    ticks = []
-    for k in range(10):
-        for p in files:
+    fmt, steps, noise, mode_noise = sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+    ticks = int(sys.argv[8])
+    from core.logs.live.heap import settle_heap
+    state = RunReader(root, after_big_read=settle_heap); state.refresh(); state.snapshot()  # as RunWatcher does
+    settle_heap()
+    files = sorted((p for p in state.files if p.name.startswith("worker_")), key=lambda p: int(p.stem.split("_")[1]))
+    if fmt == "corpus":
+        tails = [b"".join(p.read_bytes().splitlines(keepends=True)[-10:]) for p in files]
+        step = lambda k: tails
+    else:
+        import synth_logs, synth_noise
+        make = synth_logs.LINE_FORMATS[fmt][0]
+        shapes = synth_noise.shapes_for(fmt)
+        fixed = b"".join(synth_logs.noise_lines()[30 : 30 + noise])
+        gens = [synth_noise.VariedNoise(shapes, r, 20000 + r, 7) for r in range(len(files))]
+        def step(k):
+            s = steps + k + 1
+            t0 = synth_logs.START + (s - 1) * 0.5
+            loss = make(s // 100 + 1, s % 100 + 1, 100, s // 100 + 1, s, s, 2.3139476776123047, 500.0, t0 + 0.5)
+            if mode_noise == "fixed":
+                return [fixed + loss] * len(files)
+            return [b"".join(g.line(t0 + (i + 1) * 0.5 / (noise + 1)) for i in range(noise)) + loss for g in gens]
+    out = []
+    for k in range(ticks):
+        blocks = step(k)
+        for p, b in zip(files, blocks):
             with open(p, "ab") as f:
-                f.write(noise + make(99, k + 1, 100, 99, 9900 + k + 1, 10000, 2.3139476776123047, 500.0,
-                                     synth_logs.START))
-        t0 = time.perf_counter(); state.refresh(); diagnose(state.snapshot()); ticks.append(time.perf_counter() - t0)
-    ticks.sort()
-    print(json.dumps({"p50": statistics.median(ticks), "p95": ticks[int(0.95 * (len(ticks) - 1))]}))
+                f.write(b)
+        t0 = time.perf_counter(); state.refresh(); diagnose(state.snapshot()); out.append(time.perf_counter() - t0)
+    out.sort()
+    print(json.dumps({"p50": statistics.median(out), "p95": out[int(0.95 * (len(out) - 1))]}))
 """
 
 
-def _child(*args: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(REPO), *args], capture_output=True, text=True, check=True)
+def _child(repo: Path, *args: str) -> dict:
+    """The child in a fresh process, reading with the code of `repo` (this checkout, or --baseline's)."""
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(repo), *args], capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bench(root: Path, ranks: int, steps: int, noise: int, fmt: str) -> None:
-    run_dir = root / f"r{ranks}"
+@dataclass
+class Figures:
+    """One folder's medians, for one checkout's code."""
+
+    code: str
+    fmt: str
+    ranks: int
+    steps: str
+    mb: float
+    grep_count: int
+    rows_expected: int
+    grep_s: float
+    cold_s: float
+    warm_s: float
+    ratio: float
+    ratios: list[float]
+    tick_p50_ms: float
+    tick_p95_ms: float
+    rows: int
+    named: str
+    load: str
+
+
+def _grep(files: list[str]) -> tuple[float, int]:
+    t = time.perf_counter()
+    out = subprocess.run(["grep", "-c", "-F", "loss", *files], capture_output=True, text=True, check=False)
+    dt = time.perf_counter() - t
+    return dt, sum(int(line.rsplit(":", 1)[1]) for line in out.stdout.split())
+
+
+def bench(
+    root: Path, fmt: str, ranks: int, steps: int, noise: int, repeat: int, noise_mode: str, codes: dict[str, Path]
+) -> list[Figures]:
+    """One folder, read by each checkout of `codes` (name -> repo) in every round, after the round's grep."""
+    run_dir = root / f"{fmt}_{ranks}_{steps}"
     t0 = time.perf_counter()
-    run = synth_logs.write_run(
-        run_dir,
-        ranks,
-        steps,
-        straggler=ranks // 3,
-        hung=ranks // 2,
-        crashed=[2 * ranks // 3 + 1],
-        noise_per_step=noise,
-        fmt=fmt,
-    )
-    needle = synth_logs.LINE_FORMATS[fmt][1]
-    gen = time.perf_counter() - t0
+    if fmt == "corpus":
+        crun = synth_corpus.write_corpus_run(run_dir, ranks)
+        expected, size, injected = crun.loss_rows, crun.bytes, None
+    else:
+        run = synth_logs.write_run(
+            run_dir,
+            ranks,
+            steps,
+            straggler=ranks // 3,
+            hung=ranks // 2,
+            crashed=[2 * ranks // 3 + 1],
+            noise_per_step=noise,
+            fmt=fmt,
+            noise=noise_mode,
+            workers=2,
+        )
+        expected, size, injected = run.loss_lines, run.bytes, ([run.straggler], [run.hung], [run.crashed])
+    shown = steps if fmt != "corpus" else "real"
+    print(f"  {fmt} {ranks} x {shown}: written in {time.perf_counter() - t0:.0f} s", flush=True)
     files = sorted(str(p) for p in run_dir.glob("worker_*.log"))
-    mb = run.bytes / (1 << 20)
     subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-
-    def grep(text: str) -> float:
-        t = time.perf_counter()
-        out = subprocess.run(["grep", "-c", "-F", text, *files], capture_output=True, text=True, check=True)
-        dt = time.perf_counter() - t
-        count = sum(int(line.rsplit(":", 1)[1]) for line in out.stdout.split())
-        assert count == run.loss_lines, (text, count, run.loss_lines)
-        return dt
-
-    t_grep = min(grep(needle) for _ in range(2))
-    t_grep_loss = min(grep("loss") for _ in range(2))  # the word a user greps for; every format has it
-    reads = [_child(str(run_dir), "read") for _ in range(2)]
-    best = min(reads, key=lambda r: r["read_s"])
-    warm = min(r["warm_s"] for r in reads)
-    rows_ok = best["rows"] == run.loss_lines  # a reader that misses lines is reported, not timed as if fine
-    named = best["stragglers"] == [run.straggler] and best["hung"] == [run.hung] and best["failed"] == [run.crashed]
-    noise_block = root / "noise.bin"
-    noise_block.write_bytes(b"".join(synth_logs.noise_lines()[30 : 30 + noise]))
-    tick = _child(str(run_dir), "tick", str(noise_block), fmt)
-    print(
-        f"{fmt:>11} {ranks:6d} {mb:8.0f} {run.loss_lines:10d} {t_grep:8.2f} {mb / t_grep:8.0f} "
-        f"{best['read_s']:8.2f} {mb / best['read_s']:8.0f} {t_grep / best['read_s']:6.2f}x "
-        f"{warm:7.2f} {t_grep / warm:6.2f}x {t_grep_loss:7.2f} {t_grep_loss / warm:6.2f}x "
-        f"{best['rss_growth'] / 1e6:8.0f} {best['table_bytes'] / 1e6:8.0f} "
-        f"{best['rss_growth'] / max(best['table_bytes'], 1):6.2f}x {best['diagnose_s'] * 1000:7.0f} "
-        f"{tick['p50'] * 1000:7.0f} {tick['p95'] * 1000:7.0f} {best['payload'] / 1e3:7.0f}  "
-        f"{'yes' if named else 'NO'}  {'all' if rows_ok else 'ROWS ' + str(best['rows'])}  (gen {gen:.0f} s)",
-        flush=True,
-    )
+    greps: list[float] = []
+    reads: dict[str, list[dict]] = {name: [] for name in codes}
+    ratios: dict[str, list[float]] = {name: [] for name in codes}
+    count = 0
+    for _ in range(repeat):
+        g, count = _grep(files)
+        greps.append(g)
+        for name, repo in codes.items():
+            r = _child(repo, str(run_dir), "read")
+            reads[name].append(r)
+            ratios[name].append(g / r["warm_s"])
+    tick_args = (fmt, str(steps), str(noise), noise_mode, str(TICKS))
+    ticks = {
+        name: [_child(repo, str(run_dir), "tick", *tick_args) for _ in range(repeat)] for name, repo in codes.items()
+    }
     shutil.rmtree(run_dir)
+    out = []
+    for name in codes:
+        last = reads[name][-1]
+        named = "-"
+        if injected is not None:
+            named = "yes" if (last["stragglers"], last["hung"], last["failed"]) == injected else "NO"
+        out.append(
+            Figures(
+                name,
+                fmt,
+                ranks,
+                str(shown),
+                size / (1 << 20),
+                count,
+                expected,
+                statistics.median(greps),
+                statistics.median(r["cold_s"] for r in reads[name]),
+                statistics.median(r["warm_s"] for r in reads[name]),
+                statistics.median(ratios[name]),
+                ratios[name],
+                statistics.median(t["p50"] for t in ticks[name]) * 1000,
+                statistics.median(t["p95"] for t in ticks[name]) * 1000,
+                last["rows"],
+                named,
+                " ".join(f"{x:.1f}" for x in os.getloadavg()),
+            )
+        )
+    return out
+
+
+HEAD = (
+    "| code | format | ranks | steps | MB | grep -c loss (count) | grep s | reader s cold / warm | ratio (rounds) "
+    "| tick p50 / p95 ms | rows read / expected | injected named | load 1/5/15 |"
+)
+
+
+def row(f: Figures) -> str:
+    rounds = ", ".join(f"{x:.2f}" for x in f.ratios)
+    return (
+        f"| {f.code} | {f.fmt} | {f.ranks} | {f.steps} | {f.mb:.0f} | {f.grep_count} | {f.grep_s:.2f} | "
+        f"{f.cold_s:.2f} / "
+        f"{f.warm_s:.2f} | **{f.ratio:.2f}x** ({rounds}) | {f.tick_p50_ms:.0f} / {f.tick_p95_ms:.0f} | "
+        f"{f.rows} / {f.rows_expected} | {f.named} | {f.load} |"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ranks", default="8,64,256,1024")
-    ap.add_argument("--steps", type=int, default=500, help="steps per rank (the issue's figure is 2000)")
+    ap.add_argument("--ranks", default="1024")
+    ap.add_argument("--steps", default="200,2000", help="steps per rank, comma-separated (the issue's: 200,2000)")
     ap.add_argument("--noise", type=int, default=9, help="noise lines per loss line (9 = 90 %% noise)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds per folder (medians)")
+    ap.add_argument("--format", default=",".join(FORMATS), help=f"comma-separated, of {', '.join(FORMATS)}")
+    ap.add_argument("--noise-mode", default="varied", choices=synth_logs.NOISE_MODES)
+    ap.add_argument("--tmp", default=None, help="where folders are written (default: the system's temp dir)")
     ap.add_argument(
-        "--format",
-        default="lossmonitor",
-        help=f"one or several (comma-separated) of {', '.join(synth_logs.LINE_FORMATS)}",
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout (e.g. `git worktree add /tmp/base main`): its reader reads every folder too, in the "
+        "same rounds, for before/after figures side by side",
     )
     args = ap.parse_args()
     formats = args.format.split(",")
-    unknown = [f for f in formats if f not in synth_logs.LINE_FORMATS]
+    unknown = [f for f in formats if f not in FORMATS]
     if unknown:
-        ap.error(f"unknown format(s) {unknown}; use {sorted(synth_logs.LINE_FORMATS)}")
-    print(f"steps per rank {args.steps}, {args.noise} real noise lines per loss line, full float repr losses")
+        ap.error(f"unknown format(s) {unknown}; use {list(FORMATS)}")
+    steps = [int(x) for x in args.steps.split(",")]
     print(
-        "     format  ranks       MB  loss rows   grep s   grep/s   ours s   ours/s  ratio  warm s  ratio "
-        "grepL s ratioL   "
-        "RSS MB table MB  RSS/tbl diag ms tick50 tick95 chartKB  named rows"
+        f"{args.noise} {args.noise_mode} noise lines per loss line; {args.repeat} rounds per folder; "
+        f"load {os.getloadavg()}; {synth_noise.__name__}",
+        flush=True,
     )
-    with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
-        for fmt in formats:
-            for n in (int(x) for x in args.ranks.split(",")):
-                bench(Path(tmp), n, args.steps, args.noise, fmt)
+    codes = {"this": REPO} if args.baseline is None else {"baseline": args.baseline.resolve(), "this": REPO}
+    results: list[Figures] = []
+    with tempfile.TemporaryDirectory(prefix="bench_scale_", dir=args.tmp) as tmp:
+        for n in (int(x) for x in args.ranks.split(",")):
+            for s in steps:
+                for fmt in formats:
+                    if fmt == "corpus" and s != steps[0]:
+                        continue  # its own length
+                    got = bench(Path(tmp), fmt, n, s, args.noise, args.repeat, args.noise_mode, codes)
+                    results.extend(got)
+                    for f in got:
+                        print(row(f), flush=True)
+    print()
+    print(HEAD)
+    print("|---" * (HEAD.count("|") - 1) + "|")
+    for f in results:
+        print(row(f))
 
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ MindFormers' own real `[INFO]`/`[WARNING]` lines as extra noise), `mindcv` (Mind
 `[<date>] mindcv.utils.callbacks INFO - Epoch: [e/n], batch: [s/m], loss: ...`) and `megatron` (Megatron-LM /
 MindSpeed-LLM ` iteration N/ M | ... | lm loss: 2.504220E+00 | ...`).
 
-Each `worker_{r}.log` is what MindSpore 2.10 writes under msrun: real `[WARNING]`/`[INFO]` lines
-(taken from tests/fixtures/real_msrun_logs, pid rewritten per rank), LossMonitor lines with full float
-repr values (`epoch: 1 step: 7, loss is 2.3139476776123047`), a TimeMonitor line per epoch, and for a
-crashed rank a traceback after a time-stamped line. File mtimes are set to the time each rank last
+Each `worker_{r}.log` is what MindSpore 2.10 writes under msrun: noise in the shapes of real `[WARNING]`/`[INFO]`
+lines (tests/fixtures/real_msrun_logs and the suite's own), each with its own rising time, the rank's pid and its own
+numbers (benchmarks/synth_noise.py; `--noise-mode fixed`: the real lines verbatim, for comparison), LossMonitor
+lines with full float repr values (`epoch: 1 step: 7, loss is 2.3139476776123047`), a TimeMonitor line per epoch,
+and for a crashed rank a traceback after a time-stamped line. File mtimes are set to the time each rank last
 wrote, so a reader sees the same time evidence as after a real run. Used by tests/test_diagnose.py
 and benchmarks/bench_logs.py (importable: `write_run`).
 """
@@ -19,15 +20,21 @@ and benchmarks/bench_logs.py (importable: `write_run`).
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import random
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+import synth_noise  # noqa: E402
+
+NOISE_MODES = ("varied", "fixed")
 FIXTURES = REPO / "tests" / "fixtures" / "real_msrun_logs"
 START = 1_790_000_000.0  # unix time of every synthetic run's first step
 
@@ -167,24 +174,38 @@ def write_run(
     crash_at: float = 0.8,
     seed: int = 0,
     fmt: str = "lossmonitor",
+    noise: str = "varied",
+    workers: int = 1,
 ) -> SynthRun:
     """Write an msrun log folder. `crashed` ranks raise the same exception at `crash_at` of the run,
     `first_crashed` (default the first of them) 3 s before the others; `hung` stops at `hung_at`;
-    `straggler` reports `straggler_factor` x the step time. The others run every step."""
+    `straggler` reports `straggler_factor` x the step time. The others run every step.
+
+    `noise`: "varied" (as real logs: every noise line its own rising time, the rank's pid and thread ids,
+    its own numbers; benchmarks/synth_noise.py) or "fixed" (the earlier folders, kept for comparison only:
+    real lines repeated verbatim, their stamps and pids as in the fixtures, the pid of the first 24 rewritten).
+    `workers` > 1: ranks written by that many forked processes (the same files)."""
+    if noise not in NOISE_MODES:
+        raise ValueError(f"noise must be one of {NOISE_MODES}, not {noise!r}")
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    noise = noise_lines() + suite_noise(fmt) * 4
+    shapes = synth_noise.shapes_for(fmt) if noise == "varied" else []
+    fixed = noise_lines() + suite_noise(fmt) * 4
     make = LINE_FORMATS[fmt][0]
     epochs = -(-steps // steps_per_epoch)
-    rng = random.Random(seed)
     crashed = list(crashed)
     first = first_crashed if first_crashed is not None else (crashed[0] if crashed else None)
     step_s = step_ms / 1000.0
-    loss_lines = 0
-    total = 0
-    for r in range(ranks):
+
+    def one(r: int) -> tuple[int, int]:
+        """Write rank r's log; (its loss lines, its bytes)."""
+        rng = random.Random(seed * 1_000_003 + r)
         pid = b"%d" % (20000 + r)
-        header = [_RE_PID.sub(lambda m, p=pid: b"(" + p + m.group(2), line, count=1) for line in noise[:24]]
+        if shapes:
+            varied = synth_noise.VariedNoise(shapes, r, 20000 + r, seed)
+            header = [varied.line(START - 30.0 + i, pick=i) for i in range(24)]
+        else:
+            header = [_RE_PID.sub(lambda m, p=pid: b"(" + p + m.group(2), line, count=1) for line in fixed[:24]]
         last = steps
         if r == hung:
             last = int(steps * hung_at)
@@ -194,8 +215,12 @@ def write_run(
         out: list[bytes] = header
         per_step = step_ms * (straggler_factor if r == straggler else 1.0)
         for s in range(1, last + 1):
-            for _ in range(noise_per_step):
-                out.append(noise[rng.randrange(len(noise))])
+            if shapes:
+                t0, dt = START + (s - 1) * step_s, step_s / (noise_per_step + 1)
+                out.extend(varied.line(t0 + (k + 1) * dt) for k in range(noise_per_step))
+            else:
+                for _ in range(noise_per_step):
+                    out.append(fixed[rng.randrange(len(fixed))])
             epoch, in_epoch = (s - 1) // steps_per_epoch + 1, (s - 1) % steps_per_epoch + 1
             out.append(
                 make(epoch, in_epoch, steps_per_epoch, epochs, s, steps, _loss(r, s), per_step, START + s * step_s)
@@ -219,12 +244,29 @@ def write_run(
         path = root / f"worker_{r}.log"
         path.write_bytes(data)
         os.utime(path, (end_time, end_time))
-        loss_lines += last
-        total += len(data)
+        return last, len(data)
+
+    if workers > 1:  # forked: the children see `one` as it is
+        global _JOB
+        _JOB = one
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            done = pool.map(_run_job, range(ranks), chunksize=max(1, ranks // (8 * workers)))
+    else:
+        done = [one(r) for r in range(ranks)]
+    loss_lines = sum(d[0] for d in done)
+    total = sum(d[1] for d in done)
     sched = root / "scheduler.log"
-    sched.write_bytes(b"".join(noise[:5]))
+    sched.write_bytes(b"".join(fixed[:5]))
     os.utime(sched, (START, START))
     return SynthRun(root, ranks, steps, straggler, hung, crashed, first, loss_lines, total)
+
+
+_JOB: Callable[[int], tuple[int, int]] | None = None  # write_run's rank writer, for forked workers
+
+
+def _run_job(r: int) -> tuple[int, int]:
+    assert _JOB is not None
+    return _JOB(r)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--noise", type=int, default=9, help="noise lines per loss line (9 = 90 %% noise)")
     p.add_argument("--format", default="lossmonitor", choices=sorted(LINE_FORMATS))
+    p.add_argument("--noise-mode", default="varied", choices=NOISE_MODES, help="fixed: the earlier verbatim repeat")
     args = p.parse_args(argv)
     n = args.ranks
     run = write_run(
@@ -245,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         crashed=[2 * n // 3],
         noise_per_step=args.noise,
         fmt=args.format,
+        noise=args.noise_mode,
     )
     print(
         f"{run.root}: {n} ranks, {run.loss_lines} loss lines, {run.bytes / 1e6:.0f} MB; "

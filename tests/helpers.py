@@ -4,14 +4,21 @@ tests/strategies.py), never from a tests/test_*.py module."""
 from __future__ import annotations
 
 import argparse
+import struct
 import subprocess
 import sys
 import sysconfig
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pandas as pd
+import pytest
+
 from benchmarks.synth_logs import write_run
 from core.__main__ import build_parser
+from core.logs import ReaderSettings, read_run
+from core.logs.rows.parser import Parser
+from core.logs.rows.snapshot import RunSnapshot
 
 
 def bomb(levels: int, width: int = 9) -> str:
@@ -59,3 +66,43 @@ def synth_folder(root: Path, ranks: int = 1024, steps: int = 200) -> Path:
 
 def report_args(target: str, out: str) -> argparse.Namespace:
     return build_parser("report").parse_args(["report", target, "--out", out])
+
+
+def bits(frame: pd.DataFrame) -> list[tuple]:
+    """A frame's values, floats as exact bit patterns (nan == nan, -0.0 != 0.0)."""
+
+    def cell(v: object) -> object:
+        return struct.pack("<d", v) if isinstance(v, float) else v
+
+    return [tuple(cell(v) for v in row) for row in frame.itertuples(index=False)]
+
+
+def same_snapshot(a: RunSnapshot, b: RunSnapshot) -> None:
+    """Two reads of the same logs give bit-identical snapshots (floats compared as bit patterns)."""
+    assert list(a.metrics.columns) == list(b.metrics.columns)
+    assert bits(a.metrics.astype({"file": str})) == bits(b.metrics.astype({"file": str}))
+    assert bits(a.errors) == bits(b.errors)
+    assert bits(a.timings) == bits(b.timings)
+    assert bits(a.evals) == bits(b.evals)
+    assert a.metric_keys == b.metric_keys
+    cols = ["rank", "pid", "bytes", "n_loss", "last_epoch", "last_step", "last_loss", "finished"]
+    assert bits(a.ranks[cols]) == bits(b.ranks[cols])
+
+
+def read_both_ways(
+    folder: Path, lines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[RunSnapshot, RunSnapshot, list[int]]:
+    """Three ranks of `lines` read one line at a time and in bulk, and the lines bulk read one at a time."""
+    for rank in range(3):
+        (folder / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
+    one_by_one = read_run(folder, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
+    read_alone = Parser.metric_line
+    calls: list[int] = []
+
+    def counted(self: Parser, *args: object) -> bool:
+        calls.append(1)
+        return read_alone(self, *args)
+
+    monkeypatch.setattr(Parser, "metric_line", counted)
+    bulk = read_run(folder, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
+    return one_by_one, bulk, calls

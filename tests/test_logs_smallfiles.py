@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import random
-import struct
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from core.logs import ReaderSettings, read_run
 from core.logs.rows import general
 from core.logs.rows.general import line_time
 from core.logs.rows.parser import Parser
-from core.logs.rows.reader import RunSnapshot
+from tests.helpers import bits, read_both_ways, same_snapshot
 from tests.strategies import NOISE, OTHER, PLAIN, RARE, general_line, log_text, loss_line
 
 ALONE = ReaderSettings(prefetch_min=1)  # no file is smaller than 1 byte: every file read on its own
@@ -61,26 +60,6 @@ def _file() -> st.SearchStrategy[bytes]:
     return st.builds(lambda b, t, cr: (b + t).replace(b"\n", b"\r\n") if cr else b + t, body, tail, crlf)
 
 
-def _bits(frame: pd.DataFrame) -> list[tuple]:
-    """A frame's values, floats as exact bit patterns (nan == nan, -0.0 != 0.0)."""
-
-    def cell(v: object) -> object:
-        return struct.pack("<d", v) if isinstance(v, float) else v
-
-    return [tuple(cell(v) for v in row) for row in frame.itertuples(index=False)]
-
-
-def _same(a: RunSnapshot, b: RunSnapshot) -> None:
-    assert list(a.metrics.columns) == list(b.metrics.columns)
-    assert _bits(a.metrics.astype({"file": str})) == _bits(b.metrics.astype({"file": str}))
-    assert _bits(a.errors) == _bits(b.errors)
-    assert _bits(a.timings) == _bits(b.timings)
-    assert _bits(a.evals) == _bits(b.evals)
-    assert a.metric_keys == b.metric_keys
-    cols = ["rank", "pid", "bytes", "n_loss", "last_epoch", "last_step", "last_loss", "finished"]
-    assert _bits(a.ranks[cols]) == _bits(b.ranks[cols])
-
-
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
@@ -92,7 +71,7 @@ def test_small_files_read_together_match_each_read_alone(
     for rank, data in enumerate(files):
         (root / f"worker_{rank}.log").write_bytes(data)
     together = read_run(root, settings=ReaderSettings(read_block=batch, compiled_min=0))  # files < `batch` together
-    _same(together, read_run(root, settings=ALONE))
+    same_snapshot(together, read_run(root, settings=ALONE))
 
 
 def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(
@@ -146,25 +125,6 @@ def test_a_batched_log_that_grows_is_read_on_not_restarted(tmp_path: Path) -> No
         assert snap.metrics[snap.metrics["rank"] == r]["loss"].tolist() == [r + 0.5, r + 0.5, r + 0.5, 9.5, 7.5]
 
 
-def _read_both_ways(
-    folder: Path, lines: list[str], monkeypatch: pytest.MonkeyPatch
-) -> tuple[RunSnapshot, RunSnapshot, list[int]]:
-    """Three ranks of `lines` read one line at a time and in bulk, and the lines bulk read one at a time."""
-    for rank in range(3):
-        (folder / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
-    one_by_one = read_run(folder, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
-    read_alone = Parser.metric_line
-    calls: list[int] = []
-
-    def counted(self: Parser, *args: object) -> bool:
-        calls.append(1)
-        return read_alone(self, *args)
-
-    monkeypatch.setattr(Parser, "metric_line", counted)
-    bulk = read_run(folder, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
-    return one_by_one, bulk, calls
-
-
 def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -182,9 +142,9 @@ def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(
             lines.append(f"[ERROR] ME(1:1,MainProcess):2026-11-23 loss: {step % 9}.5")
             lines.append(f"ValueError: loss is {step % 9}.5")
             lines.append(f"Train epoch time: {step % 9}.5 ms, per step time: {step % 9}.25 ms")
-    one_by_one, bulk, calls = _read_both_ways(tmp_path, lines, monkeypatch)
+    one_by_one, bulk, calls = read_both_ways(tmp_path, lines, monkeypatch)
     assert len(bulk.metrics) == 900 and len(bulk.errors) == len(one_by_one.errors) == 3 * 200
-    _same(bulk, one_by_one)
+    same_snapshot(bulk, one_by_one)
     assert len(calls) < 100, f"{len(calls)} lines read one by one: the sample taught no shape"
 
 
@@ -207,9 +167,9 @@ def test_indented_metric_lines_are_learnt_from_a_sample_unless_a_traceback_may_h
     lines = _megatron_lines(300)
     if traceback_at is not None:
         lines[traceback_at:traceback_at] = ["Traceback (most recent call last):", "    lm loss: 2.5 |", "ValueError: x"]
-    one_by_one, bulk, calls = _read_both_ways(tmp_path, lines, monkeypatch)
+    one_by_one, bulk, calls = read_both_ways(tmp_path, lines, monkeypatch)
     assert len(bulk.metrics) == 900
-    _same(bulk, one_by_one)
+    same_snapshot(bulk, one_by_one)
     if traceback_at is None:
         assert len(calls) < 100, f"{len(calls)} lines read one by one: the sample taught no shape"
 
@@ -239,7 +199,7 @@ def test_a_failure_line_of_a_shape_without_a_row_is_a_failure_in_bulk_too(tmp_pa
     one_by_one = read_run(tmp_path, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
     bulk = read_run(tmp_path, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
     assert len(one_by_one.errors) == 90
-    _same(bulk, one_by_one)
+    same_snapshot(bulk, one_by_one)
 
 
 def test_messages_that_differ_only_in_digits_inside_words_are_read_in_bulk(
@@ -255,9 +215,9 @@ def test_messages_that_differ_only_in_digits_inside_words_are_read_in_bulk(
             f"[WARNING] DISTRIBUTED(42,7fa{step % 10}fb3a{step % 7}6c0,python):2026-11-22-07:09:00.890.608 "
             f"[connection.cc:79] SocketEventHandler] Event value fd: 9, events: 1"
         )
-    one_by_one, bulk, calls = _read_both_ways(tmp_path, lines, monkeypatch)
+    one_by_one, bulk, calls = read_both_ways(tmp_path, lines, monkeypatch)
     assert len(bulk.metrics) == 900
-    _same(bulk, one_by_one)
+    same_snapshot(bulk, one_by_one)
     assert len(calls) < 100, f"{len(calls)} lines read one by one"
 
 
@@ -332,7 +292,7 @@ def test_line_times_in_bulk_are_line_time_of_each_line(
         (folder / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
     bulk = read_run(folder, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
     expected = [line_time(line.encode()) for line in lines] * 3
-    assert _bits(bulk.metrics[["time"]]) == _bits(pd.DataFrame({"time": expected}))
+    assert bits(bulk.metrics[["time"]]) == bits(pd.DataFrame({"time": expected}))
 
 
 # POSIX TZ rules (no tz database needed): CET's changes at 02:00 and 03:00, a change at 02:30 (inside an
@@ -374,8 +334,8 @@ def test_line_times_in_bulk_hold_across_dst_changes_and_invalid_stamps(
         expected = [line_time(line.encode()) for line in lines]
         assert sum(math.isnan(t) for t in expected) == 4  # the invalid stamps: none is taken for a time
         times = bulk.metrics["time"].tolist()
-        assert _bits(pd.DataFrame({"time": times[:-4]})) == _bits(pd.DataFrame({"time": expected[:-4]}))
-        assert _bits(bulk.metrics) == _bits(one_by_one.metrics)
+        assert bits(pd.DataFrame({"time": times[:-4]})) == bits(pd.DataFrame({"time": expected[:-4]}))
+        assert bits(bulk.metrics) == bits(one_by_one.metrics)
     finally:
         monkeypatch.delenv("TZ")
         clock.tzset()

@@ -201,6 +201,7 @@ class FileState:
     timings: list[tuple] = field(default_factory=list)
     evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset)
     metric_keys: dict[str, str] = field(default_factory=dict)  # column -> the key as the log spells it
+    noted: set[int] = field(default_factory=set)  # ids of the line templates whose keys are in metric_keys
     errors: list[ErrorRow] = field(default_factory=list)
     unregistered: set[int] = field(default_factory=set)
     hosts: dict[str, int] = field(default_factory=dict)  # pdsh host -> its series (core.logs.rows.lineranks)
@@ -340,7 +341,7 @@ def add_read(st: FileState, read: LineRead, off: int, obs_time: float, rank: int
                 st.evals.append((epoch, step, name, value, t, off, rank))
         return
     for column, key in read.keys.items():
-        st.metric_keys.setdefault(column, key)
+        note_key(st.metric_keys, column, key)
     st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras, rank)
 
 
@@ -414,3 +415,12 @@ def add_error(
 ) -> None:
     """One error row of the file (its line number is counted when the snapshot needs it)."""
     st.errors.append(ErrorRow(rank, kind, message, context, off, st.info.rel, pid, t, log_time))
+
+
+def note_key(keys: dict[str, str], column: str, key: str) -> None:
+    """The spelling a column shows when a log spells it several ways (`epoch`, `A-epoch`): the shortest, then
+    the first in sort order, so the bulk and line-by-line paths, which meet the lines in different orders,
+    agree."""
+    old = keys.get(column)
+    if old is None or (len(key), key) < (len(old), old):
+        keys[column] = key

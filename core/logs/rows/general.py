@@ -25,7 +25,7 @@ from datetime import datetime
 
 from core.logs.tokens.lexicon import NUM, ROW_FIELDS
 
-__all__ = ["FIXED_ALIASES", "NUM", "LineRead", "line_time", "metric_name", "read_line", "to_float"]
+__all__ = ["FIXED_ALIASES", "NUM", "LineRead", "line_time", "metric_name", "read_line", "reads_nothing", "to_float"]
 
 _NAN = float("nan")
 _RE_NUM = re.compile(NUM)
@@ -349,6 +349,17 @@ def read_line(line: bytes | str) -> LineRead | None:
     _epoch_step(read, line)
     read.fields["time"] = line_time(line)
     return read
+
+
+def reads_nothing(line: bytes) -> bool:
+    """Whether `read_line` gives None on `line`, told without reading it; False when unsure. A line without
+    `loss` (any case) can only be an eval message (`Validation ...` where its message starts): the cheap test
+    for the lines that hold a keyword only inside a word (`Event value`, `invalid`), whose numbers vary."""
+    line = line.rstrip(b"\r\n")
+    if b"\x1b" in line or b"loss" in line.lower():
+        return False
+    prefix = _RE_PREFIX.match(line)  # as read_line: matches every line
+    return not _RE_EVAL_START.match(line, prefix.end() if prefix else 0)
 
 
 def _epoch_step(read: LineRead, line: bytes) -> None:

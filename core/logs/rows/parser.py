@@ -30,6 +30,7 @@ from core.logs.rows.filestate import (
     carry_over,
     last_log_time,
     named_lines,
+    note_key,
     row_rank,
     row_tuple,
     time_before,
@@ -46,7 +47,7 @@ from core.logs.rows.formats import (
 from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
 from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_prefix, has_keyword, reaches_metric_line
 from core.logs.rows.lineranks import line_rank
-from core.logs.rows.templated import Shapes, compiled_passes, extra_names, template_block
+from core.logs.rows.templated import Shapes, compiled_passes, extra_names, quiet_lines, template_block
 from core.logs.tokens.bulk import (
     RE_CANDIDATE_AT,
     RE_LM_AT,
@@ -125,7 +126,7 @@ class Parser:
             self._feed_lines(st, buf, every, base, obs_time, end, False, metrics)
             self._carry_traceback(st, buf, base, end)
             return
-        newlines: list[np.ndarray] = []  # the block scan's newlines, kept for the shapes' line ends
+        nl: np.ndarray | None = None  # the block scan's newlines, kept for the shapes' line ends
         words: np.ndarray | None = None  # starts of the candidate lines that hold a keyword
         # candidates: lines that may be errors, and (metrics) lines with a loss key or an eval word
         found: list[int] | np.ndarray
@@ -135,7 +136,6 @@ class Parser:
                 found = keyword_starts(buf, end, found, self._scratch)
         else:
             found, nl, kw_lines = compiled_passes().scan_block(np.frombuffer(buf, dtype=np.uint8), end, metrics)
-            newlines.append(nl)
             words = kw_lines if metrics else None
         if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
             self._feed_lines(
@@ -146,16 +146,16 @@ class Parser:
         starts = np.asarray(found, dtype=np.int64)
         is_lm, block = lm_block(buf, starts, base, obs_time)
         block, extras, taken, has_row, used, which = self._templated(
-            buf, end, starts, is_lm, block, base, obs_time, newlines[0] if newlines else None, st.tb_start is not None
+            buf, end, starts, is_lm, block, base, obs_time, nl, st.tb_start is not None, words
         )
         named = named_lines(buf, block, used, which, self._ranked, base, end)
         for template in used:
             for column, key in template.keys:
-                st.metric_keys.setdefault(column, key)
+                note_key(st.metric_keys, column, key)
         rows_through = np.cumsum(has_row)  # bulk rows up to each candidate line
         others = np.flatnonzero(~taken)
-        if words is not None and newlines and len(others) >= block_min:
-            others = worth_a_look(buf, starts, others, words, newlines[0], compiled=True)
+        if words is not None and nl is not None and len(others) >= block_min:
+            others = worth_a_look(buf, starts, others, words, nl, compiled=True)
         self._emit(
             st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics, named
         )
@@ -181,7 +181,7 @@ class Parser:
             starts, newlines, words = scan_by_definition(buf, end, True, self._scratch)
         is_lm, block = lm_block(buf, starts, 0, _NAN)
         block, extras, taken, has_row, used, which = self._templated(
-            buf, end, starts, is_lm, block, 0, _NAN, newlines, False
+            buf, end, starts, is_lm, block, 0, _NAN, newlines, False, words
         )
         rows_through = np.cumsum(has_row)
         named = named_lines(buf, block, used, which, self._ranked, 0, end)
@@ -194,7 +194,7 @@ class Parser:
             mine = sorted(set(which[rows[0] : rows[1]].tolist()) - {-1})
             for i in mine:
                 for column, key in used[i].keys:
-                    st.metric_keys.setdefault(column, key)
+                    note_key(st.metric_keys, column, key)
             cols = set().union(*(names[i] for i in mine))
             o0, o1 = np.searchsorted(others, (a, b)).tolist()
             self._floor = lo  # a traceback's time is looked for in its own file only
@@ -261,6 +261,7 @@ class Parser:
         obs_time: float,
         nl: np.ndarray | None,
         traceback_pending: bool,
+        words: np.ndarray | None,
     ) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray, list[LineTemplate], np.ndarray]:
         """The candidate lines of known shapes (core.logs.rows.templated) as rows beside the LossMonitor
         ones, in line order: (rows, their other metrics, mask of the lines read in bulk, mask of those
@@ -282,9 +283,10 @@ class Parser:
         # whether an indented line may be a traceback's frame: a traceback header pending or in this block
         # (searched once, and only when a sampled line is indented)
         frames = functools.cache(lambda: traceback_pending or buf.find(TRACEBACK, 0, end) != -1)
-
+        learn = lambda key, line: key in self._templates or self._learn(key, line, None)  # noqa: E731 (as `_line`)
+        quiet = quiet_lines(buf, starts[rest], ends, shape_of, words, frames, learn)
         for _ in range(_LEARN_ROUNDS):  # many lines of unknown shapes (a run's first batch): learn, match again
-            missed = np.flatnonzero(shape_of < 0)
+            missed = np.flatnonzero((shape_of < 0) & ~quiet)
             if len(missed) < self.settings.shape_min:
                 break
             if not self._learn_shapes(buf, starts[rest[missed]], ends[missed], frames):
@@ -294,12 +296,15 @@ class Parser:
             )
         hit = shape_of >= 0
         if not hit.any():
-            return block, {}, is_lm, is_lm, [], none
+            if not quiet.any():
+                return block, {}, is_lm, is_lm, [], none
+            row_lines, rows, extras, used, which = np.empty(0, np.int64), block[:0], {}, [], none[:0]
         no_row = hit.copy()
         no_row[row_lines] = False
         if no_row.any():  # a shape without a row may still be a failure's line: `parse_line` reads those (`_fatal`)
             idx = np.flatnonzero(no_row)
             hit[idx[self._shapes.worth[shape_of[idx]]]] = False
+        hit |= quiet & (shape_of < 0)  # (the quiet lines that may hold a failure's part are not in `quiet`)
         taken = is_lm.copy()
         taken[rest[hit]] = True
         has_row = is_lm.copy()
@@ -491,8 +496,10 @@ class Parser:
         if template is not None and template.applies(line):  # a shape read before: numbers at the same places
             if template.row:
                 row, extras = template.read_row(line)
-                if len(st.metric_keys) < template.n_keys:
-                    st.metric_keys.update((c, k) for c, k in template.keys if c not in st.metric_keys)
+                if id(template) not in st.noted:  # its spellings, once per file
+                    st.noted.add(id(template))
+                    for c, k in template.keys:
+                        note_key(st.metric_keys, c, k)
                 t = row[-1]
                 rank = row_rank(st, line) if id(template) in self._ranked else None
                 st.rows.append((*row[:-1], t if t == t else obs_time, off), extras, rank)

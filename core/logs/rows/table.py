@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.logs.rows.filestate import FileState
+from core.logs.rows.filestate import FileState, note_key
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -298,9 +298,9 @@ def eval_frame(workers: list[FileState]) -> pd.DataFrame:
 
 
 def metric_keys(workers: list[FileState]) -> dict[str, str]:
-    """Metric column -> the key as the first file that has it spells it."""
+    """Metric column -> the key as the files spell it (`note_key`: one spelling whatever the order)."""
     keys: dict[str, str] = {}
     for st in workers:
         for column, key in st.metric_keys.items():
-            keys.setdefault(column, key)
+            note_key(keys, column, key)
     return keys

@@ -9,15 +9,18 @@ Python per line. Lines of unknown shapes are left to the per-line reader, which 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 
 import numpy as np
 
-from core.logs.rows.general import LineTemplate, line_time
+from core.logs.rows.formats import is_chatter
+from core.logs.rows.general import LineTemplate, line_time, reads_nothing, shape_key
+from core.logs.rows.linekinds import reaches_metric_line
 from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
-from core.logs.tokens.plain import shape_holds_worth
+from core.logs.tokens.plain import holds_worth, shape_holds_worth
 
-__all__ = ["Shapes", "compiled_passes", "extra_names", "template_block"]
+__all__ = ["Shapes", "compiled_passes", "extra_names", "quiet_lines", "template_block"]
 
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _MAX_SHAPE = 1024  # longer lines are left to the per-line path
@@ -40,6 +43,7 @@ class Shapes:
         self.templates: list[LineTemplate] = []
         self._keys: list[bytes] = []
         self._seen: set[bytes] = set()  # by shape: one template object (general.NO_ROW) serves many
+        self._first_of_length: dict[int, int] = {}  # line length -> the rank of its first template
         self._packed: tuple[np.ndarray, ...] | None = None
         self._worth: list[bool] = []  # per template: its lines may hold a failure's part (plain.shape_holds_worth)
 
@@ -50,6 +54,7 @@ class Shapes:
         if template is None or len(key) > _MAX_SHAPE or key in self._seen:
             return
         self._seen.add(key)
+        self._first_of_length.setdefault(len(key), len(self._first_of_length))
         self.templates.append(template)
         self._keys.append(key)
         self._worth.append(shape_holds_worth(key))
@@ -59,6 +64,7 @@ class Shapes:
         self.templates.clear()
         self._keys.clear()
         self._seen.clear()
+        self._first_of_length.clear()
         self._worth.clear()
         self._packed = None
 
@@ -70,14 +76,13 @@ class Shapes:
     def in_length_order(self, indices: list[int]) -> list[int]:
         """`indices` grouped by line length in the order lengths were first learnt, then in the order
         learnt: the order the templates' metric keys have always been recorded in (the first wins)."""
-        first: dict[int, int] = {}
-        for key in self._keys:
-            first.setdefault(len(key), len(first))
+        first = self._first_of_length  # (kept as templates are added: recounted per call, it cost a long read 0.2 s)
         return sorted(indices, key=lambda t: (first[len(self._keys[t])], t))
 
     def packed(self) -> tuple[np.ndarray, ...]:
-        """(lengths, offsets, masks, masks as words, digit_from, digit_pos, digit_byte) for `match_shapes`:
-        each mask starts at a multiple of 8 bytes, so it is compared a word at a time."""
+        """(lengths, offsets, masks, masks as words, digit_from, digit_pos, digit_byte, by_length,
+        length_from) for `match_shapes`: each mask starts at a multiple of 8 bytes, so it is compared a word
+        at a time; the templates of length n are by_length[length_from[n]:length_from[n + 1]]."""
         if self._packed is None:
             lengths = np.array([len(k) for k in self._keys], dtype=np.int64)
             padded = (lengths + 7) // 8 * 8
@@ -90,7 +95,13 @@ class Shapes:
             flat = [pair for d in digits for pair in d]
             digit_pos = np.array([q for q, _ in flat], dtype=np.int64)
             digit_byte = np.array([b for _, b in flat], dtype=np.uint8)
-            self._packed = (lengths, offsets, masks, masks.view(np.uint64), digit_from, digit_pos, digit_byte)
+            by_length = np.argsort(lengths, kind="stable")  # per length, in the order learnt
+            span = np.arange(int(lengths.max(initial=0)) + 2)
+            length_from = np.searchsorted(lengths[by_length], span).astype(np.int64)
+            self._packed = (
+                *(lengths, offsets, masks, masks.view(np.uint64), digit_from, digit_pos, digit_byte),
+                *(by_length.astype(np.int64), length_from),
+            )
         return self._packed
 
 
@@ -125,6 +136,47 @@ def template_block(
         col = np.concatenate([p[2].get(name, np.full(len(p[0]), np.nan)) for p in parts])
         extras[name] = col[order]
     return which_shape, lines[order], rows, extras, used, which
+
+
+def quiet_lines(
+    buf: bytes | bytearray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    shape_of: np.ndarray,
+    words: np.ndarray | None,
+    frames: Callable[[], bool],
+    learn: Callable[[bytes, bytes], object],
+) -> np.ndarray:
+    """Per line [starts, ends): of no known shape (`shape_of` -1), holding a keyword (its start in `words`),
+    and read by `Parser._line` to nothing: it reaches `_metric_line` (`reaches_metric_line`), which reads no
+    row and no eval entry in it (MindSpore's chatter, `reads_nothing`), and it holds no failure's part
+    (`holds_worth`), so `_fatal` finds nothing either. Each shape met twice (but MindSpore's chatter, whose
+    pids and thread ids are its rank's) is learnt as `_line` would (`learn(shape, line)`: a shape without a
+    row), so its later lines are matched in bulk.
+
+    Why: a keyword inside a word (`Event value fd: 12`, `... is invalid`) makes a noise line a candidate,
+    and real noise lines carry their own thread ids and numbers, so nearly each is a shape of its own:
+    learnt from samples of 16, a full match again after each, then one by one, they cost a 1,024-rank
+    read more than grep's whole pass. `frames`: an indented line may be a traceback's frame."""
+    quiet = np.zeros(len(starts), dtype=bool)
+    look = np.flatnonzero(shape_of < 0)
+    look = look[np.isin(starts[look], words if words is not None else [], assume_unique=True)]
+    shapes: dict[bytes, list[bytes]] = {}
+    found = np.zeros(len(look), dtype=bool)
+    for i, (s, e) in enumerate(zip(starts[look].tolist(), ends[look].tolist(), strict=True)):
+        line = bytes(buf[s:e]).removesuffix(b"\r")
+        chatter = is_chatter(line)
+        if (chatter or reads_nothing(line)) and reaches_metric_line(line, line.startswith((b" ", b"\t")) and frames()):
+            found[i] = True
+            if not chatter:  # chatter carries its rank's pid and thread ids: its shapes seldom come back
+                shapes.setdefault(shape_key(line), []).append(line)
+    look = look[found]
+    if len(look):
+        quiet[look[~holds_worth(buf, starts[look], ends[look], True)]] = True
+    for key, lines in shapes.items():
+        if len(lines) > 1 and not shape_holds_worth(key):
+            learn(key, lines[0])
+    return quiet
 
 
 def extra_names(template: LineTemplate) -> set[str]:

@@ -269,13 +269,15 @@ def match_shapes(
     words: np.ndarray,
     starts: np.ndarray,
     ends: np.ndarray,
-    lengths: np.ndarray,
+    lengths: np.ndarray,  # noqa: ARG001 (Shapes.packed's order; by_length and length_from say it now)
     offsets: np.ndarray,
     masks: np.ndarray,
     mask_words: np.ndarray,
     digit_from: np.ndarray,
     digit_pos: np.ndarray,
     digit_byte: np.ndarray,
+    by_length: np.ndarray,
+    length_from: np.ndarray,
 ) -> np.ndarray:
     """Per line [starts, ends), the index of the first template it matches, -1 for none.
 
@@ -283,14 +285,17 @@ def match_shapes(
     offsets are multiples of 8, `mask_words` is `masks` as words) plus its digits inside words,
     `(digit_pos, digit_byte)[digit_from[t]:digit_from[t + 1]]`. A line matches when it has the
     template's length, its bytes with digits as `#` are the mask, and those digits are the template's.
-    `words`: `a` as aligned words; lines are compared eight bytes at a time, their last bytes one by one."""
+    `words`: `a` as aligned words; lines are compared eight bytes at a time, their last bytes one by one.
+    Only the templates of the line's length are tried: `by_length[length_from[n]:length_from[n + 1]]`, in
+    the order learnt (real noise lines carry their own thread ids and numbers: hundreds of shapes)."""
     out = np.full(starts.size, -1, dtype=np.int64)
     for i in range(starts.size):
         start = starts[i]
         n = ends[i] - start
-        for t in range(lengths.size):
-            if lengths[t] != n:
-                continue
+        if n + 1 >= length_from.size:
+            continue
+        for j in range(length_from[n], length_from[n + 1]):
+            t = by_length[j]
             base = offsets[t]
             same = True
             k = 0
@@ -488,6 +493,8 @@ def warm_up() -> None:
         np.zeros(2, np.int64),
         one[:0],
         no_digits,
+        one * 0,
+        np.concatenate([np.zeros(17, np.int64), np.ones(2, np.int64)]),
     )
     fixed_numbers(chunk, starts + 13, one + 3, np.empty(1))
     stamp_parts(chunk, starts[:0], 0, 0, 0, one[:0], one[:0], one[:0])
