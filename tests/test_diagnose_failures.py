@@ -281,7 +281,10 @@ def _slow_reason(line: bytes) -> str | None:
     for name, pattern in failures._SIGNATURES:
         if pattern.search(line):
             return name
-    return "collective time-out" if failures._TIMEOUT.search(line) and failures._ERROR_LEVEL.search(line) else None
+    for name, pattern in failures._LEVELLED:
+        if pattern.search(line) and failures._ERROR_LEVEL.search(line):
+            return name
+    return None
 
 
 @settings(max_examples=400, deadline=None)

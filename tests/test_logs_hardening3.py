@@ -21,11 +21,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.cli.diagnose import memory_lines
-from core.logs import ReaderSettings, memory, read_run, utf16
+from core.logs import ReaderSettings, read_run
+from core.logs.bytes import utf16
 from core.logs.bytes.discover import folder_notes
 from core.logs.judgement import metrics as curves
 from core.logs.judgement.status import rank_status
 from core.logs.live.watcher import RunWatcher
+from core.logs.rows import memory
 from core.logs.rows.formats import read_loss
 from core.logs.rows.general import glued_to_binary
 from core.logs.rows.memory import MIB, MemoryUse, memory_report, memory_rows, parse_memory

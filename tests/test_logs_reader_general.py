@@ -305,9 +305,11 @@ def test_digits_inside_words_never_decide_whether_a_line_gives_a_row(
 def test_a_big_read_freezes_the_reader_state_and_ticks_still_read(tmp_path: Path) -> None:
     """A refresh that parsed `settle_min` bytes or more moves what is alive into the collector's permanent
     generation (live ticks' full collections no longer rescan 1,024 files' state); a smaller one does not;
-    a tick after it still reads its new line."""
+    a tick after it still reads its new line. The heap policy is the process owner's, injected as the
+    watcher injects it (core.logs.live.heap.settle_heap)."""
     import gc
 
+    from core.logs.live.heap import settle_heap
     from core.logs.rows.parser import ReaderSettings
     from core.logs.rows.reader import RunReader
 
@@ -316,10 +318,10 @@ def test_a_big_read_freezes_the_reader_state_and_ticks_still_read(tmp_path: Path
         (tmp_path / f"worker_{rank}.log").write_text("".join(line.format(s=s) for s in range(1, 6)))
     gc.unfreeze()
     try:
-        small = RunReader(tmp_path, settings=ReaderSettings(settle_min=1 << 40))
+        small = RunReader(tmp_path, settings=ReaderSettings(settle_min=1 << 40), after_big_read=settle_heap)
         small.refresh()
         assert gc.get_freeze_count() == 0
-        big = RunReader(tmp_path, settings=ReaderSettings(settle_min=1))
+        big = RunReader(tmp_path, settings=ReaderSettings(settle_min=1), after_big_read=settle_heap)
         big.refresh()
         assert gc.get_freeze_count() > 0
         alive = {id(o) for o in gc.get_objects()}  # the permanent generation is not listed

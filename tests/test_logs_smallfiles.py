@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.logs import ReaderSettings, general, read_run
+from core.logs import ReaderSettings, read_run
+from core.logs.rows import general
 from core.logs.rows.general import line_time
 from core.logs.rows.parser import Parser
 from core.logs.rows.reader import RunSnapshot

@@ -269,7 +269,8 @@ def test_read_run_moving_rows_to_the_table_while_a_log_is_read_keeps_every_row_i
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`read_run` takes a long log's rows every TAKE_ROWS (not once at its end): the same rows, rank by rank."""
-    from core.logs import ReaderSettings, reader
+    from core.logs import ReaderSettings
+    from core.logs.rows import reader
 
     for rank in range(3):
         (tmp_path / f"worker_{rank}.log").write_text(NOISE + _lossmonitor(300, rank=rank) + NOISE)

@@ -3,8 +3,12 @@
 The grammar (a line -> what it says):
   general.py    the general line reader (`read_line`: loss key + number in every notation, eval lines, every
                 metric) and line shapes (`LineTemplate`: one parse reused for every line of the same shape)
-  formats.py    the suites' real sample lines (`FORMATS`) + `parse_loss_line`, the user regex
-  failures.py   failure lines by kind behind any prefix (CANN codes, signals, launchers, collectives, OOM)
+  notations.py  every notation as data, one entry each: real samples, the reading they must give, a
+                pattern when the general reader does not read it (`NOTATIONS`)
+  formats.py    the suites' sample lines (`FORMATS`, the `suite` notations) + `parse_loss_line`, the user regex
+  failure_kinds.py  every failure kind as data, one entry each: pattern, anchors, real samples (`FAILURE_KINDS`,
+                `LAUNCHER_REPORTS`)
+  failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
   linekinds.py  what a line is to the line-by-line parser, told by its text alone
   memory.py     the device-memory statistic lines MindSpore prints
   shapes.py     help for unread formats (frequent numeric line shapes) and metric labels

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from core.logs.bytes.discover import LogRole
-from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, fatal_reason, settle, task_end
+from core.logs.rows import linekinds
+from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, cut_by_next, fatal_reason, settle, task_end
 from core.logs.rows.filestate import (
     FATAL_KINDS,
     MAX_PARTIAL_LINE,
@@ -50,7 +51,6 @@ from core.logs.tokens.bulk import (
     lm_row,
     scan_by_definition,
 )
-from core.logs.tokens.plain import worth_a_look
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
@@ -146,7 +146,7 @@ class Parser:
         rows_through = np.cumsum(has_row)  # bulk rows up to each candidate line
         others = np.flatnonzero(~taken)
         if words is not None and newlines and len(others) >= block_min:
-            others = worth_a_look(buf, starts, others, words, newlines[0], compiled=True)
+            others = linekinds.WORTH.look(buf, starts, others, words, newlines[0], compiled=True)
         self._emit(st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics)
         self._carry_traceback(st, buf, base, end)
 
@@ -173,7 +173,7 @@ class Parser:
             buf, end, starts, is_lm, block, 0, _NAN, newlines, False
         )
         rows_through = np.cumsum(has_row)
-        others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
+        others = linekinds.WORTH.look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
         names = [extra_names(t) for t in used]
         for st, lo, hi in items:
             a, b = np.searchsorted(starts, (lo, hi)).tolist()
@@ -427,6 +427,7 @@ class Parser:
                 self._fatal(st, line, off, rank, obs_time)
             return
         if line.startswith(TRACEBACK):
+            cut_by_next(st, buf, base, ls, self.settings.tb_carry_max)
             st.tb_start = off
             st.tb_carry = b""
             # a failure until its exception line replaces it (a log may end inside the traceback)

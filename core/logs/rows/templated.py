@@ -14,8 +14,8 @@ from types import ModuleType
 import numpy as np
 
 from core.logs.rows.general import LineTemplate, line_time
+from core.logs.rows.linekinds import WORTH
 from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
-from core.logs.tokens.plain import shape_holds_worth
 
 __all__ = ["Shapes", "compiled_passes", "extra_names", "template_block"]
 
@@ -41,7 +41,7 @@ class Shapes:
         self._keys: list[bytes] = []
         self._seen: set[bytes] = set()  # by shape: one template object (general.NO_ROW) serves many
         self._packed: tuple[np.ndarray, ...] | None = None
-        self._worth: list[bool] = []  # per template: its lines may hold a failure's part (plain.shape_holds_worth)
+        self._worth: list[bool] = []  # per template: its lines may hold a failure's part (linekinds.WORTH)
 
     def __bool__(self) -> bool:
         return bool(self.templates)
@@ -52,7 +52,7 @@ class Shapes:
         self._seen.add(key)
         self.templates.append(template)
         self._keys.append(key)
-        self._worth.append(shape_holds_worth(key))
+        self._worth.append(WORTH.shape_holds(key))
         self._packed = None
 
     def clear(self) -> None:
