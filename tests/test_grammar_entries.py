@@ -23,8 +23,11 @@ from core.logs import ReaderSettings, read_run
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS, FailureKind, FailureSample
 from core.logs.rows.failures import fatal_quick, fatal_reason, line_tag, task_end
 from core.logs.rows.formats import FORMATS
-from core.logs.rows.general import read_line
+from core.logs.rows.general import make_template, read_line
 from core.logs.rows.notations import NOTATIONS, NotationSample
+from core.logs.rows.reader import RunReader, RunSnapshot
+from core.logs.rows.seam import ReadPath, Seam
+from core.logs.tokens.bulk import RE_LM_AT
 
 # Every way the parser reads a file (core.logs.rows.parser: the seam is `Parser.feed` / `feed_many`)
 PATHS = {
@@ -37,12 +40,30 @@ PATHS = {
     # ... and with the compiled scans and templates
     "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
 }
+ENGAGED = {  # the path each setting makes the seam take (core.logs.rows.seam), checked on every read
+    "line_by_line": ReadPath.LINE,
+    "bulk": ReadPath.BULK,
+    "batched": ReadPath.BATCHED,
+    "batched_compiled": ReadPath.BATCHED,
+}
 REPEAT = 40  # copies of a sample: enough for the bulk paths (`block_min`, `shape_min`) to take them
 LM = "epoch: 1 step: {s}, loss is {v}\n"
 NOISE = "[WARNING] ME(4242:1400,MainProcess):2026-11-22-07:09:00.372.000 [a.py:1] chatter {s}\n"
 
 NOTATION_SAMPLES = [(n.name, s) for n in NOTATIONS for s in n.samples]
 FAILURE_SAMPLES = [(k, s) for k in FAILURE_KINDS for s in k.samples]
+
+
+def _read(folder: Path, path: str) -> tuple[RunSnapshot, Seam]:
+    """read_run on `folder` by `path`, and the seam that chose it (which checks the path was taken)."""
+    reader = RunReader(folder, settings=PATHS[path], one_shot=True)
+    reader.refresh()
+    seam = reader.parser.seam
+    assert (
+        seam.blocks[ENGAGED[path]] > 0
+        and sum(seam.blocks.values()) == seam.blocks[ENGAGED[path]] + (seam.blocks[ReadPath.TEMPLATED])
+    ), (path, seam.blocks)
+    return reader.snapshot(), seam
 
 
 def _same(got: float, want: float) -> bool:
@@ -124,7 +145,7 @@ def test_every_notation_sample_reads_alike_on_every_path(
     says, one per line, none for an evaluation line or a line that only mentions a loss."""
     (tmp_path / "worker_0.log").write_text("".join(NOISE.format(s=i) + sample.line + "\n" for i in range(REPEAT)))
     (tmp_path / "worker_1.log").write_text("".join(LM.format(s=i, v=1.5) for i in range(1, REPEAT)))
-    snap = read_run(tmp_path, settings=PATHS[path])
+    snap, seam = _read(tmp_path, path)
     rows = snap.metrics[snap.metrics["rank"] == 0]
     if sample.expect is None:
         assert rows.empty, (name, path)
@@ -132,6 +153,11 @@ def test_every_notation_sample_reads_alike_on_every_path(
             assert len(snap.evals[snap.evals["rank"] == 0]) >= REPEAT
         return
     assert len(rows) == REPEAT, (name, path)
+    line = sample.line.encode()
+    read = read_line(line)
+    templated = read is not None and make_template(line, read) is not None  # (MindYOLO's global step: no)
+    if path == "bulk" and RE_LM_AT.match(line + b"\n") is None and templated:
+        assert seam.lines[ReadPath.TEMPLATED] >= REPEAT // 2, (name, "the bulk path read it by its template")
     for column, want in sample.expect.items():
         values = rows[column] if column in rows else pd.Series([math.nan] * len(rows))
         if want is None:
@@ -190,7 +216,7 @@ def test_every_failure_sample_ends_its_rank_on_every_path(
     rows = "".join(NOISE.format(s=s) + LM.format(s=s, v=2.0 - s / 1000) for s in range(1, REPEAT * 3))
     (tmp_path / "worker_3.log").write_text(rows + sample.line + "\n" + NOISE.format(s=0))
     (tmp_path / "worker_4.log").write_text(rows)
-    snap = read_run(tmp_path, settings=PATHS[path])
+    snap, _ = _read(tmp_path, path)
     assert len(snap.metrics) == 2 * (REPEAT * 3 - 1), kind.name
     err = snap.errors.iloc[-1]
     assert err["kind"] == "exception" and err["message"] in sample.line, (path, err["message"])
@@ -207,7 +233,7 @@ def test_every_launcher_sample_names_its_tasks_on_every_path(tmp_path: Path, pat
             folder.mkdir()
             rows = "".join(LM.format(s=s, v=1.5) for s in range(1, REPEAT * 3))
             (folder / "worker_0.log").write_text(rows + sample.line + "\n")
-            errors = read_run(folder, settings=PATHS[path]).errors
+            errors = _read(folder, path)[0].errors
             tasks = errors[errors["kind"] == "task_exit"]
             assert sorted(int(r) for r in tasks["rank"]) == sorted(ranks), (path, sample.line)
 

@@ -13,8 +13,16 @@ The grammar (a line -> what it says):
   memory.py     the device-memory statistic lines MindSpore prints
   shapes.py     help for unread formats (frequent numeric line shapes) and metric labels
 
-A file's lines -> rows (the same reading on the line-by-line and the bulk paths):
-  parser.py     one file's complete lines -> rows, timings, errors (`ReaderSettings`, `ErrorKind`)
+A file's lines -> rows (the same reading on every path):
+  seam.py       the one seam behind which the fast readers sit: `Seam` decides, with every threshold of
+                `ReaderSettings`, which path reads a block and counts what each read (`ReadPath`):
+                  USER       the user's regex on every line
+                  LINE       candidates found by one sre search, each through `Parser._line` (a live tick)
+                  BULK       candidates found by numpy / the compiled passes, LossMonitor rows in numpy
+                  TEMPLATED  within BULK, lines of known shapes as rows by their templates (templated.py)
+                  BATCHED    never-read small worker logs parsed in one buffer (smallfiles.py, `feed_many`)
+                (every notation and failure kind sample is read on each: tests/test_grammar_entries)
+  parser.py     one file's complete lines -> rows, timings, errors (`feed`, `feed_many`: the seam's paths)
   filestate.py  one file's parse state, which key is the training loss (the series choice)
   templated.py  lines of a known shape as rows in numpy
   smallfiles.py many short rank logs parsed together in batches

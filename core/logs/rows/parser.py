@@ -1,10 +1,8 @@
 """Parsing one file's complete lines into loss rows, timings and errors (a pure function of the bytes).
 
-`Parser.feed` takes a block of complete lines: numpy picks the candidate lines (core.logs.tokens.bulk: lines
-that may be errors, and every line holding a loss key or an eval word, whatever its prefix),
-LossMonitor lines become rows in bulk, and each remaining candidate goes through `_line`: errors
-(`[ERROR]` lines, tracebacks, msrun's worker-exit and scheduler time-outs), TimeMonitor timings, and
-loss / evaluation lines read by the general reader (core.logs.rows.general), or every line by the user's regex.
+`Parser.feed` (one file) and `feed_many` (small files batched) read a block by the path the seam chooses
+(core.logs.rows.seam: LINE, BULK, TEMPLATED, BATCHED, USER); every candidate line no bulk pass took goes
+through `_line`: errors, tracebacks, timings, and loss / evaluation lines read by the general reader.
 """
 
 from __future__ import annotations
@@ -40,6 +38,7 @@ from core.logs.rows.formats import (
 )
 from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
 from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_tag, has_keyword, reaches_metric_line
+from core.logs.rows.seam import ReadPath, Seam
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, template_block
 from core.logs.tokens.bulk import (
     RE_CANDIDATE_AT,
@@ -56,7 +55,6 @@ __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser"
 
 _NAN = float("nan")
 _OFFSET = ROW_KEYS.index("offset")
-_SMALL_BLOCK = 16 << 10  # bytes below which candidate lines are found by RE_SCAN (same starts)
 
 
 _RE_MS_LOG = re.compile(rb"^\[(\w+)\]\s+(\w+)\((\d+)[,:][^)]*\):(\S+)\s+\[[^\]]*\](?:\s+\w+\])?\s?(.*)$")
@@ -76,6 +74,7 @@ class Parser:
         # line shape -> its parse (core.logs.rows.general.LineTemplate; None: a shape never reused)
         self._templates: dict[bytes, LineTemplate | None] = {}
         self._shapes = Shapes()  # the same templates packed for the compiled match, for the bulk path
+        self.seam = Seam(self.settings)  # which path reads a block, and what each path read
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
         self._floor = 0  # where the file `_line` reads begins in its buffer (feed_many: not at 0)
@@ -111,9 +110,10 @@ class Parser:
         # objects pile up; they would also wake the cyclic GC). In a big chunk numpy picks out the
         # LossMonitor lines and builds their rows at once; the block's slices are added in file order
         # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
-        block_min = self.settings.block_min
+        # which path reads the block is the seam's choice (core.logs.rows.seam)
         if self.user is not None and metrics:  # the user's regex sees every line: no pre-filter
             every = [0] + [m.start() + 1 for m in _RE_LINE_START.finditer(buf, 0, end - 1)]
+            self.seam.note(ReadPath.USER, len(every))
             self._feed_lines(st, buf, every, base, obs_time, end, False, metrics)
             self._carry_traceback(st, buf, base, end)
             return
@@ -121,7 +121,7 @@ class Parser:
         words: np.ndarray | None = None  # starts of the candidate lines that hold a keyword
         # candidates: lines that may be errors, and (metrics) lines with a loss key or an eval word
         found: list[int] | np.ndarray
-        if end < _SMALL_BLOCK or end < self.settings.compiled_min:  # a live tick's few lines: sre is cheaper
+        if not self.seam.compiled_scan(end):  # a live tick's few lines: sre is cheaper
             found = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
             if metrics:
                 found = keyword_starts(buf, end, found, self._scratch)
@@ -129,7 +129,7 @@ class Parser:
             found, nl, kw_lines = compiled_passes().scan_block(np.frombuffer(buf, dtype=np.uint8), end, metrics)
             newlines.append(nl)
             words = kw_lines if metrics else None
-        if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
+        if not self.seam.bulk(len(found), fast):  # few lines (or no LossMonitor path): one by one
             self._feed_lines(
                 st, buf, found if isinstance(found, list) else found.tolist(), base, obs_time, end, fast, metrics
             )
@@ -145,7 +145,7 @@ class Parser:
                 st.metric_keys.setdefault(column, key)
         rows_through = np.cumsum(has_row)  # bulk rows up to each candidate line
         others = np.flatnonzero(~taken)
-        if words is not None and newlines and len(others) >= block_min:
+        if words is not None and newlines and self.seam.worth_filter(len(others)):
             others = linekinds.WORTH.look(buf, starts, others, words, newlines[0], compiled=True)
         self._emit(st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics)
         self._carry_traceback(st, buf, base, end)
@@ -163,11 +163,12 @@ class Parser:
         for st, lo, hi in items:
             if (m := _RE_DISTRIBUTED_PID.search(buf, lo, hi) or _RE_PID.search(buf, lo, hi)) is not None:
                 st.pid = int(m.group(1))
-        compiled = end >= self.settings.compiled_min
+        compiled = self.seam.compiled_scan(end, batch=True)
         if compiled:
             starts, newlines, words = compiled_passes().scan_block(np.frombuffer(buf, dtype=np.uint8), end, True)
         else:
             starts, newlines, words = scan_by_definition(buf, end, True, self._scratch)
+        self.seam.note(ReadPath.BATCHED, len(starts))
         is_lm, block = lm_block(buf, starts, 0, _NAN)
         block, extras, taken, has_row, used, which = self._templated(
             buf, end, starts, is_lm, block, 0, _NAN, newlines, False
@@ -253,7 +254,7 @@ class Parser:
         `traceback_pending`: the file's last block ended inside a traceback (its frames are not metrics)."""
         rest = np.flatnonzero(~is_lm)
         none = np.full(len(block), -1, dtype=np.int64)
-        if len(rest) < self.settings.shape_min or end < self.settings.compiled_min:
+        if not self.seam.templated(len(rest), end):
             return block, {}, is_lm, is_lm, [], none  # a few hundred lines: the per-line templates are as fast
         chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
         if nl is None:
@@ -280,6 +281,7 @@ class Parser:
         hit = shape_of >= 0
         if not hit.any():
             return block, {}, is_lm, is_lm, [], none
+        self.seam.note(ReadPath.TEMPLATED, int(hit.sum()))
         no_row = hit.copy()
         no_row[row_lines] = False
         if no_row.any():  # a shape without a row may still be a failure's line: `_line` reads those (`_fatal`)
@@ -489,6 +491,7 @@ class Parser:
 
     def _metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """A loss line becomes a row (its other metrics extras), an evaluation line eval entries: True then."""
+        self.seam.alone += 1
         low = line.lower()
         if b"loss" not in low and b"val" not in low:
             return False
