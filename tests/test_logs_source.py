@@ -118,3 +118,17 @@ def test_a_watcher_reads_on_once_the_source_lets_it(tmp_path: Path) -> None:
 def test_why_not_is_always_a_few_words(errno: int, text: str) -> None:
     why = why_not(OSError(errno, text) if text else OSError(errno))
     assert isinstance(why, str) and "\n" not in why.strip() and why == why.lower()
+
+
+def test_a_watcher_reads_through_its_source_before_and_after_release(tmp_path: Path) -> None:
+    """The live watcher hands its source to the reader it starts, and to the fresh one after `release`."""
+    from core.logs import RunWatcher
+
+    _logs(tmp_path, 2, 5)
+    source = Recording()
+    watcher = RunWatcher(tmp_path, source=source)
+    assert len(watcher.snapshot(refresh=True).metrics) == 10
+    assert sorted(set(source.opened)) == ["worker_0.log", "worker_1.log"]
+    watcher.release()
+    source.opened.clear()
+    assert len(watcher.snapshot(refresh=True).metrics) == 10 and source.opened

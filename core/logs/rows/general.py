@@ -14,6 +14,8 @@ message that starts with `val...`/`eval...` (`Validation Top_1_Accuracy: 25%`; a
 loss key is not looked for: it would cost the reader a scan of every byte) gives an eval line, never a row.
 Every decision depends on the line's text and where its numbers are, never on their values: that is
 what lets the bulk path (core.logs.rows.shapes) reuse one parse for every line of the same shape.
+A notation this grammar does not read is an entry with a pattern in core.logs.rows.notations, tried on a
+line it gives no reading (`_pattern_read`).
 """
 
 from __future__ import annotations
