@@ -314,6 +314,33 @@ NOTATIONS: tuple[Notation, ...] = (
             ),
         ),
     ),
+    Notation(
+        "equals_pairs",
+        "`key=value` pairs after a progress prefix (fairseq's simple log), a running average in brackets after "
+        "the value, and its validation lines",
+        (
+            NotationSample(
+                "| epoch 001:    450 / 1891 loss=11.521, nll_loss=10.881, ppl=1886.05, wps=52922, ups=0.5, "
+                "wpb=104928, bsz=5325, num_updates=445, lr=8.90889e-05, gnorm=1.543, clip=0%, oom=0, "
+                "loss_scale=2.000, wall=882, train_wall=756",
+                "facebookresearch/fairseq#940",
+                {"loss": 11.521, "nll_loss": 10.881, "epoch": 1, "lr": 8.90889e-05, "loss_scale": 2.0, "wps": 52922},
+            ),
+            NotationSample(
+                "| epoch 005  1000 / 8223 loss=2.17 (3.20), wps=959, wpb=897, bsz=32, lr=0.001, clip=100%, "
+                "gnorm=2.7374",
+                "facebookresearch/fairseq#301",
+                {"loss": 2.17, "epoch": 5, "lr": 0.001, "gnorm": 2.7374},
+            ),
+            NotationSample(
+                "| epoch 001 | valid on 'valid' subset | valid_loss 8.11425 | valid_nll_loss 6.8834 | valid_ppl "
+                "118.06 | num_updates 600",
+                "facebookresearch/fairseq#940",
+                None,
+                eval=True,
+            ),
+        ),
+    ),
     # ------------------------------------------------------------------ notations read by their pattern
     Notation(
         "json_string_values",
