@@ -3,7 +3,7 @@
 Streamlit serves a component's files with `Cache-Control: public` and no max-age, ETag or Last-Modified,
 so a browser cannot reuse them: every chart frame downloaded the 1.5 MB bundle again (500 kB gzipped
 per request), and V8, which keeps compiled code only for cached scripts, compiled it again (0.5-0.9 s
-of a 1,024-rank Monitor's first chart on a 2-core machine). app/live_chart.py names the bundle by its
+of a 1,024-rank Monitor's first chart on a 2-core machine). app/monitor/chart.py names the bundle by its
 content hash (`plotly-<16 hex>.min.js`), so a changed bundle is a new name and "immutable" is true;
 index.html stays `no-cache`. app/shardscope_server.py installs the middleware.
 """

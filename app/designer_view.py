@@ -241,12 +241,3 @@ def row_ranks(grid: OwnerGrid, row: int = 0) -> list[int]:
 def position_slice_ids(placement: Placement) -> list[int]:
     """Slice id held by each device-matrix position (for colouring the device matrix)."""
     return placement.slice_id.tolist()
-
-
-def group_index_by_rank(groups: Sequence[Sequence[int]]) -> dict[int, int]:
-    """rank -> index of the communication group it belongs to (for colouring groups)."""
-    result: dict[int, int] = {}
-    for g, group in enumerate(groups):
-        for rank in group:
-            result.setdefault(int(rank), g)
-    return result

@@ -6,7 +6,7 @@ Colours mean "which slice": the tensor grid and the device matrix use the same p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -43,10 +43,6 @@ PALETTE: tuple[str, ...] = (
 )
 HIGHLIGHT = "#111827"
 MAX_ANNOTATED_CELLS = 400
-
-
-def slice_colour(slice_id: int) -> str:
-    return PALETTE[int(slice_id) % len(PALETTE)]
 
 
 def _discrete_colourscale(n: int) -> list[list[object]]:
@@ -284,16 +280,3 @@ def comm_figure(grid: DeviceGrid, groups: Sequence[Sequence[int]], title: str = 
             f"group {index}: {', '.join(str(x) for x in groups[index])}" if index is not None else "not in any group"
         )
     return device_matrix_figure(grid, values, hover, title=title, value_label="group")
-
-
-def bytes_bar_figure(per_rank: Mapping[int, int], title: str = "") -> go.Figure:
-    """Bytes each rank sends/holds, as a bar per rank."""
-    ranks = sorted(per_rank)
-    fig = go.Figure(go.Bar(x=[f"r{r}" for r in ranks], y=[per_rank[r] for r in ranks], marker_color="#60a5fa"))
-    fig.update_layout(
-        height=220,
-        margin={"l": 10, "r": 10, "t": 30 if title else 10, "b": 10},
-        title={"text": title} if title else None,
-        yaxis={"title": {"text": "bytes"}},
-    )
-    return fig

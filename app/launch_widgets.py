@@ -23,8 +23,9 @@ from core.codegen import DATASETS, LAUNCHERS, SCENARIO_OBJECTS, SCENARIOS, RunOp
 from core.errors import UserError
 from core.run.check import CheckResult
 from core.run.launch import delete_run, stop
+from core.run.launchers import QUEUED_LAUNCHERS
 from core.run.mindformers import parallel_devices, read_parallel_config
-from core.run.own import OWN_LAUNCHERS, OwnJob, launcher_argv, mpirun_cpu_script, parse_env
+from core.run.own import OWN_LAUNCHERS, OwnJob, own_note, parse_env, shown_command
 from core.run.preflight import Check, check_mindspore
 from core.run.registry import LaunchError, RunRecord, list_runs, scan_runs
 from core.run.rehearsal import rehearsal_options
@@ -88,7 +89,7 @@ def options_form(device_num: int, key: str = "launch") -> RunOptions:
             "Print loss every N steps", 1, 1_000_000, DEFAULTS.loss_interval, key=f"{key}_loss_every"
         )
         samples = a.number_input("Synthetic samples", 8, 10_000_000, DEFAULTS.synthetic_samples, key=f"{key}_samples")
-    slurm = slurm_fields(key) if launcher == "slurm" else {}
+    slurm = slurm_fields(key) if launcher in QUEUED_LAUNCHERS else {}
     return RunOptions(
         scenario=scenario,
         device_target=target,
@@ -146,30 +147,10 @@ def own_job_form(key: str = "own", python_default: str = "") -> tuple[OwnJob | N
         "Arguments", "", key=f"{key}_args", help="split into words like a shell would, but never run by one"
     )
     env_text = st.text_area("Environment (KEY=VALUE, one per line)", "", key=f"{key}_env", height=80)
-    a, b, c, t = st.columns(4)
-    launcher = a.selectbox("Launcher", list(OWN_LAUNCHERS), key=f"{key}_launcher")
-    devices = b.number_input("Workers", 1, 4096, 8, key=f"{key}_devices")
-    local = c.number_input("Per node (0 = one node)", 0, 4096, 0, key=f"{key}_local")
-    target = t.selectbox(
-        "Device target",
-        ["CPU", "GPU", "Ascend"],
-        key=f"{key}_target",
-        help="CPU under mpirun also starts MindSpore's scheduler (its CPU collectives need it)",
-    )
-    with st.expander("msrun: master, logs, time-out"):
-        d, e = st.columns(2)
-        addr = d.text_input("Master address", "127.0.0.1", key=f"{key}_addr")
-        port = e.number_input("Master port", 1024, 65535, 8118, key=f"{key}_port")
-        join = d.checkbox("Join (wait for the workers)", True, key=f"{key}_join")
-        timeout = e.number_input("Cluster time-out (s)", 1, 86_400, 600, key=f"{key}_timeout")
-        workdir = d.text_input("Working folder (empty: the script's)", "", key=f"{key}_workdir")
-    mindformers = st.toggle("MindFormers (run_mindformer.py --config YAML)", key=f"{key}_mf")
-    config, mode = "", "train"
-    if mindformers:
-        f, g = st.columns([3, 1])
-        config = f.text_input("Config YAML", "", key=f"{key}_mf_config")
-        mode = g.selectbox("Run mode", ["train", "finetune", "eval", "predict"], key=f"{key}_mf_mode")
-    slurm = slurm_fields(key) if launcher == "slurm" else {}
+    shape = _own_shape_fields(key)
+    cluster = _own_msrun_fields(key)
+    config, mode = _mindformers_fields(key)
+    slurm = slurm_fields(key) if shape["launcher"] in QUEUED_LAUNCHERS else {}
     try:
         args = tuple(shlex.split(args_text))
         env = parse_env([line.strip() for line in env_text.splitlines() if line.strip()])
@@ -181,21 +162,62 @@ def own_job_form(key: str = "own", python_default: str = "") -> tuple[OwnJob | N
         script=script.strip(),
         args=args,
         env=env,
-        device_num=int(devices),
-        local_worker_num=int(local) or None,
-        launcher=launcher,
-        master_addr=addr.strip(),
-        master_port=int(port),
-        join=bool(join),
-        cluster_time_out=int(timeout),
-        workdir=workdir.strip(),
-        mindformers_config=config.strip(),
+        **shape,
+        **cluster,
+        mindformers_config=config,
         run_mode=mode,
-        device_target=target,
         python=python.strip(),
         **slurm,
     )
     return job, ""
+
+
+def _own_shape_fields(key: str) -> dict[str, Any]:
+    """Launcher, workers, workers per node and device target: OwnJob's keyword arguments."""
+    a, b, c, t = st.columns(4)
+    launcher = a.selectbox("Launcher", list(OWN_LAUNCHERS), key=f"{key}_launcher")
+    devices = b.number_input("Workers", 1, 4096, 8, key=f"{key}_devices")
+    local = c.number_input("Per node (0 = one node)", 0, 4096, 0, key=f"{key}_local")
+    target = t.selectbox(
+        "Device target",
+        ["CPU", "GPU", "Ascend"],
+        key=f"{key}_target",
+        help="CPU under mpirun also starts MindSpore's scheduler (its CPU collectives need it)",
+    )
+    return {
+        "launcher": launcher,
+        "device_num": int(devices),
+        "local_worker_num": int(local) or None,
+        "device_target": target,
+    }
+
+
+def _own_msrun_fields(key: str) -> dict[str, Any]:
+    """Master address and port, join, cluster time-out and working folder: OwnJob's keyword arguments."""
+    with st.expander("msrun: master, logs, time-out"):
+        d, e = st.columns(2)
+        addr = d.text_input("Master address", "127.0.0.1", key=f"{key}_addr")
+        port = e.number_input("Master port", 1024, 65535, 8118, key=f"{key}_port")
+        join = d.checkbox("Join (wait for the workers)", True, key=f"{key}_join")
+        timeout = e.number_input("Cluster time-out (s)", 1, 86_400, 600, key=f"{key}_timeout")
+        workdir = d.text_input("Working folder (empty: the script's)", "", key=f"{key}_workdir")
+    return {
+        "master_addr": addr.strip(),
+        "master_port": int(port),
+        "join": bool(join),
+        "cluster_time_out": int(timeout),
+        "workdir": workdir.strip(),
+    }
+
+
+def _mindformers_fields(key: str) -> tuple[str, str]:
+    """(config YAML, run mode) of a MindFormers script; ('', 'train') when the toggle is off."""
+    if not st.toggle("MindFormers (run_mindformer.py --config YAML)", key=f"{key}_mf"):
+        return "", "train"
+    f, g = st.columns([3, 1])
+    config = f.text_input("Config YAML", "", key=f"{key}_mf_config")
+    mode = g.selectbox("Run mode", ["train", "finetune", "eval", "predict"], key=f"{key}_mf_mode")
+    return config.strip(), mode
 
 
 def own_job_view(job: OwnJob) -> None:
@@ -208,19 +230,12 @@ def own_job_view(job: OwnJob) -> None:
         else:
             total, formula = parallel_devices(factors)
             st.markdown(f"**parallel_config**: {formula} = **{total}** devices")
-    if job.launcher == "slurm":
-        st.caption(
-            "Submitted as job.sbatch (MindSpore dynamic cluster: scheduler on the first node, one srun task "
-            "per worker) from the run folder."
-        )
-    elif job.launcher == "mpirun" and job.device_target == "CPU":
-        st.caption(
-            "Runs the run folder's mpirun_cpu.sh: MindSpore's scheduler, then mpirun for the workers "
-            "(MS_NODE_ID = MPI rank):"
-        )
-        st.code(mpirun_cpu_script(job, Path("<run folder>/log_output")), language="bash", wrap_lines=True)
-    else:
-        st.code(shlex.join(launcher_argv(job, Path("<run folder>/log_output"))), language="bash", wrap_lines=True)
+    note = own_note(job)
+    if note:
+        st.caption(note)
+    shown = shown_command(job, Path("<run folder>/log_output"))
+    if shown:
+        st.code(shown, language="bash", wrap_lines=True)
     if job.python:
         st.caption(f"Interpreter: `{job.python}` (msrun, scheduler and workers)")
 

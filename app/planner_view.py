@@ -8,71 +8,10 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from app.planner_data import GIB, ChartPoint, pareto_data
 from core.plan.choices import EXPLAINED, Choices
 from core.plan.explore import Evaluation, Plan
 from core.plan.megatron import Difference
-
-GIB = float(1 << 30)
-TABLE_COLUMNS = {
-    "recipe": "recipe",
-    "dp": "dp",
-    "mp": "mp",
-    "pp": "pp",
-    "cp": "cp",
-    "sp": "sp",
-    "optimizer_shard": "optimizer parallel",
-    "recompute": "recompute",
-    "micro_batches": "micro-batches",
-    "micro_batch_size": "micro-batch size",
-    "step_s": "step (s)",
-    "tokens_per_s": "tokens/s/card",
-    "mfu": "MFU",
-    "memory_gib": "memory/card (GiB)",
-    "states_gib": "model states (GiB)",
-    "activations_gib": "activations (GiB)",
-    "comm_gib": "comm/step (GiB)",
-    "tp_gib": "TP comm (GiB)",
-    "dp_gib": "DP comm (GiB)",
-    "pp_gib": "PP comm (GiB)",
-    "cp_gib": "CP comm (GiB)",
-    "bubble": "bubble",
-    "fits": "fits",
-}
-
-
-def recipes_frame(evaluations: Sequence[Evaluation]) -> pd.DataFrame:
-    """One row per valid recipe, sizes in GiB, for the sortable table and the chart."""
-    rows = []
-    for e in evaluations:
-        r = e.recipe
-        rows.append(
-            {
-                "recipe": r.label(),
-                "dp": r.dp,
-                "mp": r.mp,
-                "pp": r.pp,
-                "cp": r.cp_label() or "1",
-                "sp": r.sp,
-                "optimizer_shard": r.optimizer_shard,
-                "recompute": r.recompute.value,
-                "micro_batches": r.micro_batches,
-                "micro_batch_size": r.micro_batch_size,
-                "step_s": e.step_s,
-                "tokens_per_s": e.time.tokens_per_s_per_card if e.time else None,
-                "mfu": e.time.mfu if e.time else None,
-                "memory_gib": e.memory_bytes / GIB,
-                "states_gib": e.model_state_bytes / GIB,
-                "activations_gib": e.activation_bytes / GIB,
-                "comm_gib": e.comm_bytes / GIB,
-                "tp_gib": e.tp_comm_bytes / GIB,
-                "dp_gib": e.dp_comm_bytes / GIB,
-                "pp_gib": e.pp_comm_bytes / GIB,
-                "cp_gib": e.cp_comm_bytes / GIB,
-                "bubble": e.bubble,
-                "fits": e.fits,
-            }
-        )
-    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
 
 
 def why_not_frame(plan: Plan) -> pd.DataFrame:
@@ -97,99 +36,105 @@ def why_not_frame(plan: Plan) -> pd.DataFrame:
 
 
 def pareto_figure(plan: Plan, selected: Evaluation | None = None, marked: Evaluation | None = None) -> go.Figure:
-    """Memory per card (x) against step time (y), colour = MFU; the card limit as a line."""
-    frame = recipes_frame(plan.valid)
+    """Memory per card (x) against step time (y), colour = MFU; the card limit as a line. What is drawn is
+    computed first (`app.planner_data.pareto_data`), then drawn trace by trace."""
+    data = pareto_data(plan, selected, marked)
     fig = go.Figure()
-    for fits, symbol, name in ((True, "circle", "fits"), (False, "x", "does not fit")):
-        part = frame[frame["fits"] == fits]
-        if part.empty:
-            continue
+    for part, fits in ((data.fitting, True), (data.too_big, False)):
+        if not part.empty:
+            fig.add_trace(_recipes_trace(part, fits, data.mfu_top))
+    if not data.front.empty:
         fig.add_trace(
             go.Scatter(
-                x=part["memory_gib"],
-                y=part["step_s"],
-                mode="markers",
-                name=name,
-                text=part["recipe"],
-                marker={
-                    "symbol": symbol,
-                    "size": 8,
-                    "color": part["mfu"],
-                    "colorscale": "Viridis",
-                    "cmin": 0,
-                    "cmax": max(0.01, float(frame["mfu"].max())),
-                    "line": {"width": 0},
-                    "colorbar": {"title": {"text": "MFU"}, "tickformat": ".0%"} if fits else None,
-                    "showscale": bool(fits),
-                },
-                customdata=part[["tokens_per_s", "comm_gib"]],
-                hovertemplate="%{text}<br>memory %{x:.1f} GiB<br>step %{y:.3g} s, %{customdata[0]:,.0f} tokens/s/card"
-                "<br>comm %{customdata[1]:.2f} GiB/step<extra>" + name + "</extra>",
-            )
-        )
-    front = recipes_frame(plan.time_pareto)
-    if not front.empty:
-        fig.add_trace(
-            go.Scatter(
-                x=front["memory_gib"],
-                y=front["step_s"],
+                x=data.front["memory_gib"],
+                y=data.front["step_s"],
                 mode="lines",
                 name="Pareto front",
                 line={"color": "#64748b", "dash": "dot", "shape": "hv"},
                 hoverinfo="skip",
             )
         )
-    limit = plan.card_memory_bytes / GIB
-    if not frame.empty:  # a trace, not a shape: shapes on log axes take log10 coordinates
-        low, high = float(frame["step_s"].min()), float(frame["step_s"].max())
-        fig.add_trace(
-            go.Scatter(
-                x=[limit, limit],
-                y=[low, high],
-                mode="lines+text",
-                name=f"card memory {limit:g} GiB",
-                line={"color": "#dc2626", "width": 2},
-                text=["", f"  card memory {limit:g} GiB"],
-                textposition="middle right",
-                textfont={"color": "#dc2626"},
-                hoverinfo="skip",
-            )
-        )
-    if marked is not None and marked.valid:
-        fig.add_trace(
-            go.Scatter(
-                x=[marked.memory_bytes / GIB],
-                y=[marked.step_s],
-                mode="markers+text",
-                name="the YAML's recipe",
-                text=["  YAML"],
-                textposition="middle right",
-                marker={"symbol": "diamond-open", "size": 22, "color": "#2563eb", "line": {"width": 3}},
-                hovertemplate=marked.recipe.label() + "<extra>the YAML's recipe</extra>",
-            )
-        )
-    if selected is not None and selected.valid:
-        fig.add_trace(
-            go.Scatter(
-                x=[selected.memory_bytes / GIB],
-                y=[selected.step_s],
-                mode="markers",
-                name="selected",
-                marker={"symbol": "star", "size": 18, "color": "#f97316", "line": {"color": "#111827", "width": 1}},
-                text=[selected.recipe.label()],
-                hovertemplate="%{text}<extra>selected</extra>",
-            )
-        )
+    if data.step_span is not None:  # a trace, not a shape: shapes on log axes take log10 coordinates
+        fig.add_trace(_limit_trace(data.limit_gib, data.step_span))
+    if data.marked is not None:
+        fig.add_trace(_marked_trace(data.marked))
+    if data.selected is not None:
+        fig.add_trace(_selected_trace(data.selected))
     fig.update_layout(
         xaxis_title="memory per card (GiB)",
-        yaxis_title=f"step time (s) on {plan.timing.hardware.name}",
+        yaxis_title=f"step time (s) on {data.hardware}",
         height=440,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
     )
-    fig.update_xaxes(**axis_scale(frame["memory_gib"]))
-    fig.update_yaxes(**axis_scale(frame["step_s"]))
+    fig.update_xaxes(**axis_scale(data.recipes["memory_gib"]))
+    fig.update_yaxes(**axis_scale(data.recipes["step_s"]))
     return fig
+
+
+def _recipes_trace(part: pd.DataFrame, fits: bool, mfu_top: float) -> go.Scatter:
+    """The recipes that fit (circles, with the MFU colour bar) or do not (crosses)."""
+    name = "fits" if fits else "does not fit"
+    return go.Scatter(
+        x=part["memory_gib"],
+        y=part["step_s"],
+        mode="markers",
+        name=name,
+        text=part["recipe"],
+        marker={
+            "symbol": "circle" if fits else "x",
+            "size": 8,
+            "color": part["mfu"],
+            "colorscale": "Viridis",
+            "cmin": 0,
+            "cmax": mfu_top,
+            "line": {"width": 0},
+            "colorbar": {"title": {"text": "MFU"}, "tickformat": ".0%"} if fits else None,
+            "showscale": fits,
+        },
+        customdata=part[["tokens_per_s", "comm_gib"]],
+        hovertemplate="%{text}<br>memory %{x:.1f} GiB<br>step %{y:.3g} s, %{customdata[0]:,.0f} tokens/s/card"
+        "<br>comm %{customdata[1]:.2f} GiB/step<extra>" + name + "</extra>",
+    )
+
+
+def _limit_trace(limit_gib: float, step_span: tuple[float, float]) -> go.Scatter:
+    return go.Scatter(
+        x=[limit_gib, limit_gib],
+        y=list(step_span),
+        mode="lines+text",
+        name=f"card memory {limit_gib:g} GiB",
+        line={"color": "#dc2626", "width": 2},
+        text=["", f"  card memory {limit_gib:g} GiB"],
+        textposition="middle right",
+        textfont={"color": "#dc2626"},
+        hoverinfo="skip",
+    )
+
+
+def _marked_trace(point: ChartPoint) -> go.Scatter:
+    return go.Scatter(
+        x=[point.memory_gib],
+        y=[point.step_s],
+        mode="markers+text",
+        name="the YAML's recipe",
+        text=["  YAML"],
+        textposition="middle right",
+        marker={"symbol": "diamond-open", "size": 22, "color": "#2563eb", "line": {"width": 3}},
+        hovertemplate=point.label + "<extra>the YAML's recipe</extra>",
+    )
+
+
+def _selected_trace(point: ChartPoint) -> go.Scatter:
+    return go.Scatter(
+        x=[point.memory_gib],
+        y=[point.step_s],
+        mode="markers",
+        name="selected",
+        marker={"symbol": "star", "size": 18, "color": "#f97316", "line": {"color": "#111827", "width": 1}},
+        text=[point.label],
+        hovertemplate="%{text}<extra>selected</extra>",
+    )
 
 
 def axis_scale(values: pd.Series) -> dict[str, object]:

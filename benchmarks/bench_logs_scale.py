@@ -60,7 +60,7 @@ if mode == "read":
     payload = 0
     if len(snap.ranks) > 32:  # what one Monitor tick sends: aggregate chart + heatmap (plotly JSON)
         import plotly.io as pio
-        from app import monitor_scale as scale
+        from app.monitor import scale
         g = scale.grids(snap)
         look = scale.look_at(d, g)["rank"].tolist()[:8]
         payload = sum(len(pio.to_json(f, validate=False)) for f in (

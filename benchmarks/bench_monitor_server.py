@@ -272,7 +272,7 @@ def percentile(values: list[int], q: float) -> float | None:
 
 
 def chart_updates(page: Any) -> dict[Any, int]:
-    """Plotly redraws so far in each live-chart iframe that has drawn (app/live_chart/index.html counts them)."""
+    """Plotly redraws so far in each live-chart iframe that has drawn (app/monitor/chart_assets/index.html counts)."""
     out: dict[Any, int] = {}
     for frame in page.frames:
         if "shardscope_live_chart" not in frame.url:

@@ -53,14 +53,14 @@ sys.path.insert(0, str(REPO))
 
 from core.logs import RunSnapshot, RunWatcher, read_run  # noqa: E402
 from core.logs.live.watcher import WatcherRegistry  # noqa: E402
-from core.run.launch import launch, run_processes, stop, wait  # noqa: E402
-from core.run.processes import ENV_RUN_ID, alive  # noqa: E402
-from core.run.registry import LAUNCHER_LOG, LaunchError, RunRecord, get_run, launcher_alive, list_runs  # noqa: E402
+from core.run.launch import launch, stop, wait  # noqa: E402
+from core.run.processes import ENV_RUN_ID, RunProcesses, alive  # noqa: E402
+from core.run.registry import LAUNCHER_LOG, LaunchError, RunRecord, get_run, list_runs  # noqa: E402
 
 LOSS_LINE = re.compile(r"epoch: \d+ step: \d+, loss is ")
 MAX_ACTIVE = 2  # 2 cores: at most two 2-worker jobs at once
 JOBS = 3  # job folders, each with its own master port; a 4th launch of a busy port must be refused
-IDLE_S = 120.0  # pages/monitor.py: WatcherRegistry(idle_s=120.0, max_watchers=32)
+IDLE_S = 120.0  # app/monitor/source.py: WatcherRegistry(idle_s=120.0, max_watchers=32)
 REAP_EVERY = min(30.0, max(IDLE_S / 4, 0.05))  # WatcherRegistry's reaper period
 RELEASE_MARGIN = IDLE_S + REAP_EVERY + 15.0  # a watcher unused this long must be stopped
 CHROMIUM = "/usr/bin/chromium"
@@ -112,7 +112,7 @@ def generate_jobs(root: Path, base_port: int) -> list[Path]:
 def run_pids(record: RunRecord) -> dict[str, list[int]]:
     """The run's workers, msrun and supervisor (what the soak may kill)."""
     kinds: dict[str, list[int]] = {"worker": [], "msrun": [], "supervisor": []}
-    for proc in run_processes(record):
+    for proc in RunProcesses.of(record).live():
         with contextlib.suppress(psutil.Error):
             cmd = " ".join(proc.cmdline())
             if "msrun" in cmd:
@@ -125,7 +125,8 @@ def run_pids(record: RunRecord) -> dict[str, list[int]]:
 
 
 def processes_live(record: RunRecord) -> bool:
-    return launcher_alive(record) or bool(run_processes(record, include_supervisor=True))
+    view = RunProcesses.of(record)
+    return view.launcher_alive() or bool(view.live(include_supervisor=True))
 
 
 def wrong_states(workspace: Path) -> list[str]:

@@ -12,7 +12,7 @@ from app.designer import files, matrix, operators, overview, tensors
 from app.model_picker import created_notice, model_form
 
 design = state.current_design()
-analyses, analysis_note = operators.operator_analyses(design)
+analyses = operators.operator_analyses(design)
 
 st.title("Layout Designer")
 st.caption(overview.summary(design))
@@ -42,6 +42,6 @@ with tab_tensors:
 with tab_matrix:
     matrix.matrix_tab(design)
 with tab_ops:
-    operators.operators_tab(design, analyses, analysis_note)
+    operators.operators_tab(design, analyses)
 with tab_file:
     files.file_tab(design)

@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from app import planner_data
 from app import planner_view as view
 from app.design_state import commit as commit_design
 from app.design_state import current_design
@@ -50,7 +51,6 @@ PRESETS: dict[str, PlanModel] = {name: PlanModel(**shape) for name, shape in PUB
 CURRENT = "the current design's model"
 YAML = "a MindFormers YAML"
 YAML_KEY = "planner_yaml_config"
-YAML_ERROR_KEY = "planner_yaml_error"
 YAML_NAME_KEY = "planner_yaml_name"
 APPLIED_KEY = "planner_applied"
 APPLY_ERROR_KEY = "planner_apply_error"
@@ -125,6 +125,15 @@ def open_yaml() -> MindFormersConfig | None:
 
 def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None]:
     """The model, global batch, device count, card memory and the opened YAML (if any) from the form."""
+    source, base, config = model_source()
+    model = shape_inputs(base, source)
+    batch, devices, card = scale_inputs(source, config)
+    return model, batch, devices, card, config
+
+
+def model_source() -> tuple[str, PlanModel, MindFormersConfig | None]:
+    """Which model the form starts from (the current design, a preset or a YAML): the widget keys' suffix
+    (a YAML's file name too, so another file starts afresh), its shape and the opened YAML (if any)."""
     design = current_design()
     from_design = model_from_design(design) if isinstance(design, Design) else None
     sources = ([CURRENT] if from_design is not None else []) + list(PRESETS) + [YAML]
@@ -139,10 +148,12 @@ def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None
     if source == YAML and config is None:
         st.stop()
     if config is not None:
-        base = config.model
-        source = f"{source}:{st.session_state.get(YAML_NAME_KEY)}"
-    else:
-        base = from_design if source == CURRENT and from_design is not None else PRESETS[source]
+        return f"{source}:{st.session_state.get(YAML_NAME_KEY)}", config.model, config
+    return source, from_design if source == CURRENT and from_design is not None else PRESETS[source], None
+
+
+def shape_inputs(base: PlanModel, source: str) -> PlanModel:
+    """The model's shape and dtype, each field starting from `base`'s."""
     cols = st.columns(4)
     values: dict[str, int | None] = {}
     for i, name in enumerate(FIELDS):
@@ -158,7 +169,7 @@ def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None
         values[name] = int(value)
     dtypes = ["bfloat16", "float16", "float32"]
     dtype = cols[3].selectbox("dtype", dtypes, index=dtypes.index(base.dtype), key=f"planner_dtype@{source}")
-    model = PlanModel(
+    return PlanModel(
         hidden=values["hidden"] or 1,
         heads=values["heads"] or 1,
         ffn=values["ffn"] or 1,
@@ -168,6 +179,10 @@ def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None
         kv_heads=values["kv_heads"],
         dtype=dtype,
     )
+
+
+def scale_inputs(source: str, config: MindFormersConfig | None) -> tuple[int, int, float]:
+    """(global batch, devices, card memory in GB): a YAML's own batch and devices, else the form's."""
     cols3 = st.columns(3)
     devices = int(
         cols3[0].number_input(
@@ -196,7 +211,7 @@ def model_inputs() -> tuple[PlanModel, int, int, float, MindFormersConfig | None
                 "GB per card", min_value=1.0, max_value=MAX_CARD_MEMORY_GB, value=64.0, key="planner_card_custom"
             )
         )
-    return model, batch, devices, card, config
+    return batch, devices, card
 
 
 def choice_inputs(model: PlanModel, config: MindFormersConfig | None) -> Choices:
@@ -422,8 +437,8 @@ if chosen is not None:
         )
 
 st.subheader("All valid recipes")
-sizes = [label for key, label in view.TABLE_COLUMNS.items() if key.endswith("_gib")]
-table = view.recipes_frame(ranked).rename(columns=view.TABLE_COLUMNS)
+sizes = [label for key, label in planner_data.TABLE_COLUMNS.items() if key.endswith("_gib")]
+table = planner_data.recipes_frame(ranked).rename(columns=planner_data.TABLE_COLUMNS)
 if marked is not None:
     table.insert(0, "YAML", ["◆" if e.recipe == marked.recipe else "" for e in ranked])
 st.dataframe(

@@ -227,3 +227,23 @@ def chart_state(frame: Any) -> dict[str, Any]:
                 yrange: el._fullLayout.yaxis.range.slice()};
     }"""
     )
+
+
+# A live msrun run for the Monitor's browser tests: real noise lines, and a writer appending loss lines.
+NOISE = (REPO_ROOT / "tests" / "fixtures" / "real_msrun_logs" / "dp8_cpu_ok" / "worker_0.log").read_text()
+
+WRITER = r"""
+import math, sys, time
+from pathlib import Path
+root = Path(sys.argv[1]); noise = Path(sys.argv[2]).read_text().splitlines(keepends=True)[:6]
+files = [open(root / f"worker_{r}.log", "a", buffering=1) for r in range(4)]
+step = 0
+end = time.time() + float(sys.argv[3])
+while time.time() < end:
+    step += 1
+    for r, f in enumerate(files):
+        f.write(noise[step % len(noise)])
+        loss = 2.3 * math.exp(-step / 60) + 0.05 * math.sin(step * (r + 1)) + 0.1 * r
+        f.write(f"epoch: {1 + (step - 1) // 50} step: {(step - 1) % 50 + 1}, loss is {loss:.6f}\n")
+    time.sleep(0.15)
+"""

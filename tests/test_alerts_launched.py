@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 
 from core.alerts.channels import AlertTargetError, Kind
 from core.alerts.settings import load, parse_targets, save
-from core.run.launch import run_processes, stop, wait
+from core.run.launch import stop, wait
 from core.run.processes import ENV_RUN_DIR, ENV_RUN_ID, RunProcesses
 from core.run.registry import RunRecord, RunStatus, get_run, list_runs, write_record
 from core.run.supervisor import alert_watch_argv, end_alert_watch, start_alert_watch
 from core.workspace import ALERTS_FILE, REPO_ROOT
-from tests.test_launch_integration import LOSS, cli, generate, workers
+from tests.jobs import LOSS, cli, generate, workers
 
 
 @dataclass
@@ -294,7 +294,7 @@ def test_stop_leaves_no_watch_child(tmp_path: Path, ws: Path, receiver: Receiver
     record = get_run("long", ws)
     assert wait_for(lambda: len(alert_watches("long")) == 1, 60)
     watch = alert_watches("long")[0]
-    assert watch not in run_processes(record, include_supervisor=True)  # not the run's: stop never counts it
+    assert watch not in RunProcesses.of(record).live(include_supervisor=True)  # not the run's: stop never counts it
     assert wait_for(lambda: len(workers(record.run_dir)) >= 9, 90)
     result = cli("stop", "long", "--workspace", str(ws), "--grace", "10")
     assert result.returncode == 0, result.stderr
@@ -378,7 +378,7 @@ def test_no_record_no_alerts_section(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_notification_texts_cannot_close_the_script() -> None:
-    from app.monitor_alerts import Notice, notify_script
+    from app.monitor.alerts import Notice, notify_script
 
     html = notify_script(
         [Notice("rank_failed", "ShardScope: rank 3 failed", "</script><img src=x onerror=alert(1)>")], "/x"

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import chart_state, chromium, dashboard, live_chart_frame, require_browser, shot
-from tests.test_browser_monitor import NOISE, WRITER
+from tests.browser import NOISE, WRITER, chart_state, chromium, dashboard, live_chart_frame, require_browser, shot
 
 pytestmark = pytest.mark.browser
 

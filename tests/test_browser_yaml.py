@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_yaml_hardening import bomb
+from tests.helpers import bomb
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ import pytest
 
 from app.bundle_cache import BUNDLE_PATH, IMMUTABLE, BundleCacheMiddleware
 
-BUNDLE = "/component/app.live_chart.shardscope_live_chart/plotly-0123456789abcdef.min.js"
+BUNDLE = "/component/app.monitor.chart.shardscope_live_chart/plotly-0123456789abcdef.min.js"
 
 
 def _served(path: str, method: str = "GET", status: int = 200) -> list[tuple[bytes, bytes]]:
@@ -38,17 +38,17 @@ def test_the_hashed_bundle_is_immutable_and_nothing_else_changes() -> None:
     assert _served(BUNDLE.replace("plotly-0123456789abcdef", "plotly")) == unchanged  # an unhashed name
     assert _served("/component/other.component/plotly-0123456789abcdef.min.js") == unchanged
     assert _served(BUNDLE.replace(".min.js", ".min.js.map")) == unchanged
-    assert _served("/component/app.live_chart.shardscope_live_chart/index.html") == unchanged
+    assert _served("/component/app.monitor.chart.shardscope_live_chart/index.html") == unchanged
 
 
 def test_the_chart_folder_loads_its_bundle_by_the_hash_of_its_bytes() -> None:
     """index.html names exactly the bundle beside it, and that name is the one the middleware marks."""
     pytest.importorskip("streamlit")
-    from app import live_chart
+    from app.monitor import chart as live_chart
 
-    build = live_chart._build_dir()
+    build = live_chart.build_dir()
     (bundle,) = build.glob("plotly-*.min.js")
     assert bundle.name == f"plotly-{hashlib.sha256(bundle.read_bytes()).hexdigest()[:16]}.min.js"
     assert bundle.read_bytes() == live_chart.plotly_bundle().read_bytes()
     assert re.findall(rb'<script src="([^"]+)"', (build / "index.html").read_bytes()) == [f"./{bundle.name}".encode()]
-    assert BUNDLE_PATH.search(f"/component/app.live_chart.shardscope_live_chart/{bundle.name}")
+    assert BUNDLE_PATH.search(f"/component/app.monitor.chart.shardscope_live_chart/{bundle.name}")

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.cli import diagnose as cli_diagnose
@@ -157,6 +157,8 @@ def test_empty_folder(tmp_path: Path) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(times=st.lists(st.floats(10.0, 1000.0), min_size=2, max_size=9))
+@example(times=[10.0, 10.0, 13.0])  # a ratio of exactly 1.3, the edge: a straggler (>=), as the test computes it
+@example(times=[100.0, 130.0, 100.0, 100.0])
 def test_stragglers_are_exactly_the_ranks_above_the_ratio(
     tmp_path_factory: pytest.TempPathFactory, times: list[float]
 ) -> None:

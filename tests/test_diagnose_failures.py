@@ -8,16 +8,16 @@ real healthy ones: tests/fixtures/real_layouts/healthy/*, model_zoo_unimol and r
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from app import monitor_scale as scale
+from app.monitor import scale
 from core.__main__ import main
 from core.logs import rank_status, read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.rows.failures import fatal_quick, fatal_reason
+from tests.helpers import mf_run
 
 FIX = Path(__file__).parent / "fixtures"
 REAL = FIX / "real_layouts"
@@ -175,25 +175,9 @@ def test_nan_loss_is_a_failure_on_any_format(tmp_path: Path, capsys: pytest.Capt
 # ----------------------------------------------------------------------------- stopped short (item 6)
 
 
-def _mf_run(folder: Path, ranks: int, steps: int, short: dict[int, int]) -> None:
-    """MindFormers-format logs (real line shape): every rank to step:[steps/steps] except `short`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    t0 = datetime(2026, 11, 23, 19, 0, 0)
-    for r in range(ranks):
-        lines = []
-        for s in range(1, short.get(r, steps) + 1):
-            t = t0 + timedelta(seconds=s * 0.5)
-            lines.append(
-                f"[INFO] {t:%Y-%m-%d %H:%M:%S},332 [mindformers/core/callback/callback.py:747] "
-                f"print_output_info: {{ Epoch:[  1/  1], step:[{s:5d}/{steps:5d}], "
-                f"loss:[{5.5 - s * 0.01 + r * 1e-4:.6f}/5.500000], per_step_time: 500ms, lr: 0.003, }}"
-            )
-        (folder / f"worker_{r}.log").write_text("\n".join(lines) + "\n")
-
-
 def test_rank_stopped_short_of_finished_ranks_is_hung(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """The issue's repro at 1,024 ranks (20 steps instead of 200 to stay quick): all finish but rank 517."""
-    _mf_run(tmp_path, 1024, 20, {517: 12})
+    mf_run(tmp_path, 1024, 20, {517: 12})
     code, d = _diag_json(tmp_path, capsys)
     assert code == 1
     assert [(h["rank"], h["last_step"], h["reason"]) for h in d["hung"]] == [
@@ -206,9 +190,9 @@ def test_rank_stopped_short_of_finished_ranks_is_hung(tmp_path: Path, capsys: py
 
 
 def test_ranks_all_finished_or_all_running_are_not_hung(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    _mf_run(tmp_path / "done", 8, 20, {})
+    mf_run(tmp_path / "done", 8, 20, {})
     assert _diag_json(tmp_path / "done", capsys)[1]["hung"] == []
-    _mf_run(tmp_path / "live", 8, 40, {r: 20 for r in range(8)} | {3: 19})  # one step apart: no hang
+    mf_run(tmp_path / "live", 8, 40, {r: 20 for r in range(8)} | {3: 19})  # one step apart: no hang
     assert _diag_json(tmp_path / "live", capsys)[1]["hung"] == []
 
 
@@ -276,13 +260,13 @@ _PIECES = [
 
 def _slow_reason(line: bytes) -> str | None:
     """fatal_reason without its quick filter: the signatures alone."""
-    if line.startswith(failures._CHATTER):
+    if line.startswith(failures.CHATTER):
         return None
-    for name, pattern in failures._SIGNATURES:
+    for name, pattern in failures.FATAL_SIGNATURES:
         if pattern.search(line):
             return name
-    for name, pattern in failures._LEVELLED:
-        if pattern.search(line) and failures._ERROR_LEVEL.search(line):
+    for name, pattern in failures.LEVELLED_SIGNATURES:
+        if pattern.search(line) and failures.ERROR_LEVEL.search(line):
             return name
     return None
 

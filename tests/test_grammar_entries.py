@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
-from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS, FailureKind, FailureSample
+from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS, FailureKind, FailureSample, LauncherReport
 from core.logs.rows.failures import fatal_quick, fatal_reason, line_tag, task_end
 from core.logs.rows.formats import FORMATS
 from core.logs.rows.general import make_template, read_line
@@ -150,7 +150,8 @@ def test_every_notation_sample_reads_alike_on_every_path(
     if sample.expect is None:
         assert rows.empty, (name, path)
         if sample.eval:
-            assert len(snap.evals[snap.evals["rank"] == 0]) >= REPEAT
+            # of the file's rank, or of the rank the line names (WeNet's trailing `rank 2`: core.logs.rows.lineranks)
+            assert len(snap.evals) >= REPEAT
         return
     assert len(rows) == REPEAT, (name, path)
     line = sample.line.encode()
@@ -223,19 +224,42 @@ def test_every_failure_sample_ends_its_rank_on_every_path(
     assert int(err["rank"]) == (3 if sample.rank is None else sample.rank)
 
 
+# A `[date]`-prefixed line without a loss key is no candidate of the scans (test_a_torchrun_report_behind_a_date_stamp
+# below): DeepSpeed's launcher prints its report so (the corpus entry deepspeed-launcher-return-code-minus-9-during-
+# build_deepspeed-3512 fails on it too); `task_end` reads it, the whole-file paths never hand it over.
+_UNREAD = "a `[date]`-prefixed line without a loss key is no candidate of the scans"
+LAUNCHER_SAMPLES = [
+    pytest.param(
+        report,
+        sample,
+        id=f"{report.launcher}-{j}",
+        marks=[pytest.mark.xfail(strict=True, reason=_UNREAD)] if sample[0].line.startswith("[20") else [],
+    )
+    for report in LAUNCHER_REPORTS
+    for j, sample in enumerate(report.samples)
+]
+
+
+@pytest.mark.parametrize(("report", "sample"), [(r, s) for r in LAUNCHER_REPORTS for s in r.samples])
+def test_every_launcher_sample_is_read_as_its_entry_says(
+    report: LauncherReport, sample: tuple[FailureSample, tuple[int, ...], str]
+) -> None:
+    line, ranks, reason = sample
+    ended = task_end(line.line.encode())
+    assert ended is not None and (ended.launcher, ended.ranks, ended.reason) == (report.launcher, ranks, reason)
+
+
 @pytest.mark.parametrize("path", sorted(PATHS))
-def test_every_launcher_sample_names_its_tasks_on_every_path(tmp_path: Path, path: str) -> None:
-    for i, report in enumerate(LAUNCHER_REPORTS):
-        for j, (sample, ranks, reason) in enumerate(report.samples):
-            ended = task_end(sample.line.encode())
-            assert ended is not None and (ended.launcher, ended.ranks, ended.reason) == (report.launcher, ranks, reason)
-            folder = tmp_path / f"{i}-{j}"
-            folder.mkdir()
-            rows = "".join(LM.format(s=s, v=1.5) for s in range(1, REPEAT * 3))
-            (folder / "worker_0.log").write_text(rows + sample.line + "\n")
-            errors = _read(folder, path)[0].errors
-            tasks = errors[errors["kind"] == "task_exit"]
-            assert sorted(int(r) for r in tasks["rank"]) == sorted(ranks), (path, sample.line)
+@pytest.mark.parametrize(("report", "sample"), LAUNCHER_SAMPLES)
+def test_every_launcher_sample_names_its_tasks_on_every_path(
+    tmp_path: Path, report: LauncherReport, sample: tuple[FailureSample, tuple[int, ...], str], path: str
+) -> None:
+    line, ranks, _ = sample
+    rows = "".join(LM.format(s=s, v=1.5) for s in range(1, REPEAT * 3))
+    (tmp_path / "worker_0.log").write_text(rows + line.line + "\n")
+    errors = _read(tmp_path, path)[0].errors
+    tasks = errors[errors["kind"] == "task_exit"]
+    assert sorted(int(r) for r in tasks["rank"]) == sorted(ranks), (path, report.launcher, line.line)
 
 
 def test_the_cpp_abort_kind_is_read() -> None:

@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.run import launch
+from core.run.processes import RunProcesses
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 
@@ -63,4 +64,4 @@ def test_rehearsal_button_launches_a_real_run(_workspace: Path) -> None:
     finally:
         stopped = launch.stop(runs[0].run_id, _workspace, grace=10)
     assert stopped.status == "stopped"
-    assert launch.run_processes(stopped) == []
+    assert RunProcesses.of(stopped).live() == []

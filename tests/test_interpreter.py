@@ -4,23 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
 from core.run.interpreter import check_python, write_bin_dir
 from core.run.states import LaunchError
-
-
-def other_venv(root: Path) -> Path:
-    """A second virtualenv (its own sys.executable) that imports this one's packages through a .pth file:
-    a real other interpreter that can run MindSpore without a second install."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120)
-    site = next((root / "lib").glob("python3*/site-packages"))
-    (site / "dashboard_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return root / "bin" / "python"
+from tests.helpers import other_venv
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from core.run import launch as runs
+from core.run.processes import RunProcesses
 from tests.browser import (
     VIEWPORT,
     chart_state,
@@ -160,7 +161,7 @@ def test_the_whole_journey(workspace: Path) -> None:
         page.get_by_role("button", name="Stop", exact=True).click()
         page.get_by_text(f"{second.run_id} stopped; no process of it is left.").wait_for(timeout=120_000)
         stopped = runs.get_run(second.run_id, workspace)
-        assert stopped.status == "stopped" and runs.run_processes(stopped) == []
+        assert stopped.status == "stopped" and RunProcesses.of(stopped).live() == []
         assert runs.get_run(first_run.run_id, workspace).status != "stopped"  # never another run
         shot(page, "journey_06_second_run_stopped", full=True)
 

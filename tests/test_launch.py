@@ -13,8 +13,9 @@ import psutil
 import pytest
 
 from core.codegen import RunOptions, write_job
-from core.run.launch import launch, run_processes, stop, wait
+from core.run.launch import launch, stop, wait
 from core.run.preflight import can_launch, check_dataset, check_devices, check_port, run_preflight
+from core.run.processes import RunProcesses
 from core.run.registry import LaunchError, get_run, list_runs
 from core.sharding.design import load_design
 from core.workspace import EXAMPLES_DIR, REPO_ROOT
@@ -52,13 +53,13 @@ def test_stop_kills_the_whole_tree(tmp_path: Path) -> None:
     body = "trap '' INT\nsetsid sleep 300 &\nsleep 300 &\nwait"
     record = launch(fake_job(tmp_path, body), ws, name="stubborn")
     deadline = time.time() + 10
-    while len(run_processes(record)) < 3 and time.time() < deadline:
+    while len(RunProcesses.of(record).live()) < 3 and time.time() < deadline:
         time.sleep(0.1)
-    pids = [p.pid for p in run_processes(record)]
+    pids = [p.pid for p in RunProcesses.of(record).live()]
     assert len(pids) >= 3
     final = stop("stubborn", ws, grace=1.0)
     assert final.status == "stopped"
-    assert not run_processes(final)
+    assert not RunProcesses.of(final).live()
     assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
 
 

@@ -4,71 +4,21 @@ and the Launch page's button. Slow (~40 s each on two cores)."""
 from __future__ import annotations
 
 import os
-import re
 import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from core.run.launch import run_processes, stop, wait
+from core.run.launch import stop, wait
+from core.run.processes import RunProcesses
 from core.run.registry import get_run, list_runs
 from core.workspace import REPO_ROOT
+from tests.browser import free_port
+from tests.jobs import LOSS, cli, generate, workers
 
 pytestmark = pytest.mark.integration
-LOSS = re.compile(r"epoch: \d+ step: \d+, loss is [0-9.]+")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600
-    )
-
-
-def generate(out: Path, samples: int, epochs: int) -> None:
-    result = cli(
-        "generate",
-        "--scenario",
-        "data_parallel",
-        "--device-target",
-        "CPU",
-        "--devices",
-        "8",
-        "--out",
-        str(out),
-        "--master-port",
-        str(free_port()),
-        "--samples",
-        str(samples),
-        "--epochs",
-        str(epochs),
-        "--batch-size",
-        "8",
-        "--loss-interval",
-        "1",
-    )
-    assert result.returncode == 0, result.stderr
-
-
-def workers(record_dir: Path) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline", "cwd"]):
-        try:
-            if proc.info["cwd"] == str(record_dir) and "train.py" in (proc.info["cmdline"] or [])[-1:]:
-                found.append(proc)
-        except (psutil.Error, TypeError):
-            continue
-    return found
 
 
 @pytest.fixture(autouse=True)
@@ -101,7 +51,7 @@ def test_cli_runs_8_workers_for_real(tmp_path: Path) -> None:
         text = (record.log_dir / f"worker_{rank}.log").read_text(errors="replace")
         assert len(LOSS.findall(text)) == 4, f"rank {rank}"  # 256/8 samples / the design's batch 16 = 2 steps x 2
         assert "per step time" in text
-    assert not run_processes(record)
+    assert not RunProcesses.of(record).live()
 
 
 def test_stop_leaves_no_process(tmp_path: Path) -> None:
@@ -113,14 +63,14 @@ def test_stop_leaves_no_process(tmp_path: Path) -> None:
     assert wait_for(lambda: len(workers(record.run_dir)) >= 9, 90)
     log0 = record.log_dir / "worker_0.log"
     assert wait_for(lambda: log0.exists() and LOSS.search(log0.read_text(errors="replace")) is not None, 120)
-    pids = [p.pid for p in run_processes(record)]
+    pids = [p.pid for p in RunProcesses.of(record).live()]
     assert len(pids) >= 10  # msrun, the scheduler and 8 workers all run train.py under msrun
     result = cli("stop", "long", "--workspace", str(ws), "--grace", "10")
     assert result.returncode == 0, result.stderr
     final = get_run("long", ws)
     assert final.status == "stopped"
     alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    assert alive == [] and run_processes(final) == []
+    assert alive == [] and RunProcesses.of(final).live() == []
 
 
 def test_killed_worker_fails_the_run(tmp_path: Path) -> None:
@@ -139,7 +89,7 @@ def test_killed_worker_fails_the_run(tmp_path: Path) -> None:
         stop("crash", ws, grace=1)
         pytest.fail("msrun did not end after a worker was killed")
     assert final.status == "failed" and final.exit_code not in (None, 0)
-    assert wait_for(lambda: not run_processes(final), 30)
+    assert wait_for(lambda: not RunProcesses.of(final).live(), 30)
 
 
 def test_launch_button_starts_a_real_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,4 +117,4 @@ def test_launch_button_starts_a_real_run(tmp_path: Path, monkeypatch: pytest.Mon
     at.button(key="launch_stop").click().run()
     assert any("no process of it is left" in s.value for s in at.success), [e.value for e in at.error]
     final = get_run(record.run_id, ws)
-    assert final.status == "stopped" and run_processes(final) == []
+    assert final.status == "stopped" and RunProcesses.of(final).live() == []

@@ -103,7 +103,7 @@ def test_the_monitor_replays_into_a_fresh_private_folder_never_a_planted_one(
 ) -> None:
     """Before: `$TMPDIR/shardscope_replays/<name>-<stamp>` was reused; a planted folder of that name (here
     for every second of the next minute) with `worker_0.log -> FILE` had FILE overwritten."""
-    from app import monitor_source
+    from app.monitor import source as monitor_source
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -119,7 +119,7 @@ def test_the_monitor_replays_into_a_fresh_private_folder_never_a_planted_one(
         folder.mkdir(exist_ok=True)
         (folder / "worker_0.log").symlink_to(victim)
     rec = synthetic_recording(REAL_OK, tmp_path / "recordings" / "dp8", seconds_per_line=0.001).path
-    out = monitor_source.start_replay("dp8", rec, 100.0, False)
+    out = monitor_source.start_replay("dp8", rec, 100.0, False, False)
     thread, _stop = monitor_source.replay_sessions()[str(out)]
     thread.join(60)
     assert victim.read_bytes() == SECRET

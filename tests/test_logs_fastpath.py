@@ -25,164 +25,10 @@ from core.logs.rows.reader import RunReader
 from core.logs.rows.templated import Shapes
 from core.logs.tokens import bulk as logs
 from core.logs.tokens.linescan import fixed_numbers, match_shapes, scan_block, words_of
+from tests.strategies import NOISE, OTHER, PLAIN, RARE, log_text, loss_line, value_text
 
-NOISE = [
-    b"[WARNING] ME(7587:140022789684800,MainProcess):2026-11-22-07:09:00.372.000 [mindspore/context.py:1343] "
-    b"For 'context.set_context', the parameter 'device_target' will be deprecated.\n",
-    b"[INFO] DISTRIBUTED(7587,7f5998a3be40,python):2026-11-22-07:09:00.377.254 [tcp_comm.cc:485] Connect] "
-    b"epoch: 1 step: 2, loss is 5\n",
-    b"[DEBUG] ME(1:2,MainProcess):x [a.py:1] loss is 3\n",
-    b"[Epoch 3]\n",
-    b"[\n",
-    b"[ERRORS are not errors]\n",
-    b"\n",
-    b"\r\n",
-]
-OTHER = [
-    b"Train epoch time: 146463.0 ms, per step time: 146.463 ms\n",
-    b"Traceback (most recent call last):\n",
-    b'  File "train.py", line 3, in <module>\n',
-    b"\tepoch: 1 step: 9, loss is 9.0\n",
-    b"ValueError: boom\n",
-    b"RuntimeError: loss is NAN or INF\n",
-    b"[ERROR] ME(123:1,MainProcess):2026-11-22-07:05:10.230.794 [a.cc:1] F] something bad\n",
-    b"[CRITICAL] DISTRIBUTED(9,1,python):x [b.cc:2] The node: 3 is timed out\n",
-    b"[EXCEPTION] x\n",
-    b"2026-01-01 10:00:00,123 - mindformers - INFO - Epoch:[  1/  2], step:[ 5/ 10], loss: 3.25, "
-    b"per_step_time: 120ms, lr: 1e-4\n",
-    b"global_step: 194, loss: 1.997\n",
-    b"epoch: 1 step: 2, loss is Tensor(shape=[], dtype=Float32, value= 2.30)\n",
-    b"epoch: 1 step: 2, loss is 2.5 per step time: 3 ms\n",
-    b"some text with a loss word\n",
-    # issue 30: failures behind a launcher's tag (real lines: UNITER #31, DiffSynth-Studio #458, rev #78)
-    b"[1,1]<stderr>:Traceback (most recent call last):\n",
-    b'[1,1]<stderr>:  File "/opt/conda/lib/python3.6/site-packages/horovod/torch/mpi_ops.py", line 200\n',
-    b"[1,1]<stderr>:RuntimeError: Horovod has been shut down.\n",
-    b"[1,0]<stdout>:epoch: 1 step: 3, loss is 2.5\n",
-    b"[rank4]:[E318 07:39:53.792795153 ProcessGroupNCCL.cpp:636] [Rank 4] To avoid data inconsistency, we are "
-    b"taking the entire process down.\n",
-    b"[uk:60506] *** Process received signal ***\n",
-    b"[uk:60506] Signal: Segmentation fault (11)\n",
-    b"E39999: Inner Error, Please contact support engineer!\n",
-    b"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990)\n",
-    b" iteration      700/    3000 | learning rate 6.300E-06 | lm loss NAN | loss scale 64.0 |\n",
-    b" iteration      800/    3000 | learning rate 6.300E-06 | lm loss 4.980000E+00 | loss scale 0.1 |\n",
-    b"2023-01-30 18:47:07,107 DEBUG TRAIN Batch 4/203700 loss 12.646465 loss_att 10.921429 lr 0.00032621 rank 0\n",
-    b"2023-01-30 18:49:55,773 DEBUG CV Batch 4/0 loss 28.517015 loss_att 24.142754 history loss 27.957858 rank 2\n",
-    b"{'loss': 0.0117, 'learning_rate': 4.5e-05, 'epoch': 1.0}\n",
-    b"{'train_runtime': 11591.6409, 'train_samples_per_second': 6.211, 'train_loss': 0.00295, 'epoch': 10.0}\n",
-    b"Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003\n",
-]
+
 # values that the bulk path must read bit for bit like `float`, or leave to the exact path
-SPECIAL_VALUES = [
-    b"4.52",
-    b"2.297702297702298",
-    b"0.30000000000000004",
-    b"-0.0",
-    b"+1.5",
-    b".5",
-    b"5.",
-    b"007",
-    b"0",
-    b"nan",
-    b"NaN",
-    b"-nan",
-    b"inf",
-    b"-Infinity",
-    b"infinity",
-    b"1e-5",
-    b"1E+3",
-    b"-2.5e10",
-    b"9007199254740993",
-    b"9007199254740992",
-    b"123456789012345678",
-    b"1234567890123456789",
-    b"12345678901234567890.5",
-    b"0.000000000000000000000001",
-    b"0.1234567890123456789",
-    b"1e",
-    b"1.5.2",
-    b"3x",
-    b"abc",
-    b"-",
-]
-
-
-def _value() -> st.SearchStrategy[bytes]:
-    finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
-    return st.one_of(
-        st.sampled_from(SPECIAL_VALUES),
-        finite.map(lambda x: repr(x).encode()),
-        st.tuples(finite, st.integers(1, 17)).map(lambda t: b"%.*g" % (t[1], t[0])),
-        st.tuples(finite.filter(lambda x: abs(x) < 1e6), st.integers(0, 12)).map(lambda t: b"%.*f" % (t[1], t[0])),
-    )
-
-
-def _loss_line() -> st.SearchStrategy[bytes]:
-    ints = st.one_of(st.integers(0, 5000), st.sampled_from([123456789012, 99999999999, 10**20])).map(
-        lambda i: str(i).encode()
-    )
-    return st.builds(
-        lambda e, c1, s, c2, v, tail, cr: (
-            b"epoch: " + e + c1 + b" step: " + s + c2 + b" loss is " + v + tail + cr + b"\n"
-        ),
-        st.one_of(ints, st.just(b"0001")),
-        st.sampled_from([b",", b""]),
-        ints,
-        st.sampled_from([b",", b""]),
-        _value(),
-        st.sampled_from([b"", b"", b"", b"", b" extra", b"\r"]),
-        st.sampled_from([b"", b"", b"", b"\r"]),
-    )
-
-
-def _general_line() -> st.SearchStrategy[bytes]:
-    """Loss lines of the other suites (bracketed prefixes, paired and scientific values, other metrics)."""
-    shapes = [
-        b"[2026-11-23 19:07:06] mindcv.utils.callbacks INFO - Epoch: [%d/3], batch: [%d/8], loss: %s, "
-        b"lr: %s, time: %ss",
-        b"[INFO] 2026-11-23 19:14:00,332 [mindformers/core/callback/callback.py:747] print_output_info: "
-        b"{ Epoch:[  %d/  4], step:[    %d/   16], loss:[%s/%s], per_step_time: 4503ms, lr: 0.003, "
-        b"overflow cond: False, loss_scale: 1.0, global_norm: [0.73903346], train_throughput_per_npu: 0.000T",
-        b" iteration      %d/  %d | elapsed time per iteration (ms): 865.2 | learning rate: %s | lm loss: %s |"
-        b" loss scale: 1.0 | grad norm: 0.231 |",
-        b"[2024-03-04 12:02:42] mindocr.utils.callbacks INFO - epoch: [%d/20] step: [%d/4468], loss: %s, "
-        b"lr: %s, per step time: 223.489 ms, fps per card: 4.47 img/s",
-        b"2023-10-30 09:39:35,587 - INFO - Epoch: [  %d/ 30], Average Train Loss: [%s], Accuracy: [%s]",
-        b" Accuracy: 83.8%%, Avg loss: %s [%d/%d]",
-        b"[2026-11-23 21:22:20] mindcv.utils.callbacks INFO - Validation Top_1_Accuracy: %s%%, step %d/%d",
-        b"\x1b[32mstep %d/%d train_loss=%s val_loss=%s\x1b[0m",
-    ]
-
-    def fill(shape: bytes, ints: list[int], values: list[bytes]) -> bytes:
-        parts, i, v = [], 0, 0
-        for piece in re.split(rb"(%[ds])", shape):
-            if piece == b"%d":
-                parts.append(b"%d" % ints[i])
-                i += 1
-            elif piece == b"%s":
-                parts.append(values[v])
-                v += 1
-            else:
-                parts.append(piece.replace(b"%%", b"%"))
-        return b"".join(parts) + b"\n"
-
-    return st.builds(
-        fill,
-        st.sampled_from(shapes),
-        st.lists(st.integers(0, 5000), min_size=4, max_size=4),
-        st.lists(_value(), min_size=4, max_size=4),
-    )
-
-
-def _log() -> st.SearchStrategy[bytes]:
-    line = st.one_of(
-        _loss_line(), _loss_line(), _loss_line(), st.sampled_from(NOISE), st.sampled_from(OTHER), _general_line()
-    )
-    run = st.lists(_loss_line(), min_size=1, max_size=12).map(b"".join)  # a burst of loss lines
-    return st.lists(st.one_of(line, run), max_size=40).map(b"".join)
-
-
 def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
     """The training rows of a worker log and their other metrics, one line at a time with the public
     `read_loss` (the general reader): every line but errors, traceback frames, exception and timing lines
@@ -260,7 +106,7 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
-@given(data=_log(), block_min=st.sampled_from([1, 2, 5, 64]))
+@given(data=log_text(), block_min=st.sampled_from([1, 2, 5, 64]))
 @example(data=b"epoch: 1 step: 2, loss is 1e\nepoch: 1 step: 3, loss is 1.5.2\n" * 3, block_min=1)
 @example(data=b"[1,1]<stderr>:Traceback (most recent call last):\n\tepoch: 1 step: 9, loss is 9.0\n", block_min=1)
 def test_one_shot_rows_match_line_by_line_reference(
@@ -277,7 +123,7 @@ def test_one_shot_rows_match_line_by_line_reference(
     max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 @given(
-    data=_log(),
+    data=log_text(),
     cuts=st.lists(st.integers(min_value=0, max_value=1 << 14), max_size=10),
     read_block=st.sampled_from([300, 512, 4096]),
     prefetch_min=st.sampled_from([1, 100, 1 << 20]),
@@ -317,7 +163,7 @@ def test_chunked_writes_and_reads_match_one_shot(
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=_value())
+@given(text=value_text())
 def test_bulk_decimals_are_bit_identical_to_float(text: bytes) -> None:
     buf = b"\n" + text + b"\n" + b" " * 64
     values, length, ok = logs.decimals(np.frombuffer(buf, dtype=np.uint8), np.array([1]))
@@ -355,7 +201,7 @@ def test_long_mantissas_are_bit_identical_to_float(mantissa: int, dot: int, sign
 @settings(max_examples=150, deadline=None)
 @given(
     texts=st.lists(
-        st.one_of(_value(), st.binary(max_size=30), st.sampled_from([b"+", b"-", b".", b"1-2", b"--1"])),
+        st.one_of(value_text(), st.binary(max_size=30), st.sampled_from([b"+", b"-", b".", b"1-2", b"--1"])),
         min_size=1,
         max_size=40,
     )
@@ -365,8 +211,8 @@ def test_matrix_and_column_decimals_agree(texts: list[bytes]) -> None:
     buf = b"\n" + b"\n".join(texts) + b"\n" + b" " * 64
     starts = np.cumsum([0] + [len(x) + 1 for x in texts[:-1]]) + 1
     chunk = np.frombuffer(buf, dtype=np.uint8)
-    v1, l1, ok1 = logs._decimals_matrix(chunk, starts)
-    v2, l2, ok2 = logs._decimals_columns(chunk, starts)
+    v1, l1, ok1 = logs.decimals_matrix(chunk, starts)
+    v2, l2, ok2 = logs.decimals_columns(chunk, starts)
     assert ok1.tolist() == ok2.tolist() and l1[ok1].tolist() == l2[ok2].tolist()
     assert _bits([v1[ok1]]) == _bits([v2[ok2]])
 
@@ -483,16 +329,16 @@ def test_compiled_block_scan_matches_the_definitions(
 def test_two_ranges_meeting_at_any_newline_scan_as_the_whole(body: bytes, keywords: bool) -> None:
     """The two halves of a split scan may meet at any newline, at any alignment: end to end they give the
     whole block's candidates, newlines and keyword lines."""
-    from core.logs.tokens.linescan import _scan_range
+    from core.logs.tokens.linescan import scan_range
 
     data = body + b"\n"
     a = np.frombuffer(data, dtype=np.uint8)
     words = words_of(a)
-    whole = [x.tolist() for x in _scan_range(a, words, 0, len(data), len(data), keywords)]
+    whole = [x.tolist() for x in scan_range(a, words, 0, len(data), len(data), keywords)]
     assert tuple(whole) == _reference_scan(data, keywords)
     for mid in [i + 1 for i, c in enumerate(data) if c == 10]:
-        first = _scan_range(a, words, 0, mid, len(data), keywords)
-        second = _scan_range(a, words, mid, len(data), len(data), keywords)
+        first = scan_range(a, words, 0, mid, len(data), keywords)
+        second = scan_range(a, words, mid, len(data), len(data), keywords)
         assert [x.tolist() + y.tolist() for x, y in zip(first, second, strict=True)] == whole, mid
 
 
@@ -570,9 +416,9 @@ def test_compiled_shape_match_is_the_first_learnt_shape_with_the_same_masked_byt
 def test_eight_bytes_at_once_take_the_shape_of_each_byte(word: bytes) -> None:
     """Digits become `#` in a whole word at once, exactly per byte (bytes of 0x80 and up, `/`, `:` kept)."""
     from core.logs.rows.general import shape_key
-    from core.logs.tokens.linescan import _as_shape
+    from core.logs.tokens.linescan import as_shape
 
-    got = _as_shape(np.frombuffer(word, dtype=np.uint64)[0])
+    got = as_shape(np.frombuffer(word, dtype=np.uint64)[0])
     assert int(got) == int(np.frombuffer(shape_key(word), dtype=np.uint64)[0])
 
 
@@ -648,36 +494,13 @@ def test_short_buffer_with_bracketed_candidates_does_not_crash(tmp_path: Path) -
     assert snap.metrics.empty and snap.errors.empty
 
 
-PLAIN = [  # text lines that are candidates (no `[` prefix) but carry nothing: what _worth_a_look skips
-    b"Number of epochs: 3\n",
-    b"Learning rate: 0.01\n",
-    b"  model: resnet18\n",
-    b"Auto augment: None\n",
-    b"[2026-11-23 21:19:43] mindcv.train INFO - Start training\n",
-]
-RARE = [  # lines that must still reach `_line` from among the plain ones
-    b"Segmentation fault (core dumped)\n",
-    b"run.sh: line 7: 4242 Killed  python train.py\n",
-    b"malloc_consolidate(): invalid chunk size\n",
-    b"EI0002: The wait execution of the Notify register times out.\n",
-    b"[2026-11-23 21:19:43] mindcv.train ERROR - HCCL timed out on rank 3\n",
-    b"KeyboardInterrupt\n",
-    b"KeyboardInterrupt\r\n",
-    b"mindspore.common.api.RuntimeFailure: boom\n",
-    b"Epoch 1/3, Step 2/8, step time: 12.5 ms\n",
-    b"Train epoch time: 146463.0 ms, per step time: 146.463 ms\n",
-    b"[2026-11-23 21:19:43] x CRITICAL - dead\n",
-    b"Fatal Python error: Aborted\n",
-]
-
-
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 @given(
     lines=st.lists(
         st.one_of(
-            st.sampled_from(PLAIN), st.sampled_from(PLAIN), st.sampled_from(RARE), st.sampled_from(OTHER), _loss_line()
+            st.sampled_from(PLAIN), st.sampled_from(PLAIN), st.sampled_from(RARE), st.sampled_from(OTHER), loss_line()
         ),
         min_size=1,
         max_size=60,
@@ -713,7 +536,7 @@ def test_a_fatal_line_among_many_plain_lines_is_found(tmp_path: Path) -> None:
     assert errors["message"].tolist() == ["Segmentation fault (core dumped)"]
 
 
-# What `Parser._line` acts on in a line without a keyword, as one regex (the definition the literal search
+# What `Parser.parse_line` acts on in a line without a keyword, as one regex (the definition the literal search
 # of core.logs.tokens.plain must cover): an error prefix, a traceback, an exception line, a timing, a fatal line.
 _RE_WORTH_DEFINITION = re.compile(
     rb"(?m)^(?:\[ERROR\]|\[CRITICAL\]|\[EXCEPTION\]|Traceback|"
@@ -769,7 +592,7 @@ _LINE_PARTS = st.lists(
 @settings(max_examples=500, deadline=None)
 @given(_LINE_PARTS)
 def test_plain_line_search_keeps_every_line_the_definition_would(parts: list[str]) -> None:
-    """The literal search may keep more lines than the definition (`_line` then drops them), never fewer."""
+    """The literal search may keep more lines than the definition (`parse_line` then drops them), never fewer."""
     line = "".join(parts).replace("\n", " ").encode()
     if _RE_WORTH_DEFINITION.search(line):
         assert WORTH.positions(line), line
@@ -799,8 +622,8 @@ def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
 
     linescan.warm_up()
     kernels = (
-        linescan._scan,
-        linescan._newline_from,
+        linescan.scan_kernel,
+        linescan.newline_from,
         linescan.match_shapes,
         linescan.fixed_numbers,
         linescan.stamp_parts,

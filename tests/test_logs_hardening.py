@@ -75,7 +75,7 @@ def test_watcher_watches_only_log_folders_not_the_tree(tmp_path: Path) -> None:
         assert out in folders and out / "1" in folders
         assert {out / "1" / f"rank.{r}" for r in range(3)} <= folders
         assert not any(junk in f.parents or f == junk for f in folders)
-        assert w._watched == folders
+        assert w.watching == folders
     finally:
         w.stop()
 

@@ -150,7 +150,8 @@ def test_repeated_steps_after_a_truncation_are_a_new_segment(tmp_path: Path) -> 
 
 
 def test_the_chart_has_a_gap_not_a_line_back_after_a_truncation(tmp_path: Path) -> None:
-    from app import monitor_widgets as ui
+    from app.monitor import figures as ui
+    from app.monitor.figure_data import ChartOptions, prepare
 
     log = tmp_path / "worker_0.log"
     log.write_text(_lines(range(1, 9)))
@@ -159,8 +160,8 @@ def test_the_chart_has_a_gap_not_a_line_back_after_a_truncation(tmp_path: Path) 
     _cut(log)
     log.write_text(_lines(range(5, 8), 0.5))
     state.refresh()
-    df = ui.prepare(state.snapshot().metrics)
-    fig, _, _ = ui.loss_figure(df, ui.ChartOptions(smoothing=0.0, show_band=False))
+    df = prepare(state.snapshot().metrics)
+    fig, _, _ = ui.loss_figure(df, ChartOptions(smoothing=0.0, show_band=False))
     (trace,) = fig.data
     x, y = np.asarray(trace.x, dtype=float), np.asarray(trace.y, dtype=float)
     assert x.tolist() == [*range(1, 9), 8, 5, 6, 7]

@@ -20,7 +20,7 @@ from core.logs.rows import general
 from core.logs.rows.general import line_time
 from core.logs.rows.parser import Parser
 from core.logs.rows.reader import RunSnapshot
-from tests.test_logs_fastpath import NOISE, OTHER, PLAIN, RARE, _general_line, _log, _loss_line
+from tests.strategies import NOISE, OTHER, PLAIN, RARE, general_line, log_text, loss_line
 
 ALONE = ReaderSettings(prefetch_min=1)  # no file is smaller than 1 byte: every file read on its own
 TRACEBACK = (
@@ -36,13 +36,13 @@ PID = b"[WARNING] DISTRIBUTED(4242,7f5998a3be40,python):2026-11-22-07:09:00.377.
 
 def _file() -> st.SearchStrategy[bytes]:
     line = st.one_of(
-        _loss_line(),
-        _general_line(),
+        loss_line(),
+        general_line(),
         st.sampled_from(NOISE + OTHER + PLAIN + RARE),
         st.sampled_from([TRACEBACK, BARE_TRACEBACK, EVAL, PID, FATAL_WITH_WORD]),
     )
     body = st.one_of(
-        _log(),
+        log_text(),
         st.lists(line, max_size=80).map(b"".join),
         st.lists(line, max_size=20).map(lambda ls: BARE_TRACEBACK + b"".join(ls)),
     )
@@ -143,7 +143,7 @@ def test_a_batched_log_that_grows_is_read_on_not_restarted(tmp_path: Path) -> No
 
 def _read_both_ways(folder: Path, lines: list[str]) -> tuple[RunSnapshot, RunSnapshot, list[int]]:
     """Three ranks of `lines` read one line at a time and in bulk, and the lines bulk read one at a time
-    (`Parser._metric_line`, as the seam counts them)."""
+    (`Parser.metric_line`, as the seam counts them)."""
     from core.logs.rows.reader import RunReader
 
     for rank in range(3):
@@ -157,7 +157,7 @@ def _read_both_ways(folder: Path, lines: list[str]) -> tuple[RunSnapshot, RunSna
 
 def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(tmp_path: Path) -> None:
     """The first batch of a run has no known shapes: a sample of its lines teaches them, and the batch is
-    read in bulk. Lines `_line` never gives to the metric reader ([ERROR] and exception lines that hold
+    read in bulk. Lines `parse_line` never gives to the metric reader ([ERROR] and exception lines that hold
     a loss, TimeMonitor lines) must not become templates: the snapshot equals a one-by-one read."""
     lines = []
     for step in range(1, 301):
@@ -213,7 +213,7 @@ def test_indented_metric_lines_are_learnt_from_a_sample_unless_a_traceback_may_h
 def test_a_failure_line_of_a_shape_without_a_row_is_a_failure_in_bulk_too(tmp_path: Path, fatal: str) -> None:
     """A line holding `loss`/`val` and a failure's signature gives no row, so its shape is learnt as one that
     gives none; in bulk, lines of that shape were taken without the failure check (stop 26: 90 segfaults read
-    one by one, 0 in bulk). They go to `_line` now, as when read one by one."""
+    one by one, 0 in bulk). They go to `parse_line` now, as when read one by one."""
     lines = []
     for step in range(1, 301):
         lines.append(
@@ -274,7 +274,7 @@ _PIECES = [
 def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
     pieces: list[bytes], pending: bool
 ) -> None:
-    """`reaches_metric_line` answers for `Parser._line` (what `_learn_shapes` may learn a shape from), with a
+    """`reaches_metric_line` answers for `Parser.parse_line` (what `_learn_shapes` may learn a shape from), with a
     traceback pending (an indented line is then a frame) or not: the two must not drift apart."""
     from core.logs.bytes.discover import LogFile
     from core.logs.rows.filestate import FileState
@@ -284,8 +284,8 @@ def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
     parser = Parser()
     state = FileState(LogFile(Path("worker_0.log"), "worker_0.log", "worker", 0, "msrun"))
     state.tb_start = 0 if pending else None
-    parser._line(state, line + b"\n", 0, len(line), 0, math.nan, True)
-    calls = parser.seam.alone  # the lines `_line` gave the metric reader (`_metric_line`)
+    parser.parse_line(state, line + b"\n", 0, len(line), 0, math.nan, True)
+    calls = parser.seam.alone  # the lines `parse_line` gave the metric reader (`metric_line`)
     assert reaches_metric_line(line, pending) == bool(calls), line
 
 

@@ -96,13 +96,13 @@ def test_page_watcher_paints_at_once_and_reads_the_rest_in_the_background(tmp_pa
         (tmp_path / f"worker_{rank}.log").write_text("".join(NOISE + _line(s, rank) for s in range(1, 30)))
     w = RunWatcher(tmp_path, rescan_s=0.2, background_catch_up=True, background_above_bytes=0)
     gate = threading.Event()
-    real_catch_up = w._read_existing
+    real_catch_up = w.read_existing
 
     def held_catch_up(*args: object, **kwargs: object) -> None:
         gate.wait(10)  # the catch-up starts once the page has had its first snapshot
         real_catch_up(*args, **kwargs)
 
-    w._read_existing = held_catch_up  # type: ignore[method-assign]
+    w.read_existing = held_catch_up  # type: ignore[method-assign]
     w.start()
     try:
         t0 = time.monotonic()

@@ -10,7 +10,8 @@ from types import ModuleType
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import monitor_widgets as ui
+from app.monitor import figures as ui
+from app.monitor.figure_data import ChartOptions, prepare
 from core.logs import read_run
 from core.run.registry import runs_root
 
@@ -95,9 +96,9 @@ def test_folder_with_files_but_no_rank_log_says_why(tmp_path: Path) -> None:
 def test_last_step_at_scale_is_the_jobs_not_the_rank_that_stopped(tmp_path: Path) -> None:
     """Issue 18 item 6: 40 ranks (the scale view) reach step:[20/20] but rank 7 stops at 12: "Last step" is
     20 (was 12, the median of the unfinished ranks only) and rank 7 is listed as hung, not "loss diverges"."""
-    from tests.test_diagnose_failures import _mf_run
+    from tests.helpers import mf_run
 
-    _mf_run(tmp_path, 40, 20, {7: 12})
+    mf_run(tmp_path, 40, 20, {7: 12})
     at = _run(logdir=str(tmp_path))
     assert [m.value for m in at.metric][:3] == ["40", "792", "20"]
     look = next(d.value for d in at.dataframe if "what" in d.value.columns).set_index("rank")
@@ -201,12 +202,12 @@ def test_launched_run_from_registry(_workspace: Path) -> None:
 
 def test_figures_and_csv() -> None:
     snap = read_run(REAL / "dp8_cpu_ok")
-    df = ui.prepare(snap.metrics)
-    fig, n, note = ui.loss_figure(df, ui.ChartOptions(x_mode="Wall time"))
+    df = prepare(snap.metrics)
+    fig, n, note = ui.loss_figure(df, ChartOptions(x_mode="Wall time"))
     assert note and "no timestamps" in note  # read after the fact: falls back to steps
     names = [t.name for t in fig.data]
     assert "mean of ranks" in names and "rank 7" in names and n > 0
-    fig2, _, _ = ui.loss_figure(df, ui.ChartOptions(ranks=(1,), show_band=True, log_y=True, ignore_outliers=True))
+    fig2, _, _ = ui.loss_figure(df, ChartOptions(ranks=(1,), show_band=True, log_y=True, ignore_outliers=True))
     assert [t.name for t in fig2.data if t.showlegend is not False] == ["rank 1"]
     assert fig2.layout.yaxis.type == "log" and fig2.layout.yaxis.range is not None
     assert ui.step_time_figure(df, snap.timings, None) is not None
@@ -313,8 +314,8 @@ def test_small_run_chart_payload_is_bounded(tmp_path: Path) -> None:
                 for s in range(1, 5001)
             )
         )
-    df = ui.prepare(read_run(tmp_path).metrics)
-    fig, _, _ = ui.loss_figure(df, ui.ChartOptions())
+    df = prepare(read_run(tmp_path).metrics)
+    fig, _, _ = ui.loss_figure(df, ChartOptions())
     assert all(len(t.y) <= 1000 for t in fig.data)
     assert all(t.y.dtype == "float32" for t in fig.data)
     assert len(pio.to_json(fig, validate=False)) < 350_000
@@ -325,14 +326,14 @@ def test_live_chart_uses_the_small_plotly_bundle_only_when_versions_match(
 ) -> None:
     import plotly
 
-    from app import live_chart
+    from app.monitor import chart as live_chart
 
     full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    assert live_chart.bundle_version(full) == live_chart.bundle_version(live_chart._CARTESIAN)
-    assert live_chart.plotly_bundle() == live_chart._CARTESIAN
+    assert live_chart.bundle_version(full) == live_chart.bundle_version(live_chart.CARTESIAN_BUNDLE)
+    assert live_chart.plotly_bundle() == live_chart.CARTESIAN_BUNDLE
     other = tmp_path / "plotly-cartesian.min.js"
     other.write_text("/**\n* plotly.js (cartesian - minified) v0.0.1\n*/")
-    monkeypatch.setattr(live_chart, "_CARTESIAN", other)  # a plotly upgrade the vendored copy does not match
+    monkeypatch.setattr(live_chart, "CARTESIAN_BUNDLE", other)  # a plotly upgrade the vendored copy does not match
     assert live_chart.plotly_bundle() == full
 
 
@@ -364,14 +365,14 @@ def test_unknown_format_shows_line_shapes(tmp_path: Path) -> None:
 
 def test_loss_figure_draws_the_picked_metric_and_eval_points() -> None:
     snap = read_run(FORMATS_DIR / "eval_lines")
-    df = ui.prepare(snap.metrics)
-    fig, _, _ = ui.loss_figure(df, ui.ChartOptions(smoothing=0.0, show_band=False, show_eval=True), [], snap.evals)
+    df = prepare(snap.metrics)
+    fig, _, _ = ui.loss_figure(df, ChartOptions(smoothing=0.0, show_band=False, show_eval=True), [], snap.evals)
     evals = [t for t in fig.data if t.name == "eval loss"]
     losses = snap.evals[snap.evals["name"] == "loss"]["value"].tolist()
     assert len(evals) == 1 and list(evals[0].y) == losses and losses[:2] == [0.529534, 0.334828]
     assert list(evals[0].x) == [900.0, 900.0, 900.0]  # the step of the last training line before each summary
     cv = read_run(FORMATS_DIR / "mindcv")
-    fig, _, _ = ui.loss_figure(ui.prepare(cv.metrics), ui.ChartOptions(smoothing=0.0, show_band=False, metric="lr"))
+    fig, _, _ = ui.loss_figure(prepare(cv.metrics), ChartOptions(smoothing=0.0, show_band=False, metric="lr"))
     assert fig.layout.yaxis.title.text == "lr" and list(fig.data[0].y) == cv.metrics["lr"].tolist()
 
 
@@ -455,7 +456,7 @@ def test_share_buttons_make_the_report_and_the_tensorboard_zip() -> None:
     import io
     import zipfile
 
-    from app import monitor_share
+    from app.monitor import share as monitor_share
     from core.report.source import source_of_folder
     from core.workspace import default_workspace
 

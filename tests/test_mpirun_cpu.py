@@ -21,7 +21,7 @@ from core.codegen import RunOptions, render_job
 from core.logs.rows.reader import read_run
 from core.run.launch import stop
 from core.run.launchers import launcher_for
-from core.run.preflight import check_openmpi
+from core.run.launchers.mpirun import check_openmpi
 from core.run.registry import get_run
 from core.sharding.design import load_design
 from core.workspace import REPO_ROOT

@@ -46,12 +46,12 @@ def test_bad_node_commands_are_refused(options: RunOptions, node_exec: dict[int,
 
 
 def test_cli_node_exec_is_split_into_words_not_run_by_a_shell() -> None:
-    from core.cli.runs import _node_exec
+    from core.cli.runs import parse_node_exec
 
-    assert _node_exec(["1=ip netns exec 'my ns'"]) == {1: ["ip", "netns", "exec", "my ns"]}
+    assert parse_node_exec(["1=ip netns exec 'my ns'"]) == {1: ["ip", "netns", "exec", "my ns"]}
     for bad in ["x=ip", "1", "1=unclosed 'quote"]:
         with pytest.raises(LaunchError, match="--node-exec"):
-            _node_exec([bad])
+            parse_node_exec([bad])
 
 
 def free_port() -> int:

@@ -459,3 +459,52 @@ def test_every_family_is_registered_for_every_catalogue_type() -> None:
     assert {f.name for f in FAMILIES} == {t.family for t in OP_TYPES.values()}
     assert all(family_of(name) is not None for name in OP_TYPES)
     assert list(itertools.chain(*(f.input_names(t.arity) for t in OP_TYPES.values() for f in [family_of(t.name)])))
+
+
+def test_every_family_rule_takes_one_op_context() -> None:
+    """Issue 32: the families took 5-6 parallel arguments; now one `OpContext` carries what every rule gets."""
+    from core.sharding.layout import Layout
+    from core.sharding.operators.base import OpAttrs, OpContext
+    from core.sharding.operators.registry import FAMILIES, family_of
+
+    softmax = family_of("Softmax")
+    assert softmax is not None and softmax in FAMILIES
+    ctx = OpContext("Softmax", ("x",), ((8, 16),), OpAttrs(axis=-1))
+    assert softmax.infer_shape(ctx) == ((8, 16), [])
+    layout = Layout((2, 4), ("dp", "mp"))
+    ok = softmax.rule(ctx, [layout("dp", N)])
+    assert ok.output == layout("dp", N) and ok.problems == []
+    bad = softmax.rule(ctx, [layout("dp", "mp")])
+    assert bad.output is None and "Softmax normalises dimension 1 of x" in bad.problems[0]
+    assert softmax.default_strategy(ctx, 8) == [[8, 1]]
+    assert OpContext("MatMul", ("x", "w"), shapes_known=False).known_shapes is None
+    assert ctx.known_shapes == ((8, 16),)
+
+
+def test_a_crashing_rule_is_that_operator_s_problem_and_the_others_are_analysed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The one crash guard (analyze_design): every caller gets analyses, never the exception."""
+    from core.sharding.operators import softmax
+
+    def boom(*_args: object) -> None:
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(softmax.SoftmaxFamily, "rule", boom)
+    design = design_from_dict(
+        {
+            "name": "crash",
+            "layouts": {"L": {"device_matrix": [2, 4], "alias_name": ["dp", "mp"]}},
+            "tensors": {"x": {"shape": [8, 16]}},
+            "operators": [
+                {"name": "t", "type": "Transpose", "inputs": ["x"], "perm": [1, 0]},
+                {"name": "s", "type": "Softmax", "inputs": ["t"]},
+            ],
+        },
+        strict=False,
+    )
+    by_name = {a.name: a for a in analyze_design(design)}
+    assert by_name["t"].valid, by_name["t"].problems
+    assert by_name["s"].problems == [
+        "internal error while analysing this operator (RuntimeError: kaboom); please report it"
+    ]

@@ -17,7 +17,7 @@ import pytest
 from core.run.own import OwnJob, check_own, mpirun_cpu_script
 from core.workspace import REPO_ROOT, read_settings, remember
 from tests.browser import free_port
-from tests.test_interpreter import other_venv
+from tests.helpers import other_venv
 
 WORKER = """\
 import os, sys

@@ -15,9 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.logs.bytes.guard import validate_log_dir
-from core.run.launch import run_processes, stop, wait
+from core.run.launch import stop, wait
 from core.run.mindformers import parse_parallel_config
 from core.run.own import OwnJob, check_own, launch_own, launcher_argv, parse_env, script_argv, watch_folder
+from core.run.processes import RunProcesses
 from core.run.registry import LaunchError, RunKind, get_run, list_runs
 from core.workspace import REPO_ROOT
 
@@ -297,7 +298,7 @@ def test_own_script_through_msrun_from_the_cli_then_stop(tmp_path: Path) -> None
         time.sleep(1)
     assert "loss is" in _text(record.log_dir / "worker_3.log")
     final = stop(record.run_id, ws, grace=10)
-    assert final.status == "stopped" and not run_processes(final)
+    assert final.status == "stopped" and not RunProcesses.of(final).live()
     assert not [p for p in _tagged(record.run_id)]
     assert wait(record.run_id, ws, timeout=5).status == "stopped"
 
@@ -438,7 +439,7 @@ def test_page_launches_an_own_script_and_stops_it(launch_page, tmp_path: Path) -
     page.button(key="launch_stop").click().run()
     assert any("no process of it is left" in s.value for s in page.success)
     final = get_run(record.run_id, tmp_path / "ws")
-    assert final.status == "stopped" and not run_processes(final) and not _tagged(record.run_id)
+    assert final.status == "stopped" and not RunProcesses.of(final).live() and not _tagged(record.run_id)
 
 
 def test_a_mindformers_run_keeps_what_the_planner_expected_of_its_yaml(tmp_path: Path) -> None:

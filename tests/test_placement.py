@@ -13,7 +13,7 @@ from mindspore.parallel._tensor import _expand_layout, _load_tensor
 
 from core.sharding.layout import INTERLEAVED, Layout, LayoutError
 from core.sharding.placement import dtype_bytes, place, rank_slices, rank_table_rows
-from tests.test_layout import layouts_and_maps
+from tests.strategies import layouts_and_maps
 
 
 def mindspore_slice(global_array: np.ndarray, tensor_layout, position: int) -> np.ndarray:

@@ -16,7 +16,7 @@ from core.models.llama import LlamaConfig, llama_parameter_count
 from core.plan.activations import Recompute
 from core.plan.choices import default_choices, with_changes
 from core.plan.explore import explore, find_recipe
-from core.plan.mfconfig import ConfigError, _read_config_text, feed_forward_size, load_yaml, parse_config, read_config
+from core.plan.mfconfig import ConfigError, feed_forward_size, load_yaml, parse_config, read_config
 from core.plan.recipes import PlanModel, Recipe
 from core.run.mindformers import parse_parallel_config
 
@@ -181,13 +181,13 @@ def test_bad_yaml_is_one_line_naming_the_key(text: str, message: str) -> None:
 
 def test_the_file_is_checked_before_it_is_read(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="is a folder, not a regular file"):
-        _read_config_text(tmp_path)
+        read_config(tmp_path)
     with pytest.raises(ConfigError, match="is a character device, not a regular file"):
-        _read_config_text(Path("/dev/zero"))
+        read_config(Path("/dev/zero"))
     big = tmp_path / "big.yaml"
     big.write_text("a: 1\n" * 300_000)
     with pytest.raises(ConfigError, match="is 1,500,000 bytes, more than the 1,048,576 allowed"):
-        _read_config_text(big)
+        read_config(big)
 
 
 @settings(max_examples=200, deadline=None)

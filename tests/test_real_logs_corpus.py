@@ -50,6 +50,7 @@ REQUIRED_KEYS = {
     "reason_any",
     "nan_ranks",
     "metrics",
+    "project",
 }
 
 
@@ -71,8 +72,9 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _norm(name: str) -> str:
-    """`per step time`, `per_step_time` and `Per-Step Time` are one metric name."""
-    return re.sub(r"[\s_\-]+", "_", name.strip().lower())
+    """`per step time`, `per_step_time` and `Per-Step Time` are one metric name; so are `TFLOP/s` and `tflop_s`,
+    `Acc@1` and `acc_1` (every run of other characters is one `_`, as `core.logs.rows.general.metric_name` names)."""
+    return re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")
 
 
 def _same(actual: float, expected: float | str) -> bool:
@@ -120,9 +122,20 @@ def test_expectation_is_complete_and_points_at_logs(entry: Path) -> None:
     assert exp["failed"] == bool(exp["failed_ranks"])
 
 
+def test_corpus_has_100_logs_from_40_projects() -> None:
+    """Issue 30 item 6: a corpus that generalises holds >= 100 real logs from >= 40 projects (`project` of
+    expect.json: the repository whose run printed the log)."""
+    projects = {_expect(entry).get("project") for entry in ENTRIES} - {None, ""}
+    assert len(ENTRIES) >= 100, f"issue 30 asks for >= 100 real logs, found {len(ENTRIES)}"
+    assert len(projects) >= 40, f"issue 30 asks for logs from >= 40 projects, found {len(projects)}"
+
+
 def test_corpus_stays_small_on_disk() -> None:
+    # Issue 30 grows the corpus to >= 100 real logs from >= 40 projects: 139 entries took 3.5 MB before the
+    # set-aside third was folded in, and multi-rank folders (Paddle's `workerlog.N`, msrun's worker logs) are
+    # several files each. 8 MiB holds that with room, and still keeps every long log an excerpt.
     total = sum(p.stat().st_size for p in CORPUS.rglob("*") if p.is_file())
-    assert total < 4 << 20, f"the corpus is {total / 1e6:.1f} MB; keep excerpts of long logs"
+    assert total < 8 << 20, f"the corpus is {total / 1e6:.1f} MB; keep excerpts of long logs"
 
 
 # ----------------------------------------------------------------------------- watch --once

@@ -31,6 +31,7 @@ from core.codegen import RunOptions, jobfolder
 from core.run import launch as launch_mod
 from core.run import registry
 from core.run.launch import delete_run, launch, stop, wait
+from core.run.processes import RunProcesses
 from core.run.record_check import (
     FIELDS,
     MAX_JSON_DEPTH,
@@ -493,7 +494,7 @@ def test_on_a_full_disk_every_command_is_one_line(tiny_disk: Path, tmp_path: Pat
     assert "orphan" in listed.stdout and "(not saved: No space left on device)" in listed.stdout
     stopped = _cli("stop", "live", "--workspace", str(ws), "--grace", "5")
     assert stopped.returncode == 0 and "run live stopped; no process of it is left" in stopped.stdout, stopped.stderr
-    assert launch_mod.run_processes(read_record(live.run_dir), include_supervisor=False) == []
+    assert RunProcesses.of(read_record(live.run_dir)).live(include_supervisor=False) == []
     assert _cli("delete", "done", "--workspace", str(ws)).returncode == 0
     generated = _cli("generate", "--out", str(tiny_disk / "job"))
     assert "No space left on device" in _one_line(generated)

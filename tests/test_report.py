@@ -4,7 +4,6 @@ its evidence, every rank, the run's options and plan, and every log-derived stri
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -15,25 +14,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.synth_logs import EXCEPTION, write_run
-from core.__main__ import build_parser, main
+from core.__main__ import main
 from core.codegen.options import RunOptions
-from core.report.html import _json
+from core.report.html import script_json
 from core.run.record_types import PlannedRun
 from core.run.registry import RunRecord, write_record
 from core.run.states import RunKind, RunStatus
+from tests.helpers import synth_folder
 
 FIXTURE = Path(__file__).parent / "fixtures" / "real_msrun_logs" / "dp8_cpu_ok"
 MAX_BYTES = 5_000_000  # "<= 5 MB", taken as decimal megabytes (the stricter reading)
-
-
-def synth_folder(root: Path, ranks: int = 1024, steps: int = 200) -> Path:
-    """A 1,024-rank msrun folder (no noise lines: ~1 s to write) with a straggler, a hung and a crashed rank."""
-    write_run(root, ranks, steps, straggler=341, hung=512, crashed=[682, 683], first_crashed=682, noise_per_step=0)
-    return root
-
-
-def report_args(target: str, out: str) -> argparse.Namespace:
-    return build_parser("report").parse_args(["report", target, "--out", out])
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +56,7 @@ def test_the_bound_holds_with_plotlys_full_bundle_too(tmp_path: Path, monkeypatc
     """Without the 1.5 MB cartesian bundle (another plotly version) the full 4.8 MB one is inlined: still <= 5 MB."""
     from core.report import make
 
-    monkeypatch.setattr(make, "_CARTESIAN", tmp_path / "absent.js")
+    monkeypatch.setattr(make, "CARTESIAN_BUNDLE", tmp_path / "absent.js")
     out = tmp_path / "run.html"
     assert main(["report", str(synth_folder(tmp_path / "logs")), "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
@@ -148,7 +138,7 @@ def test_every_log_derived_string_is_escaped(tmp_path: Path) -> None:
 
 @given(st.text(max_size=200))
 def test_embedded_json_cannot_close_its_script_element(value: str) -> None:
-    text = _json({"name": value, "x": [1, None]})
+    text = script_json({"name": value, "x": [1, None]})
     assert "<" not in text and ">" not in text and "&" not in text
     assert json.loads(text) == {"name": value, "x": [1, None]}
 

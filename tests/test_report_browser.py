@@ -9,7 +9,7 @@ import pytest
 
 from core.cli.report import handle
 from tests.browser import ARTIFACTS, chromium, require_browser
-from tests.test_report import report_args, synth_folder
+from tests.helpers import report_args, synth_folder
 
 pytestmark = pytest.mark.browser
 FIXTURE = Path(__file__).parent / "fixtures" / "real_msrun_logs" / "dp8_cpu_ok"

@@ -19,8 +19,8 @@ import psutil
 import pytest
 
 from core.run import launch as launch_mod
-from core.run.launch import launch, run_processes, start_supervisor, stop, wait
-from core.run.processes import processes_of, signal_verified
+from core.run.launch import launch, start_supervisor, stop, wait
+from core.run.processes import RunProcesses, processes_of, signal_verified
 from core.run.registry import (
     STARTING_TIMEOUT,
     STOP_FILE,
@@ -230,7 +230,7 @@ def test_a_reused_pgid_is_left_alone(tmp_path: Path) -> None:
         record = read_record(done.run_dir)
         # the group's leader is not the launcher the record started (create time): not the run's session
         assert victim.pid not in [p.pid for p in processes_of("old", record.run_dir, [(victim.pid, 1.0)])]
-        assert victim.pid not in [p.pid for p in run_processes(record)]
+        assert victim.pid not in [p.pid for p in RunProcesses.of(record).live()]
         assert not signal_verified(victim.pid, 1.0, signal.SIGKILL, group=True)  # wrong create time
         final = stop("old", ws, grace=1.0)
         assert not final.is_running

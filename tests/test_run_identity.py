@@ -17,8 +17,9 @@ import psutil
 import pytest
 
 from core.logs.bytes.guard import validate_log_dir
-from core.run.launch import delete_run, launch, run_processes, start_supervisor, stop, wait
+from core.run.launch import delete_run, launch, start_supervisor, stop, wait
 from core.run.own import watch_folder
+from core.run.processes import RunProcesses
 from core.run.registry import LaunchError, RunRecord, RunStatus, get_run, list_runs, runs_root, write_record
 from core.workspace import REPO_ROOT
 from tests.jobs import fake_job
@@ -71,9 +72,9 @@ def _start(tmp_path: Path, ws: Path, name: str, code: int = 0) -> tuple[RunRecor
     assert record.is_running, record.message
 
     def tail_up() -> bool:
-        return any(_name(p) == "tail" for p in run_processes(record))
+        return any(_name(p) == "tail" for p in RunProcesses.of(record).live())
 
-    assert _wait_for(tail_up), [p.cmdline() for p in run_processes(record)]
+    assert _wait_for(tail_up), [p.cmdline() for p in RunProcesses.of(record).live()]
     time.sleep(0.6)  # the loop's `sleep 0.1` come and go: keep only what has lasted longer
 
     def lasting(proc: psutil.Process) -> bool:
@@ -82,7 +83,7 @@ def _start(tmp_path: Path, ws: Path, name: str, code: int = 0) -> tuple[RunRecor
         except psutil.NoSuchProcess:
             return False  # one of the loop's sleeps, gone meanwhile
 
-    return record, sorted(p.pid for p in run_processes(record) if lasting(p))
+    return record, sorted(p.pid for p in RunProcesses.of(record).live() if lasting(p))
 
 
 @pytest.fixture(autouse=True)
@@ -136,13 +137,13 @@ def test_ending_one_run_never_touches_another_or_the_users_tail(
     one, other, other_pids = (short, long, long_pids) if first == "short" else (long, short, short_pids)
 
     ended = _end(one, ws, how)
-    assert not run_processes(ended)
+    assert not RunProcesses.of(ended).live()
     assert _live(other_pids) == other_pids, f"{how} of {one.run_id} killed processes of {other.run_id}"
     assert get_run(other.run_id, ws).status == "running"
     assert [t.poll() for t in users_tails] == [None, None], "the user's tail -f was killed"
 
     last = _end(other, ws, how)
-    assert not run_processes(last) and _live(other_pids) == []
+    assert not RunProcesses.of(last).live() and _live(other_pids) == []
     assert [t.poll() for t in users_tails] == [None, None], "the user's tail -f was killed"
 
 
@@ -150,7 +151,7 @@ def test_the_same_run_name_in_another_workspace_is_another_run(tmp_path: Path) -
     """Run ids are unique per workspace only: the tag carries the run folder too."""
     _first, first_pids = _start(tmp_path, tmp_path / "ws1", "same")
     second, second_pids = _start(tmp_path, tmp_path / "ws2", "same")
-    assert not set(first_pids) & {p.pid for p in run_processes(second)}
+    assert not set(first_pids) & {p.pid for p in RunProcesses.of(second).live()}
     assert stop("same", tmp_path / "ws1", grace=1.0).status == "stopped"
     assert _live(second_pids) == second_pids
     assert stop("same", tmp_path / "ws2", grace=1.0).status == "stopped"
@@ -183,7 +184,7 @@ def test_the_stop_signal_reaches_the_launcher_through_the_wrapper(tmp_path: Path
     ws = tmp_path / "ws"
     body = "trap 'echo got-int; exit 5' INT\nwhile true; do sleep 0.1; done"
     record = launch(fake_job(tmp_path, body), ws, name="polite")
-    assert _wait_for(lambda: len(run_processes(record)) >= 2)
+    assert _wait_for(lambda: len(RunProcesses.of(record).live()) >= 2)
     final = stop("polite", ws, grace=30.0)
     assert final.status == "stopped"
     assert "got-int" in (final.run_dir / "launcher.log").read_text()

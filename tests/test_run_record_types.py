@@ -313,7 +313,7 @@ def test_any_planner_recipe_is_a_design_or_a_design_error(value: dict) -> None:
 
 
 def test_a_monitor_source_status_is_a_run_status() -> None:
-    from app.monitor_source import Source
+    from app.monitor.source import Source
 
     assert typing.get_type_hints(Source)["status"] == RunStatus | None
 

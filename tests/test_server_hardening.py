@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 from streamlit import config
 from streamlit.testing.v1 import AppTest
 
-from app import live_chart
 from app.host_check import LoopbackHostMiddleware, host_problem, split_host
+from app.monitor import chart as live_chart
 from core.plan.mfconfig import MAX_CONFIG_BYTES
 from core.sharding.design import MAX_DESIGN_BYTES
 from core.sharding.edits import default_design
@@ -290,26 +290,26 @@ def test_an_upload_over_the_design_limit_is_refused_by_the_server(server: str, t
 def test_chart_folder_is_private_and_a_planted_folder_is_never_used(tmp_path: Path, monkeypatch: Any) -> None:
     """Before: `$TMPDIR/shardscope_live_chart_<tag>` (tag from public versions) was served if it existed."""
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    html = (live_chart._SRC / "index.html").read_bytes()
+    html = (live_chart.CHART_ASSETS / "index.html").read_bytes()
     bundle = live_chart.plotly_bundle()
     tag = hashlib.sha1(html + plotly.__version__.encode() + bundle.name.encode()).hexdigest()[:12]
     planted = tmp_path / f"shardscope_live_chart_{tag}"
     planted.mkdir()
     (planted / "index.html").write_text("<script>steal()</script>")
     (planted / "plotly.min.js").write_text("steal()")
-    live_chart._build_dir.cache_clear()
+    live_chart.build_dir.cache_clear()
     try:
-        build = live_chart._build_dir()
+        build = live_chart.build_dir()
         assert build.parent == tmp_path and build != planted
         assert stat.S_IMODE(build.stat().st_mode) == 0o700 and build.stat().st_uid == os.getuid()
         (served,) = build.glob("plotly-*.min.js")  # named by its hash (app/bundle_cache.py)
         assert (build / "index.html").read_bytes() == html.replace(b"./plotly.min.js", f"./{served.name}".encode())
         assert served.read_bytes() == bundle.read_bytes()
         assert sorted(p.name for p in build.iterdir()) == sorted(["index.html", served.name])
-        live_chart._build_dir.cache_clear()
-        assert live_chart._build_dir() != build  # another process gets its own folder, never a shared name
+        live_chart.build_dir.cache_clear()
+        assert live_chart.build_dir() != build  # another process gets its own folder, never a shared name
     finally:
-        live_chart._build_dir.cache_clear()
+        live_chart.build_dir.cache_clear()
     assert (planted / "index.html").read_text() == "<script>steal()</script>"  # not used, not touched
 
 

@@ -21,8 +21,9 @@ from core.codegen import CodegenError, RunOptions, render_job, validate_options
 from core.codegen.launchers import extra_files
 from core.codegen.sbatch import BatchSpec, job_sbatch, sbatch_script
 from core.run import slurm
-from core.run.launch import run_processes, stop, wait
+from core.run.launch import stop, wait
 from core.run.preflight import run_preflight
+from core.run.processes import RunProcesses
 from core.run.registry import get_run, list_runs
 from core.run.states import RunStatus
 from core.workspace import REPO_ROOT
@@ -418,7 +419,7 @@ def test_queued_then_cancelled_from_the_cli_leaves_nothing(tmp_path: Path, ws: P
     assert "no process of it is left" in result.stdout
     final = get_run("slurm-long", ws)
     assert final.status == RunStatus.STOPPED
-    assert not tagged("slurm-long") and not run_processes(final)
+    assert not tagged("slurm-long") and not RunProcesses.of(final).live()
     assert slurm.job_steps(final.slurm_job_id) == []
     job = slurm.job_state(final.slurm_job_id)
     assert job is not None and job.state == "CANCELLED"

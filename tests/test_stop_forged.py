@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.run.launch import run_processes, stop
-from core.run.processes import ENV_RUN_DIR, ENV_RUN_ID, Standing, prove, run_tag
+from core.run.launch import stop
+from core.run.processes import ENV_RUN_DIR, ENV_RUN_ID, RunProcesses, Standing, prove, run_tag
 from core.run.registry import RunRecord, RunStatus, read_record, runs_root, write_record
 from core.workspace import REPO_ROOT
 
@@ -133,7 +133,7 @@ def test_a_forged_record_naming_a_foreign_setsid_bash_signals_nothing(
     try:
         record = _forge(ws, "forged", bash.pid, started_at)
         assert record.pgid == bash.pid
-        assert run_processes(record) == []  # the foreign session lends the run none of its members
+        assert RunProcesses.of(record).live() == []  # the foreign session lends the run none of its members
         final = stop("forged", ws, grace=1.0)
         # the foreign process does not keep the forged record 'running': it is judged ended, and says why
         assert not final.is_running and final.status == RunStatus.FAILED
@@ -257,7 +257,7 @@ def test_a_proven_launchers_session_is_still_the_runs_even_where_a_member_lost_t
         assert ENV_RUN_ID not in child.environ()  # untagged: the run's only through its session
         allowed.update({bash.pid, child.pid})
         record = _forge(ws, "mine", bash.pid, started_at)
-        assert sorted(p.pid for p in run_processes(record)) == sorted([bash.pid, child.pid])
+        assert sorted(p.pid for p in RunProcesses.of(record).live()) == sorted([bash.pid, child.pid])
         final = stop("mine", ws, grace=0.5)
         assert final.status == RunStatus.STOPPED
         assert ("kill", bash.pid, signal.SIGINT) in sent and ("killpg", bash.pid, signal.SIGKILL) in sent

@@ -205,7 +205,7 @@ def test_the_watcher_is_released_when_its_last_session_ends(tmp_path: Path) -> N
         w = reg.get(("a",), lambda: RunWatcher(folder), session="tab-1")
         assert reg.get(("a",), lambda: RunWatcher(folder), session="tab-2") is w
         assert len(w.snapshot().metrics) == 600
-        table = weakref.ref(w._state.table)
+        table = weakref.ref(w.table)
         assert reg.sessions(("a",)) == {"tab-1", "tab-2"}
         assert reg.end_session("tab-1") == [] and w.running  # another tab still shows it
         assert reg.end_session("tab-2") == [("a",)]

@@ -21,7 +21,8 @@ from hypothesis import strategies as hs
 
 from core.cli.watch import behind_line, new_rows
 from core.logs import read_run
-from core.logs.live.watcher import RunWatcher, WatcherRegistry, release_memory
+from core.logs.live.heap import release_memory
+from core.logs.live.watcher import RunWatcher, WatcherRegistry
 from core.logs.rows.filestate import ReaderSettings
 from core.logs.rows.reader import RunReader
 
@@ -60,7 +61,8 @@ def test_a_capped_refresh_reads_about_its_budget_and_says_what_is_behind(tmp_pat
     snap = w.snapshot()
     assert 0 < len(snap.metrics) < 5000
     assert w.peak_read <= TICK
-    assert snap.behind_bytes == w.behind == size - w._state.files[log].consumed  # after the last line read
+    read = sum(len(_line(s, 0)) for s in range(len(snap.metrics)))  # every line is a row: the lines read
+    assert snap.behind_bytes == w.behind == size - read  # after the last line read
     assert w.behind > size // 2
     ticks = 1
     while w.behind:
@@ -115,7 +117,6 @@ def test_fast_writer_memory_stays_under_the_cap_behind_is_reported_and_no_row_is
     for p in paths:
         p.write_bytes(b"")
     w = RunWatcher(tmp_path, settings=SMALL, tick_bytes=TICK, rescan_s=0.05).start()
-    state = w._state
     behind_seen: list[int] = []
     high = {"bufs": 0, "ahead": 0, "untaken": 0}
     done = threading.Event()
@@ -142,10 +143,10 @@ def test_fast_writer_memory_stays_under_the_cap_behind_is_reported_and_no_row_is
             behind_seen.append(snap.behind_bytes)
             if done.is_set() and not snap.behind_bytes and len(snap.metrics) == n * ranks:
                 break
-            with w._lock:  # between two capped reads: what the reader holds
-                high["bufs"] = max(high["bufs"], *(len(b) for b in state._bufs))
-                high["ahead"] = max(high["ahead"], len(state._ahead.buffer))
-                high["untaken"] = max(high["untaken"], *(st.rows.untaken for st in state.files.values()))
+            held = w.held()  # between two capped reads: what the reader holds
+            high["bufs"] = max(high["bufs"], held.read_buffer)
+            high["ahead"] = max(high["ahead"], held.read_ahead)
+            high["untaken"] = max(high["untaken"], held.untaken_rows)
             time.sleep(0.01)
         t.join()
         assert _wait(lambda: len(w.snapshot(refresh=True).metrics) == n * ranks)
@@ -260,7 +261,7 @@ def test_a_reaped_watcher_and_its_table_are_freed(tmp_path: Path) -> None:
     w = reg.get(("a",), lambda: RunWatcher(tmp_path))
     assert len(w.snapshot().metrics) == 2000
     gone = weakref.ref(w)
-    table = weakref.ref(w._state._table)
+    table = weakref.ref(w.table)
     del w
     assert reg.reap(now=time.monotonic() + 5000) == [("a",)]
     gc.collect()
@@ -373,7 +374,7 @@ def test_watch_ends_on_sigint_while_a_writer_floods_the_log(tmp_path: Path) -> N
 
 
 def test_the_monitor_page_says_how_far_behind_it_reads() -> None:
-    from app.monitor_widgets import behind_caption
+    from app.monitor.figures import behind_caption
 
     assert behind_caption(0) is None
     text = behind_caption(300 << 20) or ""
@@ -384,7 +385,7 @@ def test_the_monitor_prepares_its_x_axes_without_copying_the_loss_table(tmp_path
     """A copy (and block merge) of the whole table per tick was 3x its memory on a fast-growing log."""
     import numpy as np
 
-    from app.monitor_widgets import prepare
+    from app.monitor.figure_data import prepare
     from core.logs.judgement.metrics import add_global_step, add_time_axes
 
     for r in range(2):
@@ -430,11 +431,11 @@ def test_the_pages_watcher_has_every_row_of_a_finished_run_when_it_starts(tmp_pa
     """A finished run's page does not refresh itself: what start() read is what it shows."""
     (tmp_path / "worker_0.log").write_bytes(b"".join(_line(s, 0) for s in range(5000)))  # >> the cap
     w = RunWatcher(tmp_path, settings=SMALL, tick_bytes=TICK, background_catch_up=True)
-    w._rescan_loop = lambda: None  # type: ignore[method-assign]  # no reader thread: only start() reads
     w.start()
     try:
         snap = w.snapshot()
         assert len(snap.metrics) == 5000 and snap.behind_bytes == 0
+        assert w.peak_read == 0  # the reader thread's capped reads read nothing: start() read it all
     finally:
         w.stop()
 
@@ -444,7 +445,7 @@ def test_a_reaped_watcher_still_held_by_a_closed_session_lets_its_table_go(tmp_p
     (tmp_path / "worker_0.log").write_bytes(b"".join(_line(s, 0) for s in range(2000)))
     reg = WatcherRegistry(idle_s=1000.0)
     held = reg.get(("a",), lambda: RunWatcher(tmp_path))  # the closed session's reference
-    table = weakref.ref(held._state._table)
+    table = weakref.ref(held.table)
     assert len(held.snapshot().metrics) == 2000
     assert reg.reap(now=time.monotonic() + 5000) == [("a",)]
     gc.collect()

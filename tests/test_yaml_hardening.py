@@ -24,6 +24,7 @@ from core.plan import mfconfig
 from core.plan.mfconfig import ConfigError, config_from_bytes, parse_config, read_config
 from core.plan.safeyaml import MAX_INT_DIGITS, MAX_VALUES, YamlError, cell, decode_yaml, describe, load_mapping
 from core.run.mindformers import parse_parallel_config, read_parallel_config
+from tests.helpers import bomb
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = (
@@ -37,18 +38,6 @@ MODEL = (
     "model:\n  model_config: {hidden_size: 64, num_layers: 2, num_heads: 4, vocab_size: 9, seq_length: 8}\n"
     "parallel_config: {data_parallel: 2}\n"
 )
-
-
-def bomb(levels: int, width: int = 9) -> str:
-    """The issue's file: `l1: &l1 [*l0, *l0, ...]` `levels` deep, a model value and data_parallel set to the
-    last level (what MindFormers' keys would read). 588 bytes at level 8."""
-    lines = ["l0: &l0 [" + ", ".join(['"lol"'] * width) + "]"]
-    lines += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * width) + "]" for i in range(1, levels + 1)]
-    return (
-        "\n".join(lines)
-        + f"\nmodel:\n  model_config:\n    hidden_size: *l{levels}\n    num_layers: 2\n    num_heads: 2\n"
-        + f"    vocab_size: 100\n    seq_length: 16\nparallel_config:\n  data_parallel: *l{levels}\n"
-    )
 
 
 def with_line(old: str, new: str) -> str:

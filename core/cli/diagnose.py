@@ -185,7 +185,7 @@ def handle(args: argparse.Namespace) -> int:
     notes = folder_notes(log_dir, args.follow_links) + launcher_notes(launchers)
     if not snap.n_ranks and snap.errors.empty:  # nothing to diagnose: say what was seen, not "no failure"
         return fail(" ".join(notes))
-    if snap.metrics.empty and snap.errors.empty:  # rank logs, but no loss line and no failure: nothing to judge
+    if snap.metrics.empty and snap.errors.empty and snap.evals.empty:  # no loss, eval line or failure: nothing to judge
         seen = f"{snap.n_ranks} rank log(s) read, no loss row and no failure in them, so nothing to judge yet."
         return fail("\n".join([" ".join([seen, *notes]), no_rows_help(snap)]))
     d = diagnose(snap, now=now_if_alive(args.alive), settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))

@@ -29,7 +29,7 @@ def _workspace(args: argparse.Namespace) -> Path:
     return Path(args.workspace) if args.workspace else default_workspace()
 
 
-def _node_exec(items: list[str]) -> dict[int, list[str]]:
+def parse_node_exec(items: list[str]) -> dict[int, list[str]]:
     """`--node-exec K=COMMAND` -> {K: argv}; the command is split into words, never run by a shell."""
     found: dict[int, list[str]] = {}
     for item in items:
@@ -81,7 +81,7 @@ def _start(args: argparse.Namespace, workspace: Path) -> RunRecord:
         raise LaunchError("give a generated job folder, or --script PATH --devices N for your own script")
     if args.script_args:
         raise LaunchError("arguments after -- are for --script; a generated job takes none")
-    return launch(args.job_dir, workspace, name=args.name, node_exec=_node_exec(args.node_exec))
+    return launch(args.job_dir, workspace, name=args.name, node_exec=parse_node_exec(args.node_exec))
 
 
 def _interpreter_preflight(python: str) -> None:

@@ -186,6 +186,10 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     labels = metric_labels(snap.metric_keys)
     if labels:
         out.append("metrics: " + ", ".join(terminal_safe(x) for x in labels))
+    if snap.hosts:  # a pdsh stream: rows that name their host only, one series per host
+        out.append(
+            "hosts (no rank on their lines): " + ", ".join(f"{n} = {terminal_safe(h)}" for n, h in snap.hosts.items())
+        )
     if snap.metrics.empty and snap.n_ranks:
         out.append(no_rows_help(snap))
     out.append(status_table(snap, stall_after_s))

@@ -39,7 +39,6 @@ PRIMITIVES: dict[str, str] = {
     "Reshape": "ops.Reshape()",
     "Gather": "ops.Gather()",
 }
-COMPOSED = ("SiLU", "RMSNorm")  # no single primitive: rendered as several
 
 
 @dataclass(frozen=True)

@@ -5,5 +5,6 @@ activations (Korthikanti et al. 2022), states (placement of every weight + ZeRO'
 comm (ring collectives, TP/DP/PP), context (context parallel: ring / Ulysses memory and communication),
 hardware (card presets and JSON cards), steptime (FLOPs over peak × efficiency, each collective over its link,
 bubble, overlap), recipes (enumeration + reasons), explore (evaluate, Pareto, proposal), mindformers (YAML
-export). Pure: no streamlit; app/planner_view.py and app/planner_time.py draw the results.
+export). Pure: no streamlit; app/planner_data.py computes what the Planner page shows, app/planner_view.py and
+app/planner_time.py draw it.
 """

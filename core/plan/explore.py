@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.models import ModelError
@@ -481,12 +481,6 @@ def find_recipe(plan: Plan, recipe: Recipe) -> Evaluation:
 def plan_rows(evaluations: Sequence[Evaluation]) -> list[dict[str, Any]]:
     """JSON-ready rows (the CLI's --json and the page's table)."""
     return [e.to_dict() for e in evaluations]
-
-
-def recipe_dict(recipe: Recipe) -> dict[str, Any]:
-    data = asdict(recipe)
-    data["recompute"] = recipe.recompute.value
-    return data
 
 
 # Shown next to every estimate: users of every planner complain the estimate misses measured memory.

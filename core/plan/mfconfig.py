@@ -176,11 +176,6 @@ def _decoded(data: bytes, source: str) -> str:
         raise ConfigError(str(exc)) from None
 
 
-def _read_config_text(path: Path) -> str:
-    """The YAML's text: a checked file (`read_config_bytes`) of UTF-8 text."""
-    return _decoded(read_config_bytes(path), f"MindFormers config {path}")
-
-
 def load_yaml(text: str, source: str | None = None) -> dict[str, Any]:
     """The YAML text as a mapping (the bounded loader of core.plan.safeyaml); a one-line ConfigError naming
     `source`, the line and the key otherwise."""

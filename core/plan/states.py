@@ -230,21 +230,8 @@ def stage_states_from(
     return StageStates(stage, int(weight_bytes), int(gradient), int(optimizer))
 
 
-def stage_states(
-    weights: Iterable[WeightSlice], stage: int, pp: int, layers: int, dp: int, optimizer_shard: bool
-) -> StageStates:
-    """Weight, gradient (same size: one gradient per weight element) and optimizer bytes one card of
-    `stage` holds."""
-    return stage_states_from(block_totals(weights, dp, optimizer_shard), stage, pp, layers)
-
-
 def all_stage_states(
     weights: list[WeightSlice], pp: int, layers: int, dp: int, optimizer_shard: bool
 ) -> list[StageStates]:
     totals = block_totals(weights, dp, optimizer_shard)
     return [stage_states_from(totals, i, pp, layers) for i in range(pp)]
-
-
-def bytes_by_weight(weights: Iterable[WeightSlice]) -> Mapping[str, int]:
-    """name -> local bytes, for tables."""
-    return {w.name: w.local_bytes for w in weights}

@@ -23,7 +23,7 @@ from core.logs.judgement.metrics import downsample, global_step_values, nan_quan
 
 __all__ = ["Chart", "ErrorQuote", "LookAt", "ReportData", "Trace", "TraceKind", "build_report"]
 
-SCALE_RANKS = 32  # the Monitor's threshold (app/monitor_scale.py): above it, aggregates instead of ranks
+SCALE_RANKS = 32  # the Monitor's threshold (app/monitor/scale.py): above it, aggregates instead of ranks
 MAX_COLS = 400  # steps per aggregate column at scale
 MAX_HIGHLIGHT = 8  # ranks to look at drawn beside the aggregate
 POINTS_PER_CHART = 12_000  # below SCALE_RANKS: points per chart over all ranks

@@ -77,7 +77,7 @@ def render_html(data: ReportData, plotly_js: str) -> str:
         f"<title>{_e(data.title)}</title><style>{_CSS}</style></head><body><main>"
         + "\n".join(body)
         + f"</main>\n<script>{js}</script>\n"
-        + f'<script type="application/json" id="report-figures">{_json(figures)}</script>\n'
+        + f'<script type="application/json" id="report-figures">{script_json(figures)}</script>\n'
         + "<script>(function(){var f=JSON.parse(document.getElementById('report-figures').textContent);"
         "f.forEach(function(g){Plotly.newPlot(g.id,g.data,g.layout,{displaylogo:false,responsive:true});});"
         "})();</script></body></html>\n"
@@ -99,7 +99,7 @@ def _when(t: float | None) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _json(value: Any) -> str:
+def script_json(value: Any) -> str:
     """JSON that cannot end its <script> element (or open a comment) whatever the strings hold."""
     text = json.dumps(value, separators=(",", ":"), allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

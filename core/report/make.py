@@ -18,7 +18,9 @@ from core.run.record_types import options_to_json
 from core.run.registry import RunRecord
 from core.workspace import REPO_ROOT, short
 
-_CARTESIAN = REPO_ROOT / "app" / "live_chart" / "plotly-cartesian.min.js"  # npm plotly.js-cartesian-dist-min
+CARTESIAN_BUNDLE = (
+    REPO_ROOT / "app" / "monitor" / "chart_assets" / "plotly-cartesian.min.js"
+)  # npm plotly.js-cartesian-dist-min
 _VERSION = re.compile(r"plotly\.js (?:\([^)]*\) )?v(\d+\.\d+\.\d+)")
 
 __all__ = ["ReportWriteError", "check_out_file", "plotly_js", "record_facts", "report_html", "write_text_file"]
@@ -51,7 +53,7 @@ def record_facts(record: RunRecord | None) -> list[tuple[str, str]]:
 
 
 def plotly_js() -> str:
-    """plotly.js to inline once: the cartesian bundle the Monitor's live chart ships (app/live_chart, 1.5 MB:
+    """plotly.js to inline once: the cartesian bundle the Monitor's live chart ships (app/monitor/chart_assets, 1.5 MB:
     scatter is all a report draws) when it is the same plotly.js version as the installed plotly's full
     bundle (4.8 MB), so the figures' JSON always matches; else that full bundle. A 1,024-rank report is
     then ~1.6 MB instead of ~4.9 MB (both within the 5 MB bound)."""
@@ -59,7 +61,7 @@ def plotly_js() -> str:
 
     full = get_plotlyjs()
     try:
-        small = read_checked(_CARTESIAN, 8 << 20, "plotly bundle").decode("utf-8")
+        small = read_checked(CARTESIAN_BUNDLE, 8 << 20, "plotly bundle").decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return full
     same = _version(small) is not None and _version(small) == _version(full)

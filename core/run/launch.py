@@ -1,6 +1,6 @@
 """Start and stop jobs as runs of the registry (msrun, mpirun, rank table, Slurm).
 
-A detached supervisor process (`python -m core.run.launch _supervise RUN_DIR`) execs the argv list
+A detached supervisor process (`python -m core.run.supervisor _supervise RUN_DIR`) execs the argv list
 stored in run.json (`bash run.sh` for a generated job, the msrun/mpirun argv for an own script; one
 process per node started here) in its own process group, waits for it and records the exit code,
 so the registry stays right after the dashboard restarts. For a queued launcher (Slurm) the
@@ -22,13 +22,10 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-
-import psutil
 
 from core.codegen import JOB_FILE, CodegenError, Job, RunOptions, load_job, validate_options
 from core.codegen.sbatch import SBATCH_FILE
@@ -38,10 +35,8 @@ from core.run.preflight import check_launcher, check_partition
 from core.run.processes import (
     Proof,
     RunProcesses,
-    alive,
     port_in_use,
     run_tag,
-    send_signal,
     start_detached,
 )
 from core.run.record_types import BadValue, PlannedRun
@@ -68,11 +63,6 @@ from core.run.registry import (
 from core.workspace import REPO_ROOT, WorkspaceError, check_name, short
 
 _JOB_FILES = ("train.py", "run.sh", "README.md", JOB_FILE, SBATCH_FILE)
-
-
-def run_processes(record: RunRecord, include_supervisor: bool = False) -> list[psutil.Process]:
-    """Every live process of the run: in a session its proven launchers lead, or tagged with the run (exactly)."""
-    return RunProcesses.of(record).live(include_supervisor)
 
 
 def launcher_env(
@@ -135,7 +125,7 @@ def node_plan(options: RunOptions, node_exec: dict[int, list[str]] | None, run_s
     """
     if not node_exec:
         return []
-    if options.launcher != "msrun" or not options.multi_node:
+    if not launcher_for(options).node_exec or not options.multi_node:
         raise LaunchError("per-node commands need a multi-node msrun job (generate it with --local-workers)")
     plan: list[NodeEntry] = []
     for node in sorted({0, *node_exec}):
@@ -254,12 +244,6 @@ def register_run(record: RunRecord, env: dict[str, str] | None) -> None:
     write_record(record)
 
 
-def start_run(record: RunRecord, env: dict[str, str] | None, wait_started: float = 10.0) -> RunRecord:
-    """Write run.json and the extra environment, then hand the run to a detached supervisor."""
-    register_run(record, env)
-    return start_supervisor(record.run_dir, wait_started)
-
-
 def start_supervisor(run_dir: Path, wait_started: float = 10.0) -> RunRecord:
     """Start the detached supervisor and wait (up to `wait_started` s) until it has started the job.
 
@@ -320,8 +304,8 @@ def fail_record(record: RunRecord, message: str) -> bool:
 def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
     """The launcher's stop signal, SIGKILL to the group after `grace` s, then verify nothing is left.
 
-    Only processes proven the run's own are signalled; a live pid the record names that is not (a
-    forged or stale run.json) is left alone and named in a LaunchError, the record left as it is.
+    Only processes proven the run's own are signalled (`RunProcesses`); a live pid the record names that
+    is not (a forged or stale run.json) is left alone and named in a LaunchError, the record left as it is.
     """
     record = get_run(run_id, workspace)
     if record.watch_only:
@@ -329,41 +313,35 @@ def stop(run_id: str, workspace: Path, grace: float = 15.0) -> RunRecord:
     if not record.is_running:
         return record  # finished: its pids and group may belong to others now, so nothing is sent
     request_stop(record.run_dir)
-    launcher = launcher_for_record(record)
     record = _wait_started(record)
     if not record.is_running:
         return record  # the supervisor saw the stop request before starting anything
     view = RunProcesses.of(record)
-    refused: list[Proof] = []
+    launcher = launcher_for_record(record)
     if is_batch(launcher):
-        record = _stop_batch(record, launcher, grace)
+        refused = _stop_batch(record, launcher, grace)  # scancel: the scheduler stops every node's tasks
     else:
-        sent, refused = view.signal_launchers(launcher.stop_signal)
-        deadline = time.time() + grace
-        while sent and time.time() < deadline and view.live():
-            time.sleep(0.2)
-    _kill_leftovers(view)
-    # the supervisor sees the launcher exit and writes 'stopped'; wait for it briefly
-    deadline = time.time() + 10
-    while time.time() < deadline and alive(record.supervisor_pid, record.supervisor_create_time):
-        time.sleep(0.1)
+        refused = view.interrupt(launcher.stop_signal, grace)
+    view.kill_all()
+    view.wait_supervisor()  # it sees the launcher exit and writes 'stopped'
     if refused:
         raise LaunchError(view.refusal(refused))
+    return update_record(record.run_dir, _stopped, keep_unwritten=True)  # a full disk: stopped all the same
 
-    def stopped(final: RunRecord) -> bool:
-        if not final.is_running:
-            return False
-        final.status, final.ended_at, final.message = RunStatus.STOPPED, time.time(), "stopped by the user"
-        return True
 
-    return update_record(record.run_dir, stopped, keep_unwritten=True)  # a full disk: stopped all the same
+def _stopped(final: RunRecord) -> bool:
+    """Under the record lock: 'stopped by the user', unless the supervisor wrote a final status first."""
+    if not final.is_running:
+        return False
+    final.status, final.ended_at, final.message = RunStatus.STOPPED, time.time(), "stopped by the user"
+    return True
 
 
 def _wait_started(record: RunRecord, timeout: float = 30.0) -> RunRecord:
     """A 'starting' run has no pids yet: wait until its supervisor records them (or ends, or is lost)."""
     deadline = time.time() + timeout
     while record.status == RunStatus.STARTING and time.time() < deadline:
-        if record.supervisor_pid and not alive(record.supervisor_pid, record.supervisor_create_time):
+        if record.supervisor_pid and not RunProcesses.of(record).supervisor_alive():
             break
         time.sleep(0.1)
         record = read_record(record.run_dir)
@@ -384,18 +362,15 @@ def forget(record: RunRecord) -> RunRecord:
     return update_record(record.run_dir, ended)
 
 
-def _stop_batch(record: RunRecord, launcher: BatchLauncher, grace: float) -> RunRecord:
-    """scancel, then wait until the scheduler runs no step of the job (grace + the kill wait)."""
+def _stop_batch(record: RunRecord, launcher: BatchLauncher, grace: float) -> list[Proof]:
+    """scancel, then wait until the scheduler runs no step of the job (grace + the kill wait). Nothing
+    recorded is signalled here, so nothing is refused."""
     deadline = time.time() + 15
-    while (
-        not record.slurm_job_id
-        and time.time() < deadline
-        and alive(record.supervisor_pid, record.supervisor_create_time)
-    ):
+    while not record.slurm_job_id and time.time() < deadline and RunProcesses.of(record).supervisor_alive():
         time.sleep(0.2)  # the supervisor is still submitting
         record = read_record(record.run_dir)
     if not record.slurm_job_id:
-        return record
+        return []
     launcher.cancel(record.slurm_job_id)
     deadline = time.time() + grace + 60
     left = launcher.leftovers(record.slurm_job_id)
@@ -404,7 +379,7 @@ def _stop_batch(record: RunRecord, launcher: BatchLauncher, grace: float) -> Run
         left = launcher.leftovers(record.slurm_job_id)
     if left:
         raise LaunchError(f"Slurm still runs {', '.join(left)} of job {record.slurm_job_id} after scancel")
-    return record
+    return []
 
 
 def launcher_for_record(record: RunRecord) -> Launcher:
@@ -413,20 +388,6 @@ def launcher_for_record(record: RunRecord) -> Launcher:
         return launcher_for(RunOptions(launcher=record.launcher))
     except CodegenError:
         return launcher_for(RunOptions())
-
-
-def _kill_leftovers(view: RunProcesses) -> None:
-    """SIGKILL to the groups the run's proven launchers lead and to every live process of the run."""
-    for _attempt in range(5):
-        left = view.live()
-        view.kill_groups(signal.SIGKILL)  # a group only while its leader is proven the run's own
-        if not left:
-            break
-        send_signal(left, signal.SIGKILL)
-        psutil.wait_procs(left, timeout=3)
-    left = view.live()
-    if left:
-        raise LaunchError(f"run {view.run_id}: processes {sorted(p.pid for p in left)} survived SIGKILL")
 
 
 def wait(run_id: str, workspace: Path, timeout: float | None = None, poll: float = 0.5) -> RunRecord:

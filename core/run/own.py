@@ -185,6 +185,25 @@ def launcher_argv(job: OwnJob, log_dir: Path) -> list[str]:
     return launcher_for(options).own_argv(options, script_argv(job), log_dir, job.join)
 
 
+def shown_command(job: OwnJob, log_dir: Path) -> str | None:
+    """What the Launch page shows of an own job's start: the wrapper script its launcher needs (mpirun's
+    CPU scheduler + mpirun), else the argv quoted (it is exec'd as a list); None for a queued launcher
+    (its batch file runs the script)."""
+    options = job.to_options()
+    launcher = launcher_for(options)
+    if launcher.queued:
+        return None
+    if launcher.own_wrapper(options):
+        return mpirun_cpu_script(job, log_dir)
+    return shlex.join(launcher_argv(job, log_dir))
+
+
+def own_note(job: OwnJob) -> str:
+    """What the Launch page says about how the job's launcher runs the script ('' for nothing)."""
+    options = job.to_options()
+    return launcher_for(options).own_note(options)
+
+
 def mpirun_cpu_script(job: OwnJob, log_dir: Path) -> str:
     """The script an own CPU job runs under mpirun: MindSpore's scheduler, then mpirun for the workers (the
     same lines as a generated job's run.sh; every user string quoted)."""

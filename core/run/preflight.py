@@ -7,20 +7,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 from core.codegen import RunOptions
 from core.files import expand_home
 from core.run import slurm
 from core.run.launchers import launcher_for
+from core.run.launchers.base import Check
 from core.run.processes import port_in_use
 from core.run.states import LaunchError
-
-
-class Check(NamedTuple):
-    name: str
-    ok: bool
-    message: str
 
 
 def _venv_path() -> str:
@@ -51,38 +45,14 @@ def check_launcher(options: RunOptions, python: str = sys.executable) -> Check:
     """The launcher's tool is there. With the user's own interpreter, msrun is that interpreter's
     (the run's bin/msrun wrapper runs mindspore.parallel.cluster.run with it; the MindSpore check proves it)."""
     launcher = launcher_for(options)
-    if launcher.name == "msrun" and python != sys.executable:
-        return Check("Launcher", True, f"msrun of {python} (MindSpore's own launcher, run by that interpreter)")
+    if launcher.of_interpreter and python != sys.executable:
+        return Check(
+            "Launcher", True, f"{launcher.tool} of {python} (MindSpore's own launcher, run by that interpreter)"
+        )
     found = shutil.which(launcher.tool, path=_venv_path())
     if not found:
         return Check("Launcher", False, f"{launcher.tool} is not on PATH{launcher.install_hint}")
-    if launcher.name == "mpirun":
-        return check_openmpi(found)
-    return Check("Launcher", True, f"{launcher.tool} at {found}")
-
-
-def check_openmpi(mpirun: str, timeout: float = 20.0) -> Check:
-    """The job relies on Open MPI (--output-filename, OMPI_COMM_WORLD_RANK, its root switch): say which
-    mpirun this is, and that run.sh allows root explicitly when the dashboard runs as root."""
-    try:
-        result = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return Check("Launcher", False, f"cannot run {mpirun} --version: {exc}")
-    first = (result.stdout.strip().splitlines() or ["no version"])[0]
-    if "Open MPI" not in result.stdout:
-        return Check(
-            "Launcher",
-            False,
-            f"{mpirun} is not Open MPI ({first}): the job uses Open MPI's "
-            "--output-filename and OMPI_COMM_WORLD_RANK (install openmpi-bin)",
-        )
-    root = ""
-    if os.geteuid() == 0:
-        root = (
-            "; running as root: the job sets OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-            "(Open MPI refuses root otherwise)"
-        )
-    return Check("Launcher", True, f"{first} at {mpirun}{root}")
+    return launcher.check_tool(found)
 
 
 def check_devices(options: RunOptions) -> Check:

@@ -13,8 +13,10 @@ from __future__ import annotations
 import contextlib
 import os
 import reprlib
+import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import psutil
+
+from core.run.states import LaunchError
 
 ENV_RUN_ID = "SHARDSCOPE_RUN_ID"
 ENV_RUN_DIR = "SHARDSCOPE_RUN_DIR"
@@ -153,6 +157,8 @@ class Recorded(Protocol):
     @property
     def supervisor_pid(self) -> int | None: ...
     @property
+    def supervisor_create_time(self) -> float | None: ...
+    @property
     def started_at(self) -> float | None: ...
 
 
@@ -176,6 +182,7 @@ class RunProcesses:
     launchers: tuple[Launched, ...]
     supervisor_pid: int | None = None
     since: float | None = None
+    supervisor_created: float | None = None
 
     @classmethod
     def of(cls, record: Recorded) -> RunProcesses:
@@ -184,7 +191,14 @@ class RunProcesses:
         for node in record.nodes:
             if node.get("pid") != record.pid:
                 launchers.append(Launched(node.get("pid"), node.get("create_time"), node.get("pgid")))
-        return cls(record.run_id, Path(record.run_dir), tuple(launchers), record.supervisor_pid, record.started_at)
+        return cls(
+            record.run_id,
+            Path(record.run_dir),
+            tuple(launchers),
+            record.supervisor_pid,
+            record.started_at,
+            record.supervisor_create_time,
+        )
 
     @property
     def tag(self) -> dict[str, str]:
@@ -200,6 +214,48 @@ class RunProcesses:
         leaders = [(launched.pid, launched.created) for launched in self.launchers]
         exclude = () if include_supervisor else (self.supervisor_pid,)
         return processes_of(self.run_id, self.run_dir, leaders, exclude, since=self.since)
+
+    def launcher_alive(self) -> bool:
+        """A recorded launcher (or, multi-node, any node's launcher started here) still runs and is proven
+        the run's own: a forged record naming a foreign process is not kept 'running' by that process."""
+        return any(proof.standing is Standing.OWN for proof in self.proofs())
+
+    def refused(self) -> list[Proof]:
+        """The recorded launchers that run but are not proven the run's own (a forged or stale record)."""
+        return [proof for proof in self.proofs() if proof.standing is Standing.REFUSED]
+
+    def supervisor_alive(self) -> bool:
+        """The run's supervisor is still the process started at the recorded time."""
+        return alive(self.supervisor_pid, self.supervisor_created)
+
+    def interrupt(self, sig: int, grace: float) -> list[Proof]:
+        """`sig` to each proven launcher, then up to `grace` s for the run's processes to end; returns the
+        refused launchers (named in the stop's error, never signalled)."""
+        sent, refused = self.signal_launchers(sig)
+        deadline = time.time() + grace
+        while sent and time.time() < deadline and self.live():
+            time.sleep(0.2)
+        return refused
+
+    def kill_all(self) -> None:
+        """SIGKILL to the groups the proven launchers lead and to every live process of the run; a
+        LaunchError names any process that survived."""
+        for _attempt in range(5):
+            left = self.live()
+            self.kill_groups(signal.SIGKILL)  # a group only while its leader is proven the run's own
+            if not left:
+                break
+            send_signal(left, signal.SIGKILL)
+            psutil.wait_procs(left, timeout=3)
+        left = self.live()
+        if left:
+            raise LaunchError(f"run {self.run_id}: processes {sorted(p.pid for p in left)} survived SIGKILL")
+
+    def wait_supervisor(self, timeout: float = 10.0) -> None:
+        """Give the supervisor (it sees the launcher exit and writes the final status) `timeout` s to end."""
+        deadline = time.time() + timeout
+        while time.time() < deadline and self.supervisor_alive():
+            time.sleep(0.1)
 
     def signal_launchers(self, sig: int) -> tuple[int, list[Proof]]:
         """`sig` to each launcher proven the run's own; (how many were sent, the refused launchers)."""
@@ -221,16 +277,6 @@ class RunProcesses:
         """One line for the user: which recorded pids were not signalled, and why."""
         said = "; ".join(f"pid {proof.pid} named in run.json {proof.why}" for proof in refused)
         return f"run {self.run_id}: {said}: not proven the run's own process, so it was not signalled"
-
-
-def same_process(pid: int | None, created: float | None) -> bool:
-    """True if `pid` exists (a zombie too: its pid is still taken) and was started at `created`."""
-    if not pid or created is None:
-        return False
-    try:
-        return abs(psutil.Process(pid).create_time() - created) < 0.05
-    except psutil.Error:
-        return False
 
 
 def processes_of(

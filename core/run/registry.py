@@ -2,7 +2,7 @@
 
 Layout: `<workspace>/runs/<run_id>/` holds a copy of the job files, the launcher's logs and
 `run.json` (options, command, pids, times, status, exit code). The final status of a run is
-decided here (`refresh`) or by its supervisor (`core.run.launch.supervise`), nowhere else.
+decided here (`refresh`) or by its supervisor (`core.run.supervisor.supervise`), nowhere else.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from core.codegen.options import RunOptions
 from core.files import is_regular, read_checked, write_replacing
 from core.run import slurm
 from core.run.launchers import QUEUED_LAUNCHERS
-from core.run.processes import ENV_RUN_ID, RunProcesses, Standing, alive
+from core.run.processes import ENV_RUN_ID, RunProcesses
 from core.run.record_check import (
     MAX_RUN_FILE_BYTES,
     RUN_FILE,
@@ -60,8 +60,6 @@ __all__ = [
     "RunRecord",
     "RunStatus",
 ]
-
-STATUSES = tuple(RunStatus)
 
 
 @dataclass
@@ -280,13 +278,6 @@ def get_run(run_id: str, workspace: Path) -> RunRecord:
     return refresh(read_record(run_dir))
 
 
-def launcher_alive(record: RunRecord) -> bool:
-    """The launcher process (or, multi-node, any node's launcher) started here still runs and is proven
-    the run's own (it carries the run's tag): a forged record naming a foreign process is not kept
-    'running' by that process."""
-    return any(proof.standing is Standing.OWN for proof in RunProcesses.of(record).proofs())
-
-
 def refresh(record: RunRecord) -> RunRecord:
     """Re-attach: an active record whose supervisor, launcher and processes are all gone gets a final status.
 
@@ -296,16 +287,17 @@ def refresh(record: RunRecord) -> RunRecord:
     """
     if not record.is_running or record.watch_only:
         return record
-    if alive(record.supervisor_pid, record.supervisor_create_time):
+    view = RunProcesses.of(record)
+    if view.supervisor_alive():
         return record
     if record.status == RunStatus.STARTING and not record.supervisor_pid and not _start_lost(record):
         return record
     if record.slurm_job_id:
         return refresh_slurm(record)
-    if launcher_alive(record):
+    if view.launcher_alive():
         return record  # supervisor lost (killed); the job still runs and can be stopped
-    if leftover_processes(record):
-        return record  # launcher gone, its workers still run: still running, and Stop kills them
+    if view.live():
+        return record  # launcher gone, its workers still run (started after it, supervisor excluded): Stop kills them
     try:
         return update_record(record.run_dir, _judge_unwatched, keep_unwritten=True)
     except OSError as exc:  # no lock file can be made (a read-only or full workspace): judged here alone
@@ -316,11 +308,6 @@ def refresh(record: RunRecord) -> RunRecord:
 
 def _start_lost(record: RunRecord) -> bool:
     return time.time() - (record.started_at or 0.0) > STARTING_TIMEOUT
-
-
-def leftover_processes(record: RunRecord) -> list[Any]:
-    """Live processes of the run (its proven launchers' sessions, its tag) started after it, supervisor excluded."""
-    return RunProcesses.of(record).live()
 
 
 def exit_file_name(node: int | None = None) -> str:
@@ -376,11 +363,12 @@ def ended(code: int) -> str:
 
 def _judge_unwatched(latest: RunRecord) -> bool:
     """Under the record lock: the final status of a run nobody watches any more (False: nothing to do)."""
-    if not latest.is_running or alive(latest.supervisor_pid, latest.supervisor_create_time):
+    view = RunProcesses.of(latest)
+    if not latest.is_running or view.supervisor_alive():
         return False  # the supervisor wrote its final status, or was recorded meanwhile
     if latest.status == RunStatus.STARTING and not latest.supervisor_pid and not _start_lost(latest):
         return False
-    if launcher_alive(latest):
+    if view.launcher_alive():
         return False
     codes = launcher_codes(latest) if latest.pid else [None]
     ended = [c for c in codes if c is not None]
@@ -399,7 +387,7 @@ def _judge_unwatched(latest: RunRecord) -> bool:
         )
     else:
         latest.status = RunStatus.FAILED
-        refused = [p for p in RunProcesses.of(latest).proofs() if p.standing is Standing.REFUSED]
+        refused = view.refused()
         if refused:  # a forged or stale record: the live process it names is someone else's
             latest.message = "no process of this run is left: " + "; ".join(
                 f"pid {p.pid} named in run.json {p.why}, so it is not the run's" for p in refused

@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 
 from core.files import read_checked
-from core.run.launch import fail_record, launcher_env, launcher_for_record, run_processes
+from core.run.launch import fail_record, launcher_env, launcher_for_record
 from core.run.launchers import BatchLauncher, is_batch
 from core.run.processes import (
     ENV_RUN_DIR,
@@ -272,7 +272,7 @@ def _reap_orphans(record: RunRecord) -> None:
     """The launcher is gone: whatever of the run still lives (msrun SIGKILLed leaves its scheduler and
     workers) has nobody to stop it; kill it so the final status matches reality."""
     for _attempt in range(3):
-        left = run_processes(record)
+        left = RunProcesses.of(record).live()
         if not left:
             return
         send_signal(left, signal.SIGKILL)
@@ -286,7 +286,7 @@ def _wait_detached(record: RunRecord) -> None:
         latest.message = "msrun returned (join=False); waiting for the workers it left running"
 
     latest = try_save(record.run_dir, note) or record
-    while run_processes(latest) and not (record.run_dir / STOP_FILE).exists():
+    while RunProcesses.of(latest).live() and not (record.run_dir / STOP_FILE).exists():
         time.sleep(1.0)
 
 

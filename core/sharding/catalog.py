@@ -63,8 +63,3 @@ ALL_ATTRIBUTES: tuple[str, ...] = tuple(dict.fromkeys(a for spec in OP_TYPES.val
 def op_type(name: str) -> OpType | None:
     """The catalogue entry of an operator type, None if the type is unknown."""
     return OP_TYPES.get(name)
-
-
-def types_of_family(family: str) -> tuple[str, ...]:
-    """The operator types whose rules live in `family` (e.g. "matmul" -> MatMul, BatchMatMul)."""
-    return tuple(name for name, spec in OP_TYPES.items() if spec.family == family)

@@ -103,7 +103,7 @@ class Discovery:
         return [s for s in self.skipped if s.why.startswith(_NOT_READ_WHYS)]
 
 
-_LOG_EXT = r"(?:log|out|txt|err)"
+_LOG_EXT = r"(?:log|out|txt|err|jsonl)"  # jsonl: a trainer's JSON-lines log (LLaMA-Factory's trainer_log.jsonl)
 # (pattern on the path relative to the chosen folder, role, layout); the first that matches wins.
 _RULES: list[tuple[re.Pattern[str], LogRole, str]] = [
     (re.compile(r"(?:^|/)worker_(\d+)\.log$"), LogRole.WORKER, "msrun"),
@@ -123,12 +123,23 @@ _RULES: list[tuple[re.Pattern[str], LogRole, str]] = [
     ),
     (re.compile(r"(?:^|/)rank[_-]?(\d+)/[^/]+\." + _LOG_EXT + "$"), LogRole.WORKER, "rank_dir"),
     (re.compile(r"(?:^|/)rank[_-]?(\d+)\." + _LOG_EXT + "$"), LogRole.WORKER, "rank_dir"),
+    # Paddle's launcher (`python -m paddle.distributed.launch`): `log/workerlog.N` per rank, beside its `endpoints.log`
+    (re.compile(r"(?:^|/)workerlog\.(\d+)$"), LogRole.WORKER, "paddle"),
 ]
 _LAUNCHER_NAME = re.compile(r"^[^/]+\." + _LOG_EXT + "$")
 # a launcher's own output is not a rank's, even when it is the only file so far (the workers' come later)
 _LAUNCHER_OUTPUT = re.compile(r"^(?:msrun|mpirun|launcher|launch|scheduler)[\w.-]*$")
 _LOGLIKE = re.compile(r"(?:\." + _LOG_EXT + r"(?:\.\d+)?|/log|^log|stdout|stderr)$")
-_PRIORITY = {"msrun": 0, "mindformers": 1, "mpirun": 2, "rank_table": 3, "model_zoo": 4, "slurm": 5, "rank_dir": 6}
+_PRIORITY = {
+    "msrun": 0,
+    "mindformers": 1,
+    "mpirun": 2,
+    "rank_table": 3,
+    "model_zoo": 4,
+    "slurm": 5,
+    "rank_dir": 6,
+    "paddle": 7,
+}
 
 
 def _match(rel: str) -> tuple[LogRole, int | None, str, str] | None:

@@ -20,13 +20,25 @@ class _Named(Protocol):
     def path(self) -> Path: ...
 
 
+class LineNumbered(Protocol):
+    """An error row as a UTF-16 read numbers it (`core.logs.rows.filestate.ErrorRow` is one)."""
+
+    @property
+    def offset(self) -> int: ...
+
+    @property
+    def line(self) -> int | None: ...
+
+    def with_line(self, line: int | None) -> LineNumbered: ...
+
+
 class FileProgress(Protocol):
     """What a UTF-16 read advances of a file's parse state (`core.logs.rows.filestate.FileState` has it)."""
 
     consumed: int
     dropped_bytes: int
     dropped_lines: int
-    errors: list[dict[str, Any]]
+    errors: list[Any]  # of LineNumbered rows (a list is invariant: `list[ErrorRow]` is no `list[LineNumbered]`)
 
     @property
     def info(self) -> _Named: ...
@@ -116,12 +128,13 @@ def read_utf16(
             feed(st, text, base, now, len(text))
             before = None
             # this block's errors (the newest; a pending traceback's may have been replaced, not appended)
-            for err in reversed(st.errors):
-                if err["offset"] < base:
+            for i in range(len(st.errors) - 1, -1, -1):
+                err: LineNumbered = st.errors[i]
+                if err.offset < base:
                     break
-                if err["line"] is None:
+                if err.line is None:
                     before = before or line_number(st.info.path, base) or 1
-                    err["line"] = before + text.count(b"\n", 0, max(0, err["offset"] - base))
+                    st.errors[i] = err.with_line(before + text.count(b"\n", 0, max(0, err.offset - base)))
         dropping = text is None
         st.consumed = upto
     return st.consumed

@@ -15,7 +15,7 @@ def settle_heap() -> None:
 
     Why: each full collection rescanned all of it, a 60-80 ms pause every ~6 live ticks at 1,024 ranks
     (the ticks' p95; more in a dashboard, whose heap is larger). Frozen objects are still freed by
-    reference counting; a reference cycle that is already garbage is kept until `watcher.release_memory`
+    reference counting; a reference cycle that is already garbage is kept until `release_memory`
     thaws and collects everything. Also called when a watcher's background catch-up ends."""
     gc.collect(1)
     gc.freeze()
@@ -37,3 +37,17 @@ def trim_heap() -> bool:
         return False
     trim(0)
     return True
+
+
+def release_memory() -> bool:
+    """Give freed heap pages back to the system after a big release (a reaped watcher's table).
+
+    Why: numpy arrays under glibc's mmap threshold (up to 32 MB) come from the heap, and free() keeps
+    those pages in the process; malloc_trim(0) returns them. True when glibc's malloc_trim ran. The heap
+    frozen by `settle_heap` is thawed first, so this collection also frees a cycle that was garbage
+    when it was frozen (not frozen again here: the caller may still hold what it releases; the next big
+    read or catch-up settles the heap again).
+    """
+    gc.unfreeze()
+    gc.collect()
+    return trim_heap()

@@ -9,7 +9,6 @@ never waits behind a long read.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import threading
 import time
@@ -18,9 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.logs.bytes.source import ByteSource
-from core.logs.live.heap import settle_heap, trim_heap
+from core.logs.live.heap import release_memory, settle_heap
 from core.logs.rows.filestate import ReaderSettings
 from core.logs.rows.reader import RunReader, RunSnapshot, bytes_on_disk, file_order
+from core.logs.rows.snapshot import Held
+from core.logs.rows.table import MetricTable
 
 if TYPE_CHECKING:  # watchdog is imported when the first watcher starts
     from watchdog.events import FileSystemEventHandler
@@ -161,6 +162,16 @@ class RunWatcher:
             return self._state.table.nbytes
 
     @property
+    def table(self) -> MetricTable:
+        """The loss table the reader grows (a reaped or released watcher lets it go)."""
+        return self._state.table
+
+    def held(self) -> Held:
+        """What the reader holds between two capped reads besides the table (taken under the lock)."""
+        with self._lock:
+            return self._state.held
+
+    @property
     def peak_read(self) -> int:
         """The most bytes one lock hold has read (bounded by `tick_bytes` + one line)."""
         return self._peak_read
@@ -193,7 +204,7 @@ class RunWatcher:
         """(files read, files to read) while the logs already there are still being read, else None."""
         return self._catch_up
 
-    def _read_existing(self, batch: int = 16) -> None:
+    def read_existing(self, batch: int = 16) -> None:
         """The background catch-up: every known file, `batch` files per lock hold (a 3.7 MB log
         takes ~4 ms, so a page waiting for a snapshot waits ~60 ms at most)."""
         with self._lock:
@@ -225,6 +236,12 @@ class RunWatcher:
             return self._state.version
 
     # -- internals
+    @property
+    def watching(self) -> frozenset[Path]:
+        """The folders the observer is scheduled on now (`watched_folders` once it has caught up)."""
+        with self._lock:
+            return frozenset(self._watched)
+
     def watched_folders(self) -> list[Path]:
         """Folders the observer watches: the log folder and the folders its discovered logs live in.
 
@@ -295,7 +312,7 @@ class RunWatcher:
 
     def _rescan_loop(self) -> None:
         if self._catch_up is not None:
-            self._read_existing()
+            self.read_existing()
         tick = min(self.rescan_s, self.stat_poll_s) if self.polling and self.stat_poll_s > 0 else self.rescan_s
         next_full = time.monotonic() + self.rescan_s
         while not self._stop.is_set():
@@ -327,20 +344,6 @@ class RunWatcher:
         with self._lock:
             if self._capped_refresh(rediscover=False):
                 self._changed.notify_all()
-
-
-def release_memory() -> bool:
-    """Give freed heap pages back to the system after a big release (a reaped watcher's table).
-
-    Why: numpy arrays under glibc's mmap threshold (up to 32 MB) come from the heap, and free() keeps
-    those pages in the process; malloc_trim(0) returns them. True when glibc's malloc_trim ran. The heap
-    frozen by `settle_heap` is thawed first, so this collection also frees a cycle that was garbage
-    when it was frozen (not frozen again here: the caller may still hold what it releases; the next big
-    read or catch-up settles the heap again).
-    """
-    gc.unfreeze()
-    gc.collect()
-    return trim_heap()
 
 
 class _Entry:

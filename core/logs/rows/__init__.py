@@ -10,6 +10,8 @@ The grammar (a line -> what it says):
                 `LAUNCHER_REPORTS`)
   failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
   linekinds.py  what a line is to the line-by-line parser, told by its text alone
+  lineranks.py  whose line it is when one stream carries several ranks (`[1,3]<stdout>:`, `[rank6]:`,
+                `Rank: N;`, a trailing `rank N`, pdsh's `host: `): the rank sources with their real lines
   memory.py     the device-memory statistic lines MindSpore prints
   shapes.py     help for unread formats (frequent numeric line shapes) and metric labels
 
@@ -17,7 +19,7 @@ A file's lines -> rows (the same reading on every path):
   seam.py       the one seam behind which the fast readers sit: `Seam` decides, with every threshold of
                 `ReaderSettings`, which path reads a block and counts what each read (`ReadPath`):
                   USER       the user's regex on every line
-                  LINE       candidates found by one sre search, each through `Parser._line` (a live tick)
+                  LINE       candidates found by one sre search, each through `Parser.parse_line` (a live tick)
                   BULK       candidates found by numpy / the compiled passes, LossMonitor rows in numpy
                   TEMPLATED  within BULK, lines of known shapes as rows by their templates (templated.py)
                   BATCHED    never-read small worker logs parsed in one buffer (smallfiles.py, `feed_many`)

@@ -53,16 +53,20 @@ class FailureKind:
 @dataclass(frozen=True)
 class LauncherReport:
     """A launcher's line saying which of its tasks (ranks) ended badly; the task's own log may hold no trace
-    of it. `pattern`'s named groups: `ranks` (a Slurm task list: `7`, `0-3`, `0,2,5-6`), `node` (optional:
-    `local` without it), and `reason` or `code` (an exit code; negative: the signal)."""
+    of it. `pattern`'s named groups: `ranks` (a task list: `7`, `0-3`, `0,2,5-6`, `1, 3`; optional: rank 0
+    without it, DeepSpeed's report of a command without `--local_rank`), `node` (optional: `local` without it),
+    and `reason` or `code` (an exit code; negative: the signal); a report whose line says no reason has
+    `reason`, its fixed one."""
 
     launcher: str
     pattern: bytes
     anchors: tuple[bytes, ...]
     samples: tuple[tuple[FailureSample, tuple[int, ...], str], ...]  # (line, its ranks, its reason)
+    reason: str = ""
 
 
 _MS_DOCS = "MindSpore's CANN error-case docs (tests/fixtures/real_logs/{})"
+_CORPUS = "{} (tests/fixtures/real_logs/{})"
 _SIGNALS = rb"Segmentation fault|Aborted|Killed|Bus error|Illegal instruction|Floating point exception"
 
 FAILURE_KINDS: tuple[FailureKind, ...] = (
@@ -79,6 +83,27 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
             ),
         ),
         weight=3,
+    ),
+    # a trainer's own word that the training loop died or that it stops on a non-finite loss (issue 30):
+    # Chainer's `Exception in main training loop: ...`, `Loss in not finite. Terminate training.`,
+    # `WARNING: non-finite loss, ending training`, `Loss is nan, stopping training`. `training` is written
+    # `training` or `Training` (what the anchors find: a blank before it, every match has one)
+    FailureKind(
+        "trainer stop",
+        rb"Exception in main training loop|(?i:(?:not finite|non-finite|\bnan\b|\binf\b)[^\n]{0,80}?\b"
+        rb"(?:terminat(?:e|es|ed|ing)|stop(?:s|ped|ping)?|end(?:s|ed|ing)?|abort(?:s|ed|ing)?)"
+        rb"[ \t]+(?:the[ \t]+)?)[Tt]raining",
+        (b" training", b"\ttraining", b" Training", b"\tTraining"),
+        (
+            FailureSample(
+                "Exception in main training loop: Caught RuntimeError in replica 0 on device 0.",
+                _CORPUS.format("espnet/espnet#3288", "chainer-exception-in-main-training-loop-replica-0_espnet-3288"),
+            ),
+            FailureSample(
+                "Loss in not finite. Terminate training.",
+                _CORPUS.format("AIGeeksGroup/3D-R1#16", "loss-not-finite-skips-then-terminates_3d-r1-16"),
+            ),
+        ),
     ),
     # CANN error codes are E + five characters (a letter or digit, then 4 digits), written as a code:
     # `EI0002:`, `[EE9999]`, `code EJ0001`, `E39999: Inner Error!`, `EZ9999`, `EH9999`, `EL0004`
@@ -125,11 +150,13 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         rb"^\s*(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?\s*$|"
         rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
         rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
-        rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$",
+        rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"
+        # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
+        rb"\*\*\* SIG[A-Z]+ received at time=",
         (
             *(b"Segmentation fault", b"Aborted", b"Killed", b"Bus error", b"Illegal instruction"),
             *(b"Floating point exception", b"(core dumped)", b"Fatal Python error", b"Out of memory: Kill"),
-            *(b"Process received signal", b"Signal: "),
+            *(b"Process received signal", b"Signal: ", b" received at time="),
         ),
         (
             FailureSample("*** Process received signal ***", "tactcomplabs/rev#78"),
@@ -138,19 +165,30 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
                 "[m2301007135:374576] *** Process received signal ***",
                 "mindspore-lab/mindyolo#242 (tests/fixtures/real_logs/openmpi-segfault-after-loss_mindyolo-242)",
             ),
+            FailureSample(
+                "(MegatronTrainRayActor pid=3848117) [2026-08-05 07:11:08,188 E 3848117 3848117] logging.cc:501: "
+                "*** SIGSEGV received at time=1785913868 on cpu 169 *** [repeated 7x across cluster]",
+                _CORPUS.format(
+                    "flashserve/flash-linear-attention-npu#272", "ray-actor-sigsegv-repeated-across-cluster_fla-npu-272"
+                ),
+            ),
         ),
     ),
     # the device's word: MindSpore on Ascend (`RunGraph] run task error!`, `rtStreamSynchronize execute
     # failed`, `Allocate output memory failed`), CUDA / NPU out of memory
     FailureKind(
         "device error",
-        rb"\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
+        # torch_npu's wrapper codes (a CANN code, when printed, names the cause better):
+        # `[ERROR] ... (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.`
+        rb"\bERR[0-9]{5}\b|\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
         rb"[Ss]ync ?(?:default )?[Ss]tream\w* (?:failed|error)|"
         rb"\b[Aa]llocate (?:output |device |workspace |static |dynamic )?memory failed|"
-        rb"\b(?:CUDA|NPU|GPU|[Dd]evice) out of memory|\bOut of device memory|memory isn't enough",
+        rb"\b(?:CUDA|NPU|GPU|[Dd]evice) out of memory|\bOut of device memory|memory isn't enough|"
+        # Paddle's summary: `Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, ...`
+        rb"\b[Oo]ut of memory (?:error )?on (?:GPU|NPU|XPU|device)\b",
         (
-            *(b"un task error", b"ynchroni", b"yncStream", b"ync Stream", b"ync default", b"yncstream"),
-            *(b"ync stream", b"llocate ", b"out of memory", b"Out of device memory", b"memory isn't enough"),
+            *(b"ERR", b"un task error", b"ynchroni", b"yncStream", b"ync Stream", b"ync default", b"yncstream"),
+            *(b"ync stream", b"llocate ", b"ut of memory", b"Out of device memory", b"memory isn't enough"),
         ),
         (
             FailureSample(
@@ -169,6 +207,16 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
                 "pynative/op_runner.cc:120] MallocForKernelOutput] Allocate output memory failed, "
                 "node:Default/Cast-op446",
                 "mindspore-lab/mindone#465 (tests/fixtures/real_logs/device-oom-allocate-failed_mindone-465)",
+            ),
+            FailureSample(
+                "(TaskRunner pid=30188) [ERROR] 2025-10-29-02:17:03 (PID:144556, Device:0, RankID:0) ERR02200 DIST "
+                "call hccl api failed.",
+                _CORPUS.format("verl-project/verl#3947", "verl-ray-hccl-init-ERR02200_verl-3947"),
+            ),
+            FailureSample(
+                "Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, 7.995605GB memory has "
+                "been allocated and available memory is only 0.000000B.",
+                _CORPUS.format("PaddlePaddle/PaddleOCR#11266", "paddle-error-message-summary-gpu-oom_paddleocr-11266"),
             ),
         ),
     ),
@@ -299,5 +347,79 @@ LAUNCHER_REPORTS: tuple[LauncherReport, ...] = (
                 "exit code 1",
             ),
         ),
+    ),
+    LauncherReport(  # torchrun's ChildFailedError report, one block per failed rank
+        "torchrun",
+        rb"^\s*rank\s*: (?P<ranks>\d+) \(local_rank: \d+\)\s*$",
+        (b"(local_rank: ",),
+        (
+            (
+                FailureSample(
+                    "  rank      : 1 (local_rank: 1)",
+                    _CORPUS.format(
+                        "deepinsight/insightface#2182", "torchrun-childfailed-report-4-ranks_insightface-2182"
+                    ),
+                ),
+                (1,),
+                "failed (ChildFailedError report)",
+            ),
+        ),
+        reason="failed (ChildFailedError report)",
+    ),
+    LauncherReport(  # DeepSpeed's launcher: the command it ran (its `--local_rank=N`) and a non-zero exit
+        "deepspeed",
+        rb"^(?:.*?--local_rank=(?P<ranks>\d+))?.*exits with return code = (?P<code>-?[1-9]\d*)\s*$",
+        (b"exits with return code = ",),
+        (
+            (
+                FailureSample(
+                    "[2023-05-11 07:34:44,846] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', "
+                    "'main.py', '--local_rank=0', '--zero_stage', '0', '--deepspeed'] exits with return code = -9",
+                    _CORPUS.format(
+                        "deepspeedai/DeepSpeed#3512 (its command cut short)",
+                        "deepspeed-launcher-return-code-minus-9-during-build_deepspeed-3512",
+                    ),
+                ),
+                (0,),
+                "signal 9",
+            ),
+        ),
+    ),
+    LauncherReport(  # paddle.distributed.launch
+        "paddle",
+        rb"ABORT!!! .*?rank=\[(?P<ranks>\d+(?:,\s*\d+)*)\] was aborted",
+        (b"ABORT!!! ",),
+        (
+            (
+                FailureSample(
+                    "ERROR 2021-05-24 17:17:14,611 launch_utils.py:545] ABORT!!! Out of all 4 trainers, the trainer "
+                    "process with rank=[3] was aborted. Please check its log.",
+                    _CORPUS.format(
+                        "PaddlePaddle/Paddle#33074", "paddle-launch-abort-rank-3-train-job-failed_paddle-33074"
+                    ),
+                ),
+                (3,),
+                "aborted (ABORT!!!)",
+            ),
+        ),
+        reason="aborted (ABORT!!!)",
+    ),
+    LauncherReport(  # torch.multiprocessing.spawn (detectron2's launch)
+        "torch.multiprocessing",
+        rb"^-- Process (?P<ranks>\d+) terminated with the following error:",
+        (b"terminated with the following error",),
+        (
+            (
+                FailureSample(
+                    "-- Process 2 terminated with the following error:",
+                    _CORPUS.format(
+                        "facebookresearch/detr#282", "detectron2-launch-spawn-process-2-terminated_detr-282"
+                    ),
+                ),
+                (2,),
+                "terminated with the following error",
+            ),
+        ),
+        reason="terminated with the following error",
     ),
 )

@@ -17,11 +17,13 @@ Real examples (tests/fixtures/real_logs_failures, from MindSpore's CANN error-ca
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
-from core.logs.rows.filestate import ErrorKind
+from core.logs.rows.filestate import ErrorKind, ErrorRow
 
 if TYPE_CHECKING:
     from core.logs.rows.filestate import FileState
@@ -36,6 +38,7 @@ __all__ = [
     "fatal_quick",
     "fatal_reason",
     "line_tag",
+    "message_rank",
     "named_failure",
     "pending_traceback",
     "settle",
@@ -44,17 +47,17 @@ __all__ = [
     "trained_on",
 ]
 
-_CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
-_ERROR_LEVEL = re.compile(
+CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
+ERROR_LEVEL = re.compile(
     rb"^\[(?:ERROR|EXCEPTION|E\d{0,4})\b|^\[?[0-9:\-T ,.]*\]?\s*(?:\S+\s+)?(?:ERROR|FATAL)\b|"
     rb"\b(?:ERROR|FATAL)\s*[-:|]"
 )
 # The kinds of core.logs.rows.failure_kinds, compiled once. Ordered: the first that matches names the line;
 # the error-level ones (time-outs) after the others, only on an error-level line.
-_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
+FATAL_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     (kind.name, re.compile(kind.pattern)) for kind in FAILURE_KINDS if not kind.error_level
 ]
-_LEVELLED: list[tuple[str, re.Pattern[bytes]]] = [
+LEVELLED_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     (kind.name, re.compile(kind.pattern)) for kind in FAILURE_KINDS if kind.error_level
 ]
 _WEIGHTS = {kind.name: kind.weight for kind in FAILURE_KINDS}
@@ -91,21 +94,21 @@ def fatal_reason(line: bytes) -> str | None:
     """What kind of fatal line `line` is ("critical", "CANN error", "glibc abort", "signal",
     "collective time-out"), or None for an ordinary line. Run only on lines that are not loss rows;
     a quick test first (`_QUICK`), the signature regexes only when it hits."""
-    if line.startswith(_CHATTER):
+    if line.startswith(CHATTER):
         return None
     if _QUICK.search(line) is None:
         return None
-    for name, pattern in _SIGNATURES:
+    for name, pattern in FATAL_SIGNATURES:
         if pattern.search(line):
             return name
-    for name, pattern in _LEVELLED:
-        if pattern.search(line) and _ERROR_LEVEL.search(line):
+    for name, pattern in LEVELLED_SIGNATURES:
+        if pattern.search(line) and ERROR_LEVEL.search(line):
             return name
     return None
 
 
 # What a launcher says when one of its tasks ends badly (core.logs.rows.failure_kinds.LAUNCHER_REPORTS)
-_LAUNCHERS = [(report.launcher, re.compile(report.pattern)) for report in LAUNCHER_REPORTS]
+_LAUNCHERS = [(report.launcher, re.compile(report.pattern), report.reason) for report in LAUNCHER_REPORTS]
 # SIGTERM is what srun / scancel send the tasks left when one failed or the job was cancelled: the
 # task did not fail of its own, so it is no root cause (the failed one is named on its own line)
 _COLLATERAL = {"Terminated"}
@@ -119,13 +122,26 @@ class TaskEnd:
     ranks: tuple[int, ...]
     node: str
     reason: str  # "Segmentation fault", "Exited with exit code 1", "Killed", ...
-    launcher: str  # "srun" | "mpirun" | "torchrun"
+    launcher: str  # a LauncherReport's: "srun" | "mpirun" | "torchrun" | "deepspeed" | "paddle" | ...
 
     def message(self, rank: int) -> str:
-        return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}"
+        return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}{_signal_name(self.reason)}"
 
 
-_RE_ENDED = re.compile(r"^(srun|mpirun|torchrun): task \d+ on \S+ ended: (.+)$")
+def _signal_name(reason: str) -> str:
+    """` (SIGKILL)` after a reason `signal 9`: the name a user looks up (torchrun prints only `exitcode: -9`)."""
+    number = reason.removeprefix("signal ")
+    if number == reason or not number.isdigit():
+        return ""
+    try:
+        return f" ({signal.Signals(int(number)).name})"
+    except ValueError:
+        return ""
+
+
+_RE_ENDED = re.compile(
+    "^(" + "|".join(dict.fromkeys(re.escape(r.launcher) for r in LAUNCHER_REPORTS)) + r"): task \d+ on \S+ ended: (.+)$"
+)
 
 
 def task_end_words(message: str) -> tuple[str, str] | None:
@@ -135,10 +151,11 @@ def task_end_words(message: str) -> tuple[str, str] | None:
 
 
 def _task_list(text: str) -> tuple[int, ...] | None:
-    """Slurm's task list ("7", "0-3", "0,2,5-6") as ranks; None when it is not one or is absurdly wide."""
+    """A task list (Slurm's "7", "0-3", "0,2,5-6"; Paddle's "1, 3") as ranks; None when it is not one or is
+    absurdly wide."""
     out: list[int] = []
     for part in text.split(","):
-        lo, _, hi = part.partition("-")
+        lo, _, hi = part.strip().partition("-")
         if not lo.isdigit() or (hi and not hi.isdigit()):
             return None
         first, last = int(lo), int(hi or lo)
@@ -151,7 +168,7 @@ def _task_list(text: str) -> tuple[int, ...] | None:
 def task_end(line: bytes) -> TaskEnd | None:
     """A launcher's report of tasks that ended by their own failure (a signal, a non-zero exit), or None:
     for any other line, and for tasks only terminated because another one failed (srun's `Terminated`)."""
-    for launcher, pattern in _LAUNCHERS:
+    for launcher, pattern, fixed in _LAUNCHERS:
         if (m := pattern.search(line)) is None:
             continue
         found = {k: v.decode("utf-8", "replace") for k, v in m.groupdict().items() if v is not None}
@@ -159,8 +176,8 @@ def task_end(line: bytes) -> TaskEnd | None:
             code = int(found["code"])
             reason = f"signal {-code}" if code < 0 else f"exit code {code}"
         else:
-            reason = found.get("reason", "")
-        ranks = _task_list(found["ranks"])
+            reason = found.get("reason", fixed)
+        ranks = _task_list(found.get("ranks", "0"))
         if ranks is None or reason in _COLLATERAL:
             return None
         return TaskEnd(ranks, found.get("node", "local"), reason, launcher)
@@ -171,7 +188,11 @@ def task_end(line: bytes) -> TaskEnd | None:
 #   [1,2]<stderr>:Traceback (most recent call last):          mpirun --tag-output: [job,rank]<stream>:
 #   [rank6]:[E624 07:12:55.531 ProcessGroupNCCL.cpp:1537] ...  torch >= 2.2 (TORCH_LOGS prefix per rank)
 #   [ubuntu:4242] *** Process received signal ***              OpenMPI's signal report: [host:pid]
-_RE_TAG = re.compile(rb"\[(?:\d+,(\d+)\]<std(?:out|err)>:|rank(\d+)\]:|[A-Za-z0-9][\w.\-]*:\d+\] )")
+#   (TaskRunner pid=30188) RuntimeError: ...                   Ray's prefix on an actor's or task's lines
+_RE_TAG = re.compile(
+    rb"\[(?:\d+,(\d+)\]<std(?:out|err)>:|rank(\d+)\]:|[A-Za-z0-9][\w.\-]*:\d+\] )|"
+    rb"\([A-Za-z_][\w.]* pid=\d+(?:, ip=[\d.]+)?\) "
+)
 
 
 def line_tag(line: bytes) -> tuple[int | None, int]:
@@ -182,6 +203,18 @@ def line_tag(line: bytes) -> tuple[int | None, int]:
         return None, 0
     rank = m.group(1) or m.group(2)
     return (int(rank) if rank is not None else None), m.end()
+
+
+# an exception message that starts by naming its rank (Megatron's `AssertionError: Rank 3: found NaN in local grad
+# norm ...`, torch's `RuntimeError: [Rank 0] Watchdog caught collective operation timeout`)
+_RE_MESSAGE_RANK = re.compile(r"\s*\[?[Rr]ank (\d+)\]?[:,\s]")
+
+
+def message_rank(text: str, start: int, rank: int | None) -> int | None:
+    """The rank an exception's message names right after its name (`text[start:]`), else `rank`: on a stream of
+    several ranks the message, not the file, says whose failure it is."""
+    named = _RE_MESSAGE_RANK.match(text, start)
+    return int(named.group(1)) if named is not None else rank
 
 
 # ----------------------------------------------------------------------------- which failures ended the rank
@@ -200,7 +233,8 @@ def failure_weight(message: str) -> int:
     off, 0 a bare `[ERROR]` line that only ended the log. `diagnose` names a rank's failure by its first
     message of the highest weight."""
     if _RE_EXCEPTION.match(message) is not None:
-        return 3
+        # an exception with no message (Paddle's `MemoryError:` before its summary) names a type, not the cause
+        return 1 if message.rstrip().endswith(":") and message.count(":") == 1 else 3
     kind = fatal_reason(message.encode("utf-8", "replace"))
     if kind is not None:
         return _WEIGHTS[kind]
@@ -212,10 +246,10 @@ def named_failure(message: str) -> bool:
     return failure_weight(message) > 0
 
 
-def pending_traceback(st: FileState) -> dict | None:
+def pending_traceback(st: FileState) -> ErrorRow | None:
     """The failure standing for the traceback still open in this file (its exception line not read yet)."""
     for err in reversed(st.errors[-8:]):
-        if err["message"] == CUT_TRACEBACK and err["offset"] == st.tb_start:
+        if err.message == CUT_TRACEBACK and err.offset == st.tb_start:
             return err
     return None
 
@@ -226,14 +260,15 @@ def close_traceback(st: FileState, rank: int | None) -> int | None:
     cut = pending_traceback(st)
     if cut is None:
         return rank
-    st.errors.remove(cut)
-    return cut["rank"] if cut["rank"] is not None else rank
+    del st.errors[next(i for i, e in enumerate(st.errors) if e is cut)]
+    return cut.rank if cut.rank is not None else rank
 
 
 def _keep_cut(st: FileState, raw: bytes) -> None:
     """The open traceback's failure holds `raw`, what was read of it."""
     if st.tb_start is not None and (cut := pending_traceback(st)) is not None:
-        cut["context"] = raw.decode("utf-8", "replace").replace("\r\n", "\n")
+        at = next(i for i in range(len(st.errors) - 1, -1, -1) if st.errors[i] is cut)
+        st.errors[at] = replace(cut, context=raw.decode("utf-8", "replace").replace("\r\n", "\n"))
 
 
 def cut_by_next(st: FileState, buf: bytes | bytearray, base: int, ls: int, limit: int) -> None:
@@ -261,7 +296,21 @@ def trained_on(st: FileState) -> None:
     last = st.rows.last()
     if last is None or not st.errors:
         return
-    after = last[-1]
-    for err in st.errors:
-        if err["kind"] == ErrorKind.EXCEPTION and err["offset"] < after:
-            err["kind"] = str(ErrorKind.ERROR_LOG)
+    after = _last_row_at(st)
+    for i, err in enumerate(st.errors):
+        if err.kind == ErrorKind.EXCEPTION and err.offset < after(err.rank):
+            st.errors[i] = replace(err, kind=ErrorKind.ERROR_LOG)
+
+
+def _last_row_at(st: FileState) -> Callable[[int | None], float]:
+    """Where the last training row of a rank is in the file (-1: none): the file's last row, or, when its
+    lines name their ranks (one stream of several), the last row of the rank the error names (another
+    rank training on says nothing of this one)."""
+    if not st.rows.named_ranks:
+        end = float((st.rows.last() or (-1.0,))[-1])
+        return lambda _rank: end
+    own = st.info.rank
+    at = {rank: float(last[-1]) for rank, (_, last) in st.rows.per_rank().items()}
+    if None in at:  # rows naming no rank are the file's own
+        at[own] = max(at.pop(None), at.get(own, -1.0))
+    return lambda rank: at.get(own if rank is None else rank, -1.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -16,7 +16,8 @@ import pandas as pd
 
 from core.logs.bytes.discover import LogFile, LogRole
 from core.logs.rows.formats import ROW_FIELDS, line_time
-from core.logs.rows.general import LineRead
+from core.logs.rows.general import LineRead, LineTemplate
+from core.logs.rows.lineranks import line_rank
 from core.logs.tokens.bulk import Rows
 
 _NAN = float("nan")
@@ -36,6 +37,44 @@ class ErrorKind(StrEnum):
     ERROR_LOG = "error_log"
     OVERLONG_LINE = "overlong_line"
     TRUNCATED = "truncated"  # a note: the file was cut in place (copytruncate, truncate); its earlier rows stay
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRow:
+    """One error line of a file, as the snapshot's errors frame has it (ERROR_COLUMNS, `kind` as its string).
+
+    Frozen: what changes after the line is read (its line number, found once the snapshot is taken; a
+    failure that training followed, now an error line; a cut traceback's context) is a new row in its place.
+    `rank` is the rank the line names when one stream carries several, else its file's (None: from `pid`)."""
+
+    rank: int | None
+    kind: ErrorKind
+    message: str
+    context: str
+    offset: int
+    file: str
+    pid: int | None
+    time: float
+    log_time: float = _NAN
+    line: int | None = None  # 1-based line number, counted when the snapshot needs it
+
+    def with_line(self, line: int | None) -> ErrorRow:
+        return replace(self, line=line)
+
+    def row(self) -> tuple:
+        """The row in ERROR_COLUMNS order (`kind` as the string the frame always held)."""
+        return (
+            self.rank,
+            str(self.kind),
+            self.message,
+            self.context,
+            self.line,
+            self.offset,
+            self.file,
+            self.pid,
+            self.time,
+            self.log_time,
+        )
 
 
 FATAL_KINDS = (ErrorKind.EXCEPTION, ErrorKind.NAN, ErrorKind.WORKER_EXIT, ErrorKind.TASK_EXIT, ErrorKind.TIMEOUT)
@@ -61,16 +100,80 @@ class ReaderSettings:
     take_rows: int = 1 << 16  # read_run moves a file's rows to the table at least this often (~7 MB of row blocks)
 
 
-def add_rows(st: FileState, block: np.ndarray, extras: dict[str, np.ndarray], lo: int, hi: int, block_min: int) -> None:
-    """Rows lo:hi of a bulk block (and their other metrics) into the file's rows."""
+def named_lines(
+    buf: bytes | bytearray,
+    block: np.ndarray,
+    used: list[LineTemplate],
+    which: np.ndarray,
+    ranked: dict[int, tuple[int, int] | None],
+    base: int,
+    end: int,
+) -> NamedRows | None:
+    """The ranks the lines of the bulk rows name, for the rows read by a template whose line names one
+    (`ranked`: template id -> where its lines' rank digits are; `which`: each row's template in `used`): read
+    in numpy at those places; a host's lines (`ranked` None) kept for `add_rows` to number in file order.
+    None when no row's template names a rank: a stream without rank tags pays one look at its templates."""
+    marked = [i for i, t in enumerate(used) if id(t) in ranked]
+    if not marked:
+        return None
+    rows = np.flatnonzero(np.isin(which, marked))
+    starts = (block[rows, -1] - base).astype(np.int64)
+    ranks = np.full(len(rows), -1, dtype=np.int64)
+    chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
+    lines: dict[int, bytes] = {}
+    for i in marked:
+        mine = np.flatnonzero(which[rows] == i)
+        span = ranked[id(used[i])]
+        if span is not None:  # digits at the same place in every line of the shape
+            digits = chunk[starts[mine, None] + np.arange(*span)].astype(np.int64) - 48
+            ranks[mine] = digits @ (10 ** np.arange(span[1] - span[0] - 1, -1, -1, dtype=np.int64))
+            continue
+        for j, off in zip(mine.tolist(), starts[mine].tolist(), strict=True):
+            le = buf.find(b"\n", off, end)
+            lines[int(rows[j])] = bytes(buf[off : end if le == -1 else le])
+    return NamedRows(rows, ranks, lines)
+
+
+@dataclass(frozen=True)
+class NamedRows:
+    """The bulk rows whose line names a rank: their rows (sorted), ranks (-1: a host's line, in `lines`)."""
+
+    rows: np.ndarray
+    ranks: np.ndarray
+    lines: dict[int, bytes]
+
+
+def add_rows(
+    st: FileState,
+    block: np.ndarray,
+    extras: dict[str, np.ndarray],
+    lo: int,
+    hi: int,
+    block_min: int,
+    named: NamedRows | None = None,
+) -> None:
+    """Rows lo:hi of a bulk block (and their other metrics) into the file's rows; `named`: the lines of the
+    block's rows that may name their rank, by row (`named_lines`; None: no line of the block does)."""
+    ranks = None
+    if named is not None:
+        a, b = np.searchsorted(named.rows, (lo, hi)).tolist()
+        if b > a:
+            ranks = np.full(len(block), -1, dtype=np.int64)
+            ranks[named.rows[a:b]] = named.ranks[a:b]
+            for i in sorted(i for i in named.lines if lo <= i < hi):  # a host's series is numbered as it comes
+                rank = row_rank(st, named.lines[i].removesuffix(b"\r"))
+                ranks[i] = -1 if rank is None else rank
     part = block[lo:hi]
     # a few rows go as a block too: keyword lines (`val` in chatter) cut the bulk rows into short runs
     if len(part) >= min(block_min, 4):
-        st.rows.add_block(part, {name: col[lo:hi] for name, col in extras.items()})
+        st.rows.add_block(
+            part, {name: col[lo:hi] for name, col in extras.items()}, None if ranks is None else ranks[lo:hi]
+        )
         return
     for i, row in enumerate(part.tolist()):
         more = {name: float(col[lo + i]) for name, col in extras.items() if col[lo + i] == col[lo + i]}
-        st.rows.append(tuple(row), more)
+        rank = None if ranks is None or ranks[lo + i] < 0 else int(ranks[lo + i])
+        st.rows.append(tuple(row), more, rank)
 
 
 @dataclass
@@ -93,12 +196,15 @@ class FileState:
     live: bool = False  # rows get the observation time (the file was read while being written)
     tb_start: int | None = None  # offset of a pending "Traceback" header
     tb_carry: bytes = b""
+    tb_time: float = _NAN  # time of the last stamped line before the pending traceback's header
+    tail: bytes = b""  # the last bytes of earlier reads, where a traceback's time may be (parser LOOKBACK)
     rows: Rows = field(default_factory=Rows)  # ROW_KEYS rows, file order
     timings: list[tuple] = field(default_factory=list)
     evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset)
     metric_keys: dict[str, str] = field(default_factory=dict)  # column -> the key as the log spells it
-    errors: list[dict] = field(default_factory=list)
+    errors: list[ErrorRow] = field(default_factory=list)
     unregistered: set[int] = field(default_factory=set)
+    hosts: dict[str, int] = field(default_factory=dict)  # pdsh host -> its series (core.logs.rows.lineranks)
     rotated: bool = False  # renamed away by log rotation: its rows stay, before the current file's
     unreadable: str | None = None  # why the file cannot be read (permission denied, a FIFO, ...)
     frozen: bool = False  # the part of a file before it was truncated in place: kept, never read again
@@ -145,21 +251,20 @@ def note_cut(st: FileState, old: FileState, obs_time: float) -> None:
     `truncated`: shown with the file's notes by `watch` and the Monitor; it never fails a rank)."""
     how = "copy-truncated (logrotate copytruncate)" if not old.frozen else "truncated in place"
     st.errors.append(
-        {
-            "rank": st.info.rank if st.info.role == LogRole.WORKER else -1,
-            "kind": ErrorKind.TRUNCATED.value,
-            "message": (
+        ErrorRow(
+            rank=st.info.rank if st.info.role == LogRole.WORKER else -1,
+            kind=ErrorKind.TRUNCATED,
+            message=(
                 f"{st.info.rel} was {how} after {old.consumed:,} bytes: its {len(old.rows):,} earlier rows are "
                 f"kept as {old.info.rel}; reading restarts at its start"
             ),
-            "context": "",
-            "line": 1,
-            "offset": 0,
-            "file": st.info.rel,
-            "pid": None,
-            "time": obs_time,
-            "log_time": _NAN,
-        }
+            context="",
+            offset=0,
+            file=st.info.rel,
+            pid=None,
+            time=obs_time,
+            line=1,
+        )
     )
 
 
@@ -211,8 +316,21 @@ def note_lines(errors: pd.DataFrame) -> list[str]:
     ]
 
 
-def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
-    """What the general reader found on one line, into the file's rows (training) or evals."""
+def row_rank(st: FileState, line: bytes) -> int | None:
+    """The rank `line` names when one stream carries several (core.logs.rows.lineranks), a host's series
+    when it names only its host; None: the file's rank."""
+    named = line_rank(line)
+    if named is None:
+        return None
+    if named.rank is not None:
+        return named.rank
+    assert named.host is not None  # a LineRank names one or the other
+    return st.hosts.setdefault(named.host, len(st.hosts))
+
+
+def add_read(st: FileState, read: LineRead, off: int, obs_time: float, rank: int | None = None) -> None:
+    """What the general reader found on one line, into the file's rows (training) or evals; `rank`: the
+    rank the line names (None: the file's)."""
     f = read.fields
     t = f.get("time", _NAN)
     t = t if t == t else obs_time
@@ -220,11 +338,11 @@ def add_read(st: FileState, read: LineRead, off: int, obs_time: float) -> None:
         epoch, step = f.get("epoch", _NAN), f.get("step", _NAN)
         for name, value in (*f.items(), *read.extras.items()):
             if name not in _NOT_EVAL_VALUES:
-                st.evals.append((epoch, step, name, value, t, off))
+                st.evals.append((epoch, step, name, value, t, off, rank))
         return
     for column, key in read.keys.items():
         st.metric_keys.setdefault(column, key)
-    st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras)
+    st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras, rank)
 
 
 _NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
@@ -256,3 +374,44 @@ def row_tuple(row: dict[str, float], obs_time: float, off: int) -> tuple:
     """A parsed row as a ROW_KEYS tuple: the line's own time, else the observation time."""
     t = row["time"]
     return (*(row[k] for k in ROW_FIELDS[:-1]), t if t == t else obs_time, off)
+
+
+LOOKBACK = 16 << 10
+"""Bytes before a traceback searched for the time of the last stamped line (which rank failed first)."""
+
+
+def time_before(st: FileState, buf: bytes | bytearray, floor: int, head: int) -> float:
+    """Time of the last stamped line in the LOOKBACK bytes before buf[head] (the file's bytes start at
+    buf[floor]): this read's bytes, then the tail of the file's earlier reads, so a file read in several
+    blocks or live ticks gives the time one read gives."""
+    lo = head - LOOKBACK
+    if lo >= floor or not st.tail:
+        return last_log_time(bytes(buf[max(floor, lo) : head]))
+    return last_log_time((st.tail + bytes(buf[floor:head]))[-LOOKBACK:])
+
+
+def carry_over(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int, carry_max: int) -> None:
+    """After a read of buf[floor:end] (file offset `base` at buf[0]): keep the file's last LOOKBACK bytes for
+    `time_before` in the next read, and the bytes of a traceback still being written for its context."""
+    read = bytes(buf[max(floor, end - LOOKBACK) : end])
+    st.tail = read if len(read) >= LOOKBACK else (st.tail + read)[-LOOKBACK:]
+    if st.tb_start is not None:
+        if st.tb_start >= base:
+            st.tb_carry = bytes(buf[st.tb_start - base : end][:carry_max])
+        else:
+            st.tb_carry += buf[: min(end, max(0, carry_max - len(st.tb_carry)))]
+
+
+def add_error(
+    st: FileState,
+    kind: ErrorKind,
+    message: str,
+    context: str,
+    off: int,
+    rank: int | None,
+    pid: int | None,
+    t: float,
+    log_time: float = _NAN,
+) -> None:
+    """One error row of the file (its line number is counted when the snapshot needs it)."""
+    st.errors.append(ErrorRow(rank, kind, message, context, off, st.info.rel, pid, t, log_time))

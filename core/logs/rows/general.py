@@ -35,7 +35,10 @@ _RE_NUM = re.compile(NUM)
 _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
 _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 _RE_LOSS_KEY = re.compile(
-    rb"(?i)(?<![a-z0-9])loss(?:['\"]?[ \t]*(?:value[ \t]*)?(?:is\b|[:=|])[ \t]*|"
+    # (Chinese `为` / `是`, "is", may stand before the separator, which may be a full-width colon:
+    # `valid loss 为: 3.37`)
+    rb"(?i)(?<![a-z0-9])loss(?:['\"]?[ \t]*(?:value[ \t]*)?(?:(?:\xe4\xb8\xba|\xe6\x98\xaf)[ \t]*)?"
+    rb"(?:is\b|[:=|]|\xef\xbc\x9a)[ \t]*|"
     # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
     # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
     # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
@@ -43,7 +46,11 @@ _RE_LOSS_KEY = re.compile(
 )
 # A trainer's one-off summary at the end (HF Trainer / MindNLP: `{'train_runtime': 61.2, ..., 'train_loss':
 # 0.0029, 'epoch': 10.0}`): a series of its own, never the last training row
-_RE_SUMMARY = re.compile(rb"train_runtime|train_samples_per_second|train_steps_per_second")
+# and an epoch's or a run's results line (ESPnet2's `7epoch results: [train] ... loss=1.613, ... [valid] loss=1.854`)
+_RE_SUMMARY = re.compile(
+    rb"train_runtime|train_samples_per_second|train_steps_per_second|"
+    rb"(?i:(?:epoch|final|training|train)[ \t]+results?[ \t]*:)"
+)
 # A line that carries training progress: an `avg loss` on it is the epoch's training loss
 # (`Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary
 # (an epoch or step with its number: MindFormers' `epoch_end: ... per step time: 7.5 ms, avg loss: 2.4` repeats
@@ -59,8 +66,11 @@ _NUMV = (
     rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
     rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?![A-Za-z]))"
 )
+# a key may join its words by `/`, `-` or `@` (maxtext's `TFLOP/s/device`, trlx's `losses/policy_loss`, TF-slim's
+# `Top-1`, `Acc@1`)
+_KEY = _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _RE_KV = re.compile(
-    rb"(?<![\w.\-/\\])(" + _WORD + rb"(?:[ \t]+(?:" + _WORD + rb"|\([A-Za-z/%]+\))){0,5})['\"]?"
+    rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]+(?:" + _KEY + rb"|\([A-Za-z/%]+\))){0,5})['\"]?"
     rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
 )
@@ -159,6 +169,7 @@ def line_time(line: bytes) -> float:
     return base + (int(frac) / 10 ** len(frac) if frac else 0.0)
 
 
+_RE_NAN_DOT = re.compile(rb"\.0+(?![\w.])")
 _RE_PAIR_TAIL = re.compile(rb"[ \t]*/[ \t]*(" + NUM + rb")")
 
 
@@ -172,7 +183,11 @@ def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], t
     while line[start : start + 1] in (b" ", b"\t"):
         start += 1
     m = _RE_NUM.match(line, start)
-    if not m or line[m.end() : m.end() + 1] in _NUMBER_TAIL:
+    if not m:
+        return None
+    if line[m.end() : m.end() + 1] in _NUMBER_TAIL and not (
+        m.group(0)[-1:] in b"nNfFyY" and _RE_NAN_DOT.match(line, m.end())  # NeMo's `nan.0`: NaN (its span `nan`)
+    ):
         return None  # `0x1p3`, `1_000`, `4.5e`: not a whole number; never cut it to a prefix
     value, avg, avg_span = to_float(m.group(0)), _NAN, (m.end(), m.end())
     pair = _RE_PAIR_TAIL.match(line, m.end())
@@ -259,16 +274,19 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
 # `key value` pairs on a line whose loss has no separator either: between pipes any key (old Megatron's
 # `| learning rate 6.300E-06 |`), elsewhere one word with a decimal value (WeNet's `loss_att 10.921429 lr
 # 0.00032621 rank 0`: the integers, `rank 0` and `Batch 4/203700`, are no metrics)
+# (`;` separates fields as `|` does: `Loss 10.08; LR 1.00e-06; Iter time 3.72; ETA 9:46:15; Mem 29072.79MB`); a
+# unit may follow the value (nanoGPT's `iter 1631: loss 4.0863, time 561.94ms`)
 _RE_KV_SPACE = re.compile(
-    rb"(?:(?<=\|)[ \t]*(" + _WORD + rb"(?:[ \t]+" + _WORD + rb"){0,4})[ \t]+(" + _NUMV + rb")[ \t]*(?=\||$)|"
-    rb"(?<![\w.\-/\\])(" + _WORD + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)(?![\w.])))"
+    rb"(?:(?<=[|;])[ \t]*(" + _WORD + rb"(?:[ \t]+" + _WORD + rb"){0,4})[ \t]+(" + _NUMV + rb")(ms|s|[A-Za-z%]+)?"
+    rb"[ \t]*(?=[|;]|$)|"
+    rb"(?<![\w.\-/\\@])(" + _KEY + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
 )
 
 
 def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
     """The `key value` pairs of a line (`_RE_KV_SPACE`) into fields/extras, as `_metrics` does."""
     for m in _RE_KV_SPACE.finditer(line):
-        key, at = (1, 2) if m.group(1) else (3, 4)
+        key, at, unit = (1, 2, 3) if m.group(1) else (4, 5, 6)
         if skip[0] <= m.start(at) < skip[1] + 1:
             continue
         name = metric_name(m.group(key))
@@ -277,7 +295,25 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         column = name if name.split("_")[-1] == "loss" else FIXED_ALIASES.get(name, name)
         if column in _RESERVED:
             column = name + "_value"
-        _set(read, column, to_float(m.group(at)), name, m.span(at))
+        value = to_float(m.group(at))
+        if column == "step_time_ms" and m.group(unit) == b"s":
+            value *= 1000.0
+            read.scales[column] = 1000.0
+        _set(read, column, value, name, m.span(at))
+
+
+_BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
+
+
+def _loss_keys(line: bytes) -> list[re.Match[bytes]]:
+    """The line's loss keys, the bare `loss` first: ESPnet's `l1_loss=0.252, mse_loss=0.070, ..., loss=0.345`
+    gives its total, the bare key, as the training loss (the parts are columns of their own)."""
+    keys = list(_RE_LOSS_KEY.finditer(line))
+    if len(keys) > 1 and keys[0].start() and line[keys[0].start() - 1 : keys[0].start()] == b"_":
+        bare = [k for k in keys if not k.start() or line[k.start() - 1 : k.start()] in _BEFORE_BARE]
+        if bare:
+            return bare + [k for k in keys if k not in bare]
+    return keys
 
 
 def read_line(line: bytes | str) -> LineRead | None:
@@ -288,7 +324,7 @@ def read_line(line: bytes | str) -> LineRead | None:
     if b"\x1b" in line:
         line = _RE_ANSI.sub(b"", line)
     read = None
-    for key in _RE_LOSS_KEY.finditer(line):
+    for key in _loss_keys(line):
         got = _loss_value(line, key.end())
         if got is None:
             continue
@@ -310,6 +346,9 @@ def read_line(line: bytes | str) -> LineRead | None:
             return None
         read = LineRead(eval=True)
         _metrics(read, line, (-2, -2))
+        for word in [k for k in read.extras if k.encode() in _EVAL_QUAL or k in ("evaluation", "validation")]:
+            del read.extras[word]  # `    validation: 4395520` (a split's size) names no metric: no eval line
+            del read.keys[word]
         if not read.extras and not read.fields:
             return None
     _epoch_step(read, line)
@@ -442,7 +481,7 @@ def make_template(line: bytes, read: LineRead) -> LineTemplate | None:
         columns.append((column, s, e, scale, column in read.extras))
     ts = _RE_LINE_TS.match(line)
     span = (*ts.span(1), *ts.span(2)) if ts else None
-    return LineTemplate(tuple(columns), tuple(constants), _word_digits(line), tuple(read.keys.items()), True, span)
+    return LineTemplate(tuple(columns), tuple(constants), digits_in_words(line), tuple(read.keys.items()), True, span)
 
 
 # The template of every shape the general reader finds nothing in (a `loss` word in a message). Without
@@ -452,10 +491,17 @@ def make_template(line: bytes, read: LineRead) -> LineTemplate | None:
 NO_ROW = LineTemplate((), (), (), (), row=False)
 
 
-def _word_digits(line: bytes) -> tuple[tuple[int, int], ...]:
+def digits_in_words(line: bytes) -> tuple[tuple[int, int], ...]:
+    # torch's `[rank6]:` tag names the line's rank, not a column: every rank's lines share one template
+    skip = _RE_RANK_TAG.match(line)
     return tuple(
-        (m.start() + i, line[m.start() + i]) for m in _RE_WORD_DIGIT.finditer(line) for i in range(m.end() - m.start())
+        (m.start() + i, line[m.start() + i])
+        for m in _RE_WORD_DIGIT.finditer(line, skip.end() if skip else 0)
+        for i in range(m.end() - m.start())
     )
+
+
+_RE_RANK_TAG = re.compile(rb"\[rank\d+\]:")
 
 
 def shape_key(line: bytes) -> bytes:

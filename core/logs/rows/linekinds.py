@@ -1,8 +1,8 @@
-"""What a worker-log line is to `Parser._line` (core.logs.rows.parser), told by its text alone.
+"""What a worker-log line is to `Parser.parse_line` (core.logs.rows.parser), told by its text alone.
 
 The line-by-line reader dispatches on these, and the sample that learns line shapes for bulk reads asks
 `reaches_metric_line` which lines the line-by-line reader would learn from: one definition for both, so
-they cannot drift apart (tests/test_logs_smallfiles.py holds it to `Parser._line`)."""
+they cannot drift apart (tests/test_logs_smallfiles.py holds it to `Parser.parse_line`)."""
 
 from __future__ import annotations
 
@@ -10,29 +10,40 @@ import re
 
 from core.logs.rows.failures import failure_anchors, fatal_reason, line_tag, task_end
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
+from core.logs.rows.lineranks import host_prefix
 from core.logs.tokens.plain import BASE_LITERALS, WorthScan
 
-__all__ = ["RE_TIMEMONITOR", "TRACEBACK", "WORTH", "failure_after_tag", "has_keyword", "reaches_metric_line"]
+__all__ = [
+    "RE_TIMEMONITOR",
+    "TRACEBACK",
+    "WORTH",
+    "failure_after_prefix",
+    "failure_after_tag",
+    "has_keyword",
+    "reaches_metric_line",
+]
 
 TRACEBACK = b"Traceback (most recent call last)"
 WORTH = WorthScan((*BASE_LITERALS, *failure_anchors()))
-"""The bulk path's search for candidate lines worth `_line` (core.logs.tokens.plain): the parser's own line
+"""The bulk path's search for candidate lines worth `parse_line` (core.logs.tokens.plain): the parser's own line
 kinds and every failure kind's anchors (core.logs.rows.failure_kinds), so a new kind is found on every path."""
 RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms")
 
 
 def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
-    """Whether `Parser._line` hands this line (of a worker log, no user regex) to `_metric_line`, the
+    """Whether `Parser.parse_line` hands this line (of a worker log, no user regex) to `metric_line`, the
     only place a shape is learnt from when lines are read one by one: what `Parser._learn_shapes` may learn.
     `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
     if line.startswith(ERROR_PREFIXES):
         return False
     if line.startswith(b"["):
         return not failure_after_tag(line, traceback_pending)[0]
+    if line[:1].isalnum() and failure_after_prefix(line, traceback_pending)[0]:
+        return False
     if line.startswith(TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
         return False
-    if RE_EXC_LINE.match(line):
-        return False
+    if RE_EXC_LINE.match(line) or (line[:1] == b" " and RE_EXC_LINE.match(line.lstrip(b" "))):
+        return False  # an exception line, maybe indented as pasted (` AssertionError: ...`)
     if b"step time: " in line and parse_step_time_line(line) is not None:
         return False
     return not (b"per step time" in line and RE_TIMEMONITOR.search(line) is not None)
@@ -54,12 +65,42 @@ def failure_after_tag(line: bytes, traceback_pending: bool) -> tuple[int, int | 
     if not skip:
         return 0, None
     body = line[skip:]
-    if (
+    # the tag's own space (`[rank2]: Traceback ...`) is no indent: what follows is read as a line of its own,
+    # but an indented frame of a pending traceback keeps its indent
+    lead = len(body) - len(body.lstrip(b" "))
+    stripped = body[lead:]
+    if traceback_pending and lead > 1 and not stripped.startswith(TRACEBACK) and not RE_EXC_LINE.match(stripped):
+        return skip, rank
+    if _failure_line(stripped, traceback_pending):
+        return skip + lead, rank
+    return 0, None
+
+
+def failure_after_prefix(line: bytes, traceback_pending: bool) -> tuple[int, int | None, str | None]:
+    """`failure_after_tag`, also behind pdsh's host prefix (`192.168.50.171: Traceback ...`,
+    `worker-1: [rank3]:[E624 ...]`): (where the failure's line starts, the rank a tag names, the host);
+    (0, None, None) when it is no failure's line behind a prefix."""
+    if line[:1] == b"[":
+        skip, rank = failure_after_tag(line, traceback_pending)
+        return skip, rank, None
+    found = host_prefix(line)
+    if found is None:
+        return 0, None, None
+    host, at = found
+    body = line[at:]
+    skip, rank = failure_after_tag(body, traceback_pending) if body[:1] == b"[" else (0, None)
+    if skip:
+        return at + skip, rank, host
+    return (at, None, host) if _failure_line(body, traceback_pending) else (0, None, None)
+
+
+def _failure_line(body: bytes, traceback_pending: bool) -> bool:
+    """Whether `body` (a line after its prefix) is a failure's line: an error tag, a traceback (or one of its
+    frames), an exception, a fatal signature or a launcher's word that a task ended."""
+    return bool(
         body.startswith((*ERROR_PREFIXES, TRACEBACK))
         or (traceback_pending and body.startswith((b" ", b"\t")))
         or RE_EXC_LINE.match(body)
         or fatal_reason(body) is not None
         or task_end(body) is not None
-    ):
-        return skip, rank
-    return 0, None
+    )

@@ -2,7 +2,7 @@
 
 `Parser.feed` (one file) and `feed_many` (small files batched) read a block by the path the seam chooses
 (core.logs.rows.seam: LINE, BULK, TEMPLATED, BATCHED, USER); every candidate line no bulk pass took goes
-through `_line`: errors, tracebacks, timings, and loss / evaluation lines read by the general reader.
+through `parse_line`: errors, tracebacks, timings, and loss / evaluation lines read by the general reader.
 """
 
 from __future__ import annotations
@@ -15,17 +15,31 @@ import numpy as np
 
 from core.logs.bytes.discover import LogRole
 from core.logs.rows import linekinds
-from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, cut_by_next, fatal_reason, settle, task_end
+from core.logs.rows.failures import (
+    CUT_TRACEBACK,
+    close_traceback,
+    cut_by_next,
+    fatal_reason,
+    message_rank,
+    settle,
+    task_end,
+)
 from core.logs.rows.filestate import (
     FATAL_KINDS,
     MAX_PARTIAL_LINE,
     ErrorKind,
     FileState,
+    NamedRows,
     ReaderSettings,
+    add_error,
     add_read,
     add_rows,
+    carry_over,
     last_log_time,
+    named_lines,
+    row_rank,
     row_tuple,
+    time_before,
 )
 from core.logs.rows.formats import (
     ERROR_PREFIXES,
@@ -37,7 +51,8 @@ from core.logs.rows.formats import (
     to_float,
 )
 from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
-from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_tag, has_keyword, reaches_metric_line
+from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_prefix, has_keyword, reaches_metric_line
+from core.logs.rows.lineranks import line_rank
 from core.logs.rows.seam import ReadPath, Seam
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, template_block
 from core.logs.tokens.bulk import (
@@ -77,7 +92,8 @@ class Parser:
         self.seam = Seam(self.settings)  # which path reads a block, and what each path read
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
-        self._floor = 0  # where the file `_line` reads begins in its buffer (feed_many: not at 0)
+        self._floor = 0  # where the file `parse_line` reads begins in its buffer (feed_many: not at 0)
+        self._ranked: dict[int, tuple[int, int] | None] = {}  # row templates whose line names a rank -> where
 
     def trim(self, keep: int) -> None:
         """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
@@ -85,10 +101,8 @@ class Parser:
             self._scratch = bytearray()
 
     def feed(self, st: FileState, buf: bytes | bytearray, base: int, now: float, end: int) -> None:
-        """Parse `buf[:end]` (complete lines, buf[end-1] is b"\n") found at absolute offset `base`.
-
-        `buf` may be a reused bytearray longer than `end`: nothing past `end` is looked at.
-        """
+        """Parse `buf[:end]` (complete lines, buf[end-1] is b"\n") found at absolute offset `base`; `buf` may
+        be a reused bytearray longer than `end`: nothing past `end` is looked at."""
         info = st.info
         if info.role == LogRole.WORKER and st.pid is None:
             m = _RE_DISTRIBUTED_PID.search(buf, 0, end) or _RE_PID.search(buf, 0, end)
@@ -105,7 +119,7 @@ class Parser:
             if m is not None:
                 st.rows.append(lm_row(m, base, obs_time))
             else:
-                self._line(st, buf, 0, find(b"\n", 0, end), base, obs_time, metrics)
+                self.parse_line(st, buf, 0, find(b"\n", 0, end), base, obs_time, metrics)
         # Every candidate line in a few numpy passes, kept as a flat array of line starts (no match
         # objects pile up; they would also wake the cyclic GC). In a big chunk numpy picks out the
         # LossMonitor lines and builds their rows at once; the block's slices are added in file order
@@ -137,9 +151,10 @@ class Parser:
             return
         starts = np.asarray(found, dtype=np.int64)
         is_lm, block = lm_block(buf, starts, base, obs_time)
-        block, extras, taken, has_row, used, _ = self._templated(
+        block, extras, taken, has_row, used, which = self._templated(
             buf, end, starts, is_lm, block, base, obs_time, newlines[0] if newlines else None, st.tb_start is not None
         )
+        named = named_lines(buf, block, used, which, self._ranked, base, end)
         for template in used:
             for column, key in template.keys:
                 st.metric_keys.setdefault(column, key)
@@ -147,7 +162,9 @@ class Parser:
         others = np.flatnonzero(~taken)
         if words is not None and newlines and self.seam.worth_filter(len(others)):
             others = linekinds.WORTH.look(buf, starts, others, words, newlines[0], compiled=True)
-        self._emit(st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics)
+        self._emit(
+            st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics, named
+        )
         self._carry_traceback(st, buf, base, end)
 
     def feed_many(self, items: Sequence[tuple[FileState, int, int]], buf: bytearray) -> None:
@@ -174,6 +191,7 @@ class Parser:
             buf, end, starts, is_lm, block, 0, _NAN, newlines, False
         )
         rows_through = np.cumsum(has_row)
+        named = named_lines(buf, block, used, which, self._ranked, 0, end)
         others = linekinds.WORTH.look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
         names = [extra_names(t) for t in used]
         for st, lo, hi in items:
@@ -200,6 +218,7 @@ class Parser:
                 hi,
                 _NAN,
                 True,
+                named,
             )
             self._carry_traceback(st, buf, -lo, hi)
         self._floor = 0
@@ -218,23 +237,25 @@ class Parser:
         end: int,
         obs_time: float,
         metrics: bool,
+        named: NamedRows | None = None,
     ) -> None:
-        """The bulk rows `rows` (a range of `block`) and the lines `others` left to `_line`, into the file
-        in line order (a TimeMonitor line takes the epoch/step of the row before it)."""
+        """The bulk rows `rows` (a range of `block`; `named`: the ranks their lines name) and the lines `others`
+        left to `parse_line`, into the file in line order (a TimeMonitor line takes the epoch/step of the row
+        before)."""
         done, stop = rows
         find = buf.find
         for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
             k = int(rows_through[j])  # bulk rows that come before this line
             if k > done:
-                add_rows(st, block, extras, done, k, self.settings.block_min)
+                add_rows(st, block, extras, done, k, self.settings.block_min, named)
                 done = k
             m = RE_LM_AT.match(buf, ls, end)  # a LossMonitor line numpy left (too near the buffer's end)
             if m is not None:
                 st.rows.append(lm_row(m, base + ls, obs_time))
             else:
-                self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
+                self.parse_line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if stop > done:
-            add_rows(st, block, extras, done, stop, self.settings.block_min)
+            add_rows(st, block, extras, done, stop, self.settings.block_min, named)
 
     def _templated(
         self,
@@ -284,7 +305,7 @@ class Parser:
         self.seam.note(ReadPath.TEMPLATED, int(hit.sum()))
         no_row = hit.copy()
         no_row[row_lines] = False
-        if no_row.any():  # a shape without a row may still be a failure's line: `_line` reads those (`_fatal`)
+        if no_row.any():  # a shape without a row may still be a failure's line: `parse_line` reads those (`_fatal`)
             idx = np.flatnonzero(no_row)
             hit[idx[self._shapes.worth[shape_of[idx]]]] = False
         taken = is_lm.copy()
@@ -329,7 +350,10 @@ class Parser:
         if len(self._templates) >= _MAX_TEMPLATES:
             self._templates.clear()
             self._shapes.clear()
+            self._ranked.clear()
         template = NO_ROW if read is None else make_template(line, read)
+        if template is not None and template is not NO_ROW and (named := line_rank(line)) is not None:
+            self._ranked[id(template)] = None if named.host is not None else named.span
         self._templates[key] = template
         self._shapes.add(key, template)
         return template
@@ -352,46 +376,15 @@ class Parser:
             if m is not None:
                 st.rows.append(lm_row(m, base + ls, obs_time))
             else:
-                self._line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
+                self.parse_line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
 
     def _carry_traceback(self, st: FileState, buf: bytes | bytearray, base: int, end: int) -> None:
         """Keep the bytes of a traceback still being written, for its context once it ends; and settle
         which failures ended the rank (core.logs.rows.failures.settle)."""
-        if st.tb_start is not None:
-            if st.tb_start >= base:
-                st.tb_carry = bytes(buf[st.tb_start - base : end][: self.settings.tb_carry_max])
-            else:
-                st.tb_carry += buf[: min(end, max(0, self.settings.tb_carry_max - len(st.tb_carry)))]
+        carry_over(st, buf, self._floor, base, end, self.settings.tb_carry_max)
         settle(st)
 
-    def _error(
-        self,
-        st: FileState,
-        kind: ErrorKind,
-        message: str,
-        context: str,
-        off: int,
-        rank: int | None,
-        pid: int | None,
-        t: float,
-        log_time: float = _NAN,
-    ) -> None:
-        st.errors.append(
-            {
-                "rank": rank,
-                "kind": str(kind),
-                "message": message,
-                "context": context,
-                "line": None,
-                "offset": off,
-                "file": st.info.rel,
-                "pid": pid,
-                "time": t,
-                "log_time": log_time,
-            }
-        )
-
-    def _line(
+    def parse_line(
         self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float, metrics: bool
     ) -> None:
         line = bytes(buf[ls:le])
@@ -401,9 +394,11 @@ class Parser:
             return
         info = st.info
         rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
-        if line[:1] == b"[" and (tag := failure_after_tag(line, st.tb_start is not None))[0]:
-            # a failure's line after a launcher's tag (`[1,2]<stderr>:`, `[rank6]:`), of the rank it names
-            line, ls, rank = line[tag[0] :], ls + tag[0], rank if tag[1] is None else tag[1]
+        if (line[:1] == b"[" or line[:1].isalnum()) and (tag := failure_after_prefix(line, st.tb_start is not None))[0]:
+            # a failure after a tag (`[1,2]<stderr>:`, `[rank6]:`, `worker-1: `): of its rank, else its host's series
+            skip, named, host = tag
+            line, ls = line[skip:], ls + skip
+            rank = named if named is not None else rank if host is None else st.hosts.setdefault(host, len(st.hosts))
         off = base + ls
         if line.startswith(ERROR_PREFIXES):
             m = _RE_MS_LOG.match(line)
@@ -411,16 +406,16 @@ class Parser:
             mt = _RE_TIMED_OUT.search(line)
             lt = last_log_time(line)
             if mt:
-                self._error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
+                add_error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
             elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
-                self._error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
+                add_error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
             else:  # an error line ends a rank's run unless training follows (failures.trained_on settles it)
                 kind = ErrorKind.EXCEPTION if fatal_reason(line) or info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
-                self._error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
+                add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
             return
         if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers); or a fatal line
             if metrics and self.user is None:
-                taken = self._metric_line(st, line, off, obs_time)
+                taken = self.metric_line(st, line, off, obs_time)
             elif metrics:
                 taken = self._user_line(st, line, off, obs_time)
             else:
@@ -432,17 +427,21 @@ class Parser:
             cut_by_next(st, buf, base, ls, self.settings.tb_carry_max)
             st.tb_start = off
             st.tb_carry = b""
+            st.tb_time = time_before(st, buf, self._floor, ls)
             # a failure until its exception line replaces it (a log may end inside the traceback)
-            self._error(st, ErrorKind.EXCEPTION, CUT_TRACEBACK, "", off, rank, st.pid, obs_time, last_log_time(line))
+            add_error(st, ErrorKind.EXCEPTION, CUT_TRACEBACK, "", off, rank, st.pid, obs_time, last_log_time(line))
             return
         if st.tb_start is not None and line.startswith((b" ", b"\t")):
             return  # a frame of the pending traceback
         mexc = RE_EXC_LINE.match(line)
+        if mexc is None and line[:1] == b" " and (mexc := RE_EXC_LINE.match(line.lstrip(b" "))) is not None:
+            line = line.lstrip(b" ")  # ` AssertionError: ...` as pasted (no traceback pending: not a frame)
         if mexc:
             text = line.decode("utf-8", "replace").strip()
             context = ""
-            head = st.tb_start - base if st.tb_start is not None and st.tb_start >= base else ls
-            lt = last_log_time(bytes(buf[max(self._floor, head - _LOOKBACK) : head]))  # the exception's own time
+            # the exception's own time: the last stamped line before its traceback (found at the header, which
+            # may have been read a block or a live tick earlier), else before this line
+            lt = st.tb_time if st.tb_start is not None else time_before(st, buf, self._floor, ls)
             if st.tb_start is not None:
                 rank = close_traceback(st, rank)
                 end = off - base + len(line)
@@ -450,8 +449,10 @@ class Parser:
                 context = raw[-self.settings.tb_carry_max :].decode("utf-8", "replace").replace("\r\n", "\n")
                 st.tb_start = None
                 st.tb_carry = b""
+            if info.layout == "single":  # one stream of several ranks: `AssertionError: Rank 114: found NaN ...`
+                rank = message_rank(text, mexc.end(), rank)
             kind = ErrorKind.NAN if b"NAN or INF" in line else ErrorKind.EXCEPTION
-            self._error(st, kind, text, context, off, rank, st.pid, obs_time, lt)
+            add_error(st, kind, text, context, off, rank, st.pid, obs_time, lt)
             return
         if not metrics:
             self._fatal(st, line, off, rank, obs_time)
@@ -468,7 +469,7 @@ class Parser:
             last = st.rows.last() or (_NAN, _NAN)
             st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
             return
-        if not self._metric_line(st, line, off, obs_time):
+        if not self.metric_line(st, line, off, obs_time):
             self._fatal(st, line, off, rank, obs_time)
 
     def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
@@ -477,19 +478,19 @@ class Parser:
         if (ended := task_end(line)) is not None:
             text = line.decode("utf-8", "replace").strip()
             for task in ended.ranks:
-                self._error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
+                add_error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
         elif fatal_reason(line) is not None:
             text = line.decode("utf-8", "replace").strip()
-            self._error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
+            add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
 
     def _user_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """The user's regex on one line: True when it gave a row."""
         row = self.user.parse(line) if self.user is not None else None
         if row is not None:
-            st.rows.append(row_tuple(row, obs_time, off))
+            st.rows.append(row_tuple(row, obs_time, off), None, row_rank(st, line))
         return row is not None
 
-    def _metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
+    def metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """A loss line becomes a row (its other metrics extras), an evaluation line eval entries: True then."""
         self.seam.alone += 1
         low = line.lower()
@@ -503,11 +504,12 @@ class Parser:
                 if len(st.metric_keys) < template.n_keys:
                     st.metric_keys.update((c, k) for c, k in template.keys if c not in st.metric_keys)
                 t = row[-1]
-                st.rows.append((*row[:-1], t if t == t else obs_time, off), extras)
+                rank = row_rank(st, line) if id(template) in self._ranked else None
+                st.rows.append((*row[:-1], t if t == t else obs_time, off), extras, rank)
             return bool(template.row)
         read = read_loss(line)
         if read is not None:
-            add_read(st, read, off, obs_time)
+            add_read(st, read, off, obs_time, row_rank(st, line))
         if key not in self._templates and b"\x1b" not in line:
             self._learn(key, line, read)
         return read is not None
@@ -515,5 +517,4 @@ class Parser:
 
 _LEARN_ROUNDS = 3  # samples taken from a block's lines of unknown shapes before the rest is read one by one
 _MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
-_LOOKBACK = 16 << 10  # bytes before a traceback searched for the time of the last stamped line
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")

@@ -28,7 +28,7 @@ from core.logs.bytes.rawio import read_exact as _read_exact
 from core.logs.bytes.readahead import ReadAhead
 from core.logs.bytes.source import ByteSource, CheckedFiles, why_not
 from core.logs.bytes.utf16 import read_utf16, utf16_codec
-from core.logs.rows.filestate import keep_before_cut, note_cut, settle_cut
+from core.logs.rows.filestate import ErrorRow, keep_before_cut, note_cut, settle_cut
 from core.logs.rows.formats import user_format
 from core.logs.rows.parser import ErrorKind, FileState, Parser, ReaderSettings
 from core.logs.rows.smallfiles import SmallFiles
@@ -36,6 +36,7 @@ from core.logs.rows.snapshot import (
     ERROR_COLUMNS,
     METRIC_COLUMNS,
     TIMING_COLUMNS,
+    Held,
     RunSnapshot,
     empty_metrics,
     rank_table,
@@ -119,6 +120,15 @@ class RunReader:
     def table(self) -> MetricTable:
         """The loss table the snapshots' `metrics` view (its size: `table.nbytes`)."""
         return self._table
+
+    @property
+    def held(self) -> Held:
+        """What the reader holds between two reads besides the table (bounded by its settings)."""
+        return Held(
+            max(len(b) for b in self._bufs),
+            len(self._ahead.buffer),
+            max((st.rows.untaken for st in self.files.values()), default=0),
+        )
 
     def discover(self) -> bool:
         """Add newly appeared files; True when something new was found."""
@@ -386,18 +396,16 @@ class RunReader:
                             st.skipping = True
                             st.dropped_bytes += got
                             st.errors.append(
-                                {
-                                    "rank": st.info.rank if st.info.role == LogRole.WORKER else -1,
-                                    "kind": ErrorKind.OVERLONG_LINE.value,
-                                    "message": f"a line longer than {self.settings.max_partial_line} bytes was dropped",
-                                    "context": "",
-                                    "line": None,
-                                    "offset": pos,
-                                    "file": st.info.rel,
-                                    "pid": st.pid,
-                                    "time": now if st.live else _NAN,
-                                    "log_time": _NAN,
-                                }
+                                ErrorRow(
+                                    rank=st.info.rank if st.info.role == LogRole.WORKER else -1,
+                                    kind=ErrorKind.OVERLONG_LINE,
+                                    message=f"a line longer than {self.settings.max_partial_line} bytes was dropped",
+                                    context="",
+                                    offset=pos,
+                                    file=st.info.rel,
+                                    pid=st.pid,
+                                    time=now if st.live else _NAN,
+                                )
                             )
                             pos += got
                             st.consumed = pos
@@ -472,6 +480,7 @@ class RunReader:
             behind_bytes=behind,
             evals=eval_frame(workers),
             metric_keys=metric_keys(workers),
+            hosts={n: host for st in workers for host, n in st.hosts.items()},
         )
         self._cache, self._cache_version = snap, self.version
         return snap

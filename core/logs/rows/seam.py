@@ -3,10 +3,10 @@
 A file's complete lines are read by one of these paths, all giving the same rows (tests/test_grammar_entries.py
 and the property tests of tests/test_logs_fastpath.py / test_logs_smallfiles.py hold them equal):
 
-  USER        the user's regex on every line (`Parser._line`), no pre-filter
-  LINE        candidate lines found by one sre search, each through `Parser._line` (a live tick's few lines)
+  USER        the user's regex on every line (`Parser.parse_line`), no pre-filter
+  LINE        candidate lines found by one sre search, each through `Parser.parse_line` (a live tick's few lines)
   BULK        candidate lines found by numpy or the compiled passes (core.logs.tokens), LossMonitor rows
-              built in numpy, the rest through `_line` (after the literal search for lines worth it)
+              built in numpy, the rest through `parse_line` (after the literal search for lines worth it)
   TEMPLATED   within BULK, the lines of known shapes as rows by their templates (core.logs.rows.templated)
   BATCHED     many never-read small worker logs in one buffer (core.logs.rows.smallfiles, `Parser.feed_many`)
 
@@ -38,7 +38,7 @@ class ReadPath(StrEnum):
 class Seam:
     """The parser's choice of path for each block (see the module's doc) and what each path read:
     `blocks[path]` blocks, `lines[path]` lines (TEMPLATED: rows by templates), `alone` the lines the
-    general reader read one at a time (`Parser._metric_line`)."""
+    general reader read one at a time (`Parser.metric_line`)."""
 
     def __init__(self, settings: ReaderSettings) -> None:
         self.settings = settings
@@ -65,7 +65,7 @@ class Seam:
         return lines >= self.settings.shape_min and end >= self.settings.compiled_min
 
     def worth_filter(self, others: int) -> bool:
-        """Whether the lines left to `_line` are first searched for the parts of a line worth reading (one
+        """Whether the lines left to `parse_line` are first searched for the parts of a line worth reading (one
         literal search) rather than each read."""
         return others >= self.settings.block_min
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -13,7 +13,7 @@ import pandas as pd
 
 from core.logs.bytes.discover import LogFile
 from core.logs.bytes.rawio import line_number
-from core.logs.rows.filestate import FATAL_KINDS, FileState
+from core.logs.rows.filestate import FATAL_KINDS, ErrorKind, FileState
 from core.logs.rows.table import EVAL_COLUMNS
 
 __all__ = [
@@ -57,6 +57,8 @@ class RunSnapshot:
     evals: evaluation lines, one row per scalar (EVAL_COLUMNS), never training rows; metric_keys:
     metric column -> the key as the logs spell it (`step_time_ms` <- `per_step_time`), for every
     metric the loss lines carry (the columns of `metrics` beyond METRIC_COLUMNS are such metrics).
+    A file whose lines name their ranks (core.logs.rows.lineranks) gives every such rank its rows, error
+    lines and a row of `ranks`; hosts: the series of a pdsh stream's hosts whose lines name no rank -> host.
     """
 
     log_dir: Path
@@ -72,6 +74,8 @@ class RunSnapshot:
     evals: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=EVAL_COLUMNS))
     metric_keys: dict[str, str] = field(default_factory=dict)
     behind_bytes: int = 0  # written but not read yet: a writer faster than the watcher's per-tick cap
+    # series -> host, for the rows of a pdsh stream whose lines name a host but no rank (core.logs.rows.lineranks)
+    hosts: dict[int, str] = field(default_factory=dict)
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
     _memo_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -108,30 +112,51 @@ def timings_and_errors(workers: list[FileState], files: list[FileState]) -> tupl
         [(st.info.rank, *t, st.info.rel) for st in workers for t in st.timings], columns=TIMING_COLUMNS
     )
     pid_to_rank = {st.pid: st.info.rank for st in workers if st.pid is not None}
-    error_rows: list[dict] = []
+    error_rows: list[tuple] = []
     for st in files:
-        for err in st.errors:
-            if err["line"] is None:
-                err["line"] = line_number(st.info.path, err["offset"])
-            row = dict(err)
-            if row["rank"] is None and row["pid"] is not None:
-                row["rank"] = pid_to_rank.get(row["pid"])
-            error_rows.append(row)
+        for i, err in enumerate(st.errors):
+            if err.line is None:
+                err = st.errors[i] = err.with_line(line_number(st.info.path, err.offset))
+            if err.rank is None and err.pid is not None:
+                err = replace(err, rank=pid_to_rank.get(err.pid))
+            error_rows.append(err.row())
     errors = pd.DataFrame(error_rows, columns=ERROR_COLUMNS)
     errors["rank"] = pd.to_numeric(errors["rank"], errors="coerce").astype("Int64")
     return timings, errors
 
 
+def _stream_ranks(st: FileState) -> dict[int, tuple[int, tuple | None]]:
+    """The ranks one file's rows and error lines belong to, each with its row count and last row: its own
+    rank alone, unless its lines name ranks (core.logs.rows.lineranks: one stream of several). Then every
+    rank they name, and its own rank only when rows or error lines name none (an mpirun stream whose every
+    line is tagged `[1,1]` is rank 1's, not rank 0's too)."""
+    own = st.info.rank if st.info.rank is not None else -1
+    per = st.rows.per_rank()
+    named = {e.rank for e in st.errors if e.rank is not None and e.rank >= 0 and e.kind != ErrorKind.TASK_EXIT}
+    named.update(e[6] for e in st.evals if e[6] is not None)  # a rank with evaluation lines only (WeNet's CV)
+    if not per and named <= {own}:
+        return {own: (len(st.rows), st.rows.last())}
+    out: dict[int, tuple[int, tuple | None]] = {r: (0, None) for r in named}
+    for rank, (n, last) in per.items():
+        out[own if rank is None else rank] = (n, last)
+    if not out:
+        out[own] = (len(st.rows), st.rows.last())
+    return out
+
+
 def rank_table(workers: list[FileState], unregistered: set[int]) -> pd.DataFrame:
-    """Per-rank facts for `rank_status`: last step and loss, activity, whether it finished, what was dropped."""
-    by_rank: dict[int, list[FileState]] = {}
+    """Per-rank facts for `rank_status`: last step and loss, activity, whether it finished, what was dropped.
+    A file whose lines name several ranks gives each of them a row (its activity and size are the file's)."""
+    by_rank: dict[int, list[tuple[FileState, int, tuple | None]]] = {}
     for st in workers:
-        by_rank.setdefault(st.info.rank if st.info.rank is not None else -1, []).append(st)
+        for rank, (n, last_row) in _stream_ranks(st).items():
+            by_rank.setdefault(rank, []).append((st, n, last_row))
     rows = []
     for rank in sorted(by_rank):
-        sts = by_rank[rank]
-        last = next((s.rows.last() for s in reversed(sts) if len(s.rows)), None)
-        n_loss = sum(len(s.rows) for s in sts)
+        parts = by_rank[rank]
+        sts = [p[0] for p in parts]
+        last = next((p[2] for p in reversed(parts) if p[1]), None)
+        n_loss = sum(p[1] for p in parts)
         epoch, step, epochs_total, steps_total, loss = last[:5] if last else (_NAN,) * 5
         # a global step (MindYOLO rows) is done at epochs x steps per epoch, a step-in-epoch at the last one
         done_by_totals = bool(
@@ -178,3 +203,13 @@ def rank_table(workers: list[FileState], unregistered: set[int]) -> pd.DataFrame
         "unreadable",
     ]
     return pd.DataFrame(rows, columns=cols)
+
+
+@dataclass(frozen=True)
+class Held:
+    """Memory a reader keeps between two reads: its largest read buffer, the next file's read-ahead
+    (bytes), and the most parsed rows a file holds not yet taken into the table."""
+
+    read_buffer: int
+    read_ahead: int
+    untaken_rows: int

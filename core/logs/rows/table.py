@@ -16,7 +16,9 @@ builds new arrays, so an older snapshot never sees its data change.
 
 Order: the first snapshot holds the rows rank by rank in file order (what `read_run` returns); later
 ones add each tick's new rows after them. Within a rank (and a file) rows stay in file order, which is
-all the readers of `metrics` rely on (they group by rank).
+all the readers of `metrics` rely on (they group by rank). A row's rank is its file's, or the rank its line
+names when one stream carries several (core.logs.rows.lineranks: `Rows.take_ranks`); such a file's rows
+interleave its ranks, each rank's still in file order.
 """
 
 from __future__ import annotations
@@ -177,11 +179,17 @@ class MetricTable:
         """The new rows of `files`, file after file, in one write per column: a live tick of 1,024 files
         with a row each costs a dozen numpy calls, not a dozen per file."""
         parts = []  # (source, rank, rows, other metrics) per file with new rows
+        named = []  # (where the file's rows start in the block, row numbers, ranks their lines name)
+        at = 0
         for st in files:
             src = self._source(st)
             if st.rows.untaken:
+                line_ranks = st.rows.take_ranks()  # one stream of several ranks (core.logs.rows.lineranks)
                 rows, extras = st.rows.take_all()  # the file keeps its count and last row only
                 parts.append((src, st.info.rank if st.info.rank is not None else -1, rows, extras))
+                if line_ranks is not None:
+                    named.append((at, *line_ranks))
+                at += len(rows)
         if not parts:
             return
         block = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
@@ -189,13 +197,13 @@ class MetricTable:
         self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
             self._cols[name].put(start, block[:, i], self._cap)
-        named = {name for p in parts for name in p[3]}
-        for name in named.difference(self._cols):  # a metric seen for the first time
+        metrics = {name for p in parts for name in p[3]}
+        for name in metrics.difference(self._cols):  # a metric seen for the first time
             self._cols[name] = _Column()
             self._extra_names.append(name)
         for name in self._extra_names:  # NaN on the rows that do not name it (stored once it has a value)
             col = self._cols[name]
-            if name not in named:
+            if name not in metrics:
                 if col.arr is not None:
                     col.put(start, np.full(end - start, np.nan), self._cap)
                 continue
@@ -213,6 +221,8 @@ class MetricTable:
             self._fixed["rank"][at : at + len(rows)] = rank
             self._fixed["code"][at : at + len(rows)] = src.code
             at += len(rows)
+        for first, rows, ranks in named:  # the rows whose line names its rank
+            self._fixed["rank"][start + first + rows] = ranks
         self._fixed["offset"][start:end] = block[:, _N_FLOAT]
         self._n = end
 
@@ -279,7 +289,7 @@ def eval_frame(workers: list[FileState]) -> pd.DataFrame:
     """Every worker file's evaluation entries, rank by rank (a few per epoch: rebuilt per snapshot)."""
     return pd.DataFrame(
         [
-            (st.info.rank if st.info.rank is not None else -1, *e[:5], e[5], st.info.rel)
+            (e[6] if e[6] is not None else st.info.rank if st.info.rank is not None else -1, *e[:5], e[5], st.info.rel)
             for st in workers
             for e in st.evals
         ],

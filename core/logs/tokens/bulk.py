@@ -43,7 +43,7 @@ RE_SCAN = re.compile(rb"\n" + CANDIDATE_START)
 RE_CANDIDATE_AT = re.compile(CANDIDATE_START)
 # The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the
 # plain-decimal form of it (`lm_block`); any other candidate, or a loss line it does not take
-# (nan, exponents, odd spacing), goes through `_line`, which gives the same row for it.
+# (nan, exponents, odd spacing), goes through `parse_line`, which gives the same row for it.
 _LM = rb"epoch: (\d+),? step: (\d+),? loss is (" + NUM + rb")\r?(?=\n)"
 RE_LM_AT = re.compile(_LM)
 _DIGITS_W = 12  # epoch/step digit runs parsed by numpy; longer ones take the exact Python path
@@ -58,7 +58,19 @@ class Rows:
     any (`extras`: name -> parts of (row numbers, values), in row order). Its count and last row outlive
     the take."""
 
-    __slots__ = ("_blocks", "_extras", "_first", "_last", "_n", "_pending", "_tail", "_taken")
+    __slots__ = (
+        "_blocks",
+        "_extras",
+        "_first",
+        "_last",
+        "_n",
+        "_pending",
+        "_pending_ranks",
+        "_rank_parts",
+        "_tail",
+        "_taken",
+        "by_rank",
+    )
 
     def __init__(self) -> None:
         self._blocks: list[np.ndarray] = []
@@ -69,6 +81,12 @@ class Rows:
         self._taken = 0
         self._last: tuple | None = None  # kept by take()
         self._first: tuple | None = None  # kept by the first take()
+        # the ranks lines name when one stream carries several (core.logs.rows.lineranks): the rows that
+        # name one, as parts of (row numbers, ranks); none at all for a stream without (its file's rank)
+        self._rank_parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending_ranks: tuple[list[int], list[int]] | None = None
+        # per rank a line named (None: the rows naming none), its row count and last row, once any line named one
+        self.by_rank: dict[int | None, tuple[int, tuple]] = {}
 
     def __len__(self) -> int:
         return self._n
@@ -78,7 +96,17 @@ class Rows:
         """Rows parsed since the last `take`."""
         return self._n - self._taken
 
-    def append(self, row: tuple, extras: dict[str, float] | None = None) -> None:
+    @property
+    def named_ranks(self) -> bool:
+        """Whether a line of this file named its rank (the rows then are per rank: `by_rank`, `take_ranks`)."""
+        return bool(self._rank_parts or self._pending_ranks is not None or self.by_rank)
+
+    def append(self, row: tuple, extras: dict[str, float] | None = None, rank: int | None = None) -> None:
+        if rank is not None:
+            if self._pending_ranks is None:
+                self._pending_ranks = ([], [])
+            self._pending_ranks[0].append(self._n)
+            self._pending_ranks[1].append(rank)
         if extras:
             for name, value in extras.items():
                 rows, values = self._pending.setdefault(name, ([], []))
@@ -87,10 +115,17 @@ class Rows:
         self._tail.append(row)
         self._n += 1
 
-    def add_block(self, block: np.ndarray, extras: dict[str, np.ndarray] | None = None) -> None:
+    def add_block(
+        self, block: np.ndarray, extras: dict[str, np.ndarray] | None = None, ranks: np.ndarray | None = None
+    ) -> None:
         """Rows in bulk; `extras` holds one value per row of the block for each metric it names (kept as
-        arrays: a Python list of every value cost a 1,024 x 2,000 Megatron read 0.3 s)."""
+        arrays: a Python list of every value cost a 1,024 x 2,000 Megatron read 0.3 s); `ranks` the rank
+        each row's line names (-1: none)."""
         self._flush()
+        if ranks is not None:
+            named = np.flatnonzero(ranks >= 0)
+            if len(named):
+                self._rank_parts.append((named + self._n, ranks[named].astype(np.int64)))
         if extras:
             rows = np.arange(self._n, self._n + len(block), dtype=np.int64)
             for name, values in extras.items():
@@ -121,6 +156,9 @@ class Rows:
         self._flush()
         self._first = self.first()
         self._last = self.last()
+        if self.named_ranks:
+            self.by_rank = self.per_rank()
+            self._rank_parts = []
         blocks, self._blocks = self._blocks, []
         extras = {name: _joined(parts, self._taken) for name, parts in self._extras.items()}
         self._extras = {}
@@ -129,7 +167,38 @@ class Rows:
             return blocks[0], extras
         return (np.concatenate(blocks) if blocks else np.empty((0, len(ROW_KEYS)), dtype=np.float64)), extras
 
+    def take_ranks(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The ranks named by the rows the next `take_all` hands over: (row numbers within them, ranks), or
+        None when no line of them named one. Call it just before `take_all`."""
+        self._flush()
+        if not self._rank_parts:
+            return None
+        return _joined(self._rank_parts, self._taken)
+
+    def per_rank(self) -> dict[int | None, tuple[int, tuple]]:
+        """Per rank a line named (None: the rows naming none) its row count and last row, taken or not;
+        empty while no line named a rank (the file's rows are then all its own rank's)."""
+        self._flush()
+        out = dict(self.by_rank)
+        if not (out or self._rank_parts) or self._n == self._taken:
+            return out
+        block = self._blocks[0] if len(self._blocks) == 1 else np.concatenate(self._blocks)
+        per_row = np.full(len(block), -1, dtype=np.int64)
+        if self._rank_parts:
+            rows, ranks = _joined(self._rank_parts, self._taken)
+            per_row[rows] = ranks
+        for rank in np.unique(per_row).tolist():
+            at = np.flatnonzero(per_row == rank)
+            key = None if rank < 0 else int(rank)
+            n = out.get(key, (0, ()))[0]
+            out[key] = (n + len(at), tuple(block[at[-1]].tolist()))
+        return out
+
     def _flush(self) -> None:
+        if self._pending_ranks is not None:
+            rows_r, ranks_r = self._pending_ranks
+            self._rank_parts.append((np.array(rows_r, dtype=np.int64), np.array(ranks_r, dtype=np.int64)))
+            self._pending_ranks = None
         if self._tail:
             self._blocks.append(np.array(self._tail, dtype=np.float64).reshape(-1, len(ROW_KEYS)))
             self._tail = []
@@ -182,14 +251,14 @@ def decimals(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarr
     for anything else (nan, inf, exponents, over `_VALUE_W` bytes): those take the exact line path.
     """
     if len(start) < _MATRIX_MAX:
-        return _decimals_matrix(chunk, start)
-    return _decimals_columns(chunk, start)
+        return decimals_matrix(chunk, start)
+    return decimals_columns(chunk, start)
 
 
 _MATRIX_MAX = 2048  # below this many values the whole-matrix form wins (fixed ~30 numpy calls)
 
 
-def _decimals_columns(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decimals_columns(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`decimals` column by column (each step works on contiguous columns and the loop stops when
     every number has ended): fastest for tens of thousands of values, ~19 x 14 numpy calls each."""
     n = len(start)
@@ -233,7 +302,7 @@ def _decimals_columns(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray,
     return value, length, plain
 
 
-def _decimals_matrix(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decimals_matrix(chunk: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`decimals` on the whole (n, _VALUE_W) byte matrix at once (a class lookup, cumulative sums):
     a fixed ~30 numpy calls, so a live tick or a small file does not pay the column loop's ~270."""
     ok = (start >= 0) & (start <= len(chunk) - _VALUE_W)
@@ -388,7 +457,7 @@ def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: fl
 
     A line is taken only if it is all of `epoch: <digits>[,] step: <digits>[,] loss is <decimal>`
     then an optional CR and the newline (so `_LM` matches it whole and `float` gives the same
-    numbers); the rest is left to `_line`.
+    numbers); the rest is left to `parse_line`.
     """
     chunk = np.frombuffer(buf, dtype=np.uint8)
     top = len(chunk) - 1

@@ -97,7 +97,7 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _scan(
+def scan_kernel(
     a: np.ndarray,
     words: np.ndarray,
     lo: int,
@@ -177,7 +177,7 @@ def words_of(a: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _newline_from(a: np.ndarray, i: int, end: int) -> int:
+def newline_from(a: np.ndarray, i: int, end: int) -> int:
     """The index just after the first newline at or after `i` (`end` if none)."""
     while i < end:
         if a[i] == 10:
@@ -190,7 +190,7 @@ _SPLIT_MIN = 1 << 20  # a block this big is scanned as two halves at once (the l
 _helper: ThreadPoolExecutor | None = None
 
 
-def _scan_range(
+def scan_range(
     a: np.ndarray, words: np.ndarray, lo: int, hi: int, end: int, keywords: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     size = (hi - lo) // 32 + 64  # lines average far more than 32 bytes; a range of short lines is done again
@@ -198,7 +198,7 @@ def _scan_range(
         newlines = np.empty(size, dtype=np.int64)
         starts = np.empty(size, dtype=np.int64)
         kw_lines = np.empty(size, dtype=np.int64)
-        n_nl, n_st, n_kw = _scan(a, words, lo, hi, end, keywords, newlines, starts, kw_lines)
+        n_nl, n_st, n_kw = scan_kernel(a, words, lo, hi, end, keywords, newlines, starts, kw_lines)
         if n_nl >= 0:
             return starts[:n_st], newlines[:n_nl], kw_lines[:n_kw]
         size = hi - lo + 1
@@ -218,13 +218,13 @@ def scan_block(
     words = words_of(a)
     if split is None:
         split = end >= _SPLIT_MIN and (os.cpu_count() or 1) > 1
-    mid = _newline_from(a, end // 2, end) if split else end
+    mid = newline_from(a, end // 2, end) if split else end
     if mid >= end:
-        return _scan_range(a, words, 0, end, end, keywords)
+        return scan_range(a, words, 0, end, end, keywords)
     if _helper is None:
         _helper = ThreadPoolExecutor(1, thread_name_prefix="shardscope-scan")
-    second = _helper.submit(_scan_range, a, words, mid, end, end, keywords)
-    first = _scan_range(a, words, 0, mid, end, keywords)
+    second = _helper.submit(scan_range, a, words, mid, end, end, keywords)
+    first = scan_range(a, words, 0, mid, end, keywords)
     rest = second.result()
     starts, newlines, words_at = (np.concatenate([x, y]) for x, y in zip(first, rest, strict=True))
     return starts, newlines, words_at
@@ -238,7 +238,7 @@ _BYTE = np.uint64(0xFF)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _as_shape(x: np.uint64) -> np.uint64:
+def as_shape(x: np.uint64) -> np.uint64:
     """Eight bytes with every digit as `#`: exact per byte (no borrow crosses bytes: the high bits are set
     before subtracting, and bytes of 0x80 or more are never digits)."""
     low = x & ~_HI
@@ -295,7 +295,7 @@ def match_shapes(
             same = True
             k = 0
             while k + 8 <= n:
-                if _as_shape(_load8(a, words, start + k)) != mask_words[(base + k) >> 3]:
+                if as_shape(_load8(a, words, start + k)) != mask_words[(base + k) >> 3]:
                     same = False
                     break
                 k += 8

@@ -1,4 +1,4 @@
-"""Candidate lines that carry nothing: found in one search per chunk instead of one `Parser._line` each (the
+"""Candidate lines that carry nothing: found in one search per chunk instead of one `Parser.parse_line` each (the
 literals it searches for are given by the rows stage, which knows the failure kinds)."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from core.logs.tokens.lexicon import ERROR_PREFIXES
 
 __all__ = ["BASE_LITERALS", "WorthScan"]
 
-# What can make a candidate line without a loss key or an eval word do anything in `Parser._line`: an
+# What can make a candidate line without a loss key or an eval word do anything in `Parser.parse_line`: an
 # error prefix, a traceback, an exception line (`[\w.]*(Error|Exception|...)(:|$)`), a YOLO or
 # TimeMonitor timing (these, `BASE_LITERALS`), or a failure kind's line (the anchors of
 # core.logs.rows.failure_kinds, given by the rows stage: core.logs.rows.linekinds.WORTH). As literals, each a
-# part every such line holds (a superset: a line that holds one is read by `_line`, which decides), found
+# part every such line holds (a superset: a line that holds one is read by `parse_line`, which decides), found
 # with bytes.find (memchr-fast, ~5x one regex over the joined lines); a CANN code (`EI0002`) by a regex.
 BASE_LITERALS = (
     *ERROR_PREFIXES,
@@ -96,10 +96,10 @@ class WorthScan:
         newlines: np.ndarray,
         compiled: bool = False,
     ) -> np.ndarray:
-        """`others` (indices of candidate lines left to `_line`) without the lines `_line` would read and drop.
+        """`others` (indices of candidate lines left to `parse_line`) without the lines it would read and drop.
 
         Why: plain text lines (`Number of epochs: 3`, config dumps) are candidates because they may be an
-        error; at ~4 us each in `Parser._line` they cost MindCV-format logs a third of their read. A line
+        error; at ~4 us each in `Parser.parse_line` they cost MindCV-format logs a third of their read. A line
         holding a keyword is kept (`words`: a position inside each such line, e.g. its start); the others
         are joined and searched once for the literals, and only the lines it hits are kept, so the result
         is exactly what reading them all gives. `compiled`: by the compiled pass (a big read, numba loaded)

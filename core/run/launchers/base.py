@@ -9,10 +9,18 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeGuard
+from typing import NamedTuple, Protocol, TypeGuard
 
 from core.codegen import CodegenError, RunOptions
 from core.run.states import RunStatus
+
+
+class Check(NamedTuple):
+    """One preflight check's outcome: what was checked, whether it passed, and one line saying why."""
+
+    name: str
+    ok: bool
+    message: str
 
 
 class Launcher(Protocol):
@@ -23,6 +31,16 @@ class Launcher(Protocol):
     install_hint: str  # appended to "not on PATH"
     stop_signal: int  # sent first on stop; the whole process group is killed after a grace period
     queued: bool  # True: a batch scheduler runs the job (submit/status/cancel below), not a local child
+    node_exec: bool  # True: more nodes of a multi-node job may start here (`launch --node-exec`: run.sh K)
+    of_interpreter: bool  # True: the tool comes with MindSpore, so the user's own interpreter runs it
+
+    def check_tool(self, found: str) -> Check:
+        """Preflight of the tool found on PATH at `found` (Open MPI's version for mpirun)."""
+        ...
+
+    def own_note(self, options: RunOptions) -> str:
+        """What the Launch page says about how an own script runs under this launcher ('' for nothing)."""
+        ...
 
     def command(self, options: RunOptions) -> list[str]:
         """The argv run.sh runs on node 0 (recorded in run.json and shown to the user)."""
@@ -77,6 +95,14 @@ class ScriptLauncher:
     install_hint: str = ""
     stop_signal: int = signal.SIGINT
     queued: bool = False
+    node_exec: bool = False
+    of_interpreter: bool = False
+
+    def check_tool(self, found: str) -> Check:
+        return tool_found(self.tool, found)
+
+    def own_note(self, options: RunOptions) -> str:
+        return ""
 
     def command(self, options: RunOptions) -> list[str]:
         return ["bash", "run.sh"]
@@ -89,3 +115,8 @@ class ScriptLauncher:
 
     def own_wrapper(self, options: RunOptions) -> str | None:
         return None
+
+
+def tool_found(tool: str, found: str) -> Check:
+    """A launcher's tool passes preflight by being on PATH (no version to check)."""
+    return Check("Launcher", True, f"{tool} at {found}")

@@ -6,12 +6,15 @@ dynamic cluster; see `core.codegen.launchers.mpirun_cpu_lines`), so that port mu
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.codegen import RunOptions
 from core.codegen.launchers import mpirun_argv, mpirun_prefix
+from core.run.launchers.base import Check
 
 MPIRUN_CPU_SCRIPT = "mpirun_cpu.sh"  # an own CPU job: MindSpore's scheduler + mpirun (core.run.own.mpirun_cpu_script)
 
@@ -23,6 +26,19 @@ class Mpirun:
     install_hint: str = " (install OpenMPI: apt-get install openmpi-bin)"
     stop_signal: int = signal.SIGINT
     queued: bool = False
+    node_exec: bool = False
+    of_interpreter: bool = False
+
+    def check_tool(self, found: str) -> Check:
+        return check_openmpi(found)
+
+    def own_note(self, options: RunOptions) -> str:
+        if options.device_target != "CPU":
+            return ""
+        return (
+            "Runs the run folder's mpirun_cpu.sh: MindSpore's scheduler, then mpirun for the workers "
+            "(MS_NODE_ID = MPI rank):"
+        )
 
     def command(self, options: RunOptions) -> list[str]:
         return mpirun_argv(options)
@@ -39,6 +55,30 @@ class Mpirun:
 
     def own_wrapper(self, options: RunOptions) -> str | None:
         return MPIRUN_CPU_SCRIPT if options.device_target == "CPU" else None
+
+
+def check_openmpi(mpirun: str, timeout: float = 20.0) -> Check:
+    """The job relies on Open MPI (--output-filename, OMPI_COMM_WORLD_RANK, its root switch): say which
+    mpirun this is, and that run.sh allows root explicitly when the dashboard runs as root."""
+    try:
+        result = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check("Launcher", False, f"cannot run {mpirun} --version: {exc}")
+    first = (result.stdout.strip().splitlines() or ["no version"])[0]
+    if "Open MPI" not in result.stdout:
+        return Check(
+            "Launcher",
+            False,
+            f"{mpirun} is not Open MPI ({first}): the job uses Open MPI's "
+            "--output-filename and OMPI_COMM_WORLD_RANK (install openmpi-bin)",
+        )
+    root = ""
+    if os.geteuid() == 0:
+        root = (
+            "; running as root: the job sets OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+            "(Open MPI refuses root otherwise)"
+        )
+    return Check("Launcher", True, f"{first} at {mpirun}{root}")
 
 
 LAUNCHER = Mpirun()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from core.codegen import RunOptions
 from core.codegen.launchers import msrun_argv
+from core.run.launchers.base import Check, tool_found
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,14 @@ class Msrun:
     install_hint: str = " (it comes with `pip install mindspore`)"
     stop_signal: int = signal.SIGINT
     queued: bool = False
+    node_exec: bool = True  # run.sh K starts node K's msrun
+    of_interpreter: bool = True  # python -m mindspore.parallel.cluster.run (the run's bin/msrun wrapper)
+
+    def check_tool(self, found: str) -> Check:
+        return tool_found(self.tool, found)
+
+    def own_note(self, options: RunOptions) -> str:
+        return ""
 
     def command(self, options: RunOptions) -> list[str]:
         return msrun_argv(options, "0" if options.multi_node else None)

@@ -14,6 +14,7 @@ from pathlib import Path
 from core.codegen import RunOptions
 from core.codegen.sbatch import EXIT_FILE, SBATCH_FILE
 from core.run import slurm
+from core.run.launchers.base import Check, tool_found
 from core.run.states import RunStatus
 
 
@@ -24,7 +25,18 @@ class Slurm:
     install_hint: str = " (install Slurm's client: apt-get install slurm-client, and point SLURM_CONF at the cluster)"
     stop_signal: int = signal.SIGTERM  # not used: scancel stops every node's tasks
     queued: bool = True
+    node_exec: bool = False
+    of_interpreter: bool = False
     batch_file: str = SBATCH_FILE
+
+    def check_tool(self, found: str) -> Check:
+        return tool_found(self.tool, found)
+
+    def own_note(self, options: RunOptions) -> str:
+        return (
+            "Submitted as job.sbatch (MindSpore dynamic cluster: scheduler on the first node, one srun task "
+            "per worker) from the run folder."
+        )
 
     def command(self, options: RunOptions) -> list[str]:
         return ["sbatch", "--parsable", SBATCH_FILE]

@@ -11,7 +11,7 @@ User mistakes never raise: they come back as `OperatorAnalysis.problems`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.sharding.catalog import OP_ARITY
 from core.sharding.design import Design, OperatorSpec, Sharding
@@ -19,6 +19,7 @@ from core.sharding.layout import LayoutError, TensorLayout
 from core.sharding.operators.base import (
     Communication,
     OpAttrs,
+    OpContext,
     OperatorAnalysis,
     RuleResult,
     Shape,
@@ -283,9 +284,10 @@ def _analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAna
     dtype = sources[0].dtype if sources and sources[0] is not None else "float32"
     if problems:
         return finish(shapes=[s.shape or () if s else () for s in sources], dtype=dtype)
-    problems.extend(family.dtype_problems([s.dtype if s else "float32" for s in sources], names))
-    shapes = [s.shape for s in sources if s is not None and s.shape is not None]
     attrs = attrs_of(op)
+    ctx = OpContext(op.type, names, attrs=attrs)
+    problems.extend(family.dtype_problems(ctx, [s.dtype if s else "float32" for s in sources]))
+    shapes = [s.shape for s in sources if s is not None and s.shape is not None]
     out_shape, shape_problems = infer_output_shape(op.type, shapes, names, attrs=attrs)
     problems.extend(shape_problems)
     if out_shape is None:
@@ -299,8 +301,9 @@ def _analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAna
         return finish(shapes=shapes, layouts=layouts, out_shape=out_shape, dtype=dtype)
     ready = [tl for tl in layouts if tl is not None]
 
-    rule = family.rule(ready, shapes, out_shape, names, attrs)
-    notes.extend(family.notes(op.type, shapes, attrs))
+    ctx = replace(ctx, shapes=tuple(shapes), out_shape=out_shape)
+    rule = family.rule(ctx, ready)
+    notes.extend(family.notes(ctx))
     notes.extend(rule.notes)
     problems.extend(rule.problems)
     output, comms, out_problems = _output_communication(design, op, out_shape, rule, dtype)
@@ -341,7 +344,9 @@ def _output_communication(
 
 
 def _safe_analyze(design: Design, op: OperatorSpec, outputs: Mapping[str, OperatorAnalysis]) -> OperatorAnalysis:
-    """Last line of defence: an unexpected error becomes a problem instead of breaking the page."""
+    """The one crash guard of the operator rules: an unexpected error becomes this operator's problem, so
+    every caller (the Designer, the CLI, the Planner, codegen) keeps working and the other operators are
+    still analysed."""
     try:
         return _analyze(design, op, outputs)
     except Exception as exc:  # the Designer must keep working on any design

@@ -67,6 +67,27 @@ class OpAttrs:
 
 
 @dataclass(frozen=True)
+class OpContext:
+    """What every family rule gets about one operator: its type, its inputs' names and whole shapes, its
+    attributes and (once inferred) the output shape. One value instead of five parallel arguments.
+
+    `shapes_known` is False while a tuple strategy is converted without shapes (`convert` given None):
+    `known_shapes` is then None, and only `device_dims` is asked."""
+
+    op_type: str
+    names: tuple[str, ...]
+    shapes: tuple[Shape, ...] = ()
+    attrs: OpAttrs = OpAttrs()
+    out_shape: Shape = ()
+    shapes_known: bool = True
+
+    @property
+    def known_shapes(self) -> tuple[Shape, ...] | None:
+        """The inputs' shapes, or None when they are not known."""
+        return self.shapes if self.shapes_known else None
+
+
+@dataclass(frozen=True)
 class RuleResult:
     """What a family's rule derives from the input layouts: the output layout and the partial-sum axes.
 
@@ -108,45 +129,28 @@ class OperatorFamily(Protocol):
         """Default names of the inputs in messages ("x", "w" for MatMul)."""
         ...
 
-    def infer_shape(
-        self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
-    ) -> tuple[Shape | None, list[str]]:
+    def infer_shape(self, ctx: OpContext) -> tuple[Shape | None, list[str]]:
         """The output shape, or None and why the input shapes do not fit."""
         ...
 
-    def device_dims(
-        self,
-        op_type: str,
-        splits: Sequence[Shape],
-        shapes: Sequence[Sequence[int]] | None,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> DeviceDims:
-        """How MindSpore builds the device matrix of a tuple strategy for this family."""
+    def device_dims(self, ctx: OpContext, splits: Sequence[Shape]) -> DeviceDims:
+        """How MindSpore builds the device matrix of a tuple strategy for this family (`ctx.known_shapes`
+        may be None)."""
         ...
 
-    def rule(
-        self,
-        layouts: Sequence[TensorLayout],
-        shapes: Sequence[Shape],
-        out_shape: Shape,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> RuleResult:
-        """Check the input layouts, derive the output layout and the axes of a partial sum."""
+    def rule(self, ctx: OpContext, layouts: Sequence[TensorLayout]) -> RuleResult:
+        """Check the input layouts, derive the output layout (of `ctx.out_shape`) and the axes of a partial sum."""
         ...
 
-    def default_strategy(
-        self, shapes: Sequence[Shape], out_shape: Shape, device_num: int, attrs: OpAttrs
-    ) -> list[list[int]]:
+    def default_strategy(self, ctx: OpContext, device_num: int) -> list[list[int]]:
         """Data parallel: split the first output dimension `device_num` ways (it divides)."""
         ...
 
-    def notes(self, op_type: str, shapes: Sequence[Shape], attrs: OpAttrs) -> list[str]:
+    def notes(self, ctx: OpContext) -> list[str]:
         """Extra remarks on a valid operator (e.g. platform limits)."""
         ...
 
-    def dtype_problems(self, dtypes: Sequence[str], names: Sequence[str]) -> list[str]:
+    def dtype_problems(self, ctx: OpContext, dtypes: Sequence[str]) -> list[str]:
         """Inputs whose dtype the operator cannot take (Gather's indices must be integers)."""
         ...
 
@@ -172,20 +176,13 @@ class FamilyBase:
     def input_names(self, arity: int) -> list[str]:
         return ["x"] if arity == 1 else [f"input {i}" for i in range(arity)]
 
-    def device_dims(
-        self,
-        op_type: str,
-        splits: Sequence[Shape],
-        shapes: Sequence[Sequence[int]] | None,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> DeviceDims:
-        return identity_dims(splits, names)
+    def device_dims(self, ctx: OpContext, splits: Sequence[Shape]) -> DeviceDims:
+        return identity_dims(splits, ctx.names)
 
-    def notes(self, op_type: str, shapes: Sequence[Shape], attrs: OpAttrs) -> list[str]:
+    def notes(self, ctx: OpContext) -> list[str]:
         return []
 
-    def dtype_problems(self, dtypes: Sequence[str], names: Sequence[str]) -> list[str]:
+    def dtype_problems(self, ctx: OpContext, dtypes: Sequence[str]) -> list[str]:
         return []
 
     @property

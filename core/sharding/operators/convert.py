@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from core.sharding.catalog import OP_ARITY
 from core.sharding.layout import NONE, Layout, LayoutError, TensorLayout
-from core.sharding.operators.base import REPEAT_AXIS, OpAttrs, Shape
+from core.sharding.operators.base import REPEAT_AXIS, OpAttrs, OpContext, Shape
 from core.sharding.operators.registry import family_of
 
 
@@ -44,7 +44,7 @@ def infer_output_shape(
     whole_shapes = [tuple(s) for s in shapes]
     names = list(names) + [f"input {i}" for i in range(len(names), len(shapes))]
     attrs = attrs or OpAttrs(transpose_a=transpose_a, transpose_b=transpose_b)
-    return family.infer_shape(op_type, whole_shapes, names, attrs)
+    return family.infer_shape(OpContext(op_type, tuple(names), tuple(whole_shapes), attrs))
 
 
 def _check_splits(
@@ -147,7 +147,9 @@ def convert(
     splits, problems = _check_splits(strategies, device_num, shapes, names)
     if problems or not splits:
         return Conversion(None, problems)
-    found = family.device_dims(op_type, splits, shapes, names, attrs)
+    whole = () if shapes is None else tuple(tuple(s) for s in shapes)
+    ctx = OpContext(op_type, tuple(names), whole, attrs, shapes_known=shapes is not None)
+    found = family.device_dims(ctx, splits)
     if found.problems:
         return Conversion(None, found.problems)
     dims = found.dims
@@ -231,7 +233,8 @@ def default_strategy(
         )
     family = family_of(op_type)
     assert family is not None  # infer_output_shape found a shape
-    strategies = family.default_strategy(whole_shapes, out, device_num, attrs)
+    ctx = OpContext(op_type, tuple(family.input_names(len(shapes))), tuple(whole_shapes), attrs, out)
+    strategies = family.default_strategy(ctx, device_num)
     if all(v == 1 for s in strategies for v in s):
         return [tuple(s) for s in strategies], (
             f"no strategy given: assumed replicated (every rank computes the whole operator): {op_type} cannot "

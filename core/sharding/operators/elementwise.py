@@ -15,6 +15,7 @@ from core.sharding.operators.base import (
     DeviceDims,
     FamilyBase,
     OpAttrs,
+    OpContext,
     RuleResult,
     Shape,
     aligned,
@@ -37,9 +38,8 @@ class ElementwiseFamily(FamilyBase):
     def input_names(self, arity: int) -> list[str]:
         return [f"input {i}" for i in range(arity)]
 
-    def infer_shape(
-        self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
-    ) -> tuple[Shape | None, list[str]]:
+    def infer_shape(self, ctx: OpContext) -> tuple[Shape | None, list[str]]:
+        op_type, shapes, names = ctx.op_type, ctx.shapes, ctx.names
         if OP_ARITY.get(op_type) == 1:
             return shapes[0], []
         out = broadcast(shapes[0], shapes[1])
@@ -50,15 +50,9 @@ class ElementwiseFamily(FamilyBase):
             ]
         return out, []
 
-    def device_dims(
-        self,
-        op_type: str,
-        splits: Sequence[Shape],
-        shapes: Sequence[Sequence[int]] | None,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> DeviceDims:
+    def device_dims(self, ctx: OpContext, splits: Sequence[Shape]) -> DeviceDims:
         """The merged strategy of the inputs (aligned from the right); a broadcast dimension stays unsplit."""
+        shapes, names = ctx.known_shapes, ctx.names
         nd = max(len(s) for s in splits)
         maps: list[list[int | None]] = [[None] * len(s) for s in splits]
         dims: list[int] = []
@@ -80,14 +74,8 @@ class ElementwiseFamily(FamilyBase):
                     maps[i][j] = k
         return DeviceDims(dims, roles, maps, problems)
 
-    def rule(
-        self,
-        layouts: Sequence[TensorLayout],
-        shapes: Sequence[Shape],
-        out_shape: Shape,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> RuleResult:
+    def rule(self, ctx: OpContext, layouts: Sequence[TensorLayout]) -> RuleResult:
+        shapes, out_shape, names = ctx.shapes, ctx.out_shape, ctx.names
         problems: list[str] = []
         entries: list[DimEntry] = []
         sources: list[str] = []
@@ -120,9 +108,8 @@ class ElementwiseFamily(FamilyBase):
             return RuleResult(None, (), problems)
         return output_layout(layouts[0].layout, entries, sources)
 
-    def default_strategy(
-        self, shapes: Sequence[Shape], out_shape: Shape, device_num: int, attrs: OpAttrs
-    ) -> list[list[int]]:
+    def default_strategy(self, ctx: OpContext, device_num: int) -> list[list[int]]:
+        shapes, out_shape = ctx.shapes, ctx.out_shape
         return first_dim_data_parallel(shapes, out_shape, device_num)
 
 

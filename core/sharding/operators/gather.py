@@ -26,6 +26,7 @@ from core.sharding.operators.base import (
     DeviceDims,
     FamilyBase,
     OpAttrs,
+    OpContext,
     RuleResult,
     Shape,
     axes_text,
@@ -46,10 +47,9 @@ class GatherFamily(FamilyBase):
     def input_names(self, arity: int) -> list[str]:
         return ["table", "indices"][:arity]
 
-    def infer_shape(
-        self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
-    ) -> tuple[Shape | None, list[str]]:
+    def infer_shape(self, ctx: OpContext) -> tuple[Shape | None, list[str]]:
         """`ops.Gather()(table, indices, 0).shape == indices.shape + table.shape[1:]`."""
+        shapes, names = ctx.shapes, ctx.names
         table, indices = shapes
         problems = []
         if len(table) != 2:
@@ -60,19 +60,14 @@ class GatherFamily(FamilyBase):
             return None, problems
         return (*indices, *table[1:]), []
 
-    def dtype_problems(self, dtypes: Sequence[str], names: Sequence[str]) -> list[str]:
+    def dtype_problems(self, ctx: OpContext, dtypes: Sequence[str]) -> list[str]:
+        names = ctx.names
         if dtypes[1] not in INDEX_DTYPES:
             return [f"{names[1]} holds row numbers, so its dtype must be int32 or int64, not {dtypes[1]}"]
         return []
 
-    def device_dims(
-        self,
-        op_type: str,
-        splits: Sequence[Shape],
-        shapes: Sequence[Sequence[int]] | None,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> DeviceDims:
+    def device_dims(self, ctx: OpContext, splits: Sequence[Shape]) -> DeviceDims:
+        names = ctx.names
         st, si = splits
         if len(st) != 2 or not si:
             problem = f"give {names[0]} a 2-entry strategy and {names[1]} one entry per dimension"
@@ -93,14 +88,8 @@ class GatherFamily(FamilyBase):
         n = len(si)
         return DeviceDims([*si, *st], roles, [[n, n + 1], list(range(n))])
 
-    def rule(
-        self,
-        layouts: Sequence[TensorLayout],
-        shapes: Sequence[Shape],
-        out_shape: Shape,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> RuleResult:
+    def rule(self, ctx: OpContext, layouts: Sequence[TensorLayout]) -> RuleResult:
+        shapes, out_shape, names = ctx.shapes, ctx.out_shape, ctx.names
         table, indices = layouts
         if table.split[0] == 1:
             entries: list[DimEntry] = [*indices.entries, table.entries[1]]
@@ -181,10 +170,9 @@ class GatherFamily(FamilyBase):
         result = output_layout(table.layout, entries, [f"{names[1]} dimension 0", "-", "-"])
         return RuleResult(result.output, rows, result.problems, reduce_reason=reason)
 
-    def default_strategy(
-        self, shapes: Sequence[Shape], out_shape: Shape, device_num: int, attrs: OpAttrs
-    ) -> list[list[int]]:
+    def default_strategy(self, ctx: OpContext, device_num: int) -> list[list[int]]:
         """MindSpore's GenerateBatchStrategies: table whole, indices split on dimension 0."""
+        shapes = ctx.shapes
         indices = [1] * len(shapes[1])
         indices[0] = device_num
         return [[1] * len(shapes[0]), indices]

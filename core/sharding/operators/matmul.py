@@ -15,6 +15,7 @@ from core.sharding.operators.base import (
     DeviceDims,
     FamilyBase,
     OpAttrs,
+    OpContext,
     RuleResult,
     Shape,
     aligned,
@@ -51,9 +52,8 @@ class MatMulFamily(FamilyBase):
     def input_names(self, arity: int) -> list[str]:
         return ["x", "w"][:arity]
 
-    def infer_shape(
-        self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
-    ) -> tuple[Shape | None, list[str]]:
+    def infer_shape(self, ctx: OpContext) -> tuple[Shape | None, list[str]]:
+        op_type, shapes, names, attrs = ctx.op_type, ctx.shapes, ctx.names, ctx.attrs
         x, w = shapes
         need = "exactly 2" if op_type == "MatMul" else "at least 2"
         problems = [
@@ -82,15 +82,9 @@ class MatMulFamily(FamilyBase):
             ]
         return (*batch, x[m_dim], w[n_dim]), []
 
-    def device_dims(
-        self,
-        op_type: str,
-        splits: Sequence[Shape],
-        shapes: Sequence[Sequence[int]] | None,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> DeviceDims:
+    def device_dims(self, ctx: OpContext, splits: Sequence[Shape]) -> DeviceDims:
         """`((a, b), (b, c))` -> dims (a, b, c): rows, reduce, columns; batch dimensions first."""
+        op_type, shapes, names, attrs = ctx.op_type, ctx.known_shapes, ctx.names, ctx.attrs
         sx, sw = splits
         problems = [
             f"{op_type} needs a 2-D strategy for the matrix part of {name}, got {split}"
@@ -139,14 +133,8 @@ class MatMulFamily(FamilyBase):
         w_map[kw_dim], w_map[n_dim] = base + 1, base + 2
         return DeviceDims(dims, roles, [x_map, w_map], problems)
 
-    def rule(
-        self,
-        layouts: Sequence[TensorLayout],
-        shapes: Sequence[Shape],
-        out_shape: Shape,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> RuleResult:
+    def rule(self, ctx: OpContext, layouts: Sequence[TensorLayout]) -> RuleResult:
+        shapes, out_shape, names, attrs = ctx.shapes, ctx.out_shape, ctx.names, ctx.attrs
         x, w = layouts
         sx, sw = shapes
         m_dim, kx_dim = matmul_roles(len(sx), attrs.transpose_a, True)
@@ -207,10 +195,9 @@ class MatMulFamily(FamilyBase):
             sources.append(f"batch dimension {k} (from {n})")
         return entries, sources
 
-    def default_strategy(
-        self, shapes: Sequence[Shape], out_shape: Shape, device_num: int, attrs: OpAttrs
-    ) -> list[list[int]]:
+    def default_strategy(self, ctx: OpContext, device_num: int) -> list[list[int]]:
         """x's rows (2-D) or the leading batch dimension split `device_num` ways; weights stay whole."""
+        shapes, out_shape, attrs = ctx.shapes, ctx.out_shape, ctx.attrs
         strategies = [[1] * len(s) for s in shapes]
         if len(out_shape) == 2:
             strategies[0][matmul_roles(len(shapes[0]), attrs.transpose_a, True)[0]] = device_num
@@ -221,7 +208,8 @@ class MatMulFamily(FamilyBase):
                 strategies[i][j] = device_num
         return strategies
 
-    def notes(self, op_type: str, shapes: Sequence[Shape], attrs: OpAttrs) -> list[str]:
+    def notes(self, ctx: OpContext) -> list[str]:
+        op_type, shapes = ctx.op_type, ctx.shapes
         if op_type == "BatchMatMul" and shapes[0][:-2] != shapes[1][:-2]:
             return [
                 "the batch dimensions broadcast; MindSpore supports that on Ascend, but its CPU/GPU BatchMatMul "

@@ -15,7 +15,7 @@ from core.sharding.layout import TensorLayout
 from core.sharding.operators.base import (
     DeviceDims,
     FamilyBase,
-    OpAttrs,
+    OpContext,
     RuleResult,
     Shape,
     axes_text,
@@ -29,9 +29,8 @@ class NormFamily(FamilyBase):
     def input_names(self, arity: int) -> list[str]:
         return ["x", "gamma"][:arity]
 
-    def infer_shape(
-        self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
-    ) -> tuple[Shape | None, list[str]]:
+    def infer_shape(self, ctx: OpContext) -> tuple[Shape | None, list[str]]:
+        op_type, shapes, names = ctx.op_type, ctx.shapes, ctx.names
         x, gamma = shapes
         if not x:
             return None, [f"{op_type} needs at least one dimension in {names[0]}, got a 0-d tensor"]
@@ -42,15 +41,9 @@ class NormFamily(FamilyBase):
             ]
         return x, []
 
-    def device_dims(
-        self,
-        op_type: str,
-        splits: Sequence[Shape],
-        shapes: Sequence[Sequence[int]] | None,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> DeviceDims:
+    def device_dims(self, ctx: OpContext, splits: Sequence[Shape]) -> DeviceDims:
         """x's strategy is the device matrix; gamma shares x's last dimension (they must agree)."""
+        names = ctx.names
         sx, sg = splits
         problems: list[str] = []
         if len(sg) != 1 or not sx:
@@ -64,14 +57,8 @@ class NormFamily(FamilyBase):
         roles = [f"{names[0]} dimension {d}" for d in range(len(sx) - 1)] + ["the normalised dimension"]
         return DeviceDims(dims, roles, [list(range(len(sx))), [len(sx) - 1]], problems)
 
-    def rule(
-        self,
-        layouts: Sequence[TensorLayout],
-        shapes: Sequence[Shape],
-        out_shape: Shape,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> RuleResult:
+    def rule(self, ctx: OpContext, layouts: Sequence[TensorLayout]) -> RuleResult:
+        names = ctx.names
         x, gamma = layouts
         last = x.ndim - 1
         problems = []
@@ -90,9 +77,8 @@ class NormFamily(FamilyBase):
             return RuleResult(None, (), problems)
         return RuleResult(x, (), [])
 
-    def default_strategy(
-        self, shapes: Sequence[Shape], out_shape: Shape, device_num: int, attrs: OpAttrs
-    ) -> list[list[int]]:
+    def default_strategy(self, ctx: OpContext, device_num: int) -> list[list[int]]:
+        shapes, out_shape = ctx.shapes, ctx.out_shape
         if len(shapes[0]) == 1:  # the only dimension is the normalised one
             return [[1], [1]]
         return [*first_dim_data_parallel(shapes[:1], out_shape, device_num), [1]]

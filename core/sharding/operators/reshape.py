@@ -18,6 +18,7 @@ from core.sharding.layout import NONE, DimEntry, TensorLayout
 from core.sharding.operators.base import (
     FamilyBase,
     OpAttrs,
+    OpContext,
     RuleResult,
     Shape,
     axes_text,
@@ -90,9 +91,8 @@ class ReshapeFamily(FamilyBase):
     def inherits_layout(self) -> bool:
         return True
 
-    def infer_shape(
-        self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
-    ) -> tuple[Shape | None, list[str]]:
+    def infer_shape(self, ctx: OpContext) -> tuple[Shape | None, list[str]]:
+        shapes, names, attrs = ctx.shapes, ctx.names, ctx.attrs
         x = shapes[0]
         if attrs.shape is None:
             return None, ["Reshape needs 'shape', the global target shape, e.g. (8, 128, 32, 128)"]
@@ -104,14 +104,8 @@ class ReshapeFamily(FamilyBase):
             ]
         return target, []
 
-    def rule(
-        self,
-        layouts: Sequence[TensorLayout],
-        shapes: Sequence[Shape],
-        out_shape: Shape,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> RuleResult:
+    def rule(self, ctx: OpContext, layouts: Sequence[TensorLayout]) -> RuleResult:
+        shapes, out_shape, names = ctx.shapes, ctx.out_shape, ctx.names
         x, shape = layouts[0], shapes[0]
         sizes = {a: x.layout.axis_size(a) for a in x.layout.alias_name}
         out_entries: list[DimEntry] = [NONE] * len(out_shape)
@@ -135,10 +129,9 @@ class ReshapeFamily(FamilyBase):
         )
         return RuleResult(output, (), [], required=[required], notes=[note])
 
-    def default_strategy(
-        self, shapes: Sequence[Shape], out_shape: Shape, device_num: int, attrs: OpAttrs
-    ) -> list[list[int]]:
+    def default_strategy(self, ctx: OpContext, device_num: int) -> list[list[int]]:
         """Without an input layout to keep: data parallel on the input's dimension 0 when it divides."""
+        shapes = ctx.shapes
         strategy = [1] * len(shapes[0])
         if shapes[0] and shapes[0][0] % device_num == 0:
             strategy[0] = device_num

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from core.sharding.layout import TensorLayout
 from core.sharding.operators.base import (
     FamilyBase,
-    OpAttrs,
+    OpContext,
     RuleResult,
     Shape,
     axes_text,
@@ -23,9 +23,8 @@ from core.sharding.operators.base import (
 class SoftmaxFamily(FamilyBase):
     name = "softmax"
 
-    def infer_shape(
-        self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
-    ) -> tuple[Shape | None, list[str]]:
+    def infer_shape(self, ctx: OpContext) -> tuple[Shape | None, list[str]]:
+        shapes, names, attrs = ctx.shapes, ctx.names, ctx.attrs
         x = shapes[0]
         if normalised_axis(attrs.axis, len(x)) is None:
             return None, [
@@ -33,14 +32,8 @@ class SoftmaxFamily(FamilyBase):
             ]
         return x, []
 
-    def rule(
-        self,
-        layouts: Sequence[TensorLayout],
-        shapes: Sequence[Shape],
-        out_shape: Shape,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> RuleResult:
+    def rule(self, ctx: OpContext, layouts: Sequence[TensorLayout]) -> RuleResult:
+        names, attrs = ctx.names, ctx.attrs
         x = layouts[0]
         axis = normalised_axis(attrs.axis, x.ndim)
         assert axis is not None  # infer_shape checked it
@@ -56,10 +49,9 @@ class SoftmaxFamily(FamilyBase):
             )
         return RuleResult(x, (), [])
 
-    def default_strategy(
-        self, shapes: Sequence[Shape], out_shape: Shape, device_num: int, attrs: OpAttrs
-    ) -> list[list[int]]:
+    def default_strategy(self, ctx: OpContext, device_num: int) -> list[list[int]]:
         """Data parallel on dimension 0, unless that is the normalised one (then nothing is split)."""
+        shapes, attrs = ctx.shapes, ctx.attrs
         strategy = [1] * len(shapes[0])
         if normalised_axis(attrs.axis, len(strategy)) != 0:
             strategy[0] = device_num

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from core.sharding.layout import TensorLayout
 from core.sharding.operators.base import (
     FamilyBase,
-    OpAttrs,
+    OpContext,
     RuleResult,
     Shape,
     output_layout,
@@ -22,10 +22,9 @@ from core.sharding.operators.base import (
 class TransposeFamily(FamilyBase):
     name = "transpose"
 
-    def infer_shape(
-        self, op_type: str, shapes: Sequence[Shape], names: Sequence[str], attrs: OpAttrs
-    ) -> tuple[Shape | None, list[str]]:
+    def infer_shape(self, ctx: OpContext) -> tuple[Shape | None, list[str]]:
         """`ops.Transpose()(x, perm).shape == tuple(x.shape[p] for p in perm)`."""
+        shapes, names, attrs = ctx.shapes, ctx.names, ctx.attrs
         x = shapes[0]
         perm = attrs.perm
         if perm is None:
@@ -37,25 +36,18 @@ class TransposeFamily(FamilyBase):
             ]
         return tuple(x[p] for p in perm), []
 
-    def rule(
-        self,
-        layouts: Sequence[TensorLayout],
-        shapes: Sequence[Shape],
-        out_shape: Shape,
-        names: Sequence[str],
-        attrs: OpAttrs,
-    ) -> RuleResult:
+    def rule(self, ctx: OpContext, layouts: Sequence[TensorLayout]) -> RuleResult:
         """Output dimension i is split like input dimension perm[i]."""
+        names, attrs = ctx.names, ctx.attrs
         x = layouts[0]
         perm = attrs.perm or tuple(range(x.ndim))
         entries = [x.entries[p] for p in perm]
         sources = [f"{names[0]} dimension {p}" for p in perm]
         return output_layout(x.layout, entries, sources)
 
-    def default_strategy(
-        self, shapes: Sequence[Shape], out_shape: Shape, device_num: int, attrs: OpAttrs
-    ) -> list[list[int]]:
+    def default_strategy(self, ctx: OpContext, device_num: int) -> list[list[int]]:
         """Output dimension 0 is input dimension perm[0]: split that one."""
+        shapes, attrs = ctx.shapes, ctx.attrs
         strategy = [1] * len(shapes[0])
         strategy[(attrs.perm or (0,))[0]] = device_num
         return [strategy]

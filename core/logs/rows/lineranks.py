@@ -1,0 +1,177 @@
+"""Which rank a line belongs to when one stream carries several: the rank sources, as data.
+
+A launcher or a trainer that writes every rank into one stream says whose line it is on the line itself:
+
+  mpirun --tag-output   `[1,3]<stdout>:epoch: 1 step: 402, loss is 482.63`   prefix, `[job,rank]<stream>:`
+  torch (>= 2.2)        `[rank6]:[E624 07:12:55.531 ProcessGroupNCCL.cpp:1537] ...`  prefix
+  VISSL                 `INFO ... log_hooks.py: 277: Rank: 0; [ep: 0] iter: 57; lr: 0.71785; loss: 2.94718;`
+  WeNet                 `... DEBUG TRAIN Batch 4/203700 loss 12.646465 ... lr 0.00032621 rank 0`  at the end
+  pdsh (DeepSpeed,      `192.168.50.170: {'loss': 1.2992, 'learning_rate': 1.28e-06, 'epoch': 0.0}`,
+  multi-node)           `worker-1: ...`: a host, not a rank (below)
+
+`line_rank(line)` reads them: a pure function of the line's text, so the line-by-line and the bulk paths
+give every row the same rank (the bulk path asks it only for the lines of a shape whose first line had a
+source: a stream without any costs nothing). A row whose line names no rank keeps its file's rank.
+
+A host prefix alone names a host, not a rank. pdsh prefixes every line of a node with its host; the loss is
+printed by one process per node at most (HF Trainer and DeepSpeed's `log_dist` print on the main process),
+so a host's rows are one series. They become one series per host, numbered by node in the order the hosts
+first appear in the stream (the first host 0, the next 1, ...) and labelled with the host (`RunSnapshot.hosts`):
+the node's number, because inventing a rank (the file's, or 8 x node) would pass a guess for a fact. A rank
+on the line after the host (`worker-1: [rank3]: ...`) is the row's rank, as anywhere. Only hosts written as
+an IPv4 address or a name with a hyphen before its number (`worker-1`, `dgx-a100-01`) are taken: a bare
+`node1:` cannot be told from a `top1: 76.1` metric at a line's start.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["RANK_SOURCES", "LineRank", "RankSample", "RankSource", "host_prefix", "line_rank"]
+
+
+@dataclass(frozen=True, slots=True)
+class RankSample:
+    """A real line with the rank (or host) a person reading it finds, and where the line comes from."""
+
+    line: bytes
+    rank: int | None
+    host: str | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class RankSource:
+    """One way a line names its rank: the pattern (group 1 the rank) and real lines it must read."""
+
+    name: str
+    pattern: re.Pattern[bytes]
+    samples: tuple[RankSample, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LineRank:
+    """What a line says of whose it is: a rank, a host, or both (never neither)."""
+
+    rank: int | None
+    host: str | None
+    # where the rank's digits are in the line (start, end): the same in every line of its shape (digits are
+    # masked one by one), so the bulk path reads them in numpy; None for a host (its name is text)
+    span: tuple[int, int] | None = field(default=None, compare=False)
+
+
+_MPIRUN = re.compile(rb"\[\d+,(\d+)\]<std(?:out|err|diag)>:")
+_TORCH = re.compile(rb"\[rank(\d+)\]:")
+_VISSL = re.compile(rb"(?<![\w])Rank: (\d+);")
+_TRAILING = re.compile(rb"(?<![\w.])rank (\d+)[ \t]*\r?$")
+# pdsh's `host: ` before a node's every line: an IPv4 address, or a name with a hyphen before its number
+# (never a progress word: `Epoch-1: loss 0.3` is a row of epoch 1, not host `Epoch-1`'s)
+_HOST = re.compile(
+    rb"(\d+(?:\.\d+){3}|(?!(?i:epoch|step|iter|batch|train|val|valid|test|eval)\b)"
+    rb"[A-Za-z][A-Za-z0-9_.]*-[A-Za-z0-9_.\-]*\d): "
+)
+
+RANK_SOURCES: tuple[RankSource, ...] = (
+    RankSource(
+        "mpirun --tag-output",
+        _MPIRUN,
+        (
+            RankSample(
+                b"[1,1]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one of "
+                b"the ranks",
+                1,
+                None,
+                "github.com/ChenRocks/UNITER/issues/31 (tests/fixtures/real_logs/"
+                "mpirun-tag-output-exception_uniter-31)",
+            ),
+        ),
+    ),
+    RankSource(
+        "torch [rankN]:",
+        _TORCH,
+        (
+            RankSample(
+                b"[rank4]:[E1206 18:44:12.755262105 ProcessGroupNCCL.cpp:607] [Rank 4] Watchdog caught collective "
+                b"operation timeout",
+                4,
+                None,
+                "github.com/hiyouga/LLaMA-Factory/issues/6269 (tests/fixtures/real_logs/"
+                "nccl-watchdog-rank-tags-one-stream_llamafactory-6269)",
+            ),
+        ),
+    ),
+    RankSource(
+        "VISSL Rank: N;",
+        _VISSL,
+        (
+            RankSample(
+                b"INFO 2021-12-02 18:52:20,806 log_hooks.py: 277: Rank: 0; [ep: 0] iter: 57; lr: 0.71785; loss: "
+                b"2.94718; btime(ms): 192; eta: 0:00:08; peak_mem(M): 4176;",
+                0,
+                None,
+                "github.com/facebookresearch/vissl/issues/480 (the issue's training output)",
+            ),
+        ),
+    ),
+    RankSource(
+        "trailing rank N (WeNet)",
+        _TRAILING,
+        (
+            RankSample(
+                b"2023-01-30 18:47:16,614 DEBUG TRAIN Batch 4/203700 loss 16.885244 loss_att 13.554604 loss_ctc "
+                b"24.656742 lr 0.00032621 rank 1",
+                1,
+                None,
+                "github.com/wenet-e2e/wenet/issues/941 (tests/fixtures/real_logs/wenet-train-and-cv-batches-rank-"
+                "suffix_wenet-941)",
+            ),
+        ),
+    ),
+    RankSource(
+        "pdsh host prefix",
+        _HOST,
+        (
+            RankSample(
+                b"192.168.50.170: {'loss': 1.2992, 'learning_rate': 1.282051282051282e-06, 'epoch': 0.0}",
+                None,
+                "192.168.50.170",
+                "github.com/haotian-liu/LLaVA/issues/1264 (the issue's DeepSpeed multi-node output)",
+            ),
+        ),
+    ),
+)
+
+
+def host_prefix(line: bytes) -> tuple[str, int] | None:
+    """(the host, where the line after `host: ` starts) when pdsh's host prefix begins `line`; else None."""
+    m = _HOST.match(line)
+    return None if m is None else (m.group(1).decode("ascii"), m.end())
+
+
+def line_rank(line: bytes) -> LineRank | None:
+    """The rank (and host) the line names, or None when it names neither (its file's rank holds)."""
+    host, at = None, 0
+    if line[:1].isalnum() and (h := host_prefix(line)) is not None:
+        host, at = h
+    span = _rank_in(line[at:])
+    if span is None:
+        return None if host is None else LineRank(None, host)
+    return LineRank(int(line[at + span[0] : at + span[1]]), host, (at + span[0], at + span[1]))
+
+
+def _rank_in(body: bytes) -> tuple[int, int] | None:
+    """Where the rank a line's own words name is (its prefix tag, `Rank: N;`, a trailing `rank N`)."""
+    if body[:1] == b"[":
+        m = _MPIRUN.match(body) or _TORCH.match(body)
+        if m is not None:
+            return m.span(1)
+    if b"Rank: " in body and (m := _VISSL.search(body)) is not None:
+        return m.span(1)
+    cut = max(0, len(body) - _TAIL)  # `rank N` ends the line: its last bytes hold it
+    if b"rank " in body[cut:] and (m := _TRAILING.search(body[cut:])) is not None and (cut == 0 or m.start()):
+        return cut + m.start(1), cut + m.end(1)
+    return None
+
+
+_TAIL = 32  # bytes at a line's end that hold a trailing `rank N` (and the byte before it)

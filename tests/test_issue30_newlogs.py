@@ -1,0 +1,376 @@
+"""Issue 30 on the corpus's new real logs: the general rules they needed (items 1, 2 and 4), each on a real line.
+
+Every line below is quoted from a log of tests/fixtures/real_logs (the entry is named beside it; its SOURCE.md says
+where the log comes from). Each rule is general (a notation, a series rule, a failure kind, a layout), never a match
+for one file: the hypothesis tests hold the parsers to it over generated values and prefixes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.__main__ import main
+from core.logs import read_run
+from core.logs.bytes.discover import discover_logs
+from core.logs.judgement.status import failed_ranks
+from core.logs.rows.failures import fatal_reason, line_tag, task_end
+from core.logs.rows.general import read_line
+from core.logs.rows.linekinds import failure_after_tag
+
+CORPUS = Path(__file__).parent / "fixtures" / "real_logs"
+
+
+def _one_file(tmp_path: Path, text: str, name: str = "train.log") -> Path:
+    folder = tmp_path / "log"
+    folder.mkdir()
+    (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def _verdicts(folder: Path, capsys: pytest.CaptureFixture) -> tuple[set[int], set[int]]:
+    """(diagnose's failing ranks, `watch --once`'s): the two commands must agree."""
+    assert main(["diagnose", str(folder), "--json"]) in (0, 1)
+    groups = json.loads(capsys.readouterr().out)["failure_groups"]
+    main(["watch", str(folder), "--once"])
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("failed ranks: "))
+    words = line.removeprefix("failed ranks: ").split(" (")[0]
+    return {r for g in groups for r in g["ranks"]}, set() if words == "none" else {int(r) for r in words.split(",")}
+
+
+# ----------------------------------------------------------------------------- failure kinds (item 4)
+
+STOP_LINES = [
+    # chainer-exception-in-main-training-loop-replica-0_espnet-3288
+    b"Exception in main training loop: Caught RuntimeError in replica 0 on device 0.",
+    # loss-not-finite-skips-then-terminates_3d-r1-16
+    b"Loss in not finite. Terminate training.",
+]
+
+
+@pytest.mark.parametrize("line", STOP_LINES)
+def test_a_trainer_that_says_it_stops_is_a_named_failure(line: bytes) -> None:
+    assert fatal_reason(line) == "trainer stop"
+
+
+def test_a_step_skipped_for_a_non_finite_loss_is_no_failure() -> None:
+    # loss-not-finite-skips-then-terminates_3d-r1-16: the four lines before the one that stops
+    assert fatal_reason(b"Loss in not finite. Skip this training step.") is None
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # verl-ray-hccl-init-ERR02200_verl-3947 (behind Ray's prefix, below)
+        (
+            b"[ERROR] 2025-10-29-02:17:03 (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.",
+            "device error",
+        ),
+        # ray-actor-sigsegv-repeated-across-cluster_fla-npu-272
+        (
+            b"[2026-08-05 07:11:08,188 E 3848117 3848117] logging.cc:501: *** SIGSEGV received at time=1785913868 "
+            b"on cpu 169 *** [repeated 7x across cluster]",
+            "signal",
+        ),
+    ],
+)
+def test_ascend_err_codes_and_absl_signal_reports(line: bytes, kind: str) -> None:
+    assert fatal_reason(line) == kind
+
+
+@pytest.mark.parametrize(
+    ("line", "ranks", "launcher"),
+    [
+        # torchrun-childfailed-report-4-ranks_insightface-2182: the root-cause table's rank lines
+        (b"  rank      : 2 (local_rank: 2)", (2,), "torchrun"),
+        # deepspeed-launcher-return-code-minus-9-during-build_deepspeed-3512
+        (
+            b"[2023-05-11 07:34:44,846] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', "
+            b"'--local_rank=0', '--zero_stage', '0', '--deepspeed'] exits with return code = -9",
+            (0,),
+            "deepspeed",
+        ),
+        # paddle-launch-abort-rank-3-train-job-failed_paddle-33074
+        (
+            b"ERROR 2021-05-24 17:17:14,611 launch_utils.py:545] ABORT!!! Out of all 4 trainers, the trainer process "
+            b"with rank=[3] was aborted. Please check its log.",
+            (3,),
+            "paddle",
+        ),
+        # detectron2-launch-spawn-process-2-terminated_detr-282
+        (b"-- Process 2 terminated with the following error:", (2,), "torch.multiprocessing"),
+    ],
+)
+def test_launcher_reports_name_the_failed_rank(line: bytes, ranks: tuple[int, ...], launcher: str) -> None:
+    ended = task_end(line)
+    assert ended is not None and ended.ranks == ranks and ended.launcher == launcher
+
+
+def test_a_deepspeed_exit_of_zero_is_no_failure() -> None:
+    assert task_end(b"[launch.py:347:main] Process 4242 exits with return code = 0") is None
+
+
+@given(st.integers(0, 1 << 20), st.integers(-64, 255).filter(lambda c: c != 0))
+def test_deepspeed_report_reads_any_rank_and_code(rank: int, code: int) -> None:
+    line = f"[ERROR] [launch.py:434:sigkill_handler] ['python', '--local_rank={rank}'] exits with return code = {code}"
+    ended = task_end(line.encode())
+    assert ended is not None and ended.ranks == (rank,)
+    assert ended.reason == (f"signal {-code}" if code < 0 else f"exit code {code}")
+
+
+def test_torchrun_childfailed_table_fails_every_listed_rank(capsys: pytest.CaptureFixture) -> None:
+    folder = CORPUS / "torchrun-childfailed-report-4-ranks_insightface-2182" / "log"
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched and {0, 1, 2, 3} <= watched
+
+
+def test_spawned_process_named_in_the_launchers_traceback_fails(capsys: pytest.CaptureFixture) -> None:
+    folder = CORPUS / "detectron2-launch-spawn-process-2-terminated_detr-282" / "log"
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched and 2 in watched
+
+
+# ----------------------------------------------------------------------------- prefixes and named ranks
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "rest"),
+    [
+        # nccl-distbackenderror-rank-tags-ofi_nccl-1928: torch's tag then a space, then the traceback's header
+        (b"[rank2]: Traceback (most recent call last):", 2, b"Traceback (most recent call last):"),
+        # verl-ray-hccl-init-ERR02200_verl-3947: Ray's prefix
+        (
+            b"(TaskRunner pid=30188) RuntimeError: create_config: HCCL function error: hcclCommInitRootInfoConfig(), "
+            b"error code is 4",
+            None,
+            b"RuntimeError: create_config",
+        ),
+    ],
+)
+def test_a_failure_after_a_tag_and_its_space_is_read_as_its_own_line(
+    line: bytes, rank: int | None, rest: bytes
+) -> None:
+    skip, named = failure_after_tag(line, False)
+    assert named == rank and line[skip:].startswith(rest)
+
+
+def test_a_pending_tracebacks_indented_frame_behind_a_tag_keeps_its_indent() -> None:
+    line = b'[rank2]:   File "/lus/scratch/builder/pytorch_dist_resnet_benchmark.py", line 301, in <module>'
+    skip, rank = failure_after_tag(line, True)
+    assert rank == 2 and line[skip:].startswith(b" ") and line[skip:].lstrip().startswith(b"File")
+
+
+@given(st.from_regex(r"\([A-Za-z_][A-Za-z0-9_.]{0,20} pid=[0-9]{1,7}\) ", fullmatch=True), st.binary(max_size=30))
+def test_rays_prefix_is_always_a_prefix(prefix: str, rest: bytes) -> None:
+    rank, skip = line_tag(prefix.encode() + rest)
+    assert rank is None and skip == len(prefix)
+
+
+@pytest.mark.parametrize(
+    ("entry", "ranks"),
+    [
+        ("nccl-distbackenderror-rank-tags-ofi_nccl-1928", {2, 3}),  # `[rank2]: Traceback` cut by the excerpt's end
+        ("rank-tag-SetPrecisionMode-500001_xtuner-1407", {0}),
+        ("verl-ray-hccl-init-ERR02200_verl-3947", {0}),
+        ("ray-actor-sigsegv-repeated-across-cluster_fla-npu-272", {0}),
+        ("chainer-exception-in-main-training-loop-replica-0_espnet-3288", {0}),
+        ("loss-not-finite-skips-then-terminates_3d-r1-16", {0}),
+        ("paddle-launch-abort-rank-3-train-job-failed_paddle-33074", {3}),
+        # ` AssertionError: Rank 114: found NaN ...` (indented as pasted) names its rank on a one-stream log
+        ("megatron-moe-grad-norm-nan-then-rank114-assert_pai-megatron-patch-680", {114}),
+        # the assertion closes a traceback whose header has no rank: the message's rank is the failing one
+        ("megatron-nan-grad-norm-assert-rank3-interleaved_pai-megatron-patch-60", {3}),
+    ],
+)
+def test_new_logs_fail_the_ranks_a_reader_names(entry: str, ranks: set[int], capsys: pytest.CaptureFixture) -> None:
+    folder = CORPUS / entry / "log"
+    assert ranks <= set(failed_ranks(read_run(folder)))
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched and ranks <= watched
+
+
+def test_a_rank_named_in_a_message_stays_the_files_rank_in_a_rank_folder(tmp_path: Path) -> None:
+    """Only a single stream takes the rank from the message: a rank's own file keeps its rank."""
+    folder = tmp_path / "log"
+    folder.mkdir()
+    (folder / "worker_5.log").write_text("epoch: 1 step: 1, loss is 2.0\nAssertionError: Rank 114: found NaN\n")
+    assert set(failed_ranks(read_run(folder))) == {5}
+
+
+# ----------------------------------------------------------------------------- notations and series (items 1, 2)
+
+
+def test_the_bare_loss_is_the_training_loss_over_its_parts() -> None:
+    # espnet2-tts-rows-host-prefix_espnet-3639
+    line = (
+        "[auc-dnn3] 2021-10-02 20:13:30,249 (trainer:653) INFO: 4epoch:train:201-225batch: iter_time=1.131e-04, "
+        "forward_time=1.499, l1_loss=0.252, mse_loss=0.070, bce_loss=0.021, attn_loss=0.002, loss=0.345, "
+        "backward_time=1.773, optim_step_time=0.005, optim0_lr0=1.000e-03, train_time=3.287"
+    )
+    read = read_line(line)
+    assert read is not None and not read.eval
+    assert read.fields["loss"] == 0.345 and read.extras["l1_loss"] == 0.252 and read.extras["mse_loss"] == 0.070
+
+
+@given(st.sampled_from(["l1", "mse", "kl", "ctc"]), st.floats(0, 1e6), st.floats(0, 1e6))
+def test_a_bare_loss_after_a_qualified_one_is_the_row(part: str, a: float, b: float) -> None:
+    read = read_line(f"step=3, {part}_loss={a!r}, loss={b!r}")
+    assert read is not None and read.fields["loss"] == b and read.extras[f"{part}_loss"] == a
+
+
+def test_an_epochs_results_line_is_no_training_row() -> None:
+    # espnet2-trainer-rows-and-epoch-results_espnet-2674
+    line = (
+        "[PC] 2020-11-11 16:41:04,070 (trainer:243) INFO: 7epoch results: [train] iter_time=0.001, "
+        "forward_time=0.005, loss=1.613, backward_time=0.005, lr_0=0.100, train_time=0.014, [valid] loss=1.854"
+    )
+    read = read_line(line)
+    assert read is not None and read.eval
+
+
+@pytest.mark.parametrize("spelling", ["nan.0", "NaN.0", "inf.0", "-inf.00"])
+def test_nemos_nan_dot_zero_is_a_non_finite_loss(spelling: str) -> None:
+    # nemo-lightning-bar-reduced-train-loss-nan-dot-0_nemo-7957
+    line = (
+        "Epoch 0: :   3%|▎         | 9000/301500 [1:42:42<55:37:46, v_num=0-56, "
+        f"reduced_train_loss={spelling}, global_step=9e+3, train_step_timing in s=0.615, val_loss=7.040]"
+    )
+    read = read_line(line)
+    assert read is not None and not read.eval and not math.isfinite(read.fields["loss"])
+
+
+def test_a_version_like_number_after_a_loss_key_is_still_no_value() -> None:
+    assert read_line("loss=1.0.3 of the package") is None
+
+
+def test_nan_dot_zero_is_read_alike_line_by_line_and_in_bulk(tmp_path: Path) -> None:
+    """The bulk path reuses a line shape's parse: `nan.0` among finite losses gives the same rows both ways."""
+    lines = [f"step={i}, reduced_train_loss={'nan.0' if i % 3 == 0 else f'{1 + i / 10:.1f}'}" for i in range(400)]
+    folder = _one_file(tmp_path, "\n".join(lines) + "\n")
+    snap = read_run(folder)
+    loss = snap.metrics["loss"].tolist()
+    assert len(loss) == 400
+    assert all(math.isnan(v) if i % 3 == 0 else v == 1 + i / 10 for i, v in enumerate(loss))
+
+
+# ----------------------------------------------------------------------------- layouts
+
+
+def test_paddles_workerlog_folders_give_one_rank_per_file() -> None:
+    files = discover_logs(CORPUS / "ppdet-rtdetr-2-workerlogs-rows-eval-then-sigterm_m2s-detr" / "log")
+    workers = {f.rank: f.rel for f in files if f.role == "worker"}
+    assert workers == {0: "workerlog.0", 1: "workerlog.1"}
+    assert [f.rel for f in files if f.role == "launcher"] == ["endpoints.log"]
+
+
+def test_a_trainers_json_lines_log_is_read() -> None:
+    snap = read_run(CORPUS / "llamafactory-trainer-log-jsonl-eval-nan_llamafactory-8439" / "log")
+    assert snap.metrics["loss"].tolist() == [0.0] * 5
+    assert "loss" in set(snap.evals["name"])  # `"eval_loss": NaN` is evaluation, never the training loss
+
+
+@pytest.mark.parametrize(
+    ("line", "loss", "metrics"),
+    [
+        # maxtext-absl-completed-step-rows-profiler-lines_maxtext-4847: keys joined by `/`
+        (
+            "I0811 21:54:55.531340 138304841739136 metric_logger.py:226] completed step: 1, seconds: 0.631, "
+            "TFLOP/s/device: 5688.282, Tokens/s/device: 311629.521, total_weights: 1572864, loss: 12.979, "
+            "lm_loss: 12.979, perplexity: 433358.281",
+            12.979,
+            {"tflop_s_device": 5688.282, "tokens_s_device": 311629.521, "perplexity": 433358.281},
+        ),
+        # tf-slim-step-row-then-resourceexhausted_mlwic2-25: keys joined by `-`
+        (
+            "2021-03-04 00:13:01.557810: epoch 9 of 55, step 40 of 2006, loss = 0.64, Top-1 = 0.81 Top-5 = 0.98 "
+            "(366.8 examples/sec; 0.174 sec/batch)",
+            0.64,
+            {"top_1": 0.81, "top_5": 0.98},
+        ),
+        # trlx-ppo-bar-bracketed-losses-then-wandb_open-assistant-2140
+        (
+            "[losses/total_loss: 1.15 | losses/policy_loss: 1.15 | losses/value_loss: 0.00]: 100%|██████████| "
+            "128/128 [10:23<00:00,  4.87s/it]",
+            1.15,
+            {"losses_policy_loss": 1.15, "losses_value_loss": 0.0},
+        ),
+        # loss-not-finite-skips-then-terminates_3d-r1-16: `;` separates `key value` fields, a unit after the value
+        (
+            "Epoch [0/5]; Iter [0/9450]; Loss 10.08; LR 1.00e-06; Iter time 3.72; ETA 9:46:15; Mem 29072.79MB",
+            10.08,
+            {"lr": 1e-06, "iter_time": 3.72, "mem": 29072.79},
+        ),
+        # nanogpt-early-format-iter-loss-time-8-gpus_nanogpt-110: `time 561.94ms`
+        ("iter 1631: loss 4.0863, time 561.94ms", 4.0863, {"step_time_ms": 561.94}),
+    ],
+)
+def test_keys_and_fields_users_print(line: str, loss: float, metrics: dict[str, float]) -> None:
+    read = read_line(line)
+    assert read is not None and not read.eval and read.fields["loss"] == loss
+    got = {**read.fields, **read.extras}
+    assert {k: got.get(k) for k in metrics} == metrics
+
+
+def test_a_space_pair_in_seconds_is_read_in_ms() -> None:
+    read = read_line("iter 3: loss 4.0863, time 0.56s")
+    assert read is not None and read.fields["step_time_ms"] == pytest.approx(560.0)
+
+
+@given(st.sampled_from(["为", "是"]), st.sampled_from([":", "：", "="]), st.floats(0, 1e6))
+def test_a_chinese_is_before_the_separator_still_gives_the_loss(word: str, sep: str, value: float) -> None:
+    # valid-loss-only-no-train-loss_m-libcity-gsnet: `valid loss 为: 3.3792779445648193` (an eval line)
+    read = read_line(f"valid loss {word}{sep} {value!r}")
+    assert read is not None and read.eval and read.fields["loss"] == value
+    train = read_line(f"epoch 3 loss {word}{sep} {value!r}")
+    assert train is not None and not train.eval and train.fields["loss"] == value
+
+
+def test_a_splits_size_is_no_evaluation_line() -> None:
+    # megatron-deepspeed-lm-loss-then-ctrl-c-sigterm_microsoft-megatron-deepspeed-random-ltd: dataset sizes
+    assert read_line("    validation: 4395520") is None
+    read = read_line("Validation Top_1_Accuracy: 25%")
+    assert read is not None and read.eval and read.extras == {"validation_top_1_accuracy": 25.0}
+
+
+def test_a_launchers_signal_is_named_in_its_message() -> None:
+    # torchrun-local-rank-3-killed_egovlp-21: `failed (exitcode: -9) local_rank: 3 (pid: ...)`
+    ended = task_end(
+        b"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 1441) "
+        b"of binary: /usr/bin/python"
+    )
+    assert ended is not None and ended.reason == "signal 9"
+    assert ended.message(3) == "torchrun: task 3 on local ended: signal 9 (SIGKILL)"
+
+
+def test_paddles_out_of_memory_summary_names_the_failure(capsys: pytest.CaptureFixture) -> None:
+    """`MemoryError:` (a type, no message) comes first; the summary's `Out of memory error on GPU 0` names it."""
+    line = (
+        b"Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, 7.995605GB memory has been "
+        b"allocated and available memory is only 0.000000B."
+    )
+    assert fatal_reason(line) == "device error"
+    folder = CORPUS / "paddle-error-message-summary-gpu-oom_paddleocr-11266" / "log"
+    assert main(["diagnose", str(folder), "--json"]) == 1
+    groups = json.loads(capsys.readouterr().out)["failure_groups"]
+    assert [g["ranks"] for g in groups] == [[0]] and "Out of memory error on GPU 0" in groups[0]["exception"]
+
+
+def test_meters_with_at_signs_are_metrics() -> None:
+    # deepspeed-vit-cifar-meters-tab-separated_deepspeedexamples-data-efficiency
+    read = read_line("Epoch: [0][  0/391]\tTime  4.268 ( 4.268)\tLoss 3.4360e+00 (3.4360e+00)\tAcc@1   7.81 (  7.81)")
+    assert read is not None and read.fields["loss"] == 3.436 and read.extras["acc_1"] == 7.81
+
+
+def test_a_log_of_evaluation_lines_only_is_diagnosed(capsys: pytest.CaptureFixture) -> None:
+    """valid-loss-only-no-train-loss_m-libcity-gsnet: 5 `valid loss 为: X` lines and no training loss. There is
+    a series to judge: `diagnose` reports (no failure, exit 0) instead of "nothing to judge", and agrees with watch."""
+    folder = CORPUS / "valid-loss-only-no-train-loss_m-libcity-gsnet" / "log"
+    assert len(read_run(folder).evals) == 5
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched == set()
