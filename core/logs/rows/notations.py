@@ -25,6 +25,7 @@ from core.logs.tokens.lexicon import NUM
 __all__ = ["NOTATIONS", "Notation", "NotationSample"]
 
 _NAN = float("nan")
+_CORPUS = "{} (tests/fixtures/real_logs/{})"
 
 
 @dataclass(frozen=True)
@@ -299,6 +300,105 @@ NOTATIONS: tuple[Notation, ...] = (
                 "wenet-e2e/wenet#846",
                 None,
                 eval=True,
+            ),
+        ),
+    ),
+    Notation(
+        "results_summary",
+        "an epoch's or a run's results line (ESPnet2's `7epoch results: [train] ... loss=... [valid] loss=...`): a "
+        "summary, never a training row",
+        (
+            NotationSample(
+                "[PC] 2020-11-11 16:41:04,070 (trainer:243) INFO: 7epoch results: [train] iter_time=0.001, "
+                "forward_time=0.005, loss=1.613, backward_time=0.005, optim_step_time=1.986e-04, lr_0=0.100, "
+                "train_time=0.014, time=1 minute and 44.19 seconds, total_count=52549, [valid] loss=1.854, "
+                "time=3.12 seconds, total_count=1680, [att_plot] time=0.14 seconds, total_count=0",
+                _CORPUS.format("espnet/espnet#2674", "espnet2-trainer-rows-and-epoch-results_espnet-2674"),
+                None,
+                eval=True,
+            ),
+        ),
+    ),
+    Notation(
+        "chinese_is",
+        "`为` / `是` (is) before the loss key's separator, which may be a full-width colon",
+        (
+            NotationSample(
+                "2023-10-19 13:23:43,165 - INFO - valid loss 为: 3.3792779445648193",
+                _CORPUS.format(
+                    "mindspore-lab/models @ 8e33ffe8, M-LibCity GSNet log",
+                    "valid-loss-only-no-train-loss_m-libcity-gsnet",
+                ),
+                None,
+                eval=True,
+            ),
+        ),
+    ),
+    Notation(
+        "semicolon_fields",
+        "`Key value` fields separated by `;` as by `|`, a unit after a value (`Mem 29072.79MB`, `time 561.94ms`)",
+        (
+            NotationSample(
+                "Epoch [0/5]; Iter [0/9450]; Loss 10.08; LR 1.00e-06; Iter time 3.72; ETA 9:46:15; Mem 29072.79MB",
+                _CORPUS.format("AIGeeksGroup/3D-R1#16", "loss-not-finite-skips-then-terminates_3d-r1-16"),
+                {"loss": 10.08, "epoch": 0, "step": 0, "steps_total": 9450, "lr": 1e-06, "iter_time": 3.72},
+            ),
+            NotationSample(
+                "iter 1631: loss 4.0863, time 561.94ms",
+                _CORPUS.format("karpathy/nanoGPT#110", "nanogpt-early-format-iter-loss-time-8-gpus_nanogpt-110"),
+                {"loss": 4.0863, "step": 1631, "step_time_ms": 561.94},
+            ),
+        ),
+    ),
+    Notation(
+        "nan_dot_zero",
+        "NeMo's Lightning bar prints a NaN loss as `nan.0`",
+        (
+            NotationSample(
+                "Epoch 0: :   3%|▎         | 9000/301500 [1:42:42<55:37:46, v_num=0-56, reduced_train_loss=nan.0, "
+                "global_step=9e+3, consumed_samples=6.3e+5, train_step_timing in s=0.615, val_loss=7.040]",
+                _CORPUS.format("NVIDIA-NeMo/Speech#7957", "nemo-lightning-bar-reduced-train-loss-nan-dot-0_nemo-7957"),
+                {"loss": _NAN, "epoch": 0, "val_loss": 7.04},
+            ),
+        ),
+    ),
+    Notation(
+        "bare_loss_over_parts",
+        "a total `loss=` after its parts (`l1_loss=`, `mse_loss=`, ...): the bare key is the training loss",
+        (
+            NotationSample(
+                "2021-10-02 20:13:30,249 (trainer:653) INFO: 4epoch:train:201-225batch: iter_time=1.131e-04, "
+                "forward_time=1.499, l1_loss=0.252, mse_loss=0.070, bce_loss=0.021, attn_loss=0.002, loss=0.345, "
+                "backward_time=1.773, optim_step_time=0.005, optim0_lr0=1.000e-03, train_time=3.287",
+                _CORPUS.format(
+                    "espnet/espnet#3639 (its `[auc-dnn3] ` host prefix left off)",
+                    "espnet2-tts-rows-host-prefix_espnet-3639",
+                ),
+                {"loss": 0.345, "l1_loss": 0.252, "mse_loss": 0.07},
+            ),
+        ),
+    ),
+    Notation(
+        "joined_keys",
+        "metric keys whose words are joined by `/`, `-` or `@` (trlx's `losses/policy_loss`, maxtext's "
+        "`TFLOP/s/device`)",
+        (
+            NotationSample(
+                "[losses/total_loss: 1.15 | losses/policy_loss: 1.15 | losses/value_loss: 0.00]: 100%|██████████| "
+                "128/128 [10:23<00:00,  4.87s/it]",
+                _CORPUS.format(
+                    "LAION-AI/Open-Assistant#2140", "trlx-ppo-bar-bracketed-losses-then-wandb_open-assistant-2140"
+                ),
+                {"loss": 1.15, "losses_policy_loss": 1.15, "losses_value_loss": 0.0},
+            ),
+            NotationSample(
+                "I0811 21:54:55.531340 138304841739136 metric_logger.py:226] completed step: 1, seconds: 0.631, "
+                "TFLOP/s/device: 5688.282, Tokens/s/device: 311629.521, total_weights: 1572864, loss: 12.979, "
+                "lm_loss: 12.979, perplexity: 433358.281",
+                _CORPUS.format(
+                    "AI-Hypercomputer/maxtext#4847", "maxtext-absl-completed-step-rows-profiler-lines_maxtext-4847"
+                ),
+                {"loss": 12.979, "step": 1, "tflop_s_device": 5688.282, "tokens_s_device": 311629.521},
             ),
         ),
     ),
