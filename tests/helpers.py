@@ -12,12 +12,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from benchmarks.synth_logs import write_run
 from core.__main__ import build_parser
 from core.logs import ReaderSettings, read_run
-from core.logs.rows.parser import Parser
 from core.logs.rows.snapshot import RunSnapshot
 
 
@@ -89,20 +87,15 @@ def same_snapshot(a: RunSnapshot, b: RunSnapshot) -> None:
     assert bits(a.ranks[cols]) == bits(b.ranks[cols])
 
 
-def read_both_ways(
-    folder: Path, lines: list[str], monkeypatch: pytest.MonkeyPatch
-) -> tuple[RunSnapshot, RunSnapshot, list[int]]:
-    """Three ranks of `lines` read one line at a time and in bulk, and the lines bulk read one at a time."""
+def read_both_ways(folder: Path, lines: list[str]) -> tuple[RunSnapshot, RunSnapshot, list[int]]:
+    """Three ranks of `lines` read one line at a time and in bulk, and the lines bulk read one at a time
+    (`Parser.metric_line`, as the seam counts them)."""
+    from core.logs.rows.reader import RunReader
+
     for rank in range(3):
         (folder / f"worker_{rank}.log").write_text("\n".join(lines) + "\n")
     one_by_one = read_run(folder, settings=ReaderSettings(block_min=1 << 30, shape_min=1 << 30))
-    read_alone = Parser.metric_line
-    calls: list[int] = []
-
-    def counted(self: Parser, *args: object) -> bool:
-        calls.append(1)
-        return read_alone(self, *args)
-
-    monkeypatch.setattr(Parser, "metric_line", counted)
-    bulk = read_run(folder, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1))
-    return one_by_one, bulk, calls
+    reader = RunReader(folder, settings=ReaderSettings(compiled_min=0, shape_min=16, block_min=1), one_shot=True)
+    reader.refresh()
+    bulk = reader.snapshot()
+    return one_by_one, bulk, [1] * reader.parser.seam.alone

@@ -265,11 +265,10 @@ def _slow_reason(line: bytes) -> str | None:
     for name, pattern in failures.FATAL_SIGNATURES:
         if pattern.search(line):
             return name
-    return (
-        "collective time-out"
-        if failures.COLLECTIVE_TIMEOUT.search(line) and failures.ERROR_LEVEL.search(line)
-        else None
-    )
+    for name, pattern in failures.LEVELLED_SIGNATURES:
+        if pattern.search(line) and failures.ERROR_LEVEL.search(line):
+            return name
+    return None
 
 
 @settings(max_examples=400, deadline=None)

@@ -23,6 +23,7 @@ from core.cli.watch import new_rows
 from core.logs import rank_status, read_run
 from core.logs.judgement.metrics import lagging_ranks
 from core.logs.judgement.status import failed_ranks
+from core.logs.rows.failure_kinds import FAILURE_KINDS
 from core.logs.rows.failures import fatal_reason, line_tag, task_end
 from core.logs.rows.general import read_line
 
@@ -49,49 +50,10 @@ def _judged(folder: Path, capsys: pytest.CaptureFixture) -> tuple[set[int], set[
 
 # ----------------------------------------------------------------------------- failures by kind
 
-FAILURE_LINES = [
-    # CANN codes of every family (E + 5 characters)
-    ("E39999: Inner Error, Please contact support engineer!", "CANN error"),  # mindspore-lab/mindocr#615
-    ("EH9999: Inner Error!", "CANN error"),  # vllm-project/vllm-ascend#2800
-    ("EI9999: Inner Error!", "CANN error"),  # Ascend/pytorch#54
-    # device errors
-    (
-        "[ERROR] DEVICE(16158,fffe34f491e0,python):2023-12-29-12:03:04.156.780 [mindspore/ccsrc/plugin/device/"
-        "ascend/hal/device/ascend_stream_manager.cc:194] SyncStream] Call runtime rtStreamSynchronize error.",
-        "device error",
-    ),  # mindspore-lab/mindone#269
-    (
-        "        rtStreamSynchronizeWithTimeout execute failed, reason=[fftsplus timeout][FUNC:FuncErrorReason]"
-        "[FILE:error_message_manage.cc][LINE:53]",
-        "device error",
-    ),  # vllm-project/vllm-ascend#2800
-    ("RuntimeError: ACL stream synchronize failed.", "device error"),  # Ascend/pytorch#54
-    (
-        "[ERROR] DEVICE(171877,ffff9c5e4010,python):2024-04-26-00:50:35.331.263 [mindspore/ccsrc/runtime/pynative/"
-        "op_runner.cc:120] MallocForKernelOutput] Allocate output memory failed, node:Default/Cast-op446",
-        "device error",
-    ),  # mindspore-lab/mindone#465 (public_logs3)
-    # signal reports: OpenMPI's block (after its `[host:pid] ` tag), tensorflow's
-    ("*** Process received signal ***", "signal"),  # tactcomplabs/rev#78
-    ("Signal: Segmentation fault (11)", "signal"),  # tactcomplabs/rev#78
-    # collective failures
-    (
-        "[E318 07:39:53.792795153 ProcessGroupNCCL.cpp:636] [Rank 4] To avoid data inconsistency, we are taking "
-        "the entire process down.",
-        "collective failure",
-    ),  # modelscope/DiffSynth-Studio#458 (after its `[rank4]:` tag)
-    (
-        "[E1206 18:44:12.715588844 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or timeout) "
-        "detected by watchdog at work: 7753, last enqueued NCCL work: 7755, last completed NCCL work: 7752.",
-        "collective failure",
-    ),  # hiyouga/LlamaFactory#6269
-    (
-        "[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: "
-        "WorkNCCL(SeqNum=7753, OpType=_REDUCE_SCATTER_BASE, NumelIn=544997376, NumelOut=68124672, "
-        "Timeout(ms)=600000) ran for 600061 milliseconds before timing out.",
-        "collective time-out",
-    ),  # hiyouga/LlamaFactory#6269
-]
+# Every failure kind's real lines, each with its source in core.logs.rows.failure_kinds (one entry per kind:
+# CANN codes of every family, device errors, signal reports, collective failures and time-outs, C++ aborts);
+# those behind a launcher's tag name another rank than the file's (tests/test_grammar_entries.py reads them)
+FAILURE_LINES = [(s.line, k.name) for k in FAILURE_KINDS for s in k.samples if s.rank is None]
 
 
 @pytest.mark.parametrize("line, kind", FAILURE_LINES, ids=[f"{k}-{i}" for i, (_, k) in enumerate(FAILURE_LINES)])
@@ -434,3 +396,24 @@ def test_a_dead_ranks_older_loss_is_no_divergence() -> None:
     assert lagging_ranks(grid, ranks) == [17]
     grid[700, 150] = 9.0  # and a dead rank far from the others at its own last step
     assert set(lagging_ranks(grid, ranks)) == {17, 700}
+
+
+def test_a_traceback_cut_off_by_another_has_one_context_however_the_log_was_written(tmp_path: Path) -> None:
+    """Found by the chunked-writes property test: a traceback header followed by another header kept its
+    text as context when the second came in a later read, and nothing when both came in one."""
+    from core.logs import ReaderSettings
+    from core.logs.rows.reader import RunReader
+
+    data = b"Traceback (most recent call last):\nTraceback (most recent call last):\n"
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "worker_0.log").write_bytes(data)
+    once = read_run(tmp_path / "one").errors["context"].tolist()
+    (tmp_path / "two").mkdir()
+    path = tmp_path / "two" / "worker_0.log"
+    path.write_bytes(data[:35])
+    state = RunReader(tmp_path / "two", settings=ReaderSettings(read_block=300, prefetch_min=1))
+    state.refresh()
+    with path.open("ab") as f:
+        f.write(data[35:])
+    state.refresh()
+    assert state.snapshot().errors["context"].tolist() == once == ["Traceback (most recent call last):\n"] * 2

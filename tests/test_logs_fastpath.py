@@ -20,12 +20,11 @@ from core.logs.rows.failures import fatal_reason as failures_reason
 from core.logs.rows.failures import line_tag
 from core.logs.rows.failures import task_end as failures_task_end
 from core.logs.rows.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
-from core.logs.rows.linekinds import RE_TIMEMONITOR
+from core.logs.rows.linekinds import RE_TIMEMONITOR, WORTH
 from core.logs.rows.reader import RunReader
 from core.logs.rows.templated import Shapes
 from core.logs.tokens import bulk as logs
 from core.logs.tokens.linescan import fixed_numbers, match_shapes, scan_block, words_of
-from core.logs.tokens.plain import worth_positions
 from tests.strategies import NOISE, OTHER, PLAIN, RARE, log_text, loss_line, value_text
 
 
@@ -596,15 +595,13 @@ def test_plain_line_search_keeps_every_line_the_definition_would(parts: list[str
     """The literal search may keep more lines than the definition (`parse_line` then drops them), never fewer."""
     line = "".join(parts).replace("\n", " ").encode()
     if _RE_WORTH_DEFINITION.search(line):
-        assert worth_positions(line), line
+        assert WORTH.positions(line), line
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_LINE_PARTS, min_size=1, max_size=8), st.binary(max_size=3))
 def test_compiled_plain_line_search_is_the_literal_search(lines: list[list[str]], lead: bytes) -> None:
     """`worth_lines` (a big read) keeps exactly the lines `bytes.find` keeps (a small read)."""
-    from core.logs.tokens import plain
-
     texts = ["".join(parts).replace("\n", " ").encode() for parts in lines]
     buf = lead.replace(b"\n", b" ") + b"\n" + b"\n".join(texts) + b"\n"
     ls, pos = [], len(lead) + 1
@@ -613,9 +610,9 @@ def test_compiled_plain_line_search_is_the_literal_search(lines: list[list[str]]
         pos += len(text) + 1
     starts = np.array(ls, dtype=np.int64)
     ends = starts + np.array([len(t) for t in texts], dtype=np.int64)
-    compiled = plain.worth_compiled(buf, starts, ends)
-    assert compiled.tolist() == plain.worth_searched(buf, starts, ends).tolist()
-    assert compiled.tolist() == [bool(plain.worth_positions(t)) for t in texts]
+    compiled = WORTH.compiled(buf, starts, ends)
+    assert compiled.tolist() == WORTH.searched(buf, starts, ends).tolist()
+    assert compiled.tolist() == [bool(WORTH.positions(t)) for t in texts]
 
 
 def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
@@ -648,8 +645,7 @@ def test_a_shape_holds_worth_wherever_one_of_its_lines_does(parts: list[str], mo
     """Bulk reads ask once a shape whether its lines may hold a failure's part (`shape_holds_worth`), never
     once a line: the shape's answer is True wherever the line's is (CANN codes, `#` and digits included)."""
     from core.logs.rows.general import shape_key
-    from core.logs.tokens.plain import shape_holds_worth
 
     line = ("".join(parts) + more).replace("\n", " ").encode()
-    if worth_positions(line):
-        assert shape_holds_worth(shape_key(line)), line
+    if WORTH.positions(line):
+        assert WORTH.shape_holds(shape_key(line)), line

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
@@ -131,22 +132,24 @@ def _state_of(log_dir: Path, rank: int) -> tuple[str, str]:
     return row["state"], row["detail"]
 
 
-def test_unreadable_log_says_so_not_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from core import files
+def test_unreadable_log_says_so_not_waiting(tmp_path: Path) -> None:
+    from core.logs import rank_status, read_run
+    from core.logs.bytes.source import CheckedFiles
 
     (tmp_path / "worker_0.log").write_text(LINE.format(s=1, v=1.0))
     (tmp_path / "worker_3.log").write_text(LINE.format(s=1, v=1.0))
-    real_open = files.os.open
 
-    def deny(path, *a, **k):  # chmod 000 does not stop root: refuse the open like the kernel would
-        if str(path).endswith("worker_3.log"):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *a, **k)
+    class Denied(CheckedFiles):
+        """chmod 000 does not stop root: the source refuses the open like the kernel would."""
 
-    monkeypatch.setattr(files.os, "open", deny)  # every log is opened through core.files
-    state, detail = _state_of(tmp_path, 3)
-    assert state == "unreadable" and "permission denied" in detail
-    assert _state_of(tmp_path, 0)[0] != "unreadable"
+        def open(self, path: Path) -> BinaryIO:
+            if path.name == "worker_3.log":
+                raise PermissionError(13, "Permission denied", str(path))
+            return super().open(path)
+
+    st = rank_status(read_run(tmp_path, source=Denied())).set_index("rank")
+    assert st.at[3, "state"] == "unreadable" and "permission denied" in st.at[3, "detail"]
+    assert st.at[0, "state"] != "unreadable"
 
 
 def test_fifo_and_folder_named_like_a_log_are_unreadable(tmp_path: Path) -> None:

@@ -74,27 +74,22 @@ def test_small_files_read_together_match_each_read_alone(
     same_snapshot(together, read_run(root, settings=ALONE))
 
 
-def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_thousand_short_logs_are_read_in_a_few_batches_with_every_row(tmp_path: Path) -> None:
     """1,000 logs of 40 steps: every row is there, in rank order, each file's offsets its own, and they
-    were parsed in batches (not one `feed` per file)."""
-    from core.logs.rows.parser import Parser
+    were parsed in batches (not one `feed` per file: the seam counts the blocks each path read)."""
+    from core.logs.rows.reader import RunReader
+    from core.logs.rows.seam import ReadPath
 
     for rank in range(1000):
         lines = [NOISE[0], PID.replace(b"4242", b"%d" % (5000 + rank))]
         lines += [b"epoch: 1 step: %d, loss is %d.%d\n" % (s, rank, s) for s in range(1, 41)]
         (tmp_path / f"worker_{rank}.log").write_bytes(b"".join(lines))
-    calls = {"feed": 0, "feed_many": 0}
-    for name in calls:
-        original = getattr(Parser, name)
-
-        def counted(self: Parser, *args: object, _name: str = name, _original: object = original) -> None:
-            calls[_name] += 1
-            _original(self, *args)  # type: ignore[operator]
-
-        monkeypatch.setattr(Parser, name, counted)
-    snap = read_run(tmp_path)
+    reader = RunReader(tmp_path, one_shot=True)  # what read_run does
+    reader.refresh()
+    snap = reader.snapshot()
+    blocks = reader.parser.seam.blocks
+    calls = {"feed": blocks[ReadPath.USER] + blocks[ReadPath.LINE] + blocks[ReadPath.BULK]}
+    calls["feed_many"] = blocks[ReadPath.BATCHED]
     assert calls["feed"] == 0 and 1 <= calls["feed_many"] <= 10
     assert len(snap.metrics) == 40_000
     assert snap.metrics["rank"].tolist() == [r for r in range(1000) for _ in range(40)]
@@ -125,9 +120,7 @@ def test_a_batched_log_that_grows_is_read_on_not_restarted(tmp_path: Path) -> No
         assert snap.metrics[snap.metrics["rank"] == r]["loss"].tolist() == [r + 0.5, r + 0.5, r + 0.5, 9.5, 7.5]
 
 
-def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(tmp_path: Path) -> None:
     """The first batch of a run has no known shapes: a sample of its lines teaches them, and the batch is
     read in bulk. Lines `parse_line` never gives to the metric reader ([ERROR] and exception lines that hold
     a loss, TimeMonitor lines) must not become templates: the snapshot equals a one-by-one read."""
@@ -142,7 +135,7 @@ def test_shapes_learnt_from_a_sample_read_a_new_run_in_bulk_like_line_by_line(
             lines.append(f"[ERROR] ME(1:1,MainProcess):2026-11-23 loss: {step % 9}.5")
             lines.append(f"ValueError: loss is {step % 9}.5")
             lines.append(f"Train epoch time: {step % 9}.5 ms, per step time: {step % 9}.25 ms")
-    one_by_one, bulk, calls = read_both_ways(tmp_path, lines, monkeypatch)
+    one_by_one, bulk, calls = read_both_ways(tmp_path, lines)
     assert len(bulk.metrics) == 900 and len(bulk.errors) == len(one_by_one.errors) == 3 * 200
     same_snapshot(bulk, one_by_one)
     assert len(calls) < 100, f"{len(calls)} lines read one by one: the sample taught no shape"
@@ -159,7 +152,7 @@ def _megatron_lines(steps: int) -> list[str]:
 
 @pytest.mark.parametrize("traceback_at", [None, 150])
 def test_indented_metric_lines_are_learnt_from_a_sample_unless_a_traceback_may_hold_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, traceback_at: int | None
+    tmp_path: Path, traceback_at: int | None
 ) -> None:
     """Megatron's lines begin with a space: a sample learns their shape when no traceback header is in the
     block (stop 26 never learnt it: the first 20 files of a 1,024-rank run went one line at a time). With
@@ -167,7 +160,7 @@ def test_indented_metric_lines_are_learnt_from_a_sample_unless_a_traceback_may_h
     lines = _megatron_lines(300)
     if traceback_at is not None:
         lines[traceback_at:traceback_at] = ["Traceback (most recent call last):", "    lm loss: 2.5 |", "ValueError: x"]
-    one_by_one, bulk, calls = read_both_ways(tmp_path, lines, monkeypatch)
+    one_by_one, bulk, calls = read_both_ways(tmp_path, lines)
     assert len(bulk.metrics) == 900
     same_snapshot(bulk, one_by_one)
     if traceback_at is None:
@@ -202,9 +195,7 @@ def test_a_failure_line_of_a_shape_without_a_row_is_a_failure_in_bulk_too(tmp_pa
     same_snapshot(bulk, one_by_one)
 
 
-def test_messages_that_differ_only_in_digits_inside_words_are_read_in_bulk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_messages_that_differ_only_in_digits_inside_words_are_read_in_bulk(tmp_path: Path) -> None:
     """MindSpore's `DISTRIBUTED(pid,7fa0fb3a06c0,python)` messages holding `value` differ per rank and thread
     only in digits inside words: one shape without a row covers them all (stop 26 read ~8,700 of them one
     by one in a 1,024-rank LossMonitor read)."""
@@ -215,7 +206,7 @@ def test_messages_that_differ_only_in_digits_inside_words_are_read_in_bulk(
             f"[WARNING] DISTRIBUTED(42,7fa{step % 10}fb3a{step % 7}6c0,python):2026-11-22-07:09:00.890.608 "
             f"[connection.cc:79] SocketEventHandler] Event value fd: 9, events: 1"
         )
-    one_by_one, bulk, calls = read_both_ways(tmp_path, lines, monkeypatch)
+    one_by_one, bulk, calls = read_both_ways(tmp_path, lines)
     assert len(bulk.metrics) == 900
     same_snapshot(bulk, one_by_one)
     assert len(calls) < 100, f"{len(calls)} lines read one by one"
@@ -255,18 +246,11 @@ def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
     from core.logs.rows.linekinds import reaches_metric_line
 
     line = b"".join(pieces)
-    calls: list[bytes] = []
     parser = Parser()
-    read_alone = parser.metric_line
-
-    def counted(state: FileState, text: bytes, *args: object) -> bool:
-        calls.append(text)
-        return read_alone(state, text, *args)
-
-    parser.metric_line = counted  # type: ignore[method-assign]
     state = FileState(LogFile(Path("worker_0.log"), "worker_0.log", "worker", 0, "msrun"))
     state.tb_start = 0 if pending else None
     parser.parse_line(state, line + b"\n", 0, len(line), 0, math.nan, True)
+    calls = parser.seam.alone  # the lines `parse_line` gave the metric reader (`metric_line`)
     assert reaches_metric_line(line, pending) == bool(calls), line
 
 

@@ -67,24 +67,20 @@ def _varied_log(seed: int, fatal_every: int = 0) -> list[str]:
     return lines
 
 
-def test_noise_lines_each_of_its_own_shape_are_read_in_bulk_like_line_by_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_noise_lines_each_of_its_own_shape_are_read_in_bulk_like_line_by_line(tmp_path: Path) -> None:
     """900 noise lines holding `value` / `invalid`, nearly each of a shape of its own: none is read one line at a
     time (before: learnt from samples of 16, the rest one by one), and the snapshot is the one-by-one read's."""
-    one_by_one, bulk, calls = read_both_ways(tmp_path, _varied_log(1), monkeypatch)
+    one_by_one, bulk, calls = read_both_ways(tmp_path, _varied_log(1))
     assert len(bulk.metrics) == 900
     same_snapshot(bulk, one_by_one)
     assert len(bulk.evals) == len(one_by_one.evals) > 0
     assert len(calls) < 100, f"{len(calls)} lines read one by one"
 
 
-def test_a_noise_line_of_its_own_shape_with_a_failure_part_is_still_a_failure(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_noise_line_of_its_own_shape_with_a_failure_part_is_still_a_failure(tmp_path: Path) -> None:
     """Such a line that also holds a failure's signature is read by the line reader: the failure is reported
     in bulk as it is line by line (17 per file)."""
-    one_by_one, bulk, _ = read_both_ways(tmp_path, _varied_log(2, fatal_every=17), monkeypatch)
+    one_by_one, bulk, _ = read_both_ways(tmp_path, _varied_log(2, fatal_every=17))
     assert len(one_by_one.errors) == 3 * 17
     same_snapshot(bulk, one_by_one)
 

@@ -265,18 +265,14 @@ def test_a_tab_that_reconnects_within_the_grace_keeps_its_watcher(tmp_path: Path
         reg.close()
 
 
-def test_read_run_moving_rows_to_the_table_while_a_log_is_read_keeps_every_row_in_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`read_run` takes a long log's rows every TAKE_ROWS (not once at its end): the same rows, rank by rank."""
+def test_read_run_moving_rows_to_the_table_while_a_log_is_read_keeps_every_row_in_order(tmp_path: Path) -> None:
+    """`read_run` takes a long log's rows every `take_rows` (not once at its end): the same rows, rank by rank."""
     from core.logs import ReaderSettings
-    from core.logs.rows import reader
 
     for rank in range(3):
         (tmp_path / f"worker_{rank}.log").write_text(NOISE + _lossmonitor(300, rank=rank) + NOISE)
     whole = read_run(tmp_path).metrics
-    monkeypatch.setattr(reader, "TAKE_ROWS", 7)
-    small = ReaderSettings(read_block=512, prefetch_min=1, block_min=1, compiled_min=0)
+    small = ReaderSettings(read_block=512, prefetch_min=1, block_min=1, compiled_min=0, take_rows=7)
     once = RunReader(tmp_path, settings=small, one_shot=True)
     once.refresh()
     early = once.snapshot().metrics

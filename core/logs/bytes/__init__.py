@@ -3,6 +3,8 @@
   discover.py   any layout with the rank in the path -> `LogFile`s; links out of the folder refused; what was
                 skipped and why
   guard.py      checks on a log folder before anything reads or watches it
+  source.py     `ByteSource`: where the reader's bytes come from (stat, a checked open, a read at an
+                offset), injected into `RunReader`; `CheckedFiles` the real files (tests inject their own)
   rawio.py      reads into reused buffers, at an offset (pread), CR line ends turned into LF in place
   readahead.py  the next file's first block read on a helper thread while the current one is parsed
   utf16.py      UTF-16 logs decoded to UTF-8 as they are read

@@ -54,7 +54,7 @@ def cr_to_lf(buf: bytearray, n: int) -> None:
 HAVE_PREAD = hasattr(os, "preadv")
 
 
-def pread_into(fd: int, buf: bytearray, n: int, pos: int) -> int:
+def pread_into(fd: int, buf: bytearray | memoryview, n: int, pos: int) -> int:
     """Read up to `n` bytes at file offset `pos` into the start of `buf` (thread-safe: no seek)."""
     got = 0
     with memoryview(buf) as view:

@@ -13,14 +13,15 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
-from core.files import open_fd
+from core.logs.bytes.source import ByteSource
 
 
 @dataclass
 class _Job:
     path: Path
-    fd: int
+    file: BinaryIO
     ino: int
     read: Future[int]
 
@@ -34,23 +35,24 @@ class ReadAhead:
         self.buffer = bytearray()
         self._job: _Job | None = None
 
-    def start(self, path: Path, submit: Callable[..., Future[int]], read: Callable[..., int]) -> None:
-        """Begin reading `path` from offset 0 with `submit(read, fd, buffer, n, 0)`."""
+    def start(self, path: Path, submit: Callable[..., Future[int]], source: ByteSource) -> None:
+        """Begin reading `path` from offset 0 with `submit(source.read_at, file, buffer, n, 0)`."""
         self.cancel()
         try:  # a FIFO, device or folder is refused before any blocking open (the reader says why)
-            fd, info = open_fd(path, None, "log file")
+            f = source.open(path)
         except OSError:
             return
         try:
+            info = os.fstat(f.fileno())  # the file opened, not what the path names now
             n = min(info.st_size, self.block)
             if n < self.min_bytes:
-                os.close(fd)
+                f.close()
                 return
             if len(self.buffer) < n:
                 self.buffer = bytearray(n)
-            self._job = _Job(path, fd, info.st_ino, submit(read, fd, self.buffer, n, 0))
+            self._job = _Job(path, f, info.st_ino, submit(source.read_at, f, self.buffer, n, 0))
         except BaseException:
-            os.close(fd)
+            f.close()
             raise
 
     def take(self, path: Path, ino: int, spare: bytearray) -> tuple[bytearray, int] | None:
@@ -63,7 +65,7 @@ class ReadAhead:
         try:
             got = job.read.result()
         finally:
-            os.close(job.fd)
+            job.file.close()
         data, self.buffer = self.buffer, spare
         return data, got
 
@@ -74,7 +76,7 @@ class ReadAhead:
             try:
                 job.read.exception()
             finally:
-                os.close(job.fd)
+                job.file.close()
 
     def trim(self, keep: int) -> None:
         """Drop a big buffer between refreshes (a watcher keeps only small ones)."""

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.logs.bytes.source import ByteSource
 from core.logs.live.heap import release_memory, settle_heap
 from core.logs.rows.filestate import ReaderSettings
 from core.logs.rows.reader import RunReader, RunSnapshot, bytes_on_disk, file_order
@@ -57,6 +58,7 @@ class RunWatcher:
         background_above_bytes: int = 64 << 20,
         tick_bytes: int = TICK_BYTES,
         follow_links: bool = False,
+        source: ByteSource | None = None,
     ) -> None:
         self.log_dir = Path(log_dir)
         self.tick_bytes = tick_bytes  # read at most this much per lock hold (one whole line at least)
@@ -69,9 +71,9 @@ class RunWatcher:
         self.rescan_s = rescan_s
         self.poll_timeout_s = poll_timeout_s
         self.stat_poll_s = stat_poll_s
-        self._config = (loss_regex, extra_files, settings)  # what release() starts a fresh state with
-        self._follow_links = follow_links
-        self._state = RunReader(self.log_dir, *self._config, follow_links=follow_links, after_big_read=settle_heap)
+        # what release() starts a fresh state with (`source`: where the bytes come from, the real files by default)
+        self._config = (loss_regex, extra_files, settings, False, follow_links, settle_heap, source)
+        self._state = RunReader(self.log_dir, *self._config)
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
@@ -131,9 +133,7 @@ class RunWatcher:
         another session comes), and that kept the whole table alive after the tab closed."""
         self.stop()
         with self._lock:
-            self._state = RunReader(
-                self.log_dir, *self._config, follow_links=self._follow_links, after_big_read=settle_heap
-            )
+            self._state = RunReader(self.log_dir, *self._config)
 
     @property
     def running(self) -> bool:

@@ -3,16 +3,28 @@
 The grammar (a line -> what it says):
   general.py    the general line reader (`read_line`: loss key + number in every notation, eval lines, every
                 metric) and line shapes (`LineTemplate`: one parse reused for every line of the same shape)
-  formats.py    the suites' real sample lines (`FORMATS`) + `parse_loss_line`, the user regex
-  failures.py   failure lines by kind behind any prefix (CANN codes, signals, launchers, collectives, OOM)
+  notations.py  every notation as data, one entry each: real samples, the reading they must give, a
+                pattern when the general reader does not read it (`NOTATIONS`)
+  formats.py    the suites' sample lines (`FORMATS`, the `suite` notations) + `parse_loss_line`, the user regex
+  failure_kinds.py  every failure kind as data, one entry each: pattern, anchors, real samples (`FAILURE_KINDS`,
+                `LAUNCHER_REPORTS`)
+  failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
   linekinds.py  what a line is to the line-by-line parser, told by its text alone
   lineranks.py  whose line it is when one stream carries several ranks (`[1,3]<stdout>:`, `[rank6]:`,
                 `Rank: N;`, a trailing `rank N`, pdsh's `host: `): the rank sources with their real lines
   memory.py     the device-memory statistic lines MindSpore prints
   shapes.py     help for unread formats (frequent numeric line shapes) and metric labels
 
-A file's lines -> rows (the same reading on the line-by-line and the bulk paths):
-  parser.py     one file's complete lines -> rows, timings, errors (`ReaderSettings`, `ErrorKind`)
+A file's lines -> rows (the same reading on every path):
+  seam.py       the one seam behind which the fast readers sit: `Seam` decides, with every threshold of
+                `ReaderSettings`, which path reads a block and counts what each read (`ReadPath`):
+                  USER       the user's regex on every line
+                  LINE       candidates found by one sre search, each through `Parser.parse_line` (a live tick)
+                  BULK       candidates found by numpy / the compiled passes, LossMonitor rows in numpy
+                  TEMPLATED  within BULK, lines of known shapes as rows by their templates (templated.py)
+                  BATCHED    never-read small worker logs parsed in one buffer (smallfiles.py, `feed_many`)
+                (every notation and failure kind sample is read on each: tests/test_grammar_entries)
+  parser.py     one file's complete lines -> rows, timings, errors (`feed`, `feed_many`: the seam's paths)
   filestate.py  one file's parse state, which key is the training loss (the series choice)
   templated.py  lines of a known shape as rows in numpy
   smallfiles.py many short rank logs parsed together in batches

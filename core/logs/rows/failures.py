@@ -1,7 +1,8 @@
 """Lines that end a rank without a Python traceback: what `[CRITICAL]`, CANN, glibc, the kernel and the
 collective libraries print when a process dies (issue 18 item 5).
 
-Why a list of signatures: a rank killed by the OOM killer, a glibc abort after a CANN `EI0002` or a
+The kinds are data, one entry each (core.logs.rows.failure_kinds: pattern, anchors, real samples); this
+module compiles them. Why kinds at all: a rank killed by the OOM killer, a glibc abort after a CANN `EI0002` or a
 segfault leaves no `Traceback`; such a rank used to look "stalled" and `diagnose` exited 0.
 Healthy logs say "timeout" too (`[WARNING] DISTRIBUTED ... Topology build timed out., retry(1/1200)`
 while the cluster forms, `HCCL_EXEC_TIMEOUT` in config dumps), so a time-out is fatal only on an
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import ErrorKind, ErrorRow
 
 if TYPE_CHECKING:
@@ -30,6 +32,8 @@ __all__ = [
     "CUT_TRACEBACK",
     "TaskEnd",
     "close_traceback",
+    "cut_by_next",
+    "failure_anchors",
     "failure_weight",
     "fatal_quick",
     "fatal_reason",
@@ -48,98 +52,37 @@ ERROR_LEVEL = re.compile(
     rb"^\[(?:ERROR|EXCEPTION|E\d{0,4})\b|^\[?[0-9:\-T ,.]*\]?\s*(?:\S+\s+)?(?:ERROR|FATAL)\b|"
     rb"\b(?:ERROR|FATAL)\s*[-:|]"
 )
-_SIGNALS = rb"Segmentation fault|Aborted|Killed|Bus error|Illegal instruction|Floating point exception"
-# Ordered: the first name that matches is the reason's kind.
+# The kinds of core.logs.rows.failure_kinds, compiled once. Ordered: the first that matches names the line;
+# the error-level ones (time-outs) after the others, only on an error-level line.
 FATAL_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
-    ("critical", re.compile(rb"^\[CRITICAL\]|\s(?:CRITICAL|FATAL)\s+-\s")),  # MindSpore's, python logging's
-    # a trainer's own word that the training loop died or that it stops on a non-finite loss (issue 30):
-    # Chainer's `Exception in main training loop: Caught RuntimeError in replica 0 on device 0.`,
-    # `Loss in not finite. Terminate training.`, `WARNING: non-finite loss, ending training`,
-    # `Loss is nan, stopping training`
-    (
-        "trainer stop",
-        re.compile(
-            rb"Exception in main training loop|(?i:(?:not finite|non-finite|\bnan\b|\binf\b)[^\n]{0,80}?\b"
-            rb"(?:terminat(?:e|es|ed|ing)|stop(?:s|ped|ping)?|end(?:s|ed|ing)?|abort(?:s|ed|ing)?)"
-            rb"[ \t]+(?:the[ \t]+)?training)"
-        ),
-    ),
-    # CANN error codes are E + five characters (a letter or digit, then 4 digits), written as a code:
-    # `EI0002:`, `[EE9999]`, `code EJ0001`, `E39999: Inner Error!`, `EZ9999`, `EH9999`, `EL0004`
-    ("CANN error", re.compile(rb"(?<![A-Za-z0-9_.+\-])E[A-Z0-9][0-9]{4}(?=[:\]]|\s+(?:error|Error))")),
-    (
-        "glibc abort",
-        re.compile(
-            rb"(?:malloc_consolidate|malloc|free|munmap_chunk|realloc|corrupted)\(\): "
-            rb"(?:invalid|corrupted|unaligned|memory corruption|unsorted)|"
-            rb"double free or corruption|corrupted size vs\. prev_size|"
-            rb"corrupted double-linked list|\*\*\* stack smashing detected"
-        ),
-    ),
-    # the shell's or the kernel's word on a dead process: `run.sh: line 7: 4242 Killed  python train.py`,
-    # `Segmentation fault (core dumped)`, `Fatal Python error: Segmentation fault`, `Out of memory: Killed process`;
-    # OpenMPI's report (behind its `[host:pid] ` prefix): `*** Process received signal ***`,
-    # `Signal: Segmentation fault (11)`
-    (
-        "signal",
-        re.compile(
-            rb"^\s*(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?\s*$|"
-            rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
-            rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
-            rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"
-            # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
-            rb"\*\*\* SIG[A-Z]+ received at time="
-        ),
-    ),
-    # the device's word: MindSpore on Ascend (`RunGraph] run task error!`, `rtStreamSynchronize execute
-    # failed`, `Allocate output memory failed`), CUDA / NPU out of memory
-    (
-        "device error",
-        re.compile(
-            # torch_npu's wrapper codes (a CANN code, when printed, names the cause better):
-            # `[ERROR] ... (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.`
-            rb"\bERR[0-9]{5}\b|\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
-            rb"[Ss]ync ?(?:default )?[Ss]tream\w* (?:failed|error)|"
-            rb"\b[Aa]llocate (?:output |device |workspace |static |dynamic )?memory failed|"
-            rb"\b(?:CUDA|NPU|GPU|[Dd]evice) out of memory|\bOut of device memory|memory isn't enough|"
-            # Paddle's summary: `Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, ...`
-            rb"\b[Oo]ut of memory (?:error )?on (?:GPU|NPU|XPU|device)\b"
-        ),
-    ),
-    # NCCL's: a collective library error by name, or the torch process group aborting (its watchdog's
-    # time-out is a "collective time-out", below)
-    (
-        "collective failure",
-        re.compile(
-            rb"\bnccl(?:Internal|System|UnhandledCuda|Remote|InvalidUsage|InvalidArgument)Error\b|"
-            rb"\bNCCL error\b|NCCL communicator was aborted|taking the entire process down|"
-            rb"^\[E\d{0,4}[ \]].*ProcessGroupNCCL.*(?:[Aa]bort|[Ee]rror|[Ee]xception|failed)"
-        ),
-    ),
+    (kind.name, re.compile(kind.pattern)) for kind in FAILURE_KINDS if not kind.error_level
 ]
-COLLECTIVE_TIMEOUT = re.compile(
-    rb"(?i)(?:\b(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|"
-    rb"meta server|watchdog|notify wait|socket|heartbeat|rendezvous)\b.*\b"
-    rb"(?:time ?out|timed out|times out|timing out)\b|\b(?:time ?out|timed out|times out)\b.*\b"
-    rb"(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|watchdog)\b)"
-)
+LEVELLED_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
+    (kind.name, re.compile(kind.pattern)) for kind in FAILURE_KINDS if kind.error_level
+]
+_WEIGHTS = {kind.name: kind.weight for kind in FAILURE_KINDS}
+_CODE = rb"[A-Z][0-9]{4}"  # a CANN-style code as the scans find it (core.logs.tokens.linescan.worth_lines)
 
 
-# A quick test every signature passes (first letter, then the rest): one search of ~1 us a line instead
-# of five regexes (~8 us); it may let an ordinary line through, never stop a fatal one.
-_QUICK = re.compile(
-    rb"[ABCEFIKOSTcdpst(](?:RITICAL|ATAL|[A-Z][0-9]{4}|\): |ouble free|orrupted|tack smashing|"
-    rb"egmentation fault|borted|illed|us error|llegal instruction|loating point exception|"
-    rb"ore dumped|atal Python error|ut of memory|ime ?[Oo]ut|imed out|imes out|iming out|IME ?OUT|"
-    rb"run: error: |rocess rank \d)|"
-    rb"E[0-9]{5}|exitcode: |Process received signal|Signal: |un task error|ynchroni|ync ?[Ss]tream|ync default|"
-    rb"llocate |out of memory|"
-    rb"ut of device memory|isn't enough|ccl[A-Za-z]+Error|NCCL error|communicator was aborted|"
-    rb"entire process down|ProcessGroupNCCL|"
-    # issue 30's trainer stops, Ascend `ERR` codes, absl's signal report, launcher reports (`task_end`)
-    rb"Exception in main training loop|(?i:terminat|stop|end|abort)\w*[ \t]+(?:the[ \t]+)?[Tt]raining|ERR[0-9]{5}|"
-    rb"SIG[A-Z]+ received at time|exits with return code|ABORT!!!|terminated with the following error|local_rank: \d+\)"
-)
+def failure_anchors() -> tuple[bytes, ...]:
+    """Every literal one of which each failure kind's and launcher report's line holds (no digits): what
+    the bulk path's literal search must find (core.logs.rows.linekinds.WORTH)."""
+    anchors = [a for kind in FAILURE_KINDS for a in kind.anchors]
+    anchors += [a for report in LAUNCHER_REPORTS for a in report.anchors]
+    return tuple(dict.fromkeys(anchors))
+
+
+def _quick() -> re.Pattern[bytes]:
+    """One search for every anchor (and a CANN-style code): a line that passes none is no kind's. Each
+    alternative begins with its literal byte, so sre skips to the bytes that can begin one (~1 us a line
+    instead of the kinds' regexes, ~8 us)."""
+    literals = sorted(failure_anchors(), key=lambda a: (-len(a), a))
+    codes = [bytes([c]) + rb"[0-9]{4}" for c in range(ord("A"), ord("Z") + 1)]  # _CODE, one branch a letter
+    return re.compile(b"|".join([*(re.escape(a) for a in literals), *codes]))
+
+
+# A quick test every kind passes: it may let an ordinary line through, never stop a fatal one.
+_QUICK = _quick()
 
 
 def fatal_quick() -> re.Pattern[bytes]:
@@ -158,31 +101,14 @@ def fatal_reason(line: bytes) -> str | None:
     for name, pattern in FATAL_SIGNATURES:
         if pattern.search(line):
             return name
-    if COLLECTIVE_TIMEOUT.search(line) and ERROR_LEVEL.search(line):
-        return "collective time-out"
+    for name, pattern in LEVELLED_SIGNATURES:
+        if pattern.search(line) and ERROR_LEVEL.search(line):
+            return name
     return None
 
 
-# What a launcher says when one of its tasks ends badly; the task's own log may hold no trace of it (a
-# segfault in MindSpore's finalize, a process killed from outside). Real lines (tests/fixtures):
-#   srun: error: n2: task 7: Segmentation fault        (Slurm's output of the batch script, slurm-J.out)
-#   srun: error: n1: tasks 0-3: Terminated             (srun ending the others: --kill-on-bad-exit)
-#   mpirun noticed that process rank 3 with PID 4242 on node n1 exited on signal 11 (Segmentation fault).
-_SRUN_TASKS = re.compile(rb"^srun: error: (\S+): tasks? ([0-9][0-9,\-]*): (.+?)\s*$")
-_MPIRUN_RANK = re.compile(rb"process rank (\d+) with PID \d+ on node (\S+) exited on signal \d+ \(([^)]+)\)")
-#   ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 2 (pid: 4242) of binary: ...
-_TORCHRUN_RANK = re.compile(rb"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: \d+\)")
-# torchrun's ChildFailedError report, one block per failed rank:   `  rank      : 1 (local_rank: 1)`
-_TORCHRUN_TABLE = re.compile(rb"^\s*rank\s*: (\d+) \(local_rank: \d+\)\s*$")
-# DeepSpeed's launcher: `[ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py',
-# '--local_rank=0', ...] exits with return code = -9`
-_DEEPSPEED_RANK = re.compile(rb"exits with return code = (-?[1-9]\d*)\s*$")
-_LOCAL_RANK_ARG = re.compile(rb"--local_rank=(\d+)")
-# Paddle's launcher: `ABORT!!! Out of all 4 trainers, the trainer process with rank=[3] was aborted. Please check
-# its log.`
-_PADDLE_ABORT = re.compile(rb"ABORT!!! .*?rank=\[(\d+(?:,\s*\d+)*)\] was aborted")
-# torch.multiprocessing.spawn (detectron2's launch): `-- Process 2 terminated with the following error:`
-_SPAWN_PROCESS = re.compile(rb"^-- Process (\d+) terminated with the following error:")
+# What a launcher says when one of its tasks ends badly (core.logs.rows.failure_kinds.LAUNCHER_REPORTS)
+_LAUNCHERS = [(report.launcher, re.compile(report.pattern), report.reason) for report in LAUNCHER_REPORTS]
 # SIGTERM is what srun / scancel send the tasks left when one failed or the job was cancelled: the
 # task did not fail of its own, so it is no root cause (the failed one is named on its own line)
 _COLLATERAL = {"Terminated"}
@@ -196,7 +122,7 @@ class TaskEnd:
     ranks: tuple[int, ...]
     node: str
     reason: str  # "Segmentation fault", "Exited with exit code 1", "Killed", ...
-    launcher: str  # "srun" | "mpirun" | "torchrun" | "deepspeed" | "paddle" | "torch.multiprocessing"
+    launcher: str  # a LauncherReport's: "srun" | "mpirun" | "torchrun" | "deepspeed" | "paddle" | ...
 
     def message(self, rank: int) -> str:
         return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}{_signal_name(self.reason)}"
@@ -213,7 +139,9 @@ def _signal_name(reason: str) -> str:
         return ""
 
 
-_RE_ENDED = re.compile(r"^(srun|mpirun|torchrun|deepspeed|paddle|torch\.multiprocessing): task \d+ on \S+ ended: (.+)$")
+_RE_ENDED = re.compile(
+    "^(" + "|".join(dict.fromkeys(re.escape(r.launcher) for r in LAUNCHER_REPORTS)) + r"): task \d+ on \S+ ended: (.+)$"
+)
 
 
 def task_end_words(message: str) -> tuple[str, str] | None:
@@ -223,10 +151,11 @@ def task_end_words(message: str) -> tuple[str, str] | None:
 
 
 def _task_list(text: str) -> tuple[int, ...] | None:
-    """Slurm's task list ("7", "0-3", "0,2,5-6") as ranks; None when it is not one or is absurdly wide."""
+    """A task list (Slurm's "7", "0-3", "0,2,5-6"; Paddle's "1, 3") as ranks; None when it is not one or is
+    absurdly wide."""
     out: list[int] = []
     for part in text.split(","):
-        lo, _, hi = part.partition("-")
+        lo, _, hi = part.strip().partition("-")
         if not lo.isdigit() or (hi and not hi.isdigit()):
             return None
         first, last = int(lo), int(hi or lo)
@@ -239,41 +168,19 @@ def _task_list(text: str) -> tuple[int, ...] | None:
 def task_end(line: bytes) -> TaskEnd | None:
     """A launcher's report of tasks that ended by their own failure (a signal, a non-zero exit), or None:
     for any other line, and for tasks only terminated because another one failed (srun's `Terminated`)."""
-    if (m := _SRUN_TASKS.match(line)) is not None:
-        launcher = "srun"
-        node, tasks, reason = (g.decode("utf-8", "replace") for g in m.groups())
-        ranks = _task_list(tasks)
-    elif (m := _MPIRUN_RANK.search(line)) is not None:
-        launcher = "mpirun"
-        rank, node, reason = (g.decode("utf-8", "replace") for g in m.groups())
-        ranks = (int(rank),)
-    elif (m := _TORCHRUN_RANK.search(line)) is not None:
-        launcher, node = "torchrun", "local"
-        code = int(m.group(1))
-        reason = f"signal {-code}" if code < 0 else f"exit code {code}"
-        ranks = (int(m.group(2)),)
-    else:
-        return _task_end_more(line)
-    if ranks is None or reason in _COLLATERAL:
-        return None
-    return TaskEnd(ranks, node, reason, launcher)
-
-
-def _task_end_more(line: bytes) -> TaskEnd | None:
-    """The other launchers' reports of a failed task (torchrun's ChildFailedError table, DeepSpeed, Paddle,
-    torch.multiprocessing.spawn), each naming its rank; None for any other line."""
-    if (m := _TORCHRUN_TABLE.match(line)) is not None:
-        return TaskEnd((int(m.group(1)),), "local", "failed (ChildFailedError report)", "torchrun")
-    if (m := _DEEPSPEED_RANK.search(line)) is not None:
-        arg = _LOCAL_RANK_ARG.search(line)
-        code = int(m.group(1))
-        reason = f"signal {-code}" if code < 0 else f"exit code {code}"
-        return TaskEnd((int(arg.group(1)) if arg else 0,), "local", reason, "deepspeed")
-    if (m := _PADDLE_ABORT.search(line)) is not None:
-        ranks = tuple(int(r) for r in m.group(1).split(b","))
-        return TaskEnd(ranks, "local", "aborted (ABORT!!!)", "paddle")
-    if (m := _SPAWN_PROCESS.match(line)) is not None:
-        return TaskEnd((int(m.group(1)),), "local", "terminated with the following error", "torch.multiprocessing")
+    for launcher, pattern, fixed in _LAUNCHERS:
+        if (m := pattern.search(line)) is None:
+            continue
+        found = {k: v.decode("utf-8", "replace") for k, v in m.groupdict().items() if v is not None}
+        if "code" in found:
+            code = int(found["code"])
+            reason = f"signal {-code}" if code < 0 else f"exit code {code}"
+        else:
+            reason = found.get("reason", fixed)
+        ranks = _task_list(found.get("ranks", "0"))
+        if ranks is None or reason in _COLLATERAL:
+            return None
+        return TaskEnd(ranks, found.get("node", "local"), reason, launcher)
     return None
 
 
@@ -330,7 +237,7 @@ def failure_weight(message: str) -> int:
         return 1 if message.rstrip().endswith(":") and message.count(":") == 1 else 3
     kind = fatal_reason(message.encode("utf-8", "replace"))
     if kind is not None:
-        return 3 if kind in ("CANN error", "critical") else 2
+        return _WEIGHTS[kind]
     return 1 if message == CUT_TRACEBACK else 0
 
 
@@ -357,12 +264,28 @@ def close_traceback(st: FileState, rank: int | None) -> int | None:
     return cut.rank if cut.rank is not None else rank
 
 
+def _keep_cut(st: FileState, raw: bytes) -> None:
+    """The open traceback's failure holds `raw`, what was read of it."""
+    if st.tb_start is not None and (cut := pending_traceback(st)) is not None:
+        at = next(i for i in range(len(st.errors) - 1, -1, -1) if st.errors[i] is cut)
+        st.errors[at] = replace(cut, context=raw.decode("utf-8", "replace").replace("\r\n", "\n"))
+
+
+def cut_by_next(st: FileState, buf: bytes | bytearray, base: int, ls: int, limit: int) -> None:
+    """Another traceback begins at `buf[ls]` before the open one's exception line: the open one's failure
+    holds what was read of it (its first `limit` bytes), as at a block's end, so any chunking gives one
+    context (`buf` starts at absolute offset `base`; `st.tb_carry` holds what earlier blocks read)."""
+    if st.tb_start is None:
+        return
+    head = st.tb_start - base
+    seen = bytes(buf[head:ls]) if head >= 0 else st.tb_carry + bytes(buf[:ls])
+    _keep_cut(st, seen[:limit])
+
+
 def settle(st: FileState) -> None:
     """After each block read: an open traceback's failure holds what was read of it (should the log end
     there), and failures followed by training are no longer failures (`trained_on`)."""
-    if st.tb_start is not None and (cut := pending_traceback(st)) is not None:
-        at = next(i for i in range(len(st.errors) - 1, -1, -1) if st.errors[i] is cut)
-        st.errors[at] = replace(cut, context=bytes(st.tb_carry).decode("utf-8", "replace").replace("\r\n", "\n"))
+    _keep_cut(st, bytes(st.tb_carry))
     trained_on(st)
 
 

@@ -97,6 +97,7 @@ class ReaderSettings:
     tb_carry_max: int = 64 << 10  # traceback context kept across reads
     keep_buf: int = 1 << 20  # read buffer a watcher keeps between refreshes
     settle_min: int = 64 << 20  # a refresh that parsed this much settles the heap (the injected `after_big_read`)
+    take_rows: int = 1 << 16  # read_run moves a file's rows to the table at least this often (~7 MB of row blocks)
 
 
 def named_lines(

@@ -1,9 +1,9 @@
 """Line formats: the suites whose loss lines we read, one `LogFormat` each, all read by ONE general reader.
 
-`FORMATS` is a plain list of real sample lines and where each came from, so "which formats do we
-read?" is answered by reading the list; a test proves `core.logs.rows.general.read_line` reads every
-sample. A new suite needs a sample here, not code (unless a real line needs a special case, which then
-lives in general.py with the line that needs it). A user regex (`compile_user_regex`) replaces the
+`FORMATS` lists the suites' real sample lines and where each came from, so "which formats do we read?" is
+answered by reading the list; it is made from the `suite` entries of core.logs.rows.notations, where a new
+suite or notation is one entry (real samples, the reading they must give, and a pattern only when the
+general reader, core.logs.rows.general, does not read it). A user regex (`compile_user_regex`) replaces the
 general reader (`user_format`). A row is a dict with ROW_FIELDS (NaN where the line does not say).
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from core.errors import UserError
 from core.logs.rows.general import LineRead, line_time, read_line, to_float
+from core.logs.rows.notations import NOTATIONS
 from core.logs.tokens.lexicon import ERROR_PREFIXES, NOISE_PREFIXES, NUM, ROW_FIELDS
 
 __all__ = [
@@ -118,82 +119,8 @@ def parse_step_time_line(line: bytes) -> tuple[float, float, float] | None:
     return epoch, (epoch - 1) * per_epoch + step, to_float(m.group(5))
 
 
-FORMATS: list[LogFormat] = [
-    LogFormat(
-        "lossmonitor",
-        "epoch: 1 step: 2, loss is 2.3139476776123047",
-        "MindSpore 2.10 LossMonitor, shared/fixtures/real_msrun_logs/dp8_cpu_ok/worker_0.log",
-    ),
-    LogFormat(
-        "mindspore_print",
-        "epoch: 0 step: 10, loss is 2.2889402",
-        "MindSpore docs, msrun operator-parallel tutorial (tests/fixtures/real_logs, corpus)",
-    ),
-    LogFormat(
-        "mindformers_0x",
-        "[INFO] 2023-07-11 10:47:36,427 [/root/workspace/code/mindformers/scripts/"
-        "mf_parallel1/mindformers/core/callback/callback.py:269] print_output_info: Epoch:[  1/  1], "
-        "step:[    4/  125], loss:[2.244/2.244], time:507844.205 ms, lr:[0.], overflow cond: True, "
-        "loss_scale: 268435460.0",
-        "a public GLM-6B fine-tuning write-up (MindFormers 0.x, July 2023, output/log/rank_0/info.log)",
-    ),
-    LogFormat(
-        "mindformers_1x",
-        "2025-04-07 15:34:27,308 - [mindformers/core/callback/callback.py:529] - INFO - "
-        "{ Epoch:[  1/  2], step:[    1/   19], loss: 10.649, per_step_time: 103328ms, lr: 0.0, "
-        "overflow cond: False, loss_scale: 1.0, global_norm: [1 31049], train_throughput_per_npu: 2.896",
-        "MindFormers docs, high availability (msrun worker log, legacy trainer)",
-    ),
-    LogFormat(
-        "mindformers_2x",
-        "[INFO] 2026-11-23 19:14:00,332 [mindformers/core/callback/callback.py:747] "
-        "print_output_info: { Epoch:[  1/  4], step:[    1/   16], loss:[5.547178/5.547178], "
-        "per_step_time: 4503ms, lr: 0.003, overflow cond: False, loss_scale: 1.0, "
-        "global_norm: [0.73903346], train_throughput_per_npu: 0.000T",
-        "MindFormers 2.1.0 run_mindformer.py on this machine's CPU (output/log/rank_0/info.log)",
-    ),
-    LogFormat(
-        "mindformers_docs",
-        "- INFO - { Epoch:[  1/  2], step:[    1/ 6500], loss: 0.000, per_step_time: "
-        "166756ms, lr: 0.0, overflow cond: False, loss_scale: 1.0, global_norm: [44.313248], "
-        "train_throughput_per_npu: 2.849T",
-        "MindFormers docs, 'skip data by global norm' example (MFLossMonitor, 2025)",
-    ),
-    LogFormat(
-        "mindcv",
-        "[2026-11-23 19:07:06] mindcv.utils.callbacks INFO - Epoch: [1/3], batch: [1/8], "
-        "loss: 1.533790, lr: 0.010000, time: 20.169336s",
-        "MindCV 0.3.0 train.py (resnet18) on this machine's CPU",
-    ),
-    LogFormat(
-        "mindocr",
-        "[2024-03-04 12:02:42] mindocr.utils.callbacks INFO - epoch: [12/20] step: [700/4468], "
-        "loss: 19.327375, lr: 0.000793, per step time: 223.489 ms, fps per card: 4.47 img/s",
-        "MindOCR issue 670 (github.com/mindspore-lab/mindocr/issues/670)",
-    ),
-    LogFormat(
-        "mindyolo",
-        "2024-09-16 17:20:40,329 [INFO] Epoch 146/500, Step 52/422, imgsize (640, 640), "
-        "loss: 3.8198, lbox: 0.7182, lcls: 1.4714, dfl: 1.6302, cur_lr: 0.007129000034183264",
-        "a public ShipWise README (MindYOLO YOLOv8 training on MindSpore 2.2.14)",
-    ),
-    LogFormat(
-        "megatron",
-        " iteration      122/  250000 | consumed samples:       124928 | elapsed time per "
-        "iteration (ms): 86545.2 | learning rate: 9.150E-06 | global batch size:  1024 | lm loss: "
-        "2.504220E+00 | loss scale: 1.0 | grad norm: 0.231 | number of skipped iterations:   0 |",
-        "Megatron-LM training log, epfLLM/Megatron-LLM issue 11 (MindSpeed-LLM prints the same line)",
-    ),
-    LogFormat(
-        "libcity",
-        "2023-10-30 09:39:35,587 - INFO - Epoch: [  1/ 30], Average Train Loss: [7.030], Accuracy: [0.125]",
-        "M-LibCity DeepMove training log (MindSpore port of LibCity)",
-    ),
-    LogFormat(
-        "pytorch_style", "loss: 2.302088  [  0/938]", "MindSpore docs quickstart (MNIST), custom training loop print"
-    ),
-    LogFormat("generic", "global_step: 194, loss: 1.997", "older MindSpore model-zoo prints (DESIGN.md)"),
-]
+FORMATS: list[LogFormat] = [LogFormat(n.name, n.samples[0].line, n.samples[0].source) for n in NOTATIONS if n.suite]
+"""The suites' own loss lines: the notations marked `suite` in core.logs.rows.notations (one entry each)."""
 MARKERS = (b"Epoch:[",)
 """Bytes that make a `[INFO]`-prefixed line worth showing in a tail with the chatter hidden."""
 

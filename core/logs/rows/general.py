@@ -14,6 +14,8 @@ message that starts with `val...`/`eval...` (`Validation Top_1_Accuracy: 25%`; a
 loss key is not looked for: it would cost the reader a scan of every byte) gives an eval line, never a row.
 Every decision depends on the line's text and where its numbers are, never on their values: that is
 what lets the bulk path (core.logs.rows.shapes) reuse one parse for every line of the same shape.
+A notation this grammar does not read is an entry with a pattern in core.logs.rows.notations, tried on a
+line it gives no reading (`_pattern_read`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from core.logs.rows.notations import NOTATIONS
 from core.logs.tokens.lexicon import NUM, ROW_FIELDS
 
 __all__ = ["FIXED_ALIASES", "NUM", "LineRead", "line_time", "metric_name", "read_line", "reads_nothing", "to_float"]
@@ -334,6 +337,8 @@ def read_line(line: bytes | str) -> LineRead | None:
         if key.group(0).rstrip(b" \t").lower().endswith(b"loss"):  # no separator after the key: nor after others
             _space_metrics(read, line, span)
         break
+    if read is None and _NOTATION_PATTERNS:
+        read = _pattern_read(line)
     if read is None:
         prefix = _RE_PREFIX.match(line)  # matches every line (an empty prefix too)
         message = prefix.end() if prefix else 0
@@ -360,6 +365,26 @@ def reads_nothing(line: bytes) -> bool:
         return False
     prefix = _RE_PREFIX.match(line)  # as read_line: matches every line
     return not _RE_EVAL_START.match(line, prefix.end() if prefix else 0)
+
+
+# The notations the general grammar does not read, by their own pattern (core.logs.rows.notations)
+_NOTATION_PATTERNS = tuple(re.compile(n.pattern) for n in NOTATIONS if n.pattern is not None)
+
+
+def _pattern_read(line: bytes) -> LineRead | None:
+    """A line of a notation read by its pattern: its named groups are the columns, then the line's other
+    `key: number` pairs as on any loss line; None when no pattern matches."""
+    for pattern in _NOTATION_PATTERNS:
+        m = pattern.search(line)
+        if m is None or m.group("loss") is None:
+            continue
+        read = LineRead(eval=_RE_SUMMARY.search(line) is not None)
+        for name, raw in m.groupdict().items():
+            if raw is not None:
+                _set(read, name, to_float(raw), name, m.span(name))
+        _metrics(read, line, m.span("loss"))
+        return read
+    return None
 
 
 def _epoch_step(read: LineRead, line: bytes) -> None:

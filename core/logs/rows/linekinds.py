@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import re
 
-from core.logs.rows.failures import fatal_reason, line_tag, task_end
+from core.logs.rows.failures import failure_anchors, fatal_reason, line_tag, task_end
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
 from core.logs.rows.lineranks import host_prefix
+from core.logs.tokens.plain import BASE_LITERALS, WorthScan
 
 __all__ = [
     "RE_TIMEMONITOR",
     "TRACEBACK",
+    "WORTH",
     "failure_after_prefix",
     "failure_after_tag",
     "has_keyword",
@@ -22,6 +24,9 @@ __all__ = [
 ]
 
 TRACEBACK = b"Traceback (most recent call last)"
+WORTH = WorthScan((*BASE_LITERALS, *failure_anchors()))
+"""The bulk path's search for candidate lines worth `parse_line` (core.logs.tokens.plain): the parser's own line
+kinds and every failure kind's anchors (core.logs.rows.failure_kinds), so a new kind is found on every path."""
 RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms")
 
 

@@ -1,22 +1,29 @@
 """Parsing one file's complete lines into loss rows, timings and errors (a pure function of the bytes).
 
-`Parser.feed` takes a block of complete lines: numpy picks the candidate lines (core.logs.tokens.bulk: lines
-that may be errors, and every line holding a loss key or an eval word, whatever its prefix),
-LossMonitor lines become rows in bulk, and each remaining candidate goes through `parse_line`: errors
-(`[ERROR]` lines, tracebacks, msrun's worker-exit and scheduler time-outs), TimeMonitor timings, and
-loss / evaluation lines read by the general reader (core.logs.rows.general), or every line by the user's regex.
+`Parser.feed` (one file) and `feed_many` (small files batched) read a block by the path the seam chooses
+(core.logs.rows.seam: LINE, BULK, TEMPLATED, BATCHED, USER); every candidate line no bulk pass took goes
+through `parse_line`: errors, tracebacks, timings, and loss / evaluation lines read by the general reader.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from core.logs.bytes.discover import LogRole
-from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, fatal_reason, message_rank, settle, task_end
+from core.logs.rows import linekinds
+from core.logs.rows.failures import (
+    CUT_TRACEBACK,
+    close_traceback,
+    cut_by_next,
+    fatal_reason,
+    message_rank,
+    settle,
+    task_end,
+)
 from core.logs.rows.filestate import (
     FATAL_KINDS,
     MAX_PARTIAL_LINE,
@@ -45,9 +52,10 @@ from core.logs.rows.formats import (
     to_float,
 )
 from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
-from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_prefix, has_keyword, reaches_metric_line
+from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_prefix, has_keyword
 from core.logs.rows.lineranks import line_rank
-from core.logs.rows.templated import Shapes, compiled_passes, extra_names, quiet_lines, template_block
+from core.logs.rows.seam import ReadPath, Seam
+from core.logs.rows.templated import Shapes, compiled_passes, extra_names, learn_sample, quiet_lines, template_block
 from core.logs.tokens.bulk import (
     RE_CANDIDATE_AT,
     RE_LM_AT,
@@ -58,13 +66,11 @@ from core.logs.tokens.bulk import (
     lm_row,
     scan_by_definition,
 )
-from core.logs.tokens.plain import worth_a_look
 
 __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser", "ReaderSettings", "last_log_time"]
 
 _NAN = float("nan")
 _OFFSET = ROW_KEYS.index("offset")
-_SMALL_BLOCK = 16 << 10  # bytes below which candidate lines are found by RE_SCAN (same starts)
 
 
 _RE_MS_LOG = re.compile(rb"^\[(\w+)\]\s+(\w+)\((\d+)[,:][^)]*\):(\S+)\s+\[[^\]]*\](?:\s+\w+\])?\s?(.*)$")
@@ -84,6 +90,7 @@ class Parser:
         # line shape -> its parse (core.logs.rows.general.LineTemplate; None: a shape never reused)
         self._templates: dict[bytes, LineTemplate | None] = {}
         self._shapes = Shapes()  # the same templates packed for the compiled match, for the bulk path
+        self.seam = Seam(self.settings)  # which path reads a block, and what each path read
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
         self._floor = 0  # where the file `parse_line` reads begins in its buffer (feed_many: not at 0)
@@ -95,10 +102,8 @@ class Parser:
             self._scratch = bytearray()
 
     def feed(self, st: FileState, buf: bytes | bytearray, base: int, now: float, end: int) -> None:
-        """Parse `buf[:end]` (complete lines, buf[end-1] is b"\n") found at absolute offset `base`.
-
-        `buf` may be a reused bytearray longer than `end`: nothing past `end` is looked at.
-        """
+        """Parse `buf[:end]` (complete lines, buf[end-1] is b"\n") found at absolute offset `base`; `buf` may
+        be a reused bytearray longer than `end`: nothing past `end` is looked at."""
         info = st.info
         if info.role == LogRole.WORKER and st.pid is None:
             m = _RE_DISTRIBUTED_PID.search(buf, 0, end) or _RE_PID.search(buf, 0, end)
@@ -120,9 +125,10 @@ class Parser:
         # objects pile up; they would also wake the cyclic GC). In a big chunk numpy picks out the
         # LossMonitor lines and builds their rows at once; the block's slices are added in file order
         # around the other lines (a TimeMonitor line takes the epoch/step of the row before it).
-        block_min = self.settings.block_min
+        # which path reads the block is the seam's choice (core.logs.rows.seam)
         if self.user is not None and metrics:  # the user's regex sees every line: no pre-filter
             every = [0] + [m.start() + 1 for m in _RE_LINE_START.finditer(buf, 0, end - 1)]
+            self.seam.note(ReadPath.USER, len(every))
             self._feed_lines(st, buf, every, base, obs_time, end, False, metrics)
             self._carry_traceback(st, buf, base, end)
             return
@@ -130,14 +136,14 @@ class Parser:
         words: np.ndarray | None = None  # starts of the candidate lines that hold a keyword
         # candidates: lines that may be errors, and (metrics) lines with a loss key or an eval word
         found: list[int] | np.ndarray
-        if end < _SMALL_BLOCK or end < self.settings.compiled_min:  # a live tick's few lines: sre is cheaper
+        if not self.seam.compiled_scan(end):  # a live tick's few lines: sre is cheaper
             found = [m.start() + 1 for m in RE_SCAN.finditer(buf, 0, end)]
             if metrics:
                 found = keyword_starts(buf, end, found, self._scratch)
         else:
             found, nl, kw_lines = compiled_passes().scan_block(np.frombuffer(buf, dtype=np.uint8), end, metrics)
             words = kw_lines if metrics else None
-        if not (fast and len(found) >= block_min):  # few lines (or no LossMonitor path): one by one
+        if not self.seam.bulk(len(found), fast):  # few lines (or no LossMonitor path): one by one
             self._feed_lines(
                 st, buf, found if isinstance(found, list) else found.tolist(), base, obs_time, end, fast, metrics
             )
@@ -154,8 +160,8 @@ class Parser:
                 note_key(st.metric_keys, column, key)
         rows_through = np.cumsum(has_row)  # bulk rows up to each candidate line
         others = np.flatnonzero(~taken)
-        if words is not None and nl is not None and len(others) >= block_min:
-            others = worth_a_look(buf, starts, others, words, nl, compiled=True)
+        if words is not None and nl is not None and self.seam.worth_filter(len(others)):
+            others = linekinds.WORTH.look(buf, starts, others, words, nl, compiled=True)
         self._emit(
             st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics, named
         )
@@ -174,18 +180,19 @@ class Parser:
         for st, lo, hi in items:
             if (m := _RE_DISTRIBUTED_PID.search(buf, lo, hi) or _RE_PID.search(buf, lo, hi)) is not None:
                 st.pid = int(m.group(1))
-        compiled = end >= self.settings.compiled_min
+        compiled = self.seam.compiled_scan(end, batch=True)
         if compiled:
             starts, newlines, words = compiled_passes().scan_block(np.frombuffer(buf, dtype=np.uint8), end, True)
         else:
             starts, newlines, words = scan_by_definition(buf, end, True, self._scratch)
+        self.seam.note(ReadPath.BATCHED, len(starts))
         is_lm, block = lm_block(buf, starts, 0, _NAN)
         block, extras, taken, has_row, used, which = self._templated(
             buf, end, starts, is_lm, block, 0, _NAN, newlines, False, words
         )
         rows_through = np.cumsum(has_row)
         named = named_lines(buf, block, used, which, self._ranked, 0, end)
-        others = worth_a_look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
+        others = linekinds.WORTH.look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
         names = [extra_names(t) for t in used]
         for st, lo, hi in items:
             a, b = np.searchsorted(starts, (lo, hi)).tolist()
@@ -269,7 +276,7 @@ class Parser:
         `traceback_pending`: the file's last block ended inside a traceback (its frames are not metrics)."""
         rest = np.flatnonzero(~is_lm)
         none = np.full(len(block), -1, dtype=np.int64)
-        if len(rest) < self.settings.shape_min or end < self.settings.compiled_min:
+        if not self.seam.templated(len(rest), end):
             return block, {}, is_lm, is_lm, [], none  # a few hundred lines: the per-line templates are as fast
         chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
         if nl is None:
@@ -289,7 +296,9 @@ class Parser:
             missed = np.flatnonzero((shape_of < 0) & ~quiet)
             if len(missed) < self.settings.shape_min:
                 break
-            if not self._learn_shapes(buf, starts[rest[missed]], ends[missed], frames):
+            if not learn_sample(
+                buf, starts[rest[missed]], ends[missed], frames, self._rng, self._templates, self._learn
+            ):
                 break
             shape_of, row_lines, rows, extras, used, which = template_block(
                 chunk, starts[rest], ends, self._shapes, base, obs_time
@@ -305,6 +314,7 @@ class Parser:
             idx = np.flatnonzero(no_row)
             hit[idx[self._shapes.worth[shape_of[idx]]]] = False
         hit |= quiet & (shape_of < 0)  # (the quiet lines that may hold a failure's part are not in `quiet`)
+        self.seam.note(ReadPath.TEMPLATED, int(hit.sum()))
         taken = is_lm.copy()
         taken[rest[hit]] = True
         has_row = is_lm.copy()
@@ -313,34 +323,6 @@ class Parser:
         merged = np.concatenate([block, rows])[order]
         full = {name: np.concatenate([np.full(len(block), np.nan), col])[order] for name, col in extras.items()}
         return merged, full, taken, has_row, used, np.concatenate([none, which])[order]
-
-    def _learn_shapes(
-        self,
-        buf: bytes | bytearray,
-        starts: np.ndarray,
-        ends: np.ndarray,
-        frames: Callable[[], bool],
-        sample: int = 16,
-    ) -> bool:
-        """Learn the shapes of a few of these lines (drawn at random: an even spread can fall in step with
-        a log's own period), as reading them one by one would, without reading them: a block of lines of
-        new shapes (the first batch of a run) is then read in bulk instead of one line at a time. True
-        when a shape was learnt (one without a row takes its lines too). `frames`: an indented line may
-        be a traceback's frame."""
-        learnt = False
-        picks = self._rng.choice(len(starts), size=min(sample, len(starts)), replace=False)
-        for i in np.sort(picks).tolist():
-            line = bytes(buf[int(starts[i]) : int(ends[i])]).removesuffix(b"\r")
-            low = line.lower()
-            key = shape_key(line)
-            if (b"loss" not in low and b"val" not in low) or key in self._templates or b"\x1b" in line:
-                continue
-            indented = line.startswith((b" ", b"\t"))
-            if not reaches_metric_line(line, indented and frames()):  # an error, traceback or timing line is never one
-                continue
-            template = self._learn(key, line, read_loss(line))
-            learnt |= template is not None
-        return learnt
 
     def _learn(self, key: bytes, line: bytes, read: LineRead | None) -> LineTemplate | None:
         """Remember the shape of `line` (read as `read`: None when it gives no row)."""
@@ -421,6 +403,7 @@ class Parser:
                 self._fatal(st, line, off, rank, obs_time)
             return
         if line.startswith(TRACEBACK):
+            cut_by_next(st, buf, base, ls, self.settings.tb_carry_max)
             st.tb_start = off
             st.tb_carry = b""
             st.tb_time = time_before(st, buf, self._floor, ls)
@@ -488,6 +471,7 @@ class Parser:
 
     def metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """A loss line becomes a row (its other metrics extras), an evaluation line eval entries: True then."""
+        self.seam.alone += 1
         low = line.lower()
         if b"loss" not in low and b"val" not in low:
             return False

@@ -15,19 +15,18 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from stat import S_ISREG
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 import pandas as pd
 
-from core.files import FileCheckError, is_regular, kind_of, open_checked
+from core.files import is_regular, kind_of
 from core.logs.bytes.discover import LogFile, LogRole, discover_logs
 from core.logs.bytes.rawio import HAVE_PREAD as _HAVE_PREAD
 from core.logs.bytes.rawio import bytes_on_disk, find_copy
 from core.logs.bytes.rawio import cr_to_lf as _cr_to_lf
-from core.logs.bytes.rawio import pread_into as _pread_into
 from core.logs.bytes.rawio import read_exact as _read_exact
-from core.logs.bytes.rawio import read_into as _read_into
 from core.logs.bytes.readahead import ReadAhead
+from core.logs.bytes.source import ByteSource, CheckedFiles, why_not
 from core.logs.bytes.utf16 import read_utf16, utf16_codec
 from core.logs.rows.filestate import ErrorRow, keep_before_cut, note_cut, settle_cut
 from core.logs.rows.formats import user_format
@@ -57,7 +56,6 @@ __all__ = [
 
 _NAN = float("nan")
 T = TypeVar("T")
-TAKE_ROWS = 1 << 16  # read_run moves a file's rows to the table at least this often (~7 MB of row blocks)
 
 
 def file_order(st: FileState) -> tuple[int, bool, str]:
@@ -87,8 +85,10 @@ class RunReader:
         one_shot: bool = False,
         follow_links: bool = False,
         after_big_read: Callable[[], None] | None = None,
+        source: ByteSource | None = None,
     ) -> None:
         self.log_dir = Path(log_dir)
+        self.source = source or CheckedFiles()  # where the bytes come from (tests inject their own)
         # the process's heap policy (core.logs.live.heap), called after a read that parsed a lot: the
         # owner of the process decides (a watcher freezes what it keeps; a one-shot command exits)
         self.after_big_read = after_big_read
@@ -160,7 +160,7 @@ class RunReader:
         spent_before = self.spent
         now, stop_at = time.time(), None if budget is None else self.spent + max(budget, self._min_read)
         capped = False  # the last file read was left behind: the budget is spent
-        small = SmallFiles(self.parser, self.settings)  # short logs read together
+        small = SmallFiles(self.parser, self.source)  # short logs read together
         try:
             for i, st in enumerate(targets):
                 if capped or (stop_at is not None and self.spent >= stop_at):
@@ -207,10 +207,10 @@ class RunReader:
                 self._table.add(st)
 
     def _take_early(self, st: FileState) -> None:
-        """read_run: a long log's rows go to the table every `TAKE_ROWS`, not once at its end, so the parser's
+        """read_run: a long log's rows go to the table every `settings.take_rows`, not once at its end, so the parser's
         row blocks (13 float64 a row, 104 B) never hold a whole 100 MB log beside the table (issue 31).
         The file is read to its end before the next, so the rows keep their order."""
-        if self.one_shot and st.info.role == LogRole.WORKER and st.rows.untaken >= TAKE_ROWS:
+        if self.one_shot and st.info.role == LogRole.WORKER and st.rows.untaken >= self.settings.take_rows:
             if not len(self._table):
                 self._size_table(list(self.files.values()))
             self._table.add(st)
@@ -219,7 +219,7 @@ class RunReader:
         """Files a capped refresh did not reach: how much they have that is not read yet."""
         for st in skipped:
             with contextlib.suppress(OSError):
-                size = os.stat(st.info.path).st_size
+                size = self.source.stat(st.info.path).st_size
                 if size > st.consumed and st.unreadable is None:
                     self.behind[st.info.path] = size - st.consumed
 
@@ -235,9 +235,9 @@ class RunReader:
             buf = self._bufs[slot] = bytearray(max(n, min(2 * len(buf), self.settings.read_block)))
         return buf
 
-    def _prefetch(self, fd: int, slot: int, pos: int, n: int) -> Future[int]:
+    def _prefetch(self, f: BinaryIO, slot: int, pos: int, n: int) -> Future[int]:
         """Start reading `n` bytes at `pos` into buffer `slot` on the helper thread (pread releases the GIL)."""
-        return self._submit(_pread_into, fd, self._buffer(slot, n), n, pos)
+        return self._submit(self.source.read_at, f, self._buffer(slot, n), n, pos)
 
     def _submit(self, fn: Callable[..., int], *args: object) -> Future[int]:
         if self._pool is None:
@@ -312,7 +312,7 @@ class RunReader:
             return False
         self.behind.pop(st.info.path, None)
         try:
-            stat = os.stat(st.info.path)
+            stat = self.source.stat(st.info.path)
         except OSError:
             return False
         if not S_ISREG(stat.st_mode):  # a FIFO would block open(); a folder cannot be read
@@ -333,9 +333,9 @@ class RunReader:
                 return self._mark_unreadable(st, "permission denied") or changed
             return changed
         try:  # never a blocking open: the path may have become a FIFO since the stat
-            f = open_checked(st.info.path, None, "log file", buffering=0)
-        except FileCheckError as exc:
-            return self._mark_unreadable(st, exc.reason) or changed
+            f = self.source.open(st.info.path)
+        except OSError as exc:
+            return self._mark_unreadable(st, why_not(exc)) or changed
         if st.unreadable is not None:
             st.unreadable = None
             changed = True
@@ -354,7 +354,7 @@ class RunReader:
                 self._bufs[0] = ahead[0]
                 pending = (0, 0, _done(ahead[1]))
             if self._read_next is not None:  # and the next file's is read while this one is parsed
-                self._ahead.start(self._read_next.info.path, self._submit, _pread_into)
+                self._ahead.start(self._read_next.info.path, self._submit, self.source)
                 self._read_next = None
             end = size if limit is None else min(size, pos + limit)  # capped: the rest is left behind
             if (codec := utf16_codec(st.head)) is not None:  # the scans look for ASCII keys: decoded first
@@ -371,9 +371,8 @@ class RunReader:
                         if pending is not None:  # not where we are now (cannot happen): let it finish
                             pending[2].result()
                             pending = None
-                        f.seek(pos)
                         data = self._buffer(slot, want)
-                        got = _read_into(f, data, want)
+                        got = self.source.read_at(f, data, want, pos)
                     if not got:
                         break
                     if st.skipping:
@@ -418,7 +417,7 @@ class RunReader:
                         pending = (
                             nxt,
                             1 - slot,
-                            self._prefetch(f.fileno(), 1 - slot, nxt, min(end - nxt, self.settings.read_block)),
+                            self._prefetch(f, 1 - slot, nxt, min(end - nxt, self.settings.read_block)),
                         )
                     self.parser.feed(st, data, pos, now, last_nl + 1)
                     pos = nxt
@@ -505,8 +504,10 @@ def read_run(
     extra_files: Sequence[Path | str] = (),
     settings: ReaderSettings | None = None,
     follow_links: bool = False,
+    source: ByteSource | None = None,
 ) -> RunSnapshot:
-    """Parse every log under `log_dir` once (complete lines only) and return the snapshot."""
-    state = RunReader(log_dir, loss_regex, extra_files, settings, one_shot=True, follow_links=follow_links)
+    """Parse every log under `log_dir` once (complete lines only) and return the snapshot (`source`: where
+    the bytes come from, the real files by default)."""
+    state = RunReader(log_dir, loss_regex, extra_files, settings, True, follow_links, source=source)
     state.refresh()
     return state.snapshot()

@@ -8,16 +8,14 @@ and hands them to `Parser.feed_many`, which gives each the rows, errors and posi
 
 from __future__ import annotations
 
-import os
 from stat import S_ISREG
 
 import numpy as np
 
-from core.files import FileCheckError, open_checked
 from core.logs.bytes.discover import LogRole
-from core.logs.bytes.rawio import read_into
+from core.logs.bytes.source import ByteSource
 from core.logs.bytes.utf16 import utf16_codec
-from core.logs.rows.parser import FileState, Parser, ReaderSettings
+from core.logs.rows.parser import FileState, Parser
 
 __all__ = ["SmallFiles"]
 
@@ -25,10 +23,11 @@ __all__ = ["SmallFiles"]
 class SmallFiles:
     """One batch of whole small files: `take` reads one in (or says no), `flush` parses the batch."""
 
-    def __init__(self, parser: Parser, settings: ReaderSettings) -> None:
+    def __init__(self, parser: Parser, source: ByteSource) -> None:
         self.parser = parser
-        self.limit = min(settings.prefetch_min, settings.read_block)  # a file this big is read on its own
-        self.batch = settings.read_block  # bytes parsed in one go
+        self.source = source  # the reader's files (core.logs.bytes.source)
+        self.limit = parser.seam.batch_limit()  # a file this big is read on its own
+        self.batch = parser.settings.read_block  # bytes parsed in one go
         self.buf = bytearray()  # b"\n", then the files; allocated once (batch + one file), on the first take
         self.used = 1  # bytes of `buf` in use
         self.items: list[tuple[FileState, int, int]] = []
@@ -53,21 +52,21 @@ class SmallFiles:
         ):
             return False
         try:
-            stat = os.stat(st.info.path)
+            stat = self.source.stat(st.info.path)
         except OSError:
             return False
         if not S_ISREG(stat.st_mode) or not 0 < stat.st_size < min(self.limit, room or self.limit):
             return False
         try:  # never a blocking open: the path may have become a FIFO since the stat
-            f = open_checked(st.info.path, None, "log file", buffering=0)
-        except FileCheckError:
+            f = self.source.open(st.info.path)
+        except OSError:
             return False  # the usual read says why
         if not self.buf:
             self.buf = bytearray(self.batch + self.limit)
             self.buf[0] = 10
         lo = self.used
         with f, memoryview(self.buf) as view:
-            got = read_into(f, view[lo : lo + stat.st_size], stat.st_size)
+            got = self.source.read_at(f, view[lo : lo + stat.st_size], stat.st_size, 0)
         head = bytes(self.buf[lo : lo + min(got, 256)])
         if utf16_codec(head) is not None:  # the usual read decodes it
             return False

@@ -9,16 +9,15 @@ Python per line. Lines of unknown shapes are left to the per-line reader, which 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import ModuleType
 
 import numpy as np
 
-from core.logs.rows.formats import is_chatter
-from core.logs.rows.general import LineTemplate, line_time, reads_nothing, shape_key
-from core.logs.rows.linekinds import reaches_metric_line
+from core.logs.rows.formats import is_chatter, read_loss
+from core.logs.rows.general import LineRead, LineTemplate, line_time, reads_nothing, shape_key
+from core.logs.rows.linekinds import WORTH, reaches_metric_line
 from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
-from core.logs.tokens.plain import holds_worth, shape_holds_worth
 
 __all__ = ["Shapes", "compiled_passes", "extra_names", "quiet_lines", "template_block"]
 
@@ -45,7 +44,7 @@ class Shapes:
         self._seen: set[bytes] = set()  # by shape: one template object (general.NO_ROW) serves many
         self._first_of_length: dict[int, int] = {}  # line length -> the rank of its first template
         self._packed: tuple[np.ndarray, ...] | None = None
-        self._worth: list[bool] = []  # per template: its lines may hold a failure's part (plain.shape_holds_worth)
+        self._worth: list[bool] = []  # per template: its lines may hold a failure's part (linekinds.WORTH)
 
     def __bool__(self) -> bool:
         return bool(self.templates)
@@ -57,7 +56,7 @@ class Shapes:
         self._first_of_length.setdefault(len(key), len(self._first_of_length))
         self.templates.append(template)
         self._keys.append(key)
-        self._worth.append(shape_holds_worth(key))
+        self._worth.append(WORTH.shape_holds(key))
         self._packed = None
 
     def clear(self) -> None:
@@ -150,7 +149,7 @@ def quiet_lines(
     """Per line [starts, ends): of no known shape (`shape_of` -1), holding a keyword (its start in `words`),
     and read by `Parser._line` to nothing: it reaches `_metric_line` (`reaches_metric_line`), which reads no
     row and no eval entry in it (MindSpore's chatter, `reads_nothing`), and it holds no failure's part
-    (`holds_worth`), so `_fatal` finds nothing either. Each shape met twice (but MindSpore's chatter, whose
+    (`WORTH.holds`), so `_fatal` finds nothing either. Each shape met twice (but MindSpore's chatter, whose
     pids and thread ids are its rank's) is learnt as `_line` would (`learn(shape, line)`: a shape without a
     row), so its later lines are matched in bulk.
 
@@ -172,9 +171,9 @@ def quiet_lines(
                 shapes.setdefault(shape_key(line), []).append(line)
     look = look[found]
     if len(look):
-        quiet[look[~holds_worth(buf, starts[look], ends[look], True)]] = True
+        quiet[look[~WORTH.holds(buf, starts[look], ends[look], True)]] = True
     for key, lines in shapes.items():
-        if len(lines) > 1 and not shape_holds_worth(key):
+        if len(lines) > 1 and not WORTH.shape_holds(key):
             learn(key, lines[0])
     return quiet
 
@@ -267,3 +266,33 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     change[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=change[1:])
     return np.flatnonzero(change), np.cumsum(change) - 1
+
+
+def learn_sample(
+    buf: bytes | bytearray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    frames: Callable[[], bool],
+    rng: np.random.Generator,
+    known: Mapping[bytes, object],
+    learn: Callable[[bytes, bytes, LineRead | None], LineTemplate | None],
+    sample: int = 16,
+) -> bool:
+    """Learn the shapes of a few of these lines (drawn at random by `rng`: an even spread can fall in step
+    with a log's own period), as reading them one by one would, without reading them: a block of lines of
+    new shapes (the first batch of a run) is then read in bulk instead of one line at a time. True when a
+    shape was learnt (one without a row takes its lines too). `frames`: an indented line may be a
+    traceback's frame; `known`: the shapes learnt before; `learn`: the parser's (key, line, reading)."""
+    learnt = False
+    picks = rng.choice(len(starts), size=min(sample, len(starts)), replace=False)
+    for i in np.sort(picks).tolist():
+        line = bytes(buf[int(starts[i]) : int(ends[i])]).removesuffix(b"\r")
+        low = line.lower()
+        key = shape_key(line)
+        if (b"loss" not in low and b"val" not in low) or key in known or b"\x1b" in line:
+            continue
+        indented = line.startswith((b" ", b"\t"))
+        if not reaches_metric_line(line, indented and frames()):  # an error, traceback or timing line is never one
+            continue
+        learnt |= learn(key, line, read_loss(line)) is not None
+    return learnt

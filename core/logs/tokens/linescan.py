@@ -14,7 +14,7 @@ them with hypothesis):
   that does not begin with `[` or a newline, or begins with `[E` / `[C` or a launcher's tag) or that holds
   `loss` or `val` in any case (only when `keywords`); the first line is the caller's to read, as before;
 - newlines: every `\\n` in `chunk[:end]`;
-- keyword lines: the start of each candidate line holding a keyword (what `worth_a_look` must keep).
+- keyword lines: the start of each candidate line holding a keyword (what `plain.WorthScan.look` must keep).
 
 numba is imported only by a read of a block of `ReaderSettings.compiled_min` (1 MB) or more (smaller
 ones, a live tick's few lines among them, take the definitions' path: `core.logs.tokens.bulk.scan_by_definition`),

@@ -1,58 +1,28 @@
-"""Candidate lines that carry nothing: found in one search per chunk instead of one `Parser.parse_line` each."""
+"""Candidate lines that carry nothing: found in one search per chunk instead of one `Parser.parse_line` each (the
+literals it searches for are given by the rows stage, which knows the failure kinds)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import numpy as np
 
 from core.logs.tokens.lexicon import ERROR_PREFIXES
 
-__all__ = ["holds_worth", "shape_holds_worth", "worth_a_look"]
+__all__ = ["BASE_LITERALS", "WorthScan"]
 
 # What can make a candidate line without a loss key or an eval word do anything in `Parser.parse_line`: an
 # error prefix, a traceback, an exception line (`[\w.]*(Error|Exception|...)(:|$)`), a YOLO or
-# TimeMonitor timing, a fatal signature (core.logs.rows.failures' quick test). As literals, each a part every
-# such line holds (a superset: a line that holds one is read by `parse_line`, which decides), found with
-# bytes.find (memchr-fast, ~5x one regex over the joined lines); the CANN code (`EI0002`) by a regex.
-_WORTH_LITERALS = (
+# TimeMonitor timing (these, `BASE_LITERALS`), or a failure kind's line (the anchors of
+# core.logs.rows.failure_kinds, given by the rows stage: core.logs.rows.linekinds.WORTH). As literals, each a
+# part every such line holds (a superset: a line that holds one is read by `parse_line`, which decides), found
+# with bytes.find (memchr-fast, ~5x one regex over the joined lines); a CANN code (`EI0002`) by a regex.
+BASE_LITERALS = (
     *ERROR_PREFIXES,
     *(b"Traceback", b"Error", b"Exception", b"Interrupt", b"Exit", b"Failure", b"step time"),
-    # failures._QUICK's alternatives after its first letter
-    *(b"RITICAL", b"ATAL", b"): ", b"ouble free", b"orrupted", b"tack smashing", b"egmentation fault"),
-    *(b"borted", b"illed", b"us error", b"llegal instruction", b"loating point exception", b"ore dumped"),
-    *(b"atal Python error", b"ut of memory", b"run: error: ", b"rocess rank"),
-    *(b"exitcode: ", b"Process received signal", b"Signal: ", b"un task error", b"ynchroni", b"yncStream"),
-    *(
-        b"ync Stream",
-        b"ync default",
-        b"yncstream",
-        b"ync stream",
-        b"llocate ",
-        b"out of memory",
-        b"ut of device memory",
-    ),
-    *(b"isn't enough",),
-    *(b"NCCL error", b"communicator was aborted", b"entire process down", b"ProcessGroupNCCL"),
-    # issue 30: trainer stops, absl's signal report, DeepSpeed / Paddle / spawn / torchrun-table launcher reports
-    *(b"erminat", b"top training", b"topping training", b"nding training", b"bort training", b"borting training"),
-    *(b"received at time", b"return code", b"ABORT!!!", b"local_rank: ", b"main training loop"),
-    *(b"imeout", b"imeOut", b"ime out", b"ime Out", b"imed out", b"imes out", b"iming out", b"IMEOUT", b"IME OUT"),
 )
 _RE_CANN_CODE = re.compile(rb"[A-Z][0-9]{4}")
-assert not any(set(x) & set(b"0123456789#") for x in _WORTH_LITERALS), "shape_holds_worth relies on it"
-
-
-def worth_positions(joined: bytes) -> list[int]:
-    """Where in `joined` a part of a line worth reading is (unsorted, maybe repeated)."""
-    found = [m.start() for m in _RE_CANN_CODE.finditer(joined)]
-    find = joined.find
-    for literal in _WORTH_LITERALS:
-        at = find(literal)
-        while at != -1:
-            found.append(at)
-            at = find(literal, at + 1)
-    return found
 
 
 def _packed(literals: tuple[bytes, ...]) -> tuple[np.ndarray, ...]:
@@ -70,66 +40,80 @@ def _packed(literals: tuple[bytes, ...]) -> tuple[np.ndarray, ...]:
     return np.frombuffer(b"".join(ordered), dtype=np.uint8).copy(), starts, lengths, first_lo, first_hi, pairs
 
 
-_WORTH_PACKED = _packed(_WORTH_LITERALS)
+class WorthScan:
+    """The search for lines worth a look among candidate lines without a keyword, over a fixed set of
+    literals (and CANN-style codes): made once by the stage that knows the literals."""
 
+    def __init__(self, literals: Iterable[bytes]) -> None:
+        self.literals = tuple(sorted(set(literals)))
+        assert not any(set(x) & set(b"0123456789#") for x in self.literals), "shape_holds relies on it"
+        self._packed = _packed(self.literals)
 
-def worth_compiled(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
-    """Per line [ls, le) of `buf`, whether it holds a part of a line worth reading (one compiled pass)."""
-    from core.logs.tokens import linescan  # numba: imported by a big read only (templated.compiled_passes)
+    def positions(self, joined: bytes) -> list[int]:
+        """Where in `joined` a part of a line worth reading is (unsorted, maybe repeated)."""
+        found = [m.start() for m in _RE_CANN_CODE.finditer(joined)]
+        find = joined.find
+        for literal in self.literals:
+            at = find(literal)
+            while at != -1:
+                found.append(at)
+                at = find(literal, at + 1)
+        return found
 
-    return linescan.worth_lines(np.frombuffer(buf, dtype=np.uint8), ls, le, *_WORTH_PACKED)
+    def compiled(self, buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
+        """Per line [ls, le) of `buf`, whether it holds a part of a line worth reading (one compiled pass)."""
+        from core.logs.tokens import linescan  # numba: imported by a big read only (templated.compiled_passes)
 
+        return linescan.worth_lines(np.frombuffer(buf, dtype=np.uint8), ls, le, *self._packed)
 
-def worth_searched(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
-    """The same answer by `bytes.find` over the lines joined: a small read never loads numba for it."""
-    joined = b"\n".join([buf[a:b] for a, b in zip(ls.tolist(), le.tolist(), strict=True)])
-    worth = np.zeros(len(ls), dtype=bool)
-    hits = worth_positions(joined)
-    if hits:
-        worth[np.searchsorted(np.cumsum(le - ls + 1), hits, side="right")] = True  # joined line of each hit
-    return worth
+    def searched(self, buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray) -> np.ndarray:
+        """The same answer by `bytes.find` over the lines joined: a small read never loads numba for it."""
+        joined = b"\n".join([buf[a:b] for a, b in zip(ls.tolist(), le.tolist(), strict=True)])
+        worth = np.zeros(len(ls), dtype=bool)
+        hits = self.positions(joined)
+        if hits:
+            worth[np.searchsorted(np.cumsum(le - ls + 1), hits, side="right")] = True  # joined line of each hit
+        return worth
 
+    def shape_holds(self, shape: bytes) -> bool:
+        """Whether a line of this shape (core.logs.rows.general.shape_key: its digits as `#`) may hold a part
+        worth reading: every line of a shape, answered once. Exact for the literals (none holds a digit or a
+        `#`, so a line holds one where its shape does); a CANN code (a capital and four digits) shows as a
+        capital and four `#`, and a line's own `#` counts too (a superset, as `holds` is)."""
+        return bool(self.positions(shape.replace(b"#", b"0")))
 
-def shape_holds_worth(shape: bytes) -> bool:
-    """Whether a line of this shape (core.logs.rows.general.shape_key: its digits as `#`) may hold a part worth
-    reading: every line of a shape, answered once. Exact for the literals (none holds a digit or a `#`, so a
-    line holds one where its shape does); a CANN code (a capital and four digits) shows as a capital and
-    four `#`, and a line's own `#` counts too (a superset, as `holds_worth` is)."""
-    return bool(worth_positions(shape.replace(b"#", b"0")))
+    def holds(self, buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray, compiled: bool) -> np.ndarray:
+        """Per line [ls, le) of `buf`, whether it holds a part of a line worth reading (an error prefix, a
+        traceback, a timing, a failure's anchor: a superset), by the compiled pass or by `bytes.find`."""
+        return (self.compiled if compiled else self.searched)(buf, ls, le)
 
+    def look(
+        self,
+        buf: bytes | bytearray,
+        starts: np.ndarray,
+        others: np.ndarray,
+        words: np.ndarray,
+        newlines: np.ndarray,
+        compiled: bool = False,
+    ) -> np.ndarray:
+        """`others` (indices of candidate lines left to `parse_line`) without the lines it would read and drop.
 
-def holds_worth(buf: bytes | bytearray, ls: np.ndarray, le: np.ndarray, compiled: bool) -> np.ndarray:
-    """Per line [ls, le) of `buf`, whether it holds a part of a line worth reading (an error prefix, a
-    traceback, a timing, a failure's signature: a superset), by the compiled pass or by `bytes.find`."""
-    return (worth_compiled if compiled else worth_searched)(buf, ls, le)
-
-
-def worth_a_look(
-    buf: bytes | bytearray,
-    starts: np.ndarray,
-    others: np.ndarray,
-    words: np.ndarray,
-    newlines: np.ndarray,
-    compiled: bool = False,
-) -> np.ndarray:
-    """`others` (indices of candidate lines left to `parse_line`) without the lines `parse_line` would read and drop.
-
-    Why: plain text lines (`Number of epochs: 3`, config dumps) are candidates because they may be an
-    error; at ~4 us each in `Parser.parse_line` they cost MindCV-format logs a third of their read. A line holding a
-    keyword is kept (`words`: a position inside each such line, e.g. its start); the others are joined and
-    searched once for the parts of a line worth reading (`_WORTH_LITERALS`), and only the lines it hits
-    are kept, so the result is exactly what reading them all gives. `compiled`: by the compiled pass (a
-    big read, numba loaded) instead of `bytes.find` (which took a quarter of a 1,024-rank MindCV read).
-    """
-    has_word = np.zeros(len(starts), dtype=bool)
-    if len(words):
-        line = np.searchsorted(starts, words, side="right") - 1
-        has_word[line[line >= 0]] = True
-    plain = others[~has_word[others]]
-    if not len(plain):
-        return others
-    ls = starts[plain]
-    le = newlines[np.searchsorted(newlines, ls)]
-    worth = np.zeros(len(starts), dtype=bool)
-    worth[plain] = holds_worth(buf, ls, le, compiled)
-    return others[has_word[others] | worth[others]]
+        Why: plain text lines (`Number of epochs: 3`, config dumps) are candidates because they may be an
+        error; at ~4 us each in `Parser.parse_line` they cost MindCV-format logs a third of their read. A line
+        holding a keyword is kept (`words`: a position inside each such line, e.g. its start); the others
+        are joined and searched once for the literals, and only the lines it hits are kept, so the result
+        is exactly what reading them all gives. `compiled`: by the compiled pass (a big read, numba loaded)
+        instead of `bytes.find` (which took a quarter of a 1,024-rank MindCV read).
+        """
+        has_word = np.zeros(len(starts), dtype=bool)
+        if len(words):
+            line = np.searchsorted(starts, words, side="right") - 1
+            has_word[line[line >= 0]] = True
+        plain = others[~has_word[others]]
+        if not len(plain):
+            return others
+        ls = starts[plain]
+        le = newlines[np.searchsorted(newlines, ls)]
+        worth = np.zeros(len(starts), dtype=bool)
+        worth[plain] = self.holds(buf, ls, le, compiled)
+        return others[has_word[others] | worth[others]]

@@ -1,0 +1,425 @@
+"""Every failure kind the reader names, one entry each: its pattern, the literals that find it fast, and real
+lines with their source (issue 30 item 5: "a new failure kind is one entry").
+
+Why a table: a kind used to live in three places (a signature regex, a hand-made quick regex, and the bulk
+path's literal list in core.logs.tokens.plain); one forgotten place made a kind read on one path and missed on
+the other. Now `core.logs.rows.failures` builds `fatal_reason`, its quick test and `task_end` from these
+entries, `core.logs.rows.linekinds.WORTH` gives their anchors to the bulk path's literal search, and
+tests/test_grammar_entries.py reads every sample through the line-by-line and the bulk paths.
+
+To add a kind: one `FailureKind` (or `LauncherReport`) below, with at least one real line and its source.
+Its `anchors` are literals without digits, one of which every line the pattern matches holds (the test
+checks it on the samples, and a property test holds the quick test to the patterns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["FAILURE_KINDS", "LAUNCHER_REPORTS", "FailureKind", "FailureSample", "LauncherReport"]
+
+
+@dataclass(frozen=True)
+class FailureSample:
+    """A real line of a failure kind, where it was seen, and the rank a launcher's tag in front of it names
+    (None: no tag, the file's own rank)."""
+
+    line: str
+    source: str
+    rank: int | None = None
+
+
+@dataclass(frozen=True)
+class FailureKind:
+    """A kind of line that ends a rank without (or besides) a Python traceback.
+
+    `pattern` is searched in the line (after a launcher's tag); `anchors` are literals (no digits) one of
+    which every matching line holds: the quick test before the patterns and the bulk path's search;
+    `coded`: every matching line holds a CANN-style code (a capital, then four digits), which the scans
+    look for anyway (no literal then). `error_level`: a failure only on an error-level line (a time-out:
+    healthy chatter mentions time-outs too). `weight`: how well it names its failure (3: the root cause
+    a user looks up; 2: a signature; see `core.logs.rows.failures.failure_weight`). The first kind whose
+    pattern matches names the line."""
+
+    name: str
+    pattern: bytes
+    anchors: tuple[bytes, ...]
+    samples: tuple[FailureSample, ...]
+    coded: bool = False
+    error_level: bool = False
+    weight: int = 2
+
+
+@dataclass(frozen=True)
+class LauncherReport:
+    """A launcher's line saying which of its tasks (ranks) ended badly; the task's own log may hold no trace
+    of it. `pattern`'s named groups: `ranks` (a task list: `7`, `0-3`, `0,2,5-6`, `1, 3`; optional: rank 0
+    without it, DeepSpeed's report of a command without `--local_rank`), `node` (optional: `local` without it),
+    and `reason` or `code` (an exit code; negative: the signal); a report whose line says no reason has
+    `reason`, its fixed one."""
+
+    launcher: str
+    pattern: bytes
+    anchors: tuple[bytes, ...]
+    samples: tuple[tuple[FailureSample, tuple[int, ...], str], ...]  # (line, its ranks, its reason)
+    reason: str = ""
+
+
+_MS_DOCS = "MindSpore's CANN error-case docs (tests/fixtures/real_logs/{})"
+_CORPUS = "{} (tests/fixtures/real_logs/{})"
+_SIGNALS = rb"Segmentation fault|Aborted|Killed|Bus error|Illegal instruction|Floating point exception"
+
+FAILURE_KINDS: tuple[FailureKind, ...] = (
+    FailureKind(  # MindSpore's `[CRITICAL]`, python logging's ` CRITICAL - ` / ` FATAL - `
+        "critical",
+        rb"^\[CRITICAL\]|\s(?:CRITICAL|FATAL)\s+-\s",
+        (b"CRITICAL", b"FATAL"),
+        (
+            FailureSample(
+                "[CRITICAL] DEVICE(162844,fffd6cff91e0,python):2022-12-01-00:26:58.399.787 [mindspore/ccsrc/plugin/"
+                "device/ascend/hal/hardware/ascend_graph_executor.cc:240] RunGraph] Run task for graph:kernel_graph_1 "
+                "error! The details refer to 'Ascend Error Message'.",
+                _MS_DOCS.format("cann-EI0002-glibc-abort_mindspore-docs"),
+            ),
+        ),
+        weight=3,
+    ),
+    # a trainer's own word that the training loop died or that it stops on a non-finite loss (issue 30):
+    # Chainer's `Exception in main training loop: ...`, `Loss in not finite. Terminate training.`,
+    # `WARNING: non-finite loss, ending training`, `Loss is nan, stopping training`. `training` is written
+    # `training` or `Training` (what the anchors find: a blank before it, every match has one)
+    FailureKind(
+        "trainer stop",
+        rb"Exception in main training loop|(?i:(?:not finite|non-finite|\bnan\b|\binf\b)[^\n]{0,80}?\b"
+        rb"(?:terminat(?:e|es|ed|ing)|stop(?:s|ped|ping)?|end(?:s|ed|ing)?|abort(?:s|ed|ing)?)"
+        rb"[ \t]+(?:the[ \t]+)?)[Tt]raining",
+        (b" training", b"\ttraining", b" Training", b"\tTraining"),
+        (
+            FailureSample(
+                "Exception in main training loop: Caught RuntimeError in replica 0 on device 0.",
+                _CORPUS.format("espnet/espnet#3288", "chainer-exception-in-main-training-loop-replica-0_espnet-3288"),
+            ),
+            FailureSample(
+                "Loss in not finite. Terminate training.",
+                _CORPUS.format("AIGeeksGroup/3D-R1#16", "loss-not-finite-skips-then-terminates_3d-r1-16"),
+            ),
+        ),
+    ),
+    # CANN error codes are E + five characters (a letter or digit, then 4 digits), written as a code:
+    # `EI0002:`, `[EE9999]`, `code EJ0001`, `E39999: Inner Error!`, `EZ9999`, `EH9999`, `EL0004`
+    FailureKind(
+        "CANN error",
+        rb"(?<![A-Za-z0-9_.+\-])E[A-Z0-9][0-9]{4}(?=[:\]]|\s+(?:error|Error))",
+        (),
+        (
+            FailureSample("E39999: Inner Error, Please contact support engineer!", "mindspore-lab/mindocr#615"),
+            FailureSample("EH9999: Inner Error!", "vllm-project/vllm-ascend#2800"),
+            FailureSample("EI9999: Inner Error!", "Ascend/pytorch#54"),
+            FailureSample(
+                "EJ0001: Failed to initialize the HCCP process. Reason: Maybe the last training process is running.",
+                _MS_DOCS.format("cann-EJ0001-hccp-init_mindspore-docs"),
+            ),
+            FailureSample(
+                "EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request. some "
+                "NPUs in the cluster are abnormal.",
+                _MS_DOCS.format("cann-EI0006-socket-timeout_mindspore-docs"),
+            ),
+        ),
+        coded=True,
+        weight=3,
+    ),
+    FailureKind(
+        "glibc abort",
+        rb"(?:malloc_consolidate|malloc|free|munmap_chunk|realloc|corrupted)\(\): "
+        rb"(?:invalid|corrupted|unaligned|memory corruption|unsorted)|"
+        rb"double free or corruption|corrupted size vs\. prev_size|"
+        rb"corrupted double-linked list|\*\*\* stack smashing detected",
+        (b"(): ", b"double free", b"corrupted", b"stack smashing"),
+        (
+            FailureSample(
+                "malloc_consolidate(): invalid chunk size", _MS_DOCS.format("cann-EI0002-glibc-abort_mindspore-docs")
+            ),
+        ),
+    ),
+    # the shell's or the kernel's word on a dead process: `run.sh: line 7: 4242 Killed  python train.py`,
+    # `Segmentation fault (core dumped)`, `Fatal Python error: Segmentation fault`, `Out of memory: Killed process`;
+    # OpenMPI's report (behind its `[host:pid] ` prefix): `*** Process received signal ***`,
+    # `Signal: Segmentation fault (11)`
+    FailureKind(
+        "signal",
+        rb"^\s*(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?\s*$|"
+        rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
+        rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
+        rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"
+        # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
+        rb"\*\*\* SIG[A-Z]+ received at time=",
+        (
+            *(b"Segmentation fault", b"Aborted", b"Killed", b"Bus error", b"Illegal instruction"),
+            *(b"Floating point exception", b"(core dumped)", b"Fatal Python error", b"Out of memory: Kill"),
+            *(b"Process received signal", b"Signal: ", b" received at time="),
+        ),
+        (
+            FailureSample("*** Process received signal ***", "tactcomplabs/rev#78"),
+            FailureSample("Signal: Segmentation fault (11)", "tactcomplabs/rev#78"),
+            FailureSample(
+                "[m2301007135:374576] *** Process received signal ***",
+                "mindspore-lab/mindyolo#242 (tests/fixtures/real_logs/openmpi-segfault-after-loss_mindyolo-242)",
+            ),
+            FailureSample(
+                "(MegatronTrainRayActor pid=3848117) [2026-08-05 07:11:08,188 E 3848117 3848117] logging.cc:501: "
+                "*** SIGSEGV received at time=1785913868 on cpu 169 *** [repeated 7x across cluster]",
+                _CORPUS.format(
+                    "flashserve/flash-linear-attention-npu#272", "ray-actor-sigsegv-repeated-across-cluster_fla-npu-272"
+                ),
+            ),
+        ),
+    ),
+    # the device's word: MindSpore on Ascend (`RunGraph] run task error!`, `rtStreamSynchronize execute
+    # failed`, `Allocate output memory failed`), CUDA / NPU out of memory
+    FailureKind(
+        "device error",
+        # torch_npu's wrapper codes (a CANN code, when printed, names the cause better):
+        # `[ERROR] ... (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.`
+        rb"\bERR[0-9]{5}\b|\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
+        rb"[Ss]ync ?(?:default )?[Ss]tream\w* (?:failed|error)|"
+        rb"\b[Aa]llocate (?:output |device |workspace |static |dynamic )?memory failed|"
+        rb"\b(?:CUDA|NPU|GPU|[Dd]evice) out of memory|\bOut of device memory|memory isn't enough|"
+        # Paddle's summary: `Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, ...`
+        rb"\b[Oo]ut of memory (?:error )?on (?:GPU|NPU|XPU|device)\b",
+        (
+            *(b"ERR", b"un task error", b"ynchroni", b"yncStream", b"ync Stream", b"ync default", b"yncstream"),
+            *(b"ync stream", b"llocate ", b"ut of memory", b"Out of device memory", b"memory isn't enough"),
+        ),
+        (
+            FailureSample(
+                "[ERROR] DEVICE(16158,fffe34f491e0,python):2023-12-29-12:03:04.156.780 [mindspore/ccsrc/plugin/device/"
+                "ascend/hal/device/ascend_stream_manager.cc:194] SyncStream] Call runtime rtStreamSynchronize error.",
+                "mindspore-lab/mindone#269",
+            ),
+            FailureSample(
+                "        rtStreamSynchronizeWithTimeout execute failed, reason=[fftsplus timeout][FUNC:FuncErrorReason]"
+                "[FILE:error_message_manage.cc][LINE:53]",
+                "vllm-project/vllm-ascend#2800",
+            ),
+            FailureSample("RuntimeError: ACL stream synchronize failed.", "Ascend/pytorch#54"),
+            FailureSample(
+                "[ERROR] DEVICE(171877,ffff9c5e4010,python):2024-04-26-00:50:35.331.263 [mindspore/ccsrc/runtime/"
+                "pynative/op_runner.cc:120] MallocForKernelOutput] Allocate output memory failed, "
+                "node:Default/Cast-op446",
+                "mindspore-lab/mindone#465 (tests/fixtures/real_logs/device-oom-allocate-failed_mindone-465)",
+            ),
+            FailureSample(
+                "(TaskRunner pid=30188) [ERROR] 2025-10-29-02:17:03 (PID:144556, Device:0, RankID:0) ERR02200 DIST "
+                "call hccl api failed.",
+                _CORPUS.format("verl-project/verl#3947", "verl-ray-hccl-init-ERR02200_verl-3947"),
+            ),
+            FailureSample(
+                "Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, 7.995605GB memory has "
+                "been allocated and available memory is only 0.000000B.",
+                _CORPUS.format("PaddlePaddle/PaddleOCR#11266", "paddle-error-message-summary-gpu-oom_paddleocr-11266"),
+            ),
+        ),
+    ),
+    # NCCL's: a collective library error by name, or the torch process group aborting (its watchdog's
+    # time-out is a "collective time-out", below)
+    FailureKind(
+        "collective failure",
+        rb"\bnccl(?:Internal|System|UnhandledCuda|Remote|InvalidUsage|InvalidArgument)Error\b|"
+        rb"\bNCCL error\b|NCCL communicator was aborted|taking the entire process down|"
+        rb"^\[E\d{0,4}[ \]].*ProcessGroupNCCL.*(?:[Aa]bort|[Ee]rror|[Ee]xception|failed)",
+        (
+            *(b"ncclInternalError", b"ncclSystemError", b"ncclUnhandledCudaError", b"ncclRemoteError"),
+            *(b"ncclInvalidUsageError", b"ncclInvalidArgumentError", b"NCCL error", b"NCCL communicator was aborted"),
+            *(b"taking the entire process down", b"ProcessGroupNCCL"),
+        ),
+        (
+            FailureSample(
+                "[E318 07:39:53.792795153 ProcessGroupNCCL.cpp:636] [Rank 4] To avoid data inconsistency, we are "
+                "taking the entire process down.",
+                "modelscope/DiffSynth-Studio#458",
+            ),
+            FailureSample(
+                "[rank4]:[E318 07:39:53.792795153 ProcessGroupNCCL.cpp:636] [Rank 4] To avoid data inconsistency, we "
+                "are taking the entire process down.",
+                "modelscope/DiffSynth-Studio#458 (tests/fixtures/real_logs/nccl-abort-rank-tags_diffsynth-458)",
+                rank=4,
+            ),
+            FailureSample(
+                "[E1206 18:44:12.715588844 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or "
+                "timeout) detected by watchdog at work: 7753, last enqueued NCCL work: 7755, last completed NCCL "
+                "work: 7752.",
+                "hiyouga/LlamaFactory#6269",
+            ),
+        ),
+    ),
+    # what std::terminate prints before it aborts the process: an exception no C++ frame caught (an HCCL
+    # watchdog's, a CUDA error in a destructor, std::bad_alloc); the `what():` line after it says which
+    FailureKind(
+        "C++ abort",
+        rb"\bterminate called (?:after throwing an instance of|without an active exception|recursively)",
+        (b"terminate called",),
+        (
+            FailureSample(
+                "terminate called after throwing an instance of 'std::runtime_error'", "vllm-project/vllm-ascend#8360"
+            ),
+            FailureSample(
+                "[1,1]<stderr>:terminate called after throwing an instance of 'std::exception'",
+                "microsoft/mscclpp#665 (mpirun --tag-output)",
+                rank=1,
+            ),
+            FailureSample(
+                "train data: 299 terminate called after throwing an instance of 'std::bad_alloc'",
+                "Determined22/zh-NER-TF#98",
+            ),
+        ),
+    ),
+    # last: a time-out of the collective layer, only on an error-level line
+    FailureKind(
+        "collective time-out",
+        rb"(?i)(?:\b(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|"
+        rb"meta server|watchdog|notify wait|socket|heartbeat|rendezvous)\b.*\b"
+        rb"(?:time ?out|timed out|times out|timing out)\b|\b(?:time ?out|timed out|times out)\b.*\b"
+        rb"(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|watchdog)\b)",
+        (b"imeout", b"imeOut", b"ime out", b"ime Out", b"imed out", b"imes out", b"iming out", b"IMEOUT", b"IME OUT"),
+        (
+            FailureSample(
+                "[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+                "timeout: WorkNCCL(SeqNum=7753, OpType=_REDUCE_SCATTER_BASE, NumelIn=544997376, NumelOut=68124672, "
+                "Timeout(ms)=600000) ran for 600061 milliseconds before timing out.",
+                "hiyouga/LlamaFactory#6269",
+            ),
+            FailureSample(
+                "[ERROR] DISTRIBUTED(7605,7f34d9ea6e40,python):2026-11-22-07:29:01.032.393 [mindspore/ccsrc/cluster/"
+                "topology/cluster_context.cc:316] BuildCluster] Topology build timed out.",
+                "msrun on this machine, a worker never started (tests/fixtures/real_logs/msrun-semi-auto-cpu_error)",
+            ),
+        ),
+        error_level=True,
+    ),
+)
+
+
+LAUNCHER_REPORTS: tuple[LauncherReport, ...] = (
+    LauncherReport(  # Slurm's output of the batch script (slurm-J.out)
+        "srun",
+        rb"^srun: error: (?P<node>\S+): tasks? (?P<ranks>[0-9][0-9,\-]*): (?P<reason>.+?)\s*$",
+        (b"srun: error: ",),
+        (
+            (
+                FailureSample(
+                    "srun: error: n2: task 7: Segmentation fault",
+                    "a two-node Slurm run on this machine "
+                    "(tests/fixtures/real_logs/slurm-teardown-segfault_produced-here)",
+                ),
+                (7,),
+                "Segmentation fault",
+            ),
+        ),
+    ),
+    LauncherReport(
+        "mpirun",
+        rb"process rank (?P<ranks>\d+) with PID \d+ on node (?P<node>\S+) exited on signal \d+ \((?P<reason>[^)]+)\)",
+        (b"process rank ",),
+        (
+            (
+                FailureSample(
+                    "mpirun noticed that process rank 4 with PID 8669 on node host07 exited on signal 11 "
+                    "(Segmentation fault).",
+                    "open-mpi/ompi#2664",
+                ),
+                (4,),
+                "Segmentation fault",
+            ),
+        ),
+    ),
+    LauncherReport(  # torch's elastic agent
+        "torchrun",
+        rb"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<ranks>\d+) \(pid: \d+\)",
+        (b"(exitcode: ",),
+        (
+            (
+                FailureSample(
+                    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 "
+                    "(pid: 1622990) of binary: /home/changquan/anaconda3/envs/lang/bin/python",
+                    "Facico/Chinese-Vicuna#113",
+                ),
+                (0,),
+                "exit code 1",
+            ),
+        ),
+    ),
+    LauncherReport(  # torchrun's ChildFailedError report, one block per failed rank
+        "torchrun",
+        rb"^\s*rank\s*: (?P<ranks>\d+) \(local_rank: \d+\)\s*$",
+        (b"(local_rank: ",),
+        (
+            (
+                FailureSample(
+                    "  rank      : 1 (local_rank: 1)",
+                    _CORPUS.format(
+                        "deepinsight/insightface#2182", "torchrun-childfailed-report-4-ranks_insightface-2182"
+                    ),
+                ),
+                (1,),
+                "failed (ChildFailedError report)",
+            ),
+        ),
+        reason="failed (ChildFailedError report)",
+    ),
+    LauncherReport(  # DeepSpeed's launcher: the command it ran (its `--local_rank=N`) and a non-zero exit
+        "deepspeed",
+        rb"^(?:.*?--local_rank=(?P<ranks>\d+))?.*exits with return code = (?P<code>-?[1-9]\d*)\s*$",
+        (b"exits with return code = ",),
+        (
+            (
+                FailureSample(
+                    "[2023-05-11 07:34:44,846] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', "
+                    "'main.py', '--local_rank=0', '--zero_stage', '0', '--deepspeed'] exits with return code = -9",
+                    _CORPUS.format(
+                        "deepspeedai/DeepSpeed#3512 (its command cut short)",
+                        "deepspeed-launcher-return-code-minus-9-during-build_deepspeed-3512",
+                    ),
+                ),
+                (0,),
+                "signal 9",
+            ),
+        ),
+    ),
+    LauncherReport(  # paddle.distributed.launch
+        "paddle",
+        rb"ABORT!!! .*?rank=\[(?P<ranks>\d+(?:,\s*\d+)*)\] was aborted",
+        (b"ABORT!!! ",),
+        (
+            (
+                FailureSample(
+                    "ERROR 2021-05-24 17:17:14,611 launch_utils.py:545] ABORT!!! Out of all 4 trainers, the trainer "
+                    "process with rank=[3] was aborted. Please check its log.",
+                    _CORPUS.format(
+                        "PaddlePaddle/Paddle#33074", "paddle-launch-abort-rank-3-train-job-failed_paddle-33074"
+                    ),
+                ),
+                (3,),
+                "aborted (ABORT!!!)",
+            ),
+        ),
+        reason="aborted (ABORT!!!)",
+    ),
+    LauncherReport(  # torch.multiprocessing.spawn (detectron2's launch)
+        "torch.multiprocessing",
+        rb"^-- Process (?P<ranks>\d+) terminated with the following error:",
+        (b"terminated with the following error",),
+        (
+            (
+                FailureSample(
+                    "-- Process 2 terminated with the following error:",
+                    _CORPUS.format(
+                        "facebookresearch/detr#282", "detectron2-launch-spawn-process-2-terminated_detr-282"
+                    ),
+                ),
+                (2,),
+                "terminated with the following error",
+            ),
+        ),
+        reason="terminated with the following error",
+    ),
+)
