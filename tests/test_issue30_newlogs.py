@@ -374,3 +374,60 @@ def test_a_log_of_evaluation_lines_only_is_diagnosed(capsys: pytest.CaptureFixtu
     assert len(read_run(folder).evals) == 5
     diagnosed, watched = _verdicts(folder, capsys)
     assert diagnosed == watched == set()
+
+
+# ----------------------------------------------------------------------------- the set-aside third's failure kinds
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # horovodrun-keras-caught-signal-11-rank-1_horovod-3666 (UCX's handler, behind mpirun's tag)
+        (
+            b"[1,1]<stderr>:[datanode1:1071388:0:1071412] Caught signal 11 "
+            b"(Segmentation fault: address not mapped to object at address 0x7f1d3a4d5e80)",
+            "signal",
+        ),
+        # oneflow-glog-check-failed-two-processes_oneflow-6746 (glog's FATAL line: the process aborts)
+        (
+            b"F1122 13:50:47.079073 63928 user_op.cpp:299] Check failed: it != arg2tensor_desc_.end() "
+            b"Cannot find input_arg_name : out input_arg_index : 0",
+            "critical",
+        ),
+    ],
+)
+def test_native_signal_handler_and_glog_fatal_lines_are_failures(line: bytes, kind: str) -> None:
+    assert fatal_reason(line) == kind
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # glog's other levels (I/W/E) and a prose mention are no fatal line
+        b"I1122 13:50:47.079073 63928 user_op.cpp:299] Check failed: nothing, an info line",
+        b"W1122 13:50:47.079073 63928 env.cpp:12] falling back to the default",
+        b"the handler caught signals before, see the docs",
+    ],
+)
+def test_glog_info_lines_and_prose_are_no_failure(line: bytes) -> None:
+    assert fatal_reason(line) is None
+
+
+@pytest.mark.parametrize(
+    ("entry", "ranks"),
+    [
+        ("horovodrun-keras-caught-signal-11-rank-1_horovod-3666", {1}),
+        ("oneflow-glog-check-failed-two-processes_oneflow-6746", {0}),
+    ],
+)
+def test_signal_handler_and_glog_fatal_fail_their_rank_on_the_real_log(entry: str, ranks: set[int]) -> None:
+    assert ranks <= set(failed_ranks(read_run(CORPUS / entry / "log")))
+
+
+@given(
+    sig=st.integers(min_value=1, max_value=64),
+    tag=st.sampled_from(["", "[1,3]<stderr>:", "[rank2]: ", "host-7: "]),
+)
+def test_caught_signal_is_a_signal_behind_any_prefix(sig: int, tag: str) -> None:
+    line = f"{tag}[node:1:0:2] Caught signal {sig} (Segmentation fault: invalid permissions)".encode()
+    assert fatal_reason(line) == "signal"

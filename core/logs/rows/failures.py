@@ -116,6 +116,17 @@ FATAL_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
             rb"^\[E\d{0,4}[ \]].*ProcessGroupNCCL.*(?:[Aa]bort|[Ee]rror|[Ee]xception|failed)"
         ),
     ),
+    # --- signal: UCX's / a native signal handler's report of a process's own signal (heldout fold-in).
+    # Sample (horovodrun, Keras; tests/fixtures/real_logs/horovodrun-keras-caught-signal-11-rank-1_horovod-3666,
+    # https://github.com/horovod/horovod/issues/3666):
+    #   [1,1]<stderr>:[datanode1:1071388:0:1071412] Caught signal 11 (Segmentation fault: address not mapped ...)
+    ("signal", re.compile(rb"\b[Cc]aught signal \d+ \(")),
+    # --- critical: glog's FATAL line (`F` + MMDD time thread file:line]), e.g. a failed `CHECK` in
+    # OneFlow / any glog-using native library; the process aborts right after (heldout fold-in).
+    # Sample (tests/fixtures/real_logs/oneflow-glog-check-failed-two-processes_oneflow-6746,
+    # https://github.com/Oneflow-Inc/oneflow/issues/6746):
+    #   F1122 13:50:47.079073 63928 user_op.cpp:299] Check failed: it != arg2tensor_desc_.end() Cannot find ...
+    ("critical", re.compile(rb"^F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.\-]+:\d+\] ")),
 ]
 COLLECTIVE_TIMEOUT = re.compile(
     rb"(?i)(?:\b(?:hccl|hcom|nccl|gloo|collective|cluster|topology|distributed|scheduler|"
@@ -138,7 +149,10 @@ _QUICK = re.compile(
     rb"entire process down|ProcessGroupNCCL|"
     # issue 30's trainer stops, Ascend `ERR` codes, absl's signal report, launcher reports (`task_end`)
     rb"Exception in main training loop|(?i:terminat|stop|end|abort)\w*[ \t]+(?:the[ \t]+)?[Tt]raining|ERR[0-9]{5}|"
-    rb"SIG[A-Z]+ received at time|exits with return code|ABORT!!!|terminated with the following error|local_rank: \d+\)"
+    rb"SIG[A-Z]+ received at time|exits with return code|ABORT!!!|terminated with the following error|"
+    rb"local_rank: \d+\)|"
+    # heldout fold-in: a native handler's `Caught signal 11 (`, glog's FATAL line (`F1122 13:50:47.079073 ...`)
+    rb"aught signal \d|^F\d{4} \d\d:"
 )
 
 
