@@ -431,3 +431,68 @@ def test_signal_handler_and_glog_fatal_fail_their_rank_on_the_real_log(entry: st
 def test_caught_signal_is_a_signal_behind_any_prefix(sig: int, tag: str) -> None:
     line = f"{tag}[node:1:0:2] Caught signal {sig} (Segmentation fault: invalid permissions)".encode()
     assert fatal_reason(line) == "signal"
+
+
+# ----------------------------------------------------------------------------- a progress bar redrawing a step
+
+# llama-recipes-tqdm-step-completed-loss_llama-cookbook-320: tqdm redraws step 14's description when its bar moves
+_LLAMA = (
+    "Training Epoch: 1/3, step {s}/36 completed (loss: {v}):  33%|█████████████      | 3/9 [03:17<06:31, 65.28s/it]\n"
+)
+_REDRAW = (
+    "Training Epoch: 1/3, step 14/36 completed (loss: 0.2482285350561142):  44%|█████████▎       "
+    "| 4/9 [04:21<05:24, 64.93s/it]\n"
+)
+
+
+def _llama_lines(steps: list[tuple[int, float]], redraw_after: int) -> str:
+    out = []
+    for s, v in steps:
+        out.append(_LLAMA.format(s=s, v=v))
+        if s == redraw_after:
+            out.append(_REDRAW)
+    return "".join(out)
+
+
+@pytest.mark.parametrize("n_steps", [2, 12])  # a few lines (one by one) and enough for the bulk path
+def test_a_redrawn_step_with_the_same_values_is_one_row(tmp_path: Path, n_steps: int) -> None:
+    steps = [(s, 0.2482285350561142 if s == 14 else 0.1 + s / 100) for s in range(13, 13 + n_steps)]
+    snap = read_run(_one_file(tmp_path, _llama_lines(steps, redraw_after=14)))
+    assert snap.metrics["step"].tolist() == [s for s, _ in steps]
+
+
+def test_a_redrawn_step_is_one_row_read_live_as_in_one_read(tmp_path: Path) -> None:
+    """The previous row of the rank is kept across reads: a redraw arriving in the next tick is still one row."""
+    from core.logs.rows.reader import RunReader
+
+    steps = [(s, 0.2482285350561142 if s == 14 else 0.1 + s / 100) for s in range(5, 25)]
+    text = _llama_lines(steps, redraw_after=14)
+    cut = text.index(_REDRAW)
+    live_dir = tmp_path / "live"
+    live_dir.mkdir()
+    path = live_dir / "train.log"
+    path.write_text(text[:cut], encoding="utf-8")
+    reader = RunReader(live_dir)
+    reader.refresh()
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(text[cut:])
+    reader.refresh()
+    live = reader.snapshot().metrics
+    once = read_run(_one_file(tmp_path, text)).metrics
+    assert live["step"].tolist() == once["step"].tolist() == [s for s, _ in steps]
+
+
+def test_a_flat_loss_printed_again_without_a_step_stays_two_rows(tmp_path: Path) -> None:
+    # oneflow-mnist-epoch-bracket-loss-flat_oneflow-3986: a model that does not learn prints the same line twice
+    text = "Epoch [19/20], Loss: 2.2955\nEpoch [19/20], Loss: 2.3016\nEpoch [19/20], Loss: 2.3016\n"
+    assert read_run(_one_file(tmp_path, text)).metrics["loss"].tolist() == [2.2955, 2.3016, 2.3016]
+
+
+def test_the_same_step_with_another_loss_or_a_nan_stays_a_row(tmp_path: Path) -> None:
+    text = (
+        "Training Epoch: 1/3, step 3/36 completed (loss: 0.5):  8%|█ | 1/9\n"
+        "Training Epoch: 1/3, step 3/36 completed (loss: 0.4):  8%|█ | 1/9\n"
+        "Training Epoch: 1/3, step 4/36 completed (loss: nan):  9%|█ | 1/9\n"
+        "Training Epoch: 1/3, step 4/36 completed (loss: nan):  9%|█ | 1/9\n"
+    )
+    assert len(read_run(_one_file(tmp_path, text)).metrics) == 4
