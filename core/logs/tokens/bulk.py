@@ -107,11 +107,11 @@ class Rows:
         return bool(self._rank_parts or self._pending_ranks is not None or self.by_rank)
 
     def append(self, row: tuple, extras: dict[str, float] | None = None, rank: int | None = None) -> None:
-        own = np.array(row[:_VALUE_END], dtype=np.float64)
+        values = np.array(row[:_VALUE_END], dtype=np.float64)
         more = {k: v for k, v in (extras or {}).items() if v == v}
-        if _redraw(self._prev.get(rank), own, more):
+        if _redraw(self._prev.get(rank), values, more):
             return
-        self._prev[rank] = (own, more)
+        self._prev[rank] = (values, more)
         if rank is not None:
             if self._pending_ranks is None:
                 self._pending_ranks = ([], [])
@@ -168,10 +168,11 @@ class Rows:
             for j in np.flatnonzero(same).tolist():
                 i = int(at[j])
                 more = {n: float(v[i]) for n, v in extras.items() if v[i] == v[i]}
-                prev: tuple[np.ndarray, dict[str, float]] | None = self._prev.get(key)
                 if j:
                     p = int(at[j - 1])
                     prev = (block[p, :_VALUE_END], {n: float(v[p]) for n, v in extras.items() if v[p] == v[p]})
+                else:
+                    prev = self._prev.get(key)
                 drop[i] = _redraw(prev, block[i, :_VALUE_END], more)
             last = int(at[-1])
             self._prev[key] = (
