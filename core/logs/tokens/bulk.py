@@ -9,7 +9,6 @@ property test holds the two paths to the same rows.
 
 from __future__ import annotations
 
-import math
 import re
 
 import numpy as np
@@ -67,7 +66,6 @@ class Rows:
         "_n",
         "_pending",
         "_pending_ranks",
-        "_prev",
         "_rank_parts",
         "_tail",
         "_taken",
@@ -89,9 +87,6 @@ class Rows:
         self._pending_ranks: tuple[list[int], list[int]] | None = None
         # per rank a line named (None: the rows naming none), its row count and last row, once any line named one
         self.by_rank: dict[int | None, tuple[int, tuple]] = {}
-        # per rank (None: rows naming none) its last row's values and other metrics: a progress bar that
-        # redraws a step prints the same row again (tqdm, torchtune, llama-recipes), which is one row
-        self._prev: dict[int | None, tuple[np.ndarray, dict[str, float]]] = {}
 
     def __len__(self) -> int:
         return self._n
@@ -107,11 +102,6 @@ class Rows:
         return bool(self._rank_parts or self._pending_ranks is not None or self.by_rank)
 
     def append(self, row: tuple, extras: dict[str, float] | None = None, rank: int | None = None) -> None:
-        values = np.array(row[:_VALUE_END], dtype=np.float64)
-        more = {k: v for k, v in (extras or {}).items() if v == v}
-        if _redraw(self._prev.get(rank), values, more):
-            return
-        self._prev[rank] = (values, more)
         if rank is not None:
             if self._pending_ranks is None:
                 self._pending_ranks = ([], [])
@@ -132,11 +122,6 @@ class Rows:
         arrays: a Python list of every value cost a 1,024 x 2,000 Megatron read 0.3 s); `ranks` the rank
         each row's line names (-1: none)."""
         self._flush()
-        keep = self._not_redrawn(block, extras or {}, ranks)
-        if keep is not None:
-            block = block[keep]
-            extras = {name: np.asarray(values)[keep] for name, values in (extras or {}).items()}
-            ranks = None if ranks is None else ranks[keep]
         if ranks is not None:
             named = np.flatnonzero(ranks >= 0)
             if len(named):
@@ -147,39 +132,6 @@ class Rows:
                 self._extras.setdefault(name, []).append((rows, np.array(values, dtype=np.float64)))
         self._blocks.append(block)
         self._n += len(block)
-
-    def _not_redrawn(
-        self, block: np.ndarray, extras: dict[str, np.ndarray], ranks: np.ndarray | None
-    ) -> np.ndarray | None:
-        """The rows of a block that are no redraw of their rank's previous row (None: all are), as the
-        row-by-row `append` decides: a live read and a one-shot read keep the same rows. The losses are
-        compared first (one vector pass); the rest only where a loss repeats."""
-        if not len(block):
-            return None
-        loss = block[:, _LOSS]
-        per_row = np.full(len(block), -1, dtype=np.int64) if ranks is None else np.asarray(ranks, dtype=np.int64)
-        drop = np.zeros(len(block), dtype=np.bool_)
-        for rank in np.unique(per_row).tolist():
-            key = None if rank < 0 else int(rank)
-            at = np.flatnonzero(per_row == rank) if ranks is not None else np.arange(len(block))
-            same = np.empty(len(at), dtype=np.bool_)
-            same[1:] = loss[at[1:]] == loss[at[:-1]]  # NaN never repeats: a NaN row always stays
-            same[0] = key in self._prev
-            for j in np.flatnonzero(same).tolist():
-                i = int(at[j])
-                more = {n: float(v[i]) for n, v in extras.items() if v[i] == v[i]}
-                if j:
-                    p = int(at[j - 1])
-                    prev = (block[p, :_VALUE_END], {n: float(v[p]) for n, v in extras.items() if v[p] == v[p]})
-                else:
-                    prev = self._prev.get(key)
-                drop[i] = _redraw(prev, block[i, :_VALUE_END], more)
-            last = int(at[-1])
-            self._prev[key] = (
-                block[last, :_VALUE_END].copy(),
-                {n: float(v[last]) for n, v in extras.items() if v[last] == v[last]},
-            )
-        return ~drop if drop.any() else None
 
     def last(self) -> tuple | None:
         if self._tail:
@@ -255,21 +207,6 @@ class Rows:
                 part = (np.array(rows, dtype=np.int64), np.array(values, dtype=np.float64))
                 self._extras.setdefault(name, []).append(part)
             self._pending = {}
-
-
-_LOSS = ROW_KEYS.index("loss")
-_STEP = ROW_KEYS.index("step")
-_VALUE_END = ROW_KEYS.index("time")  # the values a row reads from its line (time and offset are where and when)
-
-
-def _redraw(prev: tuple[np.ndarray, dict[str, float]] | None, values: np.ndarray, more: dict[str, float]) -> bool:
-    """Whether a row repeats its rank's previous row: the same step (one the line names), the same finite loss,
-    the same other values (both absent counts as the same) and the same other metrics. A progress bar redrawing
-    a step prints it so (llama-recipes' `step 14/36 completed (loss: 0.248...)` at two bar positions). A line
-    without a step is never taken for a redraw: a flat loss printed twice per epoch is two rows."""
-    if prev is None or math.isnan(values[_LOSS]) or math.isnan(values[_STEP]):
-        return False
-    return bool(np.array_equal(prev[0], values, equal_nan=True)) and prev[1] == more
 
 
 def _joined(parts: list[tuple[np.ndarray, np.ndarray]], taken: int) -> tuple[np.ndarray, np.ndarray]:
