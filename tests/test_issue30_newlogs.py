@@ -431,3 +431,18 @@ def test_signal_handler_and_glog_fatal_fail_their_rank_on_the_real_log(entry: st
 def test_caught_signal_is_a_signal_behind_any_prefix(sig: int, tag: str) -> None:
     line = f"{tag}[node:1:0:2] Caught signal {sig} (Segmentation fault: invalid permissions)".encode()
     assert fatal_reason(line) == "signal"
+
+
+# torch-spawn-process-sigkill_higherhrnet-47: the parent's exception names the spawned process (its rank) that died
+def test_spawned_process_named_in_the_exception_message_is_the_failed_rank() -> None:
+    from core.logs.rows.failures import message_rank
+
+    text = "Exception: process 1 terminated with signal SIGKILL"
+    assert message_rank(text, len("Exception:"), 0) == 1
+    assert message_rank("ProcessExitedException: process 3 terminated with exit code 1", 23, 0) == 3
+    # a message that names no process keeps the stream's rank
+    assert message_rank("Exception: the process terminated with signal SIGKILL", len("Exception:"), 0) == 0
+
+
+def test_spawned_process_sigkill_fails_that_rank_on_the_real_log() -> None:
+    assert 1 in failed_ranks(read_run(CORPUS / "torch-spawn-process-sigkill_higherhrnet-47" / "log"))

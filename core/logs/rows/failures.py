@@ -314,14 +314,21 @@ def line_tag(line: bytes) -> tuple[int | None, int]:
 
 # an exception message that starts by naming its rank (Megatron's `AssertionError: Rank 3: found NaN in local grad
 # norm ...`, torch's `RuntimeError: [Rank 0] Watchdog caught collective operation timeout`)
-_RE_MESSAGE_RANK = re.compile(r"\s*\[?[Rr]ank (\d+)\]?[:,\s]")
+_RE_MESSAGE_RANK = re.compile(
+    r"\s*\[?[Rr]ank (\d+)\]?[:,\s]|"
+    # --- rank named in the message: torch.multiprocessing.spawn's ProcessExitedException names the process (its
+    # rank) that died, raised in the parent's stream (heldout fold-in). Sample (tests/fixtures/real_logs/
+    # torch-spawn-process-sigkill_higherhrnet-47, https://github.com/HRNet/HigherHRNet-Human-Pose-Estimation/issues/47):
+    #   Exception: process 1 terminated with signal SIGKILL
+    r"\s*process (\d+) terminated with (?:signal|exit code)\b"
+)
 
 
 def message_rank(text: str, start: int, rank: int | None) -> int | None:
     """The rank an exception's message names right after its name (`text[start:]`), else `rank`: on a stream of
     several ranks the message, not the file, says whose failure it is."""
     named = _RE_MESSAGE_RANK.match(text, start)
-    return int(named.group(1)) if named is not None else rank
+    return int(named.group(1) or named.group(2)) if named is not None else rank
 
 
 # ----------------------------------------------------------------------------- which failures ended the rank
