@@ -446,3 +446,29 @@ def test_spawned_process_named_in_the_exception_message_is_the_failed_rank() -> 
 
 def test_spawned_process_sigkill_fails_that_rank_on_the_real_log() -> None:
     assert 1 in failed_ranks(read_run(CORPUS / "torch-spawn-process-sigkill_higherhrnet-47" / "log"))
+
+
+# nccl-watchdog-six-ranks-in-message_accelerate-157: one stream, each watchdog line names its rank after its prefix
+_WATCHDOG = (
+    "[E ProcessGroupNCCL.cpp:566] [Rank {r}] Watchdog caught collective operation timeout: "
+    "WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1801140 milliseconds before timing out.\n"
+)
+
+
+def test_a_fatal_line_naming_its_rank_after_the_level_prefix_fails_that_rank(tmp_path: Path) -> None:
+    folder = _one_file(tmp_path, "".join(_WATCHDOG.format(r=r) for r in (1, 3, 7)))
+    assert set(failed_ranks(read_run(folder))) == {1, 3, 7}
+
+
+def test_six_watchdog_ranks_on_the_real_log() -> None:
+    entry = CORPUS / "nccl-watchdog-six-ranks-in-message_accelerate-157" / "log"
+    assert set(failed_ranks(read_run(entry))) == {0, 1, 2, 3, 4, 7}
+
+
+def test_a_rank_in_prose_after_a_level_prefix_is_not_read_without_the_bracket() -> None:
+    from core.logs.rows.failures import RE_LEVEL_RANK
+
+    assert RE_LEVEL_RANK.match(b"[E ProcessGroupNCCL.cpp:566] Rank 1 said hello") is None
+    assert RE_LEVEL_RANK.match(b"[I ProcessGroupNCCL.cpp:566] [Rank 1] all fine") is None
+    m = RE_LEVEL_RANK.match(b"[E1024 07:12:55.531 ProcessGroupNCCL.cpp:1537] [PG 1 Rank 5] Watchdog ...")
+    assert m is not None and m.group(1) == b"5"

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CUT_TRACEBACK",
+    "RE_LEVEL_RANK",
     "TaskEnd",
     "close_traceback",
     "failure_weight",
@@ -322,6 +323,14 @@ _RE_MESSAGE_RANK = re.compile(
     #   Exception: process 1 terminated with signal SIGKILL
     r"\s*process (\d+) terminated with (?:signal|exit code)\b"
 )
+
+
+# --- rank named in a fatal line: after a glog-style level prefix (`[E ProcessGroupNCCL.cpp:566] `), torch's NCCL
+# watchdog names the rank whose collective timed out; on one stream of several ranks that rank failed (heldout fold-in).
+# Sample (tests/fixtures/real_logs/nccl-watchdog-six-ranks-in-message_accelerate-157,
+# https://github.com/huggingface/accelerate/issues/157):
+#   [E ProcessGroupNCCL.cpp:566] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, ...
+RE_LEVEL_RANK = re.compile(rb"\[[EF]\d{0,4}[ \]][^\]\n]*\]\s*\[(?:PG \d+ )?[Rr]ank (\d+)\]")
 
 
 def message_rank(text: str, start: int, rank: int | None) -> int | None:
