@@ -374,3 +374,101 @@ def test_a_log_of_evaluation_lines_only_is_diagnosed(capsys: pytest.CaptureFixtu
     assert len(read_run(folder).evals) == 5
     diagnosed, watched = _verdicts(folder, capsys)
     assert diagnosed == watched == set()
+
+
+# ----------------------------------------------------------------------------- the set-aside third's failure kinds
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # horovodrun-keras-caught-signal-11-rank-1_horovod-3666 (UCX's handler, behind mpirun's tag)
+        (
+            b"[1,1]<stderr>:[datanode1:1071388:0:1071412] Caught signal 11 "
+            b"(Segmentation fault: address not mapped to object at address 0x7f1d3a4d5e80)",
+            "signal",
+        ),
+        # oneflow-glog-check-failed-two-processes_oneflow-6746 (glog's FATAL line: the process aborts)
+        (
+            b"F1122 13:50:47.079073 63928 user_op.cpp:299] Check failed: it != arg2tensor_desc_.end() "
+            b"Cannot find input_arg_name : out input_arg_index : 0",
+            "fatal check",
+        ),
+    ],
+)
+def test_native_signal_handler_and_glog_fatal_lines_are_failures(line: bytes, kind: str) -> None:
+    assert fatal_reason(line) == kind
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # glog's other levels (I/W/E) and a prose mention are no fatal line
+        b"I1122 13:50:47.079073 63928 user_op.cpp:299] Check failed: nothing, an info line",
+        b"W1122 13:50:47.079073 63928 env.cpp:12] falling back to the default",
+        b"the handler caught signals before, see the docs",
+    ],
+)
+def test_glog_info_lines_and_prose_are_no_failure(line: bytes) -> None:
+    assert fatal_reason(line) is None
+
+
+@pytest.mark.parametrize(
+    ("entry", "ranks"),
+    [
+        ("horovodrun-keras-caught-signal-11-rank-1_horovod-3666", {1}),
+        ("oneflow-glog-check-failed-two-processes_oneflow-6746", {0}),
+    ],
+)
+def test_signal_handler_and_glog_fatal_fail_their_rank_on_the_real_log(entry: str, ranks: set[int]) -> None:
+    assert ranks <= set(failed_ranks(read_run(CORPUS / entry / "log")))
+
+
+@given(
+    sig=st.integers(min_value=1, max_value=64),
+    tag=st.sampled_from(["", "[1,3]<stderr>:", "[rank2]: ", "host-7: "]),
+)
+def test_caught_signal_is_a_signal_behind_any_prefix(sig: int, tag: str) -> None:
+    line = f"{tag}[node:1:0:2] Caught signal {sig} (Segmentation fault: invalid permissions)".encode()
+    assert fatal_reason(line) == "signal"
+
+
+# torch-spawn-process-sigkill_higherhrnet-47: the parent's exception names the spawned process (its rank) that died
+def test_spawned_process_named_in_the_exception_message_is_the_failed_rank() -> None:
+    from core.logs.rows.failures import message_rank
+
+    text = "Exception: process 1 terminated with signal SIGKILL"
+    assert message_rank(text, len("Exception:"), 0) == 1
+    assert message_rank("ProcessExitedException: process 3 terminated with exit code 1", 23, 0) == 3
+    # a message that names no process keeps the stream's rank
+    assert message_rank("Exception: the process terminated with signal SIGKILL", len("Exception:"), 0) == 0
+
+
+def test_spawned_process_sigkill_fails_that_rank_on_the_real_log() -> None:
+    assert 1 in failed_ranks(read_run(CORPUS / "torch-spawn-process-sigkill_higherhrnet-47" / "log"))
+
+
+# nccl-watchdog-six-ranks-in-message_accelerate-157: one stream, each watchdog line names its rank after its prefix
+_WATCHDOG = (
+    "[E ProcessGroupNCCL.cpp:566] [Rank {r}] Watchdog caught collective operation timeout: "
+    "WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1801140 milliseconds before timing out.\n"
+)
+
+
+def test_a_fatal_line_naming_its_rank_after_the_level_prefix_fails_that_rank(tmp_path: Path) -> None:
+    folder = _one_file(tmp_path, "".join(_WATCHDOG.format(r=r) for r in (1, 3, 7)))
+    assert set(failed_ranks(read_run(folder))) == {1, 3, 7}
+
+
+def test_six_watchdog_ranks_on_the_real_log() -> None:
+    entry = CORPUS / "nccl-watchdog-six-ranks-in-message_accelerate-157" / "log"
+    assert set(failed_ranks(read_run(entry))) == {0, 1, 2, 3, 4, 7}
+
+
+def test_a_rank_in_prose_after_a_level_prefix_is_not_read_without_the_bracket() -> None:
+    from core.logs.rows.failures import RE_LEVEL_RANK
+
+    assert RE_LEVEL_RANK.match(b"[E ProcessGroupNCCL.cpp:566] Rank 1 said hello") is None
+    assert RE_LEVEL_RANK.match(b"[I ProcessGroupNCCL.cpp:566] [Rank 1] all fine") is None
+    m = RE_LEVEL_RANK.match(b"[E1024 07:12:55.531 ProcessGroupNCCL.cpp:1537] [PG 1 Rank 5] Watchdog ...")
+    assert m is not None and m.group(1) == b"5"

@@ -39,14 +39,19 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
         line = raw[:-1] if raw.endswith(b"\r") else raw
         _, skip = line_tag(line)  # a launcher's tag before a failure's line: the line after it is read (issue 30)
         body = line[skip:]
-        if skip and (
-            body.startswith((b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]", b"Traceback (most recent call last)"))
-            or (pending_traceback and body.startswith((b" ", b"\t")))
-            or RE_EXC_LINE.match(body)
-            or failures_reason(body) is not None
-            or failures_task_end(body) is not None
-        ):
+        # the tag's own space (`[rank2]: Traceback`) is no indent; a pending traceback's frame keeps its indent
+        stripped = body.lstrip(b" ")
+        frame = len(body) - len(stripped) > 1 and not stripped.startswith(b"Traceback (most recent call last)")
+        if skip and pending_traceback and frame and not RE_EXC_LINE.match(stripped):
             line = body
+        elif skip and (
+            stripped.startswith((b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]", b"Traceback (most recent call last)"))
+            or (pending_traceback and stripped.startswith(b"\t"))
+            or RE_EXC_LINE.match(stripped)
+            or failures_reason(stripped) is not None
+            or failures_task_end(stripped) is not None
+        ):
+            line = stripped
         if not line or line.startswith((b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")):
             continue  # error lines carry no metrics
         if not line.startswith(b"["):

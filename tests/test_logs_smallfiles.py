@@ -239,7 +239,7 @@ _PIECES = [
 def test_what_a_sample_may_learn_from_is_what_line_by_line_reading_learns_from(
     pieces: list[bytes], pending: bool
 ) -> None:
-    """`reaches_metric_line` answers for `Parser.parse_line` (what `_learn_shapes` may learn a shape from), with a
+    """`reaches_metric_line` answers for `Parser.parse_line` (what `learn_sample` may learn a shape from), with a
     traceback pending (an indented line is then a frame) or not: the two must not drift apart."""
     from core.logs.bytes.discover import LogFile
     from core.logs.rows.filestate import FileState

@@ -65,6 +65,20 @@ def _expect(entry: Path) -> dict[str, Any]:
     return json.loads((entry / "expect.json").read_text(encoding="utf-8"))
 
 
+def _params(test: str) -> list[Any]:
+    """The entries as parameters of `test`; an entry whose expect.json names `test` in `known_gap_tests` is marked
+    `xfail(strict=True, reason=known_gap)`: a misreading not fixed yet stays visible, and fixing it turns the test
+    red until the mark is removed (see README.md, `known_gap`)."""
+    params = []
+    for entry in ENTRIES:
+        exp = _expect(entry)
+        marks = []
+        if test in exp.get("known_gap_tests", []):
+            marks = [pytest.mark.xfail(strict=True, reason=exp["known_gap"])]
+        params.append(pytest.param(entry, marks=marks, id=entry.name))
+    return params
+
+
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
@@ -120,6 +134,13 @@ def test_expectation_is_complete_and_points_at_logs(entry: Path) -> None:
     named = set(exp["ranks"]) | set(exp.get("line_ranks", []))
     assert set(exp["failed_ranks"]) <= named and set(exp["nan_ranks"]) <= set(exp["ranks"])
     assert exp["failed"] == bool(exp["failed_ranks"])
+    # `known_gap`: one line saying what is misread and why it is not fixed yet; `known_gap_tests`: the tests it fails
+    gap, gap_tests = exp.get("known_gap"), exp.get("known_gap_tests", [])
+    assert (gap is None) == (not gap_tests), f"{entry.name}: known_gap and known_gap_tests go together"
+    if gap is not None:
+        assert isinstance(gap, str) and gap.strip() and "\n" not in gap, f"{entry.name}: known_gap is one line"
+        unknown = sorted(set(gap_tests) - set(globals()))
+        assert not unknown, f"{entry.name}: known_gap_tests names unknown tests {unknown}"
 
 
 def test_corpus_has_100_logs_from_40_projects() -> None:
@@ -141,7 +162,7 @@ def test_corpus_stays_small_on_disk() -> None:
 # ----------------------------------------------------------------------------- watch --once
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+@pytest.mark.parametrize("entry", _params("test_watch_once_summary"))
 def test_watch_once_summary(entry: Path, cli_cache: dict) -> None:
     """Rank count, loss-row total and exit status of `watch --once`."""
     exp = _expect(entry)
@@ -155,7 +176,7 @@ def test_watch_once_summary(entry: Path, cli_cache: dict) -> None:
         assert res.returncode == want_rc, f"exit {res.returncode}, expected {want_rc}: {res.stdout[-800:]}"
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+@pytest.mark.parametrize("entry", _params("test_watch_once_lists_metric_names"))
 def test_watch_once_lists_metric_names(entry: Path, cli_cache: dict) -> None:
     """Issue 18 item 3: every scalar on a loss line is a metric, and `watch --once` lists their names."""
     exp = _expect(entry)
@@ -167,7 +188,7 @@ def test_watch_once_lists_metric_names(entry: Path, cli_cache: dict) -> None:
     assert not missing, f"metric names not listed: {missing}; watch printed: {res.stdout[:400]!r}"
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+@pytest.mark.parametrize("entry", _params("test_evaluation_rows_are_their_own_series"))
 def test_evaluation_rows_are_their_own_series(entry: Path, cli_cache: dict) -> None:
     """Issue 18 item 2: evaluation lines are never training rows (the row counts check that) and are
     reported as their own series."""
@@ -180,7 +201,7 @@ def test_evaluation_rows_are_their_own_series(entry: Path, cli_cache: dict) -> N
     assert got == sum(exp["eval_rows"].values()), f"eval rows {got}: {res.stdout[:400]!r}"
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+@pytest.mark.parametrize("entry", _params("test_nan_loss_is_reported"))
 def test_nan_loss_is_reported(entry: Path, cli_cache: dict) -> None:
     """Issue 18 item 5: a NaN loss on any format is reported (state `nan` or a `[nan]` error line)."""
     exp = _expect(entry)
@@ -196,7 +217,7 @@ def test_nan_loss_is_reported(entry: Path, cli_cache: dict) -> None:
 # ----------------------------------------------------------------------------- diagnose --json
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+@pytest.mark.parametrize("entry", _params("test_diagnose_failure"))
 def test_diagnose_failure(entry: Path, cli_cache: dict) -> None:
     """Issue 18 item 5: failures are never missed; the failing ranks and the reason line are named."""
     exp = _expect(entry)
@@ -219,7 +240,7 @@ def test_diagnose_failure(entry: Path, cli_cache: dict) -> None:
 # ----------------------------------------------------------------------------- one judgement
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+@pytest.mark.parametrize("entry", _params("test_watch_and_diagnose_agree"))
 def test_watch_and_diagnose_agree(entry: Path, cli_cache: dict) -> None:
     """Issue 30 item 4: `watch --once` and `diagnose` judge a log alike: failed or not, and which ranks
     (watch's `failed ranks:` line against diagnose's failure groups), and it is the log's own verdict."""
@@ -251,7 +272,7 @@ def _snapshot(cache: dict, entry: Path) -> Any:
     return cache[entry.name]
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+@pytest.mark.parametrize("entry", _params("test_loss_rows_per_rank"))
 def test_loss_rows_per_rank(entry: Path, snapshots: dict) -> None:
     exp = _expect(entry)
     m = _snapshot(snapshots, entry).metrics
@@ -260,7 +281,7 @@ def test_loss_rows_per_rank(entry: Path, snapshots: dict) -> None:
     assert got == want, f"rows per rank {got}, expected {want}"
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+@pytest.mark.parametrize("entry", _params("test_first_and_last_training_loss"))
 def test_first_and_last_training_loss(entry: Path, snapshots: dict) -> None:
     exp = _expect(entry)
     if not exp["first_loss"]:

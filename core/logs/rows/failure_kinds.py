@@ -152,11 +152,13 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
         rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"
         # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
-        rb"\*\*\* SIG[A-Z]+ received at time=",
+        rb"\*\*\* SIG[A-Z]+ received at time=|"
+        # UCX's / a native signal handler's report of its own process's signal (horovodrun)
+        rb"\b[Cc]aught signal \d+ \(",
         (
             *(b"Segmentation fault", b"Aborted", b"Killed", b"Bus error", b"Illegal instruction"),
             *(b"Floating point exception", b"(core dumped)", b"Fatal Python error", b"Out of memory: Kill"),
-            *(b"Process received signal", b"Signal: ", b" received at time="),
+            *(b"Process received signal", b"Signal: ", b" received at time=", b"aught signal "),
         ),
         (
             FailureSample("*** Process received signal ***", "tactcomplabs/rev#78"),
@@ -171,6 +173,12 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
                 _CORPUS.format(
                     "flashserve/flash-linear-attention-npu#272", "ray-actor-sigsegv-repeated-across-cluster_fla-npu-272"
                 ),
+            ),
+            FailureSample(
+                "[1,1]<stderr>:[datanode1:1071388:0:1071412] Caught signal 11 (Segmentation fault: address not mapped "
+                "to object at address 0x7f1d3a4d5e80)",
+                _CORPUS.format("horovod/horovod#3666", "horovodrun-keras-caught-signal-11-rank-1_horovod-3666"),
+                rank=1,
             ),
         ),
     ),
@@ -295,6 +303,23 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
             ),
         ),
         error_level=True,
+    ),
+    # glog's FATAL line (`F` + MMDD, time, thread, file:line]): a failed `CHECK` in OneFlow or any native library
+    # logging with glog; the process aborts right after. Its `F1122` is a capital and four digits: the scans'
+    # code search finds it (coded, no literal)
+    FailureKind(
+        "fatal check",
+        rb"^F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.\-]+:\d+\] ",
+        (),
+        (
+            FailureSample(
+                "F1122 13:50:47.079073 63928 user_op.cpp:299] Check failed: it != arg2tensor_desc_.end() Cannot find "
+                "input_arg_name : out input_arg_index : 0",
+                _CORPUS.format("Oneflow-Inc/oneflow#6746", "oneflow-glog-check-failed-two-processes_oneflow-6746"),
+            ),
+        ),
+        coded=True,
+        weight=3,
     ),
 )
 

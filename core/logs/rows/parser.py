@@ -17,6 +17,7 @@ from core.logs.bytes.discover import LogRole
 from core.logs.rows import linekinds
 from core.logs.rows.failures import (
     CUT_TRACEBACK,
+    RE_LEVEL_RANK,
     close_traceback,
     cut_by_next,
     fatal_reason,
@@ -460,6 +461,8 @@ class Parser:
                 add_error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
         elif fatal_reason(line) is not None:
             text = line.decode("utf-8", "replace").strip()
+            if st.info.layout == "single" and (named := RE_LEVEL_RANK.match(line)) is not None:
+                rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
             add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
 
     def _user_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
