@@ -120,3 +120,46 @@ def test_what_line_rank_is_read_for_any_rank_and_host(
         f"{host}:   what():  [PG {pg} Rank {rank}] Process group watchdog thread terminated with exception: x\n"
     )
     assert set(failed_ranks(read_run(folder))) == {rank}
+
+
+# ----------------------------------------------------------------------------- a launcher behind a `[date]` stamp
+
+DEEPSPEED = "deepspeed-launcher-return-code-minus-9-during-build_deepspeed-3512"
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_launcher_report_behind_a_date_stamp_fails_its_rank_on_every_path(tmp_path: Path, path: str) -> None:
+    """DeepSpeed's `[2023-05-11 07:34:44,846] [ERROR] [launch.py:434:sigkill_handler] [...] exits with return code
+    = -9` after a log of build chatter (no loss row): rank 0 was killed (SIGKILL)."""
+    snap = read_run(_entry(tmp_path, DEEPSPEED), settings=PATHS[path])
+    assert set(failed_ranks(snap)) == {0}
+    assert "SIGKILL" in failed_ranks(snap)[0]
+
+
+STAMPED = [
+    # (line, a candidate of the scans) — real lines, then the window's bounds
+    (b"[2023-05-11 07:34:44,846] [ERROR] [launch.py:434:sigkill_handler] exits with return code = -9", True),
+    (b"[2024-05-08 08:47:31,877] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1)", True),
+    (b"[2026-11-23 21:19:43] mindcv.train ERROR - boom", True),
+    (b"[2026-11-23 21:19:43] mindcv.train INFO - Start training", False),  # MindCV's noise stays no candidate
+    (b"[2023-05-11 07:34:44,819] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 6488", False),
+    (b"[2" + b"0" * 40 + b"] [ERROR] x", True),  # the stamp's `]` 40 bytes after its first digit
+    (b"[2" + b"0" * 41 + b"] [ERROR] x", False),
+    (b"[2] " + b"w" * 64 + b" FATAL x", True),  # one word of 64 bytes before the level
+    (b"[2] " + b"w" * 65 + b" FATAL x", False),
+    (b"[2] two words CRITICAL", False),
+]
+
+
+@pytest.mark.parametrize(("line", "candidate"), STAMPED)
+def test_a_stamped_line_is_a_candidate_at_error_level_on_both_scans(line: bytes, candidate: bool) -> None:
+    """The compiled scan and the definition (core.logs.tokens.bulk.RE_SCAN) agree on every stamped line."""
+    import numpy as np
+
+    from core.logs.tokens.bulk import scan_by_definition
+    from core.logs.tokens.linescan import scan_block
+
+    data = b"first\n" + line + b"\n"
+    compiled = scan_block(np.frombuffer(data, dtype=np.uint8), len(data), False)[0].tolist()
+    defined = scan_by_definition(bytearray(data), len(data), False, bytearray())[0].tolist()
+    assert compiled == defined == ([6] if candidate else [])

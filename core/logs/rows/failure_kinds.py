@@ -409,6 +409,16 @@ LAUNCHER_REPORTS: tuple[LauncherReport, ...] = (
                 (0,),
                 "exit code 1",
             ),
+            (
+                FailureSample(  # behind python logging's `[date]` stamp (core.logs.tokens.bulk.STAMPED_ERROR)
+                    "[2024-05-08 08:47:31,877] torch.distributed.elastic.multiprocessing.api: [ERROR] failed "
+                    "(exitcode: 1) local_rank: 2 (pid: 5939) of binary: /home/ubuntu/anaconda3/envs/salience_detr/"
+                    "bin/python",
+                    "xiuqhou/Salience-DETR#4",
+                ),
+                (2,),
+                "exit code 1",
+            ),
         ),
     ),
     LauncherReport(  # torchrun's ChildFailedError report, one block per failed rank

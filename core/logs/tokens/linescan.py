@@ -56,9 +56,55 @@ def _host_char(c: int) -> bool:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
+def _error_level_at(a: np.ndarray, x: int, end: int) -> bool:
+    """Whether `[E`, `[C`, `ERROR`, `CRITICAL` or `FATAL` begins at `a[x]` (within `a[:end]`)."""
+    if x >= end:
+        return False
+    c = a[x]
+    if c == 91:  # [E [C
+        return x + 1 < end and (a[x + 1] == 69 or a[x + 1] == 67)
+    if c == 69:  # ERROR
+        return x + 5 <= end and a[x + 1] == 82 and a[x + 2] == 82 and a[x + 3] == 79 and a[x + 4] == 82
+    if c == 70:  # FATAL
+        return x + 5 <= end and a[x + 1] == 65 and a[x + 2] == 84 and a[x + 3] == 65 and a[x + 4] == 76
+    if c == 67:  # CRITICAL
+        if x + 8 > end:
+            return False
+        return (
+            a[x + 1] == 82
+            and a[x + 2] == 73
+            and a[x + 3] == 84
+            and a[x + 4] == 73
+            and a[x + 5] == 67
+            and (a[x + 6] == 65 and a[x + 7] == 76)
+        )
+    return False
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _stamped_error(a: np.ndarray, line: int, end: int) -> bool:
+    """Whether the line at `line` (`[` and a digit) is `core.logs.tokens.bulk.STAMPED_ERROR`: a `[date]` stamp
+    (its `]` within 41 bytes), a space, maybe one word (1-64 bytes) and a space, then an error level."""
+    p = line + 2
+    last = line + 42  # the stamp's `]` is at most 40 bytes after its first digit
+    while p < end and p <= last and a[p] != 93 and a[p] != 10:
+        p += 1
+    if p >= end or p > last or a[p] != 93 or p + 1 >= end or a[p + 1] != 32:
+        return False
+    q = p + 2
+    if _error_level_at(a, q, end):
+        return True
+    r = q
+    while r < end and r - q <= 64 and a[r] != 32 and a[r] != 10:
+        r += 1
+    return q < r <= q + 64 and r < end and a[r] == 32 and _error_level_at(a, r + 1, end)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
 def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     """Whether the line starting at `line` is a candidate by its first bytes (core.logs.tokens.bulk.CANDIDATE_START):
-    not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[rank6...`, `[host:pid] `."""
+    not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[rank6...`, `[host:pid] `, or a `[date]`
+    stamp before an error level."""
     if line >= end:
         return False
     first = a[line]
@@ -87,13 +133,14 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     p = line + 2
     while p < end and _host_char(a[p]):
         p += 1
-    if p >= end or a[p] != 58:  # [host:
-        return False
-    q = p + 1
-    p = q
-    while p < end and 48 <= a[p] <= 57:
-        p += 1
-    return p > q and p + 1 < end and a[p] == 93 and a[p + 1] == 32  # [host:digits]<space>
+    if p < end and a[p] == 58:  # [host:
+        q = p + 1
+        p = q
+        while p < end and 48 <= a[p] <= 57:
+            p += 1
+        if p > q and p + 1 < end and a[p] == 93 and a[p + 1] == 32:  # [host:digits]<space>
+            return True
+    return 48 <= b <= 57 and _stamped_error(a, line, end)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
