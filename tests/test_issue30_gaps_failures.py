@@ -11,6 +11,7 @@ its corpus entry (tests/fixtures/real_logs/<entry>/SOURCE.md says where each log
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -163,3 +164,49 @@ def test_a_stamped_line_is_a_candidate_at_error_level_on_both_scans(line: bytes,
     compiled = scan_block(np.frombuffer(data, dtype=np.uint8), len(data), False)[0].tolist()
     defined = scan_by_definition(bytearray(data), len(data), False, bytearray())[0].tolist()
     assert compiled == defined == ([6] if candidate else [])
+
+
+# ----------------------------------------------------------------------------- nothing to judge, said in JSON
+
+NOTHING = [
+    "megatron-deepspeed-grad-norm-nan-no-lm-loss_bigscience-396",
+    "rank-files-loss-words-no-values-two-empty_openrlhf-demo",
+]
+
+
+@pytest.mark.parametrize("name", NOTHING)
+def test_diagnose_json_gives_a_verdict_when_there_is_nothing_to_judge(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture
+) -> None:
+    """A log with neither rows nor failures: `diagnose --json` printed nothing (exit 2), so it could not be
+    compared with `watch --once`. It prints its verdict (no failure group) and why there is nothing to judge;
+    the exit stays 2 (0 rows is no success), the one-line error on stderr as before."""
+    from core.__main__ import main
+
+    expect = json.loads((CORPUS / name / "expect.json").read_text(encoding="utf-8"))
+    shutil.copytree(CORPUS / name / "log", tmp_path / "log")
+    folder = tmp_path / expect["watch_path"]
+    assert main(["diagnose", str(folder), "--json"]) == 2
+    out, err = capsys.readouterr()
+    d = json.loads(out)
+    assert d["failure_groups"] == [] and d["failed"] is False and d["ranks"] == len(expect["ranks"])
+    assert "no loss row and no failure" in d["nothing_to_judge"]["why"]
+    assert d["nothing_to_judge"]["line_shapes"] and all(s["count"] > 0 for s in d["nothing_to_judge"]["line_shapes"])
+    assert err.startswith("error: ") and "nothing to judge yet" in err
+
+
+def test_megatron_iterations_without_lm_loss_are_no_rows_and_no_failure() -> None:
+    """bigscience-396: `grad norm: nan` on iteration lines that carry no `lm loss` (Megatron-DeepSpeed leaves it out
+    on a skipped step): no loss row (`loss scale: 1.0` is not a loss) and no failure, as its expect.json says."""
+    snap = read_run(CORPUS / NOTHING[0] / "log")
+    assert snap.metrics.empty and snap.errors.empty and failed_ranks(snap) == {}
+
+
+def test_a_judged_log_says_it_was_judged(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from core.__main__ import main
+
+    folder = tmp_path / "log"
+    folder.mkdir()
+    (folder / "worker_0.log").write_text("".join(LM.format(s=s) for s in range(1, 6)))
+    assert main(["diagnose", str(folder), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["nothing_to_judge"] is None

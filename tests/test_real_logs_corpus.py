@@ -309,3 +309,10 @@ def test_mindformers_entry_rejects_a_missing_config_in_one_line(tmp_path: Path) 
     )
     assert res.returncode != 0
     assert res.stderr.strip().splitlines() == [f"--config {str(tmp_path / 'missing.yaml')!r} is not a file"]
+
+
+def test_the_agreement_test_covers_every_corpus_log() -> None:
+    """Issue 30: `watch --once` and `diagnose` agree on every corpus log, with no exception: a log with nothing to
+    judge gets `diagnose --json`'s verdict too, so no entry may mark the agreement test a known gap."""
+    marked = [e.name for e in ENTRIES if "test_watch_and_diagnose_agree" in _expect(e).get("known_gap_tests", [])]
+    assert marked == []
