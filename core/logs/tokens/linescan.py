@@ -86,18 +86,19 @@ def _stamped_error(a: np.ndarray, line: int, end: int) -> bool:
     """Whether the line at `line` (`[` and a digit) is `core.logs.tokens.bulk.STAMPED_ERROR`: a `[date]` stamp
     (its `]` within 41 bytes), a space, maybe one word (1-64 bytes) and a space, then an error level."""
     p = line + 2
-    last = line + 42  # the stamp's `]` is at most 40 bytes after its first digit
-    while p < end and p <= last and a[p] != 93 and a[p] != 10:
+    stop = min(end, line + 43)  # the stamp's `]` is at most 40 bytes after its first digit
+    while p < stop and a[p] != 93 and a[p] != 10:
         p += 1
-    if p >= end or p > last or a[p] != 93 or p + 1 >= end or a[p + 1] != 32:
+    if p >= stop or a[p] != 93 or p + 1 >= end or a[p + 1] != 32:
         return False
     q = p + 2
     if _error_level_at(a, q, end):
         return True
     r = q
-    while r < end and r - q <= 64 and a[r] != 32 and a[r] != 10:
+    stop = min(end, q + 65)  # one word of at most 64 bytes
+    while r < stop and a[r] != 32 and a[r] != 10:
         r += 1
-    return q < r <= q + 64 and r < end and a[r] == 32 and _error_level_at(a, r + 1, end)
+    return q < r < stop and a[r] == 32 and _error_level_at(a, r + 1, end)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
