@@ -30,6 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from core.logs.tokens.stamps import stamped_error
+
 __all__ = ["fixed_numbers", "match_shapes", "scan_block", "stamp_parts", "warm_up", "words_of", "worth_lines"]
 
 _LO = np.uint64(0x0101010101010101)
@@ -53,52 +55,6 @@ def _zero_bytes(x: np.uint64) -> np.uint64:
 def _host_char(c: int) -> bool:
     """A byte of a host name in OpenMPI's `[host:pid] ` tag: a letter, digit, `_`, `.` or `-`."""
     return 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95 or c == 46 or c == 45
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False)
-def _error_level_at(a: np.ndarray, x: int, end: int) -> bool:
-    """Whether `[E`, `[C`, `ERROR`, `CRITICAL` or `FATAL` begins at `a[x]` (within `a[:end]`)."""
-    if x >= end:
-        return False
-    c = a[x]
-    if c == 91:  # [E [C
-        return x + 1 < end and (a[x + 1] == 69 or a[x + 1] == 67)
-    if c == 69:  # ERROR
-        return x + 5 <= end and a[x + 1] == 82 and a[x + 2] == 82 and a[x + 3] == 79 and a[x + 4] == 82
-    if c == 70:  # FATAL
-        return x + 5 <= end and a[x + 1] == 65 and a[x + 2] == 84 and a[x + 3] == 65 and a[x + 4] == 76
-    if c == 67:  # CRITICAL
-        if x + 8 > end:
-            return False
-        return (
-            a[x + 1] == 82
-            and a[x + 2] == 73
-            and a[x + 3] == 84
-            and a[x + 4] == 73
-            and a[x + 5] == 67
-            and (a[x + 6] == 65 and a[x + 7] == 76)
-        )
-    return False
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False)
-def _stamped_error(a: np.ndarray, line: int, end: int) -> bool:
-    """Whether the line at `line` (`[` and a digit) is `core.logs.tokens.bulk.STAMPED_ERROR`: a `[date]` stamp
-    (its `]` within 41 bytes), a space, maybe one word (1-64 bytes) and a space, then an error level."""
-    p = line + 2
-    stop = min(end, line + 43)  # the stamp's `]` is at most 40 bytes after its first digit
-    while p < stop and a[p] != 93 and a[p] != 10:
-        p += 1
-    if p >= stop or a[p] != 93 or p + 1 >= end or a[p + 1] != 32:
-        return False
-    q = p + 2
-    if _error_level_at(a, q, end):
-        return True
-    r = q
-    stop = min(end, q + 65)  # one word of at most 64 bytes
-    while r < stop and a[r] != 32 and a[r] != 10:
-        r += 1
-    return q < r < stop and a[r] == 32 and _error_level_at(a, r + 1, end)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -141,7 +97,7 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
             p += 1
         if p > q and p + 1 < end and a[p] == 93 and a[p + 1] == 32:  # [host:digits]<space>
             return True
-    return 48 <= b <= 57 and _stamped_error(a, line, end)
+    return 48 <= b <= 57 and stamped_error(a, line, end)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
