@@ -6,6 +6,7 @@ one-stream_mindaudio-105 (mindspore-lab/mindaudio#105). `watch --once` and the M
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -94,3 +95,23 @@ def test_the_monitor_says_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert [w.value for w in at.warning if "untagged stream" in w.value] == [
         SharedStream(0, "train.log", 402.0, 8).message()
     ]
+
+
+def test_a_live_watch_says_it_with_its_status_table(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from core.cli.watch import follow
+    from core.logs import RunWatcher
+
+    folder = Path(shutil.copytree(MINDAUDIO, tmp_path / "log"))
+    watcher = RunWatcher(folder, polling=True)
+    watcher.start()
+    deadline = time.monotonic() + 30
+    while watcher.catching_up is not None and time.monotonic() < deadline:  # the log read to its end
+        time.sleep(0.05)
+    ticks = iter([False, True])
+    try:
+        follow(watcher, 0.1, 60.0, until=lambda: next(ticks))
+    finally:
+        watcher.stop()
+    out = capsys.readouterr().out.splitlines()
+    said = [i for i, line in enumerate(out) if SAID in line]
+    assert len(said) == 1 and out[said[0] + 1].startswith("rank  state")  # the line, then the table

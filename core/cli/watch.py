@@ -356,7 +356,8 @@ def follow(
         if states != last_states or time.monotonic() - last_table >= max(interval, 30):
             if behind:
                 table += f"\n(behind: {behind / 2**20:,.1f} MiB not read yet)"
-            print(table, flush=True)
+            shared = [terminal_safe(s.message()) for s in shared_streams(m)]  # with the table: why one rank
+            print("\n".join([*shared, table]), flush=True)
             last_table, last_states = time.monotonic(), states
 
 
