@@ -8,6 +8,7 @@ issue 30 names hold:
 
 - rows:    loss rows per rank as expected;
 - losses:  each rank's first and last training loss within 1e-6 relative (`"nan"` for a NaN);
+           (rows and losses are compared as the corpus test compares them: tests/corpus_measure.py)
 - failure: failed or not, as expected (the one judgement, `core.logs.judgement.status.failed_ranks`,
            which `watch`, `diagnose` and the Monitor share);
 - rank:    the expected failing ranks are among the ranks judged failed, and no rank is judged failed
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,9 +33,9 @@ sys.path.insert(0, str(REPO))
 
 from core.logs import read_run  # noqa: E402
 from core.logs.judgement.status import failed_ranks  # noqa: E402
+from tests.corpus_measure import expected_rows, first_and_last, rows_per_rank, same  # noqa: E402
 
 CORPUS = REPO / "tests" / "fixtures" / "real_logs"
-REL_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -52,33 +52,26 @@ class Score:
         return self.rows and self.losses and self.failure and self.rank
 
 
-def _same(actual: float, expected: float | str) -> bool:
-    if expected == "nan":
-        return math.isnan(actual)
-    return math.isclose(actual, float(expected), rel_tol=REL_TOL, abs_tol=1e-12)
-
-
 def score(entry: Path) -> Score:
     """The four measures on one entry, with what went wrong in `why`."""
     exp: dict[str, Any] = json.loads((entry / "expect.json").read_text(encoding="utf-8"))
     snap = read_run(entry / exp["watch_path"])
     m = snap.metrics
     why: list[str] = []
-    got_rows = {str(int(r)): int(n) for r, n in m.groupby("rank").size().items()} if not m.empty else {}
-    want_rows = {str(r): int(n) for r, n in exp["loss_rows"].items() if int(n) > 0}
+    got_rows, want_rows = rows_per_rank(m), expected_rows(exp)
     rows = got_rows == want_rows
     if not rows:
         why.append(f"rows {got_rows} != {want_rows}")
     losses = True
     for which in ("first_loss", "last_loss"):
         for rank, value in exp[which].items():
-            ranked = m[m["rank"] == int(rank)].sort_values(["file", "offset"], kind="stable") if not m.empty else m
-            if ranked.empty:
+            read = first_and_last(m, int(rank))
+            if read is None:
                 losses = False
                 why.append(f"rank {rank}: no loss rows")
                 continue
-            got = float(ranked["loss"].iloc[0 if which == "first_loss" else -1])
-            if not _same(got, value):
+            got = read[0 if which == "first_loss" else 1]
+            if not same(got, value):
                 losses = False
                 why.append(f"rank {rank} {which} {got!r} != {value!r}")
     judged = failed_ranks(snap)

@@ -151,3 +151,28 @@ def test_real_mindformers_run_and_the_metric_picker(tmp_path: Path) -> None:
             frame = live_chart_frame(page)
         assert frame.evaluate("() => document.getElementById('chart').layout.yaxis.title.text") == "step_time_ms"
         shot(page, "monitor_metric_picker", full=True)
+
+
+def test_one_untagged_stream_of_eight_ranks_is_explained(tmp_path: Path) -> None:
+    """MindAudio's `mpirun -n 8` stream (mindspore-lab/mindaudio#105): eight loss lines of step 402 with no rank
+    tag are drawn as rank 0 with eight points at one step; the page says why in one line above the chart.
+    Screenshot: test-artifacts/monitor_untagged_stream.png."""
+    require_browser()
+    import shutil
+
+    logs = Path(
+        shutil.copytree(
+            Path(__file__).parent / "fixtures" / "real_logs" / "lossmonitor-8-ranks-one-stream_mindaudio-105" / "log",
+            tmp_path / "log",
+        )
+    )
+    with dashboard(tmp_path / "ws") as url, chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(f"{url}/monitor?logdir={logs}", wait_until="domcontentloaded")
+        said = page.get_by_text("several ranks seem to write one untagged stream")
+        said.wait_for(timeout=60_000)
+        frame = live_chart_frame(page)
+        assert chart_state(frame)["points"] > 0  # the rows are drawn (as one rank), and said why
+        wait_idle(page)
+        assert said.is_visible() and "repeats step 402 8 times with different losses" in said.inner_text()
+        shot(page, "monitor_untagged_stream", full=True)

@@ -224,17 +224,11 @@ def test_every_failure_sample_ends_its_rank_on_every_path(
     assert int(err["rank"]) == (3 if sample.rank is None else sample.rank)
 
 
-# A `[date]`-prefixed line without a loss key is no candidate of the scans (test_a_torchrun_report_behind_a_date_stamp
-# below): DeepSpeed's launcher prints its report so (the corpus entry deepspeed-launcher-return-code-minus-9-during-
-# build_deepspeed-3512 fails on it too); `task_end` reads it, the whole-file paths never hand it over.
-_UNREAD = "a `[date]`-prefixed line without a loss key is no candidate of the scans"
+# Every launcher sample, DeepSpeed's behind its `[date]` stamp among them (a stamped line at error level is a
+# candidate of the scans: core.logs.tokens.bulk.STAMPED_ERROR; deepspeed-launcher-return-code-minus-9-during-
+# build_deepspeed-3512 was missed before it)
 LAUNCHER_SAMPLES = [
-    pytest.param(
-        report,
-        sample,
-        id=f"{report.launcher}-{j}",
-        marks=[pytest.mark.xfail(strict=True, reason=_UNREAD)] if sample[0].line.startswith("[20") else [],
-    )
+    pytest.param(report, sample, id=f"{report.launcher}-{j}")
     for report in LAUNCHER_REPORTS
     for j, sample in enumerate(report.samples)
 ]
@@ -271,11 +265,10 @@ def test_the_cpp_abort_kind_is_read() -> None:
     assert fatal_reason(b"the job will terminate called by the scheduler") is None
 
 
-@pytest.mark.xfail(strict=True, reason="a `[date]`-prefixed line without a loss key is no candidate of the scans")
 def test_a_torchrun_report_behind_a_date_stamp_names_its_rank(tmp_path: Path) -> None:
     """Found by running the launcher samples through every path: torch's elastic agent behind python
-    logging's `[date]` (xiuqhou/Salience-DETR#4) is read by `task_end`, yet the scans never hand the line
-    over (a line starting with `[` is a candidate only when it holds a keyword or a launcher's tag)."""
+    logging's `[date]` (xiuqhou/Salience-DETR#4) is read by `task_end`, and the scans hand the line over (a
+    `[date]`-stamped line at error level is a candidate: core.logs.tokens.bulk.STAMPED_ERROR)."""
     line = (
         "[2024-05-08 08:47:31,877] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) "
         "local_rank: 2 (pid: 5939) of binary: /home/ubuntu/anaconda3/envs/salience_detr/bin/python"

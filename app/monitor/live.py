@@ -29,6 +29,7 @@ from core.logs import RunSnapshot, RunWatcher
 from core.logs.bytes.discover import folder_notes
 from core.logs.bytes.guard import validate_log_dir
 from core.logs.judgement.diagnose import Diagnosis, diagnose
+from core.logs.judgement.streams import shared_streams
 from core.logs.live.watcher import MAX_WATCHES
 from core.logs.rows.filestate import note_lines
 from core.run.planned import plan_for_log_dir
@@ -136,8 +137,8 @@ def _reading_progress(view: LiveView, watcher: RunWatcher, snap: RunSnapshot, re
 
 
 def _folder_notes(view: LiveView, snap: RunSnapshot, any_rank: bool) -> bool:
-    """What the folder's files say (a link refused, a log truncated...); False when there is nothing more
-    to show (no rank log and no file)."""
+    """What the folder's files say (a link refused, a log truncated, several ranks in one untagged stream...);
+    False when there is nothing more to show (no rank log and no file)."""
     follow = view.options.reading.follow_links
     notes = state.cached(
         "notes",
@@ -149,6 +150,8 @@ def _folder_notes(view: LiveView, snap: RunSnapshot, any_rank: bool) -> bool:
         return bool(snap.files)
     for note in [*notes, *note_lines(snap.errors)]:  # + a log truncated under the reader: its rows kept
         st.warning(note)
+    for shared in snap.derived("shared_streams", (), lambda: shared_streams(snap.metrics)):
+        st.warning(shared.message())  # why the chart shows one rank with several points a step
     return True
 
 

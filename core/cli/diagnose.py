@@ -20,6 +20,7 @@ from core.logs.bytes.guard import LogDirError, validate_log_dir
 from core.logs.judgement.diagnose import DiagnoseSettings, Diagnosis, diagnose, now_if_alive
 from core.logs.judgement.status import tail_lines
 from core.logs.rows.memory import memory_report
+from core.logs.rows.shapes import line_shapes
 from core.plan.planned import achieved_time, plan_for_config
 from core.run.planned import plan_for_log_dir
 from core.run.registry import launcher_outputs
@@ -185,10 +186,15 @@ def handle(args: argparse.Namespace) -> int:
     notes = folder_notes(log_dir, args.follow_links) + launcher_notes(launchers)
     if not snap.n_ranks and snap.errors.empty:  # nothing to diagnose: say what was seen, not "no failure"
         return fail(" ".join(notes))
+    d = diagnose(snap, now=now_if_alive(args.alive), settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
     if snap.metrics.empty and snap.errors.empty and snap.evals.empty:  # no loss, eval line or failure: nothing to judge
         seen = f"{snap.n_ranks} rank log(s) read, no loss row and no failure in them, so nothing to judge yet."
+        if args.json:  # the verdict still, for scripts comparing it with `watch` (0 rows is no success: exit 2)
+            workers = (f.path for f in snap.files if f.role == LogRole.WORKER)
+            shapes = [{"shape": s.shape, "count": s.count} for s in line_shapes(workers)]
+            nothing = {"why": " ".join([seen, *notes]), "line_shapes": shapes}
+            print(json.dumps(d.to_dict() | {"skipped": snap.skipped, "notes": notes, "nothing_to_judge": nothing}))
         return fail("\n".join([" ".join([seen, *notes]), no_rows_help(snap)]))
-    d = diagnose(snap, now=now_if_alive(args.alive), settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
     plan = run_plan(log_dir, args.mindformers_config)
     # memory: MindSpore's device-memory lines from the end (256 KiB) of each rank's log
     memory: dict[str, Any] = {}
@@ -202,7 +208,7 @@ def handle(args: argparse.Namespace) -> int:
         memory = memory_report(tails, None if planned is None else dict.fromkeys(tails, planned))
     timed = achieved_time(plan, d.median_step_time)  # planned vs measured step time (issue 33)
     if args.json:  # json.dumps escapes every control character
-        extra = {"skipped": snap.skipped, "notes": notes, "memory": memory, "plan": plan}
+        extra = {"skipped": snap.skipped, "notes": notes, "memory": memory, "plan": plan, "nothing_to_judge": None}
         print(json.dumps(d.to_dict() | extra | ({"time": timed} if timed else {})))
     else:
         lines = [report(d), *memory_lines(memory, plan), *time_lines(timed)]

@@ -28,6 +28,7 @@ from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read
 from core.logs.bytes.discover import LogRole, folder_notes
 from core.logs.bytes.guard import LogDirError, validate_log_dir
 from core.logs.judgement.status import failed_ranks
+from core.logs.judgement.streams import shared_streams
 from core.logs.rows.cells import as_int
 from core.logs.rows.filestate import NOTE_KINDS, note_lines
 from core.logs.rows.shapes import line_shapes, metric_labels
@@ -192,6 +193,7 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
         )
     if snap.metrics.empty and snap.n_ranks:
         out.append(no_rows_help(snap))
+    out += [terminal_safe(shared.message()) for shared in shared_streams(snap.metrics)]  # ranks untold apart
     out.append(status_table(snap, stall_after_s))
     out.append(failed_line(snap))
     errs = snap.errors
@@ -354,7 +356,8 @@ def follow(
         if states != last_states or time.monotonic() - last_table >= max(interval, 30):
             if behind:
                 table += f"\n(behind: {behind / 2**20:,.1f} MiB not read yet)"
-            print(table, flush=True)
+            shared = [terminal_safe(s.message()) for s in shared_streams(m)]  # with the table: why one rank
+            print("\n".join([*shared, table]), flush=True)
             last_table, last_states = time.monotonic(), states
 
 

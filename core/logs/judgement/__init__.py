@@ -6,6 +6,7 @@
   lookat.py     the ranks a person should look at first, and why
   metrics.py    curve maths (smoothing, global step, aggregates, bands, downsampling)
   selection.py  rank selection by expression (`0-7,512,!3`)
+  streams.py    several ranks writing one untagged stream, told from the rows (`shared_streams`)
 
 Imports only the stages below it.
 """

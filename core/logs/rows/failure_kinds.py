@@ -38,7 +38,8 @@ class FailureKind:
     `coded`: every matching line holds a CANN-style code (a capital, then four digits), which the scans
     look for anyway (no literal then). `error_level`: a failure only on an error-level line (a time-out:
     healthy chatter mentions time-outs too). `weight`: how well it names its failure (3: the root cause
-    a user looks up; 2: a signature; see `core.logs.rows.failures.failure_weight`). The first kind whose
+    a user looks up; 2: a signature; 1: a line that says a failure happened, not which; see
+    `core.logs.rows.failures.failure_weight`). The first kind whose
     pattern matches names the line."""
 
     name: str
@@ -234,11 +235,13 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         "collective failure",
         rb"\bnccl(?:Internal|System|UnhandledCuda|Remote|InvalidUsage|InvalidArgument)Error\b|"
         rb"\bNCCL error\b|NCCL communicator was aborted|taking the entire process down|"
-        rb"^\[E\d{0,4}[ \]].*ProcessGroupNCCL.*(?:[Aa]bort|[Ee]rror|[Ee]xception|failed)",
+        # the exception the watchdog thread died of (torch >= 2.1): `[Rank 3] NCCL watchdog thread terminated with
+        # exception: [Rank 3] Watchdog caught collective operation timeout: ...`
+        rb"watchdog thread terminated with exception",
         (
             *(b"ncclInternalError", b"ncclSystemError", b"ncclUnhandledCudaError", b"ncclRemoteError"),
             *(b"ncclInvalidUsageError", b"ncclInvalidArgumentError", b"NCCL error", b"NCCL communicator was aborted"),
-            *(b"taking the entire process down", b"ProcessGroupNCCL"),
+            *(b"taking the entire process down", b"watchdog thread terminated with exception"),
         ),
         (
             FailureSample(
@@ -253,19 +256,53 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
                 rank=4,
             ),
             FailureSample(
+                "[rank3]:[E ProcessGroupNCCL.cpp:1182] [Rank 3] NCCL watchdog thread terminated with exception: "
+                "[Rank 3] Watchdog caught collective operation.",
+                _CORPUS.format("huggingface/trl#1405", "nccl-watchdog-rank3-then-frames_trl-1405"),
+                rank=3,
+            ),
+            FailureSample(  # std::terminate's `what():` line (C++ abort) naming the watchdog's exception
+                "  what():  [PG 1 Rank 5] Process group watchdog thread terminated with exception: [Rank 5] Watchdog "
+                "caught collective operation timeout: WorkNCCL(SeqNum=635, OpType=ALLREDUCE, NumelIn=576156928, "
+                "NumelOut=576156928, Timeout(ms)=600000) ra",
+                _CORPUS.format("hiyouga/LlamaFactory#5558", "nccl-watchdog-behind-host-prefix-rank5_llamafactory-5558"),
+            ),
+        ),
+    ),
+    # torch's process group saying at error level that something failed, not what: `[E ProcessGroupNCCL.cpp:537]
+    # Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, ...` comes
+    # before the watchdog's own line (trl#1405). A failure, but the weakest named one: the line that says which
+    # names the rank's failure (`weight` 1, as a traceback cut off); read before the time-out kind, whose words
+    # (`timed out`) such a line holds
+    FailureKind(
+        "collective notice",
+        rb"^\[E\d{0,4}[ \]].*ProcessGroupNCCL.*(?:[Aa]bort|[Ee]rror|[Ee]xception|failed)",
+        (b"ProcessGroupNCCL",),
+        (
+            FailureSample(
                 "[E1206 18:44:12.715588844 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or "
                 "timeout) detected by watchdog at work: 7753, last enqueued NCCL work: 7755, last completed NCCL "
                 "work: 7752.",
                 "hiyouga/LlamaFactory#6269",
             ),
+            FailureSample(
+                "[rank3]:[E ProcessGroupNCCL.cpp:537] Some NCCL operations have failed or timed out. Due to the "
+                "asynchronous nature of CUDA kernels, subseque.",
+                _CORPUS.format("huggingface/trl#1405", "nccl-watchdog-rank3-then-frames_trl-1405"),
+                rank=3,
+            ),
         ),
+        weight=1,
     ),
     # what std::terminate prints before it aborts the process: an exception no C++ frame caught (an HCCL
     # watchdog's, a CUDA error in a destructor, std::bad_alloc); the `what():` line after it says which
     FailureKind(
         "C++ abort",
-        rb"\bterminate called (?:after throwing an instance of|without an active exception|recursively)",
-        (b"terminate called",),
+        # and the `  what():  <message>` line libstdc++'s handler prints right after it (`C++ abort` reads it as
+        # the message of the terminate line before it: core.logs.rows.failures.what_rank)
+        rb"\bterminate called (?:after throwing an instance of|without an active exception|recursively)|"
+        rb"^\s*what\(\):\s",
+        (b"terminate called", b"what():"),
         (
             FailureSample(
                 "terminate called after throwing an instance of 'std::runtime_error'", "vllm-project/vllm-ascend#8360"
@@ -279,6 +316,7 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
                 "train data: 299 terminate called after throwing an instance of 'std::bad_alloc'",
                 "Determined22/zh-NER-TF#98",
             ),
+            FailureSample("  what():  std::bad_alloc", "baaivision/Painter#35"),
         ),
     ),
     # last: a time-out of the collective layer, only on an error-level line
@@ -369,6 +407,16 @@ LAUNCHER_REPORTS: tuple[LauncherReport, ...] = (
                     "Facico/Chinese-Vicuna#113",
                 ),
                 (0,),
+                "exit code 1",
+            ),
+            (
+                FailureSample(  # behind python logging's `[date]` stamp (core.logs.tokens.bulk.STAMPED_ERROR)
+                    "[2024-05-08 08:47:31,877] torch.distributed.elastic.multiprocessing.api: [ERROR] failed "
+                    "(exitcode: 1) local_rank: 2 (pid: 5939) of binary: /home/ubuntu/anaconda3/envs/salience_detr/"
+                    "bin/python",
+                    "xiuqhou/Salience-DETR#4",
+                ),
+                (2,),
                 "exit code 1",
             ),
         ),

@@ -46,6 +46,7 @@ __all__ = [
     "task_end",
     "task_end_words",
     "trained_on",
+    "what_rank",
 ]
 
 CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
@@ -223,7 +224,23 @@ _RE_MESSAGE_RANK = re.compile(
 # Sample (tests/fixtures/real_logs/nccl-watchdog-six-ranks-in-message_accelerate-157,
 # https://github.com/huggingface/accelerate/issues/157):
 #   [E ProcessGroupNCCL.cpp:566] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, ...
-RE_LEVEL_RANK = re.compile(rb"\[[EF]\d{0,4}[ \]][^\]\n]*\]\s*\[(?:PG \d+ )?[Rr]ank (\d+)\]")
+# The same after std::terminate's `what():` (the message of the C++ exception that aborted the process), sample
+# (tests/fixtures/real_logs/nccl-watchdog-behind-host-prefix-rank5_llamafactory-5558, hiyouga/LlamaFactory#5558):
+#   mpi-rc1ou1aw-launcher:   what():  [PG 1 Rank 5] Process group watchdog thread terminated with exception: ...
+RE_LEVEL_RANK = re.compile(rb"(?:\[[EF]\d{0,4}[ \]][^\]\n]*\]|\s*what\(\):)\s*\[(?:PG \d+ )?[Rr]ank (\d+)\]")
+RE_WHAT = re.compile(rb"\s*what\(\):\s")
+_TERMINATE = "terminate called "
+
+
+def what_rank(st: FileState, line: bytes, rank: int) -> None:
+    """std::terminate prints `terminate called after throwing an instance of 'T'` and then `  what():  <message>`;
+    when that message names a rank (`line`, the `what():` line, named `rank`), the terminate line just read is
+    that rank's too: on one stream of several ranks its failure is not the stream's own rank's."""
+    if RE_WHAT.match(line) is None or not st.errors:
+        return
+    last = st.errors[-1]
+    if last.kind == ErrorKind.EXCEPTION and _TERMINATE in last.message and last.rank != rank:
+        st.errors[-1] = replace(last, rank=rank)
 
 
 def message_rank(text: str, start: int, rank: int | None) -> int | None:

@@ -65,11 +65,12 @@ _MPIRUN = re.compile(rb"\[\d+,(\d+)\]<std(?:out|err|diag)>:")
 _TORCH = re.compile(rb"\[rank(\d+)\]:")
 _VISSL = re.compile(rb"(?<![\w])Rank: (\d+);")
 _TRAILING = re.compile(rb"(?<![\w.])rank (\d+)[ \t]*\r?$")
-# pdsh's `host: ` before a node's every line: an IPv4 address, or a name with a hyphen before its number
-# (never a progress word: `Epoch-1: loss 0.3` is a row of epoch 1, not host `Epoch-1`'s)
+# pdsh's `host: ` before a node's every line: an IPv4 address, or a name with a hyphen before a digit
+# (`worker-1`, `dgx-a100-01`, a Kubernetes MPIJob pod `mpi-rc1ou1aw-launcher`; never a progress word:
+# `Epoch-1: loss 0.3` is a row of epoch 1, not host `Epoch-1`'s; nor `fp16-mode: true`, no digit after its hyphen)
 _HOST = re.compile(
     rb"(\d+(?:\.\d+){3}|(?!(?i:epoch|step|iter|batch|train|val|valid|test|eval)\b)"
-    rb"[A-Za-z][A-Za-z0-9_.]*-[A-Za-z0-9_.\-]*\d): "
+    rb"[A-Za-z][A-Za-z0-9_.]*-[A-Za-z0-9_.\-]*\d[A-Za-z0-9_.\-]*): "
 )
 
 RANK_SOURCES: tuple[RankSource, ...] = (
@@ -137,6 +138,13 @@ RANK_SOURCES: tuple[RankSource, ...] = (
                 None,
                 "192.168.50.170",
                 "github.com/haotian-liu/LLaVA/issues/1264 (the issue's DeepSpeed multi-node output)",
+            ),
+            RankSample(
+                b"mpi-rc1ou1aw-launcher: terminate called after throwing an instance of 'c10::DistBackendError'",
+                None,
+                "mpi-rc1ou1aw-launcher",
+                "github.com/hiyouga/LlamaFactory/issues/5558 (tests/fixtures/real_logs/"
+                "nccl-watchdog-behind-host-prefix-rank5_llamafactory-5558)",
             ),
         ),
     ),

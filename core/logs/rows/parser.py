@@ -24,6 +24,7 @@ from core.logs.rows.failures import (
     message_rank,
     settle,
     task_end,
+    what_rank,
 )
 from core.logs.rows.filestate import (
     FATAL_KINDS,
@@ -463,6 +464,7 @@ class Parser:
             text = line.decode("utf-8", "replace").strip()
             if st.info.layout == "single" and (named := RE_LEVEL_RANK.match(line)) is not None:
                 rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
+                what_rank(st, line, rank)
             add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
 
     def _user_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:

@@ -2,6 +2,7 @@
 
   lexicon.py    what a number is, a row's fields, the level tags (one definition for every stage above)
   linescan.py   the compiled passes (numba): newlines, candidate and keyword lines, shapes, exact decimals
+  stamps.py     a `[date]` stamp before an error level (a candidate of the compiled scan)
   bulk.py       the numpy fast path: candidate lines, keyword lines, LossMonitor rows bit-identical to `float`
   plain.py      candidate lines that carry nothing, found in one search per chunk
 

@@ -20,6 +20,7 @@ __all__ = [
     "RE_LM_AT",
     "RE_SCAN",
     "ROW_KEYS",
+    "STAMPED_ERROR",
     "Rows",
     "decimals",
     "keyword_lines",
@@ -38,7 +39,14 @@ _NAN = float("nan")
 # launcher's tag that may stand before a failure: `[1,2]<stderr>:`, `[rank6]:`, OpenMPI's `[host:pid] `):
 # `RE_SCAN` says which (a live tick's few lines); in a big block core.logs.tokens.linescan finds exactly its
 # matches, skipping the [WARNING]/[INFO] noise in one compiled pass.
-CANDIDATE_START = rb"(?:[^\[\n]|\[[EC]|\[\d+,|\[rank\d|\[[A-Za-z0-9][\w.\-]*:\d+\] )"
+# A `[date]` stamp is no tag, but python logging's `[%(asctime)s] [%(levelname)s]` (DeepSpeed's launcher) and
+# `[%(asctime)s] %(name)s: [%(levelname)s]` (torch's elastic agent) put the level after it, maybe after one word:
+# a stamped line at error level is a candidate (`STAMPED_ERROR`), the stamped INFO/WARNING noise of MindCV and
+# DeepSpeed is not. Real lines (deepspeedai/DeepSpeed#3512, xiuqhou/Salience-DETR#4):
+#   [2023-05-11 07:34:44,846] [ERROR] [launch.py:434:sigkill_handler] [...] exits with return code = -9
+#   [2024-05-08 08:47:31,877] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) ...
+STAMPED_ERROR = rb"\[\d[^\]\n]{0,40}\] (?:[^ \n]{1,64} )?(?:\[[EC]|ERROR|CRITICAL|FATAL)"
+CANDIDATE_START = rb"(?:[^\[\n]|\[[EC]|\[\d+,|\[rank\d|\[[A-Za-z0-9][\w.\-]*:\d+\] |" + STAMPED_ERROR + rb")"
 RE_SCAN = re.compile(rb"\n" + CANDIDATE_START)
 RE_CANDIDATE_AT = re.compile(CANDIDATE_START)
 # The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the

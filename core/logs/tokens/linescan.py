@@ -30,6 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from core.logs.tokens.stamps import stamped_error
+
 __all__ = ["fixed_numbers", "match_shapes", "scan_block", "stamp_parts", "warm_up", "words_of", "worth_lines"]
 
 _LO = np.uint64(0x0101010101010101)
@@ -58,7 +60,8 @@ def _host_char(c: int) -> bool:
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     """Whether the line starting at `line` is a candidate by its first bytes (core.logs.tokens.bulk.CANDIDATE_START):
-    not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[rank6...`, `[host:pid] `."""
+    not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[rank6...`, `[host:pid] `, or a `[date]`
+    stamp before an error level."""
     if line >= end:
         return False
     first = a[line]
@@ -87,13 +90,14 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     p = line + 2
     while p < end and _host_char(a[p]):
         p += 1
-    if p >= end or a[p] != 58:  # [host:
-        return False
-    q = p + 1
-    p = q
-    while p < end and 48 <= a[p] <= 57:
-        p += 1
-    return p > q and p + 1 < end and a[p] == 93 and a[p + 1] == 32  # [host:digits]<space>
+    if p < end and a[p] == 58:  # [host:
+        q = p + 1
+        p = q
+        while p < end and 48 <= a[p] <= 57:
+            p += 1
+        if p > q and p + 1 < end and a[p] == 93 and a[p + 1] == 32:  # [host:digits]<space>
+            return True
+    return 48 <= b <= 57 and stamped_error(a, line, end)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)

@@ -1,0 +1,55 @@
+"""A `[date]` stamp before an error level, as the compiled candidate scan finds it (core.logs.tokens.linescan).
+
+Why: python logging's `[%(asctime)s] [%(levelname)s]` (DeepSpeed's launcher) and `[%(asctime)s] %(name)s:
+[%(levelname)s]` (torch's elastic agent) start their lines with a `[date]`, which is no launcher tag, so the scan
+left them out; their reports of a dead rank were never read. A stamped line is a candidate at error level only:
+the `[date]` INFO/WARNING noise of MindCV and DeepSpeed stays out (the definition: `core.logs.tokens.bulk.
+STAMPED_ERROR`; tests/test_logs_fastpath.py holds the two to each other).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["stamped_error"]
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _error_level_at(a: np.ndarray, x: int, end: int) -> bool:
+    """Whether `[E`, `[C`, `ERROR`, `CRITICAL` or `FATAL` begins at `a[x]` (within `a[:end]`)."""
+    if x >= end:
+        return False
+    c = a[x]
+    if c == 91:  # [E [C
+        return x + 1 < end and (a[x + 1] == 69 or a[x + 1] == 67)
+    if c == 69:  # ERROR
+        return x + 5 <= end and a[x + 1] == 82 and a[x + 2] == 82 and a[x + 3] == 79 and a[x + 4] == 82
+    if c == 70:  # FATAL
+        return x + 5 <= end and a[x + 1] == 65 and a[x + 2] == 84 and a[x + 3] == 65 and a[x + 4] == 76
+    if c == 67:  # CRITICAL
+        if x + 8 > end:
+            return False
+        word = a[x + 1] == 82 and a[x + 2] == 73 and a[x + 3] == 84 and a[x + 4] == 73
+        return word and a[x + 5] == 67 and a[x + 6] == 65 and a[x + 7] == 76
+    return False
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def stamped_error(a: np.ndarray, line: int, end: int) -> bool:
+    """Whether the line at `line` (`[` and a digit) is `core.logs.tokens.bulk.STAMPED_ERROR`: a `[date]` stamp
+    (its `]` within 41 bytes), a space, maybe one word (1-64 bytes) and a space, then an error level."""
+    p = line + 2
+    stop = min(end, line + 43)  # the stamp's `]` is at most 40 bytes after its first digit
+    while p < stop and a[p] != 93 and a[p] != 10:
+        p += 1
+    if p >= stop or a[p] != 93 or p + 1 >= end or a[p + 1] != 32:
+        return False
+    q = p + 2
+    if _error_level_at(a, q, end):
+        return True
+    r = q
+    stop = min(end, q + 65)  # one word of at most 64 bytes
+    while r < stop and a[r] != 32 and a[r] != 10:
+        r += 1
+    return q < r < stop and a[r] == 32 and _error_level_at(a, r + 1, end)
