@@ -11,17 +11,19 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.__main__ import main
-from core.logs import read_run
+from core.logs import ReaderSettings, read_run
 from core.logs.bytes.discover import discover_logs
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.failures import fatal_reason, line_tag, task_end
 from core.logs.rows.general import read_line
 from core.logs.rows.linekinds import failure_after_tag
+from core.logs.rows.reader import RunReader
 
 CORPUS = Path(__file__).parent / "fixtures" / "real_logs"
 
@@ -472,3 +474,91 @@ def test_a_rank_in_prose_after_a_level_prefix_is_not_read_without_the_bracket() 
     assert RE_LEVEL_RANK.match(b"[I ProcessGroupNCCL.cpp:566] [Rank 1] all fine") is None
     m = RE_LEVEL_RANK.match(b"[E1024 07:12:55.531 ProcessGroupNCCL.cpp:1537] [PG 1 Rank 5] Watchdog ...")
     assert m is not None and m.group(1) == b"5"
+
+
+# ----------------------------------------------------------------------------- progress-bar redraws (issue 30 gaps)
+
+# Every way the parser reads a file (as tests/test_grammar_entries.py: line by line, bulk with templates, batched)
+PATHS = {
+    "line_by_line": ReaderSettings(prefetch_min=1, block_min=1 << 30, shape_min=1 << 30),
+    "bulk": ReaderSettings(prefetch_min=1, compiled_min=0, shape_min=16, block_min=1),
+    "batched": ReaderSettings(compiled_min=1 << 40),
+    "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
+}
+# tqdm-postfix-loss-twice-per-step_veomni-269: `set_postfix` draws a step's values at counter n, `update(1)` draws
+# them again at n + 1
+VEOMNI = (
+    "Epoch 1/1:   0%|          | {n}/3828049 [00:{t:02d}<4275:39:26,  4.02s/it, loss: {loss:.2f}, grad_norm: 29.50, "
+    "lr: {lr:.2e}]"
+)
+
+
+def _veomni(losses: list[float]) -> str:
+    lines = []
+    for i, loss in enumerate(losses):
+        lr = 1.12e-08 * (i + 1)
+        lines.append(VEOMNI.format(n=i, t=2 * i % 60, loss=loss, lr=lr))
+        lines.append(VEOMNI.format(n=i + 1, t=(2 * i + 1) % 60, loss=loss, lr=lr))
+    return "\n".join(lines) + "\n"
+
+
+def _rows_by_path(folder: Path, path: str) -> pd.DataFrame:
+    reader = RunReader(folder, settings=PATHS[path], one_shot=True)
+    reader.refresh()
+    return reader.snapshot().metrics
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_bar_redrawing_its_values_is_one_row_on_every_path(tmp_path: Path, path: str) -> None:
+    losses = [11.0 + (i % 7) / 10 for i in range(120)]
+    (tmp_path / "worker_0.log").write_text(_veomni(losses))
+    (tmp_path / "worker_1.log").write_text("".join(f"epoch: 1 step: {s}, loss is 1.5\n" for s in range(1, 40)))
+    rows = _rows_by_path(tmp_path, path)
+    mine = rows[rows["rank"] == 0]
+    assert mine["loss"].tolist() == pytest.approx(losses), path
+    assert len(rows[rows["rank"] == 1]) == 39
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_identical_bar_lines_and_identical_lossmonitor_lines_stay_rows(tmp_path: Path, path: str) -> None:
+    """Equal values alone never merge rows: a bar line printed twice unmoved (same counter and time), and two
+    identical LossMonitor lines, are two rows each."""
+    bar = VEOMNI.format(n=5, t=9, loss=2.5, lr=1e-5)
+    (tmp_path / "worker_0.log").write_text("".join(f"{bar}\n{bar}\n" for _ in range(40)))
+    (tmp_path / "worker_1.log").write_text("epoch: 1 step: 2, loss is 2.3\n" * 40)
+    rows = _rows_by_path(tmp_path, path)
+    assert (rows["rank"] == 0).sum() == 80 and (rows["rank"] == 1).sum() == 40
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(0.01, 99.0), min_size=1, max_size=30), st.integers(0, 40))
+def test_redraws_are_dropped_across_any_read_boundary(losses: list[float], cut: int) -> None:
+    """A redraw read in a later tick than its first draw (a live watcher) is dropped too: the state is the file's."""
+    from core.logs.bytes.discover import LogFile, LogRole
+    from core.logs.rows.filestate import FileState
+    from core.logs.rows.parser import Parser
+
+    data = _veomni(losses).encode()
+    lines = data.splitlines(keepends=True)
+    cut = min(cut, len(lines))
+    st_ = FileState(LogFile(Path("w.log"), "w.log", LogRole.WORKER, 0, "single"))
+    parser = Parser()
+    head, tail = b"".join(lines[:cut]), b"".join(lines[cut:])
+    for base, chunk in ((0, head), (len(head), tail)):
+        if chunk:
+            parser.feed(st_, chunk, base, 0.0, len(chunk))
+    got = st_.rows.take()[:, 4].tolist()
+    want = [float(f"{v:.2f}") for v in losses]
+    assert got == want
+
+
+@pytest.mark.parametrize(
+    ("entry", "rows"),
+    [
+        ("tqdm-postfix-loss-twice-per-step_veomni-269", 6),
+        ("llama-recipes-tqdm-step-completed-loss_llama-cookbook-320", 7),
+        ("torchtune-tqdm-epoch-step-loss-torchrun-role-prefix_torchtune-2620", 7),
+    ],
+)
+def test_bar_redraws_on_the_real_logs(entry: str, rows: int) -> None:
+    assert len(read_run(CORPUS / entry / "log").metrics) == rows
