@@ -562,3 +562,42 @@ def test_redraws_are_dropped_across_any_read_boundary(losses: list[float], cut: 
 )
 def test_bar_redraws_on_the_real_logs(entry: str, rows: int) -> None:
     assert len(read_run(CORPUS / entry / "log").metrics) == rows
+
+
+# ----------------------------------------------------------------------------- epoch summaries (issue 30 gaps)
+
+
+@given(st.integers(0, 999), st.floats(0.0, 1e4), st.integers(1, 99999), st.integers(1, 99999))
+def test_an_epochs_pipe_summary_is_no_row_and_its_step_lines_are(
+    epoch: int, loss: float, done: int, total: int
+) -> None:
+    """fairseq-2018-running-average-epoch-summaries_fairseq-301 and
+    fairseq-hydra-era-train-inner-and-summaries_fairseq-1895 (read by their entry in core.logs.rows.notations too):
+    the epoch alone between pipes with no step is the epoch's summary; a line within the epoch is a row."""
+    for line in (
+        f"| epoch {epoch:03d} | train loss {loss!r} | train ppl 2.72",
+        f"train | epoch {epoch:03d} | loss {loss!r} |",
+    ):
+        read = read_line(line)
+        assert read is not None and read.eval, line
+    step = read_line(f"| epoch {epoch:03d}  {done} / {total} loss={loss!r} (1.50), wps=962")
+    assert step is not None and not step.eval and step.fields["loss"] == loss
+
+
+def test_an_epoch_field_on_a_line_with_its_step_stays_a_row() -> None:
+    # litgpt-loss-train-val-na_litgpt-1224: `Epoch 1 |` is a field of its own, but the line reads its step
+    read = read_line("Epoch 1 | iter 46 step 1 | loss train: 3.724, val: n/a | iter time: 45.73 ms")
+    assert read is not None and not read.eval and read.fields["loss"] == 3.724
+
+
+@pytest.mark.parametrize(
+    ("entry", "rows", "first"),
+    [
+        ("fairseq-2018-running-average-epoch-summaries_fairseq-301", 10, 1.27),
+        ("fairseq-hydra-era-train-inner-and-summaries_fairseq-1895", 1, 9.44),
+        ("litgpt-loss-train-val-na_litgpt-1224", 17, 3.724),
+    ],
+)
+def test_summaries_and_split_keys_on_the_real_logs(entry: str, rows: int, first: float) -> None:
+    loss = read_run(CORPUS / entry / "log").metrics["loss"].tolist()
+    assert (len(loss), loss[0]) == (rows, first)

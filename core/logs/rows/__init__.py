@@ -26,6 +26,7 @@ A file's lines -> rows (the same reading on every path):
                 (every notation and failure kind sample is read on each: tests/test_grammar_entries)
   parser.py     one file's complete lines -> rows, timings, errors (`feed`, `feed_many`: the seam's paths)
   filestate.py  one file's parse state, which key is the training loss (the series choice)
+  series.py     which loss lines are one-off summaries (a trainer's final dict, an epoch's pipe-table summary)
   redraws.py    a progress bar's redraw of the same values (tqdm's `N/M [elapsed<eta`) is no second row
   templated.py  lines of a known shape as rows in numpy
   smallfiles.py many short rank logs parsed together in batches

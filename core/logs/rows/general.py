@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from core.logs.rows.notations import NOTATIONS
+from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
+from core.logs.rows.series import summary_line
 from core.logs.tokens.lexicon import NUM, ROW_FIELDS
 
 __all__ = ["FIXED_ALIASES", "NUM", "LineRead", "line_time", "metric_name", "read_line", "reads_nothing", "to_float"]
@@ -43,13 +45,6 @@ _RE_LOSS_KEY = re.compile(
     # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
     # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
     rb"[ \t]+(?=[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z]))))"
-)
-# A trainer's one-off summary at the end (HF Trainer / MindNLP: `{'train_runtime': 61.2, ..., 'train_loss':
-# 0.0029, 'epoch': 10.0}`): a series of its own, never the last training row
-# and an epoch's or a run's results line (ESPnet2's `7epoch results: [train] ... loss=1.613, ... [valid] loss=1.854`)
-_RE_SUMMARY = re.compile(
-    rb"train_runtime|train_samples_per_second|train_steps_per_second|"
-    rb"(?i:(?:epoch|final|training|train)[ \t]+results?[ \t]*:)"
 )
 # A line that carries training progress: an `avg loss` on it is the epoch's training loss
 # (`Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary
@@ -352,6 +347,7 @@ def read_line(line: bytes | str) -> LineRead | None:
         if not read.extras and not read.fields:
             return None
     _epoch_step(read, line)
+    read.eval = read.eval or ("loss" in read.fields and summary_line(line, read.fields))  # core.logs.rows.series
     read.fields["time"] = line_time(line)
     return read
 

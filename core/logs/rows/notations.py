@@ -441,7 +441,56 @@ NOTATIONS: tuple[Notation, ...] = (
             ),
         ),
     ),
+    Notation(
+        "epoch_summary_pipes",
+        "an epoch's summary in a pipe table, the epoch a field of its own and no step (fairseq's `| epoch 010 | train "
+        "loss 1.44 |`, `train | epoch 002 | loss 9.803 |`): a series of its own; the per-step lines say where they "
+        "are within the epoch (`| epoch 010  2000 / 8223 loss=1.27 (1.50)`) and stay rows",
+        (
+            NotationSample(
+                "| epoch 010 | train loss 1.44 | train ppl 2.72 | s/checkpoint    7747 | words/s    961 | "
+                "words/batch    906 | bsz    32 | lr 0.001000 | clip 100% | gnorm 2.1113",
+                _CORPUS.format(
+                    "facebookresearch/fairseq#301", "fairseq-2018-running-average-epoch-summaries_fairseq-301"
+                ),
+                None,
+                eval=True,
+            ),
+            NotationSample(
+                "2020-03-23 11:38:13 | INFO | train | epoch 002 | loss 9.803 | nll_loss 8.89 | ppl 474.37 | "
+                "wps 31194.9 | ups 0.07 | wpb 430468 | bsz 14485.4 | num_updates 695 | lr 0.00017375 | "
+                "gnorm 55.005 | loss_scale 0 | train_wall 4512 | wall 9786",
+                _CORPUS.format(
+                    "facebookresearch/fairseq#1895", "fairseq-hydra-era-train-inner-and-summaries_fairseq-1895"
+                ),
+                None,
+                eval=True,
+            ),
+            NotationSample(
+                "2020-03-23 11:39:44 | INFO | train_inner | epoch 003:      5 / 356 loss=9.44, nll_loss=8.44, "
+                "ppl=347.28, wps=30690.8, ups=0.07, wpb=427295, bsz=14390.4, num_updates=700, lr=0.000175, "
+                "gnorm=156.036, loss_scale=0, train_wall=1281, wall=9877",
+                _CORPUS.format(
+                    "facebookresearch/fairseq#1895", "fairseq-hydra-era-train-inner-and-summaries_fairseq-1895"
+                ),
+                {"loss": 9.44, "epoch": 3, "nll_loss": 8.44, "lr": 0.000175},
+            ),
+        ),
+    ),
     # ------------------------------------------------------------------ notations read by their pattern
+    Notation(
+        "loss_then_split",
+        "the loss key before its split's name (LitGPT's `| loss train: 3.724, val: n/a |`): the train split's value "
+        "is the training loss; `val: n/a` is no number (no evaluation)",
+        (
+            NotationSample(
+                "Epoch 1 | iter 46 step 1 | loss train: 3.724, val: n/a | iter time: 45.73 ms",
+                _CORPUS.format("Lightning-AI/litgpt#1224", "litgpt-loss-train-val-na_litgpt-1224"),
+                {"loss": 3.724, "epoch": 1, "step": 46, "iter_time": 45.73},
+            ),
+        ),
+        pattern=rb"(?i)(?<![a-z0-9_])loss[ \t]+train(?:ing)?[ \t]*[:=][ \t]*(?P<loss>" + NUM + rb")",
+    ),
     Notation(
         "json_string_values",
         'JSON lines whose values are strings (fairseq `--log-format json`: `"loss": "3.180"`)',
