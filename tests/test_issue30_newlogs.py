@@ -601,3 +601,72 @@ def test_an_epoch_field_on_a_line_with_its_step_stays_a_row() -> None:
 def test_summaries_and_split_keys_on_the_real_logs(entry: str, rows: int, first: float) -> None:
     loss = read_run(CORPUS / entry / "log").metrics["loss"].tolist()
     assert (len(loss), loss[0]) == (rows, first)
+
+
+# ----------------------------------------------------------------------------- steps, units, keys (issue 30 gaps)
+
+
+@given(st.integers(0, 999), st.integers(1, 999), st.integers(0, 10**6), st.integers(1, 10**6), st.sampled_from("[("))
+def test_the_pair_after_the_epochs_is_the_step(epoch: int, epochs: int, step: int, steps: int, bracket: str) -> None:
+    # minimind-epoch-paren-step-loss_minimind-26: `Epoch:[0/19](100/24681) loss:5.251 lr:0.00020000`
+    close = "]" if bracket == "[" else ")"
+    read = read_line(f"Epoch:[{epoch}/{epochs}]{bracket}{step}/{steps}{close} loss:5.251 lr:0.00020000")
+    assert read is not None and not read.eval
+    assert (read.fields["epoch"], read.fields["step"], read.fields["steps_total"]) == (epoch, step, steps)
+
+
+@given(st.floats(0.0, 1e5, allow_nan=False).map(lambda v: round(v, 3)))
+def test_a_time_without_a_unit_is_in_seconds(value: float) -> None:
+    # lmops-minillm-pipe-tot-loss-global-iter-seconds_lmops-130: `| time: 1.700 | step time: 0.000` is 1,700 ms
+    read = read_line(f"train | global iter:     27/  5000| tot_loss: 1.5269 | lr: 8.5000e-07 | time: {value} | x")
+    assert read is not None and read.fields["step"] == 27 and read.fields["step_time_ms"] == pytest.approx(value * 1000)
+    labelled = read_line(f"iter 1631: loss 4.0863, time: {value} ms")
+    assert labelled is not None and labelled.fields["step_time_ms"] == value  # a labelled unit is kept
+
+
+def test_inner_iter_is_a_column_and_global_iter_the_step() -> None:
+    read = read_line("train | inner iter:   3/  8 | global iter:     27/  5000| tot_loss: 1.5269 | time: 1.700 |")
+    assert read is not None and (read.fields["step"], read.extras["inner_iter"]) == (27, 3)
+
+
+def test_a_stage_prefix_is_part_of_the_key_but_a_file_name_is_no_key() -> None:
+    # mmdet-cascade-stage-prefixed-keys_mmdetection-2785
+    read = read_line("Epoch [1][15/678]\tlr: 0.00020, s0.loss_cls: 0.5666, s0.acc: 95.7031, loss: 3.4410")
+    assert read is not None and (read.extras["s0_loss_cls"], read.extras["s0_acc"]) == (0.5666, 95.7031)
+    prefixed = read_line(
+        "[INFO] 2023-07-11 10:47:36,427 [mindformers/core/callback/callback.py:529] loss: 2.5, lr: 0.1"
+    )
+    assert prefixed is not None and set(prefixed.extras) == set()
+
+
+@given(st.integers(0, 10**9), st.floats(0, 1e6, allow_nan=False), st.floats(0, 100, allow_nan=False))
+def test_a_json_record_naming_the_loss_is_a_row(step: int, value: float, epoch: float) -> None:
+    # caikit-nlp-training-logs-jsonl-name-loss_caikit-nlp-208
+    line = f'{{"name": "loss", "data": {{"epoch": {epoch!r}, "step": {step}, "value": {value!r}, "timestamp": "t"}}}}'
+    read = read_line(line)
+    assert read is not None and not read.eval and (read.fields["loss"], read.fields["step"]) == (value, step)
+    assert read_line('{"name": "accuracy", "data": {"step": 1, "value": 0.5}}') is None
+
+
+@pytest.mark.parametrize(
+    ("entry", "steps", "losses"),
+    [
+        ("minimind-epoch-paren-step-loss_minimind-26", (0, 1800), (8.863, 2.589)),
+        ("lmops-minillm-pipe-tot-loss-global-iter-seconds_lmops-130", (27, 29), (1.5269, 2.2808)),
+        ("caikit-nlp-training-logs-jsonl-name-loss_caikit-nlp-208", (1, 2), (3.9274, 4.4904)),
+    ],
+)
+def test_the_three_public_lines_on_their_corpus_logs(
+    entry: str, steps: tuple[int, int], losses: tuple[float, float]
+) -> None:
+    m = read_run(CORPUS / entry / "log").metrics
+    assert (m["step"].iloc[0], m["step"].iloc[-1]) == steps
+    assert (m["loss"].iloc[0], m["loss"].iloc[-1]) == losses
+
+
+def test_lmops_step_time_is_seconds_in_diagnose(capsys: pytest.CaptureFixture) -> None:
+    """`time: 1.700` was a 1.7 ms step time in `diagnose`: it is 1,700 ms."""
+    folder = CORPUS / "lmops-minillm-pipe-tot-loss-global-iter-seconds_lmops-130" / "log"
+    assert read_run(folder).metrics["step_time_ms"].tolist() == [1700.0, 1287.0, 1712.0]
+    assert main(["diagnose", str(folder), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["median_step_time"] == 1700.0

@@ -3,6 +3,7 @@
 The grammar (a line -> what it says):
   general.py    the general line reader (`read_line`: loss key + number in every notation, eval lines, every
                 metric) and line shapes (`LineTemplate`: one parse reused for every line of the same shape)
+  keys.py       a metric key's column name and its value's unit (a time without a unit is in seconds)
   notations.py  every notation as data, one entry each: real samples, the reading they must give, a
                 pattern when the general reader does not read it (`NOTATIONS`)
   formats.py    the suites' sample lines (`FORMATS`, the `suite` notations) + `parse_loss_line`, the user regex
