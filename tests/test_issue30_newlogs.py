@@ -11,17 +11,19 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.__main__ import main
-from core.logs import read_run
+from core.logs import ReaderSettings, read_run
 from core.logs.bytes.discover import discover_logs
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.failures import fatal_reason, line_tag, task_end
 from core.logs.rows.general import read_line
 from core.logs.rows.linekinds import failure_after_tag
+from core.logs.rows.reader import RunReader
 
 CORPUS = Path(__file__).parent / "fixtures" / "real_logs"
 
@@ -472,3 +474,199 @@ def test_a_rank_in_prose_after_a_level_prefix_is_not_read_without_the_bracket() 
     assert RE_LEVEL_RANK.match(b"[I ProcessGroupNCCL.cpp:566] [Rank 1] all fine") is None
     m = RE_LEVEL_RANK.match(b"[E1024 07:12:55.531 ProcessGroupNCCL.cpp:1537] [PG 1 Rank 5] Watchdog ...")
     assert m is not None and m.group(1) == b"5"
+
+
+# ----------------------------------------------------------------------------- progress-bar redraws (issue 30 gaps)
+
+# Every way the parser reads a file (as tests/test_grammar_entries.py: line by line, bulk with templates, batched)
+PATHS = {
+    "line_by_line": ReaderSettings(prefetch_min=1, block_min=1 << 30, shape_min=1 << 30),
+    "bulk": ReaderSettings(prefetch_min=1, compiled_min=0, shape_min=16, block_min=1),
+    "batched": ReaderSettings(compiled_min=1 << 40),
+    "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
+}
+# tqdm-postfix-loss-twice-per-step_veomni-269: `set_postfix` draws a step's values at counter n, `update(1)` draws
+# them again at n + 1
+VEOMNI = (
+    "Epoch 1/1:   0%|          | {n}/3828049 [00:{t:02d}<4275:39:26,  4.02s/it, loss: {loss:.2f}, grad_norm: 29.50, "
+    "lr: {lr:.2e}]"
+)
+
+
+def _veomni(losses: list[float]) -> str:
+    lines = []
+    for i, loss in enumerate(losses):
+        lr = 1.12e-08 * (i + 1)
+        lines.append(VEOMNI.format(n=i, t=2 * i % 60, loss=loss, lr=lr))
+        lines.append(VEOMNI.format(n=i + 1, t=(2 * i + 1) % 60, loss=loss, lr=lr))
+    return "\n".join(lines) + "\n"
+
+
+def _rows_by_path(folder: Path, path: str) -> pd.DataFrame:
+    reader = RunReader(folder, settings=PATHS[path], one_shot=True)
+    reader.refresh()
+    return reader.snapshot().metrics
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_bar_redrawing_its_values_is_one_row_on_every_path(tmp_path: Path, path: str) -> None:
+    losses = [11.0 + (i % 7) / 10 for i in range(120)]
+    (tmp_path / "worker_0.log").write_text(_veomni(losses))
+    (tmp_path / "worker_1.log").write_text("".join(f"epoch: 1 step: {s}, loss is 1.5\n" for s in range(1, 40)))
+    rows = _rows_by_path(tmp_path, path)
+    mine = rows[rows["rank"] == 0]
+    assert mine["loss"].tolist() == pytest.approx(losses), path
+    assert len(rows[rows["rank"] == 1]) == 39
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_identical_bar_lines_and_identical_lossmonitor_lines_stay_rows(tmp_path: Path, path: str) -> None:
+    """Equal values alone never merge rows: a bar line printed twice unmoved (same counter and time), and two
+    identical LossMonitor lines, are two rows each."""
+    bar = VEOMNI.format(n=5, t=9, loss=2.5, lr=1e-5)
+    (tmp_path / "worker_0.log").write_text("".join(f"{bar}\n{bar}\n" for _ in range(40)))
+    (tmp_path / "worker_1.log").write_text("epoch: 1 step: 2, loss is 2.3\n" * 40)
+    rows = _rows_by_path(tmp_path, path)
+    assert (rows["rank"] == 0).sum() == 80 and (rows["rank"] == 1).sum() == 40
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(0.01, 99.0), min_size=1, max_size=30), st.integers(0, 40))
+def test_redraws_are_dropped_across_any_read_boundary(losses: list[float], cut: int) -> None:
+    """A redraw read in a later tick than its first draw (a live watcher) is dropped too: the state is the file's."""
+    from core.logs.bytes.discover import LogFile, LogRole
+    from core.logs.rows.filestate import FileState
+    from core.logs.rows.parser import Parser
+
+    data = _veomni(losses).encode()
+    lines = data.splitlines(keepends=True)
+    cut = min(cut, len(lines))
+    st_ = FileState(LogFile(Path("w.log"), "w.log", LogRole.WORKER, 0, "single"))
+    parser = Parser()
+    head, tail = b"".join(lines[:cut]), b"".join(lines[cut:])
+    for base, chunk in ((0, head), (len(head), tail)):
+        if chunk:
+            parser.feed(st_, chunk, base, 0.0, len(chunk))
+    got = st_.rows.take()[:, 4].tolist()
+    want = [float(f"{v:.2f}") for v in losses]
+    assert got == want
+
+
+@pytest.mark.parametrize(
+    ("entry", "rows"),
+    [
+        ("tqdm-postfix-loss-twice-per-step_veomni-269", 6),
+        ("llama-recipes-tqdm-step-completed-loss_llama-cookbook-320", 7),
+        ("torchtune-tqdm-epoch-step-loss-torchrun-role-prefix_torchtune-2620", 7),
+    ],
+)
+def test_bar_redraws_on_the_real_logs(entry: str, rows: int) -> None:
+    assert len(read_run(CORPUS / entry / "log").metrics) == rows
+
+
+# ----------------------------------------------------------------------------- epoch summaries (issue 30 gaps)
+
+
+@given(st.integers(0, 999), st.floats(0.0, 1e4), st.integers(1, 99999), st.integers(1, 99999))
+def test_an_epochs_pipe_summary_is_no_row_and_its_step_lines_are(
+    epoch: int, loss: float, done: int, total: int
+) -> None:
+    """fairseq-2018-running-average-epoch-summaries_fairseq-301 and
+    fairseq-hydra-era-train-inner-and-summaries_fairseq-1895 (read by their entry in core.logs.rows.notations too):
+    the epoch alone between pipes with no step is the epoch's summary; a line within the epoch is a row."""
+    for line in (
+        f"| epoch {epoch:03d} | train loss {loss!r} | train ppl 2.72",
+        f"train | epoch {epoch:03d} | loss {loss!r} |",
+    ):
+        read = read_line(line)
+        assert read is not None and read.eval, line
+    step = read_line(f"| epoch {epoch:03d}  {done} / {total} loss={loss!r} (1.50), wps=962")
+    assert step is not None and not step.eval and step.fields["loss"] == loss
+
+
+def test_an_epoch_field_on_a_line_with_its_step_stays_a_row() -> None:
+    # litgpt-loss-train-val-na_litgpt-1224: `Epoch 1 |` is a field of its own, but the line reads its step
+    read = read_line("Epoch 1 | iter 46 step 1 | loss train: 3.724, val: n/a | iter time: 45.73 ms")
+    assert read is not None and not read.eval and read.fields["loss"] == 3.724
+
+
+@pytest.mark.parametrize(
+    ("entry", "rows", "first"),
+    [
+        ("fairseq-2018-running-average-epoch-summaries_fairseq-301", 10, 1.27),
+        ("fairseq-hydra-era-train-inner-and-summaries_fairseq-1895", 1, 9.44),
+        ("litgpt-loss-train-val-na_litgpt-1224", 17, 3.724),
+    ],
+)
+def test_summaries_and_split_keys_on_the_real_logs(entry: str, rows: int, first: float) -> None:
+    loss = read_run(CORPUS / entry / "log").metrics["loss"].tolist()
+    assert (len(loss), loss[0]) == (rows, first)
+
+
+# ----------------------------------------------------------------------------- steps, units, keys (issue 30 gaps)
+
+
+@given(st.integers(0, 999), st.integers(1, 999), st.integers(0, 10**6), st.integers(1, 10**6), st.sampled_from("[("))
+def test_the_pair_after_the_epochs_is_the_step(epoch: int, epochs: int, step: int, steps: int, bracket: str) -> None:
+    # minimind-epoch-paren-step-loss_minimind-26: `Epoch:[0/19](100/24681) loss:5.251 lr:0.00020000`
+    close = "]" if bracket == "[" else ")"
+    read = read_line(f"Epoch:[{epoch}/{epochs}]{bracket}{step}/{steps}{close} loss:5.251 lr:0.00020000")
+    assert read is not None and not read.eval
+    assert (read.fields["epoch"], read.fields["step"], read.fields["steps_total"]) == (epoch, step, steps)
+
+
+@given(st.floats(0.0, 1e5, allow_nan=False).map(lambda v: round(v, 3)))
+def test_a_time_without_a_unit_is_in_seconds(value: float) -> None:
+    # lmops-minillm-pipe-tot-loss-global-iter-seconds_lmops-130: `| time: 1.700 | step time: 0.000` is 1,700 ms
+    read = read_line(f"train | global iter:     27/  5000| tot_loss: 1.5269 | lr: 8.5000e-07 | time: {value} | x")
+    assert read is not None and read.fields["step"] == 27 and read.fields["step_time_ms"] == pytest.approx(value * 1000)
+    labelled = read_line(f"iter 1631: loss 4.0863, time: {value} ms")
+    assert labelled is not None and labelled.fields["step_time_ms"] == value  # a labelled unit is kept
+
+
+def test_inner_iter_is_a_column_and_global_iter_the_step() -> None:
+    read = read_line("train | inner iter:   3/  8 | global iter:     27/  5000| tot_loss: 1.5269 | time: 1.700 |")
+    assert read is not None and (read.fields["step"], read.extras["inner_iter"]) == (27, 3)
+
+
+def test_a_stage_prefix_is_part_of_the_key_but_a_file_name_is_no_key() -> None:
+    # mmdet-cascade-stage-prefixed-keys_mmdetection-2785
+    read = read_line("Epoch [1][15/678]\tlr: 0.00020, s0.loss_cls: 0.5666, s0.acc: 95.7031, loss: 3.4410")
+    assert read is not None and (read.extras["s0_loss_cls"], read.extras["s0_acc"]) == (0.5666, 95.7031)
+    prefixed = read_line(
+        "[INFO] 2023-07-11 10:47:36,427 [mindformers/core/callback/callback.py:529] loss: 2.5, lr: 0.1"
+    )
+    assert prefixed is not None and set(prefixed.extras) == set()
+
+
+@given(st.integers(0, 10**9), st.floats(0, 1e6, allow_nan=False), st.floats(0, 100, allow_nan=False))
+def test_a_json_record_naming_the_loss_is_a_row(step: int, value: float, epoch: float) -> None:
+    # caikit-nlp-training-logs-jsonl-name-loss_caikit-nlp-208
+    line = f'{{"name": "loss", "data": {{"epoch": {epoch!r}, "step": {step}, "value": {value!r}, "timestamp": "t"}}}}'
+    read = read_line(line)
+    assert read is not None and not read.eval and (read.fields["loss"], read.fields["step"]) == (value, step)
+    assert read_line('{"name": "accuracy", "data": {"step": 1, "value": 0.5}}') is None
+
+
+@pytest.mark.parametrize(
+    ("entry", "steps", "losses"),
+    [
+        ("minimind-epoch-paren-step-loss_minimind-26", (0, 1800), (8.863, 2.589)),
+        ("lmops-minillm-pipe-tot-loss-global-iter-seconds_lmops-130", (27, 29), (1.5269, 2.2808)),
+        ("caikit-nlp-training-logs-jsonl-name-loss_caikit-nlp-208", (1, 2), (3.9274, 4.4904)),
+    ],
+)
+def test_the_three_public_lines_on_their_corpus_logs(
+    entry: str, steps: tuple[int, int], losses: tuple[float, float]
+) -> None:
+    m = read_run(CORPUS / entry / "log").metrics
+    assert (m["step"].iloc[0], m["step"].iloc[-1]) == steps
+    assert (m["loss"].iloc[0], m["loss"].iloc[-1]) == losses
+
+
+def test_lmops_step_time_is_seconds_in_diagnose(capsys: pytest.CaptureFixture) -> None:
+    """`time: 1.700` was a 1.7 ms step time in `diagnose`: it is 1,700 ms."""
+    folder = CORPUS / "lmops-minillm-pipe-tot-loss-global-iter-seconds_lmops-130" / "log"
+    assert read_run(folder).metrics["step_time_ms"].tolist() == [1700.0, 1287.0, 1712.0]
+    assert main(["diagnose", str(folder), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["median_step_time"] == 1700.0

@@ -29,7 +29,7 @@ from core.logs.judgement.status import rank_status
 from core.logs.live.watcher import RunWatcher
 from core.logs.rows import memory
 from core.logs.rows.formats import read_loss
-from core.logs.rows.general import glued_to_binary
+from core.logs.rows.keys import glued_to_binary
 from core.logs.rows.memory import MIB, MemoryUse, memory_report, memory_rows, parse_memory
 from core.logs.rows.reader import RunReader
 from core.logs.tokens.bulk import ROW_KEYS

@@ -3,6 +3,9 @@
 The grammar (a line -> what it says):
   general.py    the general line reader (`read_line`: loss key + number in every notation, eval lines, every
                 metric) and line shapes (`LineTemplate`: one parse reused for every line of the same shape)
+  keys.py       a metric key's column name and its value's unit (a time without a unit is in seconds)
+  notation.py   the shape of a notation entry (`Notation`, `NotationSample`)
+  notations_more.py  more notations (the issue-30 gaps' lines), read after notations.py's
   notations.py  every notation as data, one entry each: real samples, the reading they must give, a
                 pattern when the general reader does not read it (`NOTATIONS`)
   formats.py    the suites' sample lines (`FORMATS`, the `suite` notations) + `parse_loss_line`, the user regex
@@ -26,6 +29,8 @@ A file's lines -> rows (the same reading on every path):
                 (every notation and failure kind sample is read on each: tests/test_grammar_entries)
   parser.py     one file's complete lines -> rows, timings, errors (`feed`, `feed_many`: the seam's paths)
   filestate.py  one file's parse state, which key is the training loss (the series choice)
+  series.py     which loss lines are one-off summaries (a trainer's final dict, an epoch's pipe-table summary)
+  redraws.py    a progress bar's redraw of the same values (tqdm's `N/M [elapsed<eta`) is no second row
   templated.py  lines of a known shape as rows in numpy
   smallfiles.py many short rank logs parsed together in batches
   table.py      the run's loss table, grown in place

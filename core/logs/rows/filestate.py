@@ -18,6 +18,7 @@ from core.logs.bytes.discover import LogFile, LogRole
 from core.logs.rows.formats import ROW_FIELDS, line_time
 from core.logs.rows.general import LineRead, LineTemplate
 from core.logs.rows.lineranks import line_rank
+from core.logs.rows.redraws import BarRow, block_redraws, redraw, remember
 from core.logs.tokens.bulk import Rows
 
 _NAN = float("nan")
@@ -151,9 +152,14 @@ def add_rows(
     hi: int,
     block_min: int,
     named: NamedRows | None = None,
+    bars: np.ndarray | None = None,
 ) -> None:
     """Rows lo:hi of a bulk block (and their other metrics) into the file's rows; `named`: the lines of the
-    block's rows that may name their rank, by row (`named_lines`; None: no line of the block does)."""
+    block's rows that may name their rank, by row (`named_lines`; None: no line of the block does); `bars`:
+    which rows a progress bar's line gave (their redraws are dropped, core.logs.rows.redraws)."""
+    if bars is not None and (bars[lo:hi] != b"").any():
+        _add_bar_rows(st, block, extras, lo, hi, block_min, named, bars)
+        return
     ranks = None
     if named is not None:
         a, b = np.searchsorted(named.rows, (lo, hi)).tolist()
@@ -174,6 +180,33 @@ def add_rows(
         more = {name: float(col[lo + i]) for name, col in extras.items() if col[lo + i] == col[lo + i]}
         rank = None if ranks is None or ranks[lo + i] < 0 else int(ranks[lo + i])
         st.rows.append(tuple(row), more, rank)
+
+
+def _add_bar_rows(
+    st: FileState,
+    block: np.ndarray,
+    extras: dict[str, np.ndarray],
+    lo: int,
+    hi: int,
+    block_min: int,
+    named: NamedRows | None,
+    bars: np.ndarray,
+) -> None:
+    """`add_rows` for a part with progress-bar rows: the redraws left out, the last bar row remembered."""
+    mine = {name: col[lo:hi] for name, col in extras.items()}
+    keep = np.flatnonzero(~block_redraws(block[lo:hi], mine, bars[lo:hi], st.bar, len(st.rows))) + lo
+    if not len(keep):
+        return
+    if named is not None:  # the kept rows' named ranks, renumbered
+        at = np.isin(named.rows, keep)
+        kept = set(keep.tolist())
+        lines = {int(np.searchsorted(keep, i)): v for i, v in named.lines.items() if i in kept}
+        named = NamedRows(np.searchsorted(keep, named.rows[at]), named.ranks[at], lines)
+    add_rows(st, block[keep], {name: col[keep] for name, col in extras.items()}, 0, len(keep), block_min, named)
+    last = int(keep[-1])
+    if bars[last]:
+        more = {name: float(col[last]) for name, col in extras.items()}
+        st.bar = remember(len(st.rows), block[last], more, bars[last])
 
 
 @dataclass
@@ -211,6 +244,7 @@ class FileState:
     frozen: bool = False  # the part of a file before it was truncated in place: kept, never read again
     cut_from: FileState | None = None  # that part, until the content after the cut says whether it was a relaunch
     truncations: int = 0
+    bar: BarRow | None = None  # the last row a progress bar's line gave (core.logs.rows.redraws)
 
     def reset(self) -> None:
         """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""
@@ -329,9 +363,20 @@ def row_rank(st: FileState, line: bytes) -> int | None:
     return st.hosts.setdefault(named.host, len(st.hosts))
 
 
-def add_read(st: FileState, read: LineRead, off: int, obs_time: float, rank: int | None = None) -> None:
+def bar_redraw(st: FileState, row: tuple, extras: dict[str, float] | None, bar: bytes) -> bool:
+    """Whether a progress bar line's row (its bar `bar`) only redraws the file's last row
+    (core.logs.rows.redraws); else it is remembered as the bar's last row, to be added next."""
+    if redraw(st.bar, len(st.rows), row, extras, bar):
+        return True
+    st.bar = remember(len(st.rows) + 1, row, extras, bar)
+    return False
+
+
+def add_read(
+    st: FileState, read: LineRead, off: int, obs_time: float, rank: int | None = None, bar: bytes = b""
+) -> None:
     """What the general reader found on one line, into the file's rows (training) or evals; `rank`: the
-    rank the line names (None: the file's)."""
+    rank the line names (None: the file's); `bar`: a progress bar's line's bar (its redraws give no row)."""
     f = read.fields
     t = f.get("time", _NAN)
     t = t if t == t else obs_time
@@ -343,7 +388,9 @@ def add_read(st: FileState, read: LineRead, off: int, obs_time: float, rank: int
         return
     for column, key in read.keys.items():
         note_key(st.metric_keys, column, key)
-    st.rows.append((*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off), read.extras, rank)
+    row = (*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off)
+    if not (bar and bar_redraw(st, row, read.extras, bar)):
+        st.rows.append(row, read.extras, rank)
 
 
 _NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})

@@ -21,11 +21,13 @@ line it gives no reading (`_pattern_read`).
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name
 from core.logs.rows.notations import NOTATIONS
+from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
+from core.logs.rows.series import summary_line
 from core.logs.tokens.lexicon import NUM, ROW_FIELDS
 
 __all__ = ["FIXED_ALIASES", "NUM", "LineRead", "line_time", "metric_name", "read_line", "reads_nothing", "to_float"]
@@ -44,13 +46,6 @@ _RE_LOSS_KEY = re.compile(
     # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
     rb"[ \t]+(?=[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z]))))"
 )
-# A trainer's one-off summary at the end (HF Trainer / MindNLP: `{'train_runtime': 61.2, ..., 'train_loss':
-# 0.0029, 'epoch': 10.0}`): a series of its own, never the last training row
-# and an epoch's or a run's results line (ESPnet2's `7epoch results: [train] ... loss=1.613, ... [valid] loss=1.854`)
-_RE_SUMMARY = re.compile(
-    rb"train_runtime|train_samples_per_second|train_steps_per_second|"
-    rb"(?i:(?:epoch|final|training|train)[ \t]+results?[ \t]*:)"
-)
 # A line that carries training progress: an `avg loss` on it is the epoch's training loss
 # (`Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary
 # (an epoch or step with its number: MindFormers' `epoch_end: ... per step time: 7.5 ms, avg loss: 2.4` repeats
@@ -67,8 +62,8 @@ _NUMV = (
     rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?![A-Za-z]))"
 )
 # a key may join its words by `/`, `-` or `@` (maxtext's `TFLOP/s/device`, trlx's `losses/policy_loss`, TF-slim's
-# `Top-1`, `Acc@1`)
-_KEY = _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
+# `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`)
+_KEY = rb"(?:[A-Za-z]\d+\.)?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _RE_KV = re.compile(
     rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]+(?:" + _KEY + rb"|\([A-Za-z/%]+\))){0,5})['\"]?"
     rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")"
@@ -78,6 +73,7 @@ _RE_KV = re.compile(
 _RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]*(True|False|\d)\b")
 _RE_PAIR_WORD = re.compile(rb"(?i)(?<![\w.])(epoch|step|iteration|iter)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])")
 _RE_BARE_PAIR = re.compile(rb"\[[ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*\]")
+_RE_EPOCH_PAIR = re.compile(rb"[ \t]*\]?[ \t]*[\[(][ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*[\])]")  # the step in the epoch
 _RE_PREFIX = re.compile(
     rb"(?:[ \t]*(?:\[[^\]\n]*\]|\d{4}-\d\d-\d\d[ T][\d:,.]+|[\w.]+[ \t]+(?:INFO|WARNING|DEBUG)\b|"
     rb"(?:INFO|WARNING|DEBUG)\b|-(?=[ \t])|\{))*[ \t]*"
@@ -91,7 +87,9 @@ _NUMBER_TAIL = frozenset(
 )
 
 EPOCH_KEYS = frozenset({"epoch", "epochs", "cur_epoch", "epoch_num"})
-STEP_KEYS = frozenset({"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "it"})
+STEP_KEYS = frozenset(
+    {"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "it", "global_iter"}
+)
 FIXED_ALIASES: dict[str, str] = {
     **dict.fromkeys(("lr", "cur_lr", "learning_rate"), "lr"),
     **dict.fromkeys(
@@ -127,12 +125,6 @@ def to_float(raw: bytes) -> float:
         return float(raw)
     except ValueError:
         return _NAN
-
-
-def metric_name(key: bytes) -> str:
-    """`per step time` / `Per-Step Time` / `elapsed time per iteration (ms)` -> `per_step_time`, ...:
-    lower case, every run of other characters one `_`."""
-    return re.sub(r"[^a-z0-9]+", "_", key.decode("ascii", "replace").lower()).strip("_")
 
 
 @dataclass
@@ -208,28 +200,6 @@ def _is_eval(line: bytes, key_start: int) -> bool:
     return _RE_EVAL_WORD.search(line, 0, key_start) is not None
 
 
-_CONTROL = frozenset(range(32)) - {9, 10} | {127}  # bytes no text has before a word (tab, LF aside)
-
-
-def glued_to_binary(line: bytes, start: int) -> bool:
-    """Whether the word at `start` follows a byte no text has there: a control byte, or a byte >= 0x80
-    that does not end a UTF-8 space, punctuation or symbol (after a letter, the word began before it).
-    Such a word names no metric: binary bytes before a loss line once made metrics named `sepoch`
-    (after b"\\x07") and `b6epoch` (after b"\\xff"). Digits never decide it (a line shape's template holds)."""
-    if start == 0:
-        return False
-    byte = line[start - 1]
-    if byte < 0x80:
-        return byte in _CONTROL
-    for k in range(2, min(4, start) + 1):  # a UTF-8 character ending here: 2 to 4 bytes
-        try:
-            text = line[start - k : start].decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        return unicodedata.category(text[-1])[0] not in "PSZ"  # after a letter the word began before
-    return True
-
-
 def _set(read: LineRead, column: str, value: float, key: str, span: tuple[int, int]) -> None:
     if column not in read.fields and column not in read.extras:
         (read.fields if column in _FIELD_COLUMNS else read.extras)[column] = value
@@ -262,7 +232,7 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if column in _RESERVED:
             column = name + "_value"
         value = to_float(m.group(2))
-        if column == "step_time_ms" and b"s" in (m.group(4), m.group(5)):
+        if column == "step_time_ms" and in_seconds(name, m.group(4) or m.group(5), line[m.end(2) : m.end()]):
             value *= 1000.0
             read.scales[column] = 1000.0
         _set(read, column, value, name, m.span(2))
@@ -296,7 +266,7 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if column in _RESERVED:
             column = name + "_value"
         value = to_float(m.group(at))
-        if column == "step_time_ms" and m.group(unit) == b"s":
+        if column == "step_time_ms" and in_seconds(name, m.group(unit), m.group(unit) or b""):
             value *= 1000.0
             read.scales[column] = 1000.0
         _set(read, column, value, name, m.span(at))
@@ -352,6 +322,7 @@ def read_line(line: bytes | str) -> LineRead | None:
         if not read.extras and not read.fields:
             return None
     _epoch_step(read, line)
+    read.eval = read.eval or ("loss" in read.fields and summary_line(line, read.fields))  # core.logs.rows.series
     read.fields["time"] = line_time(line)
     return read
 
@@ -415,6 +386,10 @@ def _epoch_step(read: LineRead, line: bytes) -> None:
         # MindYOLO: global step = (epoch - 1) x steps per epoch + step
         f["step"] = (f["epoch"] - 1) * f["steps_total"] + f["step"]
         read.spans["step"] = (-1, -1)  # not a plain copy of one number: the bulk path must not take it
+    at = read.spans.get("epochs_total", read.spans.get("epoch", (-1, -1)))[1]
+    if "step" not in f and at > 0 and (pair := _RE_EPOCH_PAIR.match(line, at)) is not None:  # `Epoch:[0/19](100/246)`
+        _set(read, "step", float(pair.group(1)), "step", pair.span(1))
+        _set(read, "steps_total", float(pair.group(2)), "step", pair.span(2))
     if "step" not in f and "loss" in read.spans:
         bare = _RE_BARE_PAIR.search(line, read.spans["loss"][1])
         if bare:

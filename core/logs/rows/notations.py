@@ -17,37 +17,14 @@ says the line gives no training row; `eval=True` says it is an evaluation (or su
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
+from core.logs.rows.notation import CORPUS, Notation, NotationSample
+from core.logs.rows.notations_more import MORE
 from core.logs.tokens.lexicon import NUM
 
 __all__ = ["NOTATIONS", "Notation", "NotationSample"]
 
 _NAN = float("nan")
-_CORPUS = "{} (tests/fixtures/real_logs/{})"
-
-
-@dataclass(frozen=True)
-class NotationSample:
-    """A real line, where it was seen, and the reading it must give (see the module's doc)."""
-
-    line: str
-    source: str
-    expect: Mapping[str, float | None] | None
-    eval: bool = False
-
-
-@dataclass(frozen=True)
-class Notation:
-    """One way users print a line's numbers: what it is, real samples, and a pattern only when the general
-    grammar does not read it."""
-
-    name: str
-    what: str
-    samples: tuple[NotationSample, ...]
-    pattern: bytes | None = None
-    suite: bool = False
+_CORPUS = CORPUS  # a corpus entry as a sample's source
 
 
 def _suite(epoch: float | None, step: float | None, epochs: float | None, steps: float | None, loss: float) -> dict:
@@ -468,4 +445,5 @@ NOTATIONS: tuple[Notation, ...] = (
             rb'"gnorm": "(?P<global_norm>' + NUM + rb')".*?"loss_scale": "(?P<loss_scale>' + NUM + rb')"'
         ),
     ),
+    *MORE,  # core.logs.rows.notations_more
 )

@@ -36,6 +36,7 @@ from core.logs.rows.filestate import (
     add_error,
     add_read,
     add_rows,
+    bar_redraw,
     carry_over,
     last_log_time,
     named_lines,
@@ -56,6 +57,7 @@ from core.logs.rows.formats import (
 from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
 from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_prefix, has_keyword
 from core.logs.rows.lineranks import line_rank
+from core.logs.rows.redraws import bar_line, bar_of, bar_rows
 from core.logs.rows.seam import ReadPath, Seam
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, learn_sample, quiet_lines, template_block
 from core.logs.tokens.bulk import (
@@ -97,6 +99,7 @@ class Parser:
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
         self._floor = 0  # where the file `parse_line` reads begins in its buffer (feed_many: not at 0)
         self._ranked: dict[int, tuple[int, int] | None] = {}  # row templates whose line names a rank -> where
+        self._bars: set[int] = set()  # row templates of a progress bar's lines (core.logs.rows.redraws)
 
     def trim(self, keep: int) -> None:
         """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
@@ -164,8 +167,9 @@ class Parser:
         others = np.flatnonzero(~taken)
         if words is not None and nl is not None and self.seam.worth_filter(len(others)):
             others = linekinds.WORTH.look(buf, starts, others, words, nl, compiled=True)
+        bars, span = bar_rows(used, which, self._bars, block, buf, base), (0, len(block))
         self._emit(
-            st, buf, starts, others, rows_through, block, extras, (0, len(block)), base, end, obs_time, metrics, named
+            st, buf, starts, others, rows_through, block, extras, span, base, end, obs_time, metrics, named, bars
         )
         self._carry_traceback(st, buf, base, end)
 
@@ -196,6 +200,7 @@ class Parser:
         named = named_lines(buf, block, used, which, self._ranked, 0, end)
         others = linekinds.WORTH.look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
         names = [extra_names(t) for t in used]
+        bars = bar_rows(used, which, self._bars, block, buf, 0)
         for st, lo, hi in items:
             a, b = np.searchsorted(starts, (lo, hi)).tolist()
             rows = (int(rows_through[a - 1]) if a else 0, int(rows_through[b - 1]) if b else 0)
@@ -221,6 +226,7 @@ class Parser:
                 _NAN,
                 True,
                 named,
+                bars,
             )
             self._carry_traceback(st, buf, -lo, hi)
         self._floor = 0
@@ -240,16 +246,16 @@ class Parser:
         obs_time: float,
         metrics: bool,
         named: NamedRows | None = None,
+        bars: np.ndarray | None = None,
     ) -> None:
-        """The bulk rows `rows` (a range of `block`; `named`: the ranks their lines name) and the lines `others`
-        left to `parse_line`, into the file in line order (a TimeMonitor line takes the epoch/step of the row
-        before)."""
+        """The bulk rows `rows` (a range of `block`; `named`: the ranks their lines name; `bars`: the rows of
+        progress-bar lines) and the lines `others` left to `parse_line`, into the file in line order."""
         done, stop = rows
         find = buf.find
         for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
             k = int(rows_through[j])  # bulk rows that come before this line
             if k > done:
-                add_rows(st, block, extras, done, k, self.settings.block_min, named)
+                add_rows(st, block, extras, done, k, self.settings.block_min, named, bars)
                 done = k
             m = RE_LM_AT.match(buf, ls, end)  # a LossMonitor line numpy left (too near the buffer's end)
             if m is not None:
@@ -257,7 +263,7 @@ class Parser:
             else:
                 self.parse_line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
         if stop > done:
-            add_rows(st, block, extras, done, stop, self.settings.block_min, named)
+            add_rows(st, block, extras, done, stop, self.settings.block_min, named, bars)
 
     def _templated(
         self,
@@ -332,9 +338,12 @@ class Parser:
             self._templates.clear()
             self._shapes.clear()
             self._ranked.clear()
+            self._bars.clear()
         template = NO_ROW if read is None else make_template(line, read)
         if template is not None and template is not NO_ROW and (named := line_rank(line)) is not None:
             self._ranked[id(template)] = None if named.host is not None else named.span
+        if template is not None and template is not NO_ROW and bar_line(line):
+            self._bars.add(id(template))
         self._templates[key] = template
         self._shapes.add(key, template)
         return template
@@ -491,11 +500,13 @@ class Parser:
                         note_key(st.metric_keys, c, k)
                 t = row[-1]
                 rank = row_rank(st, line) if id(template) in self._ranked else None
-                st.rows.append((*row[:-1], t if t == t else obs_time, off), extras, rank)
+                row = (*row[:-1], t if t == t else obs_time, off)
+                if id(template) not in self._bars or not bar_redraw(st, row, extras, bar_of(line)):
+                    st.rows.append(row, extras, rank)
             return bool(template.row)
         read = read_loss(line)
         if read is not None:
-            add_read(st, read, off, obs_time, row_rank(st, line))
+            add_read(st, read, off, obs_time, row_rank(st, line), bar_of(line))
         if key not in self._templates and b"\x1b" not in line:
             self._learn(key, line, read)
         return read is not None

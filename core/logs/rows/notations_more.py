@@ -1,0 +1,124 @@
+"""More notations, one entry each (as core.logs.rows.notations, which reads these after its own; split off to keep
+modules short): the lines the issue-30 known gaps named, each with its real samples.
+"""
+
+from __future__ import annotations
+
+from core.logs.rows.notation import CORPUS as _CORPUS
+from core.logs.rows.notation import Notation, NotationSample
+from core.logs.tokens.lexicon import NUM
+
+__all__ = ["MORE"]
+
+MORE: tuple[Notation, ...] = (
+    Notation(
+        "epoch_summary_pipes",
+        "an epoch's summary in a pipe table, the epoch a field of its own and no step (fairseq's `| epoch 010 | train "
+        "loss 1.44 |`, `train | epoch 002 | loss 9.803 |`): a series of its own; the per-step lines say where they "
+        "are within the epoch (`| epoch 010  2000 / 8223 loss=1.27 (1.50)`) and stay rows",
+        (
+            NotationSample(
+                "| epoch 010 | train loss 1.44 | train ppl 2.72 | s/checkpoint    7747 | words/s    961 | "
+                "words/batch    906 | bsz    32 | lr 0.001000 | clip 100% | gnorm 2.1113",
+                _CORPUS.format(
+                    "facebookresearch/fairseq#301", "fairseq-2018-running-average-epoch-summaries_fairseq-301"
+                ),
+                None,
+                eval=True,
+            ),
+            NotationSample(
+                "2020-03-23 11:38:13 | INFO | train | epoch 002 | loss 9.803 | nll_loss 8.89 | ppl 474.37 | "
+                "wps 31194.9 | ups 0.07 | wpb 430468 | bsz 14485.4 | num_updates 695 | lr 0.00017375 | "
+                "gnorm 55.005 | loss_scale 0 | train_wall 4512 | wall 9786",
+                _CORPUS.format(
+                    "facebookresearch/fairseq#1895", "fairseq-hydra-era-train-inner-and-summaries_fairseq-1895"
+                ),
+                None,
+                eval=True,
+            ),
+            NotationSample(
+                "2020-03-23 11:39:44 | INFO | train_inner | epoch 003:      5 / 356 loss=9.44, nll_loss=8.44, "
+                "ppl=347.28, wps=30690.8, ups=0.07, wpb=427295, bsz=14390.4, num_updates=700, lr=0.000175, "
+                "gnorm=156.036, loss_scale=0, train_wall=1281, wall=9877",
+                _CORPUS.format(
+                    "facebookresearch/fairseq#1895", "fairseq-hydra-era-train-inner-and-summaries_fairseq-1895"
+                ),
+                {"loss": 9.44, "epoch": 3, "nll_loss": 8.44, "lr": 0.000175},
+            ),
+        ),
+    ),
+    Notation(
+        "step_pair_after_epoch",
+        "the step within the epoch as a pair right after the epoch's (`Epoch:[0/19](100/24681)`, mmcv's "
+        "`Epoch [1][15/678]`)",
+        (
+            NotationSample(
+                "Epoch:[0/19](100/24681) loss:5.251 lr:0.00020000 epoch_Time:98.0min:",
+                _CORPUS.format("jingyaogong/minimind#26", "minimind-epoch-paren-step-loss_minimind-26"),
+                {"loss": 5.251, "epoch": 0, "epochs_total": 19, "step": 100, "steps_total": 24681, "lr": 0.0002},
+            ),
+        ),
+    ),
+    Notation(
+        "qualified_step_and_unitless_seconds",
+        "`global iter: N/M` is the step (`inner iter` a column); a time printed without a unit is in seconds "
+        "(`| time: 1.700 |`: 1,700 ms)",
+        (
+            NotationSample(
+                "train | data_epochs  0/10 | inner iter:   3/  8 | ppo epoch:  2/ 4 | global iter:     27/  5000| "
+                "tot_loss: 1.5269 | rl_loss: -1.0516 | pt_loss: 2.5786 | pg_loss: -1.0603 | reg_loss: 0.0087 | "
+                "reward: 0.0116 | rev_kl: 0.0022 | stu_lens: 71.8750 | mixed_lens: 63.2500 | lr: 8.5000e-07 | "
+                "scale:  32.00 | time: 1.700 | step time: 0.000",
+                _CORPUS.format("microsoft/LMOps#130", "lmops-minillm-pipe-tot-loss-global-iter-seconds_lmops-130"),
+                {"loss": 1.5269, "step": 27, "steps_total": 5000, "step_time_ms": 1700.0, "inner_iter": 3.0},
+            ),
+        ),
+    ),
+    Notation(
+        "stage_prefixed_keys",
+        "metric keys behind a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`)",
+        (
+            NotationSample(
+                "2020-05-21 04:01:24,249 - mmdet - INFO - Epoch [1][15/678]\tlr: 0.00020, eta: 1 day, 16:21:05, time: "
+                "1.269, data_time: 0.011, memory: 9581, loss_rpn_cls: 0.6986, loss_rpn_bbox: 0.2252, s0.loss_cls: "
+                "0.5666, s0.acc: 95.7031, s0.loss_bbox: 0.1050, s0.loss_mask: 0.8547, s1.loss_cls: 0.3093, s1.acc: "
+                "97.6562, loss: 3.4410",
+                _CORPUS.format(
+                    "open-mmlab/mmdetection#2785 (its s1 and s2 columns shortened)",
+                    "mmdet-cascade-stage-prefixed-keys_mmdetection-2785",
+                ),
+                {"loss": 3.441, "s0_loss_cls": 0.5666, "s0_acc": 95.7031, "s1_acc": 97.6562, "step": 15},
+            ),
+        ),
+    ),
+    # ------------------------------------------------------------------ read by their pattern
+    Notation(
+        "json_named_metric",
+        'JSON records naming their metric and its value (caikit-nlp\'s `training_logs.jsonl`: `{"name": "loss", '
+        '"data": {"step": 1, "value": 3.9274}}`)',
+        (
+            NotationSample(
+                '{"name": "loss", "data": {"epoch": 0.01, "step": 1, "value": 3.9274, "timestamp": '
+                '"2023-09-26T19:25:18.737364"}}',
+                _CORPUS.format("caikit/caikit-nlp#208", "caikit-nlp-training-logs-jsonl-name-loss_caikit-nlp-208"),
+                {"loss": 3.9274, "step": 1},
+            ),
+        ),
+        pattern=rb'"name":[ \t]*"(?:train_)?loss"[ \t]*,[ \t]*"data":[ \t]*\{[^{}]*?"value":[ \t]*(?P<loss>'
+        + NUM
+        + rb")",
+    ),
+    Notation(
+        "loss_then_split",
+        "the loss key before its split's name (LitGPT's `| loss train: 3.724, val: n/a |`): the train split's value "
+        "is the training loss; `val: n/a` is no number (no evaluation)",
+        (
+            NotationSample(
+                "Epoch 1 | iter 46 step 1 | loss train: 3.724, val: n/a | iter time: 45.73 ms",
+                _CORPUS.format("Lightning-AI/litgpt#1224", "litgpt-loss-train-val-na_litgpt-1224"),
+                {"loss": 3.724, "epoch": 1, "step": 46, "iter_time": 45.73},
+            ),
+        ),
+        pattern=rb"(?i)(?<![a-z0-9_])loss[ \t]+train(?:ing)?[ \t]*[:=][ \t]*(?P<loss>" + NUM + rb")",
+    ),
+)

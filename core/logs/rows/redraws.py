@@ -1,0 +1,104 @@
+"""Progress-bar redraws: one training state drawn twice by a progress bar is one row (issue 30).
+
+A tqdm bar draws its line again whenever its counter or its text moves: `set_postfix(loss=...)` draws the new
+values at counter n, then `update(1)` draws the same values at n + 1 (VeOmni's `1/3828049 [00:04<...,
+loss: 11.41, ...]` twice); a description `step 14/36 completed (loss: 0.248...)` is drawn again when the bar
+moves (llama-recipes, torchtune's `1|26|Loss: 1.24`). A log keeps every draw. What makes a line a redraw:
+it is a progress-bar line (tqdm's `N/M [elapsed<eta` counter, `bar_line`), the row just before it came from
+a bar line too, the bar moved (its counter or elapsed time differ: the bar's own, not the row's) and the
+values stayed (every column and metric but the line's time). Equal values alone never merge rows: two
+identical LossMonitor lines are two steps, and so are two identical bar lines (nothing was redrawn).
+
+Every path holds it alike: the line-by-line reader asks `redraw` before it adds a bar line's row and then
+`remember`s it; the bulk paths drop the redraws of a block of rows at once (`block_redraws`), against the
+same state, so a redraw split from its first draw by a block or a live tick is still dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.logs.tokens.bulk import ROW_KEYS
+
+__all__ = ["BarRow", "bar_line", "bar_of", "bar_rows", "block_redraws", "redraw", "remember"]
+
+# tqdm's counter and times: `26/101 [06:45<17:27, 13.96s/it]`, `0/3828049 [00:04<?, ?it/s, ...]`, `1.84M/1.84M
+# [00:00<00:00, ...]` (matched by digit classes only: every line of one shape is a bar line or none is)
+_RE_BAR = re.compile(rb"(?<![\w.])\d+(?:\.\d+)?[kMGT]?/\d+(?:\.\d+)?[kMGT]?[ \t]*\[[\d:]+<(?:[\d:]+|\?)[,\]]")
+_VALUES = len(ROW_KEYS) - 2  # every column but the line's time and offset (the last two)
+
+
+def bar_line(line: bytes) -> bool:
+    """Whether `line` is a progress bar's draw (tqdm's `N/M [elapsed<eta`)."""
+    return _RE_BAR.search(line) is not None
+
+
+def bar_of(line: bytes | bytearray, start: int = 0, end: int | None = None) -> bytes:
+    """The bar's counter and elapsed time on a bar line (empty on another line)."""
+    m = _RE_BAR.search(line, start, len(line) if end is None else end)
+    return b"" if m is None else bytes(m.group(0))
+
+
+@dataclass(frozen=True, slots=True)
+class BarRow:
+    """The last row a bar line gave in a file: the file's row count just after it, and what it read."""
+
+    n: int
+    values: tuple[float | None, ...]
+    extras: tuple[tuple[str, float], ...]
+    bar: bytes  # the bar's counter and elapsed time (`26/101 [06:45<`)
+
+
+def _key(row: tuple | np.ndarray, extras: dict[str, float] | None) -> tuple[tuple, tuple]:
+    values = tuple(None if v != v else float(v) for v in list(row)[:_VALUES])  # NaN equals NaN here
+    more = tuple(sorted((k, float(v)) for k, v in (extras or {}).items() if v == v))
+    return values, more
+
+
+def redraw(last: BarRow | None, n_rows: int, row: tuple, extras: dict[str, float] | None, bar: bytes) -> bool:
+    """Whether a bar line's row (its bar `bar`) redraws the file's last row (`n_rows`: its rows so far)."""
+    return last is not None and last.n == n_rows and last.bar != bar and (last.values, last.extras) == _key(row, extras)
+
+
+def remember(n_rows: int, row: tuple | np.ndarray, extras: dict[str, float] | None, bar: bytes) -> BarRow:
+    """The state after a bar line's row was added (`n_rows`: the file's rows with it)."""
+    return BarRow(n_rows, *_key(row, extras), bar)
+
+
+def block_redraws(
+    part: np.ndarray, extras: dict[str, np.ndarray], bars: np.ndarray, last: BarRow | None, n_rows: int
+) -> np.ndarray:
+    """Which rows of a bulk part are redraws (a mask): a bar row reading what the row before it read, that
+    one a bar row too, its bar moved (`bars`: each row's bar, `bar_rows`; the part's first row: against
+    `last`, when the file's last row, `n_rows`, was it)."""
+    same = np.zeros(len(part), dtype=bool)
+    if len(part) > 1:
+        a, b = part[1:, :_VALUES], part[:-1, :_VALUES]
+        eq = ((a == b) | (np.isnan(a) & np.isnan(b))).all(axis=1)
+        for col in extras.values():
+            x, y = col[1:], col[:-1]
+            eq &= (x == y) | (np.isnan(x) & np.isnan(y))
+        same[1:] = eq & (bars[1:] != b"") & (bars[:-1] != b"") & (bars[1:] != bars[:-1])
+    if len(part) and bars[0]:
+        first = {name: float(col[0]) for name, col in extras.items()}
+        same[0] = redraw(last, n_rows, tuple(part[0].tolist()), first, bars[0])
+    return same
+
+
+def bar_rows(
+    used: list, which: np.ndarray, ids: set[int], block: np.ndarray, buf: bytes | bytearray, base: int
+) -> np.ndarray | None:
+    """Each bulk row's bar (`bar_of` its line; empty: no bar line), for the rows a template of a bar line
+    (`ids`) read (`which`: each row's template in `used`; the offset column less `base` is where its line
+    starts in `buf`); None when no row is a bar line's (a log without bars pays one look)."""
+    mine = [i for i, t in enumerate(used) if id(t) in ids]
+    if not mine:
+        return None
+    out = np.full(len(block), b"", dtype=object)
+    for i in np.flatnonzero(np.isin(which, mine)).tolist():
+        start = int(block[i, -1]) - base
+        out[i] = bar_of(buf, start, buf.find(b"\n", start))
+    return out

@@ -1,0 +1,30 @@
+"""Which lines are one-off summaries, a series of their own and never a training row (issue 30 item 2), told
+by the line's text alone (every line of one shape alike: the bulk path reuses one parse per shape).
+
+- a trainer's final summary (HF Trainer / MindNLP: `{'train_runtime': 61.2, ..., 'train_loss': 0.0029, 'epoch':
+  10.0}`) and an epoch's or a run's results line (ESPnet2's `7epoch results: [train] ... loss=1.613, ... [valid]
+  loss=1.854`);
+- an epoch's summary in a pipe table: the epoch a field of its own (`| epoch 010 |`, fairseq's `train | epoch 002
+  | loss 9.803 | ...`) on a line that reads no step, where the per-step lines say where they are within the epoch
+  (`| epoch 010  2000 / 8223 loss=1.27`, `train_inner | epoch 003:      5 / 356 loss=9.44`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+__all__ = ["RE_SUMMARY", "summary_line"]
+
+RE_SUMMARY = re.compile(
+    rb"train_runtime|train_samples_per_second|train_steps_per_second|"
+    rb"(?i:(?:epoch|final|training|train)[ \t]+results?[ \t]*:)"
+)
+_RE_EPOCH_FIELD = re.compile(rb"(?i)(?:^|\|)[ \t]*epoch[ \t]*:?[ \t]*\d+[ \t]*\|")
+
+
+def summary_line(line: bytes, fields: Mapping[str, float]) -> bool:
+    """Whether a line with a loss is a one-off summary (see the module's doc); `fields`: what it reads."""
+    if RE_SUMMARY.search(line) is not None:
+        return True
+    return "step" not in fields and _RE_EPOCH_FIELD.search(line) is not None
