@@ -69,13 +69,14 @@ def shared_streams(metrics: pd.DataFrame) -> list[SharedStream]:
         & (keys["values"] == keys["count"])
     )
     ranks = m.groupby("file", sort=False)["rank"].agg(["nunique", "first"])
+    first_rank: dict[object, int] = {f: int(r) for f, r in ranks["first"].items()}
     out = []
     for file, per_file in keys.groupby(level="file", sort=False):
         close = per_file[per_file["close"]]
         if close.empty or 2 * len(close) < len(per_file) or ranks.at[file, "nunique"] != 1:
             continue
         step = float(close.sort_values("first").index[0][2])
-        out.append(SharedStream(int(ranks.at[file, "first"]), str(file), step, int(close["count"].mode().iloc[0])))
+        out.append(SharedStream(first_rank[file], str(file), step, int(close["count"].mode().iloc[0])))
     return out
 
 
