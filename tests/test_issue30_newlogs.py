@@ -670,3 +670,154 @@ def test_lmops_step_time_is_seconds_in_diagnose(capsys: pytest.CaptureFixture) -
     assert read_run(folder).metrics["step_time_ms"].tolist() == [1700.0, 1287.0, 1712.0]
     assert main(["diagnose", str(folder), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["median_step_time"] == 1700.0
+
+
+# ----------------------------------------------------------------------------- issue 30, second round of new logs
+# Each rule below was written for a log of the second round's build set; each is general (an exception-line form, a
+# rank source, a failure kind, a notation), held over generated values where it reads numbers.
+
+RAY_TASK_ERROR = (
+    # ray-train-worker-died-after-train-func-raytaskerror_ray-31828 (ray-project/ray#31828)
+    b"ray.exceptions.RayTaskError(RuntimeError): \x1b[36mray::TrainTrainable.train()\x1b[39m (pid=1876, "
+    b"ip=100.97.252.234, repr=TorchTrainer)"
+)
+
+
+def test_rays_exception_with_its_cause_in_brackets_is_an_exception_line() -> None:
+    from core.logs.rows.failures import failure_weight
+    from core.logs.rows.formats import RE_EXC_LINE
+
+    m = RE_EXC_LINE.match(RAY_TASK_ERROR)
+    assert m is not None and m.group(1) == b"ray.exceptions.RayTaskError(RuntimeError)"
+    assert failure_weight(RAY_TASK_ERROR.decode()) == 3  # the root cause a user looks up
+    # a call in prose is no exception line: the brackets hold one name, then the colon
+    assert RE_EXC_LINE.match(b"check(RuntimeError, x): fine") is None
+    assert RE_EXC_LINE.match(b"RayTaskError(RuntimeError) was raised") is None
+
+
+@given(
+    st.sampled_from(["RayTaskError", "RayActorError", "TaskError", "ray.exceptions.RayTaskError"]),
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,20}", fullmatch=True),
+)
+def test_an_exception_with_any_cause_is_read_as_one(name: str, cause: str) -> None:
+    from core.logs.rows.formats import RE_EXC_LINE
+
+    m = RE_EXC_LINE.match(f"{name}({cause}): boom".encode())
+    assert m is not None and m.group(1) == f"{name}({cause})".encode()
+
+
+@pytest.mark.parametrize("path", ["line_by_line", "bulk"])
+def test_rays_task_error_ends_the_run_on_every_path(tmp_path: Path, path: str, capsys: pytest.CaptureFixture) -> None:
+    from core.logs import ReaderSettings
+
+    rows = "".join(f"epoch: 1 step: {s}, loss is {2.0 - s / 1000}\n" for s in range(1, 400))
+    folder = _one_file(tmp_path, rows + RAY_TASK_ERROR.decode() + "\n")
+    one_by_one = ReaderSettings(block_min=1 << 30, shape_min=1 << 30)
+    snap = read_run(
+        folder, settings=one_by_one if path == "line_by_line" else ReaderSettings(compiled_min=0, block_min=1)
+    )
+    assert set(failed_ranks(snap)) == {0}
+    assert snap.errors.iloc[-1]["message"].startswith("ray.exceptions.RayTaskError(RuntimeError)")
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched == {0}
+
+
+NPU_RANK_ERROR = "[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:{r}) ERR02200 DIST call hccl api failed."
+
+
+def test_torch_npus_rank_id_names_the_failing_rank_on_the_real_log(capsys: pytest.CaptureFixture) -> None:
+    folder = CORPUS / "hccl-barrier-EJ0001-hccp-init-rankid-3_llamafactory-3839" / "log"
+    assert 3 in set(failed_ranks(read_run(folder)))
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched and 3 in watched
+
+
+@given(st.integers(0, 4095), st.integers(0, 15))
+def test_torch_npus_rank_id_is_read_for_any_rank(rank: int, device: int) -> None:
+    from core.logs.rows.lineranks import line_rank
+
+    named = line_rank(NPU_RANK_ERROR.format(r=rank).replace("Device:3", f"Device:{device}").encode())
+    assert named is not None and named.rank == rank
+
+
+def test_an_unknown_rank_id_names_no_rank(tmp_path: Path) -> None:
+    """torch_npu prints `RankID:-1` before the process group exists: no rank, the file's own holds."""
+    from core.logs.rows.lineranks import line_rank
+
+    line = "[ERROR] 2024-06-27-11:39:29 (PID:2502349, Device:0, RankID:-1) ERR00100 PTA call acl api failed"
+    assert line_rank(line.encode()) is None
+    assert set(failed_ranks(read_run(_one_file(tmp_path, line + "\n")))) == {0}
+
+
+def test_a_rank_id_in_a_ranks_own_file_keeps_the_files_rank(tmp_path: Path) -> None:
+    """Only a single stream takes the rank from the line: a rank folder's file is its own rank's."""
+    folder = tmp_path / "log"
+    folder.mkdir()
+    for r in (0, 1):
+        (folder / f"worker_{r}.log").write_text(
+            NPU_RANK_ERROR.format(r=3) + "\n" if r == 1 else "epoch: 1 step: 1, loss is 2.0\n"
+        )
+    assert set(failed_ranks(read_run(folder))) == {1}
+
+
+GLOG_ERROR = (
+    # paddleocr-workerlogs-eval-restarts-rank1-invalid-cudaplace_robustscanner-paddle (log/workerlog.1)
+    "E0425 18:38:33.592213     8 pybind.cc:1614] Invalid CUDAPlace(1), must inside [0, 1), because GPU number on your "
+    "machine is 1"
+)
+
+
+def test_a_glog_error_line_ending_a_workerlog_fails_that_rank() -> None:
+    folder = CORPUS / "paddleocr-workerlogs-eval-restarts-rank1-invalid-cudaplace_robustscanner-paddle" / "log"
+    snap = read_run(folder)
+    assert 1 in set(failed_ranks(snap))
+    assert any("Invalid CUDAPlace(1)" in m for m in snap.errors[snap.errors["rank"] == 1]["message"])
+
+
+def test_a_glog_error_line_followed_by_training_is_no_failure(tmp_path: Path) -> None:
+    rows = "".join(f"epoch: 1 step: {s}, loss is {2.0 - s / 100}\n" for s in range(1, 6))
+    assert not failed_ranks(read_run(_one_file(tmp_path, GLOG_ERROR + "\n" + rows)))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # glog's INFO and WARNING lines, and an E word in prose, are no failure
+        "I0425 18:38:33.592213     8 pybind.cc:1614] Init device 0",
+        "W0425 18:38:33.592213     8 device_context.cc:404] Please NOTE: device: 0, GPU Compute Capability: 7.5",
+        "E0425 is the code of this experiment",
+    ],
+)
+def test_glog_info_warning_and_prose_are_no_glog_error(line: str) -> None:
+    assert fatal_reason(line.encode()) is None
+
+
+@given(st.floats(0, 1e6, allow_nan=False).map(lambda v: round(v, 6)), st.sampled_from(["'", '"']))
+def test_a_quoted_loss_value_reads_its_number(value: float, quote: str) -> None:
+    q = quote
+    line = f"2020-09-25 18:39:47,914-INFO: iter: 2, lr: 0.000035, {q}loss{q}: {q}{value:f}{q}, eta: 0:00:00"
+    read = read_line(line)
+    assert read is not None and not read.eval
+    assert read.fields["loss"] == pytest.approx(value, rel=1e-6, abs=1e-6) and read.fields["lr"] == 0.000035
+
+
+@given(st.sampled_from(["nan", "inf"]), st.integers(0, 8))
+def test_a_non_finite_value_filled_with_x_is_non_finite(word: str, fill: int) -> None:
+    read = read_line(
+        f"epoch: [2/500], global_step: 920, CTCLoss: {word}{'x' * fill}, loss: {word}{'x' * fill}, ips: 2.5"
+    )
+    assert read is not None and not math.isfinite(read.fields["loss"]) and not math.isfinite(read.extras["ctcloss"])
+    assert read.extras["ips"] == 2.5
+
+
+def test_a_word_after_nan_is_no_fill() -> None:
+    """Only `x`s fill: `nanoseconds` and `nanxy` are no value."""
+    assert read_line("loss: nanoseconds") is None
+    assert read_line("loss: nanxy") is None
+
+
+def test_averaged_stats_are_no_training_rows_on_the_real_log() -> None:
+    """DETR's MetricLogger: 580 `Epoch: [E] [i/139]` rows; the `Averaged stats:` after each evaluation are summaries
+    (the last of them, 3.1047, was the run's false last point)."""
+    m = read_run(CORPUS / "detr-style-metric-logger-train-and-test-rows_rtd-paddle" / "log" / "log").metrics
+    assert len(m) == 580 and float(m.sort_values("offset")["loss"].iloc[-1]) == 1.0154

@@ -359,6 +359,27 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         coded=True,
         weight=3,
     ),
+    # --- issue 30, second round of new logs
+    # glog's ERROR line (`E` + MMDD, time, thread, file:line]): what Paddle's enforce, XLA or any native library
+    # logging with glog prints when an operation fails (a FATAL line is "fatal check", above). An error line that
+    # ends a rank's log ends its run; one followed by training rows does not (failures.trained_on). `E0425` is a
+    # capital and four digits: the scans' code search finds it (coded, no literal)
+    FailureKind(
+        "glog error",
+        rb"^E\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w./\-]+:\d+\] ",
+        (),
+        (
+            FailureSample(
+                "E0425 18:38:33.592213     8 pybind.cc:1614] Invalid CUDAPlace(1), must inside [0, 1), because GPU "
+                "number on your machine is 1",
+                _CORPUS.format(
+                    "smilelite/RobustScanner.paddle (log/workerlog.1)",
+                    "paddleocr-workerlogs-eval-restarts-rank1-invalid-cudaplace_robustscanner-paddle",
+                ),
+            ),
+        ),
+        coded=True,
+    ),
 )
 
 

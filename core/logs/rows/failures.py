@@ -253,7 +253,8 @@ def message_rank(text: str, start: int, rank: int | None) -> int | None:
 # ----------------------------------------------------------------------------- which failures ended the rank
 
 _RE_EXCEPTION = re.compile(
-    r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::|$)|^Exception"
+    r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?:\([A-Za-z_][\w.]*\))?(?::|$)|"
+    r"^Exception"
 )
 
 

@@ -61,8 +61,10 @@ class LogFormat:
     parse: Callable[[bytes], Row | None] = field(default_factory=lambda: parse_loss_line)
 
 
+# Ray names the cause after its own exception: `ray.exceptions.RayTaskError(RuntimeError): ray::Train...`
 RE_EXC_LINE = re.compile(
-    rb"^((?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|Exception))(?::|$)"
+    rb"^((?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|Exception)"
+    rb"(?:\([A-Za-z_][\w.]*\))?)(?::|$)"
 )
 _RE_CHATTER = re.compile(rb"^\[(?:WARNING|INFO|DEBUG|ERROR|CRITICAL|EXCEPTION)\] [A-Z_]+\(\d+[,:]")
 _RE_YOLO_STEPTIME = re.compile(rb"\bEpoch (\d+)/(\d+), Step (\d+)/(\d+), step time: (" + NUM + rb") ms")

@@ -59,7 +59,7 @@ _EVAL_QUAL = {b"val", b"valid", b"validation", b"eval", b"evaluation", b"test", 
 _WORD = rb"[A-Za-z][A-Za-z0-9_]*"
 _NUMV = (
     rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
-    rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?![A-Za-z]))"
+    rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?=x*(?![A-Za-z])))"
 )
 # a key may join its words by `/`, `-` or `@` (maxtext's `TFLOP/s/device`, trlx's `losses/policy_loss`, TF-slim's
 # `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`)
@@ -161,7 +161,7 @@ def line_time(line: bytes) -> float:
     return base + (int(frac) / 10 ** len(frac) if frac else 0.0)
 
 
-_RE_NAN_DOT = re.compile(rb"\.0+(?![\w.])")
+_RE_NAN_DOT = re.compile(rb"(?:\.0+|x+)(?![\w.])")
 _RE_PAIR_TAIL = re.compile(rb"[ \t]*/[ \t]*(" + NUM + rb")")
 
 
@@ -178,7 +178,7 @@ def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], t
     if not m:
         return None
     if line[m.end() : m.end() + 1] in _NUMBER_TAIL and not (
-        m.group(0)[-1:] in b"nNfFyY" and _RE_NAN_DOT.match(line, m.end())  # NeMo's `nan.0`: NaN (its span `nan`)
+        m.group(0)[-1:] in b"nNfFyY" and _RE_NAN_DOT.match(line, m.end())  # NeMo's nan.0, ppocr's nanxxx: NaN
     ):
         return None  # `0x1p3`, `1_000`, `4.5e`: not a whole number; never cut it to a prefix
     value, avg, avg_span = to_float(m.group(0)), _NAN, (m.end(), m.end())

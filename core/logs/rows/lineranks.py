@@ -6,6 +6,7 @@ A launcher or a trainer that writes every rank into one stream says whose line i
   torch (>= 2.2)        `[rank6]:[E624 07:12:55.531 ProcessGroupNCCL.cpp:1537] ...`  prefix
   VISSL                 `INFO ... log_hooks.py: 277: Rank: 0; [ep: 0] iter: 57; lr: 0.71785; loss: 2.94718;`
   WeNet                 `... DEBUG TRAIN Batch 4/203700 loss 12.646465 ... lr 0.00032621 rank 0`  at the end
+  torch_npu             `[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 ...`  error lines
   pdsh (DeepSpeed,      `192.168.50.170: {'loss': 1.2992, 'learning_rate': 1.28e-06, 'epoch': 0.0}`,
   multi-node)           `worker-1: ...`: a host, not a rank (below)
 
@@ -65,6 +66,8 @@ _MPIRUN = re.compile(rb"\[\d+,(\d+)\]<std(?:out|err|diag)>:")
 _TORCH = re.compile(rb"\[rank(\d+)\]:")
 _VISSL = re.compile(rb"(?<![\w])Rank: (\d+);")
 _TRAILING = re.compile(rb"(?<![\w.])rank (\d+)[ \t]*\r?$")
+# torch_npu's error prefix names the process's rank (`-1`: not known yet, no rank)
+_NPU = re.compile(rb"\(PID:\d+, Device:\d+, RankID:(\d+)\)")
 # pdsh's `host: ` before a node's every line: an IPv4 address, or a name with a hyphen before a digit
 # (`worker-1`, `dgx-a100-01`, a Kubernetes MPIJob pod `mpi-rc1ou1aw-launcher`; never a progress word:
 # `Epoch-1: loss 0.3` is a row of epoch 1, not host `Epoch-1`'s; nor `fp16-mode: true`, no digit after its hyphen)
@@ -130,6 +133,19 @@ RANK_SOURCES: tuple[RankSource, ...] = (
         ),
     ),
     RankSource(
+        "torch_npu (PID, Device, RankID)",
+        _NPU,
+        (
+            RankSample(
+                b"[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 DIST call hccl api failed.",
+                3,
+                None,
+                "github.com/hiyouga/LLaMA-Factory/issues/3839 (tests/fixtures/real_logs/"
+                "hccl-barrier-EJ0001-hccp-init-rankid-3_llamafactory-3839)",
+            ),
+        ),
+    ),
+    RankSource(
         "pdsh host prefix",
         _HOST,
         (
@@ -175,6 +191,8 @@ def _rank_in(body: bytes) -> tuple[int, int] | None:
         if m is not None:
             return m.span(1)
     if b"Rank: " in body and (m := _VISSL.search(body)) is not None:
+        return m.span(1)
+    if b"RankID:" in body and (m := _NPU.search(body)) is not None:
         return m.span(1)
     cut = max(0, len(body) - _TAIL)  # `rank N` ends the line: its last bytes hold it
     if b"rank " in body[cut:] and (m := _TRAILING.search(body[cut:])) is not None and (cut == 0 or m.start()):

@@ -1,5 +1,6 @@
 """More notations, one entry each (as core.logs.rows.notations, which reads these after its own; split off to keep
-modules short): the lines the issue-30 known gaps named, each with its real samples.
+modules short): the lines the issue-30 known gaps and its second round of real logs named, each with its real
+samples.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from core.logs.rows.notation import Notation, NotationSample
 from core.logs.tokens.lexicon import NUM
 
 __all__ = ["MORE"]
+
+_NAN = float("nan")
 
 MORE: tuple[Notation, ...] = (
     Notation(
@@ -120,5 +123,53 @@ MORE: tuple[Notation, ...] = (
             ),
         ),
         pattern=rb"(?i)(?<![a-z0-9_])loss[ \t]+train(?:ing)?[ \t]*[:=][ \t]*(?P<loss>" + NUM + rb")",
+    ),
+    Notation(
+        "quoted_loss_value",
+        "a dict's loss written as a quoted string among plain values (PaddleDetection's 2020 static-graph logger: "
+        "`'loss': '7231.944336'`, the other keys unquoted)",
+        (
+            NotationSample(
+                "2020-09-25 18:39:47,914-INFO: iter: 0, lr: 0.000033, 'loss': '7231.944336', eta: 0:00:00, "
+                "batch_cost: 0.00008 sec, ips: 103883.69040 images/sec",
+                "PaddlePaddle/PaddleDetection#1512 (tests/fixtures/real_logs/ppdet-legacy-quoted-loss-string-values_"
+                "paddledetection-pr-1512)",
+                {"loss": 7231.944336, "step": 0, "lr": 0.000033, "batch_cost": 0.00008, "ips": 103883.6904},
+            ),
+        ),
+        pattern=rb"""['"]loss['"]:[ \t]*['"](?P<loss>""" + NUM + rb""")['"]""",
+    ),
+    Notation(
+        "nan_filled_to_width",
+        "NaN or infinity filled to a width with `x` (PaddleOCR formats its stats `{:x<6f}`: a NaN loss prints "
+        "`nanxxx`, and so do its parts)",
+        (
+            NotationSample(
+                "[2023/10/06 13:31:29] ppocr INFO: epoch: [2/500], global_step: 920, lr: 0.000243, acc: 0.000000, "
+                "norm_edit_dis: 0.000000, CTCLoss: nanxxx, SARLoss: nanxxx, loss: nanxxx, avg_reader_cost: 0.00015 s, "
+                "avg_batch_cost: 0.51186 s, avg_samples: 128.0, ips: 250.06955 samples/s, eta: 2 days, 21:06:39",
+                _CORPUS.format("PaddlePaddle/PaddleOCR#11054", "ppocr-rec-loss-nanxxx-to-the-end_paddleocr-11054"),
+                {"loss": _NAN, "ctcloss": _NAN, "sarloss": _NAN, "step": 920, "lr": 0.000243, "ips": 250.06955},
+            ),
+        ),
+    ),
+    Notation(
+        "metric_logger_averaged_stats",
+        "the `Averaged stats:` line a torchvision-reference MetricLogger (DETR, DeiT, MAE and their ports) prints "
+        "after each train or evaluation pass: a summary of the pass, never a training row",
+        (
+            NotationSample(
+                "Averaged stats: loss: 3.1047 (3.7816)  loss_iou: 3.1047 (3.7816)  loss_iou_unscaled: 0.0310 (0.0378)",
+                _CORPUS.format("rainyBJ/RTD-Paddle", "detr-style-metric-logger-train-and-test-rows_rtd-paddle"),
+                None,
+                eval=True,
+            ),
+            NotationSample(
+                "Epoch: [19]  [138/139]  eta: 0:00:05  lr: 0.000100  loss: 1.0154 (1.1215)  loss_iou: 1.0154 (1.1215)  "
+                "loss_iou_unscaled: 0.0102 (0.0112)  time: 5.1078  data: 0.0010",
+                _CORPUS.format("rainyBJ/RTD-Paddle", "detr-style-metric-logger-train-and-test-rows_rtd-paddle"),
+                {"loss": 1.0154, "epoch": 19, "lr": 0.0001, "loss_iou": 1.0154, "data": 0.001},
+            ),
+        ),
     ),
 )

@@ -401,6 +401,8 @@ class Parser:
                 add_error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
             else:  # an error line ends a rank's run unless training follows (failures.trained_on settles it)
                 kind = ErrorKind.EXCEPTION if fatal_reason(line) or info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
+                if info.layout == "single" and (said := line_rank(line)) is not None and said.rank is not None:
+                    rank = said.rank  # one stream of several ranks: torch_npu's `RankID:3` says whose error it is
                 add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
             return
         if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers); or a fatal line

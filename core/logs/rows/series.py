@@ -17,7 +17,7 @@ from collections.abc import Mapping
 __all__ = ["RE_SUMMARY", "summary_line"]
 
 RE_SUMMARY = re.compile(
-    rb"train_runtime|train_samples_per_second|train_steps_per_second|"
+    rb"train_runtime|train_samples_per_second|train_steps_per_second|Averaged stats:|"
     rb"(?i:(?:epoch|final|training|train)[ \t]+results?[ \t]*:)"
 )
 _RE_EPOCH_FIELD = re.compile(rb"(?i)(?:^|\|)[ \t]*epoch[ \t]*:?[ \t]*\d+[ \t]*\|")
