@@ -451,14 +451,21 @@ def lm_row(m: re.Match, off: int, obs_time: float) -> tuple:
     return tuple(row)
 
 
-def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: float) -> tuple[np.ndarray, np.ndarray]:
+def lm_block(
+    buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: float, compiled: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Find, among the candidate lines at `starts`, the LossMonitor lines numpy can read exactly and
     build their rows column-wise: returns (mask over `starts`, rows of the masked lines).
 
     A line is taken only if it is all of `epoch: <digits>[,] step: <digits>[,] loss is <decimal>`
     then an optional CR and the newline (so `_LM` matches it whole and `float` gives the same
-    numbers); the rest is left to `parse_line`.
+    numbers); the rest is left to `parse_line`. `compiled`: by one compiled pass (core.logs.tokens.lmscan, a big
+    read that loaded numba) instead of numpy's ~40 array operations.
     """
+    if compiled:
+        from core.logs.tokens.lmscan import lm_rows
+
+        return lm_rows(buf, starts, base, obs_time)
     chunk = np.frombuffer(buf, dtype=np.uint8)
     top = len(chunk) - 1
     take = literal_at(chunk, starts, b"epoch: ")

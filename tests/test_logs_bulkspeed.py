@@ -1,0 +1,81 @@
+"""The bulk path's compiled forms (issue 30, speed): the LossMonitor pass (core.logs.tokens.lmscan) and the
+block scan give what their reference forms give, line for line, bit for bit."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from core.logs.tokens import bulk
+from core.logs.tokens.lmscan import lm_rows
+from tests.strategies import loss_line, value_text
+
+_LOSS = bulk.ROW_KEYS.index("loss")
+
+
+def _bits(rows: np.ndarray) -> list[bytes]:
+    return [struct.pack(f"<{len(r)}d", *r) for r in np.nan_to_num(rows, nan=-7.25).tolist()]
+
+
+def _lines() -> st.SearchStrategy[bytes]:
+    odd = st.sampled_from(
+        [
+            b"epoch: 1 step: 2, loss is 1.5.2\n",
+            b"epoch: 1 step: 2, loss is .\n",
+            b"epoch: 1 step: 2, loss is -\n",
+            b"epoch: 1 step: 2, loss is 1e\n",
+            b"epoch: 1 step: 2, loss is 1.5\r\r\n",
+            b"epoch: 12345678901 step: 2, loss is 1.5\n",
+            b"epoch: 123456789012 step: 2, loss is 1.5\n",
+            b"epoch: 1 step: 2, loss is 123456789012345678901234567.5\n",
+            b"epoch: 1 step: 2, loss is 0.00000000000000000000123\n",
+            b"epoch: 1 step: 2, loss is +.5\n",
+            b"epoch: 1 step: 2 loss is 1.5\n",
+            b"epoch:  1 step: 2, loss is 1.5\n",
+            b"[INFO] epoch: 1 step: 2, loss is 1.5\n",
+        ]
+    )
+    return st.one_of(loss_line(), odd, st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"") + b"\n"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_lines(), min_size=1, max_size=30), cut=st.booleans())
+@example(lines=[b"epoch: 1 step: 2, loss is 2.3139476776123047\n"], cut=False)
+@example(lines=[b"epoch: 1 step: 2, loss is 1.5"], cut=False)  # the buffer ends before the newline
+def test_compiled_lossmonitor_rows_are_the_line_readers(lines: list[bytes], cut: bool) -> None:
+    """Every line the compiled pass takes is a whole `RE_LM_AT` line and its row is `lm_row`'s bit for bit
+    (17-digit repr floats, midpoints, over 18 digits, signs, CR); it takes every line numpy's form takes."""
+    data = b"\n" + b"".join(lines)
+    if cut:
+        data = data[:-1]  # the last line's newline not there: never taken
+    starts = np.cumsum([1] + [len(x) for x in lines[:-1]]).astype(np.int64)
+    take, rows = lm_rows(bytearray(data), starts, 100, float("nan"))
+    take_np, rows_np = bulk.lm_block(data, starts, 100, float("nan"))
+    assert not (take_np & ~take).any()  # never fewer lines than numpy's form
+    expected = []
+    for ls in starts[take].tolist():
+        m = bulk.RE_LM_AT.match(data, ls)
+        assert m is not None and data.find(b"\n", ls) == m.end() + (data[m.end() : m.end() + 1] == b"\r")
+        expected.append(bulk.lm_row(m, 100 + ls, float("nan")))
+    assert _bits(rows) == _bits(np.array(expected).reshape(-1, len(bulk.ROW_KEYS)))
+    assert _bits(rows[take_np[take]]) == _bits(rows_np)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=value_text(), sign=st.sampled_from([b"", b"-", b"+"]))
+def test_compiled_lossmonitor_values_are_float(text: bytes, sign: bytes) -> None:
+    """The loss of a taken line is `float` of its text, whatever its digits (a plain decimal or left alone)."""
+    line = b"epoch: 3 step: 9, loss is " + (sign + text if text[:1] not in b"+-" else text) + b"\n"
+    take, rows = lm_rows(line, np.array([0]), 0, float("nan"))
+    if take[0]:
+        value = float(line[len(b"epoch: 3 step: 9, loss is ") : -1])
+        assert struct.pack("<d", rows[0, _LOSS]) == struct.pack("<d", value)
+    else:
+        assert (
+            bulk.RE_LM_AT.match(line) is None
+            or not line.rstrip(b"\n").split(b"is ")[1].lstrip(b"+-").replace(b".", b"", 1).isdigit()
+        )
+
