@@ -3,12 +3,18 @@ block scan give what their reference forms give, line for line, bit for bit."""
 
 from __future__ import annotations
 
+import gc
 import struct
+from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from core.logs import read_run
+from core.logs.bytes.source import CheckedFiles
 from core.logs.tokens import bulk
 from core.logs.tokens.lmscan import lm_rows
 from tests.strategies import loss_line, value_text
@@ -79,3 +85,36 @@ def test_compiled_lossmonitor_values_are_float(text: bytes, sign: bytes) -> None
             or not line.rstrip(b"\n").split(b"is ")[1].lstrip(b"+-").replace(b".", b"", 1).isdigit()
         )
 
+
+class _GcWatch(CheckedFiles):
+    """The real files, noting whether the cyclic collector could run at each read."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.enabled: list[bool] = []
+        self.fail = fail
+
+    def read_at(self, f: BinaryIO, buf: bytearray | memoryview, n: int, pos: int) -> int:
+        self.enabled.append(gc.isenabled())
+        if self.fail:
+            raise RuntimeError("the disk went away")
+        return super().read_at(f, buf, n, pos)
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_read_run_pauses_the_collector_and_restores_it(tmp_path: Path, before: bool) -> None:
+    """A one-shot read runs with the cyclic collector paused (a full collection of a big heap mid-read cost
+    it up to a third of its time), and leaves it as it found it, also when the read fails."""
+    (tmp_path / "worker_0.log").write_bytes(b"epoch: 1 step: 1, loss is 2.5\n" * 50)
+    source = _GcWatch()
+    was = gc.isenabled()
+    try:
+        (gc.enable if before else gc.disable)()
+        snap = read_run(tmp_path, source=source)
+        assert gc.isenabled() is before
+        assert source.enabled and not any(source.enabled)
+        assert snap.metrics["loss"].tolist() == [2.5] * 50
+        with pytest.raises(RuntimeError):
+            read_run(tmp_path, source=_GcWatch(fail=True))  # a read that fails: the collector as it was
+        assert gc.isenabled() is before
+    finally:
+        (gc.enable if was else gc.disable)()
