@@ -118,3 +118,30 @@ def test_read_run_pauses_the_collector_and_restores_it(tmp_path: Path, before: b
         assert gc.isenabled() is before
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_a_plain_line_an_anchor_lets_through_is_searched_for_failures_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain line that holds a failure kind's anchor (` training`) is read by the per-line reader; a log repeats
+    it (`Number of training samples: 64` each epoch): its failure signatures are searched once, not per copy,
+    and a real failure's line with the same anchor is still one (issue 30, MindCV's 2,000-step read)."""
+    from core.logs.rows import parser
+
+    searched: list[bytes] = []
+    real = parser.fatal_reason
+
+    def counted(line: bytes) -> str | None:
+        searched.append(line)
+        return real(line)
+
+    monkeypatch.setattr(parser, "fatal_reason", counted)
+    plain = b"Number of training samples: 64\n"
+    lines = [b"epoch: 1 step: %d, loss is 2.5\n" % s + plain for s in range(1, 301)]
+    lines.append(b"Exception in main training loop: Caught RuntimeError in replica 0 on device 0.\n")
+    (tmp_path / "worker_0.log").write_bytes(b"".join(lines))
+    snap = read_run(tmp_path)
+    assert len(snap.metrics) == 300
+    assert searched.count(plain.rstrip(b"\n")) == 1
+    assert [k for k in snap.errors["kind"]] == ["exception"]
+    assert "main training loop" in snap.errors["message"].iloc[0]
