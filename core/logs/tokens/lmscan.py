@@ -16,7 +16,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from core.logs.tokens.bulk import _I, _NAN, ROW_KEYS, _long_double_div
+from core.logs.tokens.exact import long_double_div
+from core.logs.tokens.lexicon import ROW_FIELDS
+
+ROW_KEYS = (*ROW_FIELDS, "offset")  # as core.logs.tokens.bulk's rows
+_I = {k: i for i, k in enumerate(ROW_KEYS)}
+_NAN = float("nan")
 
 __all__ = ["FAST", "LONG", "MID", "lm_kernel", "lm_rows"]
 
@@ -158,7 +163,7 @@ def lm_rows(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: flo
     mid = idx[status[idx] == MID]
     rest = idx[status[idx] == LONG]
     if len(mid):
-        d, tie = _long_double_div(mantissa[mid], frac[mid])
+        d, tie = long_double_div(mantissa[mid], frac[mid])
         value[mid] = np.where(neg[mid], -d, d)
         rest = np.concatenate([rest, mid[tie]])
     for i in rest.tolist():  # a midpoint or over 18 digits: `float` itself
