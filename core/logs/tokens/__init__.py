@@ -3,6 +3,8 @@
   lexicon.py    what a number is, a row's fields, the level tags (one definition for every stage above)
   linescan.py   the compiled passes (numba): newlines, candidate and keyword lines, shapes, exact decimals
   bulk.py       the numpy fast path: candidate lines, keyword lines, LossMonitor rows bit-identical to `float`
+  lmscan.py     LossMonitor rows of a big block in one compiled pass (the same lines and bits as bulk's)
+  exact.py      the long-double division both read MindSpore's 17-18 digit repr floats with
   plain.py      candidate lines that carry nothing, found in one search per chunk
 
 Imports only `core.logs.bytes` and below.
