@@ -145,3 +145,22 @@ def test_a_plain_line_an_anchor_lets_through_is_searched_for_failures_once(
     assert searched.count(plain.rstrip(b"\n")) == 1
     assert [k for k in snap.errors["kind"]] == ["exception"]
     assert "main training loop" in snap.errors["message"].iloc[0]
+
+
+def test_a_batch_of_small_logs_names_new_metrics_in_file_order(tmp_path: Path) -> None:
+    """Small logs go to the table a batch at a time (one write per column): the metrics a file names first still
+    come in file order, as when the files are read one by one (hypothesis found a batch that put them otherwise)."""
+    from core.logs import ReaderSettings
+
+    files = [
+        b"epoch: 0001, step: 0, loss is 4.52\n\x1b[32mstep 0/0 train_loss=4.52 val_loss=4.52\x1b[0m\n",
+        b"[INFO] 2026-11-23 19:14:00,332 [mindformers/core/callback/callback.py:747] print_output_info: { Epoch:"
+        b"[  0/  4], step:[    0/   16], loss:[4.52/4.52], per_step_time: 4503ms, lr: 0.003, overflow cond: False, "
+        b"loss_scale: 1.0, global_norm: [0.73903346], train_throughput_per_npu: 0.000T\n",
+    ]
+    for rank, data in enumerate(files):
+        (tmp_path / f"worker_{rank}.log").write_bytes(data)
+    together = read_run(tmp_path, settings=ReaderSettings(read_block=2048, compiled_min=0))
+    alone = read_run(tmp_path, settings=ReaderSettings(read_block=2048, prefetch_min=1, compiled_min=0))
+    assert list(together.metrics.columns) == list(alone.metrics.columns)
+    assert list(together.metrics.columns)[-2:] == ["val_loss", "loss_avg"]
