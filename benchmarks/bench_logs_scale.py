@@ -1,6 +1,6 @@
 """Ingest, diagnosis and live-tick figures at 1,024 ranks (or any), side by side with `grep -c -F loss`.
 
-    .venv/bin/python benchmarks/bench_logs_scale.py [--ranks 1024] [--steps 200,2000] [--noise 9] [--repeat 3]
+    .venv/bin/python benchmarks/bench_logs_scale.py [--ranks 1024] [--steps 200,2000] [--noise 9] [--repeat 3] [--ticks 20]
         [--format lossmonitor,mindformers,mindcv,megatron,corpus] [--noise-mode varied|fixed]
 
 Folders:
@@ -152,7 +152,15 @@ def _grep(files: list[str]) -> tuple[float, float, int]:
 
 
 def bench(
-    root: Path, fmt: str, ranks: int, steps: int, noise: int, repeat: int, noise_mode: str, codes: dict[str, Path]
+    root: Path,
+    fmt: str,
+    ranks: int,
+    steps: int,
+    noise: int,
+    repeat: int,
+    noise_mode: str,
+    codes: dict[str, Path],
+    n_ticks: int = TICKS,
 ) -> list[Figures]:
     """One folder, read by each checkout of `codes` (name -> repo) in every round, after the round's grep."""
     run_dir = root / f"{fmt}_{ranks}_{steps}"
@@ -193,9 +201,11 @@ def bench(
             reads[name].append(r)
             ratios[name].append(g / r["warm_s"])
             cpu_ratios[name].append(gc / r["warm_cpu_s"])
-    tick_args = (fmt, str(steps), str(noise), noise_mode, str(TICKS))
+    tick_args = (fmt, str(steps), str(noise), noise_mode, str(n_ticks))
     ticks = {
-        name: [_child(repo, str(run_dir), "tick", *tick_args) for _ in range(repeat)] for name, repo in codes.items()
+        name: [_child(repo, str(run_dir), "tick", *tick_args) for _ in range(repeat if n_ticks else 0)]
+        or [{"p50": float("nan"), "p95": float("nan")}]  # --ticks 0: the reads only
+        for name, repo in codes.items()
     }
     shutil.rmtree(run_dir)
     out = []
@@ -258,6 +268,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="rounds per folder (medians)")
     ap.add_argument("--format", default=",".join(FORMATS), help=f"comma-separated, of {', '.join(FORMATS)}")
     ap.add_argument("--noise-mode", default="varied", choices=synth_logs.NOISE_MODES)
+    ap.add_argument("--ticks", type=int, default=TICKS, help="live ticks per round (0: the reads only, no tick)")
     ap.add_argument("--tmp", default=None, help="where folders are written (default: the system's temp dir)")
     ap.add_argument(
         "--baseline",
@@ -285,7 +296,7 @@ def main() -> None:
                 for fmt in formats:
                     if fmt == "corpus" and s != steps[0]:
                         continue  # its own length
-                    got = bench(Path(tmp), fmt, n, s, args.noise, args.repeat, args.noise_mode, codes)
+                    got = bench(Path(tmp), fmt, n, s, args.noise, args.repeat, args.noise_mode, codes, args.ticks)
                     results.extend(got)
                     for f in got:
                         print(row(f), flush=True)
