@@ -1,7 +1,7 @@
 """Ingest, diagnosis and live-tick figures at 1,024 ranks (or any), side by side with `grep -c -F loss`.
 
-    .venv/bin/python benchmarks/bench_logs_scale.py [--ranks 1024] [--steps 200,2000] [--noise 9] [--repeat 3] [--ticks 20]
-        [--format lossmonitor,mindformers,mindcv,megatron,corpus] [--noise-mode varied|fixed]
+    .venv/bin/python benchmarks/bench_logs_scale.py [--ranks 1024] [--steps 200,2000] [--noise 9] [--repeat 3]
+        [--format lossmonitor,mindformers,mindcv,megatron,corpus] [--noise-mode varied|fixed] [--ticks 20]
 
 Folders:
 - the suites' formats (benchmarks/synth_logs.py `LINE_FORMATS`): each rank's loss lines with `--noise` noise lines

@@ -137,12 +137,14 @@ def test_a_plain_line_an_anchor_lets_through_is_searched_for_failures_once(
 
     monkeypatch.setattr(parser, "fatal_reason", counted)
     plain = b"Number of training samples: 64\n"
-    lines = [b"epoch: 1 step: %d, loss is 2.5\n" % s + plain for s in range(1, 301)]
+    long = b"Number of training samples: " + b"6" * 2000 + b"\n"  # not remembered: the memory stays bounded
+    lines = [b"epoch: 1 step: %d, loss is 2.5\n" % s + plain + long for s in range(1, 301)]
     lines.append(b"Exception in main training loop: Caught RuntimeError in replica 0 on device 0.\n")
     (tmp_path / "worker_0.log").write_bytes(b"".join(lines))
     snap = read_run(tmp_path)
     assert len(snap.metrics) == 300
     assert searched.count(plain.rstrip(b"\n")) == 1
+    assert searched.count(long.rstrip(b"\n")) == 300
     assert [k for k in snap.errors["kind"]] == ["exception"]
     assert "main training loop" in snap.errors["message"].iloc[0]
 

@@ -469,7 +469,7 @@ class Parser:
             if st.info.layout == "single" and (named := RE_LEVEL_RANK.match(line)) is not None:
                 rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
             add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
-        else:
+        elif len(line) <= _MAX_REMEMBERED:  # (bounded: 4,096 lines of 1 KiB at most)
             if len(self._no_failure) >= _MAX_TEMPLATES:
                 self._no_failure.clear()
             self._no_failure.add(line)
@@ -510,4 +510,5 @@ class Parser:
 
 _LEARN_ROUNDS = 3  # samples taken from a block's lines of unknown shapes before the rest is read one by one
 _MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
+_MAX_REMEMBERED = 1024  # longest plain line `_fatal` remembers
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")
