@@ -1,7 +1,7 @@
 """Ingest, diagnosis and live-tick figures at 1,024 ranks (or any), side by side with `grep -c -F loss`.
 
     .venv/bin/python benchmarks/bench_logs_scale.py [--ranks 1024] [--steps 200,2000] [--noise 9] [--repeat 3]
-        [--format lossmonitor,mindformers,mindcv,megatron,corpus] [--noise-mode varied|fixed]
+        [--format lossmonitor,mindformers,mindcv,megatron,corpus] [--noise-mode varied|fixed] [--ticks 20]
 
 Folders:
 - the suites' formats (benchmarks/synth_logs.py `LINE_FORMATS`): each rank's loss lines with `--noise` noise lines
@@ -17,7 +17,9 @@ its count printed: GNU grep stops at the first match when its output is /dev/nul
 child process (a cold read, then a warm one: a dashboard reading its next folder; the warm one is the
 reader's time); with `--baseline`, another checkout's reader reads each folder in the same rounds (before/after
 side by side). The medians are printed, and the ratio is the median of the rounds' grep / reader ratios
-(each pair measured back to back: a load spike from other jobs hits both). Then `diagnose` (whether it named
+(each pair measured back to back: a load spike from other jobs hits both), on wall time and on CPU time (user +
+system: grep's as its child's rusage, the reader's as its process's, every thread counted): on a shared machine
+the CPU ratio is the fair one, as waiting for a core counts in neither. Then `diagnose` (whether it named
 the injected ranks) and the live tick: new lines appended to every rank (one step: `--noise` varied noise
 lines and a loss line; corpus: each log's last 10 lines again), then refresh + snapshot + diagnose, p50/p95
 over 20 ticks, `--repeat` times (median), the heap settled as `RunWatcher` settles it (`settle_heap`). The load
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -58,9 +61,13 @@ from core.logs.rows.reader import RunReader
 root, mode = sys.argv[2], sys.argv[3]
 if mode == "read":
     t0 = time.perf_counter(); snap = read_run(root); cold = time.perf_counter() - t0
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter(); snap = read_run(root); warm = time.perf_counter() - t0  # a server's next folder
+    r1 = resource.getrusage(resource.RUSAGE_SELF)  # every thread's CPU time (the read-ahead and scan helpers too)
+    warm_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
     t0 = time.perf_counter(); d = diagnose(snap); ddt = time.perf_counter() - t0
-    print(json.dumps({"cold_s": cold, "warm_s": warm, "rows": len(snap.metrics), "diagnose_s": ddt,
+    print(json.dumps({"cold_s": cold, "warm_s": warm, "warm_cpu_s": warm_cpu, "rows": len(snap.metrics),
+                      "diagnose_s": ddt,
                       "stragglers": [s.rank for s in d.stragglers], "hung": [h.rank for h in d.hung],
                       "failed": [g.ranks for g in d.failure_groups]}))
 else:
@@ -118,10 +125,14 @@ class Figures:
     grep_count: int
     rows_expected: int
     grep_s: float
+    grep_cpu_s: float
     cold_s: float
     warm_s: float
+    warm_cpu_s: float
     ratio: float
     ratios: list[float]
+    cpu_ratio: float
+    cpu_ratios: list[float]
     tick_p50_ms: float
     tick_p95_ms: float
     rows: int
@@ -129,15 +140,27 @@ class Figures:
     load: str
 
 
-def _grep(files: list[str]) -> tuple[float, int]:
+def _grep(files: list[str]) -> tuple[float, float, int]:
+    """grep's wall time, its CPU time (user + system, of the child: the machine may be shared) and its count."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     out = subprocess.run(["grep", "-c", "-F", "loss", *files], capture_output=True, text=True, check=False)
     dt = time.perf_counter() - t
-    return dt, sum(int(line.rsplit(":", 1)[1]) for line in out.stdout.split())
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+    return dt, cpu, sum(int(line.rsplit(":", 1)[1]) for line in out.stdout.split())
 
 
 def bench(
-    root: Path, fmt: str, ranks: int, steps: int, noise: int, repeat: int, noise_mode: str, codes: dict[str, Path]
+    root: Path,
+    fmt: str,
+    ranks: int,
+    steps: int,
+    noise: int,
+    repeat: int,
+    noise_mode: str,
+    codes: dict[str, Path],
+    n_ticks: int = TICKS,
 ) -> list[Figures]:
     """One folder, read by each checkout of `codes` (name -> repo) in every round, after the round's grep."""
     run_dir = root / f"{fmt}_{ranks}_{steps}"
@@ -164,19 +187,25 @@ def bench(
     files = sorted(str(p) for p in run_dir.glob("worker_*.log"))
     subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
     greps: list[float] = []
+    grep_cpus: list[float] = []
     reads: dict[str, list[dict]] = {name: [] for name in codes}
     ratios: dict[str, list[float]] = {name: [] for name in codes}
+    cpu_ratios: dict[str, list[float]] = {name: [] for name in codes}
     count = 0
     for _ in range(repeat):
-        g, count = _grep(files)
+        g, gc, count = _grep(files)
         greps.append(g)
+        grep_cpus.append(gc)
         for name, repo in codes.items():
             r = _child(repo, str(run_dir), "read")
             reads[name].append(r)
             ratios[name].append(g / r["warm_s"])
-    tick_args = (fmt, str(steps), str(noise), noise_mode, str(TICKS))
+            cpu_ratios[name].append(gc / r["warm_cpu_s"])
+    tick_args = (fmt, str(steps), str(noise), noise_mode, str(n_ticks))
     ticks = {
-        name: [_child(repo, str(run_dir), "tick", *tick_args) for _ in range(repeat)] for name, repo in codes.items()
+        name: [_child(repo, str(run_dir), "tick", *tick_args) for _ in range(repeat if n_ticks else 0)]
+        or [{"p50": float("nan"), "p95": float("nan")}]  # --ticks 0: the reads only
+        for name, repo in codes.items()
     }
     shutil.rmtree(run_dir)
     out = []
@@ -195,10 +224,14 @@ def bench(
                 count,
                 expected,
                 statistics.median(greps),
+                statistics.median(grep_cpus),
                 statistics.median(r["cold_s"] for r in reads[name]),
                 statistics.median(r["warm_s"] for r in reads[name]),
+                statistics.median(r["warm_cpu_s"] for r in reads[name]),
                 statistics.median(ratios[name]),
                 ratios[name],
+                statistics.median(cpu_ratios[name]),
+                cpu_ratios[name],
                 statistics.median(t["p50"] for t in ticks[name]) * 1000,
                 statistics.median(t["p95"] for t in ticks[name]) * 1000,
                 last["rows"],
@@ -210,17 +243,19 @@ def bench(
 
 
 HEAD = (
-    "| code | format | ranks | steps | MB | grep -c loss (count) | grep s | reader s cold / warm | ratio (rounds) "
-    "| tick p50 / p95 ms | rows read / expected | injected named | load 1/5/15 |"
+    "| code | format | ranks | steps | MB | grep -c loss (count) | grep s wall / cpu | reader s cold / warm / warm cpu "
+    "| ratio wall (rounds) | ratio cpu (rounds) | tick p50 / p95 ms | rows read / expected | injected named "
+    "| load 1/5/15 |"
 )
 
 
 def row(f: Figures) -> str:
     rounds = ", ".join(f"{x:.2f}" for x in f.ratios)
+    cpu_rounds = ", ".join(f"{x:.2f}" for x in f.cpu_ratios)
     return (
-        f"| {f.code} | {f.fmt} | {f.ranks} | {f.steps} | {f.mb:.0f} | {f.grep_count} | {f.grep_s:.2f} | "
-        f"{f.cold_s:.2f} / "
-        f"{f.warm_s:.2f} | **{f.ratio:.2f}x** ({rounds}) | {f.tick_p50_ms:.0f} / {f.tick_p95_ms:.0f} | "
+        f"| {f.code} | {f.fmt} | {f.ranks} | {f.steps} | {f.mb:.0f} | {f.grep_count} | {f.grep_s:.2f} / "
+        f"{f.grep_cpu_s:.2f} | {f.cold_s:.2f} / {f.warm_s:.2f} / {f.warm_cpu_s:.2f} | **{f.ratio:.2f}x** ({rounds}) | "
+        f"**{f.cpu_ratio:.2f}x** ({cpu_rounds}) | {f.tick_p50_ms:.0f} / {f.tick_p95_ms:.0f} | "
         f"{f.rows} / {f.rows_expected} | {f.named} | {f.load} |"
     )
 
@@ -233,6 +268,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="rounds per folder (medians)")
     ap.add_argument("--format", default=",".join(FORMATS), help=f"comma-separated, of {', '.join(FORMATS)}")
     ap.add_argument("--noise-mode", default="varied", choices=synth_logs.NOISE_MODES)
+    ap.add_argument("--ticks", type=int, default=TICKS, help="live ticks per round (0: the reads only, no tick)")
     ap.add_argument("--tmp", default=None, help="where folders are written (default: the system's temp dir)")
     ap.add_argument(
         "--baseline",
@@ -260,7 +296,7 @@ def main() -> None:
                 for fmt in formats:
                     if fmt == "corpus" and s != steps[0]:
                         continue  # its own length
-                    got = bench(Path(tmp), fmt, n, s, args.noise, args.repeat, args.noise_mode, codes)
+                    got = bench(Path(tmp), fmt, n, s, args.noise, args.repeat, args.noise_mode, codes, args.ticks)
                     results.extend(got)
                     for f in got:
                         print(row(f), flush=True)

@@ -168,6 +168,13 @@ def _inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
+def _child(folder: Path, entry: os.DirEntry) -> Path:
+    """`Path(entry.path)`, made as `Path.iterdir` makes its children where Python has that (no re-parse of the
+    whole path: ~8 us a file, a tenth of a 1,024-rank folder's whole discovery)."""
+    make = getattr(folder, "_make_child_relpath", None)
+    return make(entry.name) if make is not None else Path(entry.path)
+
+
 def _scan(root: Path, found: Discovery, follow_links: bool, max_entries: int) -> list[tuple[Path, str, int, str]]:
     """Every file under `root` (bounded depth and count) as (path, rel, depth, kind); refused links and
     unlistable folders go to `found.skipped`."""
@@ -210,14 +217,14 @@ def _scan(root: Path, found: Discovery, follow_links: bool, max_entries: int) ->
                 continue
             if stat_mod.S_ISDIR(mode):
                 if depth == 0 and _RULES[0][0].search(rel):  # a folder named worker_N.log: say so
-                    out.append((Path(entry.path), rel, depth, "dir"))
+                    out.append((_child(folder, entry), rel, depth, "dir"))
                     continue
                 key = real if is_link else entry.path
                 if depth + 1 <= MAX_DEPTH and key not in visited:
                     visited.add(key)
-                    stack.append((Path(entry.path), rel + "/", depth + 1))
+                    stack.append((_child(folder, entry), rel + "/", depth + 1))
                 continue
-            out.append((Path(entry.path), rel, depth, "file" if stat_mod.S_ISREG(mode) else kind_of(mode)))
+            out.append((_child(folder, entry), rel, depth, "file" if stat_mod.S_ISREG(mode) else kind_of(mode)))
     return out
 
 

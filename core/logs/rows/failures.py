@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
-from core.logs.rows.filestate import ErrorKind, ErrorRow
+from core.logs.rows.filestate import ErrorKind, ErrorRow, add_error, last_log_time
 
 if TYPE_CHECKING:
     from core.logs.rows.filestate import FileState
@@ -32,6 +32,7 @@ __all__ = [
     "CUT_TRACEBACK",
     "RE_LEVEL_RANK",
     "TaskEnd",
+    "add_line_failure",
     "close_traceback",
     "cut_by_next",
     "failure_anchors",
@@ -241,6 +242,25 @@ def what_rank(st: FileState, line: bytes, rank: int) -> None:
     last = st.errors[-1]
     if last.kind == ErrorKind.EXCEPTION and _TERMINATE in last.message and last.rank != rank:
         st.errors[-1] = replace(last, rank=rank)
+
+
+def add_line_failure(st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> bool:
+    """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: `fatal_reason`), or a
+    launcher's word that tasks ended badly (srun, mpirun: each named task is failed), as the file's error rows.
+    False when the line is neither (a pure function of its text: the parser remembers such lines)."""
+    if (ended := task_end(line)) is not None:
+        text = line.decode("utf-8", "replace").strip()
+        for task in ended.ranks:
+            add_error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
+        return True
+    if fatal_reason(line) is None:
+        return False
+    text = line.decode("utf-8", "replace").strip()
+    if st.info.layout == "single" and (named := RE_LEVEL_RANK.match(line)) is not None:
+        rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
+        what_rank(st, line, rank)
+    add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
+    return True
 
 
 def message_rank(text: str, start: int, rank: int | None) -> int | None:

@@ -17,14 +17,12 @@ from core.logs.bytes.discover import LogRole
 from core.logs.rows import linekinds
 from core.logs.rows.failures import (
     CUT_TRACEBACK,
-    RE_LEVEL_RANK,
+    add_line_failure,
     close_traceback,
     cut_by_next,
     fatal_reason,
     message_rank,
     settle,
-    task_end,
-    what_rank,
 )
 from core.logs.rows.filestate import (
     FATAL_KINDS,
@@ -100,6 +98,7 @@ class Parser:
         self._floor = 0  # where the file `parse_line` reads begins in its buffer (feed_many: not at 0)
         self._ranked: dict[int, tuple[int, int] | None] = {}  # row templates whose line names a rank -> where
         self._bars: set[int] = set()  # row templates of a progress bar's lines (core.logs.rows.redraws)
+        self._no_failure: set[bytes] = set()  # lines `_fatal` found no failure in (a log repeats its plain lines)
 
     def trim(self, keep: int) -> None:
         """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
@@ -155,7 +154,7 @@ class Parser:
             self._carry_traceback(st, buf, base, end)
             return
         starts = np.asarray(found, dtype=np.int64)
-        is_lm, block = lm_block(buf, starts, base, obs_time)
+        is_lm, block = lm_block(buf, starts, base, obs_time, compiled=nl is not None)
         block, extras, taken, has_row, used, which = self._templated(
             buf, end, starts, is_lm, block, base, obs_time, nl, st.tb_start is not None, words
         )
@@ -192,7 +191,7 @@ class Parser:
         else:
             starts, newlines, words = scan_by_definition(buf, end, True, self._scratch)
         self.seam.note(ReadPath.BATCHED, len(starts))
-        is_lm, block = lm_block(buf, starts, 0, _NAN)
+        is_lm, block = lm_block(buf, starts, 0, _NAN, compiled=compiled)
         block, extras, taken, has_row, used, which = self._templated(
             buf, end, starts, is_lm, block, 0, _NAN, newlines, False, words
         )
@@ -465,18 +464,14 @@ class Parser:
             self._fatal(st, line, off, rank, obs_time)
 
     def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
-        """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: core.logs.rows.failures),
-        or a launcher's word that tasks ended badly (srun, mpirun: each named task is failed)."""
-        if (ended := task_end(line)) is not None:
-            text = line.decode("utf-8", "replace").strip()
-            for task in ended.ranks:
-                add_error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
-        elif fatal_reason(line) is not None:
-            text = line.decode("utf-8", "replace").strip()
-            if st.info.layout == "single" and (named := RE_LEVEL_RANK.match(line)) is not None:
-                rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
-                what_rank(st, line, rank)
-            add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
+        """A line's failure, if any (core.logs.rows.failures.add_line_failure); a line with none is remembered:
+        an anchor such as ` training` lets a log's repeated plain lines through, ~17 us of regex searches each."""
+        if line in self._no_failure or add_line_failure(st, line, off, rank, obs_time):
+            return
+        if len(line) <= _MAX_REMEMBERED:  # (bounded: 4,096 lines of 1 KiB at most)
+            if len(self._no_failure) >= _MAX_TEMPLATES:
+                self._no_failure.clear()
+            self._no_failure.add(line)
 
     def _user_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """The user's regex on one line: True when it gave a row."""
@@ -516,4 +511,5 @@ class Parser:
 
 _LEARN_ROUNDS = 3  # samples taken from a block's lines of unknown shapes before the rest is read one by one
 _MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
+_MAX_REMEMBERED = 1024  # longest plain line `_fatal` remembers
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")

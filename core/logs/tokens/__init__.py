@@ -4,6 +4,8 @@
   linescan.py   the compiled passes (numba): newlines, candidate and keyword lines, shapes, exact decimals
   stamps.py     a `[date]` stamp before an error level (a candidate of the compiled scan)
   bulk.py       the numpy fast path: candidate lines, keyword lines, LossMonitor rows bit-identical to `float`
+  lmscan.py     LossMonitor rows of a big block in one compiled pass (the same lines and bits as bulk's)
+  exact.py      the long-double division both read MindSpore's 17-18 digit repr floats with
   plain.py      candidate lines that carry nothing, found in one search per chunk
 
 Imports only `core.logs.bytes` and below.

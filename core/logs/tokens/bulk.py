@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from core.logs.tokens.exact import long_double_div as _long_double_div
 from core.logs.tokens.lexicon import NUM, ROW_FIELDS
 
 __all__ = [
@@ -354,26 +355,6 @@ _COLS = np.arange(_VALUE_W)
 _POW10_INT = np.array([10**k for k in range(19)], dtype=np.int64)
 
 
-_LONG_DOUBLE = np.finfo(np.longdouble).nmant >= 63  # x87 80-bit: 10**k (k <= 27) and 18-digit integers exact
-_POW10_LD = np.array([10**k for k in range(19)], dtype=np.longdouble)
-
-
-def _long_double_div(mantissa: np.ndarray, frac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """mantissa / 10**frac rounded to double, and where that may differ from `float` (a tie).
-
-    q = mantissa / 10**frac rounds once to the 64-bit significand Q; rounding Q to 53 bits gives the
-    correctly rounded double unless Q sits exactly halfway between two doubles (then the true q may lie
-    on either side): those are flagged for the exact path. Without an 80-bit long double all are.
-    """
-    if not _LONG_DOUBLE:
-        return np.zeros(len(mantissa)), np.ones(len(mantissa), dtype=bool)
-    q = mantissa.astype(np.longdouble) / _POW10_LD[frac]
-    d = q.astype(np.float64)
-    r = np.abs(q - d.astype(np.longdouble))  # exact: both have 64-bit significands and are close
-    half = np.spacing(d).astype(np.longdouble) / 2
-    return d, (r == half) | (r == half / 2)  # below a power of two the lower neighbour is half as far
-
-
 def _parse_texts(windows: np.ndarray, length: np.ndarray) -> np.ndarray:
     """Plain decimals neither fast path takes (> 18 digits, long-double ties): cut each window at its
     length and let numpy's string-to-double cast (correctly rounded, the same as `float`) read them."""
@@ -459,14 +440,21 @@ def lm_row(m: re.Match, off: int, obs_time: float) -> tuple:
     return tuple(row)
 
 
-def lm_block(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: float) -> tuple[np.ndarray, np.ndarray]:
+def lm_block(
+    buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: float, compiled: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Find, among the candidate lines at `starts`, the LossMonitor lines numpy can read exactly and
     build their rows column-wise: returns (mask over `starts`, rows of the masked lines).
 
     A line is taken only if it is all of `epoch: <digits>[,] step: <digits>[,] loss is <decimal>`
     then an optional CR and the newline (so `_LM` matches it whole and `float` gives the same
-    numbers); the rest is left to `parse_line`.
+    numbers); the rest is left to `parse_line`. `compiled`: by one compiled pass (core.logs.tokens.lmscan, a big
+    read that loaded numba) instead of numpy's ~40 array operations.
     """
+    if compiled:
+        from core.logs.tokens.lmscan import lm_rows
+
+        return lm_rows(buf, starts, base, obs_time)
     chunk = np.frombuffer(buf, dtype=np.uint8)
     top = len(chunk) - 1
     take = literal_at(chunk, starts, b"epoch: ")

@@ -42,6 +42,12 @@ _V = np.uint64(0x7676767676767676)  # "v"
 _CASE = np.uint64(0x2020202020202020)  # OR-ed in: "S" -> "s", "V" -> "v" (no other byte becomes either)
 _LAST = np.uint64(0x8000000000000000)  # the flag bit of a word's last byte
 _EIGHT = np.uint64(8)
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
+_SEVEN = np.uint64(7)
+_TOP = np.uint64(56)
+_BYTE_FLAG = np.uint64(0x80)  # the flag bit of a word's first byte
+_INDEX = np.uint64(0x0001020304050607)  # (flag >> 7) * this: the flagged byte's index in the top byte
 _POW10_EXACT = np.array([10.0**k for k in range(23)])  # every 10**k, k <= 22, is a double exactly
 
 
@@ -100,6 +106,17 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     return 48 <= b <= 57 and stamped_error(a, line, end)
 
 
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _word_hits(v: np.uint64, keywords: bool) -> np.uint64:
+    """The flag bits of the bytes to look at: a newline, a `v`, an `s` before an `s` or last (any case; a superset)."""
+    low = v | _CASE
+    s = _zero_bytes(low ^ _S)
+    hits = _zero_bytes(v ^ _NL) | (s & ((s >> _EIGHT) | _LAST))
+    if keywords:
+        hits |= _zero_bytes(low ^ _V)
+    return hits
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def scan_kernel(
     a: np.ndarray,
@@ -114,19 +131,38 @@ def scan_kernel(
 ) -> tuple[int, int, int]:
     """Fill the three outputs for the bytes [lo, hi) of `a[:end]`; their lengths, or (-1, -1, -1) when one is
     too small (call again, bigger). `lo` is 0 (the first line is the caller's) or just after a newline, `hi`
-    just after one: two ranges that meet at a newline give, end to end, what the whole gives."""
+    just after one: two ranges that meet at a newline give, end to end, what the whole gives. In a word that
+    holds something only its flagged bytes are looked at, lowest first (its eight one by one cost 25 % more)."""
     n_nl = 0
     n_st = 0
     n_kw = 0
     line = lo  # start of the current line
     cand = lo > 0 and _candidate(a, lo, end)  # the current line is a candidate by its first bytes
     kw = False  # the current line holds a keyword
-    j = (lo + 7) // 8  # the first whole word of the range
-    last_word = hi // 8  # words [j, last_word) lie inside it
-    i_lo = lo
-    i_hi = min(j * 8, hi)  # the bytes before the first whole word are looked at one by one
-    while True:
-        for i in range(i_lo, i_hi):
+    stop = hi // 8  # words [.., stop) lie inside the range
+    p = lo
+    while p < hi:
+        if (p & 7) == 0 and p + 8 <= hi:  # whole words: skip those that hold nothing to look at
+            w = p >> 3
+            hits = _ZERO
+            while w < stop:
+                hits = _word_hits(words[w], keywords)
+                if hits != _ZERO:
+                    break
+                w += 1
+            if w >= stop:
+                p = stop * 8
+                continue
+            base = w * 8
+            p = base + 8
+        else:  # a byte before the first whole word or after the last: flagged alone
+            base = p & ~7
+            hits = _BYTE_FLAG << np.uint64(8 * (p & 7))
+            p += 1
+        while hits != _ZERO:
+            bit = hits & (~hits + _ONE)  # the lowest flagged byte
+            hits ^= bit
+            i = base + int(((bit >> _SEVEN) * _INDEX) >> _TOP)
             c = a[i]
             if c == 10:
                 if n_nl >= newlines.size:
@@ -145,34 +181,16 @@ def scan_kernel(
                 kw = False
                 cand = _candidate(a, line, end)
             elif keywords and not kw:
-                low = c | 32
-                if low == 118:  # "val" from its v
+                low8 = c | 32
+                if low8 == 118:  # "val" from its v
                     if i + 2 < end and (a[i + 1] | 32) == 97 and (a[i + 2] | 32) == 108:
                         kw = True
-                elif low == 115 and i >= 2:  # "loss" ending here, or at the next byte (the word flagged its first s)
+                elif low8 == 115 and i >= 2:  # "loss" ending here, or at the next byte (the word flagged its first s)
                     if (a[i - 1] | 32) == 115:
                         kw = i >= 3 and (a[i - 2] | 32) == 111 and (a[i - 3] | 32) == 108
                     elif i + 1 < end and (a[i + 1] | 32) == 115:
                         kw = (a[i - 1] | 32) == 111 and (a[i - 2] | 32) == 108
-        if i_hi >= hi:
-            return n_nl, n_st, n_kw
-        while j < last_word:  # skip the words that hold nothing to look at
-            v = words[j]
-            low = v | _CASE
-            s = _zero_bytes(low ^ _S)
-            hits = _zero_bytes(v ^ _NL) | (s & ((s >> _EIGHT) | _LAST))
-            if keywords:
-                hits |= _zero_bytes(low ^ _V)
-            if hits != 0:
-                break
-            j += 1
-        if j < last_word:
-            i_lo = j * 8
-            i_hi = i_lo + 8
-            j += 1
-        else:
-            i_lo = max(last_word * 8, i_hi)
-            i_hi = hi
+    return n_nl, n_st, n_kw
 
 
 def words_of(a: np.ndarray) -> np.ndarray:
@@ -237,7 +255,6 @@ def scan_block(
 _THIRTY = np.uint64(0x3030303030303030)  # "0" in every byte
 _NINES = np.uint64(0xB9B9B9B9B9B9B9B9)  # "9" | 0x80 in every byte
 _HASHES = np.uint64(0x2323232323232323)  # "#" in every byte
-_SEVEN = np.uint64(7)
 _BYTE = np.uint64(0xFF)
 
 
