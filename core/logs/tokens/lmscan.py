@@ -143,7 +143,7 @@ def lm_kernel(
             status[i] = FAST
 
 
-_LM_TEXTS = tuple(np.frombuffer(t, dtype=np.uint8) for t in (b"epoch: ", b" step: ", b" loss is "))
+_EPOCH_TEXT, _STEP_TEXT, _LOSS_TEXT = (np.frombuffer(t, dtype=np.uint8) for t in (b"epoch: ", b" step: ", b" loss is "))
 
 
 def lm_rows(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: float) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +156,21 @@ def lm_rows(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: flo
     value, neg = np.empty(n), np.empty(n, dtype=np.bool_)
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     lm_kernel(
-        chunk, starts, len(chunk), *_LM_TEXTS, status, epoch, step, value, mantissa, frac, neg, value_at, value_len
+        chunk,
+        starts,
+        len(chunk),
+        _EPOCH_TEXT,
+        _STEP_TEXT,
+        _LOSS_TEXT,
+        status,
+        epoch,
+        step,
+        value,
+        mantissa,
+        frac,
+        neg,
+        value_at,
+        value_len,
     )
     take = status != 0
     idx = np.flatnonzero(take)
