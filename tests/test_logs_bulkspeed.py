@@ -126,16 +126,16 @@ def test_a_plain_line_an_anchor_lets_through_is_searched_for_failures_once(
     """A plain line that holds a failure kind's anchor (` training`) is read by the per-line reader; a log repeats
     it (`Number of training samples: 64` each epoch): its failure signatures are searched once, not per copy,
     and a real failure's line with the same anchor is still one (issue 30, MindCV's 2,000-step read)."""
-    from core.logs.rows import parser
+    from core.logs.rows import failures
 
     searched: list[bytes] = []
-    real = parser.fatal_reason
+    real = failures.fatal_reason
 
     def counted(line: bytes) -> str | None:
         searched.append(line)
         return real(line)
 
-    monkeypatch.setattr(parser, "fatal_reason", counted)
+    monkeypatch.setattr(failures, "fatal_reason", counted)
     plain = b"Number of training samples: 64\n"
     long = b"Number of training samples: " + b"6" * 2000 + b"\n"  # not remembered: the memory stays bounded
     lines = [b"epoch: 1 step: %d, loss is 2.5\n" % s + plain + long for s in range(1, 301)]

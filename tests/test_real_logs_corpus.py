@@ -240,8 +240,8 @@ def test_diagnose_failure(entry: Path, cli_cache: dict) -> None:
 @pytest.mark.parametrize("entry", _params("test_watch_and_diagnose_agree"))
 def test_watch_and_diagnose_agree(entry: Path, cli_cache: dict) -> None:
     """Issue 30 item 4: `watch --once` and `diagnose` judge a log alike: failed or not, and which ranks
-    (watch's `failed ranks:` line against diagnose's failure groups), and it is the log's own verdict."""
-    exp = _expect(entry)
+    (watch's `failed ranks:` line against diagnose's failure groups). Whether that is the log's own verdict is
+    `test_diagnose_failure`'s: a log the reader misjudges is a known gap there, never here."""
     watch = _cli(cli_cache, entry, "watch")
     verdict = re.search(r"^failed ranks: (none|[\d, ]+)", watch.stdout, re.MULTILINE)
     assert verdict, f"no verdict line: {watch.stdout[:600]!r}"
@@ -250,7 +250,6 @@ def test_watch_and_diagnose_agree(entry: Path, cli_cache: dict) -> None:
     d = json.loads(diag.stdout)
     diag_failed = {r for g in d["failure_groups"] for r in g["ranks"]}
     assert watch_failed == diag_failed, f"watch says {sorted(watch_failed)}, diagnose {sorted(diag_failed)}"
-    assert bool(watch_failed) == exp["failed"] and set(exp["failed_ranks"]) <= watch_failed
 
 
 # ----------------------------------------------------------------------------- rows and losses
