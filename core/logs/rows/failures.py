@@ -287,14 +287,15 @@ def _keep_cut(st: FileState, raw: bytes) -> None:
         st.errors[at] = replace(cut, context=raw.decode("utf-8", "replace").replace("\r\n", "\n"))
 
 
-def cut_by_next(st: FileState, buf: bytes | bytearray, base: int, ls: int, limit: int) -> None:
+def cut_by_next(st: FileState, buf: bytes | bytearray, base: int, ls: int, limit: int, floor: int = 0) -> None:
     """Another traceback begins at `buf[ls]` before the open one's exception line: the open one's failure
     holds what was read of it (its first `limit` bytes), as at a block's end, so any chunking gives one
-    context (`buf` starts at absolute offset `base`; `st.tb_carry` holds what earlier blocks read)."""
+    context (`buf` starts at absolute offset `base`, this read's bytes at `buf[floor]`: a batch holds other
+    files' before; `st.tb_carry` holds what earlier blocks read)."""
     if st.tb_start is None:
         return
     head = st.tb_start - base
-    seen = bytes(buf[head:ls]) if head >= 0 else st.tb_carry + bytes(buf[:ls])
+    seen = bytes(buf[head:ls]) if head >= floor else st.tb_carry + bytes(buf[floor:ls])
     _keep_cut(st, seen[:limit])
 
 

@@ -165,6 +165,10 @@ class MetricTable:
         """Take the rows `st` parsed since the last take (after the rows already here)."""
         self._take([st])
 
+    def add_all(self, files: Sequence[FileState]) -> None:
+        """`add` of each of `files` in turn, in one write per column."""
+        self._take(files)
+
     def _source(self, st: FileState) -> _Source:
         src = self._sources.get(id(st.rows))
         if src is None:
@@ -197,10 +201,11 @@ class MetricTable:
         self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
             self._cols[name].put(start, block[:, i], self._cap)
+        for part in parts:  # a metric seen for the first time, named in the order a take of each file alone gives
+            for name in {name for name in part[3]}.difference(self._cols):  # (that set's own order)
+                self._cols[name] = _Column()
+                self._extra_names.append(name)
         metrics = {name for p in parts for name in p[3]}
-        for name in metrics.difference(self._cols):  # a metric seen for the first time
-            self._cols[name] = _Column()
-            self._extra_names.append(name)
         for name in self._extra_names:  # NaN on the rows that do not name it (stored once it has a value)
             col = self._cols[name]
             if name not in metrics:
@@ -300,7 +305,11 @@ def eval_frame(workers: list[FileState]) -> pd.DataFrame:
 def metric_keys(workers: list[FileState]) -> dict[str, str]:
     """Metric column -> the key as the files spell it (`note_key`: one spelling whatever the order)."""
     keys: dict[str, str] = {}
+    last: dict[str, str] | None = None
     for st in workers:
-        for column, key in st.metric_keys.items():
+        if st.metric_keys == last:  # ranks of one run spell their keys alike: noting them again changes nothing
+            continue
+        last = st.metric_keys
+        for column, key in last.items():
             note_key(keys, column, key)
     return keys
