@@ -22,6 +22,7 @@ __all__ = [
     "bytes_on_disk",
     "cr_to_lf",
     "find_copy",
+    "find_rotated",
     "line_number",
     "pread_into",
     "read_exact",
@@ -102,6 +103,23 @@ def bytes_on_disk(paths: Iterable[Path]) -> int:
         with contextlib.suppress(OSError):
             total += os.stat(path).st_size
     return total
+
+
+def find_rotated(path: Path, ino: int, taken: set[Path]) -> Path | None:
+    """Where logrotate moved the file `path` named (rename + new file): the entry beside it named after it
+    (`worker_0.log.1`) with its inode `ino`, not read yet; None when there is none or the folder cannot be read."""
+    try:
+        with os.scandir(path.parent) as it:
+            return next(
+                (
+                    Path(e.path)
+                    for e in it
+                    if e.name.startswith(path.name) and e.inode() == ino and Path(e.path) not in taken
+                ),
+                None,
+            )
+    except OSError:
+        return None
 
 
 def find_copy(path: Path, head: bytes, least: int, taken: set[Path]) -> tuple[Path, int] | None:

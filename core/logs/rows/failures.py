@@ -22,8 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from core.logs.bytes.discover import LogRole
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import ErrorKind, ErrorRow, add_error, last_log_time
+from core.logs.rows.lineranks import line_rank
 
 if TYPE_CHECKING:
     from core.logs.rows.filestate import FileState
@@ -32,6 +34,7 @@ __all__ = [
     "CUT_TRACEBACK",
     "RE_LEVEL_RANK",
     "TaskEnd",
+    "add_level_error",
     "add_line_failure",
     "close_traceback",
     "cut_by_next",
@@ -244,6 +247,30 @@ def what_rank(st: FileState, line: bytes, rank: int) -> None:
         st.errors[-1] = replace(last, rank=rank)
 
 
+# MindSpore's level-prefixed line (`[ERROR] ME(123,7f...,python):2024-...] [file:line] func] message`), and the
+# two of its messages that name a node or a worker rather than the line's rank
+_RE_MS_LOG = re.compile(rb"^\[(\w+)\]\s+(\w+)\((\d+)[,:][^)]*\):(\S+)\s+\[[^\]]*\](?:\s+\w+\])?\s?(.*)$")
+_RE_TIMED_OUT = re.compile(rb"The node: (\d+) is timed out")
+_RE_WORKER_EXIT = re.compile(rb"Worker process (\d+) exit with exception")
+
+
+def add_level_error(st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
+    """An `[ERROR]`/`[CRITICAL]` line as the file's error row: a node's time-out, a worker's exit, else an
+    error that ends the rank's run unless training follows (`trained_on` settles it)."""
+    m = _RE_MS_LOG.match(line)
+    msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
+    lt = last_log_time(line)
+    if (mt := _RE_TIMED_OUT.search(line)) is not None:
+        add_error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
+    elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
+        add_error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
+    else:
+        kind = ErrorKind.EXCEPTION if fatal_reason(line) or st.info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
+        if st.info.layout == "single" and (said := line_rank(line)) is not None and said.rank is not None:
+            rank = said.rank  # one stream of several ranks: torch_npu's `RankID:3` says whose error it is
+        add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
+
+
 def add_line_failure(st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> bool:
     """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: `fatal_reason`), or a
     launcher's word that tasks ended badly (srun, mpirun: each named task is failed), as the file's error rows.
@@ -325,14 +352,15 @@ def _keep_cut(st: FileState, raw: bytes) -> None:
         st.errors[at] = replace(cut, context=raw.decode("utf-8", "replace").replace("\r\n", "\n"))
 
 
-def cut_by_next(st: FileState, buf: bytes | bytearray, base: int, ls: int, limit: int) -> None:
+def cut_by_next(st: FileState, buf: bytes | bytearray, base: int, ls: int, limit: int, floor: int = 0) -> None:
     """Another traceback begins at `buf[ls]` before the open one's exception line: the open one's failure
     holds what was read of it (its first `limit` bytes), as at a block's end, so any chunking gives one
-    context (`buf` starts at absolute offset `base`; `st.tb_carry` holds what earlier blocks read)."""
+    context (`buf` starts at absolute offset `base`, this read's bytes at `buf[floor]`: a batch holds other
+    files' before; `st.tb_carry` holds what earlier blocks read)."""
     if st.tb_start is None:
         return
     head = st.tb_start - base
-    seen = bytes(buf[head:ls]) if head >= 0 else st.tb_carry + bytes(buf[:ls])
+    seen = bytes(buf[head:ls]) if head >= floor else st.tb_carry + bytes(buf[floor:ls])
     _keep_cut(st, seen[:limit])
 
 

@@ -230,7 +230,10 @@ class FileState:
     tb_start: int | None = None  # offset of a pending "Traceback" header
     tb_carry: bytes = b""
     tb_time: float = _NAN  # time of the last stamped line before the pending traceback's header
-    tail: bytes = b""  # the last bytes of earlier reads, where a traceback's time may be (parser LOOKBACK)
+    # the last bytes of earlier reads, where a traceback's time may be (parser LOOKBACK): the reads' own bytes
+    # objects, joined only when a traceback asks (`time_before`); `tail_len` bytes in all
+    tail: tuple[bytes, ...] = ()
+    tail_len: int = 0
     rows: Rows = field(default_factory=Rows)  # ROW_KEYS rows, file order
     timings: list[tuple] = field(default_factory=list)
     evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset)
@@ -245,6 +248,7 @@ class FileState:
     cut_from: FileState | None = None  # that part, until the content after the cut says whether it was a relaunch
     truncations: int = 0
     bar: BarRow | None = None  # the last row a progress bar's line gave (core.logs.rows.redraws)
+    named_memo: tuple = ()  # the ranks its error/eval lines name, and what they were counted on (rows.snapshot)
 
     def reset(self) -> None:
         """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""
@@ -435,19 +439,35 @@ def time_before(st: FileState, buf: bytes | bytearray, floor: int, head: int) ->
     lo = head - LOOKBACK
     if lo >= floor or not st.tail:
         return last_log_time(bytes(buf[max(floor, lo) : head]))
-    return last_log_time((st.tail + bytes(buf[floor:head]))[-LOOKBACK:])
+    return last_log_time((b"".join(st.tail) + bytes(buf[floor:head]))[-LOOKBACK:])
+
+
+_TAIL_PARTS = 64  # a tail of more reads than this is joined into one
 
 
 def carry_over(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int, carry_max: int) -> None:
     """After a read of buf[floor:end] (file offset `base` at buf[0]): keep the file's last LOOKBACK bytes for
-    `time_before` in the next read, and the bytes of a traceback still being written for its context."""
+    `time_before` in the next read, and the bytes of a traceback still being written for its context.
+
+    Why a tuple of reads: a live tick reads ~1 KB per rank, and joining it to the 16 KiB kept before (then cutting
+    that to 16 KiB) copied 32 KiB per rank per tick, 32 MB a tick at 1,024 ranks, for a traceback that seldom comes."""
     read = bytes(buf[max(floor, end - LOOKBACK) : end])
-    st.tail = read if len(read) >= LOOKBACK else (st.tail + read)[-LOOKBACK:]
+    if len(read) >= LOOKBACK:
+        st.tail, st.tail_len = (read,), len(read)
+    elif read:
+        parts, n = (*st.tail, read), st.tail_len + len(read)
+        while n - len(parts[0]) >= LOOKBACK:  # the oldest read is no longer needed for the last LOOKBACK bytes
+            n -= len(parts[0])
+            parts = parts[1:]
+        if len(parts) > _TAIL_PARTS:
+            parts = (b"".join(parts)[-LOOKBACK:],)
+            n = len(parts[0])
+        st.tail, st.tail_len = parts, n
     if st.tb_start is not None:
-        if st.tb_start >= base:
+        if st.tb_start - base >= floor:  # the header is in this read (a batch holds other files before `floor`)
             st.tb_carry = bytes(buf[st.tb_start - base : end][:carry_max])
         else:
-            st.tb_carry += buf[: min(end, max(0, carry_max - len(st.tb_carry)))]
+            st.tb_carry += buf[floor : min(end, floor + max(0, carry_max - len(st.tb_carry)))]
 
 
 def add_error(

@@ -17,10 +17,10 @@ from core.logs.bytes.discover import LogRole
 from core.logs.rows import linekinds
 from core.logs.rows.failures import (
     CUT_TRACEBACK,
+    add_level_error,
     add_line_failure,
     close_traceback,
     cut_by_next,
-    fatal_reason,
     message_rank,
     settle,
 )
@@ -75,9 +75,6 @@ _NAN = float("nan")
 _OFFSET = ROW_KEYS.index("offset")
 
 
-_RE_MS_LOG = re.compile(rb"^\[(\w+)\]\s+(\w+)\((\d+)[,:][^)]*\):(\S+)\s+\[[^\]]*\](?:\s+\w+\])?\s?(.*)$")
-_RE_TIMED_OUT = re.compile(rb"The node: (\d+) is timed out")
-_RE_WORKER_EXIT = re.compile(rb"Worker process (\d+) exit with exception")
 _RE_UNREGISTERED = re.compile(rb"Node (\d+) has unregistered")
 _RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
 _RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
@@ -172,18 +169,22 @@ class Parser:
         )
         self._carry_traceback(st, buf, base, end)
 
-    def feed_many(self, items: Sequence[tuple[FileState, int, int]], buf: bytearray) -> None:
-        """Several never-read worker logs at once: `buf` is b"\n", then each file's complete lines; an
-        item (state, lo, hi) says the file's bytes from its start are buf[lo:hi] (buf[hi-1] is b"\n").
-
+    def feed_many(
+        self,
+        items: Sequence[tuple[FileState, int, int]],
+        buf: bytearray,
+        obs_time: float = _NAN,
+        bases: Sequence[int] | None = None,
+    ) -> None:
+        """Several worker logs at once: `buf` is b"\n", then each file's complete lines; an item (state, lo, hi)
+        says the file's bytes from its start (from `bases[k]`: a live tick's new lines of files read before,
+        core.logs.rows.smallfiles.LiveBatch, observed at `obs_time`) are buf[lo:hi] (buf[hi-1] is b"\n").
         Why: at 1,024 ranks of 200 steps a log is a few hundred KB, and the dozen numpy passes of `feed`
         cost as much per file as its lines; one pass over ~8 MB of files reads them like one long log.
-        Every file gets what `feed` gives it alone (a property test holds them equal); not for a
-        user's regex, a live file (rows take the observation time) or a file read before.
-        """
+        Every file gets what `feed` gives it alone (property tests hold them equal); not for a user's regex."""
         end = items[-1][2]
         for st, lo, hi in items:
-            if (m := _RE_DISTRIBUTED_PID.search(buf, lo, hi) or _RE_PID.search(buf, lo, hi)) is not None:
+            if st.pid is None and (m := _RE_DISTRIBUTED_PID.search(buf, lo, hi) or _RE_PID.search(buf, lo, hi)):
                 st.pid = int(m.group(1))
         compiled = self.seam.compiled_scan(end, batch=True)
         if compiled:
@@ -191,25 +192,36 @@ class Parser:
         else:
             starts, newlines, words = scan_by_definition(buf, end, True, self._scratch)
         self.seam.note(ReadPath.BATCHED, len(starts))
-        is_lm, block = lm_block(buf, starts, 0, _NAN, compiled=compiled)
+        is_lm, block = lm_block(buf, starts, 0, obs_time, compiled=compiled)
+        pending = any(st.tb_start is not None for st, _, _ in items)  # its frames are no metrics
         block, extras, taken, has_row, used, which = self._templated(
-            buf, end, starts, is_lm, block, 0, _NAN, newlines, False, words
+            buf, end, starts, is_lm, block, 0, obs_time, newlines, pending, words
         )
         rows_through = np.cumsum(has_row)
         named = named_lines(buf, block, used, which, self._ranked, 0, end)
         others = linekinds.WORTH.look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
         names = [extra_names(t) for t in used]
-        bars = bar_rows(used, which, self._bars, block, buf, 0)
-        for st, lo, hi in items:
-            a, b = np.searchsorted(starts, (lo, hi)).tolist()
-            rows = (int(rows_through[a - 1]) if a else 0, int(rows_through[b - 1]) if b else 0)
-            block[rows[0] : rows[1], _OFFSET] -= lo  # offsets in the file, not in the batch
-            mine = sorted(set(which[rows[0] : rows[1]].tolist()) - {-1})
-            for i in mine:
-                for column, key in used[i].keys:
-                    note_key(st.metric_keys, column, key)
-            cols = set().union(*(names[i] for i in mine))
-            o0, o1 = np.searchsorted(others, (a, b)).tolist()
+        bars = bar_rows(used, which, self._bars, block, buf, 0)  # (offsets in the batch: before the shift)
+        # where each file's candidates, rows and lines left to `parse_line` are (one numpy call each, not one a file)
+        spans = np.searchsorted(starts, np.array([(lo, hi) for _, lo, hi in items], dtype=np.int64).reshape(-1, 2))
+        row_spans = np.concatenate([[0], rows_through])[spans]
+        shifts = np.array(  # file offset = batch offset + shift
+            [(0 if bases is None else bases[k]) - lo for k, (_, lo, _) in enumerate(items)], dtype=np.int64
+        )
+        if len(block):  # offsets in the file, not in the batch
+            block[row_spans[0, 0] : row_spans[-1, 1], _OFFSET] += np.repeat(shifts, row_spans[:, 1] - row_spans[:, 0])
+        other_spans = np.searchsorted(others, spans).tolist()
+        for (st, lo, hi), shift, rows, (o0, o1) in zip(
+            items, shifts.tolist(), map(tuple, row_spans.tolist()), other_spans, strict=True
+        ):
+            cols: set[str] = set()
+            if used and rows[1] > rows[0]:
+                for i in sorted(set(which[rows[0] : rows[1]].tolist()) - {-1}):
+                    cols |= names[i]
+                    if id(used[i]) not in st.noted:  # its spellings, once per file (as `metric_line`)
+                        st.noted.add(id(used[i]))
+                        for column, key in used[i].keys:
+                            note_key(st.metric_keys, column, key)
             self._floor = lo  # a traceback's time is looked for in its own file only
             self._emit(
                 st,
@@ -218,16 +230,16 @@ class Parser:
                 others[o0:o1],
                 rows_through,
                 block,
-                {n: c for n, c in extras.items() if n in cols},
+                {n: c for n, c in extras.items() if n in cols} if cols else {},
                 rows,
-                -lo,
+                shift,
                 hi,
-                _NAN,
+                obs_time,
                 True,
                 named,
                 bars,
             )
-            self._carry_traceback(st, buf, -lo, hi)
+            self._carry_traceback(st, buf, shift, hi)
         self._floor = 0
 
     def _emit(
@@ -390,19 +402,7 @@ class Parser:
             rank = named if named is not None else rank if host is None else st.hosts.setdefault(host, len(st.hosts))
         off = base + ls
         if line.startswith(ERROR_PREFIXES):
-            m = _RE_MS_LOG.match(line)
-            msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
-            mt = _RE_TIMED_OUT.search(line)
-            lt = last_log_time(line)
-            if mt:
-                add_error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
-            elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
-                add_error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
-            else:  # an error line ends a rank's run unless training follows (failures.trained_on settles it)
-                kind = ErrorKind.EXCEPTION if fatal_reason(line) or info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
-                if info.layout == "single" and (said := line_rank(line)) is not None and said.rank is not None:
-                    rank = said.rank  # one stream of several ranks: torch_npu's `RankID:3` says whose error it is
-                add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
+            add_level_error(st, line, off, rank, obs_time)
             return
         if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers); or a fatal line
             if metrics and self.user is None:
@@ -415,7 +415,7 @@ class Parser:
                 self._fatal(st, line, off, rank, obs_time)
             return
         if line.startswith(TRACEBACK):
-            cut_by_next(st, buf, base, ls, self.settings.tb_carry_max)
+            cut_by_next(st, buf, base, ls, self.settings.tb_carry_max, self._floor)
             st.tb_start = off
             st.tb_carry = b""
             st.tb_time = time_before(st, buf, self._floor, ls)
@@ -436,7 +436,8 @@ class Parser:
             if st.tb_start is not None:
                 rank = close_traceback(st, rank)
                 end = off - base + len(line)
-                raw = buf[st.tb_start - base : end] if st.tb_start >= base else st.tb_carry + buf[:end]
+                head = st.tb_start - base  # in this read, or begun in an earlier one (its bytes in tb_carry)
+                raw = buf[head:end] if head >= self._floor else st.tb_carry + buf[self._floor : end]
                 context = raw[-self.settings.tb_carry_max :].decode("utf-8", "replace").replace("\r\n", "\n")
                 st.tb_start = None
                 st.tb_carry = b""

@@ -21,9 +21,9 @@ from typing import BinaryIO
 import pandas as pd
 
 from core.files import is_regular, kind_of
-from core.logs.bytes.discover import LogFile, LogRole, discover_logs
+from core.logs.bytes.discover import FolderCache, LogFile, LogRole
 from core.logs.bytes.rawio import HAVE_PREAD as _HAVE_PREAD
-from core.logs.bytes.rawio import bytes_on_disk, find_copy
+from core.logs.bytes.rawio import bytes_on_disk, find_copy, find_rotated
 from core.logs.bytes.rawio import cr_to_lf as _cr_to_lf
 from core.logs.bytes.rawio import read_exact as _read_exact
 from core.logs.bytes.readahead import ReadAhead
@@ -32,7 +32,7 @@ from core.logs.bytes.utf16 import read_utf16, utf16_codec
 from core.logs.rows.filestate import ErrorRow, keep_before_cut, note_cut, settle_cut
 from core.logs.rows.formats import user_format
 from core.logs.rows.parser import ErrorKind, FileState, Parser, ReaderSettings
-from core.logs.rows.smallfiles import SmallFiles
+from core.logs.rows.smallfiles import LiveBatch, SmallFiles
 from core.logs.rows.snapshot import (
     ERROR_COLUMNS,
     METRIC_COLUMNS,
@@ -107,6 +107,8 @@ class RunReader:
         self._side: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self._cache_version = -1
         self._last_discover = 0.0
+        self._folder = FolderCache()  # the last scan, given again while no folder changed
+        self._live = LiveBatch(self.parser)  # a tick's new lines of the files read before, parsed together
         self._bufs = [bytearray(), bytearray()]  # read buffers reused across the blocks/files of a refresh
         self._pool: ThreadPoolExecutor | None = None  # reads the next block while one is parsed
         self._ahead = ReadAhead(self.settings.read_block, self.settings.prefetch_min)  # ... or the next file's
@@ -132,7 +134,7 @@ class RunReader:
 
     def discover(self) -> bool:
         """Add newly appeared files; True when something new was found."""
-        infos = discover_logs(self.log_dir, follow_links=self.follow_links) if self.log_dir.is_dir() else []
+        infos = self._folder.files(self.log_dir, self.follow_links) if self.log_dir.is_dir() else []
         for extra in self.extra_files:  # a launcher's output named by the caller: a link only with follow_links
             if is_regular(extra, self.follow_links):
                 infos.append(LogFile(extra, extra.name, LogRole.LAUNCHER, None, "other"))
@@ -181,6 +183,7 @@ class RunReader:
                 self._parsed([st], targets)
             self._parsed(small.flush(), targets)
         finally:
+            self._live.flush()
             self._ahead.cancel()
             if self._pool is not None:
                 self._pool.shutdown()
@@ -259,21 +262,7 @@ class RunReader:
     def _keep_rotated(self, st: FileState, now: float) -> bool:
         """The path now names another file (logrotate: rename + new file): find the old file by inode
         beside it, keep its rows under its new name and read it to its end. True when found."""
-        folder = st.info.path.parent
-        try:
-            with os.scandir(folder) as it:
-                moved = next(
-                    (
-                        Path(e.path)
-                        for e in it
-                        if e.name.startswith(st.info.path.name)
-                        and e.inode() == st.ino
-                        and Path(e.path) not in self.files
-                    ),
-                    None,
-                )
-        except OSError:
-            return False
+        moved = find_rotated(st.info.path, st.ino, set(self.files))
         if moved is None:
             return False
         old = FileState(st.info)
@@ -299,6 +288,7 @@ class RunReader:
         self.files = dict(items)
         if copy is not None:
             self._read(old, now)
+            self._live.flush()  # its rows are counted now
             note_cut(st, old, now if st.live else _NAN)
         return True
 
@@ -420,7 +410,8 @@ class RunReader:
                             1 - slot,
                             self._prefetch(f, 1 - slot, nxt, min(end - nxt, self.settings.read_block)),
                         )
-                    self.parser.feed(st, data, pos, now, last_nl + 1)
+                    if self.one_shot or not self._live.take(st, data, pos, now, last_nl + 1):  # a tick's: batched
+                        self.parser.feed(st, data, pos, now, last_nl + 1)
                     pos = nxt
                     st.consumed = pos
                     changed = True

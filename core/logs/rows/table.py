@@ -305,7 +305,11 @@ def eval_frame(workers: list[FileState]) -> pd.DataFrame:
 def metric_keys(workers: list[FileState]) -> dict[str, str]:
     """Metric column -> the key as the files spell it (`note_key`: one spelling whatever the order)."""
     keys: dict[str, str] = {}
+    last: dict[str, str] | None = None
     for st in workers:
-        for column, key in st.metric_keys.items():
+        if st.metric_keys == last:  # ranks of one run spell their keys alike: noting them again changes nothing
+            continue
+        last = st.metric_keys
+        for column, key in last.items():
             note_key(keys, column, key)
     return keys
