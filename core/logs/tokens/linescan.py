@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from core.logs.tokens.stamps import stamped_error
+from core.logs.tokens.stamps import stamp_parts, stamped_error
 
 __all__ = ["fixed_numbers", "match_shapes", "scan_block", "stamp_parts", "warm_up", "words_of", "worth_lines"]
 
@@ -459,38 +459,6 @@ def worth_lines(
                 break
             p += 1
     return out
-
-
-_HOUR_DIGITS = np.array([0, 1, 2, 3, 5, 6, 8, 9, 11, 12])  # of `YYYY-mm-dd HH:MM:SS`
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False)
-def stamp_parts(
-    a: np.ndarray,
-    starts: np.ndarray,
-    at: int,
-    frac_from: int,
-    frac_to: int,
-    hours: np.ndarray,
-    seconds: np.ndarray,
-    fracs: np.ndarray,
-) -> None:
-    """Per line, of its `YYYY-mm-dd HH:MM:SS` at `starts + at` (a digit wherever its shape has one): the hour as
-    YYYYmmddHH, the second in it (MM * 60 + SS; -1 when MM or SS is past 59) and the digits at
-    [frac_from, frac_to) as an integer. One pass, where numpy's took a dozen over (lines, 14) matrices."""
-    for i in range(starts.size):
-        p = starts[i] + at
-        hour = 0
-        for k in _HOUR_DIGITS:
-            hour = hour * 10 + (a[p + k] - 48)
-        hours[i] = hour
-        minute = (a[p + 14] - 48) * 10 + (a[p + 15] - 48)
-        second = (a[p + 17] - 48) * 10 + (a[p + 18] - 48)
-        seconds[i] = minute * 60 + second if minute < 60 and second < 60 else -1
-        frac = 0
-        for q in range(starts[i] + frac_from, starts[i] + frac_to):
-            frac = frac * 10 + (a[q] - 48)
-        fracs[i] = frac
 
 
 def warm_up() -> None:

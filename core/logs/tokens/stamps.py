@@ -4,7 +4,8 @@ Why: python logging's `[%(asctime)s] [%(levelname)s]` (DeepSpeed's launcher) and
 [%(levelname)s]` (torch's elastic agent) start their lines with a `[date]`, which is no launcher tag, so the scan
 left them out; their reports of a dead rank were never read. A stamped line is a candidate at error level only:
 the `[date]` INFO/WARNING noise of MindCV and DeepSpeed stays out (the definition: `core.logs.tokens.bulk.
-STAMPED_ERROR`; tests/test_logs_fastpath.py holds the two to each other).
+STAMPED_ERROR`; tests/test_logs_fastpath.py holds the two to each other). Also `stamp_parts`: a known stamp's
+digits as numbers, for the rows of a shape that starts with one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["stamped_error"]
+__all__ = ["stamp_parts", "stamped_error"]
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -53,3 +54,36 @@ def stamped_error(a: np.ndarray, line: int, end: int) -> bool:
     while r < stop and a[r] != 32 and a[r] != 10:
         r += 1
     return q < r < stop and a[r] == 32 and _error_level_at(a, r + 1, end)
+
+
+# A stamp's digits, read by one compiled pass (core.logs.rows.templated, through linescan's compiled passes)
+_HOUR_DIGITS = np.array([0, 1, 2, 3, 5, 6, 8, 9, 11, 12])  # of `YYYY-mm-dd HH:MM:SS`
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def stamp_parts(
+    a: np.ndarray,
+    starts: np.ndarray,
+    at: int,
+    frac_from: int,
+    frac_to: int,
+    hours: np.ndarray,
+    seconds: np.ndarray,
+    fracs: np.ndarray,
+) -> None:
+    """Per line, of its `YYYY-mm-dd HH:MM:SS` at `starts + at` (a digit wherever its shape has one): the hour as
+    YYYYmmddHH, the second in it (MM * 60 + SS; -1 when MM or SS is past 59) and the digits at
+    [frac_from, frac_to) as an integer. One pass, where numpy's took a dozen over (lines, 14) matrices."""
+    for i in range(starts.size):
+        p = starts[i] + at
+        hour = 0
+        for k in _HOUR_DIGITS:
+            hour = hour * 10 + (a[p + k] - 48)
+        hours[i] = hour
+        minute = (a[p + 14] - 48) * 10 + (a[p + 15] - 48)
+        second = (a[p + 17] - 48) * 10 + (a[p + 18] - 48)
+        seconds[i] = minute * 60 + second if minute < 60 and second < 60 else -1
+        frac = 0
+        for q in range(starts[i] + frac_from, starts[i] + frac_to):
+            frac = frac * 10 + (a[q] - 48)
+        fracs[i] = frac
