@@ -153,11 +153,11 @@ def task_end_words(message: str) -> tuple[str, str] | None:
 
 
 def _task_list(text: str) -> tuple[int, ...] | None:
-    """A task list (Slurm's "7", "0-3", "0,2,5-6"; Paddle's "1, 3") as ranks; None when it is not one or is
-    absurdly wide."""
+    """A task list (Slurm's "7", "0-3", "0,2,5-6"; Paddle's "1, 3"; msrun's quoted "'3', '5'") as ranks; None when
+    it is not one or is absurdly wide."""
     out: list[int] = []
     for part in text.split(","):
-        lo, _, hi = part.strip().partition("-")
+        lo, _, hi = part.strip().strip("'").partition("-")
         if not lo.isdigit() or (hi and not hi.isdigit()):
             return None
         first, last = int(lo), int(hi or lo)

@@ -393,12 +393,13 @@ class Parser:
         if line.startswith(ERROR_PREFIXES):
             m = _RE_MS_LOG.match(line)
             msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
-            mt = _RE_TIMED_OUT.search(line)
             lt = last_log_time(line)
-            if mt:
+            if mt := _RE_TIMED_OUT.search(line):
                 add_error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
             elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
                 add_error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
+            elif task_end(line) is not None:  # a launcher's report naming its tasks (msrun's `Time out nodes are`)
+                self._fatal(st, line, off, rank, obs_time)
             else:  # an error line ends a rank's run unless training follows (failures.trained_on settles it)
                 kind = ErrorKind.EXCEPTION if fatal_reason(line) or info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
                 if info.layout == "single" and (said := line_rank(line)) is not None and said.rank is not None:
