@@ -821,3 +821,65 @@ def test_averaged_stats_are_no_training_rows_on_the_real_log() -> None:
     (the last of them, 3.1047, was the run's false last point)."""
     m = read_run(CORPUS / "detr-style-metric-logger-train-and-test-rows_rtd-paddle" / "log" / "log").metrics
     assert len(m) == 580 and float(m.sort_values("offset")["loss"].iloc[-1]) == 1.0154
+
+
+# ----------------------------------------------------------------------------- the second set-aside round's misses
+
+
+def test_mpiruns_report_with_a_masked_pid_names_its_rank(capsys: pytest.CaptureFixture) -> None:
+    """OpenMPI's end report as pasted with the PID and node masked (`with PID xxxxxx on node xxxxxxxx`): still
+    rank 1's failure, on both commands (it used to need a numeric PID: no failure at all)."""
+    line = b"mpirun noticed that process rank 1 with PID xxxxxx on node xxxxxxxx exited on signal 9 (Killed)."
+    ended = task_end(line)
+    assert ended is not None and ended.ranks == (1,) and ended.reason == "Killed" and ended.launcher == "mpirun"
+    folder = CORPUS / "mpirun-rank-1-killed-signal-9-masked-pid_aware-of-the-history-2" / "log"
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched and 1 in watched
+
+
+def test_a_report_that_names_no_signal_is_no_mpirun_report() -> None:
+    """Bad input: the masked PID stays one word; a report without `exited on signal N (...)` names no rank."""
+    assert task_end(b"mpirun noticed that process rank 1 with PID xxxxxx on node host exited normally.") is None
+    assert task_end(b"process rank 1 with PID x x on node h exited on signal 9 (Killed)") is None
+
+
+@given(st.lists(st.integers(0, 4095), min_size=1, max_size=6, unique=True))
+def test_msruns_time_out_nodes_are_the_failed_ranks(nodes: list[int]) -> None:
+    """msrun's launcher names the timed-out workers by node id, which is the worker's rank (`RANK_ID`)."""
+    listed = ", ".join(f"'{n}'" for n in nodes)
+    line = f"[ERROR] ME(1:2,MainProcess):2025-03-10-09:40:38.722.000 [_api.py:431] Time out nodes are [{listed}]"
+    ended = task_end(line.encode())
+    assert ended is not None and ended.ranks == tuple(nodes) and ended.launcher == "msrun"
+
+
+def test_msruns_time_out_line_fails_the_node_it_names(capsys: pytest.CaptureFixture) -> None:
+    """The mindnlp#1983 launcher log: `Time out nodes are ['3']` is rank 3's failure (it was judged rank 0's only)."""
+    folder = CORPUS / "msrun-launcher-timeout-node-3-scheduler-grep-lines_mindnlp-1983" / "log"
+    assert 3 in failed_ranks(read_run(folder))
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched and 3 in watched
+    assert task_end(b"[ERROR] ME(1:2,MainProcess) Time out nodes are []") is None  # no node named: no rank
+
+
+def test_xlas_resource_exhausted_lines_fail_the_run(capsys: pytest.CaptureFixture) -> None:
+    """TensorFlow's C++ log lines (`E tensorflow/.../xla_util.cc:88]`) with XLA's RESOURCE_EXHAUSTED: a TPU out of
+    memory ends rank 0's run (it was read as no failure, exit 0)."""
+    line = (
+        b"2022-04-04 00:27:49.642380: E tensorflow/compiler/xla/xla_client/xla_util.cc:88]   (1) RESOURCE_EXHAUSTED: "
+        b"Attempting to reserve 6.48G at the bottom of memory."
+    )
+    assert fatal_reason(line) == "resource exhausted"
+    assert fatal_reason(b"RESOURCE_EXHAUSTED_RETRIES = 3") is None  # the word without the status's colon
+    folder = CORPUS / "torch-xla-tpu-resource-exhausted-glog-E-lines_pytorch-xla-3470" / "log"
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched == {0}
+
+
+def test_resource_exhausted_then_training_rows_is_not_failed(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """An error the run trains past is reported, not a failure (the one judgement)."""
+    text = "2022-04-04 00:27:49.642380: E xla_util.cc:88] RESOURCE_EXHAUSTED: Attempting to reserve 6.48G\n"
+    text += "".join(f"step {s}, loss: {2.0 - s / 10:.2f}\n" for s in range(1, 6))
+    folder = _one_file(tmp_path, text)
+    assert failed_ranks(read_run(folder)) == {}
+    diagnosed, watched = _verdicts(folder, capsys)
+    assert diagnosed == watched == set()

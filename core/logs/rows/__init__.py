@@ -11,6 +11,8 @@ The grammar (a line -> what it says):
   formats.py    the suites' sample lines (`FORMATS`, the `suite` notations) + `parse_loss_line`, the user regex
   failure_kinds.py  every failure kind as data, one entry each: pattern, anchors, real samples (`FAILURE_KINDS`,
                 `LAUNCHER_REPORTS`)
+  failure_kinds_more.py  more failure kinds and launcher reports, read after failure_kinds.py's
+  failure_entry.py  the shape of a failure-kind entry (`FailureKind`, `LauncherReport`, `FailureSample`)
   failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
   linekinds.py  what a line is to the line-by-line parser, told by its text alone
   lineranks.py  whose line it is when one stream carries several ranks (`[1,3]<stdout>:`, `[rank6]:`,

@@ -7,63 +7,18 @@ the other. Now `core.logs.rows.failures` builds `fatal_reason`, its quick test a
 entries, `core.logs.rows.linekinds.WORTH` gives their anchors to the bulk path's literal search, and
 tests/test_grammar_entries.py reads every sample through the line-by-line and the bulk paths.
 
-To add a kind: one `FailureKind` (or `LauncherReport`) below, with at least one real line and its source.
+To add a kind: one `FailureKind` (or `LauncherReport`) below, or in core.logs.rows.failure_kinds_more (read after
+these) when this module is at its length bound, with at least one real line and its source.
 Its `anchors` are literals without digits, one of which every line the pattern matches holds (the test
 checks it on the samples, and a property test holds the quick test to the patterns).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from core.logs.rows.failure_entry import FailureKind, FailureSample, LauncherReport
+from core.logs.rows.failure_kinds_more import MORE_KINDS, MORE_REPORTS
 
 __all__ = ["FAILURE_KINDS", "LAUNCHER_REPORTS", "FailureKind", "FailureSample", "LauncherReport"]
-
-
-@dataclass(frozen=True)
-class FailureSample:
-    """A real line of a failure kind, where it was seen, and the rank a launcher's tag in front of it names
-    (None: no tag, the file's own rank)."""
-
-    line: str
-    source: str
-    rank: int | None = None
-
-
-@dataclass(frozen=True)
-class FailureKind:
-    """A kind of line that ends a rank without (or besides) a Python traceback.
-
-    `pattern` is searched in the line (after a launcher's tag); `anchors` are literals (no digits) one of
-    which every matching line holds: the quick test before the patterns and the bulk path's search;
-    `coded`: every matching line holds a CANN-style code (a capital, then four digits), which the scans
-    look for anyway (no literal then). `error_level`: a failure only on an error-level line (a time-out:
-    healthy chatter mentions time-outs too). `weight`: how well it names its failure (3: the root cause
-    a user looks up; 2: a signature; 1: a line that says a failure happened, not which; see
-    `core.logs.rows.failures.failure_weight`). The first kind whose
-    pattern matches names the line."""
-
-    name: str
-    pattern: bytes
-    anchors: tuple[bytes, ...]
-    samples: tuple[FailureSample, ...]
-    coded: bool = False
-    error_level: bool = False
-    weight: int = 2
-
-
-@dataclass(frozen=True)
-class LauncherReport:
-    """A launcher's line saying which of its tasks (ranks) ended badly; the task's own log may hold no trace
-    of it. `pattern`'s named groups: `ranks` (a task list: `7`, `0-3`, `0,2,5-6`, `1, 3`; optional: rank 0
-    without it, DeepSpeed's report of a command without `--local_rank`), `node` (optional: `local` without it),
-    and `reason` or `code` (an exit code; negative: the signal); a report whose line says no reason has
-    `reason`, its fixed one."""
-
-    launcher: str
-    pattern: bytes
-    anchors: tuple[bytes, ...]
-    samples: tuple[tuple[FailureSample, tuple[int, ...], str], ...]  # (line, its ranks, its reason)
-    reason: str = ""
 
 
 _MS_DOCS = "MindSpore's CANN error-case docs (tests/fixtures/real_logs/{})"
@@ -380,6 +335,7 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         ),
         coded=True,
     ),
+    *MORE_KINDS,  # core.logs.rows.failure_kinds_more
 )
 
 
@@ -402,7 +358,8 @@ LAUNCHER_REPORTS: tuple[LauncherReport, ...] = (
     ),
     LauncherReport(
         "mpirun",
-        rb"process rank (?P<ranks>\d+) with PID \d+ on node (?P<node>\S+) exited on signal \d+ \((?P<reason>[^)]+)\)",
+        # the PID as printed or masked by whoever pasted the report (`with PID xxxxxx on node xxxxxxxx`)
+        rb"process rank (?P<ranks>\d+) with PID \S+ on node (?P<node>\S+) exited on signal \d+ \((?P<reason>[^)]+)\)",
         (b"process rank ",),
         (
             (
@@ -413,6 +370,17 @@ LAUNCHER_REPORTS: tuple[LauncherReport, ...] = (
                 ),
                 (4,),
                 "Segmentation fault",
+            ),
+            (
+                FailureSample(
+                    "mpirun noticed that process rank 1 with PID xxxxxx on node xxxxxxxx exited on signal 9 (Killed).",
+                    _CORPUS.format(
+                        "Kay1794/Aware-of-the-history#2 (PID and node masked by its author)",
+                        "mpirun-rank-1-killed-signal-9-masked-pid_aware-of-the-history-2",
+                    ),
+                ),
+                (1,),
+                "Killed",
             ),
         ),
     ),
@@ -516,4 +484,5 @@ LAUNCHER_REPORTS: tuple[LauncherReport, ...] = (
         ),
         reason="terminated with the following error",
     ),
+    *MORE_REPORTS,  # core.logs.rows.failure_kinds_more
 )

@@ -157,11 +157,11 @@ def task_end_words(message: str) -> tuple[str, str] | None:
 
 
 def _task_list(text: str) -> tuple[int, ...] | None:
-    """A task list (Slurm's "7", "0-3", "0,2,5-6"; Paddle's "1, 3") as ranks; None when it is not one or is
-    absurdly wide."""
+    """A task list (Slurm's "7", "0-3", "0,2,5-6"; Paddle's "1, 3"; msrun's quoted "'3', '5'") as ranks; None when
+    it is not one or is absurdly wide."""
     out: list[int] = []
     for part in text.split(","):
-        lo, _, hi = part.strip().partition("-")
+        lo, _, hi = part.strip().strip("'").partition("-")
         if not lo.isdigit() or (hi and not hi.isdigit()):
             return None
         first, last = int(lo), int(hi or lo)
@@ -255,8 +255,8 @@ _RE_WORKER_EXIT = re.compile(rb"Worker process (\d+) exit with exception")
 
 
 def add_level_error(st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
-    """An `[ERROR]`/`[CRITICAL]` line as the file's error row: a node's time-out, a worker's exit, else an
-    error that ends the rank's run unless training follows (`trained_on` settles it)."""
+    """An `[ERROR]`/`[CRITICAL]` line as the file's error row: a node's time-out, a worker's exit, a launcher's
+    report naming its tasks, else an error that ends the rank's run unless training follows (`trained_on`)."""
     m = _RE_MS_LOG.match(line)
     msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
     lt = last_log_time(line)
@@ -264,6 +264,8 @@ def add_level_error(st: FileState, line: bytes, off: int, rank: int | None, obs_
         add_error(st, ErrorKind.TIMEOUT, msg, "", off, int(mt.group(1)), None, obs_time, lt)
     elif (mw := _RE_WORKER_EXIT.search(line)) is not None:
         add_error(st, ErrorKind.WORKER_EXIT, msg, "", off, None, int(mw.group(1)), obs_time, lt)
+    elif task_end(line) is not None:  # a launcher's report naming its tasks (msrun's `Time out nodes are`)
+        add_line_failure(st, line, off, rank, obs_time)
     else:
         kind = ErrorKind.EXCEPTION if fatal_reason(line) or st.info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
         if st.info.layout == "single" and (said := line_rank(line)) is not None and said.rank is not None:
