@@ -22,7 +22,8 @@ system: grep's as its child's rusage, the reader's as its process's, every threa
 the CPU ratio is the fair one, as waiting for a core counts in neither. Then `diagnose` (whether it named
 the injected ranks) and the live tick: new lines appended to every rank (one step: `--noise` varied noise
 lines and a loss line; corpus: each log's last 10 lines again), then refresh + snapshot + diagnose, p50/p95
-over 20 ticks, `--repeat` times (median), the heap settled as `RunWatcher` settles it (`settle_heap`). The load
+over 20 ticks, `--repeat` times (median; the codes' rounds interleaved, each on the folder as written: the
+child truncates what it appended), the heap settled as `RunWatcher` settles it (`settle_heap`). The load
 average is printed with each row. Not a test: speed is never asserted, only printed.
 """
 
@@ -93,6 +94,7 @@ else:
             if mode_noise == "fixed":
                 return [fixed + loss] * len(files)
             return [b"".join(g.line(t0 + (i + 1) * 0.5 / (noise + 1)) for i in range(noise)) + loss for g in gens]
+    sizes = [p.stat().st_size for p in files]
     out = []
     for k in range(ticks):
         blocks = step(k)
@@ -100,6 +102,9 @@ else:
             with open(p, "ab") as f:
                 f.write(b)
         t0 = time.perf_counter(); state.refresh(); diagnose(state.snapshot()); out.append(time.perf_counter() - t0)
+    import os
+    for p, size in zip(files, sizes):  # the folder as it was: every code's every round ticks on the same history
+        os.truncate(p, size)
     out.sort()
     print(json.dumps({"p50": statistics.median(out), "p95": out[int(0.95 * (len(out) - 1))]}))
 """
@@ -202,11 +207,12 @@ def bench(
             ratios[name].append(g / r["warm_s"])
             cpu_ratios[name].append(gc / r["warm_cpu_s"])
     tick_args = (fmt, str(steps), str(noise), noise_mode, str(n_ticks))
-    ticks = {
-        name: [_child(repo, str(run_dir), "tick", *tick_args) for _ in range(repeat if n_ticks else 0)]
-        or [{"p50": float("nan"), "p95": float("nan")}]  # --ticks 0: the reads only
-        for name, repo in codes.items()
-    }
+    ticks: dict[str, list[dict]] = {name: [] for name in codes}
+    for _ in range(repeat if n_ticks else 0):  # rounds interleaved, each on the folder as written (the child
+        for name, repo in codes.items():  # truncates what it appended): neither code ticks on a longer history
+            ticks[name].append(_child(repo, str(run_dir), "tick", *tick_args))
+    for name in codes:
+        ticks[name] = ticks[name] or [{"p50": float("nan"), "p95": float("nan")}]  # --ticks 0: the reads only
     shutil.rmtree(run_dir)
     out = []
     for name in codes:
