@@ -46,6 +46,18 @@ def _literal(a: np.ndarray, p: int, end: int, text: np.ndarray) -> bool:
     return True
 
 
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _uint_at(a: np.ndarray, p: int, end: int) -> tuple[int, int, int]:
+    """The decimal digits at `a[p:end]` (at most `_MAX_INT_DIGITS`): their value, how many, where they end."""
+    n = 0
+    value = 0
+    while p < end and 48 <= a[p] <= 57 and n < _MAX_INT_DIGITS:
+        value = value * 10 + (a[p] - 48)
+        n += 1
+        p += 1
+    return value, n, p
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def lm_kernel(
     a: np.ndarray,
@@ -72,12 +84,7 @@ def lm_kernel(
         if not _literal(a, p, end, epoch_text):
             continue
         p += epoch_text.size
-        n = 0
-        e = 0
-        while p < end and 48 <= a[p] <= 57 and n < _MAX_INT_DIGITS:
-            e = e * 10 + (a[p] - 48)
-            n += 1
-            p += 1
+        e, n, p = _uint_at(a, p, end)
         if n == 0 or n >= _MAX_INT_DIGITS:
             continue
         if p < end and a[p] == 44:
@@ -85,12 +92,7 @@ def lm_kernel(
         if not _literal(a, p, end, step_text):
             continue
         p += step_text.size
-        n = 0
-        s = 0
-        while p < end and 48 <= a[p] <= 57 and n < _MAX_INT_DIGITS:
-            s = s * 10 + (a[p] - 48)
-            n += 1
-            p += 1
+        s, n, p = _uint_at(a, p, end)
         if n == 0 or n >= _MAX_INT_DIGITS:
             continue
         if p < end and a[p] == 44:
