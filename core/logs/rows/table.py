@@ -39,6 +39,7 @@ _WHOLE: dict[str, np.dtype] = {"epoch": _I16, "epochs_total": _I16, "step": _I32
 """Count columns and the width they start at while every value is a whole number (then wider: `_fits`)."""
 _LADDER = (_I16, _I32, _I64)
 _I64_END = 2.0**63  # floats at or past this do not fit an int64
+_STEP, _EPOCH, _LOSS = (ROW_KEYS.index(k) for k in ("step", "epoch", "loss"))
 _NAN_BITS = np.float64(np.nan).view(np.uint64)  # a value the line does not give (what an absent column shows)
 
 
@@ -49,6 +50,8 @@ class _Source:
     rows: Rows
     code: int
     name: str
+    stepped: bool = False  # a row of the file carries a step
+    epoch_only: int = 0  # its rows with an epoch and a loss but no step (epoch summaries beside step rows)
 
 
 EVAL_COLUMNS = ["rank", "epoch", "step", "name", "value", "time", "offset", "file"]
@@ -190,6 +193,9 @@ class MetricTable:
             if st.rows.untaken:
                 line_ranks = st.rows.take_ranks()  # one stream of several ranks (core.logs.rows.lineranks)
                 rows, extras = st.rows.take_all()  # the file keeps its count and last row only
+                no_step = np.isnan(rows[:, _STEP])
+                src.stepped = src.stepped or not no_step.all()
+                src.epoch_only += int((no_step & ~np.isnan(rows[:, _EPOCH]) & ~np.isnan(rows[:, _LOSS])).sum())
                 parts.append((src, st.info.rank if st.info.rank is not None else -1, rows, extras))
                 if line_ranks is not None:
                     named.append((at, *line_ranks))
@@ -242,6 +248,19 @@ class MetricTable:
         )
         data.update((k, self._cols[k].view(n)) for k in self._extra_names)  # the other metrics, after the fixed ones
         return pd.DataFrame(data, copy=False)
+
+    def summaries(self) -> np.ndarray | None:
+        """Which of the first n rows are epoch summaries (core.logs.rows.series, per file): in a file whose rows
+        carry a step, a row with an epoch and a loss but no step; None when no file has such a row (the cheap
+        path of every tick). Decided over the file's rows so far, so every read path (and a tick cut anywhere)
+        gives the same answer once the same rows are read; a file whose only rows are such lines keeps them."""
+        codes = [src.code for src in self._sources.values() if src.stepped and src.epoch_only]
+        if not codes:
+            return None
+        n = self._n
+        step, epoch, loss = (self._cols[k].view(n).astype(np.float64) for k in ("step", "epoch", "loss"))
+        mine = np.isin(self._fixed["code"][:n], codes)
+        return mine & np.isnan(step) & ~np.isnan(epoch) & ~np.isnan(loss)
 
     def reserve(self, need: int) -> None:
         """Room for `need` rows at least (and half as many more: pages never written cost no memory)."""
