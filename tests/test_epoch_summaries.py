@@ -109,3 +109,30 @@ def test_a_live_tick_cut_anywhere_gives_the_same_series(tmp_path_factory: pytest
     pd.testing.assert_frame_equal(live.metrics[cols], once.metrics[cols], check_dtype=False)
     assert live.evals["value"].tolist() == once.evals["value"].tolist()
     assert len(once.evals[once.evals["name"] == "loss"]) == 3
+
+
+NANOGPT = "> 2023-03-22 09:31:56 iter {s}: loss {x}, time 1096.65ms, mfu 15.34%\n"
+NANOGPT_EVAL = "> 2023-03-22 09:32:32 step {s}: train loss 4.0390, val loss 4.0427\n"
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_step_printed_twice_in_a_rare_shape_is_its_own_series(tmp_path: Path, path: str) -> None:
+    """nanoGPT (corpus nanogpt-iter-loss-turns-nan-quoted_nanogpt-215): the evaluation line at step 3000 beside
+    `iter 3000: loss ...` is no training row; the recurring `iter N` rows all stay."""
+    train = [(s, round(3.9 + s / 10_000, 4)) for s in range(2920, 3070, 10)]
+    text = "".join((NANOGPT_EVAL.format(s=s) if s == 3000 else "") + NANOGPT.format(s=s, x=x) for s, x in train)
+    (tmp_path / "train.log").write_text(text)
+    snap = _snapshot(tmp_path, PATHS[path])
+    assert snap.metrics["loss"].tolist() == pytest.approx([x for _, x in train]), path
+    assert snap.metrics["step"].tolist() == [s for s, _ in train]
+    assert sorted(snap.evals["value"].tolist()) == pytest.approx([4.039, 4.0427])
+    assert set(snap.evals["step"]) == {3000}
+
+
+def test_a_step_printed_twice_in_shapes_as_frequent_stays_two_rows(tmp_path: Path) -> None:
+    """Two shapes printed alternately at one step (neither the recurring one): nothing is moved."""
+    text = "".join(f"step {s}: loss {s / 100}\nstep {s}: loss {s / 100}, time {s}ms\n" for s in range(1, 6))
+    (tmp_path / "train.log").write_text(text)
+    snap = _snapshot(tmp_path)
+    assert len(snap.metrics) == 10
+    assert snap.evals.empty

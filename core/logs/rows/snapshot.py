@@ -245,7 +245,7 @@ def split_summaries(
     rows = metrics[summary]
     names = ["loss", *(c for c in metrics.columns if c not in METRIC_COLUMNS)]
     entries = [
-        (r.rank, r.epoch, _NAN, name, getattr(r, name), r.time, r.offset, str(r.file))
+        (r.rank, r.epoch, r.step, name, getattr(r, name), r.time, r.offset, str(r.file))
         for r in rows.itertuples(index=False)
         for name in names
         if getattr(r, name) == getattr(r, name)
