@@ -64,19 +64,23 @@ def _signatures(block: np.ndarray) -> np.ndarray:
     """Per row, which values it names (a bit per column, the time left out: a line may or may not print one)."""
     named = ~np.isnan(block)
     named[:, _TIME] = False
-    return named.astype(np.int64) @ (1 << np.arange(block.shape[1], dtype=np.int64))
+    packed = np.packbits(named, axis=1, bitorder="little")
+    out = np.zeros((len(block), 8), dtype=np.uint8)
+    out[:, : packed.shape[1]] = packed
+    return out.view(np.int64).ravel()
 
 
 def _note_twice(src: _Source, rows: np.ndarray) -> None:
     """Count the rows of a new block whose step the row before (in the file) gives too, with other values
     named: nanoGPT's `step 3000: train loss 4.0390, val loss 4.0427` beside `iter 3000: loss 4.2490, time ...`."""
     step = rows[:, _STEP]
-    signs = _signatures(rows[:, :_N_FLOAT])
-    if src.last is not None:
-        step = np.concatenate([[src.last[0]], step])
-        signs = np.concatenate([[src.last[1]], signs])
-    src.twice += int(((step[1:] == step[:-1]) & (signs[1:] != signs[:-1])).sum())
-    src.last = (float(step[-1]), int(signs[-1]))
+    ends = _signatures(rows[[0, -1], :_N_FLOAT])
+    if src.last is not None and step[0] == src.last[0] and ends[0] != src.last[1]:
+        src.twice += 1
+    same = np.flatnonzero(step[1:] == step[:-1])  # rare: only these rows' values named are compared
+    if len(same):
+        src.twice += int((_signatures(rows[same, :_N_FLOAT]) != _signatures(rows[same + 1, :_N_FLOAT])).sum())
+    src.last = (float(step[-1]), int(ends[1]))
 
 
 def _mark_twice(out: np.ndarray, rows: np.ndarray, step: np.ndarray, signs: np.ndarray) -> None:
