@@ -13,8 +13,9 @@ import re
 
 import numpy as np
 
+from core.logs.tokens.exact import lm_matrix
 from core.logs.tokens.exact import long_double_div as _long_double_div
-from core.logs.tokens.lexicon import NUM, ROW_FIELDS
+from core.logs.tokens.lexicon import NUM, ROW_KEYS
 
 __all__ = [
     "RE_CANDIDATE_AT",
@@ -33,7 +34,6 @@ __all__ = [
     "scan_by_definition",
 ]
 
-ROW_KEYS = (*ROW_FIELDS, "offset")
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _NAN = float("nan")
 # A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line, or starts with a
@@ -474,13 +474,7 @@ def lm_block(
     pos = np.minimum(pos + 9 + v_len, top - 1)
     ok &= v_ok & ((chunk[pos] == ord("\n")) | ((chunk[pos] == ord("\r")) & (chunk[pos + 1] == ord("\n"))))
     take[idx] = ok
-    out = np.full((int(ok.sum()), len(ROW_KEYS)), _NAN, dtype=np.float64)
-    out[:, _I["epoch"]] = epoch[ok]
-    out[:, _I["step"]] = step[ok]
-    out[:, _I["loss"]] = loss[ok]
-    out[:, _I["time"]] = obs_time
-    out[:, _I["offset"]] = ls[ok] + base
-    return take, out
+    return take, lm_matrix(epoch[ok], step[ok], loss[ok], obs_time, ls[ok] + base)
 
 
 def scan_by_definition(

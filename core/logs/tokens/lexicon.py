@@ -20,6 +20,9 @@ ROW_FIELDS = (
 )
 """What a loss line gives, in the order of the metric columns (then offset, added by the reader)."""
 
+ROW_KEYS = (*ROW_FIELDS, "offset")
+"""A row as the byte scans hand it over: the fields, then where its line starts in the file."""
+
 NUM = rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)"
 """A number as logs print it: decimals, exponents, and every spelling of NaN and infinity."""
 

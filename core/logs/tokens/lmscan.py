@@ -16,12 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from core.logs.tokens.exact import long_double_div
-from core.logs.tokens.lexicon import ROW_FIELDS
-
-ROW_KEYS = (*ROW_FIELDS, "offset")  # as core.logs.tokens.bulk's rows
-_I = {k: i for i, k in enumerate(ROW_KEYS)}
-_NAN = float("nan")
+from core.logs.tokens.exact import lm_matrix, long_double_div
 
 __all__ = ["FAST", "LONG", "MID", "lm_kernel", "lm_rows"]
 
@@ -184,10 +179,4 @@ def lm_rows(buf: bytes | bytearray, starts: np.ndarray, base: int, obs_time: flo
         rest = np.concatenate([rest, mid[tie]])
     for i in rest.tolist():  # a midpoint or over 18 digits: `float` itself
         value[i] = float(bytes(buf[value_at[i] : value_at[i] + value_len[i]]))
-    out = np.full((len(idx), len(ROW_KEYS)), _NAN, dtype=np.float64)
-    out[:, _I["epoch"]] = epoch[idx]
-    out[:, _I["step"]] = step[idx]
-    out[:, _I["loss"]] = value[idx]
-    out[:, _I["time"]] = obs_time
-    out[:, _I["offset"]] = starts[idx] + base
-    return take, out
+    return take, lm_matrix(epoch[idx], step[idx], value[idx], obs_time, starts[idx] + base)
