@@ -3,6 +3,7 @@ users cannot run), and the diagnosis contract holds through the real entry point
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 import os
@@ -10,6 +11,8 @@ import pkgutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import core.cli
 from core.__main__ import build_parser, main
@@ -149,3 +152,16 @@ def test_model_refuses_a_name_every_later_command_would_refuse(tmp_path: Path, c
         assert "wrote" not in captured.out and not out.exists()
     assert main(["model", "mlp", "--name", "fine-name_1.0", "--out", str(out)]) == 0
     assert load_design(out).name == "fine-name_1.0"
+
+
+def test_a_ctrl_c_before_a_commands_own_handler_is_one_line_and_130(capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C pressed while a command still sets up (watch before its loop): no traceback, the shell's 130."""
+    from core.cli.common import INTERRUPTED, quiet_on_closed_pipe
+
+    def setting_up(_args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    code = quiet_on_closed_pipe(setting_up)(argparse.Namespace(command="watch"))
+    err = capsys.readouterr().err
+    assert code == INTERRUPTED == 130
+    assert err == "interrupted: watch stopped by Ctrl-C\n"

@@ -40,14 +40,21 @@ def fail(message: str) -> int:
     return 2
 
 
+INTERRUPTED = 130  # what a shell reports for a command ended by SIGINT (128 + 2)
+
+
 def quiet_on_closed_pipe(handle: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """`handle`, but a reader that closes the pipe early (`| head -3`) ends us quietly, not with a traceback."""
+    """`handle`, but a reader that closes the pipe early (`| head -3`) ends us quietly, not with a traceback, and
+    so does a Ctrl-C that lands before a command's own handler is in place (one line, the shell's 130)."""
 
     def run(args: argparse.Namespace) -> int:
         try:
             code = handle(args)
             sys.stdout.flush()  # buffered output (stdout is a pipe) meets the closed pipe here, not at exit
             return code
+        except KeyboardInterrupt:
+            print(f"interrupted: {getattr(args, 'command', 'the command')} stopped by Ctrl-C", file=sys.stderr)
+            return INTERRUPTED
         except BrokenPipeError:
             # Python would flush stdout again at exit and print a second error: point it at /dev/null.
             devnull = os.open(os.devnull, os.O_WRONLY)
