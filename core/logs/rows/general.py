@@ -1,7 +1,8 @@
 """The general line reader: a line carries a training scalar when it has a loss key and a number.
 
 Whatever comes before the key is ignored (timestamps, `[INFO]`, logger names, ANSI colours, `{`); the
-key is `loss` alone or qualified (`total_loss`, `train_loss`, `Average Train Loss`, `lm loss`), any
+key is `loss` alone or qualified (`total_loss`, `train_loss`, `Average Train Loss`, `lm loss`) or `xent`
+(core.logs.tokens.lexicon.LOSS_KEYS; a perplexity on a line without one is an eval series of its own), any
 case, then `is`, `:`, `=` or `|`, then a value: plain, bracketed (`[7.030]`), paired (`[5.5/5.4]`:
 current, then running average `loss_avg`), nan/inf, scientific. Every other `key: number` on the line is
 a metric (`lr`, `per_step_time`, `grad norm`, ...): the known ones fill the fixed columns (FIXED_ALIASES),
