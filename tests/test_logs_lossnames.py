@@ -13,6 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
+from core.logs.judgement.status import tail_lines
 from core.logs.rows.general import read_line, reads_nothing
 from core.logs.rows.keys import metric_name
 from core.logs.rows.reader import RunReader
@@ -228,3 +229,12 @@ def test_cr_draws_written_across_two_live_ticks_are_read_once_each(tmp_path: Pat
         f.write(b"ep: 3, loss is 2.3\n")
     reader.refresh()
     assert reader.snapshot().metrics["loss"].tolist() == [2.5, 2.4, 2.3]
+
+
+def test_the_log_tail_shows_a_redrawn_line_as_its_last_draw(tmp_path: Path) -> None:
+    """The Monitor's log tail (and diagnose's context) shows what a terminal shows of a line a bar redrew over CR:
+    its last draw, not every draw glued into one line; a CRLF line loses only its CR."""
+    path = tmp_path / "train.log"
+    path.write_bytes(b"start\r\n" + _CR_LINE + b"\n[INFO] a\r[WARNING] b\nend\n")
+    assert tail_lines(path, hide_noise=False) == ["start", "epoch: 1 step: 3, loss is 2.3", "[WARNING] b", "end"]
+    assert tail_lines(path) == ["start", "epoch: 1 step: 3, loss is 2.3", "end"]  # the noise seen is hidden
