@@ -107,7 +107,7 @@ def test_reads_nothing_never_skips_a_line_with_a_loss_word() -> None:
     after=st.binary(max_size=20).map(lambda b: b.replace(b"\n", b"")),
     offset=st.integers(0, 15),
 )
-@example(word=b"ppl", case=[False] * 10, before=b"", after=b"", offset=7)  # its `pp` pair split across two words
+@example(word=b"perplexity", case=[True] * 10, before=b"", after=b"", offset=3)  # in capitals
 def test_every_keyword_makes_a_bracketed_line_a_candidate_on_both_scans(
     word: bytes, case: list[bool], before: bytes, after: bytes, offset: int
 ) -> None:
