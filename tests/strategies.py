@@ -187,6 +187,11 @@ def general_line() -> st.SearchStrategy[bytes]:
         b" Accuracy: 83.8%%, Avg loss: %s [%d/%d]",
         b"[2026-11-23 21:22:20] mindcv.utils.callbacks INFO - Validation Top_1_Accuracy: %s%%, step %d/%d",
         b"\x1b[32mstep %d/%d train_loss=%s val_loss=%s\x1b[0m",
+        # issue 30: no `loss` word (OpenNMT-py's xent and ppl, DeepSpeed's perplexity), MLX's multi-word keys
+        b"[2019-03-21 18:31:43,773 INFO] Step %d/%d; acc:  31.18; ppl: %s; xent: %s; lr: 0.00028; 5092/261 tok/s",
+        b"[2019-03-21 18:31:43,773 INFO] Validation perplexity: %s",
+        b"Step at %d with Perplexity: %s",
+        b"Iter %d: Train loss %s, Learning Rate %s, It/sec 0.999, Trained Tokens %d, Peak mem 8.104 GB",
     ]
 
     def fill(shape: bytes, ints: list[int], values: list[bytes]) -> bytes:

@@ -24,7 +24,8 @@ from core.logs.rows.linekinds import RE_TIMEMONITOR, WORTH
 from core.logs.rows.reader import RunReader
 from core.logs.rows.templated import Shapes
 from core.logs.tokens import bulk as logs
-from core.logs.tokens.linescan import fixed_numbers, match_shapes, scan_block, words_of
+from core.logs.tokens.lexicon import KEYWORDS
+from core.logs.tokens.linescan import KEYWORDS_TESTED, fixed_numbers, match_shapes, scan_block, words_of
 from tests.strategies import NOISE, OTHER, PLAIN, RARE, log_text, loss_line, value_text
 
 
@@ -288,6 +289,9 @@ _SCAN_BYTES = st.sampled_from(
     [
         *(b"\n", b"\r", b"[", b"E", b"C", b"W", b"I", b"a", b" ", b"[INFO] 2", b"[INFO] ", b"2"),
         *(b"l", b"L", b"o", b"O", b"s", b"S", b"v", b"V", b"loss", b"LoSs", b"lo", b"ss", b"val", b"VAL", b"va"),
+        # the other loss-naming keywords (issue 30): `xent`, `ppl`, `perplexity`, split and in any case
+        *(b"x", b"X", b"p", b"P", b"e", b"n", b"t", b"xent", b"XeNt", b"xen", b"ppl", b"PPL", b"pp", b"pl"),
+        *(b"perplexity", b"PERPLEXITY", b"perple", b"perp", b"lexity"),
         # launcher tags that make a `[` line a candidate (issue 30): `[1,2]<stderr>:`, `[rank6]:`, `[host:pid] `
         *(b"1", b",", b":", b"]", b"-", b".", b"_", b"rank", b"[1,2]", b"[rank6]:", b"[uk:60506] ", b"[uk:6]"),
         # a `[date]` stamp before an error level, maybe after one word (DeepSpeed's launcher, torch's elastic agent)
@@ -295,12 +299,12 @@ _SCAN_BYTES = st.sampled_from(
         *(b"torch.api:", b"x" * 30),
     ]
 )
-_RE_KEYWORD_LINE = re.compile(rb"(?i)loss|val")
+_RE_KEYWORD_LINE = re.compile(rb"(?i)" + b"|".join(KEYWORDS))
 
 
 def _reference_scan(data: bytes, keywords: bool) -> tuple[list[int], list[int], list[int]]:
     """What a block scan must find, by the definitions: RE_SCAN's matches, plus (keywords) every line
-    after the first holding `loss` or `val` in any case; every newline; the keyword lines."""
+    after the first holding one of the lexicon's KEYWORDS in any case; every newline; the keyword lines."""
     newlines = [i for i, c in enumerate(data) if c == 10]
     by_prefix = {m.start() + 1 for m in logs.RE_SCAN.finditer(data)}
     lines = [(nl + 1, data.find(b"\n", nl + 1)) for nl in newlines if nl + 1 < len(data)]
@@ -350,7 +354,13 @@ def test_two_ranges_meeting_at_any_newline_scan_as_the_whole(body: bytes, keywor
         assert [x.tolist() + y.tolist() for x, y in zip(first, second, strict=True)] == whole, mid
 
 
-@pytest.mark.parametrize("keyword", [b"loss", b"LoSS", b"val", b"VAL"])
+def test_the_compiled_scan_finds_every_keyword_of_the_lexicon() -> None:
+    """The loss-naming words are data in one place (lexicon.KEYWORDS); the compiled scan tests them by hand, so a
+    word added there and not to the scan (or the other way round) is caught here, not by a missed log line."""
+    assert sorted(KEYWORDS_TESTED) == sorted(KEYWORDS)
+
+
+@pytest.mark.parametrize("keyword", [b"loss", b"LoSS", b"val", b"VAL", b"xent", b"XENT", b"perplexity", b"Perplexity"])
 def test_compiled_block_scan_finds_a_keyword_at_every_offset_in_a_word(keyword: bytes) -> None:
     """The scan skips eight bytes at a time: a keyword split across two words (its `ss` pair, its `v`
     last in a word) must still make its `[INFO]` line a candidate, at each of the 16 offsets."""

@@ -213,7 +213,8 @@ def tail_lines(
     path: Path | str, n: int = 200, hide_noise: bool = True, max_bytes: int = 4 << 20, inside: Path | str | None = None
 ) -> list[str]:
     """Last `n` lines of a log (reading at most `max_bytes` from the end), noise optionally hidden
-    (chatter-prefixed lines that carry metrics, MindFormers 2023, are kept).
+    (chatter-prefixed lines that carry metrics, MindFormers 2023, are kept); of a line a progress bar redrew
+    over CR (`\r`), its last draw, as a terminal shows it, not every draw glued together.
 
     `inside`: the chosen log folder; a file whose real path left it since discovery (a link swapped to
     `/etc/shadow`) gives one line saying so instead of its content."""
@@ -237,10 +238,12 @@ def tail_lines(
     if lines and lines[-1] == b"":
         lines.pop()
     out: list[str] = []
-    for raw in reversed(lines):
+    for line in reversed(lines):
+        raw = line.rstrip(b"\r")
+        raw = raw[raw.rfind(b"\r") + 1 :]  # a bar redrawn over CR: its last draw, what a terminal shows
         if hide_noise and raw.startswith(NOISE_PREFIXES) and not any(k in raw for k in MARKERS):
             continue
-        out.append(raw.rstrip(b"\r").decode("utf-8", "replace"))
+        out.append(raw.decode("utf-8", "replace"))
         if len(out) >= n:
             break
     out.reverse()

@@ -1,7 +1,8 @@
 """The general line reader: a line carries a training scalar when it has a loss key and a number.
 
 Whatever comes before the key is ignored (timestamps, `[INFO]`, logger names, ANSI colours, `{`); the
-key is `loss` alone or qualified (`total_loss`, `train_loss`, `Average Train Loss`, `lm loss`), any
+key is `loss` alone or qualified (`total_loss`, `train_loss`, `Average Train Loss`, `lm loss`) or `xent`
+(core.logs.tokens.lexicon.LOSS_KEYS; a perplexity on a line without one is an eval series of its own), any
 case, then `is`, `:`, `=` or `|`, then a value: plain, bracketed (`[7.030]`), paired (`[5.5/5.4]`:
 current, then running average `loss_avg`), nan/inf, scientific. Every other `key: number` on the line is
 a metric (`lr`, `per_step_time`, `grad norm`, ...): the known ones fill the fixed columns (FIXED_ALIASES),
@@ -28,7 +29,7 @@ from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
-from core.logs.tokens.lexicon import NUM, ROW_FIELDS
+from core.logs.tokens.lexicon import LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS
 
 __all__ = ["FIXED_ALIASES", "NUM", "LineRead", "line_time", "metric_name", "read_line", "reads_nothing", "to_float"]
 
@@ -39,7 +40,8 @@ _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 _RE_LOSS_KEY = re.compile(
     # (Chinese `为` / `是`, "is", may stand before the separator, which may be a full-width colon:
     # `valid loss 为: 3.37`)
-    rb"(?i)(?<![a-z0-9])loss(?:['\"]?[ \t]*(?:value[ \t]*)?(?:(?:\xe4\xb8\xba|\xe6\x98\xaf)[ \t]*)?"
+    rb"(?i)(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")"
+    rb"(?:['\"]?[ \t]*(?:value[ \t]*)?(?:(?:\xe4\xb8\xba|\xe6\x98\xaf)[ \t]*)?"
     rb"(?:is\b|[:=|]|\xef\xbc\x9a)[ \t]*|"
     # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
     # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
@@ -50,6 +52,9 @@ _RE_LOSS_KEY = re.compile(
 # (`Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary
 # (an epoch or step with its number: MindFormers' `epoch_end: ... per step time: 7.5 ms, avg loss: 2.4` repeats
 # the step's row as the sink's average, and stays out)
+# A perplexity where a line has no loss key: a series of its own, evaluation (DeepSpeed's `Step at 4 with
+# Perplexity: nan`, OpenNMT's `Validation perplexity: 23.9`), never the training loss
+_RE_PERPLEXITY_KEY = re.compile(rb"(?i)(?<![a-z0-9])(?:" + b"|".join(PERPLEXITY_KEYS) + rb")\b")
 _RE_TRAIN_CONTEXT = re.compile(rb"(?i)\b(?:epoch|step|iter|iteration|batch)\b[ \t:=#\[]*\d")
 _RE_QUALIFIER = re.compile(rb"((?:[A-Za-z]+[ \t_]+){1,3})$")
 # `CV` is cross-validation (WeNet's `DEBUG CV Batch 4/0 loss 28.517015 ... rank 2`, `Epoch 74 CV info cv_loss 7.6`)
@@ -241,14 +246,16 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         _set(read, "overflow", 0.0 if flag in (b"false", b"0") else 1.0, "overflow_cond", o.span(1))
 
 
-# `key value` pairs on a line whose loss has no separator either: between pipes any key (old Megatron's
-# `| learning rate 6.300E-06 |`), elsewhere one word with a decimal value (WeNet's `loss_att 10.921429 lr
-# 0.00032621 rank 0`: the integers, `rank 0` and `Batch 4/203700`, are no metrics)
-# (`;` separates fields as `|` does: `Loss 10.08; LR 1.00e-06; Iter time 3.72; ETA 9:46:15; Mem 29072.79MB`); a
-# unit may follow the value (nanoGPT's `iter 1631: loss 4.0863, time 561.94ms`)
+# `key value` pairs on a line whose loss has no separator either. A field (between `|`, `;` or `,` and the next
+# or the line's end) is one key, all the words from its start, and one value: old Megatron's `| learning rate
+# 6.300E-06 |`, `Loss 10.08; LR 1.00e-06; Iter time 3.72; ETA 9:46:15; Mem 29072.79MB`, MLX's `Train loss 1.593,
+# Learning Rate 7.000e-05, It/sec 0.999, Trained Tokens 9699, Peak mem 8.104 GB`; a unit may follow the value,
+# maybe after a space (nanoGPT's `iter 1631: loss 4.0863, time 561.94ms`). Elsewhere one word with a decimal
+# value (WeNet's `loss_att 10.921429 lr 0.00032621 rank 0`: the integers, `rank 0` and `Batch 4/203700`, are no
+# metrics).
 _RE_KV_SPACE = re.compile(
-    rb"(?:(?<=[|;])[ \t]*(" + _WORD + rb"(?:[ \t]+" + _WORD + rb"){0,4})[ \t]+(" + _NUMV + rb")(ms|s|[A-Za-z%]+)?"
-    rb"[ \t]*(?=[|;]|$)|"
+    rb"(?:(?<=[|;,])[ \t]*(" + _KEY + rb"(?:[ \t]+" + _KEY + rb"){0,4})[ \t]+(" + _NUMV + rb")"
+    rb"(?:(ms|s|[A-Za-z%]+)|[ \t]+[A-Za-z%]+)?[ \t]*(?=[|;,]|$)|"
     rb"(?<![\w.\-/\\@])(" + _KEY + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
 )
 
@@ -260,7 +267,7 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if skip[0] <= m.start(at) < skip[1] + 1:
             continue
         name = metric_name(m.group(key))
-        if not name or name in EPOCH_KEYS or name in STEP_KEYS:
+        if not name or name in EPOCH_KEYS or name in STEP_KEYS or name == "rank":  # a line's rank: lineranks.py
             continue
         column = name if name.split("_")[-1] == "loss" else FIXED_ALIASES.get(name, name)
         if column in _RESERVED:
@@ -304,7 +311,7 @@ def read_line(line: bytes | str) -> LineRead | None:
         if avg == avg or (span[1] < len(line) and b"/" in line[span[1] : span[1] + 4]):
             _set(read, "loss_avg", avg, "loss_avg", avg_span)
         _metrics(read, line, span)
-        if key.group(0).rstrip(b" \t").lower().endswith(b"loss"):  # no separator after the key: nor after others
+        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS):  # no separator after the key: nor after others
             _space_metrics(read, line, span)
         break
     if read is None and _NOTATION_PATTERNS:
@@ -312,7 +319,7 @@ def read_line(line: bytes | str) -> LineRead | None:
     if read is None:
         prefix = _RE_PREFIX.match(line)  # matches every line (an empty prefix too)
         message = prefix.end() if prefix else 0
-        if not _RE_EVAL_START.match(line, message):
+        if not _RE_EVAL_START.match(line, message) and not _RE_PERPLEXITY_KEY.search(line, message):
             return None
         read = LineRead(eval=True)
         _metrics(read, line, (-2, -2))
@@ -327,12 +334,16 @@ def read_line(line: bytes | str) -> LineRead | None:
     return read
 
 
+_LOSS_WORDS = (*LOSS_KEYS, *PERPLEXITY_KEYS)
+
+
 def reads_nothing(line: bytes) -> bool:
     """Whether `read_line` gives None on `line`, told without reading it; False when unsure. A line without
     `loss` (any case) can only be an eval message (`Validation ...` where its message starts): the cheap test
     for the lines that hold a keyword only inside a word (`Event value`, `invalid`), whose numbers vary."""
     line = line.rstrip(b"\r\n")
-    if b"\x1b" in line or b"loss" in line.lower():
+    low = line.lower()
+    if b"\x1b" in line or any(word in low for word in _LOSS_WORDS):
         return False
     prefix = _RE_PREFIX.match(line)  # as read_line: matches every line
     return not _RE_EVAL_START.match(line, prefix.end() if prefix else 0)

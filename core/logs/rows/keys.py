@@ -12,8 +12,18 @@ __all__ = ["glued_to_binary", "in_seconds", "metric_name"]
 
 def metric_name(key: bytes) -> str:
     """`per step time` / `Per-Step Time` / `elapsed time per iteration (ms)` -> `per_step_time`, ...:
-    lower case, every run of other characters one `_`."""
-    return re.sub(r"[^a-z0-9]+", "_", key.decode("ascii", "replace").lower()).strip("_")
+    lower case, every run of other characters one `_`. A key begins after the prose before it: `Step at 4 with
+    Perplexity: nan` names `perplexity` (a key's own words never start with `with`, `the`, ...)."""
+    name = re.sub(r"[^a-z0-9]+", "_", key.decode("ascii", "replace").lower()).strip("_")
+    words = name.split("_")
+    lead = 0
+    while lead < len(words) - 1 and words[lead] in _PROSE:
+        lead += 1
+    return "_".join(words[lead:]) if lead else name
+
+
+_PROSE = frozenset({"with", "the", "at", "and", "in", "on", "for", "to", "from", "after", "by", "is", "was", "a", "an"})
+"""Words of the prose around a key, never its first word (`of` and `per` are: `number of steps`, `per step time`)."""
 
 
 def in_seconds(name: str, unit: bytes | None, tail: bytes) -> bool:

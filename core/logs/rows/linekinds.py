@@ -11,6 +11,7 @@ import re
 from core.logs.rows.failures import failure_anchors, fatal_reason, line_tag, task_end
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
 from core.logs.rows.lineranks import host_prefix
+from core.logs.tokens.lexicon import holds_keyword
 from core.logs.tokens.plain import BASE_LITERALS, WorthScan
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "failure_after_prefix",
     "failure_after_tag",
     "has_keyword",
+    "holds_keyword",
     "reaches_metric_line",
 ]
 
@@ -53,7 +55,7 @@ def has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:
     """Whether the line holds a loss key or an eval word, in any case (what `keyword_starts` finds)."""
     nl = buf.find(b"\n", start, end)
     low = bytes(buf[start : end if nl == -1 else nl]).lower()
-    return b"loss" in low or b"val" in low
+    return holds_keyword(low)
 
 
 def failure_after_tag(line: bytes, traceback_pending: bool) -> tuple[int, int | None]:

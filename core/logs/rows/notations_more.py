@@ -172,4 +172,53 @@ MORE: tuple[Notation, ...] = (
             ),
         ),
     ),
+    Notation(
+        "loss_named_xent",
+        "a loss named `xent` (cross entropy) with no `loss` word, its perplexity `ppl` a metric beside it "
+        "(OpenNMT-py); its `Validation perplexity:` / `Validation xent:` lines are evaluation",
+        (
+            NotationSample(
+                "[2019-03-21 18:31:43,773 INFO] Step 2250/200000; acc:  31.18; ppl: 57.53; xent: 4.05; lr: 0.00028; "
+                "5092/261 tok/s;   6641 sec",
+                _CORPUS.format("OpenNMT/OpenNMT-py#1362", "opennmt-step-rows-with-dataset-reload-line_opennmt-py-1362"),
+                {"loss": 4.05, "step": 2250, "steps_total": 200000, "acc": 31.18, "ppl": 57.53, "lr": 0.00028},
+            ),
+            NotationSample(
+                "[2018-11-26 15:06:01,481 INFO] Step 5650/50000; acc:   0.19; ppl:   nan; xent:  nan; lr: 0.00070; "
+                "1928/2310 tok/s;  21110 sec",
+                _CORPUS.format("OpenNMT/OpenNMT-py#1072", "opennmt-step-rows-xent-turns-nan_opennmt-py-1072"),
+                {"loss": _NAN, "step": 5650, "ppl": _NAN, "lr": 0.0007},
+            ),
+        ),
+    ),
+    Notation(
+        "perplexity_without_loss",
+        "a perplexity on a line with no loss key (`Step at 4 with Perplexity: nan`): an evaluation series of its own, "
+        "named by its key (not by the prose before it), never the training loss",
+        (
+            NotationSample(
+                "Step at 4 with Perplexity: nan",
+                _CORPUS.format(
+                    "microsoft/DeepSpeedExamples", "deepspeed-random-ltd-perplexity-nan-then-sigint_deepspeedexamples"
+                ),
+                None,
+                eval=True,
+            ),
+        ),
+    ),
+    Notation(
+        "multi_word_fields",
+        "`,`-separated fields of capitalised multi-word keys without a colon after a loss without one (MLX's "
+        "`Learning Rate 7.000e-05, ..., Trained Tokens 9699, Peak mem 8.104 GB`): a field's key is all its words",
+        (
+            NotationSample(
+                "Iter 25: Train loss 1.593, Learning Rate 7.000e-05, It/sec 0.999, Tokens/sec 387.697, Trained Tokens "
+                "9699, Peak mem 8.104 GB",
+                _CORPUS.format(
+                    "ml-explore/mlx-examples#620", "mlx-lora-iter-train-loss-and-val-loss-rows_mlx-examples-620"
+                ),
+                {"loss": 1.593, "step": 25, "lr": 7e-05, "it_sec": 0.999, "trained_tokens": 9699, "peak_mem": 8.104},
+            ),
+        ),
+    ),
 )

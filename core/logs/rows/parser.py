@@ -53,7 +53,7 @@ from core.logs.rows.formats import (
     to_float,
 )
 from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
-from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_prefix, has_keyword
+from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_prefix, has_keyword, holds_keyword
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.redraws import bar_line, bar_of, bar_rows
 from core.logs.rows.seam import ReadPath, Seam
@@ -484,8 +484,7 @@ class Parser:
     def metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """A loss line becomes a row (its other metrics extras), an evaluation line eval entries: True then."""
         self.seam.alone += 1
-        low = line.lower()
-        if b"loss" not in low and b"val" not in low:
+        if not holds_keyword(line.lower()):
             return False
         key = shape_key(line)
         template = self._templates.get(key)

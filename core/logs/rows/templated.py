@@ -16,7 +16,7 @@ import numpy as np
 
 from core.logs.rows.formats import is_chatter, read_loss
 from core.logs.rows.general import LineRead, LineTemplate, line_time, reads_nothing, shape_key
-from core.logs.rows.linekinds import WORTH, reaches_metric_line
+from core.logs.rows.linekinds import WORTH, holds_keyword, reaches_metric_line
 from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
 
 __all__ = ["Shapes", "compiled_passes", "extra_names", "quiet_lines", "template_block"]
@@ -289,7 +289,7 @@ def learn_sample(
         line = bytes(buf[int(starts[i]) : int(ends[i])]).removesuffix(b"\r")
         low = line.lower()
         key = shape_key(line)
-        if (b"loss" not in low and b"val" not in low) or key in known or b"\x1b" in line:
+        if not holds_keyword(low) or key in known or b"\x1b" in line:
             continue
         indented = line.startswith((b" ", b"\t"))
         if not reaches_metric_line(line, indented and frames()):  # an error, traceback or timing line is never one

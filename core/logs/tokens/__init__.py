@@ -1,6 +1,7 @@
 """Stage 2, lines to tokens: the scans over a block's bytes that find the lines worth reading and their numbers.
 
-  lexicon.py    what a number is, a row's fields, the level tags (one definition for every stage above)
+  lexicon.py    what a number is, a row's fields, the level tags, the loss-naming keywords every path finds
+                lines by (`KEYWORDS`: one definition for every stage above)
   linescan.py   the compiled passes (numba): newlines, candidate and keyword lines, shapes, exact decimals
   stamps.py     a `[date]` stamp before an error level (a candidate of the compiled scan); a stamp's digits
   bulk.py       the numpy fast path: candidate lines, keyword lines, LossMonitor rows bit-identical to `float`

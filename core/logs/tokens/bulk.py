@@ -15,7 +15,7 @@ import numpy as np
 
 from core.logs.tokens.exact import lm_matrix
 from core.logs.tokens.exact import long_double_div as _long_double_div
-from core.logs.tokens.lexicon import NUM, ROW_KEYS
+from core.logs.tokens.lexicon import KEYWORDS, NUM, ROW_KEYS
 
 __all__ = [
     "RE_CANDIDATE_AT",
@@ -390,9 +390,6 @@ def literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
     return ok
 
 
-KEYWORDS = (b"loss", b"val")
-"""What a metric line holds, in any case: a loss key, or an eval word (`Validation Top_1_Accuracy: 25%`;
-`val`, `valid...`, `eval...` all hold `val`: one scan instead of three). core.logs.tokens.linescan tests the same."""
 _RE_KEYWORDS = {kw: re.compile(re.escape(kw)) for kw in KEYWORDS}
 
 
@@ -412,7 +409,7 @@ def keyword_positions(buf: bytes | bytearray, end: int, scratch: bytearray) -> n
     )
     found: list[int] = []
     for kw, pattern in _RE_KEYWORDS.items():
-        if kw == b"loss" or scratch.find(kw, 0, end) != -1:
+        if kw == b"loss" or scratch.find(kw, 0, end) != -1:  # the rarer words only walked if present
             found += [m.start() for m in pattern.finditer(scratch, 0, end)]
     return np.array(found, dtype=np.int64)
 

@@ -4,6 +4,8 @@ that mark framework chatter and error lines. Kept here, at the bottom of the lin
 
 from __future__ import annotations
 
+import re
+
 ROW_FIELDS = (
     "epoch",
     "step",
@@ -31,3 +33,29 @@ NOISE_PREFIXES = (b"[WARNING]", b"[INFO]", b"[DEBUG]")
 
 ERROR_PREFIXES = (b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")
 """MindSpore's level tags for error lines."""
+
+LOSS_KEYS = (b"loss", b"xent")
+"""Words that name a training loss on a line, any case: `loss` (alone or qualified: `lm loss`, `train_loss`) and
+`xent`, cross entropy (OpenNMT-py's `Step 50/100000; acc: 3.94; ppl: 3245.38; xent: 8.09; lr: ...`)."""
+
+PERPLEXITY_KEYS = (b"ppl", b"perplexity")
+"""Words that name a perplexity, the loss's exponent: a metric beside a loss key, and where a line has none (and
+holds one of KEYWORDS) a series of its own (DeepSpeed's `Step at 4 with Perplexity: nan`, an evaluation, never
+the training loss)."""
+
+EVAL_KEYS = (b"val",)
+"""The eval word every eval message holds (`val`, `valid...`, `eval...`: one scan instead of three)."""
+
+KEYWORDS = (*LOSS_KEYS, b"perplexity", *EVAL_KEYS)
+"""What a metric line holds, in any case (as a substring): the one list every path finds loss and eval lines by,
+the compiled scan (core.logs.tokens.linescan, tested against it), the small reads' search and the line reader.
+`ppl` is none: every real line printing it holds `loss`, `xent` or `val` too (fairseq, OpenNMT-py, Megatron's
+`lm loss PPL`), and looking for it cost the compiled scan a fifth more (a `pp` pair in every word, measured)."""
+
+
+_RE_KEYWORD = re.compile(b"|".join(re.escape(word) for word in KEYWORDS))  # one search: 1.5x faster than `in` x 5
+
+
+def holds_keyword(low: bytes) -> bool:
+    """Whether a lower-cased line holds one of KEYWORDS (what every path keeps for the line reader)."""
+    return _RE_KEYWORD.search(low) is not None

@@ -5,14 +5,16 @@ spans of those lines (exact decimals).
 Why compiled: the reader used three C-speed passes per block (a numpy newline scan and one `re` literal
 search per keyword, `loss` and `val`, over a lower-cased copy), each about as costly as grep's whole
 pass; on every format but LossMonitor that put ingest at 0.06-0.26x `grep -c` (issue 18 wants 0.5x).
-This loop tests eight bytes at a time (SWAR: a word holding no newline, no `v` and no `ss` pair, in any
+This loop tests eight bytes at a time (SWAR: a word holding no newline, `v`, `x` or `ss` pair, in any
 case, is skipped in a few integer operations) and looks at single bytes only in the words that hold one.
 
 What it finds is exactly what the reference definitions give (tests/test_logs_fastpath.py holds it to
 them with hypothesis):
 - candidates: the start of every line after a newline that `core.logs.tokens.bulk.RE_SCAN` matches (a line
   that does not begin with `[` or a newline, or begins with `[E` / `[C` or a launcher's tag) or that holds
-  `loss` or `val` in any case (only when `keywords`); the first line is the caller's to read, as before;
+  one of `core.logs.tokens.lexicon.KEYWORDS` (`loss`, `xent`, `perplexity`, `val`) in any case (only when
+  `keywords`; `KEYWORDS_TESTED` names the ones this loop tests: a test holds it to the lexicon's); the first line
+  is the caller's to read, as before;
 - newlines: every `\\n` in `chunk[:end]`;
 - keyword lines: the start of each candidate line holding a keyword (what `plain.WorthScan.look` must keep).
 
@@ -39,7 +41,8 @@ _HI = np.uint64(0x8080808080808080)
 _NL = np.uint64(0x0A0A0A0A0A0A0A0A)
 _S = np.uint64(0x7373737373737373)  # "s"
 _V = np.uint64(0x7676767676767676)  # "v"
-_CASE = np.uint64(0x2020202020202020)  # OR-ed in: "S" -> "s", "V" -> "v" (no other byte becomes either)
+_X = np.uint64(0x7878787878787878)  # "x"
+_CASE = np.uint64(0x2020202020202020)  # OR-ed in: "S" -> "s", "V" -> "v", ... (no other byte becomes one of them)
 _LAST = np.uint64(0x8000000000000000)  # the flag bit of a word's last byte
 _EIGHT = np.uint64(8)
 _ZERO = np.uint64(0)
@@ -106,14 +109,31 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     return 48 <= b <= 57 and stamped_error(a, line, end)
 
 
+KEYWORDS_TESTED = (b"loss", b"xent", b"perplexity", b"val")  # what scan_kernel finds, by hand
+_ENT = np.frombuffer(b"ent", dtype=np.uint8).copy()  # the keywords' letters around a flagged byte (lexicon.KEYWORDS)
+_PERPLE = np.frombuffer(b"perple", dtype=np.uint8).copy()
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _follows(a: np.ndarray, i: int, end: int, text: np.ndarray) -> bool:
+    """Whether `a[i:]` begins with the lower-case `text`, in any case, within `end`."""
+    if i + len(text) > end:
+        return False
+    k = 0
+    while k < len(text) and (a[i + k] | 32) == text[k]:
+        k += 1
+    return k == len(text)
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _word_hits(v: np.uint64, keywords: bool) -> np.uint64:
-    """The flag bits of the bytes to look at: a newline, a `v`, an `s` before an `s` or last (any case; a superset)."""
+    """The flag bits of the bytes to look at: a newline, an `s` before an `s` or last, and (keywords) a `v` or an
+    `x` (any case; a superset)."""
     low = v | _CASE
     s = _zero_bytes(low ^ _S)
     hits = _zero_bytes(v ^ _NL) | (s & ((s >> _EIGHT) | _LAST))
     if keywords:
-        hits |= _zero_bytes(low ^ _V)
+        hits |= _zero_bytes(low ^ _V) | _zero_bytes(low ^ _X)
     return hits
 
 
@@ -190,6 +210,8 @@ def scan_kernel(
                         kw = i >= 3 and (a[i - 2] | 32) == 111 and (a[i - 3] | 32) == 108
                     elif i + 1 < end and (a[i + 1] | 32) == 115:
                         kw = (a[i - 1] | 32) == 111 and (a[i - 2] | 32) == 108
+                elif low8 == 120:  # "xent" from its x, "perplexity" at its x
+                    kw = _follows(a, i + 1, end, _ENT) or (i >= 6 and _follows(a, i - 6, end, _PERPLE))
     return n_nl, n_st, n_kw
 
 
