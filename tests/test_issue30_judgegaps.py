@@ -26,7 +26,7 @@ from core.cli.watch import summary
 from core.logs import ReaderSettings, rank_status, read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks, hidden_nans, loss_text
-from core.logs.rows.failures import INTERRUPTED, failure_weight, fatal_reason
+from core.logs.rows.failures import CHATTER_WINDOW, INTERRUPTED, failure_weight, fatal_reason
 from core.logs.rows.processes import PID_SOURCES, line_pid
 from core.logs.rows.reader import RunReader
 
@@ -229,6 +229,31 @@ def test_an_interrupt_line_written_in_two_parts_is_read_once(tmp_path: Path, cut
     reader.refresh()
     snap = reader.snapshot()
     assert len(snap.errors) == 1 and "KeyboardInterrupt" in failed_ranks(snap)[0]
+
+
+@pytest.mark.parametrize("after", [0, CHATTER_WINDOW // len(WARN) - 2, CHATTER_WINDOW // len(WARN) + 1])
+@pytest.mark.parametrize("chunk", [None, 1000, 4096, 1 << 20])
+def test_an_interrupt_counts_while_among_the_last_bytes_read_on_any_reading(
+    tmp_path: Path, after: int, chunk: int | None
+) -> None:
+    """The line says how the run ended while it is among the last `CHATTER_WINDOW` bytes (the process's last
+    word); read at once or as a live run writes it (`chunk` bytes a tick), the verdict is the same."""
+    data = (WARN * 50 + INTERRUPT + "\n" + WARN * after).encode()
+    log = tmp_path / "worker_0.log"
+    reader = RunReader(tmp_path)
+    if chunk is None:
+        log.write_bytes(data)
+        reader.refresh()
+    else:
+        log.write_bytes(b"")
+        for at in range(0, len(data), chunk):
+            with log.open("ab") as f:
+                f.write(data[at : at + chunk])
+            reader.refresh()
+    snap = reader.snapshot()
+    within = len(INTERRUPT) + 1 + len(WARN) * after <= CHATTER_WINDOW
+    assert len(snap.errors) == (1 if within else 0)
+    assert (0 in failed_ranks(snap)) == within
 
 
 def test_watch_and_diagnose_agree_on_the_three_entries() -> None:

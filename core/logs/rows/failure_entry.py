@@ -31,7 +31,8 @@ class FailureKind:
     a user looks up; 2: a signature; 1: a line that says a failure happened, not which; see
     `core.logs.rows.failures.failure_weight`). `chatter`: the line is printed at a chatter level (`[WARNING]`,
     MindSpore's Ctrl-C report), which no scan makes a candidate (skipping chatter in one pass keeps the reader at
-    grep's pace): each read block is searched for the kind's anchors instead (`core.logs.rows.failures.settle`).
+    grep's pace): the end of each read (`CHATTER_WINDOW` bytes) is searched for the kind's anchors instead, as the
+    lines that say how a run ended are its last (`core.logs.rows.failures.chatter_failures`).
     The first kind whose pattern matches names the line."""
 
     name: str

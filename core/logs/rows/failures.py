@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from core.logs.rows.filestate import FileState
 
 __all__ = [
+    "CHATTER_WINDOW",
     "CUT_TRACEBACK",
     "INTERRUPTED",
     "RE_LEVEL_RANK",
@@ -399,40 +400,60 @@ INTERRUPTED = "interrupted"  # the kind of a Ctrl-C / SIGINT report (core.logs.r
 STOP_KINDS = frozenset({INTERRUPTED, "job cancelled"})
 
 
+# How far from the end of what was read a chatter-level failure line counts: the lines that say how a run ended are
+# its last ones (MindSpore's Ctrl-C report is its process's last word, or a Python traceback follows, which the scans
+# read anyway). A window, not the whole block: one search of 96 MB of logs cost the reader ~10 % of its time
+CHATTER_WINDOW = 32 << 10
+
+
 def chatter_failures(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
-    """The lines of `buf[floor:end]` that a chatter-level failure kind names (MindSpore's `[WARNING] ...
-    IntHandler] Process N receive KeyboardInterrupt signal.`), as the file's error rows in file order. No scan
-    makes a chatter line a candidate, so one literal search per anchor over the block finds them (a block is
-    read once on every path, so every path finds the same lines); a line that is no chatter was `parse_line`'s."""
+    """The file's lines that a chatter-level failure kind names (MindSpore's `[WARNING] ... IntHandler] Process N
+    receive KeyboardInterrupt signal.`) and that start within the last `CHATTER_WINDOW` bytes of what was read, as
+    its error rows in file order. No scan makes a chatter line a candidate, so one literal search per anchor over
+    the end of the block (`buf[floor:end]`, file offset `base` at `buf[0]`) finds them; a row whose line is no
+    longer within the window (more was read after it) goes. A line is within the last bytes of its own block
+    whenever it is within the file's, so a one-shot read and a live one that read the same bytes list the same
+    rows; a line that is no chatter was `parse_line`'s."""
     if not _CHATTER_ANCHORS:
         return
+    cut = end - CHATTER_WINDOW  # (in `buf`: may lie before this read's bytes, in earlier reads)
+    if st.chatter_at and min(st.chatter_at) < base + cut:
+        _drop_chatter(st, base + cut)
+    lo = max(floor, cut)
     for anchor in _CHATTER_ANCHORS:
-        at = buf.find(anchor, floor, end)
+        at = buf.find(anchor, lo, end)
         while at != -1:
             ls = max(buf.rfind(b"\n", floor, at) + 1, floor)
             le = buf.find(b"\n", at, end)
             le = end if le == -1 else le
             line = bytes(buf[ls:le]).rstrip(b"\r")
-            if line.startswith(CHATTER) and fatal_reason(line) is not None:
+            if ls >= cut and line.startswith(CHATTER) and fatal_reason(line) is not None:
                 _add_chatter_failure(st, line, base + ls)
             at = buf.find(anchor, le, end) if le < end else -1
+
+
+def _drop_chatter(st: FileState, start: int) -> None:
+    """The chatter-level failure rows whose line starts before `start` (no longer among the last bytes read) go."""
+    gone = {off for off in st.chatter_at if off < start}
+    st.chatter_at = [off for off in st.chatter_at if off >= start]
+    st.errors[:] = [err for err in st.errors if err.offset not in gone]
 
 
 def _add_chatter_failure(st: FileState, line: bytes, off: int) -> None:
     """A chatter-level failure line as an exception row of the file's rank, at its place in file order (the
     block's other errors were added while it was read); its message is MindSpore's text after the log header
     (`Process N receive KeyboardInterrupt signal.`), which `fatal_reason` names too."""
-    if any(err.offset == off for err in st.errors[-8:]):
-        return  # (a block read again after a reset adds its rows again: never twice the same line)
+    if off in st.chatter_at:
+        return  # (defensive: a line already listed is never listed twice)
     m = _RE_MS_LOG.match(line)
     msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
-    rank = _own(st)
     obs_time = time.time() if st.live else float("nan")
     at = len(st.errors)
     while at and st.errors[at - 1].offset > off:
         at -= 1
-    add_error(st, ErrorKind.EXCEPTION, msg, "", off, rank, st.pid, obs_time, last_log_time(line))
+    add_error(st, ErrorKind.EXCEPTION, msg, "", off, _own(st), st.pid, obs_time, last_log_time(line))
     st.errors.insert(at, st.errors.pop())
+    st.chatter_at.append(off)
 
 
 def trained_on(st: FileState) -> None:
