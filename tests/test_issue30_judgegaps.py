@@ -311,3 +311,22 @@ def test_a_dataloader_bus_error_is_named_by_its_shared_memory_line(tmp_path: Pat
     snap = read_run(tmp_path, settings=PATHS[path])
     [group] = diagnose(snap).failure_groups
     assert group.ranks == [0] and "shared memory (shm)" in group.exception
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (  # NVIDIA/nccl#1514 (a Lightning run's end, pasted without its traceback's header)
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp"
+            ":1275, internal error, NCCL version 2.14.3",
+            "DistBackendError",
+        ),
+        (OOM_KILLED.splitlines()[0], "Killed"),  # the shell's report of the killed job step, alone
+    ],
+)
+def test_failures_users_hit_that_entries_already_cover_end_the_rank(tmp_path: Path, line: str, said: str) -> None:
+    """Item 4's survey: these real lines were already read by an entry (a Python exception, the signal kind);
+    kept as tests so that a change to the entries never loses them."""
+    (tmp_path / "train.log").write_text(LM.format(s=1) + line + "\n")
+    snap = read_run(tmp_path)
+    assert set(failed_ranks(snap)) == {0} and said in failed_ranks(snap)[0]
