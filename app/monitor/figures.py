@@ -21,7 +21,7 @@ from app.monitor.figure_data import (
     step_times,
 )
 from core.logs import RunSnapshot, rank_status
-from core.logs.judgement.status import RankState, duration_text
+from core.logs.judgement.status import RankState, duration_text, loss_text
 from core.run.states import RunStatus
 
 # Plain symbols, not emoji: emoji need a colour-emoji font many Linux desktops lack.
@@ -206,7 +206,9 @@ def status_table(states: pd.DataFrame) -> pd.DataFrame:
             "state": states["state"].map(STATE_LABELS).fillna(states["state"]),
             "epoch": states["last_epoch"].map(lambda v: num(v, ".0f")),
             "step": states["last_step"].map(lambda v: num(v, ".0f")),
-            "last loss": states["last_loss"].map(lambda v: num(v, ".5g")),
+            "last loss": [
+                loss_text(v, n, ".5g", "–") for v, n in zip(states["last_loss"], states["n_loss"], strict=True)
+            ],
             "last line": states["age_s"].map(age),
             "detail": states["detail"],
         }

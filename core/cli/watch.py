@@ -27,7 +27,7 @@ from core.errors import UserError
 from core.logs import LogFormatError, RunSnapshot, RunWatcher, rank_status, read_run
 from core.logs.bytes.discover import LogRole, folder_notes
 from core.logs.bytes.guard import LogDirError, validate_log_dir
-from core.logs.judgement.status import failed_ranks
+from core.logs.judgement.status import failed_ranks, hidden_nans, loss_text
 from core.logs.judgement.streams import shared_streams
 from core.logs.rows.cells import as_int
 from core.logs.rows.filestate import NOTE_KINDS, note_lines
@@ -163,7 +163,7 @@ def status_table(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
         age = r["age_s"]
         lines.append(
             f"{int(r['rank']):>4}  {r['state']:<9} {_fmt(r['last_epoch'], '.0f'):>5} {_fmt(r['last_step'], '.0f'):>7}"
-            f" {_fmt(r['last_loss']):>10} {_fmt(age, '.0f') + 's' if age == age else '-':>7}"
+            f" {loss_text(r['last_loss'], r['n_loss']):>10} {_fmt(age, '.0f') + 's' if age == age else '-':>7}"
             f"  {terminal_safe(r['detail'])[:80]}"
         )
     return "\n".join([*lines, *skipped_lines(snap)])
@@ -197,7 +197,8 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     out.append(status_table(snap, stall_after_s))
     out.append(failed_line(snap))
     errs = snap.errors
-    if not errs.empty:
+    hidden = hidden_nans(snap)  # a NaN behind another failure (a traceback after it) is said too
+    if not errs.empty or hidden:
         out.append("errors:")
         for _, e in errs.iterrows():
             rank = "?" if pd.isna(e["rank"]) else str(int(e["rank"]))
@@ -205,6 +206,7 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
                 f"  [{e['kind']}] rank {rank} {terminal_safe(e['file'])}:{e['line']}: "
                 f"{terminal_safe(e['message'])[:160]}"
             )
+        out += [f"  [nan] rank {nan.rank}: {nan.message()}" for nan in hidden]
     return "\n".join(out)
 
 

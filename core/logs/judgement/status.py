@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
@@ -13,12 +14,22 @@ import numpy as np
 import pandas as pd
 
 from core.files import open_checked
-from core.logs.rows.failures import named_failure
+from core.logs.rows.failures import STOP_KINDS, fatal_reason, named_failure
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
 from core.logs.rows.formats import MARKERS, NOISE_PREFIXES
 from core.logs.rows.snapshot import RunSnapshot
 
-__all__ = ["STATES", "RankState", "failed_ranks", "nonfinite_by_rank", "rank_status", "tail_lines"]
+__all__ = [
+    "STATES",
+    "HiddenNan",
+    "RankState",
+    "failed_ranks",
+    "hidden_nans",
+    "loss_text",
+    "nonfinite_by_rank",
+    "rank_status",
+    "tail_lines",
+]
 
 
 class RankState(StrEnum):
@@ -108,6 +119,46 @@ def failed_ranks(snap: RunSnapshot) -> dict[int, str]:
     return out
 
 
+@dataclass(frozen=True)
+class HiddenNan:
+    """A rank whose loss became non-finite and stayed so while another failure (a traceback) decides its state:
+    the NaN is reported beside that failure, never lost behind it (a NaN is what a user scans the output for)."""
+
+    rank: int
+    value: float
+    step: float
+
+    def message(self) -> str:
+        """What `watch` lists among the errors (`[nan] rank R: ...`)."""
+        at = f" at step {self.step:.0f}" if self.step == self.step else ""
+        return f"loss was {self.value}{at} and stayed so (the rank's failure is named above)"
+
+
+def hidden_nans(snap: RunSnapshot) -> list[HiddenNan]:
+    """The ranks whose loss went non-finite and never came back, but whose state another failure decides (a
+    traceback after the NaN, chatglm_finetuning's Lightning bar `loss=nan` then DeepSpeed's crash): one per rank,
+    in rank order. A rank whose failure is the NaN itself (state `nan`) or that trained past it is not here."""
+    nonfinite, recovered = nonfinite_by_rank(snap.metrics)
+    if not nonfinite:
+        return []
+    fatal = _fatal_by_rank(snap.errors)
+    out = []
+    for rank in sorted(nonfinite):
+        if rank in recovered or rank not in fatal or fatal[rank][0] == ErrorKind.NAN:
+            continue
+        value, step = nonfinite[rank]
+        out.append(HiddenNan(rank, value, step))
+    return out
+
+
+def loss_text(value: float, n_loss: int, spec: str = ".4g", missing: str = "-") -> str:
+    """A rank's last loss as a status table shows it: `nan` / `inf` when its last row's loss is non-finite (the
+    divergence a user looks for), `missing` only when the rank has no loss row (its last loss is then NaN too)."""
+    if not n_loss or value is None:
+        return missing
+    return format(value, spec) if math.isfinite(value) else str(value)
+
+
 def rank_status(
     snap: RunSnapshot, now: float | None = None, stall_after_s: float = 60.0, run_status: str | None = None
 ) -> pd.DataFrame:
@@ -149,7 +200,7 @@ def rank_status(
         age = now - last_activity if last_activity == last_activity else float("nan")
         fatal = fatal_by_rank.get(rank)
         if fatal is not None:
-            states.append(RankState.NAN if fatal[0] == ErrorKind.NAN else RankState.CRASHED)
+            states.append(_fatal_state(*fatal))
             details.append(fatal[1])
         elif n_loss and not math.isfinite(last_loss):
             states.append(RankState.NAN)
@@ -186,6 +237,14 @@ def rank_status(
     ranks["state"] = [str(s) for s in states]
     ranks["detail"] = details
     return ranks
+
+
+def _fatal_state(kind: str, message: str) -> RankState:
+    """The state a rank's deciding failure gives it: `nan` for a NaN, `stopped` for a stop from outside (a Ctrl-C, a
+    scheduler's SIGINT or time limit: failed, but not crashed; core.logs.rows.failures.STOP_KINDS), else `crashed`."""
+    if kind == ErrorKind.NAN:
+        return RankState.NAN
+    return RankState.STOPPED if fatal_reason(message.encode("utf-8", "replace")) in STOP_KINDS else RankState.CRASHED
 
 
 def _settle_ended(ranks: pd.DataFrame, states: list[RankState], details: list[str], now: float) -> None:

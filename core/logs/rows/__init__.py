@@ -17,6 +17,8 @@ The grammar (a line -> what it says):
   linekinds.py  what a line is to the line-by-line parser, told by its text alone
   lineranks.py  whose line it is when one stream carries several ranks (`[1,3]<stdout>:`, `[rank6]:`,
                 `Rank: N;`, a trailing `rank N`, pdsh's `host: `): the rank sources with their real lines
+  processes.py  which process wrote an error line (`(PID:758, ...)`, `[PID: 758]`, `ME(758,...)`): one process's
+                error lines share the rank one of them names (`process_rank`), the pid sources with their real lines
   memory.py     the device-memory statistic lines MindSpore prints
   shapes.py     help for unread formats (frequent numeric line shapes) and metric labels
 

@@ -29,8 +29,11 @@ class FailureKind:
     look for anyway (no literal then). `error_level`: a failure only on an error-level line (a time-out:
     healthy chatter mentions time-outs too). `weight`: how well it names its failure (3: the root cause
     a user looks up; 2: a signature; 1: a line that says a failure happened, not which; see
-    `core.logs.rows.failures.failure_weight`). The first kind whose
-    pattern matches names the line."""
+    `core.logs.rows.failures.failure_weight`). `chatter`: the line is printed at a chatter level (`[WARNING]`,
+    MindSpore's Ctrl-C report), which no scan makes a candidate (skipping chatter in one pass keeps the reader at
+    grep's pace): the end of each read (`CHATTER_WINDOW` bytes) is searched for the kind's anchors instead, as the
+    lines that say how a run ended are its last (`core.logs.rows.failures.chatter_failures`).
+    The first kind whose pattern matches names the line."""
 
     name: str
     pattern: bytes
@@ -39,6 +42,7 @@ class FailureKind:
     coded: bool = False
     error_level: bool = False
     weight: int = 2
+    chatter: bool = False
 
 
 @dataclass(frozen=True)

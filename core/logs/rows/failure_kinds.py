@@ -142,16 +142,15 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
     # failed`, `Allocate output memory failed`), CUDA / NPU out of memory
     FailureKind(
         "device error",
-        # torch_npu's wrapper codes (a CANN code, when printed, names the cause better):
-        # `[ERROR] ... (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.`
-        rb"\bERR[0-9]{5}\b|\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
+        # (torch_npu's wrapper codes, `ERR02200 DIST call hccl api failed.`: a kind of their own in failure_kinds_more)
+        rb"\b[Rr]un task error\b|[Ss]ynchroni[sz]e\w*(?: execute)? (?:failed|error)|"
         rb"[Ss]ync ?(?:default )?[Ss]tream\w* (?:failed|error)|"
         rb"\b[Aa]llocate (?:output |device |workspace |static |dynamic )?memory failed|"
         rb"\b(?:CUDA|NPU|GPU|[Dd]evice) out of memory|\bOut of device memory|memory isn't enough|"
         # Paddle's summary: `Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, ...`
         rb"\b[Oo]ut of memory (?:error )?on (?:GPU|NPU|XPU|device)\b",
         (
-            *(b"ERR", b"un task error", b"ynchroni", b"yncStream", b"ync Stream", b"ync default", b"yncstream"),
+            *(b"un task error", b"ynchroni", b"yncStream", b"ync Stream", b"ync default", b"yncstream"),
             *(b"ync stream", b"llocate ", b"ut of memory", b"Out of device memory", b"memory isn't enough"),
         ),
         (
@@ -171,11 +170,6 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
                 "pynative/op_runner.cc:120] MallocForKernelOutput] Allocate output memory failed, "
                 "node:Default/Cast-op446",
                 "mindspore-lab/mindone#465 (tests/fixtures/real_logs/device-oom-allocate-failed_mindone-465)",
-            ),
-            FailureSample(
-                "(TaskRunner pid=30188) [ERROR] 2025-10-29-02:17:03 (PID:144556, Device:0, RankID:0) ERR02200 DIST "
-                "call hccl api failed.",
-                _CORPUS.format("verl-project/verl#3947", "verl-ray-hccl-init-ERR02200_verl-3947"),
             ),
             FailureSample(
                 "Out of memory error on GPU 0. Cannot allocate 128.000000MB memory on GPU 0, 7.995605GB memory has "

@@ -11,6 +11,106 @@ __all__ = ["MORE_KINDS", "MORE_REPORTS"]
 _CORPUS = "{} (tests/fixtures/real_logs/{})"
 
 MORE_KINDS: tuple[FailureKind, ...] = (
+    # torch_npu's wrapper codes (`ERR` + five digits: the subsystem that failed, `PTA call acl api failed`, `DIST
+    # internal error`): a failure happened, not which; the CANN code or the collective's own line beside them names
+    # the cause better (weight 1: diagnose names a rank's failure by its best-named line). Read after every other
+    # kind: a line that another kind names is that kind's
+    FailureKind(
+        "torch_npu error code",
+        rb"\bERR[0-9]{5}\b",
+        (b"ERR",),
+        (
+            FailureSample(
+                "(TaskRunner pid=30188) [ERROR] 2025-10-29-02:17:03 (PID:144556, Device:0, RankID:0) ERR02200 DIST "
+                "call hccl api failed.",
+                _CORPUS.format("verl-project/verl#3947", "verl-ray-hccl-init-ERR02200_verl-3947"),
+            ),
+            FailureSample(
+                "[ERROR] 2026-05-08-03:20:31 (PID:758, Device:9, RankID:-1) ERR00100 PTA call acl api failed",
+                _CORPUS.format(
+                    "vllm-project/vllm-ascend#8360", "pid-prefix-507011-EL0003-rank9-hccl-watchdog_vllm-ascend-8360"
+                ),
+            ),
+        ),
+        weight=1,
+    ),
+    # MindSpore's runtime reports a Ctrl-C (or a scheduler's SIGINT) only at WARNING level, from its SIGINT handler
+    # (graph_scheduler.cc `IntHandler`), and the process stops: the run ended, interrupted. At chatter level, so
+    # the reader finds it by its anchor in each block (FailureKind.chatter), never by making WARNING lines candidates
+    FailureKind(
+        "interrupted",
+        rb"\bProcess \d+ receive KeyboardInterrupt signal\b",
+        (b"KeyboardInterrupt",),
+        (
+            FailureSample(
+                "[WARNING] RUNTIME_FRAMEWORK(1058772,ffffb965d020,python):2024-10-29-04:29:53.640.194 [mindspore/ccsrc/"
+                "runtime/graph_scheduler/graph_scheduler.cc:189] IntHandler] Process 1058772 receive "
+                "KeyboardInterrupt signal.",
+                _CORPUS.format(
+                    "mindspore-lab/models research/xidian/LPCNet_timers/scripts/train.log",
+                    "ascend-warnings-then-keyboardinterrupt-no-rows_models-lpcnet-timers",
+                ),
+            ),
+        ),
+        chatter=True,
+    ),
+    # Slurm's word that it stopped the job or step for a reason of its own (`DUE TO TIME LIMIT`, `DUE TO PREEMPTION`,
+    # `DUE TO NODE FAILURE`): the run ended from outside, like a Ctrl-C (core.logs.rows.failures.STOP_KINDS). Without
+    # `DUE TO` the same line is srun tearing the step down after a task failed (`*** STEP 1.0 ON n1 CANCELLED AT
+    # ... ***`): collateral, the failed task is named on its own line, so no kind
+    FailureKind(
+        "job cancelled",
+        rb"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ DUE TO [A-Z][A-Z_ ]*[A-Z] \*\*\*",
+        (b"CANCELLED AT",),
+        (
+            FailureSample(
+                "slurmstepd: error: *** STEP 55595933.0 ON maestro-3017 CANCELLED AT 2025-01-10T15:27:25 DUE TO TIME "
+                "LIMIT ***",
+                "github.com/Lightning-AI/pytorch-lightning/issues/20542 (a Lightning run's output at its time limit)",
+            ),
+            FailureSample(
+                "slurmstepd: error: *** JOB 867816 ON c0700a-s1 CANCELLED AT 2021-05-11T12:06:17 DUE TO TIME LIMIT ***",
+                "github.com/Nextomics/NextDenovo/issues/114 (the job's output)",
+            ),
+        ),
+    ),
+    # the job's memory ran out and the cgroup's OOM killer killed the process: Slurm says so (its older and newer
+    # wording; the kernel's own `Out of memory: Killed process N` is the "signal" kind's). The rank itself often prints
+    # only `Killed` (the "signal" kind), which this names better (weight 3: what the user changes is memory)
+    FailureKind(
+        "host out of memory",
+        rb"\bDetected \d+ oom[-_]kill events?\b",
+        (b"oom-kill", b"oom_kill"),
+        (
+            FailureSample(
+                "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your processes "
+                "may have been killed by the cgroup out-of-memory handler.",
+                "github.com/ArjunaCluster/ArjunaUsers/issues/52 (a CGCNN training job's stderr)",
+            ),
+            FailureSample(
+                "slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step tasks have been "
+                "OOM Killed.",
+                "github.com/nextflow-io/nextflow/issues/5932",
+            ),
+        ),
+        weight=3,
+    ),
+    # PyTorch's DataLoader worker died of SIGBUS writing a batch to shared memory (`/dev/shm` too small, a container's
+    # default 64 MB): the line names the cause; the RuntimeError after it (`DataLoader worker (pid N) is killed by
+    # signal: Bus error`) only the symptom
+    FailureKind(
+        "shared memory",
+        rb"\bUnexpected bus error encountered in worker\b",
+        (b"nexpected bus error",),
+        (
+            FailureSample(
+                "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+                "memory (shm).",
+                "github.com/hezhangsprinter/DCPDN/issues/58 (and THU-DA-6D-Pose-Group/GDR-Net#16, a training run)",
+            ),
+        ),
+        weight=3,
+    ),
     # the status code XLA, TensorFlow and absl print when a device (TPU HBM, GPU) cannot hold what a step needs:
     # `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G ...`, behind TensorFlow's C++ log prefix (`2022-04-04
     # 00:27:49.642380: E tensorflow/.../xla_util.cc:88]`) or in an exception's message. Not levelled: the code

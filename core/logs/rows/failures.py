@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -26,16 +27,21 @@ from core.logs.bytes.discover import LogRole
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import ErrorKind, ErrorRow, add_error, last_log_time
 from core.logs.rows.lineranks import line_rank
+from core.logs.rows.processes import process_rank
 
 if TYPE_CHECKING:
     from core.logs.rows.filestate import FileState
 
 __all__ = [
+    "CHATTER_WINDOW",
     "CUT_TRACEBACK",
+    "INTERRUPTED",
     "RE_LEVEL_RANK",
+    "STOP_KINDS",
     "TaskEnd",
     "add_level_error",
     "add_line_failure",
+    "chatter_failures",
     "close_traceback",
     "cut_by_next",
     "failure_anchors",
@@ -66,6 +72,11 @@ FATAL_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
 LEVELLED_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     (kind.name, re.compile(kind.pattern)) for kind in FAILURE_KINDS if kind.error_level
 ]
+# the kinds printed at a chatter level (FailureKind.chatter): named on a chatter line too, found by their anchors
+CHATTER_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
+    (kind.name, re.compile(kind.pattern)) for kind in FAILURE_KINDS if kind.chatter
+]
+_CHATTER_ANCHORS = tuple(dict.fromkeys(a for kind in FAILURE_KINDS if kind.chatter for a in kind.anchors))
 _WEIGHTS = {kind.name: kind.weight for kind in FAILURE_KINDS}
 _CODE = rb"[A-Z][0-9]{4}"  # a CANN-style code as the scans find it (core.logs.tokens.linescan.worth_lines)
 
@@ -73,7 +84,7 @@ _CODE = rb"[A-Z][0-9]{4}"  # a CANN-style code as the scans find it (core.logs.t
 def failure_anchors() -> tuple[bytes, ...]:
     """Every literal one of which each failure kind's and launcher report's line holds (no digits): what
     the bulk path's literal search must find (core.logs.rows.linekinds.WORTH)."""
-    anchors = [a for kind in FAILURE_KINDS for a in kind.anchors]
+    anchors = [a for kind in FAILURE_KINDS if not kind.chatter for a in kind.anchors]  # (chatter: `settle`'s search)
     anchors += [a for report in LAUNCHER_REPORTS for a in report.anchors]
     return tuple(dict.fromkeys(anchors))
 
@@ -82,7 +93,7 @@ def _quick() -> re.Pattern[bytes]:
     """One search for every anchor (and a CANN-style code): a line that passes none is no kind's. Each
     alternative begins with its literal byte, so sre skips to the bytes that can begin one (~1 us a line
     instead of the kinds' regexes, ~8 us)."""
-    literals = sorted(failure_anchors(), key=lambda a: (-len(a), a))
+    literals = sorted({*failure_anchors(), *_CHATTER_ANCHORS}, key=lambda a: (-len(a), a))
     codes = [bytes([c]) + rb"[0-9]{4}" for c in range(ord("A"), ord("Z") + 1)]  # _CODE, one branch a letter
     return re.compile(b"|".join([*(re.escape(a) for a in literals), *codes]))
 
@@ -101,7 +112,7 @@ def fatal_reason(line: bytes) -> str | None:
     "collective time-out"), or None for an ordinary line. Run only on lines that are not loss rows;
     a quick test first (`_QUICK`), the signature regexes only when it hits."""
     if line.startswith(CHATTER):
-        return None
+        return next((name for name, pattern in CHATTER_SIGNATURES if pattern.search(line)), None)
     if _QUICK.search(line) is None:
         return None
     for name, pattern in FATAL_SIGNATURES:
@@ -268,8 +279,10 @@ def add_level_error(st: FileState, line: bytes, off: int, rank: int | None, obs_
         add_line_failure(st, line, off, rank, obs_time)
     else:
         kind = ErrorKind.EXCEPTION if fatal_reason(line) or st.info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
-        if st.info.layout == "single" and (said := line_rank(line)) is not None and said.rank is not None:
-            rank = said.rank  # one stream of several ranks: torch_npu's `RankID:3` says whose error it is
+        if st.info.layout == "single":
+            if (said := line_rank(line)) is not None and said.rank is not None:
+                rank = said.rank  # one stream of several ranks: torch_npu's `RankID:3` says whose error it is
+            rank = process_rank(st, line, off, rank, _own(st))  # the rank its process names on another line
         add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
 
 
@@ -285,11 +298,18 @@ def add_line_failure(st: FileState, line: bytes, off: int, rank: int | None, obs
     if fatal_reason(line) is None:
         return False
     text = line.decode("utf-8", "replace").strip()
-    if st.info.layout == "single" and (named := RE_LEVEL_RANK.match(line)) is not None:
-        rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
-        what_rank(st, line, rank)
+    if st.info.layout == "single":
+        if (named := RE_LEVEL_RANK.match(line)) is not None:
+            rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
+            what_rank(st, line, rank)
+        rank = process_rank(st, line, off, rank, _own(st))  # the rank its process names on another line
     add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
     return True
+
+
+def _own(st: FileState) -> int | None:
+    """The rank a file's line has when it names none (as `Parser.parse_line` gives it)."""
+    return st.info.rank if st.info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
 
 
 def message_rank(text: str, start: int, rank: int | None) -> int | None:
@@ -366,11 +386,74 @@ def cut_by_next(st: FileState, buf: bytes | bytearray, base: int, ls: int, limit
     _keep_cut(st, seen[:limit])
 
 
-def settle(st: FileState) -> None:
-    """After each block read: an open traceback's failure holds what was read of it (should the log end
+def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
+    """After each block read (`buf[floor:end]`, file offset `base` at `buf[0]`): the failures printed at a chatter
+    level in it (`chatter_failures`); an open traceback's failure holds what was read of it (should the log end
     there), and failures followed by training are no longer failures (`trained_on`)."""
+    chatter_failures(st, buf, floor, base, end)
     _keep_cut(st, bytes(st.tb_carry))
     trained_on(st)
+
+
+INTERRUPTED = "interrupted"  # the kind of a Ctrl-C / SIGINT report (core.logs.rows.failure_kinds_more)
+# the kinds that say the run was stopped from outside (a Ctrl-C, the scheduler's time limit), not that it crashed
+STOP_KINDS = frozenset({INTERRUPTED, "job cancelled"})
+
+
+# How far from the end of what was read a chatter-level failure line counts: the lines that say how a run ended are
+# its last ones (MindSpore's Ctrl-C report is its process's last word, or a Python traceback follows, which the scans
+# read anyway). A window, not the whole block: one search of 96 MB of logs cost the reader ~10 % of its time
+CHATTER_WINDOW = 32 << 10
+
+
+def chatter_failures(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
+    """The file's lines that a chatter-level failure kind names (MindSpore's `[WARNING] ... IntHandler] Process N
+    receive KeyboardInterrupt signal.`) and that start within the last `CHATTER_WINDOW` bytes of what was read, as
+    its error rows in file order. No scan makes a chatter line a candidate, so one literal search per anchor over
+    the end of the block (`buf[floor:end]`, file offset `base` at `buf[0]`) finds them; a row whose line is no
+    longer within the window (more was read after it) goes. A line is within the last bytes of its own block
+    whenever it is within the file's, so a one-shot read and a live one that read the same bytes list the same
+    rows; a line that is no chatter was `parse_line`'s."""
+    if not _CHATTER_ANCHORS:
+        return
+    cut = end - CHATTER_WINDOW  # (in `buf`: may lie before this read's bytes, in earlier reads)
+    if st.chatter_at and min(st.chatter_at) < base + cut:
+        _drop_chatter(st, base + cut)
+    lo = max(floor, cut)
+    for anchor in _CHATTER_ANCHORS:
+        at = buf.find(anchor, lo, end)
+        while at != -1:
+            ls = max(buf.rfind(b"\n", floor, at) + 1, floor)
+            le = buf.find(b"\n", at, end)
+            le = end if le == -1 else le
+            line = bytes(buf[ls:le]).rstrip(b"\r")
+            if ls >= cut and line.startswith(CHATTER) and fatal_reason(line) is not None:
+                _add_chatter_failure(st, line, base + ls)
+            at = buf.find(anchor, le, end) if le < end else -1
+
+
+def _drop_chatter(st: FileState, start: int) -> None:
+    """The chatter-level failure rows whose line starts before `start` (no longer among the last bytes read) go."""
+    gone = {off for off in st.chatter_at if off < start}
+    st.chatter_at = [off for off in st.chatter_at if off >= start]
+    st.errors[:] = [err for err in st.errors if err.offset not in gone]
+
+
+def _add_chatter_failure(st: FileState, line: bytes, off: int) -> None:
+    """A chatter-level failure line as an exception row of the file's rank, at its place in file order (the
+    block's other errors were added while it was read); its message is MindSpore's text after the log header
+    (`Process N receive KeyboardInterrupt signal.`), which `fatal_reason` names too."""
+    if off in st.chatter_at:
+        return  # (defensive: a line already listed is never listed twice)
+    m = _RE_MS_LOG.match(line)
+    msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
+    obs_time = time.time() if st.live else float("nan")
+    at = len(st.errors)
+    while at and st.errors[at - 1].offset > off:
+        at -= 1
+    add_error(st, ErrorKind.EXCEPTION, msg, "", off, _own(st), st.pid, obs_time, last_log_time(line))
+    st.errors.insert(at, st.errors.pop())
+    st.chatter_at.append(off)
 
 
 def trained_on(st: FileState) -> None:

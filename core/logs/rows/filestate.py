@@ -210,6 +210,17 @@ def _add_bar_rows(
 
 
 @dataclass
+class ProcessRanks:
+    """One stream's processes (by the ids its error lines name) and the rank each is known to be
+    (core.logs.rows.processes.process_rank)."""
+
+    ranks: dict[int, int | None] = field(default_factory=dict)  # process id -> its rank (None: not known)
+    named: set[int] = field(default_factory=set)  # the ranks error lines named
+    lines: dict[int, tuple[int, int | None]] = field(default_factory=dict)  # offset -> (process, the file's rank)
+    inferred: int | None = None  # the process linked by "one process, one rank", until that stops being so
+
+
+@dataclass
 class FileState:
     """Everything we know about one file: read position, held partial line, parsed rows."""
 
@@ -249,6 +260,8 @@ class FileState:
     truncations: int = 0
     bar: BarRow | None = None  # the last row a progress bar's line gave (core.logs.rows.redraws)
     named_memo: tuple = ()  # the ranks its error/eval lines name, and what they were counted on (rows.snapshot)
+    procs: ProcessRanks = field(default_factory=ProcessRanks)  # its error lines' processes (rows.processes)
+    chatter_at: list[int] = field(default_factory=list)  # offsets of its chatter-level failure rows (rows.failures)
 
     def reset(self) -> None:
         """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""

@@ -383,7 +383,7 @@ class Parser:
         """Keep the bytes of a traceback still being written, for its context once it ends; and settle
         which failures ended the rank (core.logs.rows.failures.settle)."""
         carry_over(st, buf, self._floor, base, end, self.settings.tb_carry_max)
-        settle(st)
+        settle(st, buf, self._floor, base, end)
 
     def parse_line(
         self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float, metrics: bool
