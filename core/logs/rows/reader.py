@@ -41,6 +41,7 @@ from core.logs.rows.snapshot import (
     RunSnapshot,
     empty_metrics,
     rank_table,
+    split_summaries,
     timings_and_errors,
 )
 from core.logs.rows.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
@@ -455,6 +456,9 @@ class RunReader:
         for st in self.files.values():
             unregistered |= st.unregistered
         ranks = rank_table(workers, unregistered)
+        evals = eval_frame(workers)
+        if workers:  # core.logs.rows.series: an epoch's summary line beside step rows is no training row
+            metrics, evals, ranks = split_summaries(metrics, self._table.summaries(), evals, ranks)
         layouts = {st.info.layout for st in workers}
         layout = layouts.pop() if len(layouts) == 1 else ("mixed" if layouts else "none")
         skipped = {st.info.rel: st.unreadable for st in self.files.values() if st.unreadable}
@@ -470,7 +474,7 @@ class RunReader:
             time.time(),
             skipped,
             behind_bytes=behind,
-            evals=eval_frame(workers),
+            evals=evals,
             metric_keys=metric_keys(workers),
             hosts={n: host for st in workers for host, n in st.hosts.items()},
         )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
 import pandas as pd
 
 from core.logs.bytes.discover import LogFile
@@ -23,6 +24,7 @@ __all__ = [
     "RunSnapshot",
     "empty_metrics",
     "rank_table",
+    "split_summaries",
     "timings_and_errors",
 ]
 
@@ -230,3 +232,37 @@ class Held:
     read_buffer: int
     read_ahead: int
     untaken_rows: int
+
+
+def split_summaries(
+    metrics: pd.DataFrame, summary: np.ndarray | None, evals: pd.DataFrame, ranks: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The epoch summaries (`MetricTable.summaries`: per file, an epoch's loss line beside step rows) out of
+    the training rows and into the evaluation series, one entry per scalar; the ranks' row counts and last
+    rows then from the training rows left. As they are when no row is a summary (the frame stays a view)."""
+    if summary is None or not summary.any():
+        return metrics, evals, ranks
+    rows = metrics[summary]
+    names = ["loss", *(c for c in metrics.columns if c not in METRIC_COLUMNS)]
+    entries = [
+        (r.rank, r.epoch, r.step, name, getattr(r, name), r.time, r.offset, str(r.file))
+        for r in rows.itertuples(index=False)
+        for name in names
+        if getattr(r, name) == getattr(r, name)
+    ]
+    more = pd.DataFrame(entries, columns=EVAL_COLUMNS)
+    evals = more if evals.empty else pd.concat([evals, more], ignore_index=True)
+    metrics = metrics[~summary].reset_index(drop=True)
+    hit = set(rows["rank"].tolist())
+    kept = metrics[metrics["rank"].isin(hit)]  # one pass over the rows, not one per rank
+    counts = kept.groupby("rank").size()
+    tail = kept.groupby("rank").tail(1)
+    cols = (tail[c].tolist() for c in ("rank", "epoch", "step", "loss"))
+    lasts = {int(r): (e, st, x) for r, e, st, x in zip(*cols, strict=True)}
+    ranks = ranks.copy()
+    for i, rank in enumerate(ranks["rank"].tolist()):
+        if rank in hit:
+            ranks.loc[i, "n_loss"] = int(counts.get(rank, 0))
+            for col, value in zip(("last_epoch", "last_step", "last_loss"), lasts.get(rank, (_NAN,) * 3), strict=True):
+                ranks.loc[i, col] = float(value)
+    return metrics, evals, ranks

@@ -1,0 +1,138 @@
+"""Issue 30 item 2, decided per file: an epoch's summary loss line beside step rows is its own series, not a
+training row (`MetricTable.summaries`, `core.logs.rows.snapshot.split_summaries`); a file whose only rows are
+such lines keeps them as its rows. Lines from the corpus (tests/fixtures/real_logs): Oscar-Paddle's workerlog
+(paddle-2-workerlogs-...-epoch-summaries_oscar-paddle) and models-cmf-fscil-3d's training.log."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.logs import ReaderSettings
+from core.logs.rows.reader import RunReader
+from core.logs.rows.snapshot import RunSnapshot
+
+STEP = "01/02/2022 23:11:34 - INFO - Epoch: [{e}], step: [{s}], lr: 0.000010, batch_loss: {b}, avg_loss: 0.0669\n"
+DONE = "01/03/2022 02:19:43 - INFO - ** ** Epoch [{e}] done! Training loss: {x} ** **\n"
+CMF = "2024-10-14 18:35:40,330 - __main__ - INFO - Epoch {e} completed with avg loss: {x}, learning rate: 0.003000\n"
+PATHS = {
+    "line_by_line": ReaderSettings(prefetch_min=1, block_min=1 << 30, shape_min=1 << 30),
+    "bulk": ReaderSettings(prefetch_min=1, compiled_min=0, shape_min=16, block_min=1),
+    "batched": ReaderSettings(compiled_min=1 << 40),
+    "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
+}
+
+
+def _paddle(epochs: int = 2, steps: int = 30) -> tuple[str, list[float], list[float]]:
+    """A workerlog of `epochs` epochs of `steps` step lines, each epoch ended by its summary line."""
+    text, train, summaries = "", [], []
+    for e in range(1, epochs + 1):
+        for s in range(1, steps + 1):
+            b = round(0.5 / (e * s), 4)
+            text += STEP.format(e=e, s=100 * s, b=b)
+            train.append(b)
+        summaries.append(round(0.01 / e, 5))
+        text += DONE.format(e=e, x=summaries[-1])
+    return text, train, summaries
+
+
+def _snapshot(folder: Path, conf: ReaderSettings | None = None) -> RunSnapshot:
+    reader = RunReader(folder, settings=conf or ReaderSettings(), one_shot=True)
+    reader.refresh()
+    return reader.snapshot()
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_an_epoch_summary_beside_step_rows_is_no_training_row(tmp_path: Path, path: str) -> None:
+    text, train, summaries = _paddle()
+    (tmp_path / "workerlog.0").write_text(text)
+    snap = _snapshot(tmp_path, PATHS[path])
+    assert snap.metrics["loss"].tolist() == pytest.approx(train), path
+    assert not snap.metrics["step"].isna().any()
+    losses = snap.evals[snap.evals["name"] == "loss"]
+    assert losses["value"].tolist() == pytest.approx(summaries)
+    assert losses["epoch"].tolist() == [1.0, 2.0]
+    row = snap.ranks.iloc[0]  # the status table's count and last loss are the training rows'
+    assert row["n_loss"] == len(train)
+    assert row["last_loss"] == pytest.approx(train[-1])
+    assert row["last_step"] == 3000
+
+
+def test_epoch_lines_that_are_a_files_only_rows_stay_its_rows(tmp_path: Path) -> None:
+    lines = (CMF.format(e=e, x=x) for e, x in ((1, "nan"), (1, 2.4179), (2, 2.1)))
+    (tmp_path / "training.log").write_text("".join(lines))
+    snap = _snapshot(tmp_path)
+    got = snap.metrics["loss"].tolist()
+    assert math.isnan(got[0]) and got[1:] == pytest.approx([2.4179, 2.1])
+    assert snap.evals.empty
+
+
+def test_a_summary_in_one_file_leaves_anothers_epoch_rows_alone(tmp_path: Path) -> None:
+    """The choice is per file: rank 1's epoch-only rows stay rows although rank 0 has step rows."""
+    text, train, _ = _paddle(epochs=1, steps=5)
+    (tmp_path / "workerlog.0").write_text(text)
+    (tmp_path / "workerlog.1").write_text(DONE.format(e=1, x=0.5) + DONE.format(e=2, x=0.25))
+    snap = _snapshot(tmp_path)
+    m = snap.metrics
+    assert m[m["rank"] == 0]["loss"].tolist() == pytest.approx(train)
+    assert m[m["rank"] == 1]["loss"].tolist() == pytest.approx([0.5, 0.25])
+    assert snap.ranks.set_index("rank").loc[1, "n_loss"] == 2
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.integers(min_value=0, max_value=10_000))
+def test_a_live_tick_cut_anywhere_gives_the_same_series(tmp_path_factory: pytest.TempPathFactory, cut: int) -> None:
+    """Read in two ticks cut at any byte (a summary seen before any step row of its file, too), the rows and
+    the summaries are those of one read."""
+    text, _, _ = _paddle(epochs=2, steps=20)
+    text = DONE.format(e=0, x=0.9) + text  # a summary before any step row: a summary once step rows come
+    data = text.encode()
+    cut %= len(data) + 1
+    folder = tmp_path_factory.mktemp("tick")
+    path = folder / "workerlog.0"
+    path.write_bytes(data[:cut])
+    reader = RunReader(folder)
+    reader.refresh()
+    reader.snapshot()
+    with path.open("ab") as f:
+        f.write(data[cut:])
+    reader.refresh()
+    live = reader.snapshot()
+    (whole := tmp_path_factory.mktemp("whole") / "workerlog.0").write_bytes(data)
+    once = _snapshot(whole.parent)
+    cols = ["rank", "epoch", "step", "loss"]
+    pd.testing.assert_frame_equal(live.metrics[cols], once.metrics[cols], check_dtype=False)
+    assert live.evals["value"].tolist() == once.evals["value"].tolist()
+    assert len(once.evals[once.evals["name"] == "loss"]) == 3
+
+
+NANOGPT = "> 2023-03-22 09:31:56 iter {s}: loss {x}, time 1096.65ms, mfu 15.34%\n"
+NANOGPT_EVAL = "> 2023-03-22 09:32:32 step {s}: train loss 4.0390, val loss 4.0427\n"
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_step_printed_twice_in_a_rare_shape_is_its_own_series(tmp_path: Path, path: str) -> None:
+    """nanoGPT (corpus nanogpt-iter-loss-turns-nan-quoted_nanogpt-215): the evaluation line at step 3000 beside
+    `iter 3000: loss ...` is no training row; the recurring `iter N` rows all stay."""
+    train = [(s, round(3.9 + s / 10_000, 4)) for s in range(2920, 3070, 10)]
+    text = "".join((NANOGPT_EVAL.format(s=s) if s == 3000 else "") + NANOGPT.format(s=s, x=x) for s, x in train)
+    (tmp_path / "train.log").write_text(text)
+    snap = _snapshot(tmp_path, PATHS[path])
+    assert snap.metrics["loss"].tolist() == pytest.approx([x for _, x in train]), path
+    assert snap.metrics["step"].tolist() == [s for s, _ in train]
+    assert sorted(snap.evals["value"].tolist()) == pytest.approx([4.039, 4.0427])
+    assert set(snap.evals["step"]) == {3000}
+
+
+def test_a_step_printed_twice_in_shapes_as_frequent_stays_two_rows(tmp_path: Path) -> None:
+    """Two shapes printed alternately at one step (neither the recurring one): nothing is moved."""
+    text = "".join(f"step {s}: loss {s / 100}\nstep {s}: loss {s / 100}, time {s}ms\n" for s in range(1, 6))
+    (tmp_path / "train.log").write_text(text)
+    snap = _snapshot(tmp_path)
+    assert len(snap.metrics) == 10
+    assert snap.evals.empty
