@@ -41,7 +41,7 @@ from core.logs.rows.snapshot import (
     RunSnapshot,
     empty_metrics,
     rank_table,
-    split_summaries,
+    split_series,
     timings_and_errors,
 )
 from core.logs.rows.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
@@ -457,8 +457,8 @@ class RunReader:
             unregistered |= st.unregistered
         ranks = rank_table(workers, unregistered)
         evals = eval_frame(workers)
-        if workers:  # core.logs.rows.series: an epoch's summary line beside step rows is no training row
-            metrics, evals, ranks = split_summaries(metrics, self._table.summaries(), evals, ranks)
+        if workers:  # core.logs.rows.perfile: the training series decided per file
+            metrics, evals, ranks = split_series(metrics, self._table.set_aside(), evals, ranks)
         layouts = {st.info.layout for st in workers}
         layout = layouts.pop() if len(layouts) == 1 else ("mixed" if layouts else "none")
         skipped = {st.info.rel: st.unreadable for st in self.files.values() if st.unreadable}

@@ -15,6 +15,7 @@ import pandas as pd
 from core.logs.bytes.discover import LogFile
 from core.logs.bytes.rawio import line_number
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind, FileState
+from core.logs.rows.perfile import Aside
 from core.logs.rows.table import EVAL_COLUMNS
 
 __all__ = [
@@ -24,7 +25,7 @@ __all__ = [
     "RunSnapshot",
     "empty_metrics",
     "rank_table",
-    "split_summaries",
+    "split_series",
     "timings_and_errors",
 ]
 
@@ -44,6 +45,7 @@ METRIC_COLUMNS = [
 TIMING_COLUMNS = ["rank", "epoch", "step", "epoch_time_ms", "step_time_ms", "time", "offset", "file"]
 ERROR_COLUMNS = ["rank", "kind", "message", "context", "line", "offset", "file", "pid", "time", "log_time"]
 _NAN = float("nan")
+_NOT_EVAL = frozenset({"rank", "epoch", "step", "epochs_total", "steps_total", "time", "offset", "file"})
 T = TypeVar("T")
 
 
@@ -234,26 +236,30 @@ class Held:
     untaken_rows: int
 
 
-def split_summaries(
-    metrics: pd.DataFrame, summary: np.ndarray | None, evals: pd.DataFrame, ranks: pd.DataFrame
+def split_series(
+    metrics: pd.DataFrame, aside: np.ndarray | None, evals: pd.DataFrame, ranks: pd.DataFrame
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The epoch summaries (`MetricTable.summaries`: per file, an epoch's loss line beside step rows) out of
-    the training rows and into the evaluation series, one entry per scalar; the ranks' row counts and last
-    rows then from the training rows left. As they are when no row is a summary (the frame stays a view)."""
-    if summary is None or not summary.any():
+    """The rows a file's series choice sets aside (`MetricTable.set_aside`, core.logs.rows.perfile) out of the
+    training rows: an evaluation row into the evaluation series (its loss, NaN too, and every other value it
+    gives), a dropped echo nowhere; the ranks' row counts and last rows then from the training rows left. As
+    they are when nothing is set aside (the frame stays a view)."""
+    if aside is None or not aside.any():
         return metrics, evals, ranks
-    rows = metrics[summary]
-    names = ["loss", *(c for c in metrics.columns if c not in METRIC_COLUMNS)]
+    moved = metrics[aside == Aside.EVAL]
+    names = [c for c in metrics.columns if c not in _NOT_EVAL]
+    where = [moved[c].tolist() for c in ("rank", "epoch", "step", "time", "offset", "file")]
+    values = {name: moved[name].tolist() for name in names}
     entries = [
-        (r.rank, r.epoch, r.step, name, getattr(r, name), r.time, r.offset, str(r.file))
-        for r in rows.itertuples(index=False)
+        (rank, epoch, step, name, values[name][i], t, off, str(file))
+        for i, (rank, epoch, step, t, off, file) in enumerate(zip(*where, strict=True))
         for name in names
-        if getattr(r, name) == getattr(r, name)
+        if name == "loss" or values[name][i] == values[name][i]
     ]
-    more = pd.DataFrame(entries, columns=EVAL_COLUMNS)
-    evals = more if evals.empty else pd.concat([evals, more], ignore_index=True)
-    metrics = metrics[~summary].reset_index(drop=True)
-    hit = set(rows["rank"].tolist())
+    if entries:
+        more = pd.DataFrame(entries, columns=EVAL_COLUMNS)
+        evals = more if evals.empty else pd.concat([evals, more], ignore_index=True)
+    hit = set(metrics["rank"][aside != Aside.KEEP].tolist())
+    metrics = metrics[aside == Aside.KEEP].reset_index(drop=True)
     kept = metrics[metrics["rank"].isin(hit)]  # one pass over the rows, not one per rank
     counts = kept.groupby("rank").size()
     tail = kept.groupby("rank").tail(1)

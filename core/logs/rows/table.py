@@ -24,12 +24,13 @@ interleave its ranks, each rank's still in file order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from core.logs.rows.filestate import FileState, note_key
+from core.logs.rows.perfile import Notes, note, set_aside
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -39,7 +40,6 @@ _WHOLE: dict[str, np.dtype] = {"epoch": _I16, "epochs_total": _I16, "step": _I32
 """Count columns and the width they start at while every value is a whole number (then wider: `_fits`)."""
 _LADDER = (_I16, _I32, _I64)
 _I64_END = 2.0**63  # floats at or past this do not fit an int64
-_STEP, _EPOCH, _LOSS, _TIME = (ROW_KEYS.index(k) for k in ("step", "epoch", "loss", "time"))
 _NAN_BITS = np.float64(np.nan).view(np.uint64)  # a value the line does not give (what an absent column shows)
 
 
@@ -50,50 +50,11 @@ class _Source:
     rows: Rows
     code: int
     name: str
-    stepped: bool = False  # a row of the file carries a step
-    epoch_only: int = 0  # its rows with an epoch and a loss but no step (epoch summaries beside step rows)
-    twice: int = 0  # its rows whose step the row before gives too, with other values named (a step printed twice)
-    last: tuple[float, int] | None = None  # its last row's step and which values it names
+    notes: Notes = field(default_factory=Notes)  # whether a per-file series rule may apply (core.logs.rows.perfile)
 
 
 EVAL_COLUMNS = ["rank", "epoch", "step", "name", "value", "time", "offset", "file"]
 """An evaluation entry: one scalar of an evaluation line (never a training row)."""
-
-
-def _signatures(block: np.ndarray) -> np.ndarray:
-    """Per row, which values it names (a bit per column, the time left out: a line may or may not print one)."""
-    named = ~np.isnan(block)
-    named[:, _TIME] = False
-    packed = np.packbits(named, axis=1, bitorder="little")
-    out = np.zeros((len(block), 8), dtype=np.uint8)
-    out[:, : packed.shape[1]] = packed
-    return out.view(np.int64).ravel()
-
-
-def _note_twice(src: _Source, rows: np.ndarray) -> None:
-    """Count the rows of a new block whose step the row before (in the file) gives too, with other values
-    named: nanoGPT's `step 3000: train loss 4.0390, val loss 4.0427` beside `iter 3000: loss 4.2490, time ...`."""
-    step = rows[:, _STEP]
-    ends = _signatures(rows[[0, -1], :_N_FLOAT])
-    if src.last is not None and step[0] == src.last[0] and ends[0] != src.last[1]:
-        src.twice += 1
-    same = np.flatnonzero(step[1:] == step[:-1])  # rare: only these rows' values named are compared
-    if len(same):
-        src.twice += int((_signatures(rows[same, :_N_FLOAT]) != _signatures(rows[same + 1, :_N_FLOAT])).sum())
-    src.last = (float(step[-1]), int(ends[1]))
-
-
-def _mark_twice(out: np.ndarray, rows: np.ndarray, step: np.ndarray, signs: np.ndarray) -> None:
-    """Of two neighbouring rows of one file with one step and different values named, the one whose values
-    fewer of the file's rows name (not the recurring line shape) is its own series: marked in `out`."""
-    mine = signs[rows]
-    kinds, counts = np.unique(mine, return_counts=True)
-    often = counts[np.searchsorted(kinds, mine)]
-    pair = np.flatnonzero((step[rows[1:]] == step[rows[:-1]]) & (mine[1:] != mine[:-1]))
-    first_rarer = often[pair] < often[pair + 1]
-    second_rarer = often[pair + 1] < often[pair]
-    out[rows[pair[first_rarer]]] = True
-    out[rows[pair[second_rarer] + 1]] = True
 
 
 def code_dtype(n_names: int) -> np.dtype:
@@ -231,10 +192,7 @@ class MetricTable:
             if st.rows.untaken:
                 line_ranks = st.rows.take_ranks()  # one stream of several ranks (core.logs.rows.lineranks)
                 rows, extras = st.rows.take_all()  # the file keeps its count and last row only
-                no_step = np.isnan(rows[:, _STEP])
-                _note_twice(src, rows)
-                src.stepped = src.stepped or not no_step.all()
-                src.epoch_only += int((no_step & ~np.isnan(rows[:, _EPOCH]) & ~np.isnan(rows[:, _LOSS])).sum())
+                note(src.notes, rows)
                 parts.append((src, st.info.rank if st.info.rank is not None else -1, rows, extras))
                 if line_ranks is not None:
                     named.append((at, *line_ranks))
@@ -288,23 +246,21 @@ class MetricTable:
         data.update((k, self._cols[k].view(n)) for k in self._extra_names)  # the other metrics, after the fixed ones
         return pd.DataFrame(data, copy=False)
 
-    def summaries(self) -> np.ndarray | None:
-        """Which of the first n rows are epoch summaries (core.logs.rows.series, per file): in a file whose rows
-        carry a step, a row with an epoch and a loss but no step; None when no file has such a row (the cheap
-        path of every tick). Decided over the file's rows so far, so every read path (and a tick cut anywhere)
-        gives the same answer once the same rows are read; a file whose only rows are such lines keeps them."""
-        codes = [src.code for src in self._sources.values() if src.stepped and src.epoch_only]
-        twice = [src.code for src in self._sources.values() if src.twice]
-        if not codes and not twice:
+    def set_aside(self) -> np.ndarray | None:
+        """Per row of the first n, an `Aside` (core.logs.rows.perfile: an epoch summary beside step rows, a step
+        printed twice in a rarer shape, an echo of a row in another shape); None when no file's notes say a rule
+        may apply (the cheap path of every tick). Decided over each file's rows so far, so every read path (and
+        a tick cut anywhere) gives the same answer once the same rows are read."""
+        srcs = [src for src in self._sources.values() if src.notes.any]
+        if not srcs:
             return None
         n = self._n
-        step, epoch, loss = (self._cols[k].view(n).astype(np.float64) for k in ("step", "epoch", "loss"))
-        mine = np.isin(self._fixed["code"][:n], codes)
-        out = mine & np.isnan(step) & ~np.isnan(epoch) & ~np.isnan(loss)
-        if twice:
-            signs = _signatures(np.column_stack([self._cols[k].view(n).astype(np.float64) for k in _FLOAT_NAMES]))
-            for code in twice:
-                _mark_twice(out, np.flatnonzero(self._fixed["code"][:n] == code), step, signs)
+        code = self._fixed["code"][:n]
+        rows = np.flatnonzero(np.isin(code, [src.code for src in srcs]))
+        block = np.column_stack([self._cols[k].view(n)[rows].astype(np.float64) for k in _FLOAT_NAMES])
+        epoch_codes = [src.code for src in srcs if src.notes.stepped and src.notes.epoch_only]
+        out = np.zeros(n, dtype=np.int8)
+        out[rows] = set_aside(code[rows], self._fixed["rank"][:n][rows], block, epoch_codes)
         return out
 
     def reserve(self, need: int) -> None:

@@ -1,7 +1,10 @@
-"""Issue 30 item 2, decided per file: an epoch's summary loss line beside step rows is its own series, not a
-training row (`MetricTable.summaries`, `core.logs.rows.snapshot.split_summaries`); a file whose only rows are
-such lines keeps them as its rows. Lines from the corpus (tests/fixtures/real_logs): Oscar-Paddle's workerlog
-(paddle-2-workerlogs-...-epoch-summaries_oscar-paddle) and models-cmf-fscil-3d's training.log."""
+"""Issue 30 item 2, the training series decided per file (core.logs.rows.perfile, applied at snapshot time by
+`MetricTable.set_aside` and `core.logs.rows.snapshot.split_series`): an epoch's summary loss line beside step
+rows is its own series, not a training row, while a file whose only rows are such lines keeps them; a step
+printed twice in a rarer shape is an evaluation row; a step's echo in a shape naming fewer values is one row.
+Lines from the corpus (tests/fixtures/real_logs): Oscar-Paddle's workerlog (paddle-2-workerlogs-...-epoch-
+summaries_oscar-paddle), models-cmf-fscil-3d's training.log, nanoGPT's (nanogpt-iter-loss-turns-nan-quoted_
+nanogpt-215), TFLearn's TermLogger (tflearn-termlogger-two-lines-per-step_tflearn-486), mpirun's tag (UNITER)."""
 
 from __future__ import annotations
 
@@ -135,4 +138,60 @@ def test_a_step_printed_twice_in_shapes_as_frequent_stays_two_rows(tmp_path: Pat
     (tmp_path / "train.log").write_text(text)
     snap = _snapshot(tmp_path)
     assert len(snap.metrics) == 10
+    assert snap.evals.empty
+
+
+def test_a_nan_epoch_summary_beside_step_rows_is_an_evaluation_row(tmp_path: Path) -> None:
+    """The rule is the line's shape, never its value: a NaN summary leaves the training rows as a finite one
+    does, and its NaN stays visible in the evaluation series."""
+    text, train, _ = _paddle(epochs=1, steps=5)
+    (tmp_path / "workerlog.0").write_text(text + DONE.format(e=2, x="nan"))
+    snap = _snapshot(tmp_path)
+    assert snap.metrics["loss"].tolist() == pytest.approx(train)
+    losses = snap.evals[snap.evals["name"] == "loss"]["value"].tolist()
+    assert len(losses) == 2 and math.isnan(losses[-1])
+
+
+TFLEARN_STEP = "Training Step: {s}  | total loss: {x} | time: 0.275s\n"
+TFLEARN_ADAM = "| Adam | epoch: 001 | loss: {x} - acc: 0.{a} -- iter: {i:05d}/55000\n"
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_step_echoed_in_a_shape_naming_fewer_values_is_one_row(tmp_path: Path, path: str) -> None:
+    """TFLearn prints each step twice, the same loss on both lines: one row per step, the optimizer line's
+    (it names more values: epoch, its iteration and total, acc); the last step's first line, not yet echoed,
+    stays a row."""
+    losses = [round(2.0304 - s / 100, 5) for s in range(8, 30)]
+    text = "".join(
+        TFLEARN_STEP.format(s=s, x=f"{x:.5f}") + TFLEARN_ADAM.format(x=f"{x:.5f}", a=2720 + s, i=64 * s)
+        for s, x in zip(range(8, 30), losses, strict=True)
+    )
+    (tmp_path / "train.log").write_text(text + TFLEARN_STEP.format(s=30, x="1.54950"))
+    snap = _snapshot(tmp_path, PATHS[path])
+    assert snap.metrics["loss"].tolist() == pytest.approx([*losses, 1.5495]), path
+    assert snap.metrics["acc"].notna().sum() == len(losses)
+    assert snap.evals.empty  # an echo is the same value: no second series
+    assert snap.ranks.iloc[0]["n_loss"] == len(losses) + 1
+
+
+def test_an_equal_loss_now_and_then_in_another_shape_stays_a_row(tmp_path: Path) -> None:
+    """Two neighbouring rows with one loss by chance (fewer than half of a shape's rows) are two steps."""
+    lines = [f"step {s}, loss: {0.5 if s in (3, 4) else s / 10}\n" for s in range(1, 10)]
+    lines[3] = "step 4, loss: 0.5, lr: 0.001\n"
+    (tmp_path / "train.log").write_text("".join(lines))
+    snap = _snapshot(tmp_path)
+    assert snap.metrics["step"].tolist() == list(range(1, 10))
+
+
+def test_neighbours_are_compared_within_one_rank_of_a_stream(tmp_path: Path) -> None:
+    """mpirun's `--tag-output` stream of four ranks, rank 0 also printing its learning rate: rank 0's rows
+    beside the other ranks' at the same step are no step printed twice (one rank's rows are compared)."""
+    text = "".join(
+        f"[1,{r}]<stdout>:epoch: 1 step: {s}, loss is {2.5 - s / 100 + r / 1000}{', lr: 0.001' if r == 0 else ''}\n"
+        for s in range(1, 21)
+        for r in range(4)
+    )
+    (tmp_path / "worker_0.log").write_text(text)
+    snap = _snapshot(tmp_path)
+    assert snap.metrics.groupby("rank").size().to_dict() == {0: 20, 1: 20, 2: 20, 3: 20}
     assert snap.evals.empty

@@ -1,0 +1,116 @@
+"""The training series decided per file (issue 30 item 2), over a file's rows so far, at snapshot time: a
+line's text alone cannot tell these apart, the file's other rows can. Three rules, each per file:
+
+- epoch summaries: in a file whose rows carry a step, a row with an epoch and no step (Oscar-Paddle's `** **
+  Epoch [N] done! Training loss: X ** **`) is an evaluation row; a file whose only rows are such lines keeps
+  them (models-cmf-fscil-3d's `Epoch 1 completed with avg loss: X`);
+- a step printed twice: of two neighbouring rows of one file and one rank with one step and different values
+  named, the one whose values fewer of the file's rows name is an evaluation row (nanoGPT's `step 3000: train
+  loss X, val loss Y` beside `iter 3000: loss Z, time ...`); as many: both stay;
+- an echo: of two neighbouring rows of one file and one rank with the same loss (a number, NaN never) and
+  different values named, the one naming fewer values is dropped, when at least half of that shape's rows in
+  the file are such echoes (TFLearn's `Training Step: 8 | total loss: 2.03040` before `| Adam | epoch: 001 |
+  loss: 2.03040 - acc: 0.2720 -- iter: 00512/55000`): one row per step, the shape carrying more metrics.
+
+"Values named" (a row's signature) are its numeric columns that hold a number, the time and the loss left out
+(a line may or may not print a time; every row has a loss, and a NaN loss is no other shape). A live tick and a
+one-shot read decide alike once they hold the same rows. Each file notes, as its rows come in, whether a rule
+may apply (`Notes`), so a run without such rows pays one check per block, never the decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from core.logs.tokens.bulk import ROW_KEYS
+
+__all__ = ["Aside", "Notes", "set_aside", "signatures"]
+
+_N_FLOAT = len(ROW_KEYS) - 1
+_STEP, _EPOCH, _LOSS, _TIME = (ROW_KEYS.index(k) for k in ("step", "epoch", "loss", "time"))
+_UNSIGNED = (_TIME, _LOSS)  # columns no signature holds
+
+
+class Aside(IntEnum):
+    """What becomes of a row: a training row, an evaluation row, or dropped (an echo of its neighbour)."""
+
+    KEEP = 0
+    EVAL = 1
+    DROP = 2
+
+
+@dataclass
+class Notes:
+    """What one file's rows so far say about the rules (cheap, per block): whether one may apply."""
+
+    stepped: bool = False  # a row carries a step
+    epoch_only: int = 0  # rows with an epoch and no step
+    pairs: int = 0  # neighbouring rows with one step or one loss and different signatures
+    last: tuple[float, float, int] | None = None  # the last row's step, loss and signature
+
+    @property
+    def any(self) -> bool:
+        return bool(self.pairs or (self.stepped and self.epoch_only))
+
+
+def signatures(block: np.ndarray) -> np.ndarray:
+    """Per row (ROW_KEYS columns), which values it names: a bit per numeric column, time and loss left out."""
+    named = ~np.isnan(block[:, :_N_FLOAT])
+    named[:, _UNSIGNED] = False
+    bits = np.left_shift(np.int64(1), np.arange(_N_FLOAT, dtype=np.int64))
+    return named.astype(np.int64) @ bits
+
+
+def note(notes: Notes, rows: np.ndarray) -> None:
+    """Note a file's new block of rows (ROW_KEYS columns, file order). Neighbours are compared across ranks
+    here (a stream of several ranks may note pairs the decision then finds in no one rank: only dearer)."""
+    step, loss = rows[:, _STEP], rows[:, _LOSS]
+    no_step = np.isnan(step)
+    notes.stepped = notes.stepped or not no_step.all()
+    notes.epoch_only += int((no_step & ~np.isnan(rows[:, _EPOCH])).sum())
+    last = notes.last if notes.last is not None else (np.nan, np.nan, -1)
+    before_step = np.concatenate([[last[0]], step[:-1]])
+    before_loss = np.concatenate([[last[1]], loss[:-1]])
+    same = np.flatnonzero((step == before_step) | (loss == before_loss))  # rare: only these rows are signed
+    if len(same):
+        before = np.full(len(same), last[2], dtype=np.int64)
+        inner = same > 0
+        before[inner] = signatures(rows[same[inner] - 1])
+        notes.pairs += int((signatures(rows[same]) != before).sum())
+    notes.last = (float(step[-1]), float(loss[-1]), int(signatures(rows[-1:])[0]))
+
+
+def _counts(key: np.ndarray) -> np.ndarray:
+    """Per row, how many rows share its key."""
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return counts[inverse]
+
+
+def set_aside(code: np.ndarray, rank: np.ndarray, block: np.ndarray, epoch_codes: list[int]) -> np.ndarray:
+    """An `Aside` per given row (its file `code`, `rank`, ROW_KEYS columns `block`; every row of the files the
+    rules are asked of, in table order): the rules above, the epoch-summary rule only in files `epoch_codes`."""
+    order = np.lexsort((rank, code))  # stable: each file's rank's rows in file order
+    c, r, mine = code[order].astype(np.int64), rank[order], block[order]
+    step, loss, sign = mine[:, _STEP], mine[:, _LOSS], signatures(mine)
+    aside = np.zeros(len(order), dtype=np.int8)
+    aside[np.isin(c, epoch_codes) & np.isnan(step) & ~np.isnan(mine[:, _EPOCH])] = Aside.EVAL
+    key = (c << 16) | sign  # a signature has _N_FLOAT < 16 bits
+    often = _counts(key)
+    pair = np.flatnonzero((c[1:] == c[:-1]) & (r[1:] == r[:-1]) & (sign[1:] != sign[:-1]))
+    twice = pair[step[pair] == step[pair + 1]]
+    aside[twice[often[twice] < often[twice + 1]]] = Aside.EVAL
+    aside[twice[often[twice + 1] < often[twice]] + 1] = Aside.EVAL
+    echo = pair[loss[pair] == loss[pair + 1]]
+    named = np.bitwise_count(sign)  # how many values each row names
+    fewer = np.unique(np.concatenate([echo[named[echo] < named[echo + 1]], echo[named[echo + 1] < named[echo]] + 1]))
+    if len(fewer):  # a shape's echoes dropped where they are at least half of its rows in the file
+        kinds, n_echo = np.unique(key[fewer], return_counts=True)
+        shapes, n_rows = np.unique(key, return_counts=True)
+        systematic = kinds[2 * n_echo >= n_rows[np.searchsorted(shapes, kinds)]]
+        aside[fewer[np.isin(key[fewer], systematic)]] = Aside.DROP
+    out = np.empty_like(aside)
+    out[order] = aside
+    return out
