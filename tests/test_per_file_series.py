@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.cli.watch import summary as watch_summary
 from core.logs import ReaderSettings
 from core.logs.rows.reader import RunReader
 from core.logs.rows.snapshot import RunSnapshot
@@ -195,3 +196,44 @@ def test_neighbours_are_compared_within_one_rank_of_a_stream(tmp_path: Path) -> 
     snap = _snapshot(tmp_path)
     assert snap.metrics.groupby("rank").size().to_dict() == {0: 20, 1: 20, 2: 20, 3: 20}
     assert snap.evals.empty
+
+
+DETR_TRAIN = (
+    "Epoch: [0]  [{i:3d}/139]  eta: 0:38:49  lr: 0.000100  loss: {x} (5.7461)  loss_iou: {x} (5.7461)  "
+    "loss_iou_unscaled: 0.0575 (0.0575)  time: 16.7567  data: 4.9102\n"
+)
+DETR_TEST = (
+    "Test:  [{i:3d}/163]  eta: 0:00:05  loss: {x} (4.6502)  loss_iou: {x} (4.6502)  loss_iou_unscaled: 0.0377 "
+    "(0.0465)  time: 5.1379  data: 0.0007\n"
+)
+DETR_END = (
+    "Test: Total time: 0:16:00 (5.8897 s / it)\n"
+    "Averaged stats: loss: 3.7735 (4.6502)  loss_iou: 3.7735 (4.6502)  loss_iou_unscaled: 0.0377 (0.0465)\n"
+)
+
+
+def test_a_test_pass_summary_is_counted_apart_from_its_evaluation_rows(tmp_path: Path) -> None:
+    """DETR's MetricLogger (corpus detr-style-metric-logger-train-and-test-rows_rtd-paddle): a test pass's
+    `Test: [k/163]` rows are the evaluation rows; its `Averaged stats:` line is a summary, in the evaluation
+    series (a point per pass) but counted apart, as `watch --once` prints it."""
+    text = "".join(DETR_TRAIN.format(i=i, x=5.7 - i / 100) for i in range(5))
+    text += "".join(DETR_TEST.format(i=i, x=4.0 + i / 100) for i in range(4)) + DETR_END
+    text += "".join(DETR_TRAIN.format(i=i, x=4.7 - i / 100) for i in range(5, 8))
+    (tmp_path / "train.log").write_text(text)
+    snap = _snapshot(tmp_path)
+    assert len(snap.metrics) == 8
+    lines = snap.evals.drop_duplicates("offset")
+    assert lines["summary"].tolist() == [False] * 4 + [True]
+    assert snap.evals[snap.evals["summary"] & (snap.evals["name"] == "loss")]["value"].tolist() == [3.7735]
+    assert "loss rows=8, eval rows=4, summary rows=1" in watch_summary(snap)
+
+
+def test_a_summary_after_no_evaluation_rows_is_counted_as_one(tmp_path: Path) -> None:
+    """fairseq's epoch lines (corpus fairseq-train-rows-and-valid-line_fairseq-940) and an epoch summary moved
+    from the training rows are the only evaluation a file gives: counted as evaluation rows."""
+    text, _, _ = _paddle(epochs=2, steps=3)
+    text += "| epoch 001 | valid on 'valid' subset | valid_loss 8.11425 | valid_nll_loss 6.8834 | valid_ppl 118.06\n"
+    (tmp_path / "workerlog.0").write_text(text)
+    snap = _snapshot(tmp_path)
+    assert not snap.evals["summary"].any()
+    assert "loss rows=6, eval rows=3" in watch_summary(snap)

@@ -2,8 +2,8 @@
 line's text alone cannot tell these apart, the file's other rows can. Three rules, each per file:
 
 - epoch summaries: in a file whose rows carry a step, a row with an epoch and no step (Oscar-Paddle's `** **
-  Epoch [N] done! Training loss: X ** **`) is an evaluation row; a file whose only rows are such lines keeps
-  them (models-cmf-fscil-3d's `Epoch 1 completed with avg loss: X`);
+  Epoch [N] done! Training loss: X ** **`) is an evaluation row (as fairseq's epoch summaries are); a file
+  whose only rows are such lines keeps them (models-cmf-fscil-3d's `Epoch 1 completed with avg loss: X`);
 - a step printed twice: of two neighbouring rows of one file and one rank with one step and different values
   named, the one whose values fewer of the file's rows name is an evaluation row (nanoGPT's `step 3000: train
   loss X, val loss Y` beside `iter 3000: loss Z, time ...`); as many: both stay;

@@ -40,6 +40,7 @@ from core.logs.rows.snapshot import (
     Held,
     RunSnapshot,
     empty_metrics,
+    pass_summaries,
     rank_table,
     split_series,
     timings_and_errors,
@@ -456,7 +457,7 @@ class RunReader:
         for st in self.files.values():
             unregistered |= st.unregistered
         ranks = rank_table(workers, unregistered)
-        evals = eval_frame(workers)
+        evals = pass_summaries(metrics, eval_frame(workers))  # told by the lines' text: before the split
         if workers:  # core.logs.rows.perfile: the training series decided per file
             metrics, evals, ranks = split_series(metrics, self._table.set_aside(), evals, ranks)
         layouts = {st.info.layout for st in workers}

@@ -24,6 +24,7 @@ __all__ = [
     "TIMING_COLUMNS",
     "RunSnapshot",
     "empty_metrics",
+    "pass_summaries",
     "rank_table",
     "split_series",
     "timings_and_errors",
@@ -250,7 +251,7 @@ def split_series(
     where = [moved[c].tolist() for c in ("rank", "epoch", "step", "time", "offset", "file")]
     values = {name: moved[name].tolist() for name in names}
     entries = [
-        (rank, epoch, step, name, values[name][i], t, off, str(file))
+        (rank, epoch, step, name, values[name][i], t, off, str(file), False)
         for i, (rank, epoch, step, t, off, file) in enumerate(zip(*where, strict=True))
         for name in names
         if name == "loss" or values[name][i] == values[name][i]
@@ -272,3 +273,25 @@ def split_series(
             for col, value in zip(("last_epoch", "last_step", "last_loss"), lasts.get(rank, (_NAN,) * 3), strict=True):
                 ranks.loc[i, col] = float(value)
     return metrics, evals, ranks
+
+
+def pass_summaries(metrics: pd.DataFrame, evals: pd.DataFrame) -> pd.DataFrame:
+    """`evals` with `summary` true only for a pass's summary: a one-off summary line (core.logs.rows.series)
+    whose file's line before it, of the loss lines and the evaluation lines (as their text tells them), is an
+    evaluation line (DETR's `Averaged stats:` after its `Test: [k/163]` rows: the pass's averages, counted
+    apart from its rows). A summary after training rows (fairseq's `| epoch 001 | valid on 'valid' subset |
+    valid_loss ...`) is the file's evaluation: an evaluation row. Decided over the file's lines, so every read
+    path agrees. `metrics`: every loss line's row, before the per-file split (core.logs.rows.perfile)."""
+    if evals.empty or not evals["summary"].any():
+        return evals
+    flag = evals["summary"].to_numpy(dtype=bool).copy()
+    offsets, files = evals["offset"].to_numpy(dtype=np.int64), evals["file"].to_numpy()
+    for file in set(files[flag].tolist()):  # only the files with a summary line
+        mine = files == file
+        rows = np.sort(metrics["offset"].to_numpy(dtype=np.int64)[(metrics["file"] == file).to_numpy()])
+        evaluated = np.unique(offsets[mine & ~flag])  # the file's evaluation lines that are no summary
+        for i in np.flatnonzero(mine & flag):
+            before = evaluated[evaluated < offsets[i]]
+            trained = rows[rows < offsets[i]]
+            flag[i] = bool(len(before)) and (not len(trained) or before[-1] > trained[-1])
+    return evals.assign(summary=flag)

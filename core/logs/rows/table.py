@@ -53,8 +53,10 @@ class _Source:
     notes: Notes = field(default_factory=Notes)  # whether a per-file series rule may apply (core.logs.rows.perfile)
 
 
-EVAL_COLUMNS = ["rank", "epoch", "step", "name", "value", "time", "offset", "file"]
-"""An evaluation entry: one scalar of an evaluation line (never a training row)."""
+EVAL_COLUMNS = ["rank", "epoch", "step", "name", "value", "time", "offset", "file", "summary"]
+"""An evaluation entry: one scalar of an evaluation line (never a training row); `summary`: of a pass's summary
+(`core.logs.rows.snapshot.pass_summaries`: DETR's `Averaged stats:` after its `Test: [k/163]` rows), counted
+apart from the evaluation rows."""
 
 
 def code_dtype(n_names: int) -> np.dtype:
@@ -314,7 +316,7 @@ def eval_frame(workers: list[FileState]) -> pd.DataFrame:
     """Every worker file's evaluation entries, rank by rank (a few per epoch: rebuilt per snapshot)."""
     return pd.DataFrame(
         [
-            (e[6] if e[6] is not None else st.info.rank if st.info.rank is not None else -1, *e[:5], e[5], st.info.rel)
+            (e[6] if e[6] is not None else st.info.rank if st.info.rank is not None else -1, *e[:6], st.info.rel, e[7])
             for st in workers
             for e in st.evals
         ],
