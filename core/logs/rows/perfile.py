@@ -20,6 +20,7 @@ may apply (`Notes`), so a run without such rows pays one check per block, never 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -27,7 +28,7 @@ import numpy as np
 
 from core.logs.tokens.bulk import ROW_KEYS
 
-__all__ = ["Aside", "Notes", "set_aside", "signatures"]
+__all__ = ["Aside", "Notes", "column_signatures", "note", "set_aside", "signatures"]
 
 _N_FLOAT = len(ROW_KEYS) - 1
 _STEP, _EPOCH, _LOSS, _TIME = (ROW_KEYS.index(k) for k in ("step", "epoch", "loss", "time"))
@@ -58,10 +59,20 @@ class Notes:
 
 def signatures(block: np.ndarray) -> np.ndarray:
     """Per row (ROW_KEYS columns), which values it names: a bit per numeric column, time and loss left out."""
-    named = ~np.isnan(block[:, :_N_FLOAT])
-    named[:, _UNSIGNED] = False
-    bits = np.left_shift(np.int64(1), np.arange(_N_FLOAT, dtype=np.int64))
-    return named.astype(np.int64) @ bits
+    return column_signatures({name: block[:, i] for i, name in enumerate(ROW_KEYS[:_N_FLOAT])})
+
+
+def column_signatures(columns: Mapping[str, np.ndarray | None]) -> np.ndarray:
+    """`signatures` of rows given as columns (ROW_FIELDS name -> values; None: a column no row names, an
+    integer column: one every row names), one pass per column a row names."""
+    n = next(len(c) for c in columns.values() if c is not None)
+    out = np.zeros(n, dtype=np.int64)
+    for i, name in enumerate(ROW_KEYS[:_N_FLOAT]):
+        col = columns.get(name)
+        if i in _UNSIGNED or col is None:
+            continue
+        out += (1 << i) if col.dtype.kind in "iu" else (col == col) * np.int64(1 << i)
+    return out
 
 
 def note(notes: Notes, rows: np.ndarray) -> None:
@@ -83,34 +94,51 @@ def note(notes: Notes, rows: np.ndarray) -> None:
     notes.last = (float(step[-1]), float(loss[-1]), int(signatures(rows[-1:])[0]))
 
 
-def _counts(key: np.ndarray) -> np.ndarray:
-    """Per row, how many rows share its key."""
-    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    return counts[inverse]
-
-
-def set_aside(code: np.ndarray, rank: np.ndarray, block: np.ndarray, epoch_codes: list[int]) -> np.ndarray:
-    """An `Aside` per given row (its file `code`, `rank`, ROW_KEYS columns `block`; every row of the files the
-    rules are asked of, in table order): the rules above, the epoch-summary rule only in files `epoch_codes`."""
-    order = np.lexsort((rank, code))  # stable: each file's rank's rows in file order
-    c, r, mine = code[order].astype(np.int64), rank[order], block[order]
-    step, loss, sign = mine[:, _STEP], mine[:, _LOSS], signatures(mine)
-    aside = np.zeros(len(order), dtype=np.int8)
-    aside[np.isin(c, epoch_codes) & np.isnan(step) & ~np.isnan(mine[:, _EPOCH])] = Aside.EVAL
-    key = (c << 16) | sign  # a signature has _N_FLOAT < 16 bits
-    often = _counts(key)
-    pair = np.flatnonzero((c[1:] == c[:-1]) & (r[1:] == r[:-1]) & (sign[1:] != sign[:-1]))
+def set_aside(
+    code: np.ndarray,
+    rank: np.ndarray,
+    columns: Mapping[str, np.ndarray | None],
+    asked: list[int],
+    epoch_codes: list[int],
+) -> np.ndarray:
+    """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
+    them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
+    files `epoch_codes`."""
+    files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
+    key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
+    order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
+    pick = (lambda a: a) if order is None else (lambda a: a[order])
+    c, r = pick(key >> 32), pick(key)
+    step, loss = pick(_floats(columns, "step", len(code))), pick(_floats(columns, "loss", len(code)))
+    epoch = pick(_floats(columns, "epoch", len(code)))
+    sign = pick(column_signatures(columns))
+    aside = np.zeros(len(code), dtype=np.int8)
+    aside[pick(np.isin(code, epoch_codes)) & np.isnan(step) & ~np.isnan(epoch)] = Aside.EVAL
+    shape = c << _SIGN_BITS | sign  # a file's shape: its index among the files, then its signature
+    often = np.bincount(shape)
+    pair = np.flatnonzero((r[1:] == r[:-1]) & (sign[1:] != sign[:-1]))  # `r` holds the file and the rank
     twice = pair[step[pair] == step[pair + 1]]
-    aside[twice[often[twice] < often[twice + 1]]] = Aside.EVAL
-    aside[twice[often[twice + 1] < often[twice]] + 1] = Aside.EVAL
+    aside[twice[often[shape[twice]] < often[shape[twice + 1]]]] = Aside.EVAL
+    aside[twice[often[shape[twice + 1]] < often[shape[twice]]] + 1] = Aside.EVAL
     echo = pair[loss[pair] == loss[pair + 1]]
     named = np.bitwise_count(sign)  # how many values each row names
-    fewer = np.unique(np.concatenate([echo[named[echo] < named[echo + 1]], echo[named[echo + 1] < named[echo]] + 1]))
+    marked = np.zeros(len(code), dtype=bool)
+    marked[echo[named[echo] < named[echo + 1]]] = True
+    marked[echo[named[echo + 1] < named[echo]] + 1] = True
+    fewer = np.flatnonzero(marked)
     if len(fewer):  # a shape's echoes dropped where they are at least half of its rows in the file
-        kinds, n_echo = np.unique(key[fewer], return_counts=True)
-        shapes, n_rows = np.unique(key, return_counts=True)
-        systematic = kinds[2 * n_echo >= n_rows[np.searchsorted(shapes, kinds)]]
-        aside[fewer[np.isin(key[fewer], systematic)]] = Aside.DROP
+        echoes = np.bincount(shape[fewer], minlength=len(often))
+        aside[fewer[2 * echoes[shape[fewer]] >= often[shape[fewer]]]] = Aside.DROP
+    if order is None:
+        return aside
     out = np.empty_like(aside)
     out[order] = aside
     return out
+
+
+_SIGN_BITS = 12  # a signature's bits (_N_FLOAT of them)
+
+
+def _floats(columns: Mapping[str, np.ndarray | None], name: str, n: int) -> np.ndarray:
+    col = columns.get(name)
+    return np.full(n, np.nan) if col is None else col.astype(np.float64, copy=False)

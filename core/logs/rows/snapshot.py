@@ -59,7 +59,9 @@ class RunSnapshot:
     timings: TimeMonitor lines; errors: rank, kind (exception/nan/worker_exit/task_exit/timeout/error_log),
     message, context (traceback), line, offset, file; ranks: per-rank facts for `rank_status`;
     skipped: every file found but not read (a FIFO, a folder, permission denied, ...) -> why;
-    evals: evaluation lines, one row per scalar (EVAL_COLUMNS), never training rows; metric_keys:
+    evals: evaluation lines, one row per scalar (EVAL_COLUMNS; `summary`: a test pass's summary, counted
+    apart from the evaluation rows), never training rows, and the rows a file's series choice set aside
+    (core.logs.rows.perfile); metric_keys:
     metric column -> the key as the logs spell it (`step_time_ms` <- `per_step_time`), for every
     metric the loss lines carry (the columns of `metrics` beyond METRIC_COLUMNS are such metrics).
     A file whose lines name their ranks (core.logs.rows.lineranks) gives every such rank its rows, error

@@ -258,11 +258,18 @@ class MetricTable:
             return None
         n = self._n
         code = self._fixed["code"][:n]
-        rows = np.flatnonzero(np.isin(code, [src.code for src in srcs]))
-        block = np.column_stack([self._cols[k].view(n)[rows].astype(np.float64) for k in _FLOAT_NAMES])
+        asked = [src.code for src in srcs]
+        rows = np.flatnonzero(np.isin(code, asked))
+        if not len(rows):
+            return None
+        every = len(rows) == n  # one file (or every file) asked: its columns as they are, no copy
+        arrays = {k: self._cols[k].arr for k in _FLOAT_NAMES}
+        cols = {k: None if a is None else a[:n] if every else a[rows] for k, a in arrays.items()}
         epoch_codes = [src.code for src in srcs if src.notes.stepped and src.notes.epoch_only]
+        if every:
+            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes)
         out = np.zeros(n, dtype=np.int8)
-        out[rows] = set_aside(code[rows], self._fixed["rank"][:n][rows], block, epoch_codes)
+        out[rows] = set_aside(code[rows], self._fixed["rank"][:n][rows], cols, asked, epoch_codes)
         return out
 
     def reserve(self, need: int) -> None:
