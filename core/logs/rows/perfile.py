@@ -50,7 +50,7 @@ class Notes:
     stepped: bool = False  # a row carries a step
     epoch_only: int = 0  # rows with an epoch and no step
     pairs: int = 0  # neighbouring rows with one step or one loss and different signatures
-    last: tuple[float, float, int] | None = None  # the last row's step, loss and signature
+    last: list[float] | None = None  # the last row (ROW_KEYS columns)
 
     @property
     def any(self) -> bool:
@@ -75,23 +75,44 @@ def column_signatures(columns: Mapping[str, np.ndarray | None]) -> np.ndarray:
     return out
 
 
+def _row_signature(row: list[float]) -> int:
+    """`signatures` of one row given as a list."""
+    return sum(1 << i for i in range(_N_FLOAT) if i not in _UNSIGNED and row[i] == row[i])
+
+
 def note(notes: Notes, rows: np.ndarray) -> None:
     """Note a file's new block of rows (ROW_KEYS columns, file order). Neighbours are compared across ranks
-    here (a stream of several ranks may note pairs the decision then finds in no one rank: only dearer)."""
+    here (a stream of several ranks may note pairs the decision then finds in no one rank: only dearer). A
+    live tick's block of a row or two is noted in plain Python (numpy's calls cost more than the rows)."""
+    if len(rows) <= _SMALL:
+        for row in rows.tolist():
+            step, loss, last = row[_STEP], row[_LOSS], notes.last
+            if step == step:
+                notes.stepped = True
+            elif row[_EPOCH] == row[_EPOCH]:
+                notes.epoch_only += 1
+            if last is not None and (step == last[_STEP] or loss == last[_LOSS]):
+                notes.pairs += _row_signature(row) != _row_signature(last)
+            notes.last = row
+        return
     step, loss = rows[:, _STEP], rows[:, _LOSS]
     no_step = np.isnan(step)
     notes.stepped = notes.stepped or not no_step.all()
     notes.epoch_only += int((no_step & ~np.isnan(rows[:, _EPOCH])).sum())
-    last = notes.last if notes.last is not None else (np.nan, np.nan, -1)
-    before_step = np.concatenate([[last[0]], step[:-1]])
-    before_loss = np.concatenate([[last[1]], loss[:-1]])
+    last = notes.last if notes.last is not None else [np.nan] * rows.shape[1]
+    before_step = np.concatenate([[last[_STEP]], step[:-1]])
+    before_loss = np.concatenate([[last[_LOSS]], loss[:-1]])
     same = np.flatnonzero((step == before_step) | (loss == before_loss))  # rare: only these rows are signed
     if len(same):
-        before = np.full(len(same), last[2], dtype=np.int64)
+        before = np.full(len(same), _row_signature(last), dtype=np.int64)
         inner = same > 0
-        before[inner] = signatures(rows[same[inner] - 1])
+        if inner.any():
+            before[inner] = signatures(rows[same[inner] - 1])
         notes.pairs += int((signatures(rows[same]) != before).sum())
-    notes.last = (float(step[-1]), float(loss[-1]), int(signatures(rows[-1:])[0]))
+    notes.last = rows[-1].tolist()
+
+
+_SMALL = 8  # rows a block may have to be noted row by row
 
 
 def set_aside(
