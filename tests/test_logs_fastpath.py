@@ -87,13 +87,14 @@ def _named(row: tuple) -> frozenset[str]:
 def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
     """One file's reads (row, extras, the rank its line names) split by the per-file series rules, stated
     plainly (core.logs.rows.perfile is the code under test): (training reads, evaluation reads).
-    - a row with an epoch and no step is an evaluation row when a row of the file has a step;
+    - a row with an epoch and no step is an evaluation row when the file's rows with a step outnumber them;
     - two neighbouring rows of one rank with one step and different names: the row whose names fewer of the
       file's rows have is an evaluation row;
     - two neighbouring rows of one rank with one loss (a number) and different names: the row naming fewer
       values is dropped, when such rows are at least half of the file's rows naming what it names."""
     epoch, step, loss = (ROW_FIELDS.index(k) for k in ("epoch", "step", "loss"))
-    stepped = any(row[step] == row[step] for row, _, _ in reads)
+    epoch_only = sum(row[epoch] == row[epoch] and row[step] != row[step] for row, _, _ in reads)
+    stepped = sum(row[step] == row[step] for row, _, _ in reads) > epoch_only
     shape_count: dict[frozenset[str], int] = {}
     for row, _, _ in reads:
         shape_count[_named(row)] = shape_count.get(_named(row), 0) + 1
@@ -165,7 +166,8 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
 # the per-file series rules (core.logs.rows.perfile): an epoch summary beside step rows, a step printed twice in
 # a rarer shape (nanoGPT), a step's echo naming fewer values (TFLearn), two ranks of one stream at one step
 @example(
-    data=b"epoch: 1 step: 2, loss is 1.5\nEpoch 1 completed with avg loss: 2.4179, learning rate: 0.003\n", block_min=1
+    data=b"epoch: 1 step: 2, loss is 1.5\nepoch: 1 step: 3, loss is 1.5\nEpoch 1 completed with avg loss: 2.4\n",
+    block_min=1,
 )
 @example(
     data=b"iter 1: loss 4.1, time 96.5ms, mfu 15.3%\nstep 1: train loss 4.0390, val loss 4.0427\n"

@@ -237,3 +237,14 @@ def test_a_summary_after_no_evaluation_rows_is_counted_as_one(tmp_path: Path) ->
     snap = _snapshot(tmp_path)
     assert not snap.evals["summary"].any()
     assert "loss rows=6, eval rows=3" in watch_summary(snap)
+
+
+def test_epoch_rows_that_outnumber_a_files_step_rows_stay_its_rows(tmp_path: Path) -> None:
+    """A run that prints a row per epoch (models-cmf-fscil-3d's `Epoch 1 completed with avg loss: X`) and once a
+    line with a step (`global_step: 194, loss: 1.997`): its epoch rows are no summaries (a summary is rarer than
+    the rows it sums up), they stay its training rows."""
+    rows = [CMF.format(e=e, x=round(2.5 - e / 10, 4)) for e in range(1, 11)]
+    (tmp_path / "training.log").write_text("".join(rows[:5]) + "global_step: 194, loss: 1.997\n" + "".join(rows[5:]))
+    snap = _snapshot(tmp_path)
+    assert len(snap.metrics) == 11
+    assert snap.evals.empty

@@ -1,9 +1,11 @@
 """The training series decided per file (issue 30 item 2), over a file's rows so far, at snapshot time: a
 line's text alone cannot tell these apart, the file's other rows can. Three rules, each per file:
 
-- epoch summaries: in a file whose rows carry a step, a row with an epoch and no step (Oscar-Paddle's `** **
-  Epoch [N] done! Training loss: X ** **`) is an evaluation row (as fairseq's epoch summaries are); a file
-  whose only rows are such lines keeps them (models-cmf-fscil-3d's `Epoch 1 completed with avg loss: X`);
+- epoch summaries: in a file whose rows with a step outnumber its rows with an epoch and no step, these are
+  summaries (Oscar-Paddle's `** ** Epoch [N] done! Training loss: X ** **`): evaluation rows, as fairseq's
+  epoch summaries are; a file whose only rows are such lines keeps them (models-cmf-fscil-3d's `Epoch 1
+  completed with avg loss: X`), and so does one that prints them as often as step rows (a summary is rarer
+  than the rows it sums up);
 - a step printed twice: of two neighbouring rows of one file and one rank with one step and different values
   named, the one whose values fewer of the file's rows name is an evaluation row (nanoGPT's `step 3000: train
   loss X, val loss Y` beside `iter 3000: loss Z, time ...`); as many: both stay;
@@ -47,14 +49,19 @@ class Aside(IntEnum):
 class Notes:
     """What one file's rows so far say about the rules (cheap, per block): whether one may apply."""
 
-    stepped: bool = False  # a row carries a step
+    stepped: int = 0  # rows with a step
     epoch_only: int = 0  # rows with an epoch and no step
     pairs: int = 0  # neighbouring rows with one step or one loss and different signatures
     last: list[float] | None = None  # the last row (ROW_KEYS columns)
 
     @property
     def any(self) -> bool:
-        return bool(self.pairs or (self.stepped and self.epoch_only))
+        return bool(self.pairs or self.summaries)
+
+    @property
+    def summaries(self) -> bool:
+        """Whether the file's rows with an epoch and no step are summaries: rarer than its rows with a step."""
+        return 0 < self.epoch_only < self.stepped
 
 
 def signatures(block: np.ndarray) -> np.ndarray:
@@ -88,7 +95,7 @@ def note(notes: Notes, rows: np.ndarray) -> None:
         for row in rows.tolist():
             step, loss, last = row[_STEP], row[_LOSS], notes.last
             if step == step:
-                notes.stepped = True
+                notes.stepped += 1
             elif row[_EPOCH] == row[_EPOCH]:
                 notes.epoch_only += 1
             if last is not None and (step == last[_STEP] or loss == last[_LOSS]):
@@ -97,7 +104,7 @@ def note(notes: Notes, rows: np.ndarray) -> None:
         return
     step, loss = rows[:, _STEP], rows[:, _LOSS]
     no_step = np.isnan(step)
-    notes.stepped = notes.stepped or not no_step.all()
+    notes.stepped += len(rows) - int(no_step.sum())
     notes.epoch_only += int((no_step & ~np.isnan(rows[:, _EPOCH])).sum())
     last = notes.last if notes.last is not None else [np.nan] * rows.shape[1]
     before_step = np.concatenate([[last[_STEP]], step[:-1]])

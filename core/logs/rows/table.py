@@ -265,7 +265,7 @@ class MetricTable:
         every = len(rows) == n  # one file (or every file) asked: its columns as they are, no copy
         arrays = {k: self._cols[k].arr for k in _FLOAT_NAMES}
         cols = {k: None if a is None else a[:n] if every else a[rows] for k, a in arrays.items()}
-        epoch_codes = [src.code for src in srcs if src.notes.stepped and src.notes.epoch_only]
+        epoch_codes = [src.code for src in srcs if src.notes.summaries]
         if every:
             return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes)
         out = np.zeros(n, dtype=np.int8)
