@@ -4,6 +4,7 @@ chunking of the writes or of the reads."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import struct
@@ -21,6 +22,7 @@ from core.logs.rows.failures import line_tag
 from core.logs.rows.failures import task_end as failures_task_end
 from core.logs.rows.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
 from core.logs.rows.linekinds import RE_TIMEMONITOR, WORTH
+from core.logs.rows.lineranks import line_rank
 from core.logs.rows.reader import RunReader
 from core.logs.rows.templated import Shapes
 from core.logs.tokens import bulk as logs
@@ -35,6 +37,7 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
     `read_loss` (the general reader): every line but errors, traceback frames, exception and timing lines
     (also behind a launcher's tag: `[1,2]<stderr>:Traceback ...`)."""
     rows, pending_traceback, pos = [], False, 0
+    hosts: dict[str | None, int] = {}
     for raw in data.split(b"\n")[:-1]:  # complete lines only
         off, pos = pos, pos + len(raw) + 1
         line = raw[:-1] if raw.endswith(b"\r") else raw
@@ -69,22 +72,68 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
         r = read_loss(line)
         if r is not None and not r.eval and "loss" in r.fields:
             f = r.fields
-            rows.append(((*(f.get(k, math.nan) for k in ROW_FIELDS), float(off)), r.extras))
+            named = line_rank(line)  # whose row: the rank its line names, a host's series, else the file's (0)
+            who = 0 if named is None else named.rank
+            if named is not None and who is None:
+                who = hosts.setdefault(named.host, len(hosts))
+            rows.append(((*(f.get(k, math.nan) for k in ROW_FIELDS), float(off)), r.extras, who))
     return rows
 
 
+def _named(row: tuple) -> frozenset[str]:
+    """The values a row names: its numeric fields holding a number, the time and the loss left out."""
+    return frozenset(k for k, v in zip(ROW_FIELDS, row, strict=False) if k not in ("time", "loss") and v == v)
+
+
+def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+    """One file's reads (row, extras, the rank its line names) split by the per-file series rules, stated
+    plainly (core.logs.rows.perfile is the code under test): (training reads, evaluation reads).
+    - a row with an epoch and no step is an evaluation row when the file's rows with a step outnumber them;
+    - two neighbouring rows of one rank with one step and different names: the row whose names fewer of the
+      file's rows have is an evaluation row;
+    - two neighbouring rows of one rank with one loss (a number) and different names: the row naming fewer
+      values is dropped, when such rows are at least half of the file's rows naming what it names."""
+    epoch, step, loss = (ROW_FIELDS.index(k) for k in ("epoch", "step", "loss"))
+    epoch_only = sum(row[epoch] == row[epoch] and row[step] != row[step] for row, _, _ in reads)
+    stepped = sum(row[step] == row[step] for row, _, _ in reads) > epoch_only
+    shape_count: dict[frozenset[str], int] = {}
+    for row, _, _ in reads:
+        shape_count[_named(row)] = shape_count.get(_named(row), 0) + 1
+    evaluation, echoes = set(), {}
+    by_rank: dict[object, list[int]] = {}
+    for i, (row, _, who) in enumerate(reads):
+        by_rank.setdefault(who, []).append(i)
+        if stepped and row[epoch] == row[epoch] and row[step] != row[step]:
+            evaluation.add(i)
+    for mine in by_rank.values():
+        for i, j in itertools.pairwise(mine):
+            a, b = reads[i][0], reads[j][0]
+            if _named(a) == _named(b):
+                continue
+            if a[step] == b[step] and shape_count[_named(a)] != shape_count[_named(b)]:
+                evaluation.add(i if shape_count[_named(a)] < shape_count[_named(b)] else j)
+            if a[loss] == b[loss] and len(_named(a)) != len(_named(b)):
+                fewer = i if len(_named(a)) < len(_named(b)) else j
+                echoes.setdefault(_named(reads[fewer][0]), set()).add(fewer)
+    dropped = {i for shape, rows in echoes.items() if 2 * len(rows) >= shape_count[shape] for i in rows}
+    kept = [read for i, read in enumerate(reads) if i not in evaluation and i not in dropped]
+    return kept, [read for i, read in enumerate(reads) if i in evaluation - dropped]
+
+
 def reference_rows(data: bytes) -> list[tuple]:
-    return [row for row, _ in reference_reads(data)]
+    """The training rows of one file, the per-file series rules applied."""
+    return [row for row, _, _ in per_file_series(reference_reads(data))[0]]
 
 
 def _extras_match(snap, data: bytes) -> bool:
     """Every other metric column of the snapshot holds exactly the reference's values (NaN elsewhere)."""
     reads = reference_reads(data)
-    names = {n for _, extras in reads for n in extras}
+    names = {n for _, extras, _ in reads for n in extras}  # every metric the file names is a column
+    reads = per_file_series(reads)[0]
     extra_cols = [c for c in snap.metrics.columns if c not in logs.ROW_KEYS and c not in ("rank", "file")]
     if set(extra_cols) != names:
         return False
-    want = [[extras.get(n, math.nan) for n in sorted(names)] for _, extras in reads]
+    want = [[extras.get(n, math.nan) for n in sorted(names)] for _, extras, _ in reads]
     return _bits(want) == _bits(snap.metrics[sorted(names)].to_numpy(dtype=np.float64))
 
 
@@ -115,6 +164,26 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
 @given(data=log_text(), block_min=st.sampled_from([1, 2, 5, 64]))
 @example(data=b"epoch: 1 step: 2, loss is 1e\nepoch: 1 step: 3, loss is 1.5.2\n" * 3, block_min=1)
 @example(data=b"[1,1]<stderr>:Traceback (most recent call last):\n\tepoch: 1 step: 9, loss is 9.0\n", block_min=1)
+# the per-file series rules (core.logs.rows.perfile): an epoch summary beside step rows, a step printed twice in
+# a rarer shape (nanoGPT), a step's echo naming fewer values (TFLearn), two ranks of one stream at one step
+@example(
+    data=b"epoch: 1 step: 2, loss is 1.5\nepoch: 1 step: 3, loss is 1.5\nEpoch 1 completed with avg loss: 2.4\n",
+    block_min=1,
+)
+@example(
+    data=b"iter 1: loss 4.1, time 96.5ms, mfu 15.3%\nstep 1: train loss 4.0390, val loss 4.0427\n"
+    b"iter 2: loss 4.0, time 96.5ms, mfu 15.3%\n",
+    block_min=2,
+)
+@example(
+    data=b"Training Step: 8  | total loss: 2.03040 | time: 0.275s\n"
+    b"| Adam | epoch: 001 | loss: 2.03040 - acc: 0.2720 -- iter: 00512/55000\n" * 2,
+    block_min=1,
+)
+@example(
+    data=b"[1,0]<stdout>:epoch: 1 step: 3, loss is 2.5\n[1,1]<stdout>:epoch: 1 step: 3, loss is 2.5, lr: 0.1\n" * 2,
+    block_min=1,
+)
 def test_one_shot_rows_match_line_by_line_reference(
     tmp_path_factory: pytest.TempPathFactory, data: bytes, block_min: int
 ) -> None:

@@ -179,10 +179,12 @@ def skipped_lines(snap: RunSnapshot, limit: int = 20) -> list[str]:
 
 def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     """What `--once` prints: layout, rank count, loss rows, status table and fatal errors."""
-    evals = snap.evals
-    n_eval = len(evals.drop_duplicates(["file", "offset"])) if not evals.empty else 0
+    lines = snap.evals.drop_duplicates(["file", "offset"])  # one line gives one entry per scalar
+    n_summary = int(lines["summary"].sum()) if not lines.empty else 0
+    head = f"loss rows={len(snap.metrics)}, eval rows={len(lines) - n_summary}"
     out = [
-        f"{snap.log_dir}: layout={snap.layout}, ranks={snap.n_ranks}, loss rows={len(snap.metrics)}, eval rows={n_eval}"
+        f"{snap.log_dir}: layout={snap.layout}, ranks={snap.n_ranks}, {head}"
+        + (f", summary rows={n_summary}" if n_summary else "")
     ]
     labels = metric_labels(snap.metric_keys)
     if labels:

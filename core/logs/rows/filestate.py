@@ -247,7 +247,7 @@ class FileState:
     tail_len: int = 0
     rows: Rows = field(default_factory=Rows)  # ROW_KEYS rows, file order
     timings: list[tuple] = field(default_factory=list)
-    evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset)
+    evals: list[tuple] = field(default_factory=list)  # (epoch, step, name, value, time, offset, rank, summary)
     metric_keys: dict[str, str] = field(default_factory=dict)  # column -> the key as the log spells it
     noted: set[int] = field(default_factory=set)  # ids of the line templates whose keys are in metric_keys
     errors: list[ErrorRow] = field(default_factory=list)
@@ -401,7 +401,7 @@ def add_read(
         epoch, step = f.get("epoch", _NAN), f.get("step", _NAN)
         for name, value in (*f.items(), *read.extras.items()):
             if name not in _NOT_EVAL_VALUES:
-                st.evals.append((epoch, step, name, value, t, off, rank))
+                st.evals.append((epoch, step, name, value, t, off, rank, read.summary))
         return
     for column, key in read.keys.items():
         note_key(st.metric_keys, column, key)

@@ -135,13 +135,15 @@ def to_float(raw: bytes) -> float:
 @dataclass
 class LineRead:
     """What one line says: `fields` (ROW_FIELDS it gives), `extras` (other metrics by name), `keys`
-    (column -> the key as the line spells it), `eval` (an evaluation line, never a training row), and
+    (column -> the key as the line spells it), `eval` (an evaluation line, never a training row), `summary`
+    (a one-off summary, core.logs.rows.series: eval too), and
     `spans` (field or metric -> byte span of its number in the line, for the bulk path)."""
 
     fields: dict[str, float] = field(default_factory=dict)
     extras: dict[str, float] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
     eval: bool = False
+    summary: bool = False
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
     scales: dict[str, float] = field(default_factory=dict)  # a column read in other units (`time: 20s` -> ms)
 
@@ -329,7 +331,8 @@ def read_line(line: bytes | str) -> LineRead | None:
         if not read.extras and not read.fields:
             return None
     _epoch_step(read, line)
-    read.eval = read.eval or ("loss" in read.fields and summary_line(line, read.fields))  # core.logs.rows.series
+    if "loss" in read.fields and summary_line(line, read.fields):  # core.logs.rows.series
+        read.eval = read.summary = True
     read.fields["time"] = line_time(line)
     return read
 
@@ -360,7 +363,8 @@ def _pattern_read(line: bytes) -> LineRead | None:
         m = pattern.search(line)
         if m is None or m.group("loss") is None:
             continue
-        read = LineRead(eval=_RE_SUMMARY.search(line) is not None)
+        summary = _RE_SUMMARY.search(line) is not None
+        read = LineRead(eval=summary, summary=summary)
         for name, raw in m.groupdict().items():
             if raw is not None:
                 _set(read, name, to_float(raw), name, m.span(name))

@@ -40,7 +40,9 @@ from core.logs.rows.snapshot import (
     Held,
     RunSnapshot,
     empty_metrics,
+    pass_summaries,
     rank_table,
+    split_series,
     timings_and_errors,
 )
 from core.logs.rows.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
@@ -455,6 +457,9 @@ class RunReader:
         for st in self.files.values():
             unregistered |= st.unregistered
         ranks = rank_table(workers, unregistered)
+        evals = pass_summaries(metrics, eval_frame(workers))  # told by the lines' text: before the split
+        if workers:  # core.logs.rows.perfile: the training series decided per file
+            metrics, evals, ranks = split_series(metrics, self._table.set_aside(), evals, ranks)
         layouts = {st.info.layout for st in workers}
         layout = layouts.pop() if len(layouts) == 1 else ("mixed" if layouts else "none")
         skipped = {st.info.rel: st.unreadable for st in self.files.values() if st.unreadable}
@@ -470,7 +475,7 @@ class RunReader:
             time.time(),
             skipped,
             behind_bytes=behind,
-            evals=eval_frame(workers),
+            evals=evals,
             metric_keys=metric_keys(workers),
             hosts={n: host for st in workers for host, n in st.hosts.items()},
         )

@@ -9,11 +9,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
 import pandas as pd
 
 from core.logs.bytes.discover import LogFile
 from core.logs.bytes.rawio import line_number
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind, FileState
+from core.logs.rows.perfile import Aside
 from core.logs.rows.table import EVAL_COLUMNS
 
 __all__ = [
@@ -22,7 +24,9 @@ __all__ = [
     "TIMING_COLUMNS",
     "RunSnapshot",
     "empty_metrics",
+    "pass_summaries",
     "rank_table",
+    "split_series",
     "timings_and_errors",
 ]
 
@@ -42,6 +46,7 @@ METRIC_COLUMNS = [
 TIMING_COLUMNS = ["rank", "epoch", "step", "epoch_time_ms", "step_time_ms", "time", "offset", "file"]
 ERROR_COLUMNS = ["rank", "kind", "message", "context", "line", "offset", "file", "pid", "time", "log_time"]
 _NAN = float("nan")
+_NOT_EVAL = frozenset({"rank", "epoch", "step", "epochs_total", "steps_total", "time", "offset", "file"})
 T = TypeVar("T")
 
 
@@ -54,7 +59,9 @@ class RunSnapshot:
     timings: TimeMonitor lines; errors: rank, kind (exception/nan/worker_exit/task_exit/timeout/error_log),
     message, context (traceback), line, offset, file; ranks: per-rank facts for `rank_status`;
     skipped: every file found but not read (a FIFO, a folder, permission denied, ...) -> why;
-    evals: evaluation lines, one row per scalar (EVAL_COLUMNS), never training rows; metric_keys:
+    evals: evaluation lines, one row per scalar (EVAL_COLUMNS; `summary`: a test pass's summary, counted
+    apart from the evaluation rows), never training rows, and the rows a file's series choice set aside
+    (core.logs.rows.perfile); metric_keys:
     metric column -> the key as the logs spell it (`step_time_ms` <- `per_step_time`), for every
     metric the loss lines carry (the columns of `metrics` beyond METRIC_COLUMNS are such metrics).
     A file whose lines name their ranks (core.logs.rows.lineranks) gives every such rank its rows, error
@@ -230,3 +237,60 @@ class Held:
     read_buffer: int
     read_ahead: int
     untaken_rows: int
+
+
+def split_series(
+    metrics: pd.DataFrame, aside: np.ndarray | None, evals: pd.DataFrame, ranks: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The rows a file's series choice sets aside (`MetricTable.set_aside`, core.logs.rows.perfile) out of the
+    training rows: an evaluation row into the evaluation series (its loss, NaN too, and every other value it
+    gives), a dropped echo nowhere; the ranks' row counts and last rows then from the training rows left. As
+    they are when nothing is set aside (the frame stays a view)."""
+    if aside is None or not aside.any():
+        return metrics, evals, ranks
+    moved = metrics[aside == Aside.EVAL]
+    names = [c for c in metrics.columns if c not in _NOT_EVAL]
+    where = [moved[c].tolist() for c in ("rank", "epoch", "step", "time", "offset", "file")]
+    values = {name: moved[name].tolist() for name in names}
+    entries = [
+        (rank, epoch, step, name, values[name][i], t, off, str(file), False)
+        for i, (rank, epoch, step, t, off, file) in enumerate(zip(*where, strict=True))
+        for name in names
+        if name == "loss" or values[name][i] == values[name][i]
+    ]
+    if entries:
+        more = pd.DataFrame(entries, columns=EVAL_COLUMNS)
+        evals = more if evals.empty else pd.concat([evals, more], ignore_index=True)
+    hit = set(metrics["rank"][aside != Aside.KEEP].tolist())
+    metrics = metrics[aside == Aside.KEEP].reset_index(drop=True)
+    kept = metrics[metrics["rank"].isin(hit)]  # one pass over the rows, not one per rank
+    last = kept.groupby("rank").tail(1).set_index("rank")
+    ranks = ranks.copy()
+    mine = ranks["rank"].isin(hit).to_numpy()
+    which = ranks["rank"].to_numpy()[mine]  # one column written at once: 1,024 ranks' `.loc` cost ~0.4 s
+    ranks.loc[mine, "n_loss"] = kept.groupby("rank").size().reindex(which, fill_value=0).to_numpy()
+    for col, name in (("last_epoch", "epoch"), ("last_step", "step"), ("last_loss", "loss")):
+        ranks.loc[mine, col] = last[name].reindex(which).to_numpy(dtype=np.float64)
+    return metrics, evals, ranks
+
+
+def pass_summaries(metrics: pd.DataFrame, evals: pd.DataFrame) -> pd.DataFrame:
+    """`evals` with `summary` true only for a pass's summary: a one-off summary line (core.logs.rows.series)
+    whose file's line before it, of the loss lines and the evaluation lines (as their text tells them), is an
+    evaluation line (DETR's `Averaged stats:` after its `Test: [k/163]` rows: the pass's averages, counted
+    apart from its rows). A summary after training rows (fairseq's `| epoch 001 | valid on 'valid' subset |
+    valid_loss ...`) is the file's evaluation: an evaluation row. Decided over the file's lines, so every read
+    path agrees. `metrics`: every loss line's row, before the per-file split (core.logs.rows.perfile)."""
+    if evals.empty or not evals["summary"].any():
+        return evals
+    flag = evals["summary"].to_numpy(dtype=bool).copy()
+    offsets, files = evals["offset"].to_numpy(dtype=np.int64), evals["file"].to_numpy()
+    for file in set(files[flag].tolist()):  # only the files with a summary line
+        mine = files == file
+        rows = np.sort(metrics["offset"].to_numpy(dtype=np.int64)[(metrics["file"] == file).to_numpy()])
+        evaluated = np.unique(offsets[mine & ~flag])  # the file's evaluation lines that are no summary
+        for i in np.flatnonzero(mine & flag):
+            before = evaluated[evaluated < offsets[i]]
+            trained = rows[rows < offsets[i]]
+            flag[i] = bool(len(before)) and (not len(trained) or before[-1] > trained[-1])
+    return evals.assign(summary=flag)

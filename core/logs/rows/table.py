@@ -24,12 +24,13 @@ interleave its ranks, each rank's still in file order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from core.logs.rows.filestate import FileState, note_key
+from core.logs.rows.perfile import Notes, note, set_aside
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -49,10 +50,13 @@ class _Source:
     rows: Rows
     code: int
     name: str
+    notes: Notes = field(default_factory=Notes)  # whether a per-file series rule may apply (core.logs.rows.perfile)
 
 
-EVAL_COLUMNS = ["rank", "epoch", "step", "name", "value", "time", "offset", "file"]
-"""An evaluation entry: one scalar of an evaluation line (never a training row)."""
+EVAL_COLUMNS = ["rank", "epoch", "step", "name", "value", "time", "offset", "file", "summary"]
+"""An evaluation entry: one scalar of an evaluation line (never a training row); `summary`: of a pass's summary
+(`core.logs.rows.snapshot.pass_summaries`: DETR's `Averaged stats:` after its `Test: [k/163]` rows), counted
+apart from the evaluation rows."""
 
 
 def code_dtype(n_names: int) -> np.dtype:
@@ -190,6 +194,7 @@ class MetricTable:
             if st.rows.untaken:
                 line_ranks = st.rows.take_ranks()  # one stream of several ranks (core.logs.rows.lineranks)
                 rows, extras = st.rows.take_all()  # the file keeps its count and last row only
+                note(src.notes, rows)
                 parts.append((src, st.info.rank if st.info.rank is not None else -1, rows, extras))
                 if line_ranks is not None:
                     named.append((at, *line_ranks))
@@ -243,6 +248,30 @@ class MetricTable:
         data.update((k, self._cols[k].view(n)) for k in self._extra_names)  # the other metrics, after the fixed ones
         return pd.DataFrame(data, copy=False)
 
+    def set_aside(self) -> np.ndarray | None:
+        """Per row of the first n, an `Aside` (core.logs.rows.perfile: an epoch summary beside step rows, a step
+        printed twice in a rarer shape, an echo of a row in another shape); None when no file's notes say a rule
+        may apply (the cheap path of every tick). Decided over each file's rows so far, so every read path (and
+        a tick cut anywhere) gives the same answer once the same rows are read."""
+        srcs = [src for src in self._sources.values() if src.notes.any]
+        if not srcs:
+            return None
+        n = self._n
+        code = self._fixed["code"][:n]
+        asked = [src.code for src in srcs]
+        rows = np.flatnonzero(np.isin(code, asked))
+        if not len(rows):
+            return None
+        every = len(rows) == n  # one file (or every file) asked: its columns as they are, no copy
+        arrays = {k: self._cols[k].arr for k in _FLOAT_NAMES}
+        cols = {k: None if a is None else a[:n] if every else a[rows] for k, a in arrays.items()}
+        epoch_codes = [src.code for src in srcs if src.notes.summaries]
+        if every:
+            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes)
+        out = np.zeros(n, dtype=np.int8)
+        out[rows] = set_aside(code[rows], self._fixed["rank"][:n][rows], cols, asked, epoch_codes)
+        return out
+
     def reserve(self, need: int) -> None:
         """Room for `need` rows at least (and half as many more: pages never written cost no memory)."""
         if need <= self._cap:
@@ -294,7 +323,7 @@ def eval_frame(workers: list[FileState]) -> pd.DataFrame:
     """Every worker file's evaluation entries, rank by rank (a few per epoch: rebuilt per snapshot)."""
     return pd.DataFrame(
         [
-            (e[6] if e[6] is not None else st.info.rank if st.info.rank is not None else -1, *e[:5], e[5], st.info.rel)
+            (e[6] if e[6] is not None else st.info.rank if st.info.rank is not None else -1, *e[:6], st.info.rel, e[7])
             for st in workers
             for e in st.evals
         ],
