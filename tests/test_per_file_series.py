@@ -134,8 +134,9 @@ def test_a_step_printed_twice_in_a_rare_shape_is_its_own_series(tmp_path: Path, 
 
 
 def test_a_step_printed_twice_in_shapes_as_frequent_stays_two_rows(tmp_path: Path) -> None:
-    """Two shapes printed alternately at one step (neither the recurring one): nothing is moved."""
-    text = "".join(f"step {s}: loss {s / 100}\nstep {s}: loss {s / 100}, time {s}ms\n" for s in range(1, 6))
+    """Two shapes printed alternately at one step (neither the recurring one), each its own loss: nothing is
+    moved (the same loss on both would be an echo, one row: the TFLearn test below)."""
+    text = "".join(f"step {s}: loss {s / 100}\nstep {s}: loss {s / 100 + 1}, time {s}ms\n" for s in range(1, 6))
     (tmp_path / "train.log").write_text(text)
     snap = _snapshot(tmp_path)
     assert len(snap.metrics) == 10
