@@ -35,7 +35,7 @@ A file's lines -> rows (the same reading on every path):
   redraws.py    a progress bar's redraw of the same values (tqdm's `N/M [elapsed<eta`) is no second row
   templated.py  lines of a known shape as rows in numpy
   smallfiles.py many short rank logs parsed together in batches
-  table.py      the run's loss table, grown in place
+  table.py      the run's loss table, grown in place; evaltable.py its evaluation entries, converted once each
   snapshot.py   `RunSnapshot`, what a read hands over; cells.py: typed numbers from its cells
   reader.py     `RunReader` / `read_run`: every file from its saved offset to its last complete line
 

@@ -291,7 +291,8 @@ class MetricTable:
 
 
 def eval_frame(workers: list[FileState]) -> pd.DataFrame:
-    """Every worker file's evaluation entries, rank by rank (a few per epoch: rebuilt per snapshot)."""
+    """Every worker file's evaluation entries, rank by rank, built from every entry: the definition the
+    snapshots' `EvalTable` (core.logs.rows.evaltable: each entry converted once) is held to."""
     return pd.DataFrame(
         [
             (e[6] if e[6] is not None else st.info.rank if st.info.rank is not None else -1, *e[:5], e[5], st.info.rel)
