@@ -20,13 +20,13 @@ from core.logs.rows.table import EVAL_COLUMNS, eval_frame
 from tests.strategies import general_line, loss_line
 
 # real evaluation lines (tests/fixtures/real_logs: mindnlp-hf-trainer-eval-heavy_bit-flowers,
-# detr-style-metric-logger-train-and-test-rows_rtd-paddle, megatron-deepspeed-log-ends-mid-run; a WeNet CV
-# line naming its rank) and training lines beside them
+# detr-style-metric-logger-train-and-test-rows_rtd-paddle, megatron-deepspeed-log-ends-mid-run;
+# wenet-train-and-cv-batches-rank-suffix_wenet-941's CV line, naming its rank) and training lines beside them
 EVAL_LINES = [
     b"{'eval_loss': 0.40957605838775635, 'eval_accuracy': 0.921875, 'eval_runtime': 1.394, 'epoch': 1.0}\n",
     b"Test:  [162/163]  eta: 0:00:04  loss: 3.1047 (3.7816)  loss_iou: 3.1047 (3.7816)  time: 4.1739  data: 0.0007\n",
     b" validation loss at iteration 100 | lm loss value: 9.082474E+00 | lm loss PPL: 8.799707E+03 | \n",
-    b"2022-01-01 10:00:00,000 INFO CV Batch 0/10 loss 5.5 rank 3\n",
+    b"2023-01-30 18:49:55,773 DEBUG CV Batch 4/0 loss 28.517015 loss_att 24.142754 history loss 27.957858 rank 3\n",
     b"[2026-11-23 21:41:18] mindcv.utils.callbacks INFO - Validation Top_1_Accuracy: 50.0000%, time: 11.225095s\n",
 ]
 
