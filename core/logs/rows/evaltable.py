@@ -22,33 +22,40 @@ _NO_RANK = -(2**62)  # an entry whose line names no rank (its file's rank then):
 
 
 class _FileEvals:
-    """One file's entries as columns: the list they come from (a reset file gets a new one) and how many of
-    it are converted. Arrays are replaced, never written in place (a frame joined from them is a copy anyway)."""
+    """One file's entries as one float64 block, a row per entry: epoch, step, value, time, offset, the rank its
+    line names (else _NO_RANK) and its name's code (every integer exact: < 2**53); the list they come from (a
+    reset file gets a new one) and how many of it are in the block. The block is replaced, never written in
+    place (a frame joined from it is a copy anyway)."""
 
-    __slots__ = ("codes", "floats", "n", "named", "offsets", "source")
+    __slots__ = ("block", "n", "source")
 
     def __init__(self, source: list[tuple]) -> None:
         self.source = source
         self.n = 0
-        self.floats = np.empty((0, 4), dtype=np.float64)  # epoch, step, value, time
-        self.offsets = np.empty(0, dtype=np.int64)
-        self.named = np.empty(0, dtype=np.int64)  # the rank the line names, else _NO_RANK
-        self.codes = np.empty(0, dtype=np.int64)  # the metric's name, a code of `EvalTable._names`
+        self.block = np.empty((0, _WIDTH), dtype=np.float64)
 
-    def take(self, code: dict[str, int]) -> None:
-        """Convert the entries added since the last take (`code`: name -> code, grown with new names)."""
-        new = self.source[self.n :]
-        if not new:
-            return
-        floats = np.array([(e[0], e[1], e[3], e[4]) for e in new], dtype=np.float64)
-        offsets = np.fromiter((e[5] for e in new), dtype=np.int64, count=len(new))
-        named = np.fromiter((_NO_RANK if e[6] is None else e[6] for e in new), dtype=np.int64, count=len(new))
-        codes = np.fromiter((code.setdefault(e[2], len(code)) for e in new), dtype=np.int64, count=len(new))
-        self.floats = np.concatenate([self.floats, floats])
-        self.offsets = np.concatenate([self.offsets, offsets])
-        self.named = np.concatenate([self.named, named])
-        self.codes = np.concatenate([self.codes, codes])
-        self.n += len(new)
+
+_WIDTH = 7
+_OFFSET, _NAMED, _CODE = 4, 5, 6
+
+
+def _take_new(parts: list[_FileEvals], code: dict[str, int]) -> None:
+    """The entries added to each of `parts` since the last take, converted in one numpy call for them all
+    (`code`: name -> code, grown with new names)."""
+    fresh = [(p, len(p.source) - p.n) for p in parts if len(p.source) > p.n]
+    if not fresh:
+        return
+    rows = [
+        (e[0], e[1], e[3], e[4], e[5], _NO_RANK if e[6] is None else e[6], code.setdefault(e[2], len(code)))
+        for p, _ in fresh
+        for e in p.source[p.n :]
+    ]
+    block = np.array(rows, dtype=np.float64).reshape(-1, _WIDTH)
+    at = 0
+    for p, k in fresh:
+        p.block = np.concatenate([p.block, block[at : at + k]])
+        p.n += k
+        at += k
 
 
 class EvalTable:
@@ -74,9 +81,9 @@ class EvalTable:
             part = self._files.get(id(st.evals))
             if part is None or part.source is not st.evals:
                 part = _FileEvals(st.evals)
-            part.take(self._code)
             kept[id(st.evals)] = part
             parts.append((st, part))
+        _take_new([p for _, p in parts], self._code)
         self._files = kept  # a file gone or reset: its columns go too
         self._key, self._frame = key, self._build(parts)
         return self._frame
@@ -86,18 +93,18 @@ class EvalTable:
             return pd.DataFrame([], columns=EVAL_COLUMNS)  # as `eval_frame` gives it (object columns)
         lengths = np.array([p.n for _, p in parts], dtype=np.int64)
         own = np.repeat([st.info.rank if st.info.rank is not None else -1 for st, _ in parts], lengths)
-        named = np.concatenate([p.named for _, p in parts])
-        floats = np.concatenate([p.floats for _, p in parts])
-        names = pd.array(list(self._code), dtype="str").take(np.concatenate([p.codes for _, p in parts]))
+        block = np.concatenate([p.block for _, p in parts])
+        named = block[:, _NAMED].astype(np.int64)
+        names = pd.array(list(self._code), dtype="str").take(block[:, _CODE].astype(np.int64))
         files = pd.array([st.info.rel for st, _ in parts], dtype="str").take(np.repeat(np.arange(len(parts)), lengths))
         data = {
             "rank": np.where(named == _NO_RANK, own, named).astype(np.int64),
-            "epoch": floats[:, 0].copy(),
-            "step": floats[:, 1].copy(),
+            "epoch": block[:, 0].copy(),
+            "step": block[:, 1].copy(),
             "name": names,
-            "value": floats[:, 2].copy(),
-            "time": floats[:, 3].copy(),
-            "offset": np.concatenate([p.offsets for _, p in parts]),
+            "value": block[:, 2].copy(),
+            "time": block[:, 3].copy(),
+            "offset": block[:, _OFFSET].astype(np.int64),
             "file": files,
         }
         return pd.DataFrame(data, columns=EVAL_COLUMNS)
