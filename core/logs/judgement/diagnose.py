@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.judgement.metrics import infer_steps_per_epoch
-from core.logs.judgement.status import nonfinite_by_rank
+from core.logs.judgement.status import first_of_each_rank, nonfinite_by_rank
 from core.logs.rows.cells import as_float, as_int
 from core.logs.rows.failures import failure_weight, task_end_words
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
@@ -378,7 +378,7 @@ def _nan_groups(snap: RunSnapshot, have: set[int]) -> list[FailureGroup]:
     if not len(bad):
         return []
     _, recovered = nonfinite_by_rank(m)
-    first = m.iloc[bad].groupby("rank", sort=True).head(1)
+    first = m.iloc[first_of_each_rank(m["rank"].to_numpy(), bad)]
     first = first[~first["rank"].astype(int).isin(list(have | recovered))]
     ranks = snap.ranks.set_index("rank")
     by_kind: dict[str, list[tuple[float, int, str, str]]] = {}
