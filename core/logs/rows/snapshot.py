@@ -205,6 +205,16 @@ def rank_table(workers: list[FileState], unregistered: set[int]) -> pd.DataFrame
             and epoch >= epochs_total
             and step >= (steps_total if step <= steps_total else steps_total * epochs_total)
         )
+        if len(sts) == 1:  # a rank's one file (the common case): its own facts, no generator per column
+            s = sts[0]
+            values = (
+                *(rank, s.info.rel, s.pid, s.size, parts[0][1], epoch, step, loss, s.last_growth, s.mtime),
+                *(done_by_totals or rank in unregistered, s.restarts, s.dropped_bytes, s.dropped_lines),
+                f"{s.info.rel}: {s.unreadable}" if s.unreadable else "",
+            )
+            for add, value in zip(put, values, strict=True):
+                add(value)
+            continue
         values = (
             rank,
             ", ".join(s.info.rel for s in sts),
