@@ -22,7 +22,8 @@ system: grep's as its child's rusage, the reader's as its process's, every threa
 the CPU ratio is the fair one, as waiting for a core counts in neither. Then `diagnose` (whether it named
 the injected ranks) and the live tick: new lines appended to every rank (one step: `--noise` varied noise
 lines and a loss line; corpus: each log's last 10 lines again), then refresh + snapshot + diagnose, p50/p95
-over 20 ticks, `--repeat` times (median; the codes' rounds interleaved, each on the folder as written: the
+over 20 ticks in wall time and in CPU time (the process's, every thread: on a loaded machine the wall time
+counts the wait for a core), `--repeat` times (median; the codes' rounds interleaved, each on the folder as written: the
 child truncates what it appended), the heap settled as `RunWatcher` settles it (`settle_heap`). The load
 average is printed with each row. Not a test: speed is never asserted, only printed.
 """
@@ -95,18 +96,21 @@ else:
                 return [fixed + loss] * len(files)
             return [b"".join(g.line(t0 + (i + 1) * 0.5 / (noise + 1)) for i in range(noise)) + loss for g in gens]
     sizes = [p.stat().st_size for p in files]
-    out = []
+    out, cpu = [], []
     for k in range(ticks):
         blocks = step(k)
         for p, b in zip(files, blocks):
             with open(p, "ab") as f:
                 f.write(b)
-        t0 = time.perf_counter(); state.refresh(); diagnose(state.snapshot()); out.append(time.perf_counter() - t0)
+        t0, c0 = time.perf_counter(), time.process_time()  # process_time: every thread's CPU (the read-ahead's too)
+        state.refresh(); diagnose(state.snapshot())
+        out.append(time.perf_counter() - t0); cpu.append(time.process_time() - c0)
     import os
     for p, size in zip(files, sizes):  # the folder as it was: every code's every round ticks on the same history
         os.truncate(p, size)
-    out.sort()
-    print(json.dumps({"p50": statistics.median(out), "p95": out[int(0.95 * (len(out) - 1))]}))
+    out.sort(); cpu.sort()
+    print(json.dumps({"p50": statistics.median(out), "p95": out[int(0.95 * (len(out) - 1))],
+                      "cpu_p50": statistics.median(cpu), "cpu_p95": cpu[int(0.95 * (len(cpu) - 1))]}))
 """
 
 
@@ -140,6 +144,8 @@ class Figures:
     cpu_ratios: list[float]
     tick_p50_ms: float
     tick_p95_ms: float
+    tick_cpu_p50_ms: float
+    tick_cpu_p95_ms: float
     rows: int
     named: str
     load: str
@@ -212,7 +218,8 @@ def bench(
         for name, repo in codes.items():  # truncates what it appended): neither code ticks on a longer history
             ticks[name].append(_child(repo, str(run_dir), "tick", *tick_args))
     for name in codes:
-        ticks[name] = ticks[name] or [{"p50": float("nan"), "p95": float("nan")}]  # --ticks 0: the reads only
+        nan = float("nan")  # --ticks 0: the reads only
+        ticks[name] = ticks[name] or [{"p50": nan, "p95": nan, "cpu_p50": nan, "cpu_p95": nan}]
     shutil.rmtree(run_dir)
     out = []
     for name in codes:
@@ -240,6 +247,8 @@ def bench(
                 cpu_ratios[name],
                 statistics.median(t["p50"] for t in ticks[name]) * 1000,
                 statistics.median(t["p95"] for t in ticks[name]) * 1000,
+                statistics.median(t["cpu_p50"] for t in ticks[name]) * 1000,
+                statistics.median(t["cpu_p95"] for t in ticks[name]) * 1000,
                 last["rows"],
                 named,
                 " ".join(f"{x:.1f}" for x in os.getloadavg()),
@@ -250,7 +259,7 @@ def bench(
 
 HEAD = (
     "| code | format | ranks | steps | MB | grep -c loss (count) | grep s wall / cpu | reader s cold / warm / warm cpu "
-    "| ratio wall (rounds) | ratio cpu (rounds) | tick p50 / p95 ms | rows read / expected | injected named "
+    "| ratio wall (rounds) | ratio cpu (rounds) | tick p50 / p95 ms wall (cpu) | rows read / expected | injected named "
     "| load 1/5/15 |"
 )
 
@@ -261,7 +270,8 @@ def row(f: Figures) -> str:
     return (
         f"| {f.code} | {f.fmt} | {f.ranks} | {f.steps} | {f.mb:.0f} | {f.grep_count} | {f.grep_s:.2f} / "
         f"{f.grep_cpu_s:.2f} | {f.cold_s:.2f} / {f.warm_s:.2f} / {f.warm_cpu_s:.2f} | **{f.ratio:.2f}x** ({rounds}) | "
-        f"**{f.cpu_ratio:.2f}x** ({cpu_rounds}) | {f.tick_p50_ms:.0f} / {f.tick_p95_ms:.0f} | "
+        f"**{f.cpu_ratio:.2f}x** ({cpu_rounds}) | {f.tick_p50_ms:.0f} / {f.tick_p95_ms:.0f} "
+        f"({f.tick_cpu_p50_ms:.0f} / {f.tick_cpu_p95_ms:.0f}) | "
         f"{f.rows} / {f.rows_expected} | {f.named} | {f.load} |"
     )
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.judgement.metrics import infer_steps_per_epoch
-from core.logs.judgement.status import nonfinite_by_rank
+from core.logs.judgement.status import first_of_each_rank, nonfinite_by_rank
 from core.logs.rows.cells import as_float, as_int
 from core.logs.rows.failures import failure_weight, task_end_words
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
@@ -141,9 +141,10 @@ def rank_step_times(snap: RunSnapshot) -> tuple[pd.Series, pd.Series]:
     per-step time (MindFormers `per_step_time`), TimeMonitor / MindYOLO step-time lines, then the
     gaps between time-stamped loss lines divided by the steps between them."""
     m = snap.metrics
+    has = m["step_time_ms"].notna() if not m.empty else None  # (the rows without one: no median to take)
     per_row = (
-        m.groupby("rank")["step_time_ms"].median()
-        if not m.empty and m["step_time_ms"].notna().any()
+        m.loc[has, ["rank", "step_time_ms"]].groupby("rank")["step_time_ms"].median()
+        if has is not None and has.any()
         else pd.Series(dtype=float)
     )
     t = snap.timings
@@ -154,8 +155,8 @@ def rank_step_times(snap: RunSnapshot) -> tuple[pd.Series, pd.Series]:
     better = set(per_row.dropna().index) | set(timed.dropna().index)
     need = [int(r) for r in snap.ranks["rank"] if int(r) not in better]
     if need and not m.empty and m["time"].notna().any():
-        keep = m["time"].notna() if len(better) == 0 else m["time"].notna() & m["rank"].isin(need)
-        sub = m.loc[keep, ["rank", "step", "time"]]
+        sub = m.loc[m["time"].notna(), ["rank", "step", "time"]]  # the stamped rows first: few on most logs
+        sub = sub if len(better) == 0 else sub[sub["rank"].isin(need)]
         d = sub.groupby("rank")[["step", "time"]].diff()
         ok = (d["step"] > 0) & (d["time"] >= 0)
         gaps = (d.loc[ok, "time"] * 1000.0 / d.loc[ok, "step"]).groupby(sub.loc[ok, "rank"]).median()
@@ -377,7 +378,7 @@ def _nan_groups(snap: RunSnapshot, have: set[int]) -> list[FailureGroup]:
     if not len(bad):
         return []
     _, recovered = nonfinite_by_rank(m)
-    first = m.iloc[bad].groupby("rank", sort=True).head(1)
+    first = m.iloc[first_of_each_rank(m["rank"].to_numpy(), bad)]
     first = first[~first["rank"].astype(int).isin(list(have | recovered))]
     ranks = snap.ranks.set_index("rank")
     by_kind: dict[str, list[tuple[float, int, str, str]]] = {}

@@ -36,10 +36,12 @@ A file's lines -> rows (the same reading on every path):
   series.py     which loss lines are one-off summaries (a trainer's final dict, an epoch's pipe-table summary)
   redraws.py    a progress bar's redraw of the same values (tqdm's `N/M [elapsed<eta`) is no second row
   templated.py  lines of a known shape as rows in numpy
+  evalshapes.py evaluation lines of a known shape read by their template (no row: the bulk path leaves them)
   smallfiles.py many short rank logs parsed together in batches
   perfile.py    the training series decided per file over its rows (epoch summaries beside step rows, a step
                 printed twice in a rarer shape, a step's echo naming fewer values)
-  table.py      the run's loss table, grown in place; asks perfile.py which rows are set aside
+  table.py      the run's loss table, grown in place; asks perfile.py which rows are set aside; evaltable.py its
+                evaluation entries, converted once each
   snapshot.py   `RunSnapshot`, what a read hands over; cells.py: typed numbers from its cells
   reader.py     `RunReader` / `read_run`: every file from its saved offset to its last complete line
 

@@ -400,7 +400,7 @@ def add_read(
     if read.eval:
         epoch, step = f.get("epoch", _NAN), f.get("step", _NAN)
         for name, value in (*f.items(), *read.extras.items()):
-            if name not in _NOT_EVAL_VALUES:
+            if name not in NOT_EVAL_VALUES:
                 st.evals.append((epoch, step, name, value, t, off, rank, read.summary))
         return
     for column, key in read.keys.items():
@@ -410,7 +410,7 @@ def add_read(
         st.rows.append(row, read.extras, rank)
 
 
-_NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
+NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
 
 _RE_MS_TIME = re.compile(rb"\):(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3}) ")
 _RE_PY_TIME = re.compile(rb"(?m)^(?:\[[A-Z]+\] )?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,6})?")

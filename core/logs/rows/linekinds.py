@@ -20,6 +20,7 @@ __all__ = [
     "WORTH",
     "failure_after_prefix",
     "failure_after_tag",
+    "first_pid",
     "has_keyword",
     "holds_keyword",
     "reaches_metric_line",
@@ -29,6 +30,16 @@ TRACEBACK = b"Traceback (most recent call last)"
 WORTH = WorthScan((*BASE_LITERALS, *failure_anchors()))
 """The bulk path's search for candidate lines worth `parse_line` (core.logs.tokens.plain): the parser's own line
 kinds and every failure kind's anchors (core.logs.rows.failure_kinds), so a new kind is found on every path."""
+_RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
+_RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
+
+
+def first_pid(buf: bytes | bytearray, lo: int, hi: int) -> int | None:
+    """The process id MindSpore's framework lines name in buf[lo:hi] (`DISTRIBUTED(4242,...`, `] ME(4242:...`)."""
+    m = _RE_DISTRIBUTED_PID.search(buf, lo, hi) or _RE_PID.search(buf, lo, hi)
+    return int(m.group(1)) if m else None
+
+
 RE_TIMEMONITOR = re.compile(rb"epoch time:\s*(" + NUM + rb")\s*ms,\s*per step time:\s*(" + NUM + rb")\s*ms")
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from core.logs.bytes.discover import LogRole
 from core.logs.rows import linekinds
+from core.logs.rows.evalshapes import EvalShapes
 from core.logs.rows.failures import (
     CUT_TRACEBACK,
     add_level_error,
@@ -53,7 +54,14 @@ from core.logs.rows.formats import (
     to_float,
 )
 from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
-from core.logs.rows.linekinds import RE_TIMEMONITOR, TRACEBACK, failure_after_prefix, has_keyword, holds_keyword
+from core.logs.rows.linekinds import (
+    RE_TIMEMONITOR,
+    TRACEBACK,
+    failure_after_prefix,
+    first_pid,
+    has_keyword,
+    holds_keyword,
+)
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.redraws import bar_line, bar_of, bar_rows
 from core.logs.rows.seam import ReadPath, Seam
@@ -76,8 +84,6 @@ _OFFSET = ROW_KEYS.index("offset")
 
 
 _RE_UNREGISTERED = re.compile(rb"Node (\d+) has unregistered")
-_RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
-_RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
 
 
 class Parser:
@@ -89,6 +95,7 @@ class Parser:
         # line shape -> its parse (core.logs.rows.general.LineTemplate; None: a shape never reused)
         self._templates: dict[bytes, LineTemplate | None] = {}
         self._shapes = Shapes()  # the same templates packed for the compiled match, for the bulk path
+        self._eval_shapes = EvalShapes()  # evaluation lines' shapes (no row: the bulk path leaves them here)
         self.seam = Seam(self.settings)  # which path reads a block, and what each path read
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
@@ -107,9 +114,7 @@ class Parser:
         be a reused bytearray longer than `end`: nothing past `end` is looked at."""
         info = st.info
         if info.role == LogRole.WORKER and st.pid is None:
-            m = _RE_DISTRIBUTED_PID.search(buf, 0, end) or _RE_PID.search(buf, 0, end)
-            if m:
-                st.pid = int(m.group(1))
+            st.pid = first_pid(buf, 0, end)
         if info.role == LogRole.SCHEDULER:
             st.unregistered.update(int(m.group(1)) for m in _RE_UNREGISTERED.finditer(buf, 0, end))
         obs_time = now if st.live else _NAN
@@ -184,8 +189,8 @@ class Parser:
         Every file gets what `feed` gives it alone (property tests hold them equal); not for a user's regex."""
         end = items[-1][2]
         for st, lo, hi in items:
-            if st.pid is None and (m := _RE_DISTRIBUTED_PID.search(buf, lo, hi) or _RE_PID.search(buf, lo, hi)):
-                st.pid = int(m.group(1))
+            if st.pid is None:
+                st.pid = first_pid(buf, lo, hi)
         compiled = self.seam.compiled_scan(end, batch=True)
         if compiled:
             starts, newlines, words = compiled_passes().scan_block(np.frombuffer(buf, dtype=np.uint8), end, True)
@@ -501,9 +506,13 @@ class Parser:
                 if id(template) not in self._bars or not bar_redraw(st, row, extras, bar_of(line)):
                     st.rows.append(row, extras, rank)
             return bool(template.row)
+        if template is None and self._eval_shapes.take(st, key, line, off, obs_time):
+            return True  # an evaluation line of a shape read before
         read = read_loss(line)
         if read is not None:
             add_read(st, read, off, obs_time, row_rank(st, line), bar_of(line))
+        if template is None and b"\x1b" not in line:  # (its row shape may be known from a bulk read's sample)
+            self._eval_shapes.learn(key, line, read)
         if key not in self._templates and b"\x1b" not in line:
             self._learn(key, line, read)
         return read is not None

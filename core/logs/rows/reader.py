@@ -29,6 +29,7 @@ from core.logs.bytes.rawio import read_exact as _read_exact
 from core.logs.bytes.readahead import ReadAhead
 from core.logs.bytes.source import ByteSource, CheckedFiles, why_not
 from core.logs.bytes.utf16 import read_utf16, utf16_codec
+from core.logs.rows.evaltable import EvalTable
 from core.logs.rows.filestate import ErrorRow, keep_before_cut, note_cut, settle_cut
 from core.logs.rows.formats import user_format
 from core.logs.rows.parser import ErrorKind, FileState, Parser, ReaderSettings
@@ -45,7 +46,7 @@ from core.logs.rows.snapshot import (
     split_series,
     timings_and_errors,
 )
-from core.logs.rows.table import EVAL_COLUMNS, MetricTable, eval_frame, metric_keys
+from core.logs.rows.table import EVAL_COLUMNS, MetricTable, metric_keys
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -105,6 +106,7 @@ class RunReader:
         # read_run: each worker file's rows go to the table as soon as it is read, in rank order
         self.one_shot = one_shot
         self._table = MetricTable()
+        self._evals = EvalTable()  # the evaluation entries as columns, converted once each
         self._side_key: tuple = ()
         self._side: tuple[pd.DataFrame, pd.DataFrame] | None = None
         self._cache_version = -1
@@ -457,7 +459,7 @@ class RunReader:
         for st in self.files.values():
             unregistered |= st.unregistered
         ranks = rank_table(workers, unregistered)
-        evals = pass_summaries(metrics, eval_frame(workers))  # told by the lines' text: before the split
+        evals = pass_summaries(metrics, self._evals.frame(workers))  # told by the lines' text: before the split
         if workers:  # core.logs.rows.perfile: the training series decided per file
             metrics, evals, ranks = split_series(metrics, self._table.set_aside(), evals, ranks)
         layouts = {st.info.layout for st in workers}

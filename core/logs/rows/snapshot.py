@@ -153,14 +153,19 @@ def _stream_ranks(st: FileState) -> dict[int, tuple[int, tuple | None]]:
 def _named_ranks(st: FileState) -> set[int]:
     """The ranks the file's error and evaluation lines name (a rank with evaluation lines only: WeNet's CV).
     Counted again only when a line was added: both lists only grow (a reset file gets new ones), and at
-    1,024 ranks recounting every file's lines cost each live tick ~5 ms."""
+    1,024 ranks recounting every file's lines cost each live tick ~5 ms; the evaluation entries (tens of
+    thousands in an eval-heavy log) only from the first one not counted yet."""
     key = (id(st.errors), len(st.errors), id(st.evals), len(st.evals))
     if st.named_memo and st.named_memo[0] == key:
         return st.named_memo[1]
+    by_evals: set[int] = set()
+    done = 0  # evaluation entries already counted (the same list, grown since)
+    if st.named_memo and st.named_memo[0][2] == key[2]:
+        by_evals, done = st.named_memo[2], st.named_memo[0][3]
+    by_evals = by_evals | {e[6] for e in st.evals[done:] if e[6] is not None}
     named = {e.rank for e in st.errors if e.rank is not None and e.rank >= 0 and e.kind != ErrorKind.TASK_EXIT}
-    named.update(e[6] for e in st.evals if e[6] is not None)
-    st.named_memo = (key, named)
-    return named
+    st.named_memo = (key, named | by_evals, by_evals)
+    return st.named_memo[1]
 
 
 RANK_COLUMNS = [
@@ -207,6 +212,16 @@ def rank_table(workers: list[FileState], unregistered: set[int]) -> pd.DataFrame
             and epoch >= epochs_total
             and step >= (steps_total if step <= steps_total else steps_total * epochs_total)
         )
+        if len(sts) == 1:  # a rank's one file (the common case): its own facts, no generator per column
+            s = sts[0]
+            values = (
+                *(rank, s.info.rel, s.pid, s.size, parts[0][1], epoch, step, loss, s.last_growth, s.mtime),
+                *(done_by_totals or rank in unregistered, s.restarts, s.dropped_bytes, s.dropped_lines),
+                f"{s.info.rel}: {s.unreadable}" if s.unreadable else "",
+            )
+            for add, value in zip(put, values, strict=True):
+                add(value)
+            continue
         values = (
             rank,
             ", ".join(s.info.rel for s in sts),

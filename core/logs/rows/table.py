@@ -206,25 +206,28 @@ class MetricTable:
         self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
             self._cols[name].put(start, block[:, i], self._cap)
-        metrics = {name for p in parts for name in p[3]}
+        # per metric, where its rows are: (the file's first row in the block, its row numbers, values)
+        where: dict[str, list[tuple[int, np.ndarray, np.ndarray]]] = {}
+        at = 0
         for part in parts:  # a metric seen for the first time: in file order (as when files come one by one)
             for name in {name for name in part[3]}.difference(self._cols):
                 self._cols[name] = _Column()
                 self._extra_names.append(name)
+            for name, (idx, values) in part[3].items():
+                where.setdefault(name, []).append((at, idx, values))
+            at += len(part[2])
         for name in self._extra_names:  # NaN on the rows that do not name it (stored once it has a value)
             col = self._cols[name]
-            if name not in metrics:
+            if name not in where:
                 if col.arr is not None:
                     col.put(start, np.full(end - start, np.nan), self._cap)
                 continue
             if len(parts) == 1 and len(parts[0][3][name][0]) == end - start:
                 col.put(start, parts[0][3][name][1], self._cap)  # every row names it: as it is
                 continue
-            full, at = np.full(end - start, np.nan), 0
-            for _, _, rows, extras in parts:  # `Rows` gives the row numbers in order, each once
-                if name in extras:
-                    full[at + extras[name][0]] = extras[name][1]
-                at += len(rows)
+            full = np.full(end - start, np.nan)
+            for first, idx, values in where[name]:  # `Rows` gives the row numbers in order, each once
+                full[first + idx] = values
             col.put(start, full, self._cap)
         at = start
         for src, rank, rows, _ in parts:
@@ -320,7 +323,8 @@ class MetricTable:
 
 
 def eval_frame(workers: list[FileState]) -> pd.DataFrame:
-    """Every worker file's evaluation entries, rank by rank (a few per epoch: rebuilt per snapshot)."""
+    """Every worker file's evaluation entries, rank by rank, built from every entry: the definition the
+    snapshots' `EvalTable` (core.logs.rows.evaltable: each entry converted once) is held to."""
     return pd.DataFrame(
         [
             (e[6] if e[6] is not None else st.info.rank if st.info.rank is not None else -1, *e[:6], st.info.rel, e[7])
