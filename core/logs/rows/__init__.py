@@ -34,6 +34,7 @@ A file's lines -> rows (the same reading on every path):
   series.py     which loss lines are one-off summaries (a trainer's final dict, an epoch's pipe-table summary)
   redraws.py    a progress bar's redraw of the same values (tqdm's `N/M [elapsed<eta`) is no second row
   templated.py  lines of a known shape as rows in numpy
+  plainmemo.py  plain lines read to nothing, remembered by their text: the bulk path skips their copies
   smallfiles.py many short rank logs parsed together in batches
   table.py      the run's loss table, grown in place
   snapshot.py   `RunSnapshot`, what a read hands over; cells.py: typed numbers from its cells
