@@ -63,6 +63,7 @@ from core.logs.rows.linekinds import (
     holds_keyword,
 )
 from core.logs.rows.lineranks import line_rank
+from core.logs.rows.plainmemo import PlainMemo
 from core.logs.rows.redraws import bar_line, bar_of, bar_rows
 from core.logs.rows.seam import ReadPath, Seam
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, learn_sample, quiet_lines, template_block
@@ -102,7 +103,7 @@ class Parser:
         self._floor = 0  # where the file `parse_line` reads begins in its buffer (feed_many: not at 0)
         self._ranked: dict[int, tuple[int, int] | None] = {}  # row templates whose line names a rank -> where
         self._bars: set[int] = set()  # row templates of a progress bar's lines (core.logs.rows.redraws)
-        self._no_failure: set[bytes] = set()  # lines `_fatal` found no failure in (a log repeats its plain lines)
+        self._plain = PlainMemo()  # plain lines read to nothing before (a log repeats them)
 
     def trim(self, keep: int) -> None:
         """Drop the scratch buffer when it is bigger than `keep` bytes (a watcher between refreshes)."""
@@ -269,6 +270,8 @@ class Parser:
         done, stop = rows
         find = buf.find
         for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
+            if self._plain.read_nothing(buf, ls, le := find(b"\n", ls, end)):
+                continue  # a plain line read to nothing before (core.logs.rows.plainmemo): no cut in the rows
             k = int(rows_through[j])  # bulk rows that come before this line
             if k > done:
                 add_rows(st, block, extras, done, k, self.settings.block_min, named, bars)
@@ -277,7 +280,7 @@ class Parser:
             if m is not None:
                 st.rows.append(lm_row(m, base + ls, obs_time))
             else:
-                self.parse_line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
+                self.parse_line(st, buf, ls, le, base, obs_time, metrics)
         if stop > done:
             add_rows(st, block, extras, done, stop, self.settings.block_min, named, bars)
 
@@ -466,18 +469,19 @@ class Parser:
             last = st.rows.last() or (_NAN, _NAN)
             st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
             return
-        if not self.metric_line(st, line, off, obs_time):
-            self._fatal(st, line, off, rank, obs_time)
+        if not self.metric_line(st, line, off, obs_time) and not self._fatal(st, line, off, rank, obs_time):
+            self._plain.note_nothing(line)  # (core.logs.rows.plainmemo: its copies are skipped)
 
-    def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> None:
-        """A line's failure, if any (core.logs.rows.failures.add_line_failure); a line with none is remembered:
-        an anchor such as ` training` lets a log's repeated plain lines through, ~17 us of regex searches each."""
-        if line in self._no_failure or add_line_failure(st, line, off, rank, obs_time):
-            return
-        if len(line) <= _MAX_REMEMBERED:  # (bounded: 4,096 lines of 1 KiB at most)
-            if len(self._no_failure) >= _MAX_TEMPLATES:
-                self._no_failure.clear()
-            self._no_failure.add(line)
+    def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> bool:
+        """A line's failure, if any (core.logs.rows.failures.add_line_failure): True when it had one. A line with
+        none is remembered: an anchor such as ` training` lets a log's repeated plain lines through, ~17 us of
+        regex searches each."""
+        if self._plain.no_failure(line):
+            return False
+        if add_line_failure(st, line, off, rank, obs_time):
+            return True
+        self._plain.note_no_failure(line)
+        return False
 
     def _user_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
         """The user's regex on one line: True when it gave a row."""
@@ -520,5 +524,4 @@ class Parser:
 
 _LEARN_ROUNDS = 3  # samples taken from a block's lines of unknown shapes before the rest is read one by one
 _MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
-_MAX_REMEMBERED = 1024  # longest plain line `_fatal` remembers
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")
