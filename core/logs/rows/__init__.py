@@ -14,6 +14,7 @@ The grammar (a line -> what it says):
   failure_kinds_more.py  more failure kinds and launcher reports, read after failure_kinds.py's
   failure_entry.py  the shape of a failure-kind entry (`FailureKind`, `LauncherReport`, `FailureSample`)
   failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
+  tracebacks.py a traceback's header opens a failure, its exception line closes it (context, time, rank)
   linekinds.py  what a line is to the line-by-line parser, told by its text alone
   lineranks.py  whose line it is when one stream carries several ranks (`[1,3]<stdout>:`, `[rank6]:`,
                 `Rank: N;`, a trailing `rank N`, pdsh's `host: `): the rank sources with their real lines

@@ -17,12 +17,8 @@ from core.logs.bytes.discover import LogRole
 from core.logs.rows import linekinds
 from core.logs.rows.evalshapes import EvalShapes
 from core.logs.rows.failures import (
-    CUT_TRACEBACK,
     add_level_error,
     add_line_failure,
-    close_traceback,
-    cut_by_next,
-    message_rank,
     settle,
 )
 from core.logs.rows.filestate import (
@@ -32,7 +28,6 @@ from core.logs.rows.filestate import (
     FileState,
     NamedRows,
     ReaderSettings,
-    add_error,
     add_read,
     add_rows,
     bar_redraw,
@@ -42,11 +37,9 @@ from core.logs.rows.filestate import (
     note_key,
     row_rank,
     row_tuple,
-    time_before,
 )
 from core.logs.rows.formats import (
     ERROR_PREFIXES,
-    RE_EXC_LINE,
     LogFormat,
     line_time,
     parse_step_time_line,
@@ -67,6 +60,7 @@ from core.logs.rows.plainmemo import PlainMemo
 from core.logs.rows.redraws import bar_line, bar_of, bar_rows
 from core.logs.rows.seam import ReadPath, Seam
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, learn_sample, quiet_lines, template_block
+from core.logs.rows.tracebacks import exception_line, traceback_header
 from core.logs.tokens.bulk import (
     RE_CANDIDATE_AT,
     RE_LM_AT,
@@ -423,36 +417,11 @@ class Parser:
                 self._fatal(st, line, off, rank, obs_time)
             return
         if line.startswith(TRACEBACK):
-            cut_by_next(st, buf, base, ls, self.settings.tb_carry_max, self._floor)
-            st.tb_start = off
-            st.tb_carry = b""
-            st.tb_time = time_before(st, buf, self._floor, ls)
-            # a failure until its exception line replaces it (a log may end inside the traceback)
-            add_error(st, ErrorKind.EXCEPTION, CUT_TRACEBACK, "", off, rank, st.pid, obs_time, last_log_time(line))
+            traceback_header(st, buf, base, ls, line, rank, obs_time, self._floor, self.settings.tb_carry_max)
             return
         if st.tb_start is not None and line.startswith((b" ", b"\t")):
             return  # a frame of the pending traceback
-        mexc = RE_EXC_LINE.match(line)
-        if mexc is None and line[:1] == b" " and (mexc := RE_EXC_LINE.match(line.lstrip(b" "))) is not None:
-            line = line.lstrip(b" ")  # ` AssertionError: ...` as pasted (no traceback pending: not a frame)
-        if mexc:
-            text = line.decode("utf-8", "replace").strip()
-            context = ""
-            # the exception's own time: the last stamped line before its traceback (found at the header, which
-            # may have been read a block or a live tick earlier), else before this line
-            lt = st.tb_time if st.tb_start is not None else time_before(st, buf, self._floor, ls)
-            if st.tb_start is not None:
-                rank = close_traceback(st, rank)
-                end = off - base + len(line)
-                head = st.tb_start - base  # in this read, or begun in an earlier one (its bytes in tb_carry)
-                raw = buf[head:end] if head >= self._floor else st.tb_carry + buf[self._floor : end]
-                context = raw[-self.settings.tb_carry_max :].decode("utf-8", "replace").replace("\r\n", "\n")
-                st.tb_start = None
-                st.tb_carry = b""
-            if info.layout == "single":  # one stream of several ranks: `AssertionError: Rank 114: found NaN ...`
-                rank = message_rank(text, mexc.end(), rank)
-            kind = ErrorKind.NAN if b"NAN or INF" in line else ErrorKind.EXCEPTION
-            add_error(st, kind, text, context, off, rank, st.pid, obs_time, lt)
+        if exception_line(st, buf, base, ls, line, rank, obs_time, self._floor, self.settings.tb_carry_max):
             return
         if not metrics:
             self._fatal(st, line, off, rank, obs_time)
