@@ -134,6 +134,39 @@ MORE_KINDS: tuple[FailureKind, ...] = (
             ),
         ),
     ),
+    # the OpenMP runtime (Intel's libiomp5, LLVM's libomp) aborting the process: `OMP: Error #15: Initializing
+    # libiomp5md.dll, but found libiomp5md.dll already initialized.` (two runtimes loaded), `OMP: Error #179:
+    # Function pthread_create failed` (no threads left). The runtime calls abort() after printing it: the process
+    # ends there (an `OMP: Warning #N` or `OMP: Info #N` does not end it). Often glued to a progress bar, so searched
+    FailureKind(
+        "OpenMP runtime abort",
+        rb"\bOMP: Error #\d+:",
+        (b"OMP: Error ",),
+        (
+            FailureSample(
+                "  0%|          | 0/3 [00:00<?, ?it/s]OMP: Error #15: Initializing libiomp5md.dll, but found "
+                "libiomp5md.dll already initialized.",
+                _CORPUS.format("WongKinYiu/yolov7#1443", "yolov7-header-then-omp-error-15-at-first-batch_yolov7-1443"),
+            ),
+        ),
+        weight=3,
+    ),
+    # Slurm cancelling a job or a job step, which kills its tasks: by a time limit (`... CANCELLED AT
+    # 2024-04-23T12:18:08 DUE TO TIME LIMIT ***`), a node failure, a preemption or an `scancel`. slurmstepd prints
+    # it into the tasks' output (glued to a progress bar when it lands mid-redraw); srun then reports every task
+    # `Terminated`, which alone is collateral (core.logs.rows.failures.task_end): this line is the run's end
+    FailureKind(
+        "Slurm cancelled",
+        rb"\bslurmstepd(?:-[\w.\-]+)?: error: \*\*\* (?:JOB|STEP) [\w.+]+ ON \S+ CANCELLED AT\b",
+        (b"CANCELLED AT",),
+        (
+            FailureSample(
+                "Preparing test set...:  46%|\u2588\u2588\u2588\u2588\u258b     | 31/67 [29:02<35:12, 58.67s/it]"
+                "slurmstepd: error: *** STEP 6053.0 ON DEL2212S020 CANCELLED AT 2024-04-23T12:18:08 ***",
+                _CORPUS.format("IGNF/myria3d#123", "srun-step-cancelled-after-tqdm-task-0-terminated_myria3d-123"),
+            ),
+        ),
+    ),
 )
 
 

@@ -40,7 +40,11 @@ _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 _RE_LOSS_KEY = re.compile(
     # (Chinese `为` / `是`, "is", may stand before the separator, which may be a full-width colon:
     # `valid loss 为: 3.37`)
+    # (a rate's unit may follow the key, `Training Loss per 100 steps: 1.35`; a bracketed key closes, loguru's
+    # `| [Loss] nan |`)
     rb"(?i)(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")"
+    rb"(?:[ \t]+per[ \t]+(?:\d+[ \t]+)?[a-z]+(?=[ \t]*[:=]))?"
+    rb"(?:(?:" + b"|".join(rb"(?<=\[" + k + rb")" for k in LOSS_KEYS) + rb")\])?"
     rb"(?:['\"]?[ \t]*(?:value[ \t]*)?(?:(?:\xe4\xb8\xba|\xe6\x98\xaf)[ \t]*)?"
     rb"(?:is\b|[:=|]|\xef\xbc\x9a)[ \t]*|"
     # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
@@ -58,7 +62,11 @@ _RE_PERPLEXITY_KEY = re.compile(rb"(?i)(?<![a-z0-9])(?:" + b"|".join(PERPLEXITY_
 _RE_TRAIN_CONTEXT = re.compile(rb"(?i)\b(?:epoch|step|iter|iteration|batch)\b[ \t:=#\[]*\d")
 _RE_QUALIFIER = re.compile(rb"((?:[A-Za-z]+[ \t_]+){1,3})$")
 # `CV` is cross-validation (WeNet's `DEBUG CV Batch 4/0 loss 28.517015 ... rank 2`, `Epoch 74 CV info cv_loss 7.6`)
-_RE_EVAL_WORD = re.compile(rb"(?i)(?<![\w/.])(?:eval\w*|valid\w*|val|test\w*|cv)(?![\w/.])")
+# `val_metrics: {...}` names the dict it holds (Orb's); Chinese `测试` (test), `验证` (validation), `评估`/`评测`
+_RE_EVAL_WORD = re.compile(
+    rb"(?i)(?<![\w/.])(?:eval\w*|valid\w*|val(?:_\w+(?=[ \t]*[:=][ \t]*\{))?|test\w*|cv)(?![\w/.])|"
+    rb"\xe6\xb5\x8b\xe8\xaf\x95|\xe9\xaa\x8c\xe8\xaf\x81|\xe8\xaf\x84(?:\xe4\xbc\xb0|\xe6\xb5\x8b)"
+)
 _RE_EVAL_START = re.compile(rb"(?i)(?:eval\w*|valid\w*|val)(?![\w/.])")  # an eval message without a loss key
 _EVAL_QUAL = {b"val", b"valid", b"validation", b"eval", b"evaluation", b"test", b"testing", b"dev", b"cv"}
 _WORD = rb"[A-Za-z][A-Za-z0-9_]*"
@@ -66,11 +74,12 @@ _NUMV = (
     rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
     rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?=x*(?![A-Za-z])))"
 )
+# a unit in parentheses may follow a key's word, glued or not (VISSL's `btime(ms): 192`, `peak_mem(M): 4176`);
 # a key may join its words by `/`, `-` or `@` (maxtext's `TFLOP/s/device`, trlx's `losses/policy_loss`, TF-slim's
 # `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`)
 _KEY = rb"(?:[A-Za-z]\d+\.)?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _RE_KV = re.compile(
-    rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]+(?:" + _KEY + rb"|\([A-Za-z/%]+\))){0,5})['\"]?"
+    rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
     rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
 )
@@ -169,6 +178,8 @@ def line_time(line: bytes) -> float:
 
 
 _RE_NAN_DOT = re.compile(rb"(?:\.0+|x+)(?![\w.])")
+# a message glued to a decimal (a callback's print without a newline): a capitalised word, never a unit (`GB`, `ms`)
+_RE_GLUED_WORD = re.compile(rb"[A-Z][a-z]{2,}[ \t:]")
 _RE_PAIR_TAIL = re.compile(rb"[ \t]*/[ \t]*(" + NUM + rb")")
 
 
@@ -185,7 +196,8 @@ def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], t
     if not m:
         return None
     if line[m.end() : m.end() + 1] in _NUMBER_TAIL and not (
-        m.group(0)[-1:] in b"nNfFyY" and _RE_NAN_DOT.match(line, m.end())  # NeMo's nan.0, ppocr's nanxxx: NaN
+        (m.group(0)[-1:] in b"nNfFyY" and _RE_NAN_DOT.match(line, m.end()))  # NeMo's nan.0, ppocr's nanxxx: NaN
+        or (b"." in m.group(0) and _RE_GLUED_WORD.match(line, m.end()))  # Keras' `44.4110Batch 3: Invalid loss`
     ):
         return None  # `0x1p3`, `1_000`, `4.5e`: not a whole number; never cut it to a prefix
     value, avg, avg_span = to_float(m.group(0)), _NAN, (m.end(), m.end())
@@ -282,6 +294,9 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
 
 
 _BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
+# one key and its value between pipes, the line's only cells: a vertical table printing one dump's keys a line each
+# (Stable-Baselines3's logger: `|    entropy_loss         | -1.36       |`, `|    loss    | 0.0541      |`)
+_RE_KEY_CELL = re.compile(rb"\|[ \t]+([\w/.\-]+)[ \t]+\|[ \t]+" + NUM + rb"[ \t]+\|[ \t]*$")
 
 
 def _loss_keys(line: bytes) -> list[re.Match[bytes]]:
@@ -303,6 +318,8 @@ def read_line(line: bytes | str) -> LineRead | None:
     if b"\x1b" in line:
         line = _RE_ANSI.sub(b"", line)
     read = None
+    if line[:1] == b"|" and (cell := _RE_KEY_CELL.match(line)) is not None and cell.group(1).lower() != b"loss":
+        return None  # a cell of a key/value table (SB3's logger): only its bare `loss` is the row's loss
     for key in _loss_keys(line):
         got = _loss_value(line, key.end())
         if got is None:

@@ -10,7 +10,7 @@ import re
 
 from core.logs.rows.failures import failure_anchors, fatal_reason, line_tag, task_end
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
-from core.logs.rows.lineranks import host_prefix
+from core.logs.rows.lineranks import collector_stamp, host_prefix
 from core.logs.tokens.lexicon import holds_keyword
 from core.logs.tokens.plain import BASE_LITERALS, WorthScan
 
@@ -92,7 +92,14 @@ def failure_after_tag(line: bytes, traceback_pending: bool) -> tuple[int, int | 
 def failure_after_prefix(line: bytes, traceback_pending: bool) -> tuple[int, int | None, str | None]:
     """`failure_after_tag`, also behind pdsh's host prefix (`192.168.50.171: Traceback ...`,
     `worker-1: [rank3]:[E624 ...]`): (where the failure's line starts, the rank a tag names, the host);
-    (0, None, None) when it is no failure's line behind a prefix."""
+    (0, None, None) when it is no failure's line behind a prefix. A log collector's stamp may come first
+    (`2025-07-17T11:20:40.299361236+08:00 [rank2]: Traceback ...`)."""
+    if at := collector_stamp(line):
+        body = line[at:]
+        skip, rank, host = failure_after_prefix(body, traceback_pending)
+        if skip:
+            return at + skip, rank, host
+        return (at, None, None) if _failure_line(body, traceback_pending) else (0, None, None)
     if line[:1] == b"[":
         skip, rank = failure_after_tag(line, traceback_pending)
         return skip, rank, None

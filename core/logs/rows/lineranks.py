@@ -3,7 +3,8 @@
 A launcher or a trainer that writes every rank into one stream says whose line it is on the line itself:
 
   mpirun --tag-output   `[1,3]<stdout>:epoch: 1 step: 402, loss is 482.63`   prefix, `[job,rank]<stream>:`
-  torch (>= 2.2)        `[rank6]:[E624 07:12:55.531 ProcessGroupNCCL.cpp:1537] ...`  prefix
+  torch (>= 2.2)        `[rank6]:[E624 07:12:55.531 ProcessGroupNCCL.cpp:1537] ...`  prefix (maybe behind a log
+                        collector's stamp: `2025-07-17T11:20:40.299361236+08:00 [rank2]: Traceback ...`)
   VISSL                 `INFO ... log_hooks.py: 277: Rank: 0; [ep: 0] iter: 57; lr: 0.71785; loss: 2.94718;`
   WeNet                 `... DEBUG TRAIN Batch 4/203700 loss 12.646465 ... lr 0.00032621 rank 0`  at the end
   torch_npu             `[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 ...`  error lines
@@ -29,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["RANK_SOURCES", "LineRank", "RankSample", "RankSource", "host_prefix", "line_rank"]
+__all__ = ["RANK_SOURCES", "LineRank", "RankSample", "RankSource", "collector_stamp", "host_prefix", "line_rank"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,11 @@ _HOST = re.compile(
     rb"[A-Za-z][A-Za-z0-9_.]*-[A-Za-z0-9_.\-]*\d[A-Za-z0-9_.\-]*): "
 )
 
+# a log collector's own stamp before every line (`kubectl logs --timestamps`, `docker logs -t`, Loki and other
+# log systems): RFC 3339 with a `T`, a fraction and a zone (`2025-07-17T11:20:40.299361236+08:00 [rank2]: ...`).
+# What follows is the process's own line, its tag included (the zone tells it from a logger's own date)
+_COLLECTOR_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) ")
+
 RANK_SOURCES: tuple[RankSource, ...] = (
     RankSource(
         "mpirun --tag-output",
@@ -102,6 +108,13 @@ RANK_SOURCES: tuple[RankSource, ...] = (
                 None,
                 "github.com/hiyouga/LLaMA-Factory/issues/6269 (tests/fixtures/real_logs/"
                 "nccl-watchdog-rank-tags-one-stream_llamafactory-6269)",
+            ),
+            RankSample(  # behind a log collector's RFC 3339 stamp (`collector_stamp`)
+                b"2025-07-17T11:20:40.299361236+08:00 [rank2]: Traceback (most recent call last):",
+                2,
+                None,
+                "github.com/modelscope/ms-swift/issues/5009 (tests/fixtures/real_logs/"
+                "iso-timestamp-before-rank2-tag-traceback-cut_ms-swift-5009)",
             ),
         ),
     ),
@@ -173,11 +186,17 @@ def host_prefix(line: bytes) -> tuple[str, int] | None:
     return None if m is None else (m.group(1).decode("ascii"), m.end())
 
 
+def collector_stamp(line: bytes) -> int:
+    """Where the line after a log collector's RFC 3339 stamp starts (`_COLLECTOR_STAMP`); 0 without one."""
+    m = _COLLECTOR_STAMP.match(line) if line[:1].isdigit() else None
+    return 0 if m is None else m.end()
+
+
 def line_rank(line: bytes) -> LineRank | None:
     """The rank (and host) the line names, or None when it names neither (its file's rank holds)."""
-    host, at = None, 0
-    if line[:1].isalnum() and (h := host_prefix(line)) is not None:
-        host, at = h
+    host, at = None, collector_stamp(line)
+    if line[at : at + 1].isalnum() and (h := host_prefix(line[at:])) is not None:
+        host, at = h[0], at + h[1]
     span = _rank_in(line[at:])
     if span is None:
         return None if host is None else LineRank(None, host)

@@ -94,7 +94,124 @@ MORE: tuple[Notation, ...] = (
             ),
         ),
     ),
+    Notation(
+        "bracketed_key",
+        "a key in brackets, its value after a space (loguru trainers' `| [Loss] nan | [step]  1574 |`)",
+        (
+            NotationSample(
+                "2023-01-25 01:03:05.674 | INFO     | trainers.base_trainer:train_epochs:256 - [R0] | E104 "
+                "iter[ 14/ 15] | [Loss] nan | [exp] ./exp/0125/car/3dbf3ah_hvae_lion_B40 | [step]  1574 | [url] none "
+                "| [time] 0.4m (~4h) |[best] 0 -100.000x1e-2 ",
+                _CORPUS.format("nv-tlabs/LION#9", "loguru-pipe-bracket-key-loss-nan-rank-r0_lion-9"),
+                {"loss": _NAN},
+            ),
+        ),
+    ),
+    Notation(
+        "key_value_table_cells",
+        "a vertical table printing one dump's keys a line each, `| key | value |` (Stable-Baselines3's logger under "
+        "its `train/` header): the bare `loss` cell is the row's loss; `entropy_loss`, `value_loss` are its parts, no "
+        "rows of their own",
+        (
+            NotationSample(
+                "|    loss                 | 0.0541      |",
+                _CORPUS.format(
+                    "DLR-RM/rl-baselines3-zoo#521", "sb3-logger-table-train-loss-two-dumps_rl-baselines3-zoo-521"
+                ),
+                {"loss": 0.0541},
+            ),
+            NotationSample(
+                "|    entropy_loss         | -1.36       |",
+                _CORPUS.format(
+                    "DLR-RM/rl-baselines3-zoo#521", "sb3-logger-table-train-loss-two-dumps_rl-baselines3-zoo-521"
+                ),
+                None,
+            ),
+        ),
+    ),
+    Notation(
+        "loss_per_unit",
+        "the loss key with the span it is averaged over before its separator (`Training Loss per 100 steps: 1.35`)",
+        (
+            NotationSample(
+                "Training Loss per 100 steps: 1.3555612564086914",
+                _CORPUS.format(
+                    "abhimishra91/transformers-tutorials#17",
+                    "jupyter-traceback-device-side-assert-after-one-loss-line_transformers-tutorials-17",
+                ),
+                {"loss": 1.3555612564086914},
+            ),
+        ),
+    ),
+    Notation(
+        "message_glued_to_value",
+        "a callback's message glued to the value it follows, no newline between (Keras' TerminateOnNaN prints "
+        "`Batch 3: Invalid loss, terminating training` right behind the bar's `loss: 44.4110`): a capitalised word "
+        "ends the number",
+        (
+            NotationSample(
+                "  3/234 [..............................] - ETA: 33:37:24 - loss: 44.4110Batch 3: Invalid loss, "
+                "terminating training",
+                _CORPUS.format(
+                    "manishsoni1908/Mobilenet-ssd-keras#21",
+                    "keras-terminateonnan-invalid-loss-inf-bar_mobilenet-ssd-keras-21",
+                ),
+                {"loss": 44.411},
+            ),
+        ),
+    ),
+    Notation(
+        "eval_container_and_chinese_eval_words",
+        "evaluation named by the dict that holds the loss (Orb's ` val_metrics: {..., 'loss': 34.2}`) or by a Chinese "
+        "word before the key (`测试` test, `验证` validation, `评估`/`评测` evaluation): an evaluation line",
+        (
+            NotationSample(
+                " val_metrics: {'energy_reference_mae': 5.316623687744141, 'energy_mae': 3.594848871231079, "
+                "'node_cosine_sim': 0.5506304502487183, 'loss': 34.24308395385742}",
+                _CORPUS.format(
+                    "mindspore-courses/competition (its dict shortened)",
+                    "orb-mindspore-epoch-train-metrics-dict-loss-last-key_competition-mindmomaorb",
+                ),
+                None,
+                eval=True,
+            ),
+            NotationSample(
+                " train_metrics: {'data_time': 0.00010895108183224995, 'node_cosine_sim': 0.7026202281316122, "
+                "'loss': 44.74968592325846}",
+                _CORPUS.format(
+                    "mindspore-courses/competition (its dict shortened)",
+                    "orb-mindspore-epoch-train-metrics-dict-loss-last-key_competition-mindmomaorb",
+                ),
+                {"loss": 44.74968592325846, "node_cosine_sim": 0.7026202281316122},
+            ),
+            NotationSample(
+                "\u6574\u4f53\u6d4b\u8bd5\u96c6\u4e0a\u7684Loss: 262.62046909332275",
+                _CORPUS.format(
+                    "xiaotudui/pytorch-tutorial#1", "chinese-fullwidth-colon-loss-rows-and-test-loss_pytorch-tutorial-1"
+                ),
+                None,
+                eval=True,
+            ),
+        ),
+    ),
     # ------------------------------------------------------------------ read by their pattern
+    Notation(
+        "xgboost_rounds",
+        "XGBoost's evaluation log, one line per boosting round (`[15]\ttrain-logloss:0.0050\teval-logloss:0.5175`): "
+        "the training set's loss-named metric is the loss, the round the step, the other sets' metrics columns; "
+        "a round without a training set is no row",
+        (
+            NotationSample(
+                "22/06/01 10:06:44 ERROR RabitTracker$TrackerProcessLogger: 2022-06-01 10:06:44,668 INFO [15]    "
+                "train-logloss:0.00502646757155188  eval-logloss:0.51746790368885076",
+                _CORPUS.format(
+                    "dmlc/xgboost#7962", "xgboost-spark-tracker-error-level-train-logloss-rows_xgboost-7962"
+                ),
+                {"loss": 0.00502646757155188, "step": 15, "eval_logloss": 0.51746790368885076},
+            ),
+        ),
+        pattern=rb"\[(?P<step>\d+)\][ \t]+(?i:d?train)\w*-\w*loss:(?P<loss>" + NUM + rb")(?![\w.])",
+    ),
     Notation(
         "json_named_metric",
         'JSON records naming their metric and its value (caikit-nlp\'s `training_logs.jsonl`: `{"name": "loss", '
