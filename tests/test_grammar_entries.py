@@ -23,7 +23,8 @@ from core.logs import ReaderSettings, read_run
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS, FailureKind, FailureSample, LauncherReport
 from core.logs.rows.failures import fatal_quick, fatal_reason, line_tag, task_end
 from core.logs.rows.formats import FORMATS
-from core.logs.rows.general import make_template, read_line
+from core.logs.rows.general import read_line
+from core.logs.rows.linetemplates import make_template
 from core.logs.rows.notations import NOTATIONS, NotationSample
 from core.logs.rows.reader import RunReader, RunSnapshot
 from core.logs.rows.seam import ReadPath, Seam

@@ -35,7 +35,8 @@ def _lm(first: int = 1, steps: int = 3) -> str:
 
 
 def _judged(folder: Path, capsys: pytest.CaptureFixture) -> tuple[set[int], set[int], set[int]]:
-    """(diagnose's failing ranks, `watch --once`'s, the status table's crashed/nan ranks) of a folder."""
+    """(diagnose's failing ranks, `watch --once`'s, the status table's crashed/nan/stopped ranks) of a folder
+    (`stopped`: ended from outside, a Ctrl-C or the scheduler: core.logs.rows.failures.STOP_KINDS)."""
     assert main(["diagnose", str(folder), "--json"]) in (0, 1)
     d = json.loads(capsys.readouterr().out)
     main(["watch", str(folder), "--once"])
@@ -44,7 +45,7 @@ def _judged(folder: Path, capsys: pytest.CaptureFixture) -> tuple[set[int], set[
     words = line.removeprefix("failed ranks: ").split(" (")[0]
     watch = set() if words == "none" else {int(r) for r in words.split(",")}
     states = rank_status(read_run(folder))
-    table = {int(r) for r, s in zip(states["rank"], states["state"], strict=True) if s in ("crashed", "nan")}
+    table = {int(r) for r, s in zip(states["rank"], states["state"], strict=True) if s in ("crashed", "nan", "stopped")}
     return {r for g in d["failure_groups"] for r in g["ranks"]}, watch, table
 
 

@@ -288,13 +288,16 @@ SHM = (  # THU-DA-6D-Pose-Group/GDR-Net#16
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
-def test_a_time_limit_stops_the_run_and_a_step_teardown_is_no_failure(tmp_path: Path, path: str) -> None:
+def test_a_time_limit_stops_the_run_and_names_it_over_a_step_teardown(tmp_path: Path, path: str) -> None:
+    """Both ranks were stopped from outside (`stopped`, never `crashed`); the run's cause is the time limit, not
+    the bare cancel line srun's teardown printed into rank 1's output."""
     rows = "".join(LM.format(s=s) for s in range(1, 40))
     (tmp_path / "worker_0.log").write_text(rows + STEP_LIMIT + "\n")
     (tmp_path / "worker_1.log").write_text(rows + STEP_TEARDOWN + "\n")
     snap = read_run(tmp_path, settings=PATHS[path])
-    assert set(failed_ranks(snap)) == {0} and "TIME LIMIT" in failed_ranks(snap)[0]
-    assert rank_status(snap)["state"].tolist()[0] == "stopped"
+    assert set(failed_ranks(snap)) == {0, 1} and "TIME LIMIT" in failed_ranks(snap)[0]
+    assert rank_status(snap)["state"].tolist() == ["stopped", "stopped"]
+    assert "TIME LIMIT" in diagnose(snap).failure_groups[0].exception
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))

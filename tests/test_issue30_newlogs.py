@@ -72,7 +72,7 @@ def test_a_step_skipped_for_a_non_finite_loss_is_no_failure() -> None:
         # verl-ray-hccl-init-ERR02200_verl-3947 (behind Ray's prefix, below)
         (
             b"[ERROR] 2025-10-29-02:17:03 (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.",
-            "device error",
+            "torch_npu error code",  # the wrapper's code: named, below the CANN code or collective line beside it
         ),
         # ray-actor-sigsegv-repeated-across-cluster_fla-npu-272
         (

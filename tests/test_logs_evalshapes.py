@@ -16,7 +16,7 @@ from core.logs.bytes.discover import LogFile, LogRole
 from core.logs.rows.evalshapes import EvalShapes, make_eval_template
 from core.logs.rows.filestate import FileState, add_read, row_rank
 from core.logs.rows.formats import read_loss
-from core.logs.rows.general import shape_key
+from core.logs.rows.linetemplates import shape_key
 from core.logs.rows.reader import RunReader
 
 # real evaluation lines, from tests/fixtures/real_logs (entry in brackets)

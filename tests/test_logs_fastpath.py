@@ -476,7 +476,7 @@ def test_compiled_numbers_are_float_bit_for_bit_or_left_to_the_exact_path(texts:
 def test_compiled_shape_match_is_the_first_learnt_shape_with_the_same_masked_bytes(lines: list[bytes]) -> None:
     """A line takes the first template whose shape (digits as `#`) and digits inside words (`top1` is
     not `top5`) it has, as the byte-matrix comparison it replaced did."""
-    from core.logs.rows.general import LineTemplate, shape_key
+    from core.logs.rows.linetemplates import LineTemplate, shape_key
 
     shapes = Shapes()
     learnt = [b"loss: 1.5", b"top1: 0.5", b"lr: 3e-4"]
@@ -502,7 +502,7 @@ def test_compiled_shape_match_is_the_first_learnt_shape_with_the_same_masked_byt
 @given(st.binary(min_size=8, max_size=8))
 def test_eight_bytes_at_once_take_the_shape_of_each_byte(word: bytes) -> None:
     """Digits become `#` in a whole word at once, exactly per byte (bytes of 0x80 and up, `/`, `:` kept)."""
-    from core.logs.rows.general import shape_key
+    from core.logs.rows.linetemplates import shape_key
     from core.logs.tokens.linescan import as_shape
 
     got = as_shape(np.frombuffer(word, dtype=np.uint64)[0])
@@ -532,7 +532,7 @@ _LONG_SHAPES = [
 def test_compiled_shape_match_of_long_lines_at_any_alignment(picks: list, lead: int) -> None:
     """Long lines, compared eight bytes at a time from any alignment, with bytes changed anywhere (a digit
     for a digit keeps the shape; anything else may not): the first learnt shape they have, or none."""
-    from core.logs.rows.general import LineTemplate, shape_key
+    from core.logs.rows.linetemplates import LineTemplate, shape_key
 
     shapes = Shapes()
     for line in _LONG_SHAPES:
@@ -731,7 +731,7 @@ def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
 def test_a_shape_holds_worth_wherever_one_of_its_lines_does(parts: list[str], more: str) -> None:
     """Bulk reads ask once a shape whether its lines may hold a failure's part (`shape_holds_worth`), never
     once a line: the shape's answer is True wherever the line's is (CANN codes, `#` and digits included)."""
-    from core.logs.rows.general import shape_key
+    from core.logs.rows.linetemplates import shape_key
 
     line = ("".join(parts) + more).replace("\n", " ").encode()
     if WORTH.positions(line):

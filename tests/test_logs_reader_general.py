@@ -240,7 +240,7 @@ _SHAPES = [
 def test_lines_of_one_shape_read_like_the_general_reader(
     tmp_path_factory: pytest.TempPathFactory, shape: str, fills: list[str]
 ) -> None:
-    """The reader reuses a line shape's parse (core.logs.rows.general.LineTemplate) for every line of the same
+    """The reader reuses a line shape's parse (core.logs.rows.linetemplates.LineTemplate) for every line of the same
     text with other digits (word digits such as `top1` too): rows and metrics equal the per-line reader's."""
     from core.logs.rows.formats import ROW_FIELDS, read_loss
 
@@ -278,7 +278,7 @@ def test_lines_of_one_shape_read_like_the_general_reader(
 
 def _with_word_digits(line: bytes, digits: list[int]) -> bytes:
     """`line` with its digits inside words (`top1`, `7fa0fb3a06c0`) replaced, one by one, by `digits`."""
-    from core.logs.rows.general import digits_in_words
+    from core.logs.rows.linetemplates import digits_in_words
 
     out = bytearray(line)
     for k, (pos, _) in enumerate(digits_in_words(line)):

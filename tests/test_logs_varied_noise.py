@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.logs import read_run
-from core.logs.rows.general import LineTemplate, read_line, reads_nothing, shape_key
+from core.logs.rows.general import read_line, reads_nothing
+from core.logs.rows.linetemplates import LineTemplate, shape_key
 from core.logs.rows.templated import Shapes
 from core.logs.tokens.linescan import match_shapes, words_of
 from tests.helpers import read_both_ways, same_snapshot

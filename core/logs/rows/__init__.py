@@ -2,7 +2,8 @@
 
 The grammar (a line -> what it says):
   general.py    the general line reader (`read_line`: loss key + number in every notation, eval lines, every
-                metric) and line shapes (`LineTemplate`: one parse reused for every line of the same shape)
+                metric)
+  linetemplates.py  line shapes (`LineTemplate`: one parse reused for every line of the same shape)
   keys.py       a metric key's column name and its value's unit (a time without a unit is in seconds)
   notation.py   the shape of a notation entry (`Notation`, `NotationSample`)
   notations_more.py  more notations (the issue-30 gaps' lines), read after notations.py's

@@ -2,7 +2,7 @@
 
 An evaluation line (`{'eval_loss': 0.41, 'eval_accuracy': 0.92, ...}`, DETR's `Test:  [162/163] ... loss: 3.10
 (3.78)`, Megatron's ` validation loss at iteration 100 | lm loss value: ...`) gives no row, so it has no row
-template (core.logs.rows.general.make_template) and the general reader read every copy of it: on the 1,024-rank
+template (core.logs.rows.linetemplates.make_template) and the general reader read every copy of it: on the 1,024-rank
 folder built from the real corpus, ~800 lines of each live tick, a third of its parse. The reader's decisions
 depend on a line's text and where its digits are, never on their values, but for the digits inside words
 (`LineTemplate.applies`): a line of the same masked shape gives its scalars at the same spans, so the entries
@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.logs.rows.filestate import NOT_EVAL_VALUES, FileState, row_rank
-from core.logs.rows.general import LineRead, digits_in_words, line_time, to_float
+from core.logs.rows.general import LineRead, line_time, to_float
+from core.logs.rows.linetemplates import digits_in_words
 
 __all__ = ["EvalShapes", "EvalTemplate", "make_eval_template"]
 

@@ -56,8 +56,9 @@ MORE_KINDS: tuple[FailureKind, ...] = (
     ),
     # Slurm's word that it stopped the job or step for a reason of its own (`DUE TO TIME LIMIT`, `DUE TO PREEMPTION`,
     # `DUE TO NODE FAILURE`): the run ended from outside, like a Ctrl-C (core.logs.rows.failures.STOP_KINDS). Without
-    # `DUE TO` the same line is srun tearing the step down after a task failed (`*** STEP 1.0 ON n1 CANCELLED AT
-    # ... ***`): collateral, the failed task is named on its own line, so no kind
+    # `DUE TO` the same line is an `scancel` or srun tearing the step down after a task failed (`*** STEP 1.0 ON n1
+    # CANCELLED AT ... ***`): the "Slurm cancelled" kind below, of the lowest weight (a failed task's own line, or
+    # this line's reason, names the run's failure better)
     FailureKind(
         "job cancelled",
         rb"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ DUE TO [A-Z][A-Z_ ]*[A-Z] \*\*\*",
@@ -154,7 +155,9 @@ MORE_KINDS: tuple[FailureKind, ...] = (
     # Slurm cancelling a job or a job step, which kills its tasks: by a time limit (`... CANCELLED AT
     # 2024-04-23T12:18:08 DUE TO TIME LIMIT ***`), a node failure, a preemption or an `scancel`. slurmstepd prints
     # it into the tasks' output (glued to a progress bar when it lands mid-redraw); srun then reports every task
-    # `Terminated`, which alone is collateral (core.logs.rows.failures.task_end): this line is the run's end
+    # `Terminated`, which alone is collateral (core.logs.rows.failures.task_end): this line is the task's end, a stop
+    # from outside (core.logs.rows.failures.STOP_KINDS). Weight 1: a `DUE TO` reason ("job cancelled") or a failed
+    # task's own line (srun tearing the step down after it) is the run's root cause, not this
     FailureKind(
         "Slurm cancelled",
         rb"\bslurmstepd(?:-[\w.\-]+)?: error: \*\*\* (?:JOB|STEP) [\w.+]+ ON \S+ CANCELLED AT\b",
@@ -166,6 +169,7 @@ MORE_KINDS: tuple[FailureKind, ...] = (
                 _CORPUS.format("IGNF/myria3d#123", "srun-step-cancelled-after-tqdm-task-0-terminated_myria3d-123"),
             ),
         ),
+        weight=1,
     ),
 )
 

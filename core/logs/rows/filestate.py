@@ -16,8 +16,9 @@ import pandas as pd
 
 from core.logs.bytes.discover import LogFile, LogRole
 from core.logs.rows.formats import ROW_FIELDS, line_time
-from core.logs.rows.general import LineRead, LineTemplate
+from core.logs.rows.general import LineRead
 from core.logs.rows.lineranks import line_rank
+from core.logs.rows.linetemplates import LineTemplate
 from core.logs.rows.redraws import BarRow, block_redraws, redraw, remember
 from core.logs.tokens.bulk import Rows
 

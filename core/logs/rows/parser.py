@@ -46,7 +46,7 @@ from core.logs.rows.formats import (
     read_loss,
     to_float,
 )
-from core.logs.rows.general import NO_ROW, LineRead, LineTemplate, make_template, shape_key
+from core.logs.rows.general import LineRead
 from core.logs.rows.linekinds import (
     RE_TIMEMONITOR,
     TRACEBACK,
@@ -56,6 +56,7 @@ from core.logs.rows.linekinds import (
     holds_keyword,
 )
 from core.logs.rows.lineranks import line_rank
+from core.logs.rows.linetemplates import NO_ROW, LineTemplate, make_template, shape_key
 from core.logs.rows.plainmemo import PlainMemo
 from core.logs.rows.redraws import bar_line, bar_of, bar_rows
 from core.logs.rows.seam import ReadPath, Seam
@@ -87,7 +88,7 @@ class Parser:
     def __init__(self, user: LogFormat | None = None, settings: ReaderSettings | None = None) -> None:
         self.user = user  # the user's regex as a format: replaces the built-in ones (and the fast path)
         self.settings = settings or ReaderSettings()
-        # line shape -> its parse (core.logs.rows.general.LineTemplate; None: a shape never reused)
+        # line shape -> its parse (core.logs.rows.linetemplates.LineTemplate; None: a shape never reused)
         self._templates: dict[bytes, LineTemplate | None] = {}
         self._shapes = Shapes()  # the same templates packed for the compiled match, for the bulk path
         self._eval_shapes = EvalShapes()  # evaluation lines' shapes (no row: the bulk path leaves them here)

@@ -1,6 +1,6 @@
 """The bulk path of the general reader: lines of a shape already read become rows in numpy.
 
-A line shape (core.logs.rows.general.LineTemplate: the line's bytes with every digit masked) fixes where each
+A line shape (core.logs.rows.linetemplates.LineTemplate: the line's bytes with every digit masked) fixes where each
 number is, so for every candidate line a compiled pass (core.logs.tokens.linescan) finds the first known shape it
 has, another reads each number column at its fixed span (bit-identical to `float`; other texts through
 numpy's correctly rounded string cast), and numpy takes the line's time from its timestamp slice: no
@@ -15,8 +15,9 @@ from types import ModuleType
 import numpy as np
 
 from core.logs.rows.formats import is_chatter, read_loss
-from core.logs.rows.general import LineRead, LineTemplate, line_time, reads_nothing, shape_key
+from core.logs.rows.general import LineRead, line_time, reads_nothing
 from core.logs.rows.linekinds import WORTH, holds_keyword, reaches_metric_line
+from core.logs.rows.linetemplates import LineTemplate, shape_key
 from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
 
 __all__ = ["Shapes", "compiled_passes", "extra_names", "quiet_lines", "template_block"]
@@ -41,7 +42,7 @@ class Shapes:
     def __init__(self) -> None:
         self.templates: list[LineTemplate] = []
         self._keys: list[bytes] = []
-        self._seen: set[bytes] = set()  # by shape: one template object (general.NO_ROW) serves many
+        self._seen: set[bytes] = set()  # by shape: one template object (linetemplates.NO_ROW) serves many
         self._first_of_length: dict[int, int] = {}  # line length -> the rank of its first template
         self._packed: tuple[np.ndarray, ...] | None = None
         self._worth: list[bool] = []  # per template: its lines may hold a failure's part (linekinds.WORTH)

@@ -76,7 +76,7 @@ class WorthScan:
         return worth
 
     def shape_holds(self, shape: bytes) -> bool:
-        """Whether a line of this shape (core.logs.rows.general.shape_key: its digits as `#`) may hold a part
+        """Whether a line of this shape (core.logs.rows.linetemplates.shape_key: its digits as `#`) may hold a part
         worth reading: every line of a shape, answered once. Exact for the literals (none holds a digit or a
         `#`, so a line holds one where its shape does); a CANN code (a capital and four digits) shows as a
         capital and four `#`, and a line's own `#` counts too (a superset, as `holds` is)."""
