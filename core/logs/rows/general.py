@@ -90,12 +90,12 @@ _NUMV = (
 _KEY = rb"(?:[A-Za-z]\d+\.)?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _RE_KV = re.compile(
     rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
-    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")"
+    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
 )
 # any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
 _RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]*(True|False|\d)\b")
-_RE_PAIR_WORD = re.compile(rb"(?i)(?<![\w.])(epoch|step|iteration|iter|batch)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])")
+_RE_PAIR_WORD = re.compile(rb"(?i)(?<![\w./])(epoch|step|iteration|iter|batch)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])")
 _RE_BARE_PAIR = re.compile(rb"\[[ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*\]")
 _RE_EPOCH_PAIR = re.compile(rb"[ \t]*\]?[ \t]*[\[(][ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*[\])]")  # the step in the epoch
 _RE_PREFIX = re.compile(
@@ -284,9 +284,12 @@ _RE_KV_SPACE = re.compile(
 )
 
 
-def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
-    """The `key value` pairs of a line (`_RE_KV_SPACE`) into fields/extras, as `_metrics` does."""
+def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int], fields_only: bool = False) -> None:
+    """The `key value` pairs of a line (`_RE_KV_SPACE`) into fields/extras, as `_metrics` does; `fields_only`:
+    only whole fields between separators (a line whose other keys have a separator)."""
     for m in _RE_KV_SPACE.finditer(line):
+        if fields_only and not m.group(1):
+            continue
         key, at, unit = (1, 2, 3) if m.group(1) else (4, 5, 6)
         if skip[0] <= m.start(at) < skip[1] + 1:
             continue
@@ -342,6 +345,8 @@ def read_line(line: bytes | str) -> LineRead | None:
         _metrics(read, line, span)
         if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS):  # no separator after the key: nor after others
             _space_metrics(read, line, span)
+        elif b"|" in line:  # a pipe table mixes them: monodepth2's `| lr 0.000100 | ... | loss: 0.13400 |`
+            _space_metrics(read, line, span, fields_only=True)
         break
     if read is None and _NOTATION_PATTERNS:
         read = _pattern_read(line)
