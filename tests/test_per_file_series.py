@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from core.cli.watch import summary as watch_summary
 from core.logs import ReaderSettings
 from core.logs.rows.reader import RunReader
-from core.logs.rows.snapshot import RunSnapshot
+from core.logs.rows.snapshot import RunSnapshot, pass_summaries
 
 STEP = "01/02/2022 23:11:34 - INFO - Epoch: [{e}], step: [{s}], lr: 0.000010, batch_loss: {b}, avg_loss: 0.0669\n"
 DONE = "01/03/2022 02:19:43 - INFO - ** ** Epoch [{e}] done! Training loss: {x} ** **\n"
@@ -249,3 +250,42 @@ def test_epoch_rows_that_outnumber_a_files_step_rows_stay_its_rows(tmp_path: Pat
     snap = _snapshot(tmp_path)
     assert len(snap.metrics) == 11
     assert snap.evals.empty
+
+
+def _pass_summaries_file_by_file(metrics: pd.DataFrame, evals: pd.DataFrame) -> list[bool]:
+    """The rule stated one file and one summary at a time (what pass_summaries computes all at once)."""
+    flag = evals["summary"].tolist()
+    out = list(flag)
+    for i, (file, off) in enumerate(zip(evals["file"], evals["offset"], strict=True)):
+        if not flag[i]:
+            continue
+        before = [
+            o for f, o, s in zip(evals["file"], evals["offset"], flag, strict=True) if f == file and not s and o < off
+        ]
+        rows = [o for f, o in zip(metrics["file"], metrics["offset"], strict=True) if f == file and o < off]
+        out[i] = bool(before) and (not rows or max(before) > max(rows))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.sampled_from(["a.log", "b.log", "c.log"]), st.integers(0, 60)), max_size=30),
+    entries=st.lists(
+        st.tuples(st.sampled_from(["a.log", "b.log", "d.log"]), st.integers(0, 60), st.booleans()), max_size=30
+    ),
+)
+def test_pass_summaries_all_at_once_is_the_rule_file_by_file(
+    rows: list[tuple[str, int]], entries: list[tuple[str, int, bool]]
+) -> None:
+    metrics = pd.DataFrame(
+        {"file": pd.Categorical([f for f, _ in rows]), "offset": np.array([o for _, o in rows], dtype=np.int64)}
+    )
+    evals = pd.DataFrame(
+        {
+            "file": [f for f, _, _ in entries],
+            "offset": np.array([o for _, o, _ in entries], dtype=np.int64),
+            "summary": [s for _, _, s in entries],
+        }
+    )
+    got = pass_summaries(metrics, evals)
+    assert got["summary"].tolist() == _pass_summaries_file_by_file(metrics, evals)
