@@ -95,7 +95,10 @@ _RE_KV = re.compile(
 )
 # any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
 _RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]*(True|False|\d)\b")
-_RE_PAIR_WORD = re.compile(rb"(?i)(?<![\w.])(epoch|step|iteration|iter|batch)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])")
+# a counter word (`batch 906`), never a rate's unit after a slash (fairseq's `words/batch    906`)
+_RE_PAIR_WORD = re.compile(
+    rb"(?i)(?<![\w./])(epoch|step|iteration|iter|batch)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
+)
 _RE_BARE_PAIR = re.compile(rb"\[[ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*\]")
 _RE_EPOCH_PAIR = re.compile(rb"[ \t]*\]?[ \t]*[\[(][ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*[\])]")  # the step in the epoch
 _RE_PREFIX = re.compile(
