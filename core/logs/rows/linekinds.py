@@ -10,7 +10,7 @@ import re
 
 from core.logs.rows.failures import failure_anchors, fatal_reason, line_tag, task_end
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
-from core.logs.rows.lineranks import collector_stamp, host_prefix
+from core.logs.rows.lineranks import collector_stamp, determined_prefix, host_prefix
 from core.logs.tokens.lexicon import holds_keyword
 from core.logs.tokens.plain import BASE_LITERALS, WorthScan
 
@@ -20,6 +20,7 @@ __all__ = [
     "WORTH",
     "failure_after_prefix",
     "failure_after_tag",
+    "failure_glued_to_bar",
     "first_pid",
     "has_keyword",
     "holds_keyword",
@@ -47,11 +48,11 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
     """Whether `Parser.parse_line` hands this line (of a worker log, no user regex) to `metric_line`, the
     only place a shape is learnt from when lines are read one by one: what `templated.learn_sample` may learn.
     `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
-    if line.startswith(ERROR_PREFIXES):
+    if line.startswith(ERROR_PREFIXES) or failure_glued_to_bar(line):
         return False
     if line.startswith(b"["):
         return not failure_after_tag(line, traceback_pending)[0]
-    if line[:1].isalnum() and failure_after_prefix(line, traceback_pending)[0]:
+    if (line[:1].isalnum() or line[:1] == b"<") and failure_after_prefix(line, traceback_pending)[0]:
         return False
     if line.startswith(TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
         return False
@@ -93,7 +94,10 @@ def failure_after_prefix(line: bytes, traceback_pending: bool) -> tuple[int, int
     """`failure_after_tag`, also behind pdsh's host prefix (`192.168.50.171: Traceback ...`,
     `worker-1: [rank3]:[E624 ...]`): (where the failure's line starts, the rank a tag names, the host);
     (0, None, None) when it is no failure's line behind a prefix. A log collector's stamp may come first
-    (`2025-07-17T11:20:40.299361236+08:00 [rank2]: Traceback ...`)."""
+    (`2025-07-17T11:20:40.299361236+08:00 [rank2]: Traceback ...`), or Determined's trial-log prefix that names
+    the rank (`<>        [2021-12-07 10:43:00] ef45fdce [rank=1] || Traceback ...`, `determined_prefix`)."""
+    if b"[rank=" in line and (det := determined_prefix(line)) is not None:
+        return (det[1], det[0], None) if _failure_line(line[det[1] :], traceback_pending) else (0, None, None)
     if at := collector_stamp(line):
         body = line[at:]
         skip, rank, host = failure_after_prefix(body, traceback_pending)
@@ -124,3 +128,27 @@ def _failure_line(body: bytes, traceback_pending: bool) -> bool:
         or fatal_reason(body) is not None
         or task_end(body) is not None
     )
+
+
+# A progress bar's draw ends with its rate and `]` (tqdm: `| 568/6834 [2:12:30<28:23:15, 16.31s/it]`, `?it/s]`);
+# the next draw comes after `\r`, so a process that writes a failure mid-bar (another rank's, or its own stderr)
+# glues it behind the draw, no newline between. Real lines (tests/fixtures/real_logs/
+# tqdm-bar-glued-nccl-watchdog-rank-2-and-0_firefly-183, yangjianxin1/Firefly#183, and
+# tqdm-bar-glued-rank1-traceback-cut_ms-swift-7266, modelscope/ms-swift#7266):
+#   `  8%|▊  | 568/6834 [2:12:30<28:23:15, 16.31s/it][E ProcessGroupNCCL.cpp:821] [Rank 2] Watchdog caught ...`
+#   `Train:   0%|          | 2/1304 [00:16<2:57:59,  8.20s/it][rank1]: Traceback (most recent call last):`
+# A draw ending `it/s]` has no postfix (a loss is drawn as `it/s, loss=1.2]`): the bar gives no row to lose.
+_BAR_ENDS = (b"it/s]", b"s/it]")
+
+
+def failure_glued_to_bar(line: bytes) -> int:
+    """Where a failure's line glued behind a progress bar's draw starts (a tag before it kept: the caller reads
+    it as any line), 0 when none. A pure function of the text (no pending traceback: a frame is never glued)."""
+    for end in _BAR_ENDS:
+        at = line.find(end)
+        if at < 0:
+            continue
+        rest = line[at + len(end) :]
+        if rest and not rest[:1].isspace() and (failure_after_prefix(rest, False)[0] or _failure_line(rest, False)):
+            return at + len(end)
+    return 0

@@ -7,6 +7,7 @@ A launcher or a trainer that writes every rank into one stream says whose line i
                         collector's stamp: `2025-07-17T11:20:40.299361236+08:00 [rank2]: Traceback ...`)
   VISSL                 `INFO ... log_hooks.py: 277: Rank: 0; [ep: 0] iter: 57; lr: 0.71785; loss: 2.94718;`
   WeNet                 `... DEBUG TRAIN Batch 4/203700 loss 12.646465 ... lr 0.00032621 rank 0`  at the end
+  Determined            `<>        [2021-12-07 10:43:00] ef45fdce [rank=1] || Traceback ...`  prefix of a trial log
   torch_npu             `[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 ...`  error lines
   pdsh (DeepSpeed,      `192.168.50.170: {'loss': 1.2992, 'learning_rate': 1.28e-06, 'epoch': 0.0}`,
   multi-node)           `worker-1: ...`: a host, not a rank (below)
@@ -30,7 +31,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["RANK_SOURCES", "LineRank", "RankSample", "RankSource", "collector_stamp", "host_prefix", "line_rank"]
+__all__ = [
+    "RANK_SOURCES",
+    "LineRank",
+    "RankSample",
+    "RankSource",
+    "collector_stamp",
+    "determined_prefix",
+    "host_prefix",
+    "line_rank",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +86,9 @@ _HOST = re.compile(
     rb"(\d+(?:\.\d+){3}|(?!(?i:epoch|step|iter|batch|train|val|valid|test|eval)\b)"
     rb"[A-Za-z][A-Za-z0-9_.]*-[A-Za-z0-9_.\-]*\d[A-Za-z0-9_.\-]*): "
 )
+# Determined's trial log: `<level>  [time] <container id> [rank=N] || ` before every line of a trial's process
+# (the level may be empty, `<>`); what follows `|| ` is the process's own line
+_DETERMINED = re.compile(rb"(?:<\w*>[ \t]+)?(?:\[[^\]\n]*\][ \t]+)?(?:[0-9a-f]+[ \t]+)?\[rank=(\d+)\] \|\| ")
 
 # a log collector's own stamp before every line (`kubectl logs --timestamps`, `docker logs -t`, Loki and other
 # log systems): RFC 3339 with a `T`, a fraction and a zone (`2025-07-17T11:20:40.299361236+08:00 [rank2]: ...`).
@@ -146,6 +159,27 @@ RANK_SOURCES: tuple[RankSource, ...] = (
         ),
     ),
     RankSource(
+        "Determined [rank=N] ||",
+        _DETERMINED,
+        (
+            RankSample(
+                b"<>        [2021-12-07 10:43:00] ef45fdce [rank=1] || Traceback (most recent call last):",
+                1,
+                None,
+                "github.com/determined-ai/determined/issues/3275 (tests/fixtures/real_logs/"
+                "determined-rank-equals-prefix-rank1-traceback-cut_determined-3275)",
+            ),
+            RankSample(
+                b"<>        [2021-12-07 10:42:58] 087c0ee7 [rank=0] || total batches trained: 0, workload 0% complete "
+                b"(0/100)",
+                0,
+                None,
+                "github.com/determined-ai/determined/issues/3275 (tests/fixtures/real_logs/"
+                "determined-rank-equals-prefix-rank1-traceback-cut_determined-3275)",
+            ),
+        ),
+    ),
+    RankSource(
         "torch_npu (PID, Device, RankID)",
         _NPU,
         (
@@ -192,6 +226,12 @@ def collector_stamp(line: bytes) -> int:
     return 0 if m is None else m.end()
 
 
+def determined_prefix(line: bytes) -> tuple[int, int] | None:
+    """(the rank, where the process's own line starts) when Determined's `... [rank=N] || ` begins `line`."""
+    m = _DETERMINED.match(line) if b"[rank=" in line else None
+    return None if m is None else (int(m.group(1)), m.end())
+
+
 def line_rank(line: bytes) -> LineRank | None:
     """The rank (and host) the line names, or None when it names neither (its file's rank holds)."""
     host, at = None, collector_stamp(line)
@@ -209,6 +249,8 @@ def _rank_in(body: bytes) -> tuple[int, int] | None:
         m = _MPIRUN.match(body) or _TORCH.match(body)
         if m is not None:
             return m.span(1)
+    if b"[rank=" in body and (m := _DETERMINED.match(body)) is not None:
+        return m.span(1)
     if b"Rank: " in body and (m := _VISSL.search(body)) is not None:
         return m.span(1)
     if b"RankID:" in body and (m := _NPU.search(body)) is not None:

@@ -51,6 +51,7 @@ from core.logs.rows.linekinds import (
     RE_TIMEMONITOR,
     TRACEBACK,
     failure_after_prefix,
+    failure_glued_to_bar,
     first_pid,
     has_keyword,
     holds_keyword,
@@ -398,7 +399,10 @@ class Parser:
             return
         info = st.info
         rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
-        if (line[:1] == b"[" or line[:1].isalnum()) and (tag := failure_after_prefix(line, st.tb_start is not None))[0]:
+        if (b"it/s]" in line or b"s/it]" in line) and (glued := failure_glued_to_bar(line)):
+            line, ls = line[glued:], ls + glued  # a failure glued behind a progress bar's draw (its own line)
+        pending = st.tb_start is not None
+        if (line[:1] in b"[<" or line[:1].isalnum()) and (tag := failure_after_prefix(line, pending))[0]:
             # a failure after a tag (`[1,2]<stderr>:`, `[rank6]:`, `worker-1: `): of its rank, else its host's series
             skip, named, host = tag
             line, ls = line[skip:], ls + skip
