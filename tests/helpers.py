@@ -18,6 +18,18 @@ from core.__main__ import build_parser
 from core.logs import ReaderSettings, read_run
 from core.logs.rows.snapshot import RunSnapshot
 
+# every way the parser reads a file: the read-path tests run each sample through all of them
+READ_PATHS = {
+    # one file at a time, every candidate line through `_line` (a live tick's few lines)
+    "line_by_line": ReaderSettings(prefetch_min=1, block_min=1 << 30, shape_min=1 << 30),
+    # one file at a time, the compiled scans, LossMonitor rows in numpy, other shapes by templates
+    "bulk": ReaderSettings(prefetch_min=1, compiled_min=0, shape_min=16, block_min=1),
+    # many small files in one batch (`feed_many`): Python scans and `bytes.find` for the lines worth a look
+    "batched": ReaderSettings(compiled_min=1 << 40),
+    # ... and with the compiled scans and templates
+    "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
+}
+
 
 def bomb(levels: int, width: int = 9) -> str:
     """The issue's file: `l1: &l1 [*l0, *l0, ...]` `levels` deep, a model value and data_parallel set to the

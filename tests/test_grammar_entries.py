@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.logs import ReaderSettings, read_run
+from core.logs import read_run
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS, FailureKind, FailureSample, LauncherReport
 from core.logs.rows.failures import fatal_quick, fatal_reason, line_tag, task_end
 from core.logs.rows.formats import FORMATS
@@ -29,18 +29,10 @@ from core.logs.rows.notations import NOTATIONS, NotationSample
 from core.logs.rows.reader import RunReader, RunSnapshot
 from core.logs.rows.seam import ReadPath, Seam
 from core.logs.tokens.bulk import RE_LM_AT
+from tests.helpers import READ_PATHS
 
 # Every way the parser reads a file (core.logs.rows.parser: the seam is `Parser.feed` / `feed_many`)
-PATHS = {
-    # one file at a time, every candidate line through `_line` (a live tick's few lines)
-    "line_by_line": ReaderSettings(prefetch_min=1, block_min=1 << 30, shape_min=1 << 30),
-    # one file at a time, the compiled scans, LossMonitor rows in numpy, other shapes by templates
-    "bulk": ReaderSettings(prefetch_min=1, compiled_min=0, shape_min=16, block_min=1),
-    # many small files in one batch (`feed_many`): Python scans and `bytes.find` for the lines worth a look
-    "batched": ReaderSettings(compiled_min=1 << 40),
-    # ... and with the compiled scans and templates
-    "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
-}
+PATHS = READ_PATHS  # every way the parser reads a file (tests/helpers.py)
 ENGAGED = {  # the path each setting makes the seam take (core.logs.rows.seam), checked on every read
     "line_by_line": ReadPath.LINE,
     "bulk": ReadPath.BULK,

@@ -19,21 +19,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.logs import ReaderSettings, read_run
+from core.logs import read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.failures import failure_weight, fatal_reason
 from core.logs.rows.lineranks import line_rank
+from tests.helpers import READ_PATHS
 
 CORPUS = Path(__file__).parent / "fixtures" / "real_logs"
 # every way the parser reads a file (as tests/test_grammar_entries.py: line by line, the compiled bulk path,
 # small files batched by `bytes.find` or compiled)
-PATHS = {
-    "line_by_line": ReaderSettings(prefetch_min=1, block_min=1 << 30, shape_min=1 << 30),
-    "bulk": ReaderSettings(prefetch_min=1, compiled_min=0, shape_min=16, block_min=1),
-    "batched": ReaderSettings(compiled_min=1 << 40),
-    "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
-}
+PATHS = READ_PATHS  # every way the parser reads a file (tests/helpers.py)
 LM = "epoch: 1 step: {s}, loss is 1.5\n"
 
 

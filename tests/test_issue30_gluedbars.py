@@ -18,19 +18,15 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core.logs import ReaderSettings, read_run
+from core.logs import read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.linekinds import failure_glued_to_bar, reaches_metric_line
 from core.logs.rows.lineranks import LineRank, determined_prefix, line_rank
+from tests.helpers import READ_PATHS
 
 CORPUS = Path(__file__).parent / "fixtures" / "real_logs"
-PATHS = {  # every way the parser reads a file (as tests/test_issue30_judgegaps.py)
-    "line_by_line": ReaderSettings(prefetch_min=1, block_min=1 << 30, shape_min=1 << 30),
-    "bulk": ReaderSettings(prefetch_min=1, compiled_min=0, shape_min=16, block_min=1),
-    "batched": ReaderSettings(compiled_min=1 << 40),
-    "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
-}
+PATHS = READ_PATHS  # every way the parser reads a file (tests/helpers.py)
 FIREFLY = "tqdm-bar-glued-nccl-watchdog-rank-2-and-0_firefly-183"
 SWIFT = "tqdm-bar-glued-rank1-traceback-cut_ms-swift-7266"
 DETERMINED = "determined-rank-equals-prefix-rank1-traceback-cut_determined-3275"

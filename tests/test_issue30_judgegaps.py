@@ -23,20 +23,16 @@ from hypothesis import strategies as st
 
 from app.monitor.figures import status_table as monitor_table
 from core.cli.watch import summary
-from core.logs import ReaderSettings, rank_status, read_run
+from core.logs import rank_status, read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks, hidden_nans, loss_text
 from core.logs.rows.failures import CHATTER_WINDOW, INTERRUPTED, failure_weight, fatal_reason
 from core.logs.rows.processes import PID_SOURCES, line_pid
 from core.logs.rows.reader import RunReader
+from tests.helpers import READ_PATHS
 
 CORPUS = Path(__file__).parent / "fixtures" / "real_logs"
-PATHS = {  # every way the parser reads a file (as tests/test_grammar_entries.py)
-    "line_by_line": ReaderSettings(prefetch_min=1, block_min=1 << 30, shape_min=1 << 30),
-    "bulk": ReaderSettings(prefetch_min=1, compiled_min=0, shape_min=16, block_min=1),
-    "batched": ReaderSettings(compiled_min=1 << 40),
-    "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
-}
+PATHS = READ_PATHS  # every way the parser reads a file (tests/helpers.py)
 LM = "epoch: 1 step: {s}, loss is 1.5\n"
 
 

@@ -24,6 +24,7 @@ from core.logs.rows.failures import fatal_reason, line_tag, task_end
 from core.logs.rows.general import read_line
 from core.logs.rows.linekinds import failure_after_tag
 from core.logs.rows.reader import RunReader
+from tests.helpers import READ_PATHS
 
 CORPUS = Path(__file__).parent / "fixtures" / "real_logs"
 
@@ -479,12 +480,7 @@ def test_a_rank_in_prose_after_a_level_prefix_is_not_read_without_the_bracket() 
 # ----------------------------------------------------------------------------- progress-bar redraws (issue 30 gaps)
 
 # Every way the parser reads a file (as tests/test_grammar_entries.py: line by line, bulk with templates, batched)
-PATHS = {
-    "line_by_line": ReaderSettings(prefetch_min=1, block_min=1 << 30, shape_min=1 << 30),
-    "bulk": ReaderSettings(prefetch_min=1, compiled_min=0, shape_min=16, block_min=1),
-    "batched": ReaderSettings(compiled_min=1 << 40),
-    "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
-}
+PATHS = READ_PATHS  # every way the parser reads a file (tests/helpers.py)
 # tqdm-postfix-loss-twice-per-step_veomni-269: `set_postfix` draws a step's values at counter n, `update(1)` draws
 # them again at n + 1
 VEOMNI = (
@@ -708,7 +704,6 @@ def test_an_exception_with_any_cause_is_read_as_one(name: str, cause: str) -> No
 
 @pytest.mark.parametrize("path", ["line_by_line", "bulk"])
 def test_rays_task_error_ends_the_run_on_every_path(tmp_path: Path, path: str, capsys: pytest.CaptureFixture) -> None:
-    from core.logs import ReaderSettings
 
     rows = "".join(f"epoch: 1 step: {s}, loss is {2.0 - s / 1000}\n" for s in range(1, 400))
     folder = _one_file(tmp_path, rows + RAY_TASK_ERROR.decode() + "\n")

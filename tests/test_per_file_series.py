@@ -21,16 +21,12 @@ from core.cli.watch import summary as watch_summary
 from core.logs import ReaderSettings
 from core.logs.rows.reader import RunReader
 from core.logs.rows.snapshot import RunSnapshot, pass_summaries
+from tests.helpers import READ_PATHS
 
 STEP = "01/02/2022 23:11:34 - INFO - Epoch: [{e}], step: [{s}], lr: 0.000010, batch_loss: {b}, avg_loss: 0.0669\n"
 DONE = "01/03/2022 02:19:43 - INFO - ** ** Epoch [{e}] done! Training loss: {x} ** **\n"
 CMF = "2024-10-14 18:35:40,330 - __main__ - INFO - Epoch {e} completed with avg loss: {x}, learning rate: 0.003000\n"
-PATHS = {
-    "line_by_line": ReaderSettings(prefetch_min=1, block_min=1 << 30, shape_min=1 << 30),
-    "bulk": ReaderSettings(prefetch_min=1, compiled_min=0, shape_min=16, block_min=1),
-    "batched": ReaderSettings(compiled_min=1 << 40),
-    "batched_compiled": ReaderSettings(compiled_min=0, shape_min=16),
-}
+PATHS = READ_PATHS  # every way the parser reads a file (tests/helpers.py)
 
 
 def _paddle(epochs: int = 2, steps: int = 30) -> tuple[str, list[float], list[float]]:
