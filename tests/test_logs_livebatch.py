@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
@@ -77,6 +77,22 @@ _LINE = st.one_of(
     logs=st.lists(st.lists(_LINE, min_size=1, max_size=40), min_size=1, max_size=5),
     cuts=st.lists(st.integers(0, 4000), min_size=1, max_size=4),
     compiled=st.booleans(),
+)
+@example(  # a NaN average (`loss:[-nan/nan]`) read in a batched tick as one row, not a block: its column stays
+    logs=[
+        [
+            b"epoch: 372 step: 0 loss is 8.03938114694e-292 extra\n",
+            b"2026-01-01 10:00:00,123 - mindformers - INFO - Validation Top_1_Accuracy: 25.5%, val_loss: 3.5\n",
+            b"Number of epochs: 3\n",
+        ],
+        [
+            b"[INFO] 2026-11-23 19:14:00,332 [mindformers/core/callback/callback.py:747] print_output_info: "
+            b"{ Epoch:[  4503/  4], step:[    1700/   16], loss:[-nan/nan], per_step_time: 4503ms, lr: 0.003, "
+            b"overflow cond: False, loss_scale: 1.0, global_norm: [0.73903346], train_throughput_per_npu: 0.000T\n"
+        ],
+    ],
+    cuts=[0],
+    compiled=True,
 )
 def test_ticks_read_together_give_what_each_file_read_alone_gives(
     tmp_path_factory: pytest.TempPathFactory, logs: list[list[bytes]], cuts: list[int], compiled: bool

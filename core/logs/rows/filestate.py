@@ -178,7 +178,8 @@ def add_rows(
         )
         return
     for i, row in enumerate(part.tolist()):
-        more = {name: float(col[lo + i]) for name, col in extras.items() if col[lo + i] == col[lo + i]}
+        # NaN values too: a printed `nan` (`loss:[-nan/nan]`) makes its column, as it does in a block of rows
+        more = {name: float(col[lo + i]) for name, col in extras.items()}
         rank = None if ranks is None or ranks[lo + i] < 0 else int(ranks[lo + i])
         st.rows.append(tuple(row), more, rank)
 
