@@ -58,6 +58,10 @@ def test_log_folder_failed_run_shows_crashes() -> None:
     assert table.loc[0, "state"] == ui.STATE_LABELS["crashed"]
     assert "Invalid communication backend" in table.loc[0, "detail"]
     assert any("No loss lines yet" in i.value for i in at.info)
+    # the news is that the run died before training, said above the loss-format help
+    assert [e.value for e in at.error if "before printing a loss line" in e.value] == [
+        "7 of 8 ranks failed before printing a loss line: the failure and its first lines are under **Failures** below."
+    ]
     codes = [c.value for c in at.code]
     assert any("RuntimeError: Invalid communication backend" in c for c in codes)
 

@@ -178,9 +178,18 @@ def csv_button(latest: Callable[[], RunSnapshot], label: str | None) -> None:
     )
 
 
+def no_rows_crash_text(n_crashed: int, n_ranks: int) -> str:
+    """What a run that failed before its first loss line shows above the format help."""
+    who = "Every rank" if n_crashed >= n_ranks else f"{n_crashed} of {n_ranks} ranks"
+    return f"{who} failed before printing a loss line: the failure and its first lines are under **Failures** below."
+
+
 def no_rows_help(snap: RunSnapshot, source_dir: Path) -> None:
     """No loss row: say what a loss line is, show the lines that carry numbers (digits as #) and point
     at the regex field, instead of an empty chart (issue 18 item 7)."""
+    crashed = snap.crashed_ranks()
+    if crashed:  # the run died before it trained: that, not the loss format, is the news
+        st.error(no_rows_crash_text(len(crashed), snap.n_ranks))
     st.info(
         "No loss lines yet. A loss line has a loss key and a number (`loss: 2.3`, `loss is 2.3`, "
         "`Average Train Loss: [7.0]`, `lm loss: 1.0E+01`), whatever comes before it. For another format, "
