@@ -157,3 +157,9 @@ def test_a_line_that_is_no_frame_opens_nothing(line: bytes) -> None:
 @example("/nvfile-data/main_new.py", 307, "<module>", "  ")
 def test_every_frame_line_opens_a_traceback(path: str, line: int, name: str, indent: str) -> None:
     assert opens_traceback(f'{indent}File "{path}", line {line}, in {name}'.encode())
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_frames_after_a_failure_are_the_rest_of_interleaved_tracebacks(tmp_path: Path, path: str) -> None:
+    snap = _read_entry(tmp_path, "megatron-nan-grad-norm-assert-rank3-interleaved_pai-megatron-patch-60", path)
+    assert set(failed_ranks(snap)) == {3}  # no cut traceback of the stream's rank 0 after rank 3's exception

@@ -30,10 +30,12 @@ __all__ = [
 
 TRACEBACK = b"Traceback (most recent call last)"
 # A traceback's frame line (`  File "train.py", line 12, in main`): Python prints that shape only inside a traceback
-# (a stack dump's `File "x", line 12 in f` has no comma). One with no traceback pending is a traceback whose header
-# was cut off (a pasted excerpt or a rotated log that begins inside it): it opens the traceback as its header would,
-# a failure until its exception line comes (or training goes on after it). Real line (tests/fixtures/real_logs/
-# deepspeed-pdsh-worker-5-rank22-traceback-in-initialize-cut_deepspeed-6737, deepspeedai/DeepSpeed#6737):
+# (a stack dump's `File "x", line 12 in f` has no comma). One read before any failure of its file is a traceback whose
+# header was cut off (a pasted excerpt or a rotated log that begins inside it): it opens the traceback as its header
+# would, a failure until its exception line comes (or training goes on after it). After a failure, frames without a
+# header are the rest of tracebacks already read (several ranks' interleaved in one stream: tests/fixtures/real_logs/
+# megatron-nan-grad-norm-assert-rank3-interleaved_pai-megatron-patch-60), no failure of their own. Real line
+# (tests/fixtures/real_logs/deepspeed-pdsh-worker-5-rank22-traceback-in-initialize-cut_deepspeed-6737, DeepSpeed#6737):
 #   worker-5: [rank22]:   File "/nvfile-data/thu/hehaowei/codellama-main/fms_hhw/main_new.py", line 307, in <module>
 FRAME = b'File "'
 _RE_FRAME = re.compile(rb'File "[^"\n]+", line \d+, in ')

@@ -422,7 +422,7 @@ class Parser:
             if not taken:
                 self._fatal(st, line, off, rank, obs_time)
             return
-        if line.startswith(TRACEBACK) or (st.tb_start is None and line[:1] in b" \tF" and opens_traceback(line)):
+        if line.startswith(TRACEBACK) or (not st.errors and line[:1] in b" \tF" and opens_traceback(line)):
             traceback_header(st, buf, base, ls, line, rank, obs_time, self._floor, self.settings.tb_carry_max)
             return
         if st.tb_start is not None and line.startswith((b" ", b"\t")):
