@@ -9,11 +9,6 @@ a bar line too, the bar moved (its counter or elapsed time differ: the bar's own
 values stayed (every column and metric but the line's time). Equal values alone never merge rows: two
 identical LossMonitor lines are two steps, and so are two identical bar lines (nothing was redrawn).
 
-A NaN loss is no evidence that the values stayed (a run that diverged prints NaN at every step), so for a row
-whose loss is NaN the bar's counter decides instead: a draw at the counter of the bar's last row redraws it, a
-moved counter is a new step (dreamfields-torch's `loss=nan (nan): :   2% 2/100 [00:00<00:07, ...]` drawn twice
-per counter: one row per counter, as a person counts them).
-
 Every path holds it alike: the line-by-line reader asks `redraw` before it adds a bar line's row and then
 `remember`s it; the bulk paths drop the redraws of a block of rows at once (`block_redraws`), against the
 same state, so a redraw split from its first draw by a block or a live tick is still dropped.
@@ -34,7 +29,6 @@ __all__ = ["BarRow", "bar_line", "bar_of", "bar_rows", "block_redraws", "redraw"
 # [00:00<00:00, ...]` (matched by digit classes only: every line of one shape is a bar line or none is)
 _RE_BAR = re.compile(rb"(?<![\w.])\d+(?:\.\d+)?[kMGT]?/\d+(?:\.\d+)?[kMGT]?[ \t]*\[[\d:]+<(?:[\d:]+|\?)[,\]]")
 _VALUES = len(ROW_KEYS) - 2  # every column but the line's time and offset (the last two)
-_LOSS = ROW_KEYS.index("loss")
 
 
 def bar_line(line: bytes) -> bool:
@@ -64,23 +58,9 @@ def _key(row: tuple | np.ndarray, extras: dict[str, float] | None) -> tuple[tupl
     return values, more
 
 
-def _counter(bar: bytes) -> bytes:
-    """A bar's counter (`26/101`), its elapsed time left out."""
-    return bar.partition(b"[")[0].rstrip(b" \t")
-
-
-def _moved(last_bar: bytes, bar: bytes, nan_loss: bool) -> bool:
-    """Whether the draw `bar` after `last_bar` is the same state drawn again: the bar moved, or, with a NaN loss
-    (no evidence of equal values), the counter stayed."""
-    return _counter(last_bar) == _counter(bar) if nan_loss else last_bar != bar
-
-
 def redraw(last: BarRow | None, n_rows: int, row: tuple, extras: dict[str, float] | None, bar: bytes) -> bool:
     """Whether a bar line's row (its bar `bar`) redraws the file's last row (`n_rows`: its rows so far)."""
-    if last is None or last.n != n_rows or (last.values, last.extras) != _key(row, extras):
-        return False
-    loss = row[_LOSS]
-    return _moved(last.bar, bar, loss != loss)
+    return last is not None and last.n == n_rows and last.bar != bar and (last.values, last.extras) == _key(row, extras)
 
 
 def remember(n_rows: int, row: tuple | np.ndarray, extras: dict[str, float] | None, bar: bytes) -> BarRow:
@@ -101,11 +81,7 @@ def block_redraws(
         for col in extras.values():
             x, y = col[1:], col[:-1]
             eq &= (x == y) | (np.isnan(x) & np.isnan(y))
-        moved = bars[1:] != bars[:-1]
-        nan = np.flatnonzero(eq & np.isnan(a[:, _LOSS]))  # rare: only these rows' counters are compared
-        if len(nan):
-            moved[nan] = [_counter(bars[i + 1]) == _counter(bars[i]) for i in nan.tolist()]
-        same[1:] = eq & (bars[1:] != b"") & (bars[:-1] != b"") & moved
+        same[1:] = eq & (bars[1:] != b"") & (bars[:-1] != b"") & (bars[1:] != bars[:-1])
     if len(part) and bars[0]:
         first = {name: float(col[0]) for name, col in extras.items()}
         same[0] = redraw(last, n_rows, tuple(part[0].tolist()), first, bars[0])
