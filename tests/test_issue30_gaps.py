@@ -1,0 +1,90 @@
+"""Issue 30, the corpus's known gaps: the general rules they needed, each on the real line of its entry.
+
+Every quoted line comes from a log of tests/fixtures/real_logs (the entry is named beside it; its SOURCE.md says
+where the log comes from). Each rule is for the family a user's never-seen log would print, never one file, and
+gives the same reading on every read path (tests/helpers.READ_PATHS).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from core.logs.rows.reader import RunReader
+from tests.helpers import READ_PATHS
+
+CORPUS = Path(__file__).parent / "fixtures" / "real_logs"
+
+
+def _rows(folder: Path, path: str) -> pd.DataFrame:
+    reader = RunReader(folder, settings=READ_PATHS[path], one_shot=True)
+    reader.refresh()
+    return reader.snapshot().metrics
+
+
+def _write(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "train.log").write_text(text, encoding="utf-8")
+    return folder
+
+
+# ----------------------------------------------------------------------------- a loss printed inside its wrapper
+
+# Lines users print when they format the loss object itself: torch's `tensor(...)` (`loss: tensor(0.5448,
+# device='mps:0', grad_fn=<NllLossBackward0>)` and `Loss: tensor(0.3130)`, as public READMEs' training output shows
+# them), numpy's `array(...)` / `np.float32(...)`, MindSpore's `Tensor(shape=[], dtype=Float32, value= ...)`.
+WRAPPED = [
+    ("step {s}, loss: tensor({v}, device='mps:0', grad_fn=<NllLossBackward0>)", "{v}"),
+    ("step {s}, Loss: tensor({v})", "{v}"),
+    ("step {s} loss=tensor({v}, device='cuda:0')", "{v}"),
+    ("step {s} loss tensor({v}, device='cuda:0', grad_fn=<AddBackward0>)", "{v}"),
+    ("step {s}, loss: tensor([{v}], device='npu:0')", "{v}"),
+    ("epoch 1 step {s} loss: array({v}, dtype=float32)", "{v}"),
+    ("step {s} loss: np.float32({v})", "{v}"),
+    ("epoch: 1 step: {s}, loss is Tensor(shape=[], dtype=Float32, value= {v})", "{v}"),
+]
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+@pytest.mark.parametrize("shape", [w for w, _ in WRAPPED])
+def test_a_wrapped_loss_is_the_row_on_every_path(tmp_path: Path, path: str, shape: str) -> None:
+    """The wrapped value is the loss (NaN too); the wrapper's own numbers (`cuda:0`) are no metric columns."""
+    values = [3.2207, 2.5, float("nan"), 1.25] * 6
+    text = "".join(shape.format(s=i + 1, v=v) + "\n" for i, v in enumerate(values))
+    rows = _rows(_write(tmp_path / "log", text), path)
+    assert rows["loss"].tolist() == pytest.approx(values, nan_ok=True)
+    assert rows["step"].tolist() == list(range(1, len(values) + 1))
+    assert not {"cuda", "npu", "mps", "device", "dtype"} & set(rows.columns)
+
+
+def test_a_wrapped_loss_keeps_the_lines_other_metrics_and_refuses_a_vector() -> None:
+    from core.logs.rows.general import read_line
+
+    read = read_line("loss: tensor(2.1, device='cuda:0'), lr: 0.01, step: 3")
+    assert read is not None and read.fields["loss"] == 2.1 and read.fields["lr"] == 0.01 and read.fields["step"] == 3
+    assert read_line("loss: tensor([2.1, 3.0])") is None  # a vector: no one loss
+    assert read_line("loss: tensor(") is None
+    assert read_line("loss: tensor(2.1e)") is None  # not a whole number
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.floats(allow_nan=True, allow_infinity=True, width=32),
+    st.sampled_from([w for w, _ in WRAPPED]),
+    st.integers(0, 10**6),
+)
+@example(float("inf"), WRAPPED[0][0], 0)
+def test_any_wrapped_value_reads_as_printed(value: float, shape: str, step: int) -> None:
+    """For every value a wrapper prints (repr: exponents, nan, inf), the loss is that value and the step the step."""
+    from core.logs.rows.general import read_line
+
+    read = read_line(shape.format(s=step, v=repr(value)))
+    assert read is not None and not read.eval
+    got = read.fields["loss"]
+    assert (math.isnan(got) and math.isnan(value)) or got == value
+    assert read.fields["step"] == step
