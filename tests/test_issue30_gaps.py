@@ -88,3 +88,12 @@ def test_any_wrapped_value_reads_as_printed(value: float, shape: str, step: int)
     got = read.fields["loss"]
     assert (math.isnan(got) and math.isnan(value)) or got == value
     assert read.fields["step"] == step
+
+
+def test_a_tensor_built_in_source_code_is_no_row() -> None:
+    """megatron-deepspeed-lm-loss-then-ctrl-c-sigterm_microsoft-megatron-deepspeed-random-ltd: a traceback quotes the
+    code that builds a tensor; `torch.tensor(...)` is a call, never what printing a value shows."""
+    from core.logs.rows.general import read_line
+
+    line = "    moe_loss = torch.tensor(0.0, device=layernorm_output.device, dtype=layernorm_output.dtype)    "
+    assert read_line(line) is None

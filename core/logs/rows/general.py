@@ -49,8 +49,9 @@ _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
 # A value printed inside its wrapper (one rule for the family, whatever library printed it): torch's
 # `tensor(2.1, device='cuda:0', grad_fn=<...>)` (and `tensor([2.1])`), numpy's `array(2.1, dtype=float32)` and
 # `np.float32(2.1)`, jax's `Array(2.1, dtype=float32)`; MindSpore's `Tensor(shape=[], dtype=Float32, value= 2.1)`
-# names its value (`_RE_TENSOR_VALUE`). The wrapper's own numbers (`cuda:0`) are no metrics.
-_WRAPPER = rb"(?:(?:torch|np|numpy|jnp)\.)?(?:tensor|Tensor|array|Array|float(?:16|32|64)|float_|double)\("
+# names its value (`_RE_TENSOR_VALUE`). The wrapper's own numbers (`cuda:0`) are no metrics. A module before a
+# tensor or an array (`moe_loss = torch.tensor(0.0, device=...)`) is source code in a traceback, never a print.
+_WRAPPER = rb"(?<![\w.])(?:(?:np|numpy)\.float(?:16|32|64)|tensor|Tensor|array|Array)\("
 _RE_WRAPPER = re.compile(_WRAPPER + rb"[ \t]*(?:\[[ \t]*)?(?=" + NUM + rb")")
 _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 _RE_LOSS_KEY = re.compile(
