@@ -8,6 +8,7 @@ gives the same reading on every read path (tests/helpers.READ_PATHS).
 from __future__ import annotations
 
 import math
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -97,3 +98,56 @@ def test_a_tensor_built_in_source_code_is_no_row() -> None:
 
     line = "    moe_loss = torch.tensor(0.0, device=layernorm_output.device, dtype=layernorm_output.dtype)    "
     assert read_line(line) is None
+
+
+# ----------------------------------------------------------------------------- an epoch's summary naming its step count
+
+# informer-ms-tab-iters-loss-and-epoch-summaries_competition-modelrain (the Time-Series-Library family: Informer,
+# Autoformer, TimesNet... print these two shapes): step rows `\titers: N, epoch: E | loss: X`, then after each epoch
+# `Epoch: E, Steps: M | Train Loss: ... Vali Loss: ... Test Loss: ...` (M: how many steps the epoch had)
+INFORMER = CORPUS / "informer-ms-tab-iters-loss-and-epoch-summaries_competition-modelrain" / "log"
+ITERS = "\titers: {n}, epoch: {e} | loss: {v:.7f}\n\tspeed: 0.3635s/iter; left time: 25871.3362s\n"
+SUMMARY = (
+    "Epoch: {e} cost time: 1353.8684768676758\nEpoch: {e}, Steps: {m} | Train Loss: {v:.7f} Vali Loss: 0.0998509 "
+    "Test Loss: 0.1338928\n"
+)
+
+
+def test_the_real_lines_name_a_step_and_a_step_count() -> None:
+    from core.logs.rows.general import read_line
+
+    row = read_line("\titers: 50, epoch: 1 | loss: 0.0434697")
+    assert row is not None and row.fields["step"] == 50 and row.fields["epoch"] == 1
+    summary = read_line("Epoch: 1, Steps: 3741 | Train Loss: 0.1153923 Vali Loss: 0.0998509 Test Loss: 0.1338928")
+    assert summary is not None and "step" not in summary.fields
+    assert summary.fields["steps_total"] == 3741 and summary.fields["epoch"] == 1
+    # a count only beside an epoch, and a `steps: N/M` pair stays the step and its total
+    assert read_line("steps: 120, loss: 0.5").fields["step"] == 120  # type: ignore[union-attr]
+    pair = read_line("Epoch: 1, Steps: 5/100, loss: 0.3")
+    assert pair is not None and pair.fields["step"] == 5 and pair.fields["steps_total"] == 100
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_the_informer_log_reads_its_step_rows_only(path: str) -> None:
+    rows = _rows(INFORMER, path)
+    assert len(rows) == 1480
+    assert rows["loss"].iloc[0] == pytest.approx(0.0434697) and rows["loss"].iloc[-1] == pytest.approx(0.0283318)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 6), st.integers(2, 12), st.integers(1, 99999), st.floats(0.0, 10.0))
+def test_epoch_summaries_with_a_step_count_are_no_training_rows(epochs: int, per: int, m: int, base: float) -> None:
+    """For any number of epochs and step rows per epoch, every path keeps the step rows and sets the summaries
+    aside (a summary is rarer than the rows it sums up)."""
+    text, want = "", []
+    for e in range(1, epochs + 1):
+        for n in range(1, per + 1):
+            v = round(base + e + n / 100, 7)
+            text += ITERS.format(n=50 * n, e=e, v=v)
+            want.append(v)
+        text += SUMMARY.format(e=e, m=m, v=base)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = _write(Path(tmp) / "log", text)
+        for path in READ_PATHS:
+            rows = _rows(folder, path)
+            assert rows["loss"].tolist() == pytest.approx(want), path

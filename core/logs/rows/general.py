@@ -122,8 +122,13 @@ _NUMBER_TAIL = frozenset(
 
 EPOCH_KEYS = frozenset({"epoch", "epochs", "cur_epoch", "epoch_num"})
 STEP_KEYS = frozenset(
-    {"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "it", "global_iter"}
+    {"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "iters", "it", "global_iter"}
 )
+# `Steps: 3741` beside an epoch with no total of its own: how many steps the epoch had, not which one (the
+# Time-Series-Library family's summary `Epoch: 1, Steps: 3741 | Train Loss: ...`, after its step rows `iters: 50,
+# epoch: 1 | loss: ...`): the epoch's step count, so the line is an epoch's summary (core.logs.rows.perfile)
+_COUNT_KEYS = frozenset({"steps"})
+_RE_EPOCH_WORD = re.compile(rb"(?i)(?<![a-z])epoch")
 FIXED_ALIASES: dict[str, str] = {
     **dict.fromkeys(("lr", "cur_lr", "learning_rate"), "lr"),
     **dict.fromkeys(
@@ -277,6 +282,9 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if name in EPOCH_KEYS or name in STEP_KEYS or (words[-1] in ("epoch", "step") and len(words) <= 2):
             kind = "epoch" if (name in EPOCH_KEYS or words[-1] == "epoch") else "step"
             if kind in read.fields or not re.fullmatch(rb"\d+", m.group(2)):
+                continue
+            if name in _COUNT_KEYS and not m.group(3) and _RE_EPOCH_WORD.search(line) is not None:
+                _set(read, "steps_total", float(m.group(2)), name, m.span(2))
                 continue
             _set(read, kind, float(m.group(2)), name, m.span(2))
             if m.group(3) and re.fullmatch(rb"\d+", m.group(3)):
