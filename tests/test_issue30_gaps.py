@@ -7,6 +7,7 @@ gives the same reading on every read path (tests/helpers.READ_PATHS).
 
 from __future__ import annotations
 
+import itertools
 import math
 import tempfile
 from pathlib import Path
@@ -32,6 +33,78 @@ def _write(folder: Path, text: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "train.log").write_text(text, encoding="utf-8")
     return folder
+
+
+# ----------------------------------------------------------------------------- a NaN loss redrawn by a progress bar
+
+# dreamfields-tqdm-desc-loss-nan-paren-warnings-glued_dreamfields-torch-7: the bar's description carries the loss,
+# drawn twice per counter (one line after the other), tensorboardX's warning glued behind each draw
+DREAMFIELDS = "loss=nan (nan): :   {n}% {n}/100 [00:00<{eta}, {rate}]NaN or Inf found in input tensor.\n"
+DREAMFIELDS_LOG = CORPUS / "dreamfields-tqdm-desc-loss-nan-paren-warnings-glued_dreamfields-torch-7" / "log"
+NOISE = "[WARNING] ME(1234:5678,MainProcess):2026-11-27-05:00:{s:02d}.000.000 [mindspore/x.py:1] noise {s}\n"
+
+
+def _dreamfields(counters: list[int], noise: bool = False) -> str:
+    return "".join(
+        (NOISE.format(s=i % 60) if noise else "")
+        + DREAMFIELDS.format(n=n, eta="?" if n == 0 else "00:07", rate="?it/s" if n == 0 else "12.49it/s")
+        for i, n in enumerate(counters)
+    )
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_nan_bar_gives_one_row_per_counter_on_every_path(path: str) -> None:
+    """The real log: counters 0, 2, 2, 4, 4, 6, 6, 8 -> 5 rows, every loss NaN (a NaN loss is no evidence the
+    values stayed: the counter decides, and a draw at the same counter on the next line is a redraw)."""
+    rows = _rows(DREAMFIELDS_LOG, path)
+    assert len(rows) == 5
+    assert rows["loss"].isna().all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 99), min_size=1, max_size=30), st.booleans())
+@example([0, 2, 2, 4, 4, 6, 6, 8], False)
+@example([3, 3, 3], False)
+@example([3, 3, 3], True)
+def test_nan_bar_rows_are_the_counter_changes(counters: list[int], noise: bool) -> None:
+    """For any sequence of NaN draws, on every path alike: drawn one line after another, one row per run of one
+    counter; with other lines between the draws, one row per draw (a line printed again is a step again)."""
+    want = len(counters) if noise else 1 + sum(a != b for a, b in itertools.pairwise(counters))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = _write(Path(tmp) / "log", _dreamfields(counters, noise))
+        for path in READ_PATHS:
+            assert len(_rows(folder, path)) == want, path
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=20), st.integers(0, 40))
+def test_nan_redraws_are_dropped_across_any_read_boundary(counters: list[int], cut: int) -> None:
+    """A live tick cut anywhere (between a draw and its redraw too) reads what one read of the whole file does."""
+    data = _dreamfields(counters).encode()
+    lines = data.splitlines(keepends=True)
+    head = b"".join(lines[: min(cut, len(lines))])
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "log"
+        folder.mkdir()
+        path = folder / "train.log"
+        path.write_bytes(head)
+        reader = RunReader(folder)
+        reader.refresh()
+        reader.snapshot()
+        with path.open("ab") as f:
+            f.write(data[len(head) :])
+        reader.refresh()
+        assert len(reader.snapshot().metrics) == 1 + sum(a != b for a, b in itertools.pairwise(counters))
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_finite_bar_keeps_the_rule_it_had(tmp_path: Path, path: str) -> None:
+    """The NaN rule leaves finite values as they were: equal values at a moved counter are one row (VeOmni's
+    `set_postfix` then `update(1)`), an identical line twice is two."""
+    text = "".join(f"loss=2.5 (2.6): :   {n}% {n}/100 [00:0{n}<00:07, 12.49it/s]\n" for n in (1, 2))
+    text += "loss=2.4 (2.5): :   3% 3/100 [00:03<00:07, 12.49it/s]\n" * 2
+    rows = _rows(_write(tmp_path / "log", text), path)
+    assert rows["loss"].tolist() == [2.5, 2.4, 2.4]
 
 
 # ----------------------------------------------------------------------------- a loss printed inside its wrapper
