@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 from core.logs.rows.failures import failure_anchors, fatal_reason, line_tag, task_end
+from core.logs.rows.filestate import FileState
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
+from core.logs.rows.lineprefix import learn_prefix, prefix_end
 from core.logs.rows.lineranks import collector_stamp, determined_prefix, host_prefix
 from core.logs.tokens.lexicon import holds_keyword
 from core.logs.tokens.plain import BASE_LITERALS, WorthScan
@@ -18,11 +20,13 @@ __all__ = [
     "RE_TIMEMONITOR",
     "TRACEBACK",
     "WORTH",
+    "after_learnt_prefix",
     "failure_after_prefix",
     "failure_after_tag",
     "failure_glued_to_bar",
     "first_pid",
     "has_keyword",
+    "header_inside",
     "holds_keyword",
     "reaches_metric_line",
 ]
@@ -50,10 +54,11 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
     `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
     if line.startswith(ERROR_PREFIXES) or failure_glued_to_bar(line):
         return False
-    if line.startswith(b"["):
-        return not failure_after_tag(line, traceback_pending)[0]
-    if (line[:1].isalnum() or line[:1] == b"<") and failure_after_prefix(line, traceback_pending)[0]:
+    tagged = (line[:1] in b"[<" or line[:1].isalnum()) and failure_after_prefix(line, traceback_pending)[0]
+    if tagged or header_inside(line):  # (a prefix learnt from an earlier line: the file's state, not the text's)
         return False
+    if line.startswith(b"["):
+        return True
     if line.startswith(TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
         return False
     if RE_EXC_LINE.match(line) or (line[:1] == b" " and RE_EXC_LINE.match(line.lstrip(b" "))):
@@ -116,6 +121,27 @@ def failure_after_prefix(line: bytes, traceback_pending: bool) -> tuple[int, int
     if skip:
         return at + skip, rank, host
     return (at, None, host) if _failure_line(body, traceback_pending) else (0, None, None)
+
+
+def header_inside(line: bytes) -> int:
+    """Where a traceback header starts inside `line` behind a text that is a pipeline's prefix
+    (core.logs.rows.lineprefix.learn_prefix), 0 when none: a pure function of the text."""
+    at = line.find(TRACEBACK, 1)
+    return at if at > 0 and learn_prefix(line[:at]) is not None else 0
+
+
+def after_learnt_prefix(st: FileState, line: bytes, traceback_pending: bool) -> int:
+    """Where a failure's line starts behind the file's own prefix (core.logs.rows.lineprefix), 0 when none: a
+    traceback header found inside a line teaches the prefix (what precedes it) and starts there; a later line
+    whose prefix has that shape starts after it when what follows is a failure's line (a frame, the exception,
+    an error tag). A tagged or plain loss line is read whole, as before."""
+    at = header_inside(line)
+    if at:
+        st.line_prefix = learn_prefix(line[:at])
+        return at
+    if st.line_prefix is None or not (skip := prefix_end(st.line_prefix, line)):
+        return 0
+    return skip if _failure_line(line[skip:], traceback_pending) else 0
 
 
 def _failure_line(body: bytes, traceback_pending: bool) -> bool:

@@ -50,6 +50,7 @@ from core.logs.rows.general import LineRead
 from core.logs.rows.linekinds import (
     RE_TIMEMONITOR,
     TRACEBACK,
+    after_learnt_prefix,
     failure_after_prefix,
     failure_glued_to_bar,
     first_pid,
@@ -407,6 +408,8 @@ class Parser:
             skip, named, host = tag
             line, ls = line[skip:], ls + skip
             rank = named if named is not None else rank if host is None else st.hosts.setdefault(host, len(st.hosts))
+        elif skip := after_learnt_prefix(st, line, pending):  # behind the file's own prefix (rows.lineprefix)
+            line, ls = line[skip:], ls + skip
         off = base + ls
         if line.startswith(ERROR_PREFIXES):
             add_level_error(st, line, off, rank, obs_time)
