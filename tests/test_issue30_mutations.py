@@ -5,13 +5,17 @@ the whole matrix). The rule under test: a traceback header inside a line teaches
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as hs
 
+from core.logs.rows.general import read_line
 from core.logs.rows.lineprefix import learn_prefix, prefix_end
+from core.logs.rows.notations import NOTATIONS
+from core.logs.tokens.lexicon import number
 from tests.helpers import READ_PATHS
 from tests.mutations import CORPUS, PREFIXES, T0, Prefix, compare, entry_lines, facts, prefixed, write_log
 
@@ -106,3 +110,68 @@ def test_a_learnt_prefix_lets_digits_change_and_nothing_else() -> None:
     assert pattern is not None
     assert prefix_end(pattern, b"2026-11-26 10:00:07.9 | INFO     | __main__:train:142 - x") > 0
     assert prefix_end(pattern, b"2026-11-26 10:00:07.9 | WARNING  | __main__:train:142 - x") == 0
+
+
+# ---------------------------------------------------------------- a NaN / infinity in every spelling, in the loss's
+# place of every notation (core.logs.rows.notations' real samples): MSVC's C runtime prints `1.#QNAN`, `-1.#IND`,
+# `1.#INF` (Windows builds before VS 2015); glibc `nan`, `-nan`, `inf`; JavaScript/JSON writers `Infinity`
+_SPELLINGS = ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1.#QNAN", "-1.#IND", "1.#INF", "-1.#INF"]
+
+
+def _loss_samples() -> list[tuple[str, str, tuple[int, int]]]:
+    """(notation, real sample line, the span of its loss) of every training-row sample with a finite loss."""
+    out = []
+    for notation in NOTATIONS:
+        for sample in notation.samples:
+            loss = (sample.expect or {}).get("loss")
+            if sample.eval or loss is None or not math.isfinite(loss):
+                continue
+            read = read_line(sample.line)
+            if read is not None and "loss" in read.spans:
+                out.append((notation.name, sample.line, read.spans["loss"]))
+    return out
+
+
+_SAMPLES = _loss_samples()
+
+
+def _spelt(line: str, span: tuple[int, int], spelling: str) -> str:
+    raw = line.encode()
+    return (raw[: span[0]] + spelling.encode() + raw[span[1] :]).decode()
+
+
+@pytest.mark.parametrize("spelling", _SPELLINGS)
+def test_no_spelling_of_nan_or_inf_reads_as_a_finite_loss_in_any_notation(spelling: str) -> None:
+    """Failed before for `1.#QNAN`, `-1.#IND`, `1.#INF`: `1.` was read, a loss of 1.0 where the run diverged."""
+    assert len(_SAMPLES) >= 30
+    for name, line, span in _SAMPLES:
+        read = read_line(_spelt(line, span, spelling))
+        assert read is None or not math.isfinite(read.fields.get("loss", math.nan)), (name, spelling)
+
+
+# notations whose key-number pairs do not take `1.#QNAN` as a value yet: the row is dropped, never read as 1.0
+# (the test above); the report's "not done"
+_MSVC_GAPS = ("space_pairs", "semicolon_fields", "multi_word_fields")
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+@pytest.mark.parametrize("spelling", ["1.#QNAN", "-1.#IND", "1.#INF", "-1.#INF"])
+def test_an_msvc_nan_is_the_rows_nan_on_every_read_path(tmp_path: Path, spelling: str, path: str) -> None:
+    """A sample's shape 20 times (the bulk path's templates learn it), then its loss spelt MSVC's way: the same
+    rows as the plain log, the last one non-finite (infinity for `#INF`, its sign kept). Failed before: the
+    templated path raised on `1.#QNAN`, the others read 1.0."""
+    cases = [(n, line, span) for n, line, span in _SAMPLES if n not in _MSVC_GAPS]
+    assert len(cases) >= 30
+    for k, (name, line, span) in enumerate(cases):
+        got = facts(write_log(tmp_path / f"m{k}", [line] * 20 + [_spelt(line, span, spelling), ""]), READ_PATHS[path])
+        assert got.rows == 21 and got.last is not None, (name, got)
+        if "INF" in spelling:
+            assert got.last == (-math.inf if spelling.startswith("-") else math.inf), (name, got)
+        else:
+            assert math.isnan(got.last), (name, got)
+
+
+@given(raw=hs.from_regex(rb"\A[-+]?\d\.#(QNAN|SNAN|IND|INF)\Z"))
+def test_every_msvc_spelling_is_a_number_that_is_not_finite(raw: bytes) -> None:
+    assert not math.isfinite(number(raw))
+    assert math.isinf(number(raw)) == (b"INF" in raw)
