@@ -175,3 +175,33 @@ def test_an_msvc_nan_is_the_rows_nan_on_every_read_path(tmp_path: Path, spelling
 def test_every_msvc_spelling_is_a_number_that_is_not_finite(raw: bytes) -> None:
     assert not math.isfinite(number(raw))
     assert math.isinf(number(raw)) == (b"INF" in raw)
+
+
+# ---------------------------------------------------------------- a failure glued behind a bar's draw with a postfix
+# real lines: the bar (tests/fixtures/real_logs/lightning-progress-bar-then-max-epochs-reached_lightning-14428), the
+# failures (tqdm-bar-glued-nccl-watchdog-rank-2-and-0_firefly-183, cuda-oom-traceback_megatron-lm-60)
+_BAR = (
+    "Epoch 0: 100%|███████████████████████████████████████████████████████████| 100/100 [00:00<00:00, 324.18it/s,"
+    " loss=0.0663, v_num=13]"
+)
+_GLUED_FAILURES = [
+    "[E ProcessGroupNCCL.cpp:821] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=23290, "
+    "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1801014 milliseconds before timing out.",
+    "RuntimeError: CUDA out of memory. Tried to allocate 2.29 GiB (GPU 0; 31.72 GiB total capacity; 19.22 GiB "
+    "already allocated; 1.88 GiB free; 28.32 GiB reserved in total by PyTorch)",
+]
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+@pytest.mark.parametrize("failure", _GLUED_FAILURES, ids=["nccl", "exception"])
+@pytest.mark.parametrize("before", [0, 20], ids=["alone", "after-20-draws"])
+def test_a_failure_glued_behind_a_postfix_draw_is_the_failure_and_the_draw_keeps_its_row(
+    tmp_path: Path, failure: str, path: str, before: int
+) -> None:
+    """Failed before: behind `324.18it/s, loss=0.0663, v_num=13]` (a rate then a postfix, not `it/s]`) the failure
+    was part of the bar's line, the run read as not failed. The draw's row stays (rows and losses as the plain log)."""
+    head = ["step 1 loss 2.5"] + [_BAR] * before
+    plain = facts(write_log(tmp_path / "plain", [*head, _BAR, failure, ""]), READ_PATHS[path])
+    assert plain.failed
+    got = facts(write_log(tmp_path / "glued", [*head, _BAR + failure, ""]), READ_PATHS[path])
+    assert compare(plain, got, None) == dict.fromkeys(("rows", "losses", "failed", "kind", "rank"), True), (plain, got)

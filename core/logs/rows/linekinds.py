@@ -163,18 +163,20 @@ def _failure_line(body: bytes, traceback_pending: bool) -> bool:
 # tqdm-bar-glued-rank1-traceback-cut_ms-swift-7266, modelscope/ms-swift#7266):
 #   `  8%|▊  | 568/6834 [2:12:30<28:23:15, 16.31s/it][E ProcessGroupNCCL.cpp:821] [Rank 2] Watchdog caught ...`
 #   `Train:   0%|          | 2/1304 [00:16<2:57:59,  8.20s/it][rank1]: Traceback (most recent call last):`
-# A draw ending `it/s]` has no postfix (a loss is drawn as `it/s, loss=1.2]`): the bar gives no row to lose.
-_BAR_ENDS = (b"it/s]", b"s/it]")
+# A draw may carry a postfix after its rate (`1.00it/s, loss=2.3, v_num=0]`: Lightning's, tqdm's `set_postfix`):
+# the draw ends at the `]` after the rate; its row is read from the draw (`Parser.parse_line`), the failure after it.
+_RATES = (b"it/s", b"s/it")
 
 
 def failure_glued_to_bar(line: bytes) -> int:
     """Where a failure's line glued behind a progress bar's draw starts (a tag before it kept: the caller reads
     it as any line), 0 when none. A pure function of the text (no pending traceback: a frame is never glued)."""
-    for end in _BAR_ENDS:
-        at = line.find(end)
-        if at < 0:
+    for rate in _RATES:
+        at = line.find(rate)
+        close = line.find(b"]", at) if at >= 0 else -1
+        if close < 0:
             continue
-        rest = line[at + len(end) :]
+        rest = line[close + 1 :]
         if rest and not rest[:1].isspace() and (failure_after_prefix(rest, False)[0] or _failure_line(rest, False)):
-            return at + len(end)
+            return close + 1
     return 0

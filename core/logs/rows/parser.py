@@ -400,7 +400,9 @@ class Parser:
             return
         info = st.info
         rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
-        if (b"it/s]" in line or b"s/it]" in line) and (glued := failure_glued_to_bar(line)):
+        if (b"it/s" in line or b"s/it" in line) and (glued := failure_glued_to_bar(line)):
+            if metrics and self.user is None and line[glued - 5 : glued] not in (b"it/s]", b"s/it]"):
+                self.metric_line(st, line[:glued], base + ls, obs_time)  # the draw's postfix row (`loss=2.3]`)
             line, ls = line[glued:], ls + glued  # a failure glued behind a progress bar's draw (its own line)
         pending = st.tb_start is not None
         if (line[:1] in b"[<" or line[:1].isalnum()) and (tag := failure_after_prefix(line, pending))[0]:
