@@ -246,6 +246,7 @@ class FileState:
     tb_start: int | None = None  # offset of a pending "Traceback" header
     tb_carry: bytes = b""
     tb_time: float = _NAN  # time of the last stamped line before the pending traceback's header
+    line_prefix: re.Pattern[bytes] | None = None  # the prefix a pipeline puts on its lines (rows.lineprefix)
     # the last bytes of earlier reads, where a traceback's time may be (parser LOOKBACK): the reads' own bytes
     # objects, joined only when a traceback asks (`time_before`); `tail_len` bytes in all
     tail: tuple[bytes, ...] = ()

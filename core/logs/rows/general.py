@@ -29,7 +29,7 @@ from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
-from core.logs.tokens.lexicon import LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS
+from core.logs.tokens.lexicon import LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, number
 
 __all__ = [
     "FIXED_ALIASES",
@@ -88,7 +88,7 @@ _RE_EVAL_START = re.compile(rb"(?i)(?:eval\w*|valid\w*|val)(?![\w/.])")  # an ev
 _EVAL_QUAL = {b"val", b"valid", b"validation", b"eval", b"evaluation", b"test", b"testing", b"dev", b"cv"}
 _WORD = rb"[A-Za-z][A-Za-z0-9_]*"
 _NUMV = (
-    rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
+    rb"[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)(?![A-Za-z])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
     rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?=x*(?![A-Za-z])))"
 )
 # a unit in parentheses may follow a key's word, glued or not (VISSL's `btime(ms): 192`, `peak_mem(M): 4176`);
@@ -160,10 +160,8 @@ _RESERVED = frozenset(
 
 
 def to_float(raw: bytes) -> float:
-    try:
-        return float(raw)
-    except ValueError:
-        return _NAN
+    """A NUM's value, NaN when none (core.logs.tokens.lexicon.number: MSVC's `1.#QNAN` too)."""
+    return number(raw)
 
 
 @dataclass

@@ -50,6 +50,7 @@ from core.logs.rows.general import LineRead
 from core.logs.rows.linekinds import (
     RE_TIMEMONITOR,
     TRACEBACK,
+    after_learnt_prefix,
     failure_after_prefix,
     failure_glued_to_bar,
     first_pid,
@@ -399,7 +400,9 @@ class Parser:
             return
         info = st.info
         rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
-        if (b"it/s]" in line or b"s/it]" in line) and (glued := failure_glued_to_bar(line)):
+        if (b"it/s" in line or b"s/it" in line) and (glued := failure_glued_to_bar(line)):
+            if metrics and self.user is None and line[glued - 5 : glued] not in (b"it/s]", b"s/it]"):
+                self.metric_line(st, line[:glued], base + ls, obs_time)  # the draw's postfix row (`loss=2.3]`)
             line, ls = line[glued:], ls + glued  # a failure glued behind a progress bar's draw (its own line)
         pending = st.tb_start is not None
         if (line[:1] in b"[<" or line[:1].isalnum()) and (tag := failure_after_prefix(line, pending))[0]:
@@ -407,6 +410,8 @@ class Parser:
             skip, named, host = tag
             line, ls = line[skip:], ls + skip
             rank = named if named is not None else rank if host is None else st.hosts.setdefault(host, len(st.hosts))
+        elif skip := after_learnt_prefix(st, line, pending):  # behind the file's own prefix (rows.lineprefix)
+            line, ls = line[skip:], ls + skip
         off = base + ls
         if line.startswith(ERROR_PREFIXES):
             add_level_error(st, line, off, rank, obs_time)
