@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.bytes.discover import LogFile, LogRole
-from core.logs.rows.formats import ROW_FIELDS, line_time
+from core.logs.rows.formats import ROW_FIELDS, last_log_time
 from core.logs.rows.general import LineRead
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.linetemplates import LineTemplate
@@ -425,28 +424,6 @@ def add_read(
 
 
 NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
-
-_RE_MS_TIME = re.compile(rb"\):(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3}) ")
-_RE_PY_TIME = re.compile(rb"(?m)^(?:\[[A-Z]+\] )?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,6})?")
-
-
-def last_log_time(data: bytes) -> float:
-    """Unix time of the last time-stamped line in `data`: MindSpore's own header
-    (`[WARNING] DEVICE(2386,7f72...,python):2026-11-22-07:04:43.493.282 [...]`) or a python-logging
-    date at a line start; NaN when there is none. Why: a traceback has no time of its own, and the
-    line just before it says when the rank failed (which rank failed first is the root cause)."""
-    best_pos, best = -1, _NAN
-    for m in _RE_MS_TIME.finditer(data):
-        best_pos = m.start()
-        y, mo, d, h, mi, s, ms, us = (int(g) for g in m.groups())
-        try:
-            best = datetime(y, mo, d, h, mi, s).timestamp() + ms / 1e3 + us / 1e6
-        except ValueError:
-            best = _NAN
-    for m in _RE_PY_TIME.finditer(data):
-        if m.start() > best_pos:
-            best_pos, best = m.start(), line_time(m.group(0))
-    return best
 
 
 def row_tuple(row: dict[str, float], obs_time: float, off: int) -> tuple:
