@@ -60,7 +60,9 @@ _RE_LOSS_KEY = re.compile(
     # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
     # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
     # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
-    rb"[ \t]+(?=[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z]))))"
+    rb"[ \t]+(?=[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z])))|"
+    # a Python (name, value) tuple: FunASR's `[('loss_att', 0.858), ('acc', 0.657), ('loss', 0.998)]`
+    rb"(?:" + b"|".join(rb"(?<=\(['\"]" + k + rb")" for k in LOSS_KEYS) + rb")['\"],[ \t]*)"
 )
 # A line that carries training progress: an `avg loss` on it is the epoch's training loss
 # (`Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary
@@ -90,7 +92,7 @@ _NUMV = (
 _KEY = rb"(?:[A-Za-z]\d+\.)?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _RE_KV = re.compile(
     rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
-    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
+    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
 )
 # any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
@@ -240,6 +242,8 @@ def _set(read: LineRead, column: str, value: float, key: str, span: tuple[int, i
 
 
 _FIELD_COLUMNS = frozenset(ROW_FIELDS[:-1])
+_TUPLE_SEP = (b"',", b'",')
+_TUPLE_OPEN = (b"('", b'("')
 
 
 def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
@@ -247,6 +251,8 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
     for m in _RE_KV.finditer(line):
         if skip[0] <= m.start(2) < skip[1] + 1 or glued_to_binary(line, m.start(1)):
             continue
+        if line[m.end(1) : m.end(1) + 2] in _TUPLE_SEP and line[m.start(1) - 2 : m.start(1)] not in _TUPLE_OPEN:
+            continue  # `'name', value` only inside a `('name', value)` tuple (a list of strings is no metric)
         name = metric_name(m.group(1))
         if not name:
             continue
