@@ -125,3 +125,45 @@ def test_any_value_before_name_row_reads_its_numbers(step: int, loss: float, lr:
     assert read is not None and not read.eval
     assert read.fields["step"] == step and math.isclose(read.fields["loss"], float(f"{loss:5.4f}"))
     assert read.fields["lr"] == float(f"{lr:.12f}") and read.extras["gflops"] == 398116.13
+
+
+# ----------------------------------------------------------------------------- the columns a user picks on these rows
+# mmsegmentation issue 271's `*.log.json` line and ImageNet1k_ResNet50's `Train Epoch:` bar (real lines)
+MMSEG = (
+    b'{"mode": "train", "epoch": 1, "iter": 850, "lr": 0.00962, "memory": 6567, "data_time": 0.00983, '
+    b'"decode.loss_seg": 1.09146, "decode.acc_seg": 61.63455, "aux.loss_seg": 0.47744, "aux.acc_seg": 59.19695, '
+    b'"loss": 1.5689, "time": 1.4326}'
+)
+RESNET = (
+    "Train Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: 100%|██████████| 10010/10010 [3:06:24<00:00,  1.12s/it]"
+).encode()
+
+
+def test_a_heads_name_before_its_loss_or_accuracy_is_part_of_the_key() -> None:
+    """mmseg's `decode.loss_seg` / `aux.acc_seg` name the decode and auxiliary heads' parts: columns of their own
+    (they were dropped: a key could not start after a dot)."""
+    read = read_line(MMSEG)
+    assert read is not None and read.fields["loss"] == 1.5689
+    assert read.extras["decode_loss_seg"] == 1.09146 and read.extras["aux_loss_seg"] == 0.47744
+    assert read.extras["decode_acc_seg"] == 61.63455 and read.extras["aux_acc_seg"] == 59.19695
+
+
+def test_a_source_file_and_line_is_no_key() -> None:
+    """`callback.py:269` is where a logger printed the line, not a `callback.py` metric."""
+    read = read_line(b"[INFO] [callback.py:269] print_output_info: step:[4/125], loss: 2.244, lr: 0.1")
+    assert read is not None and read.fields["loss"] == 2.244
+    assert not any("py" in k for k in read.extras) and not any("callback" in k for k in read.keys.values())
+
+
+def test_space_separated_pairs_right_after_a_colon_loss_are_columns() -> None:
+    read = read_line(RESNET)
+    assert read is not None and not read.eval and read.fields["loss"] == 5.872
+    assert read.extras["acc_1"] == 3.611 and read.extras["acc_5"] == 11.045
+
+
+@given(loss=st.floats(0, 100, allow_nan=False), top1=st.floats(0, 100, allow_nan=False))
+def test_any_bar_description_reads_its_pairs(loss: float, top1: float) -> None:
+    line = f"Train Epoch: 7 Loss: {loss:.3f} Acc@1 {top1:.3f} Acc@5 {top1:.3f}: 100%|██| 5/5 [00:01<00:00]".encode()
+    read = read_line(line)
+    assert read is not None and math.isclose(read.fields["loss"], float(f"{loss:.3f}"))
+    assert read.extras["acc_1"] == float(f"{top1:.3f}") == read.extras["acc_5"]

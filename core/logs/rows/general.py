@@ -88,8 +88,10 @@ _NUMV = (
 )
 # a unit in parentheses may follow a key's word, glued or not (VISSL's `btime(ms): 192`, `peak_mem(M): 4176`);
 # a key may join its words by `/`, `-` or `@` (maxtext's `TFLOP/s/device`, trlx's `losses/policy_loss`, TF-slim's
-# `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`)
-_KEY = rb"(?:[A-Za-z]\d+\.)?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
+# `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`),
+# or a head's name then a dot before a loss or an accuracy (mmseg's `decode.loss_seg`, `aux.acc_seg`; never
+# `callback.py:269`, a source line)
+_KEY = rb"(?:[A-Za-z]\d+\.|[A-Za-z][A-Za-z0-9_]*\.(?=loss|acc))?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _RE_KV = re.compile(
     rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
     rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
@@ -318,6 +320,9 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int], fields_on
 _BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
 # one key and its value between pipes, the line's only cells: a vertical table printing one dump's keys a line each
 # (Stable-Baselines3's logger: `|    entropy_loss         | -1.36       |`, `|    loss    | 0.0541      |`)
+# a `key value` pair right after a loss with a separator: the line goes on without them (a tqdm description,
+# ImageNet1k_ResNet50's `Train Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: 100%|...`)
+_RE_PAIR_NEXT = re.compile(rb"[ \t]+" + _KEY + rb"[ \t]+[-+]?\d*\.\d")
 _RE_KEY_CELL = re.compile(rb"\|[ \t]+([\w/.\-]+)[ \t]+\|[ \t]+" + NUM + rb"[ \t]+\|[ \t]*$")
 
 
@@ -352,7 +357,8 @@ def read_line(line: bytes | str) -> LineRead | None:
         if avg == avg or (span[1] < len(line) and b"/" in line[span[1] : span[1] + 4]):
             _set(read, "loss_avg", avg, "loss_avg", avg_span)
         _metrics(read, line, span)
-        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS):  # no separator after the key: nor after others
+        # no separator after the key: nor after others; nor after the loss's value (`Loss: 5.872 Acc@1 3.611`)
+        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS) or _RE_PAIR_NEXT.match(line, span[1]):
             _space_metrics(read, line, span)
         elif b"|" in line:  # a pipe table mixes them: monodepth2's `| lr 0.000100 | ... | loss: 0.13400 |`
             _space_metrics(read, line, span, fields_only=True)
