@@ -46,6 +46,13 @@ __all__ = [
 _NAN = float("nan")
 _RE_NUM = re.compile(NUM)
 _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
+# A value printed inside its wrapper (one rule for the family, whatever library printed it): torch's
+# `tensor(2.1, device='cuda:0', grad_fn=<...>)` (and `tensor([2.1])`), numpy's `array(2.1, dtype=float32)` and
+# `np.float32(2.1)`, jax's `Array(2.1, dtype=float32)`; MindSpore's `Tensor(shape=[], dtype=Float32, value= 2.1)`
+# names its value (`_RE_TENSOR_VALUE`). The wrapper's own numbers (`cuda:0`) are no metrics. A module before a
+# tensor or an array (`moe_loss = torch.tensor(0.0, device=...)`) is source code in a traceback, never a print.
+_WRAPPER = rb"(?<![\w.])(?:(?:np|numpy)\.float(?:16|32|64)|tensor|Tensor|array|Array)\("
+_RE_WRAPPER = re.compile(_WRAPPER + rb"[ \t]*(?:\[[ \t]*)?(?=" + NUM + rb")")
 _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 _RE_LOSS_KEY = re.compile(
     # (Chinese `为` / `是`, "is", may stand before the separator, which may be a full-width colon:
@@ -60,7 +67,7 @@ _RE_LOSS_KEY = re.compile(
     # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
     # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
     # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
-    rb"[ \t]+(?=[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z])))|"
+    rb"[ \t]+(?=" + _WRAPPER + rb"|[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z])))|"
     # a Python (name, value) tuple: FunASR's `[('loss_att', 0.858), ('acc', 0.657), ('loss', 0.998)]`
     rb"(?:" + b"|".join(rb"(?<=\(['\"]" + k + rb")" for k in LOSS_KEYS) + rb")['\"],[ \t]*)"
 )
@@ -119,8 +126,13 @@ _NUMBER_TAIL = frozenset(
 
 EPOCH_KEYS = frozenset({"epoch", "epochs", "cur_epoch", "epoch_num"})
 STEP_KEYS = frozenset(
-    {"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "it", "global_iter"}
+    {"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "iters", "it", "global_iter"}
 )
+# `Steps: 3741` beside an epoch with no total of its own: how many steps the epoch had, not which one (the
+# Time-Series-Library family's summary `Epoch: 1, Steps: 3741 | Train Loss: ...`, after its step rows `iters: 50,
+# epoch: 1 | loss: ...`): the epoch's step count, so the line is an epoch's summary (core.logs.rows.perfile)
+_COUNT_KEYS = frozenset({"steps"})
+_RE_EPOCH_WORD = re.compile(rb"(?i)(?<![a-z])epoch")
 FIXED_ALIASES: dict[str, str] = {
     **dict.fromkeys(("lr", "cur_lr", "learning_rate"), "lr"),
     **dict.fromkeys(
@@ -198,14 +210,30 @@ _RE_NAN_DOT = re.compile(rb"(?:\.0+|x+)(?![\w.])")
 # a message glued to a decimal (a callback's print without a newline): a capitalised word, never a unit (`GB`, `ms`)
 _RE_GLUED_WORD = re.compile(rb"[A-Z][a-z]{2,}[ \t:]")
 _RE_PAIR_TAIL = re.compile(rb"[ \t]*/[ \t]*(" + NUM + rb")")
+_WRAPPED_TAIL = (b")", b",", b"]")  # what may follow a wrapped value: the wrapper's end, its next argument
+
+
+def wrapper_end(line: bytes, value_end: int) -> int:
+    """Where the wrapper around a value ending at `value_end` closes (its `)`), or `value_end` when the value is
+    not wrapped: the numbers inside (`device='cuda:0'`) belong to the value, not to the line's metrics."""
+    if line[value_end : value_end + 1] not in _WRAPPED_TAIL or b"(" not in line[max(0, value_end - 40) : value_end]:
+        return value_end
+    close = line.find(b")", value_end)
+    return value_end if close < 0 else close
 
 
 def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], tuple[int, int]] | None:
     """The loss (and running average of a `[a/b]` pair) after the key at `pos`, with the loss's span."""
     head = line[pos : pos + 24]
-    if head.startswith((b"Tensor(", b"(Tensor(", b"[Tensor(")):
+    if head.startswith((b"Tensor(shape", b"(Tensor(", b"[Tensor(")):
         m = _RE_TENSOR_VALUE.search(line, pos)
         return (to_float(m.group(1)), _NAN, m.span(1), (-1, -1)) if m else None
+    if (wrapped := _RE_WRAPPER.match(line, pos)) is not None:
+        m = _RE_NUM.match(line, wrapped.end())
+        tail = line[m.end() : m.end() + 8].lstrip(b" \t")[:1] if m is not None else b""
+        if m is None or (tail != b"]" if wrapped.group(0).endswith(b"[") else tail not in _WRAPPED_TAIL):
+            return None  # `tensor([2.1, 3.0])`: no one value
+        return to_float(m.group(0)), _NAN, m.span(), (-1, -1)
     start = pos + (1 if head[:1] in (b"[", b"(") else 0)
     while line[start : start + 1] in (b" ", b"\t"):
         start += 1
@@ -262,6 +290,9 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if name in EPOCH_KEYS or name in STEP_KEYS or (words[-1] in ("epoch", "step") and len(words) <= 2):
             kind = "epoch" if (name in EPOCH_KEYS or words[-1] == "epoch") else "step"
             if kind in read.fields or not re.fullmatch(rb"\d+", m.group(2)):
+                continue
+            if name in _COUNT_KEYS and not m.group(3) and _RE_EPOCH_WORD.search(line) is not None:
+                _set(read, "steps_total", float(m.group(2)), name, m.span(2))
                 continue
             _set(read, kind, float(m.group(2)), name, m.span(2))
             if m.group(3) and re.fullmatch(rb"\d+", m.group(3)):
@@ -356,12 +387,13 @@ def read_line(line: bytes | str) -> LineRead | None:
         _set(read, "loss", value, "loss", span)
         if avg == avg or (span[1] < len(line) and b"/" in line[span[1] : span[1] + 4]):
             _set(read, "loss_avg", avg, "loss_avg", avg_span)
-        _metrics(read, line, span)
+        skip = (span[0], wrapper_end(line, span[1]))
+        _metrics(read, line, skip)
         # no separator after the key: nor after others; nor after the loss's value (`Loss: 5.872 Acc@1 3.611`)
-        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS) or _RE_PAIR_NEXT.match(line, span[1]):
-            _space_metrics(read, line, span)
+        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS) or _RE_PAIR_NEXT.match(line, skip[1]):
+            _space_metrics(read, line, skip)
         elif b"|" in line:  # a pipe table mixes them: monodepth2's `| lr 0.000100 | ... | loss: 0.13400 |`
-            _space_metrics(read, line, span, fields_only=True)
+            _space_metrics(read, line, skip, fields_only=True)
         break
     if read is None and _NOTATION_PATTERNS:
         read = _pattern_read(line)
