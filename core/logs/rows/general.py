@@ -67,7 +67,9 @@ _RE_LOSS_KEY = re.compile(
     # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
     # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
     # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
-    rb"[ \t]+(?=" + _WRAPPER + rb"|[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z]))))"
+    rb"[ \t]+(?=" + _WRAPPER + rb"|[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z])))|"
+    # a Python (name, value) tuple: FunASR's `[('loss_att', 0.858), ('acc', 0.657), ('loss', 0.998)]`
+    rb"(?:" + b"|".join(rb"(?<=\(['\"]" + k + rb")" for k in LOSS_KEYS) + rb")['\"],[ \t]*)"
 )
 # A line that carries training progress: an `avg loss` on it is the epoch's training loss
 # (`Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary
@@ -93,11 +95,13 @@ _NUMV = (
 )
 # a unit in parentheses may follow a key's word, glued or not (VISSL's `btime(ms): 192`, `peak_mem(M): 4176`);
 # a key may join its words by `/`, `-` or `@` (maxtext's `TFLOP/s/device`, trlx's `losses/policy_loss`, TF-slim's
-# `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`)
-_KEY = rb"(?:[A-Za-z]\d+\.)?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
+# `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`),
+# or a head's name then a dot before a loss or an accuracy (mmseg's `decode.loss_seg`, `aux.acc_seg`; never
+# `callback.py:269`, a source line)
+_KEY = rb"(?:[A-Za-z]\d+\.|[A-Za-z][A-Za-z0-9_]*\.(?=loss|acc))?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _RE_KV = re.compile(
     rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
-    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
+    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
 )
 # any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
@@ -266,6 +270,8 @@ def _set(read: LineRead, column: str, value: float, key: str, span: tuple[int, i
 
 
 _FIELD_COLUMNS = frozenset(ROW_FIELDS[:-1])
+_TUPLE_SEP = (b"',", b'",')
+_TUPLE_OPEN = (b"('", b'("')
 
 
 def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
@@ -273,6 +279,8 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
     for m in _RE_KV.finditer(line):
         if skip[0] <= m.start(2) < skip[1] + 1 or glued_to_binary(line, m.start(1)):
             continue
+        if line[m.end(1) : m.end(1) + 2] in _TUPLE_SEP and line[m.start(1) - 2 : m.start(1)] not in _TUPLE_OPEN:
+            continue  # `'name', value` only inside a `('name', value)` tuple (a list of strings is no metric)
         name = metric_name(m.group(1))
         if not name:
             continue
@@ -341,6 +349,9 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int], fields_on
 _BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
 # one key and its value between pipes, the line's only cells: a vertical table printing one dump's keys a line each
 # (Stable-Baselines3's logger: `|    entropy_loss         | -1.36       |`, `|    loss    | 0.0541      |`)
+# a `key value` pair right after a loss with a separator: the line goes on without them (a tqdm description,
+# ImageNet1k_ResNet50's `Train Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: 100%|...`)
+_RE_PAIR_NEXT = re.compile(rb"[ \t]+" + _KEY + rb"[ \t]+[-+]?\d*\.\d")
 _RE_KEY_CELL = re.compile(rb"\|[ \t]+([\w/.\-]+)[ \t]+\|[ \t]+" + NUM + rb"[ \t]+\|[ \t]*$")
 
 
@@ -376,7 +387,8 @@ def read_line(line: bytes | str) -> LineRead | None:
             _set(read, "loss_avg", avg, "loss_avg", avg_span)
         skip = (span[0], wrapper_end(line, span[1]))
         _metrics(read, line, skip)
-        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS):  # no separator after the key: nor after others
+        # no separator after the key: nor after others; nor after the loss's value (`Loss: 5.872 Acc@1 3.611`)
+        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS) or _RE_PAIR_NEXT.match(line, skip[1]):
             _space_metrics(read, line, skip)
         elif b"|" in line:  # a pipe table mixes them: monodepth2's `| lr 0.000100 | ... | loss: 0.13400 |`
             _space_metrics(read, line, skip, fields_only=True)
