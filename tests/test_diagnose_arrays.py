@@ -14,6 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.logs.judgement.diagnose import DiagnoseSettings, diagnose, rank_step_times
+from core.logs.judgement.status import first_of_each_rank, nonfinite_by_rank
 from core.logs.rows.snapshot import ERROR_COLUMNS, RANK_COLUMNS, TIMING_COLUMNS, RunSnapshot
 
 _NAN = float("nan")
@@ -62,6 +63,25 @@ def _definition_spikes(m: pd.DataFrame, s: DiagnoseSettings) -> list[tuple[int, 
     bad = m[(~np.isfinite(norms) & norms.notna()) | (norms > s.spike_factor * median)]
     bad = bad.sort_values("global_norm", ascending=False).head(s.max_listed)
     return [(int(r.rank), float(r.step), float(r.global_norm), median) for r in bad.itertuples()]
+
+
+def _definition_stragglers(times: pd.Series, sources: pd.Series, s: DiagnoseSettings) -> list[tuple]:
+    """The stragglers as `_stragglers` listed them (three label lookups per slow rank), nothing skipped."""
+    ok = times.dropna()
+    if len(ok) < 2:
+        return []
+    median = float(ok.median())
+    if median <= 0:
+        return []
+    ratio = ok / median
+    slow = ratio[ratio >= s.straggler_ratio].sort_values(ascending=False)
+    return [(int(r), float(ok[r]), median, round(float(slow[r]), 3), str(sources[r])) for r in slow.index]
+
+
+def _definition_last_rows(m: pd.DataFrame, ranks: list[int]) -> np.ndarray:
+    """Each of `ranks`' last row, as `nonfinite_by_rank` found it (a search over every row)."""
+    rank = m["rank"].to_numpy()
+    return first_of_each_rank(rank, np.flatnonzero(np.isin(rank, ranks))[::-1])
 
 
 _VALUE = st.one_of(
@@ -146,8 +166,17 @@ def test_step_times_and_norm_spikes_are_the_pandas_statements(snap: RunSnapshot)
     pd.testing.assert_series_equal(value, want_value)
     pd.testing.assert_series_equal(source, want_source)
     s = DiagnoseSettings()
-    got = [(x.rank, x.step, x.global_norm, x.median) for x in diagnose(snap, settings=s).norm_spikes]
+    d = diagnose(snap, settings=s)
+    got = [(x.rank, x.step, x.global_norm, x.median) for x in d.norm_spikes]
     assert repr(got) == repr(_definition_spikes(snap.metrics, s))  # (repr: a NaN step equals a NaN step)
+    if not any(g.ranks for g in d.failure_groups):  # (the definition skips no failed rank)
+        slow = [(x.rank, x.step_time, x.median_step_time, x.ratio, x.source) for x in d.stragglers]
+        assert slow == _definition_stragglers(want_value, want_source, s)
+    nonfinite, recovered = nonfinite_by_rank(snap.metrics)
+    rank, step, loss = (snap.metrics[k].to_numpy() for k in ("rank", "step", "loss"))
+    last = _definition_last_rows(snap.metrics, list(nonfinite))
+    want = {int(rank[i]) for i in last if np.isfinite(loss[i]) and not step[i] <= nonfinite[int(rank[i])][1]}
+    assert recovered == want
 
 
 def test_line_time_gaps_of_interleaved_ranks_are_each_ranks_own() -> None:
