@@ -258,3 +258,51 @@ def test_a_launchers_output_alone_is_not_rank_zero(tmp_path: Path) -> None:
     _write(tmp_path / "msrun.log", "Start worker process with rank id:0\n")
     assert _workers(tmp_path) == []
     assert [(f.rel, f.role) for f in discover_logs(tmp_path)] == [("msrun.log", "launcher")]
+
+
+# ----------------------------------------------------------------------------- a log under a document suffix
+# real lines: mmsegmentation issue 271's `*.log.json` (mmcv TextLoggerHook JSON lines) and the `Train Epoch:` bar of
+# dhairyag/ImageNet1k_ResNet50's `log_output.md` (corpus entries mmseg-log-json-lines-..., resnet50-imagenet-...)
+MMCV_JSON = (
+    '{"mode": "train", "epoch": 1, "iter": 850, "lr": 0.00962, "memory": 6567, "data_time": 0.00983, '
+    '"decode.loss_seg": 1.09146, "decode.acc_seg": 61.63455, "aux.loss_seg": 0.47744, "aux.acc_seg": 59.19695, '
+    '"loss": 1.5689, "time": 1.4326}\n'
+)
+MD_BAR = (
+    "```bash\nEpoch: 1\nLearning rate: 0.005000\nTrain Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: "
+    "100%|██████████| 10010/10010 [3:06:24<00:00,  1.12s/it]\n```\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "loss"),
+    [
+        ("20210101_120000.log.json", MMCV_JSON, 1.5689),
+        ("train.log.json", MMCV_JSON, 1.5689),
+        ("log_output.md", MD_BAR, 5.872),
+        ("training_logs.md", MD_BAR, 5.872),
+    ],
+)
+def test_a_log_named_text_file_alone_is_rank_zero(tmp_path: Path, name: str, text: str, loss: float) -> None:
+    """A folder whose only log is mmcv's `X.log.json` or console output pasted into `log_output.md` was read as
+    holding no log at all: its name says log, so it is the one rank's log."""
+    _write(tmp_path / name, text)
+    _write(tmp_path / "config.json", '{"loss": 1.0}\n')  # not named log: never read
+    assert _workers(tmp_path) == [(0, name, "single")]
+    snap = read_run(tmp_path)
+    assert snap.metrics["loss"].tolist() == [loss]
+
+
+@pytest.mark.parametrize("name", ["README.md", "catalog.md", "logging.json", "changelog.md", "blog.json"])
+def test_a_document_not_named_log_is_never_read(tmp_path: Path, name: str) -> None:
+    _write(tmp_path / name, MMCV_JSON)
+    assert _workers(tmp_path) == []
+    assert any(s.rel == name and "not a log" in s.why for s in discover(tmp_path).skipped)
+
+
+def test_mmcv_json_twin_beside_its_text_log_is_not_read(tmp_path: Path) -> None:
+    """mmcv writes `X.log` and `X.log.json` side by side (the same rows twice): the `.log` alone is rank 0."""
+    _write(tmp_path / "20210101_120000.log", _lm(2))
+    _write(tmp_path / "20210101_120000.log.json", MMCV_JSON)
+    assert _workers(tmp_path) == [(0, "20210101_120000.log", "single")]
+    assert len(read_run(tmp_path).metrics) == 2

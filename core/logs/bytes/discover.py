@@ -134,6 +134,10 @@ _LAUNCHER_NAME = re.compile(r"^[^/]+\." + _LOG_EXT + "$")
 # a launcher's own output is not a rank's, even when it is the only file so far (the workers' come later)
 _LAUNCHER_OUTPUT = re.compile(r"^(?:msrun|mpirun|launcher|launch|scheduler)[\w.-]*$")
 _LOGLIKE = re.compile(r"(?:\." + _LOG_EXT + r"(?:\.\d+)?|/log|^log|stdout|stderr)$")
+# Second choice, only when no file above is log-like: a text file whose NAME says log (`log` or `logs` as a word)
+# under a document suffix: mmcv's `<timestamp>.log.json` JSON lines, console output pasted into `log_output.md`.
+# Never beside a real log (mmcv writes `X.log` next to `X.log.json`: the `.log` is read), never a `README.md`.
+_LOG_NAMED_TEXT = re.compile(r"(?:^|/)(?:[^/]*[^a-z/])?logs?(?:[^a-z/][^/]*)?\.(?:json|md)$", re.IGNORECASE)
 _PRIORITY = {
     "msrun": 0,
     "mindformers": 1,
@@ -257,6 +261,8 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
     found.files = _pick_groups(groups, found)
     have_workers = any(f.role == LogRole.WORKER for f in found.files)
     loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOGLIKE.search(r)]
+    if not loglike:
+        loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOG_NAMED_TEXT.search(r)]
     single = None
     if (
         not have_workers

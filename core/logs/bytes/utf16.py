@@ -6,6 +6,7 @@ Why: PowerShell's `>` and `Out-File` write UTF-16; such a rank log showed "no lo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, TypeVar
@@ -49,6 +50,7 @@ _State = TypeVar("_State", bound=FileProgress)
 _UTF16_MIN = 8  # bytes of a head needed to call NUL-interleaved text UTF-16
 
 
+@functools.lru_cache(maxsize=4096)  # asked of every file on every live tick: a file's head is the same bytes
 def utf16_codec(head: bytes) -> str | None:
     """ "utf-16-le" / "utf-16-be" when a log's first bytes are UTF-16 text: a byte-order mark, or ASCII
     with a NUL after (before) every byte, as PowerShell's `>` and `Out-File` write it; else None. UTF-32

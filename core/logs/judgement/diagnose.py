@@ -139,36 +139,63 @@ def _json_safe(value: object) -> object:
 def rank_step_times(snap: RunSnapshot) -> tuple[pd.Series, pd.Series]:
     """Each rank's median step time in ms and where it came from, in order of trust: the log's own
     per-step time (MindFormers `per_step_time`), TimeMonitor / MindYOLO step-time lines, then the
-    gaps between time-stamped loss lines divided by the steps between them."""
+    gaps between time-stamped loss lines divided by the steps between them. On column arrays, never a
+    row selection of the whole table: it has a column per metric any log names (60 on the real-corpus
+    folder), and each pandas selection took every one of them (~13 ms of each live tick there)."""
     m = snap.metrics
-    has = m["step_time_ms"].notna() if not m.empty else None  # (the rows without one: no median to take)
-    per_row = (
-        m.loc[has, ["rank", "step_time_ms"]].groupby("rank")["step_time_ms"].median()
-        if has is not None and has.any()
-        else pd.Series(dtype=float)
-    )
+    rank = m["rank"].to_numpy() if not m.empty else np.empty(0, dtype=np.int64)
+    per_row = _median_by_rank(rank, m["step_time_ms"].to_numpy(dtype=np.float64)) if not m.empty else _no_times()
     t = snap.timings
-    timed = t.groupby("rank")["step_time_ms"].median() if not t.empty else pd.Series(dtype=float)
-    gaps = pd.Series(dtype=float)
+    timed = t.groupby("rank")["step_time_ms"].median() if not t.empty else _no_times()
+    gaps = _no_times()
     # line-time gaps count only for ranks with neither of the others (at 1,024 x 2,000 MindFormers rows,
     # which all carry per_step_time, the gaps were 100 ms of every live tick)
     better = set(per_row.dropna().index) | set(timed.dropna().index)
     need = [int(r) for r in snap.ranks["rank"] if int(r) not in better]
-    if need and not m.empty and m["time"].notna().any():
-        sub = m.loc[m["time"].notna(), ["rank", "step", "time"]]  # the stamped rows first: few on most logs
-        sub = sub if len(better) == 0 else sub[sub["rank"].isin(need)]
-        d = sub.groupby("rank")[["step", "time"]].diff()
-        ok = (d["step"] > 0) & (d["time"] >= 0)
-        gaps = (d.loc[ok, "time"] * 1000.0 / d.loc[ok, "step"]).groupby(sub.loc[ok, "rank"]).median()
-    ranks = pd.Index(snap.ranks["rank"].astype(int))
-    value = pd.Series(_NAN, index=ranks, dtype=float)
-    source = pd.Series("", index=ranks, dtype=object)
+    if need and not m.empty:
+        stamp = m["time"].to_numpy(dtype=np.float64)
+        rows = np.flatnonzero(~np.isnan(stamp))  # the stamped rows first: few on most logs
+        if len(rows) and better:
+            rows = rows[np.isin(rank[rows], need)]
+        if len(rows):
+            gaps = _line_time_gaps(rank[rows], m["step"].to_numpy(dtype=np.float64)[rows], stamp[rows])
+    index = pd.Index(snap.ranks["rank"].astype(int))
+    ranks = index.to_numpy()
+    value = np.full(len(ranks), _NAN)
+    source = np.full(len(ranks), "", dtype=object)
     for series, name in ((gaps, "line times"), (timed, "TimeMonitor"), (per_row, "per_step_time")):  # last wins
         have = series.dropna()
-        have = have[have.index.isin(ranks)]
-        value[have.index] = have.to_numpy()
-        source[have.index] = name
-    return value, source
+        at = have.index.get_indexer(index) if len(have) else np.full(len(ranks), -1)
+        hit = at >= 0
+        value[hit] = have.to_numpy(dtype=np.float64)[at[hit]]
+        source[hit] = name
+    return pd.Series(value, index=index, dtype=float), pd.Series(source, index=index, dtype=object)
+
+
+def _no_times() -> pd.Series:
+    """No rank's time (a fresh series: callers may fill it)."""
+    return pd.Series(dtype=float)
+
+
+def _median_by_rank(rank: np.ndarray, values: np.ndarray) -> pd.Series:
+    """Per rank, the median of its non-NaN `values` (ranks in ascending order; none: an empty series)."""
+    has = np.flatnonzero(~np.isnan(values))
+    if not len(has):
+        return _no_times()
+    return pd.Series(values[has]).groupby(rank[has]).median()
+
+
+def _line_time_gaps(rank: np.ndarray, step: np.ndarray, stamp: np.ndarray) -> pd.Series:
+    """Per rank, the median of (time gap * 1000 / steps between) over each pair of a rank's consecutive
+    stamped rows (in row order) that moved forward: a group-by diff, on the arrays."""
+    order = np.argsort(rank, kind="stable")  # each rank's rows together, in row order
+    r, s, t = rank[order], step[order], stamp[order]
+    same = r[1:] == r[:-1]
+    ds, dt = s[1:] - s[:-1], t[1:] - t[:-1]
+    ok = same & (ds > 0) & (dt >= 0)
+    if not ok.any():
+        return _no_times()
+    return pd.Series(dt[ok] * 1000.0 / ds[ok]).groupby(r[1:][ok]).median()
 
 
 def _stragglers(
@@ -184,10 +211,13 @@ def _stragglers(
         return [], median, source
     ratio = ok / median
     slow = ratio[ratio >= settings.straggler_ratio].sort_values(ascending=False)
+    # each slow rank's values by one lookup per column, not three label lookups per rank (most of a real-corpus
+    # folder's 1,024 ranks differ in step time by 1.3x or more: ~1,000 lookups a tick)
+    times_ms, names = ok.loc[slow.index].tolist(), sources.loc[slow.index].tolist()
     return (
         [
-            Straggler(r, as_float(ok[r]), median, round(as_float(slow[r]), 3), str(sources[r]))
-            for r in map(as_int, slow.index)
+            Straggler(as_int(r), as_float(t), median, round(as_float(x), 3), str(name))
+            for r, t, x, name in zip(slow.index, times_ms, slow.tolist(), names, strict=True)
         ],
         median,
         source,
@@ -378,7 +408,8 @@ def _nan_groups(snap: RunSnapshot, have: set[int]) -> list[FailureGroup]:
     if not len(bad):
         return []
     _, recovered = nonfinite_by_rank(m)
-    first = m.iloc[first_of_each_rank(m["rank"].to_numpy(), bad)]
+    at = first_of_each_rank(m["rank"].to_numpy(), bad)  # the four columns it needs, not every metric's
+    first = pd.DataFrame({k: m[k].to_numpy()[at] for k in ("rank", "step", "loss", "time")})
     first = first[~first["rank"].astype(int).isin(list(have | recovered))]
     ranks = snap.ranks.set_index("rank")
     by_kind: dict[str, list[tuple[float, int, str, str]]] = {}
@@ -428,16 +459,19 @@ def _overflow(snap: RunSnapshot, settings: DiagnoseSettings) -> tuple[list[float
 
 def _norm_spikes(snap: RunSnapshot, settings: DiagnoseSettings) -> list[NormSpike]:
     m = snap.metrics
-    if m.empty or "global_norm" not in m or m["global_norm"].isna().all():
+    if m.empty or "global_norm" not in m:
         return []
-    norms = m["global_norm"]
-    finite = norms[np.isfinite(norms)]
-    if finite.empty:
+    norms = m["global_norm"].to_numpy(dtype=np.float64)
+    finite = np.isfinite(norms)
+    if not finite.any():
         return []
-    median = float(finite.median())
-    bad = m[(~np.isfinite(norms) & norms.notna()) | (norms > settings.spike_factor * median)]
+    median = float(np.median(norms[finite]))
+    with np.errstate(invalid="ignore"):
+        at = np.flatnonzero((~finite & ~np.isnan(norms)) | (norms > settings.spike_factor * median))
+    # the few spiking rows' three columns, in row order, sorted as the whole table's rows were
+    bad = pd.DataFrame({k: m[k].to_numpy()[at] for k in ("rank", "step", "global_norm")})
     bad = bad.sort_values("global_norm", ascending=False).head(settings.max_listed)
-    return [NormSpike(int(r.rank), float(r.step), float(r.global_norm), median) for r in bad.itertuples()]
+    return [NormSpike(as_int(r.rank), as_float(r.step), as_float(r.global_norm), median) for r in bad.itertuples()]
 
 
 # ----------------------------------------------------------------------------- entry point

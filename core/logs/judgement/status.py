@@ -95,7 +95,10 @@ def nonfinite_by_rank(metrics: pd.DataFrame) -> tuple[dict[int, tuple[float, flo
     rank, step = metrics["rank"].to_numpy(), metrics["step"].to_numpy(dtype=np.float64)
     first = first_of_each_rank(rank, bad)
     out = {int(rank[i]): (float(loss[i]), float(step[i])) for i in first}
-    last = first_of_each_rank(rank, np.flatnonzero(np.isin(rank, list(out)))[::-1])  # (`last()` skips NaN)
+    # each such rank's last row (`last()` skips NaN) ends one of the runs of a rank's rows: looked for among
+    # the runs' ends, not over every row (a live table's runs: a rank's rows of each tick)
+    ends = np.flatnonzero(np.append(rank[1:] != rank[:-1], True))
+    last = first_of_each_rank(rank, ends[np.isin(rank[ends], list(out))][::-1])
     recovered = {
         int(rank[i])
         for i in last

@@ -17,6 +17,8 @@ The grammar (a line -> what it says):
   failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
   tracebacks.py a traceback's header opens a failure, its exception line closes it (context, time, rank)
   linekinds.py  what a line is to the line-by-line parser, told by its text alone
+  lineprefix.py a file's own line prefix, learnt from a traceback header found inside a line (a pipeline's
+                `svc_1  | `, loguru's or glog's head): the failure's later lines are read behind it
   lineranks.py  whose line it is when one stream carries several ranks (`[1,3]<stdout>:`, `[rank6]:`,
                 `Rank: N;`, a trailing `rank N`, pdsh's `host: `): the rank sources with their real lines
   processes.py  which process wrote an error line (`(PID:758, ...)`, `[PID: 758]`, `ME(758,...)`): one process's

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
@@ -15,11 +14,11 @@ import numpy as np
 import pandas as pd
 
 from core.logs.bytes.discover import LogFile, LogRole
-from core.logs.rows.formats import ROW_FIELDS, line_time
+from core.logs.rows.formats import ROW_FIELDS, last_log_time
 from core.logs.rows.general import LineRead
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.linetemplates import LineTemplate
-from core.logs.rows.redraws import BarRow, block_redraws, redraw, remember
+from core.logs.rows.redraws import BarRow, Bars, block_redraws, redraw, remember
 from core.logs.tokens.bulk import Rows
 
 _NAN = float("nan")
@@ -153,12 +152,12 @@ def add_rows(
     hi: int,
     block_min: int,
     named: NamedRows | None = None,
-    bars: np.ndarray | None = None,
+    bars: Bars | None = None,
 ) -> None:
     """Rows lo:hi of a bulk block (and their other metrics) into the file's rows; `named`: the lines of the
     block's rows that may name their rank, by row (`named_lines`; None: no line of the block does); `bars`:
     which rows a progress bar's line gave (their redraws are dropped, core.logs.rows.redraws)."""
-    if bars is not None and (bars[lo:hi] != b"").any():
+    if bars is not None and (bars.bar[lo:hi] != b"").any():
         _add_bar_rows(st, block, extras, lo, hi, block_min, named, bars)
         return
     ranks = None
@@ -192,12 +191,15 @@ def _add_bar_rows(
     hi: int,
     block_min: int,
     named: NamedRows | None,
-    bars: np.ndarray,
+    bars: Bars,
 ) -> None:
-    """`add_rows` for a part with progress-bar rows: the redraws left out, the last bar row remembered."""
+    """`add_rows` for a part with progress-bar rows: the redraws left out, the last bar row (and line) remembered."""
     mine = {name: col[lo:hi] for name, col in extras.items()}
-    keep = np.flatnonzero(~block_redraws(block[lo:hi], mine, bars[lo:hi], st.bar, len(st.rows))) + lo
+    ends = bars.ends(block, lo, hi)
+    keep = np.flatnonzero(~block_redraws(block[lo:hi], mine, bars.bar[lo:hi], ends, st.bar, len(st.rows))) + lo
+    last_bar = int(np.flatnonzero(bars.bar[lo:hi] != b"")[-1])
     if not len(keep):
+        st.bar = None if st.bar is None else replace(st.bar, end=int(ends[last_bar]))
         return
     if named is not None:  # the kept rows' named ranks, renumbered
         at = np.isin(named.rows, keep)
@@ -206,9 +208,9 @@ def _add_bar_rows(
         named = NamedRows(np.searchsorted(keep, named.rows[at]), named.ranks[at], lines)
     add_rows(st, block[keep], {name: col[keep] for name, col in extras.items()}, 0, len(keep), block_min, named)
     last = int(keep[-1])
-    if bars[last]:
+    if bars.bar[last]:
         more = {name: float(col[last]) for name, col in extras.items()}
-        st.bar = remember(len(st.rows), block[last], more, bars[last])
+        st.bar = remember(len(st.rows), block[last], more, bars.bar[last], int(ends[last_bar]))
 
 
 @dataclass
@@ -243,6 +245,7 @@ class FileState:
     tb_start: int | None = None  # offset of a pending "Traceback" header
     tb_carry: bytes = b""
     tb_time: float = _NAN  # time of the last stamped line before the pending traceback's header
+    line_prefix: re.Pattern[bytes] | None = None  # the prefix a pipeline puts on its lines (rows.lineprefix)
     # the last bytes of earlier reads, where a traceback's time may be (parser LOOKBACK): the reads' own bytes
     # objects, joined only when a traceback asks (`time_before`); `tail_len` bytes in all
     tail: tuple[bytes, ...] = ()
@@ -382,20 +385,28 @@ def row_rank(st: FileState, line: bytes) -> int | None:
     return st.hosts.setdefault(named.host, len(st.hosts))
 
 
-def bar_redraw(st: FileState, row: tuple, extras: dict[str, float] | None, bar: bytes) -> bool:
-    """Whether a progress bar line's row (its bar `bar`) only redraws the file's last row
-    (core.logs.rows.redraws); else it is remembered as the bar's last row, to be added next."""
-    if redraw(st.bar, len(st.rows), row, extras, bar):
+def bar_redraw(st: FileState, row: tuple, extras: dict[str, float] | None, bar: bytes, end: int = -1) -> bool:
+    """Whether a progress bar line's row (its bar `bar`, its line ending at `end`) only redraws the file's last
+    row (core.logs.rows.redraws); else it is remembered as the bar's last row, to be added next."""
+    if st.bar is not None and redraw(st.bar, len(st.rows), row, extras, bar, int(row[-1])):
+        st.bar = replace(st.bar, end=end)
         return True
-    st.bar = remember(len(st.rows) + 1, row, extras, bar)
+    st.bar = remember(len(st.rows) + 1, row, extras, bar, end)
     return False
 
 
 def add_read(
-    st: FileState, read: LineRead, off: int, obs_time: float, rank: int | None = None, bar: bytes = b""
+    st: FileState,
+    read: LineRead,
+    off: int,
+    obs_time: float,
+    rank: int | None = None,
+    bar: bytes = b"",
+    end: int = -1,
 ) -> None:
     """What the general reader found on one line, into the file's rows (training) or evals; `rank`: the
-    rank the line names (None: the file's); `bar`: a progress bar's line's bar (its redraws give no row)."""
+    rank the line names (None: the file's); `bar`: a progress bar's line's bar (its redraws give no row), `end`:
+    where that line ends (its newline's offset)."""
     f = read.fields
     t = f.get("time", _NAN)
     t = t if t == t else obs_time
@@ -408,33 +419,11 @@ def add_read(
     for column, key in read.keys.items():
         note_key(st.metric_keys, column, key)
     row = (*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off)
-    if not (bar and bar_redraw(st, row, read.extras, bar)):
+    if not (bar and bar_redraw(st, row, read.extras, bar, end)):
         st.rows.append(row, read.extras, rank)
 
 
 NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})
-
-_RE_MS_TIME = re.compile(rb"\):(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3}) ")
-_RE_PY_TIME = re.compile(rb"(?m)^(?:\[[A-Z]+\] )?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,6})?")
-
-
-def last_log_time(data: bytes) -> float:
-    """Unix time of the last time-stamped line in `data`: MindSpore's own header
-    (`[WARNING] DEVICE(2386,7f72...,python):2026-11-22-07:04:43.493.282 [...]`) or a python-logging
-    date at a line start; NaN when there is none. Why: a traceback has no time of its own, and the
-    line just before it says when the rank failed (which rank failed first is the root cause)."""
-    best_pos, best = -1, _NAN
-    for m in _RE_MS_TIME.finditer(data):
-        best_pos = m.start()
-        y, mo, d, h, mi, s, ms, us = (int(g) for g in m.groups())
-        try:
-            best = datetime(y, mo, d, h, mi, s).timestamp() + ms / 1e3 + us / 1e6
-        except ValueError:
-            best = _NAN
-    for m in _RE_PY_TIME.finditer(data):
-        if m.start() > best_pos:
-            best_pos, best = m.start(), line_time(m.group(0))
-    return best
 
 
 def row_tuple(row: dict[str, float], obs_time: float, off: int) -> tuple:

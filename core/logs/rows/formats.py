@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from core.errors import UserError
 from core.logs.rows.general import LineRead, line_time, read_line, to_float
@@ -31,6 +32,7 @@ __all__ = [
     "compile_user_regex",
     "is_chatter",
     "is_noise_line",
+    "last_log_time",
     "line_time",
     "parse_loss_line",
     "parse_step_time_line",
@@ -168,3 +170,26 @@ def user_format(pattern: str) -> LogFormat:
         return row
 
     return LogFormat("user", pattern, "the user's --loss-regex", parse)
+
+
+_RE_MS_TIME = re.compile(rb"\):(\d{4})-(\d\d)-(\d\d)-(\d\d):(\d\d):(\d\d)\.(\d{3})\.(\d{3}) ")
+_RE_PY_TIME = re.compile(rb"(?m)^(?:\[[A-Z]+\] )?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,6})?")
+
+
+def last_log_time(data: bytes) -> float:
+    """Unix time of the last time-stamped line in `data`: MindSpore's own header
+    (`[WARNING] DEVICE(2386,7f72...,python):2026-11-22-07:04:43.493.282 [...]`) or a python-logging
+    date at a line start; NaN when there is none. Why: a traceback has no time of its own, and the
+    line just before it says when the rank failed (which rank failed first is the root cause)."""
+    best_pos, best = -1, float("nan")
+    for m in _RE_MS_TIME.finditer(data):
+        best_pos = m.start()
+        y, mo, d, h, mi, s, ms, us = (int(g) for g in m.groups())
+        try:
+            best = datetime(y, mo, d, h, mi, s).timestamp() + ms / 1e3 + us / 1e6
+        except ValueError:
+            best = float("nan")
+    for m in _RE_PY_TIME.finditer(data):
+        if m.start() > best_pos:
+            best_pos, best = m.start(), line_time(m.group(0))
+    return best

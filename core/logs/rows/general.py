@@ -29,7 +29,7 @@ from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
-from core.logs.tokens.lexicon import LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS
+from core.logs.tokens.lexicon import LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, number
 
 __all__ = [
     "FIXED_ALIASES",
@@ -46,6 +46,13 @@ __all__ = [
 _NAN = float("nan")
 _RE_NUM = re.compile(NUM)
 _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
+# A value printed inside its wrapper (one rule for the family, whatever library printed it): torch's
+# `tensor(2.1, device='cuda:0', grad_fn=<...>)` (and `tensor([2.1])`), numpy's `array(2.1, dtype=float32)` and
+# `np.float32(2.1)`, jax's `Array(2.1, dtype=float32)`; MindSpore's `Tensor(shape=[], dtype=Float32, value= 2.1)`
+# names its value (`_RE_TENSOR_VALUE`). The wrapper's own numbers (`cuda:0`) are no metrics. A module before a
+# tensor or an array (`moe_loss = torch.tensor(0.0, device=...)`) is source code in a traceback, never a print.
+_WRAPPER = rb"(?<![\w.])(?:(?:np|numpy)\.float(?:16|32|64)|tensor|Tensor|array|Array)\("
+_RE_WRAPPER = re.compile(_WRAPPER + rb"[ \t]*(?:\[[ \t]*)?(?=" + NUM + rb")")
 _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 _RE_LOSS_KEY = re.compile(
     # (Chinese `为` / `是`, "is", may stand before the separator, which may be a full-width colon:
@@ -60,7 +67,9 @@ _RE_LOSS_KEY = re.compile(
     # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
     # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
     # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
-    rb"[ \t]+(?=[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z]))))"
+    rb"[ \t]+(?=" + _WRAPPER + rb"|[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z])))|"
+    # a Python (name, value) tuple: FunASR's `[('loss_att', 0.858), ('acc', 0.657), ('loss', 0.998)]`
+    rb"(?:" + b"|".join(rb"(?<=\(['\"]" + k + rb")" for k in LOSS_KEYS) + rb")['\"],[ \t]*)"
 )
 # A line that carries training progress: an `avg loss` on it is the epoch's training loss
 # (`Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary
@@ -81,16 +90,18 @@ _RE_EVAL_START = re.compile(rb"(?i)(?:eval\w*|valid\w*|val)(?![\w/.])")  # an ev
 _EVAL_QUAL = {b"val", b"valid", b"validation", b"eval", b"evaluation", b"test", b"testing", b"dev", b"cv"}
 _WORD = rb"[A-Za-z][A-Za-z0-9_]*"
 _NUMV = (
-    rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
+    rb"[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)(?![A-Za-z])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
     rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?=x*(?![A-Za-z])))"
 )
 # a unit in parentheses may follow a key's word, glued or not (VISSL's `btime(ms): 192`, `peak_mem(M): 4176`);
 # a key may join its words by `/`, `-` or `@` (maxtext's `TFLOP/s/device`, trlx's `losses/policy_loss`, TF-slim's
-# `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`)
-_KEY = rb"(?:[A-Za-z]\d+\.)?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
+# `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`),
+# or a head's name then a dot before a loss or an accuracy (mmseg's `decode.loss_seg`, `aux.acc_seg`; never
+# `callback.py:269`, a source line)
+_KEY = rb"(?:[A-Za-z]\d+\.|[A-Za-z][A-Za-z0-9_]*\.(?=loss|acc))?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _RE_KV = re.compile(
     rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
-    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[))[\[(]?[ \t]*(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
+    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
 )
 # any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
@@ -115,8 +126,13 @@ _NUMBER_TAIL = frozenset(
 
 EPOCH_KEYS = frozenset({"epoch", "epochs", "cur_epoch", "epoch_num"})
 STEP_KEYS = frozenset(
-    {"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "it", "global_iter"}
+    {"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "iters", "it", "global_iter"}
 )
+# `Steps: 3741` beside an epoch with no total of its own: how many steps the epoch had, not which one (the
+# Time-Series-Library family's summary `Epoch: 1, Steps: 3741 | Train Loss: ...`, after its step rows `iters: 50,
+# epoch: 1 | loss: ...`): the epoch's step count, so the line is an epoch's summary (core.logs.rows.perfile)
+_COUNT_KEYS = frozenset({"steps"})
+_RE_EPOCH_WORD = re.compile(rb"(?i)(?<![a-z])epoch")
 FIXED_ALIASES: dict[str, str] = {
     **dict.fromkeys(("lr", "cur_lr", "learning_rate"), "lr"),
     **dict.fromkeys(
@@ -148,10 +164,8 @@ _RESERVED = frozenset(
 
 
 def to_float(raw: bytes) -> float:
-    try:
-        return float(raw)
-    except ValueError:
-        return _NAN
+    """A NUM's value, NaN when none (core.logs.tokens.lexicon.number: MSVC's `1.#QNAN` too)."""
+    return number(raw)
 
 
 @dataclass
@@ -194,14 +208,30 @@ _RE_NAN_DOT = re.compile(rb"(?:\.0+|x+)(?![\w.])")
 # a message glued to a decimal (a callback's print without a newline): a capitalised word, never a unit (`GB`, `ms`)
 _RE_GLUED_WORD = re.compile(rb"[A-Z][a-z]{2,}[ \t:]")
 _RE_PAIR_TAIL = re.compile(rb"[ \t]*/[ \t]*(" + NUM + rb")")
+_WRAPPED_TAIL = (b")", b",", b"]")  # what may follow a wrapped value: the wrapper's end, its next argument
+
+
+def wrapper_end(line: bytes, value_end: int) -> int:
+    """Where the wrapper around a value ending at `value_end` closes (its `)`), or `value_end` when the value is
+    not wrapped: the numbers inside (`device='cuda:0'`) belong to the value, not to the line's metrics."""
+    if line[value_end : value_end + 1] not in _WRAPPED_TAIL or b"(" not in line[max(0, value_end - 40) : value_end]:
+        return value_end
+    close = line.find(b")", value_end)
+    return value_end if close < 0 else close
 
 
 def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], tuple[int, int]] | None:
     """The loss (and running average of a `[a/b]` pair) after the key at `pos`, with the loss's span."""
     head = line[pos : pos + 24]
-    if head.startswith((b"Tensor(", b"(Tensor(", b"[Tensor(")):
+    if head.startswith((b"Tensor(shape", b"(Tensor(", b"[Tensor(")):
         m = _RE_TENSOR_VALUE.search(line, pos)
         return (to_float(m.group(1)), _NAN, m.span(1), (-1, -1)) if m else None
+    if (wrapped := _RE_WRAPPER.match(line, pos)) is not None:
+        m = _RE_NUM.match(line, wrapped.end())
+        tail = line[m.end() : m.end() + 8].lstrip(b" \t")[:1] if m is not None else b""
+        if m is None or (tail != b"]" if wrapped.group(0).endswith(b"[") else tail not in _WRAPPED_TAIL):
+            return None  # `tensor([2.1, 3.0])`: no one value
+        return to_float(m.group(0)), _NAN, m.span(), (-1, -1)
     start = pos + (1 if head[:1] in (b"[", b"(") else 0)
     while line[start : start + 1] in (b" ", b"\t"):
         start += 1
@@ -240,6 +270,8 @@ def _set(read: LineRead, column: str, value: float, key: str, span: tuple[int, i
 
 
 _FIELD_COLUMNS = frozenset(ROW_FIELDS[:-1])
+_TUPLE_SEP = (b"',", b'",')
+_TUPLE_OPEN = (b"('", b'("')
 
 
 def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
@@ -247,6 +279,8 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
     for m in _RE_KV.finditer(line):
         if skip[0] <= m.start(2) < skip[1] + 1 or glued_to_binary(line, m.start(1)):
             continue
+        if line[m.end(1) : m.end(1) + 2] in _TUPLE_SEP and line[m.start(1) - 2 : m.start(1)] not in _TUPLE_OPEN:
+            continue  # `'name', value` only inside a `('name', value)` tuple (a list of strings is no metric)
         name = metric_name(m.group(1))
         if not name:
             continue
@@ -254,6 +288,9 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if name in EPOCH_KEYS or name in STEP_KEYS or (words[-1] in ("epoch", "step") and len(words) <= 2):
             kind = "epoch" if (name in EPOCH_KEYS or words[-1] == "epoch") else "step"
             if kind in read.fields or not re.fullmatch(rb"\d+", m.group(2)):
+                continue
+            if name in _COUNT_KEYS and not m.group(3) and _RE_EPOCH_WORD.search(line) is not None:
+                _set(read, "steps_total", float(m.group(2)), name, m.span(2))
                 continue
             _set(read, kind, float(m.group(2)), name, m.span(2))
             if m.group(3) and re.fullmatch(rb"\d+", m.group(3)):
@@ -312,6 +349,9 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int], fields_on
 _BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
 # one key and its value between pipes, the line's only cells: a vertical table printing one dump's keys a line each
 # (Stable-Baselines3's logger: `|    entropy_loss         | -1.36       |`, `|    loss    | 0.0541      |`)
+# a `key value` pair right after a loss with a separator: the line goes on without them (a tqdm description,
+# ImageNet1k_ResNet50's `Train Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: 100%|...`)
+_RE_PAIR_NEXT = re.compile(rb"[ \t]+" + _KEY + rb"[ \t]+[-+]?\d*\.\d")
 _RE_KEY_CELL = re.compile(rb"\|[ \t]+([\w/.\-]+)[ \t]+\|[ \t]+" + NUM + rb"[ \t]+\|[ \t]*$")
 
 
@@ -345,11 +385,13 @@ def read_line(line: bytes | str) -> LineRead | None:
         _set(read, "loss", value, "loss", span)
         if avg == avg or (span[1] < len(line) and b"/" in line[span[1] : span[1] + 4]):
             _set(read, "loss_avg", avg, "loss_avg", avg_span)
-        _metrics(read, line, span)
-        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS):  # no separator after the key: nor after others
-            _space_metrics(read, line, span)
+        skip = (span[0], wrapper_end(line, span[1]))
+        _metrics(read, line, skip)
+        # no separator after the key: nor after others; nor after the loss's value (`Loss: 5.872 Acc@1 3.611`)
+        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS) or _RE_PAIR_NEXT.match(line, skip[1]):
+            _space_metrics(read, line, skip)
         elif b"|" in line:  # a pipe table mixes them: monodepth2's `| lr 0.000100 | ... | loss: 0.13400 |`
-            _space_metrics(read, line, span, fields_only=True)
+            _space_metrics(read, line, skip, fields_only=True)
         break
     if read is None and _NOTATION_PATTERNS:
         read = _pattern_read(line)

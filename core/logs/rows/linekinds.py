@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 from core.logs.rows.failures import failure_anchors, fatal_reason, line_tag, task_end
+from core.logs.rows.filestate import FileState
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
+from core.logs.rows.lineprefix import learn_prefix, prefix_end
 from core.logs.rows.lineranks import collector_stamp, determined_prefix, host_prefix
 from core.logs.tokens.lexicon import holds_keyword
 from core.logs.tokens.plain import BASE_LITERALS, WorthScan
@@ -18,11 +20,13 @@ __all__ = [
     "RE_TIMEMONITOR",
     "TRACEBACK",
     "WORTH",
+    "after_learnt_prefix",
     "failure_after_prefix",
     "failure_after_tag",
     "failure_glued_to_bar",
     "first_pid",
     "has_keyword",
+    "header_inside",
     "holds_keyword",
     "opens_traceback",
     "reaches_metric_line",
@@ -61,10 +65,11 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
     `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
     if line.startswith(ERROR_PREFIXES) or failure_glued_to_bar(line):
         return False
-    if line.startswith(b"["):
-        return not failure_after_tag(line, traceback_pending)[0]
-    if (line[:1].isalnum() or line[:1] == b"<") and failure_after_prefix(line, traceback_pending)[0]:
+    tagged = (line[:1] in b"[<" or line[:1].isalnum()) and failure_after_prefix(line, traceback_pending)[0]
+    if tagged or header_inside(line):  # (a prefix learnt from an earlier line: the file's state, not the text's)
         return False
+    if line.startswith(b"["):
+        return True
     if line.startswith(TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
         return False
     if RE_EXC_LINE.match(line) or (line[:1] == b" " and RE_EXC_LINE.match(line.lstrip(b" "))):
@@ -135,6 +140,27 @@ def failure_after_prefix(line: bytes, traceback_pending: bool) -> tuple[int, int
     return (at, None, host) if _failure_line(body, traceback_pending) else (0, None, None)
 
 
+def header_inside(line: bytes) -> int:
+    """Where a traceback header starts inside `line` behind a text that is a pipeline's prefix
+    (core.logs.rows.lineprefix.learn_prefix), 0 when none: a pure function of the text."""
+    at = line.find(TRACEBACK, 1)
+    return at if at > 0 and learn_prefix(line[:at]) is not None else 0
+
+
+def after_learnt_prefix(st: FileState, line: bytes, traceback_pending: bool) -> int:
+    """Where a failure's line starts behind the file's own prefix (core.logs.rows.lineprefix), 0 when none: a
+    traceback header found inside a line teaches the prefix (what precedes it) and starts there; a later line
+    whose prefix has that shape starts after it when what follows is a failure's line (a frame, the exception,
+    an error tag). A tagged or plain loss line is read whole, as before."""
+    at = header_inside(line)
+    if at:
+        st.line_prefix = learn_prefix(line[:at])
+        return at
+    if st.line_prefix is None or not (skip := prefix_end(st.line_prefix, line)):
+        return 0
+    return skip if _failure_line(line[skip:], traceback_pending) else 0
+
+
 def _failure_line(body: bytes, traceback_pending: bool) -> bool:
     """Whether `body` (a line after its prefix) is a failure's line: an error tag, a traceback (or one of its
     frames), an exception, a fatal signature or a launcher's word that a task ended."""
@@ -155,18 +181,20 @@ def _failure_line(body: bytes, traceback_pending: bool) -> bool:
 # tqdm-bar-glued-rank1-traceback-cut_ms-swift-7266, modelscope/ms-swift#7266):
 #   `  8%|▊  | 568/6834 [2:12:30<28:23:15, 16.31s/it][E ProcessGroupNCCL.cpp:821] [Rank 2] Watchdog caught ...`
 #   `Train:   0%|          | 2/1304 [00:16<2:57:59,  8.20s/it][rank1]: Traceback (most recent call last):`
-# A draw ending `it/s]` has no postfix (a loss is drawn as `it/s, loss=1.2]`): the bar gives no row to lose.
-_BAR_ENDS = (b"it/s]", b"s/it]")
+# A draw may carry a postfix after its rate (`1.00it/s, loss=2.3, v_num=0]`: Lightning's, tqdm's `set_postfix`):
+# the draw ends at the `]` after the rate; its row is read from the draw (`Parser.parse_line`), the failure after it.
+_RATES = (b"it/s", b"s/it")
 
 
 def failure_glued_to_bar(line: bytes) -> int:
     """Where a failure's line glued behind a progress bar's draw starts (a tag before it kept: the caller reads
     it as any line), 0 when none. A pure function of the text (no pending traceback: a frame is never glued)."""
-    for end in _BAR_ENDS:
-        at = line.find(end)
-        if at < 0:
+    for rate in _RATES:
+        at = line.find(rate)
+        close = line.find(b"]", at) if at >= 0 else -1
+        if close < 0:
             continue
-        rest = line[at + len(end) :]
+        rest = line[close + 1 :]
         if rest and not rest[:1].isspace() and (failure_after_prefix(rest, False)[0] or _failure_line(rest, False)):
-            return at + len(end)
+            return close + 1
     return 0

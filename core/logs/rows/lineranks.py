@@ -7,6 +7,8 @@ A launcher or a trainer that writes every rank into one stream says whose line i
                         collector's stamp: `2025-07-17T11:20:40.299361236+08:00 [rank2]: Traceback ...`)
   VISSL                 `INFO ... log_hooks.py: 277: Rank: 0; [ep: 0] iter: 57; lr: 0.71785; loss: 2.94718;`
   WeNet                 `... DEBUG TRAIN Batch 4/203700 loss 12.646465 ... lr 0.00032621 rank 0`  at the end
+  FunASR                `... - train, rank: 2, epoch: 0/500, ... (loss_avg_rank: 0.998), ...`  a `rank: N,` field
+  srun --label          `1: {'loss': 10.57, 'learning_rate': 0.0006, 'epoch': 0.0012}`  prefix `N: ` before a record
   Determined            `<>        [2021-12-07 10:43:00] ef45fdce [rank=1] || Traceback ...`  prefix of a trial log
   torch_npu             `[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 ...`  error lines
   pdsh (DeepSpeed,      `192.168.50.170: {'loss': 1.2992, 'learning_rate': 1.28e-06, 'epoch': 0.0}`,
@@ -77,6 +79,10 @@ _MPIRUN = re.compile(rb"\[\d+,(\d+)\]<std(?:out|err|diag)>:")
 _TORCH = re.compile(rb"\[rank(\d+)\]:")
 _VISSL = re.compile(rb"(?<![\w])Rank: (\d+);")
 _TRAILING = re.compile(rb"(?<![\w.])rank (\d+)[ \t]*\r?$")
+_FIELD = re.compile(rb"(?<![\w.])rank: (\d+),")  # a `rank: N,` field among the row's (never `local_rank: 0,`)
+# srun --label's task id before every line: `N: `. Taken only before a record that carries its own position (a
+# dict, a bracketed tag or stamp, a date): `12: loss: 3.1` is a row of step 12 (musiclm's `N: loss: X`), not rank 12's
+_SRUN = re.compile(rb"(\d{1,5}): (?=[{\[]|\d{4}-\d\d-\d\d)")
 # torch_npu's error prefix names the process's rank (`-1`: not known yet, no rank)
 _NPU = re.compile(rb"\(PID:\d+, Device:\d+, RankID:(\d+)\)")
 # pdsh's `host: ` before a node's every line: an IPv4 address, or a name with a hyphen before a digit
@@ -155,6 +161,34 @@ RANK_SOURCES: tuple[RankSource, ...] = (
                 None,
                 "github.com/wenet-e2e/wenet/issues/941 (tests/fixtures/real_logs/wenet-train-and-cv-batches-rank-"
                 "suffix_wenet-941)",
+            ),
+        ),
+    ),
+    RankSource(
+        "FunASR rank: N,",
+        _FIELD,
+        (
+            RankSample(
+                b"[2024-08-12 23:04:07,257][root][INFO] - train, rank: 4, epoch: 0/500, data_slice: 0/5, "
+                b"step_in_slice: 32900/81081, step_in_epoch: 32900, total step: 32900, (loss_avg_rank: 0.906)",
+                4,
+                None,
+                "github.com/modelscope/FunASR/issues/2006 (tests/fixtures/real_logs/"
+                "funasr-rank-tagged-train-rows-loss-avg-rank-tuple-list_funasr-2006)",
+            ),
+        ),
+    ),
+    RankSource(
+        "srun --label N:",
+        _SRUN,
+        (
+            RankSample(
+                b"1: {'loss': 10.57164478302002, 'learning_rate': 0.0005999489187808615, "
+                b"'epoch': 0.0011918951132300357}",
+                1,
+                None,
+                "github.com/huggingface/transformers/issues/9415 (tests/fixtures/real_logs/"
+                "hf-trainer-dicts-srun-label-rank-prefix-two-ranks-eval-loss_transformers-9415)",
             ),
         ),
     ),
@@ -245,6 +279,9 @@ def line_rank(line: bytes) -> LineRank | None:
 
 def _rank_in(body: bytes) -> tuple[int, int] | None:
     """Where the rank a line's own words name is (its prefix tag, `Rank: N;`, a trailing `rank N`)."""
+    if body[:1].isdigit() and (m := _SRUN.match(body)) is not None:
+        inner = _rank_in(body[m.end() :])  # a tag after the label names the process's own rank
+        return m.span(1) if inner is None else (m.end() + inner[0], m.end() + inner[1])
     if body[:1] == b"[":
         m = _MPIRUN.match(body) or _TORCH.match(body)
         if m is not None:
@@ -254,6 +291,8 @@ def _rank_in(body: bytes) -> tuple[int, int] | None:
     if b"Rank: " in body and (m := _VISSL.search(body)) is not None:
         return m.span(1)
     if b"RankID:" in body and (m := _NPU.search(body)) is not None:
+        return m.span(1)
+    if b"rank: " in body and (m := _FIELD.search(body)) is not None:
         return m.span(1)
     cut = max(0, len(body) - _TAIL)  # `rank N` ends the line: its last bytes hold it
     if b"rank " in body[cut:] and (m := _TRAILING.search(body[cut:])) is not None and (cut == 0 or m.start()):

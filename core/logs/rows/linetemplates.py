@@ -54,7 +54,7 @@ class LineTemplate:
         """(ROW_FIELDS values with the line's time last, the other metrics) of a line of this shape."""
         values = dict(self.constants)
         for column, s, e, scale, _ in self.columns:
-            value = float(line[s:e])  # a NUM of the template's line with other digits: always a float
+            value = to_float(line[s:e])  # a NUM of the template's line with other digits (`1.#QNAN`: NaN)
             values[column] = value * scale if scale != 1.0 else value
         row = tuple(values.pop(c, _NAN) for c in _ROW_COLUMNS)
         return (*row, line_time(line)), values

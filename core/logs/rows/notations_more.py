@@ -338,4 +338,31 @@ MORE: tuple[Notation, ...] = (
             ),
         ),
     ),
+    Notation(
+        "value_before_name",
+        "`,`-separated fields whose VALUE comes before its name, after the step (tinygrad's MLPerf trainers: "
+        "`  3 7.34 s run, 11.8750 loss, 0.000000000002 LR, 1454.57 GB used, 236258.78 GFLOPS`; the resnet one adds "
+        "`ms python`, `ms CUDA` fields before the loss)",
+        (
+            NotationSample(
+                "    3 7.34 s run, 11.8750 loss, 0.000000000002 LR, 1454.57 GB used, 236258.78 GFLOPS",
+                _CORPUS.format(
+                    "tinygrad/tinygrad#13803", "tinygrad-value-before-name-loss-lr-gflops-rows_tinygrad-13803"
+                ),
+                {"loss": 11.875, "step": 3, "lr": 0.000000000002, "gflops": 236258.78},
+            ),
+            NotationSample(
+                "    5 11.9375 loss, 0.000000000003 LR",
+                "the same line with fewer fields (tinygrad's trainers drop or add fields between versions)",
+                {"loss": 11.9375, "step": 5, "lr": 0.000000000003, "gflops": None},
+            ),
+        ),
+        pattern=rb"^[ \t]*(?P<step>\d+)[ \t]+(?:[^,\n]*, +)*?(?P<loss>"
+        + NUM
+        + rb") loss(?:, +(?P<lr>"
+        + NUM
+        + rb") LR)?(?:(?:, [^,\n]*?)*?, +(?P<gflops>"
+        + NUM
+        + rb") GFLOPS)?(?![\w.])",
+    ),
 )

@@ -50,6 +50,7 @@ from core.logs.rows.general import LineRead
 from core.logs.rows.linekinds import (
     RE_TIMEMONITOR,
     TRACEBACK,
+    after_learnt_prefix,
     failure_after_prefix,
     failure_glued_to_bar,
     first_pid,
@@ -60,7 +61,7 @@ from core.logs.rows.linekinds import (
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.linetemplates import NO_ROW, LineTemplate, make_template, shape_key
 from core.logs.rows.plainmemo import PlainMemo
-from core.logs.rows.redraws import bar_line, bar_of, bar_rows
+from core.logs.rows.redraws import Bars, bar_line, bar_of, bar_rows
 from core.logs.rows.seam import ReadPath, Seam
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, learn_sample, quiet_lines, template_block
 from core.logs.rows.tracebacks import exception_line, traceback_header
@@ -260,7 +261,7 @@ class Parser:
         obs_time: float,
         metrics: bool,
         named: NamedRows | None = None,
-        bars: np.ndarray | None = None,
+        bars: Bars | None = None,
     ) -> None:
         """The bulk rows `rows` (a range of `block`; `named`: the ranks their lines name; `bars`: the rows of
         progress-bar lines) and the lines `others` left to `parse_line`, into the file in line order."""
@@ -400,7 +401,9 @@ class Parser:
             return
         info = st.info
         rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
-        if (b"it/s]" in line or b"s/it]" in line) and (glued := failure_glued_to_bar(line)):
+        if (b"it/s" in line or b"s/it" in line) and (glued := failure_glued_to_bar(line)):
+            if metrics and self.user is None and line[glued - 5 : glued] not in (b"it/s]", b"s/it]"):
+                self.metric_line(st, line[:glued], base + ls, obs_time)  # the draw's postfix row (`loss=2.3]`)
             line, ls = line[glued:], ls + glued  # a failure glued behind a progress bar's draw (its own line)
         pending = st.tb_start is not None
         if (line[:1] in b"[<" or line[:1].isalnum()) and (tag := failure_after_prefix(line, pending))[0]:
@@ -408,13 +411,15 @@ class Parser:
             skip, named, host = tag
             line, ls = line[skip:], ls + skip
             rank = named if named is not None else rank if host is None else st.hosts.setdefault(host, len(st.hosts))
+        elif skip := after_learnt_prefix(st, line, pending):  # behind the file's own prefix (rows.lineprefix)
+            line, ls = line[skip:], ls + skip
         off = base + ls
         if line.startswith(ERROR_PREFIXES):
             add_level_error(st, line, off, rank, obs_time)
             return
         if line.startswith(b"["):  # chatter, or a prefixed metric line (MindCV, MindFormers); or a fatal line
             if metrics and self.user is None:
-                taken = self.metric_line(st, line, off, obs_time)
+                taken = self.metric_line(st, line, off, obs_time, base + le)
             elif metrics:
                 taken = self._user_line(st, line, off, obs_time)
             else:
@@ -444,7 +449,7 @@ class Parser:
             last = st.rows.last() or (_NAN, _NAN)
             st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
             return
-        if not self.metric_line(st, line, off, obs_time) and not self._fatal(st, line, off, rank, obs_time):
+        if not self.metric_line(st, line, off, obs_time, base + le) and not self._fatal(st, line, off, rank, obs_time):
             self._plain.note_nothing(line)  # (core.logs.rows.plainmemo: its copies are skipped)
 
     def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> bool:
@@ -465,8 +470,9 @@ class Parser:
             st.rows.append(row_tuple(row, obs_time, off), None, row_rank(st, line))
         return row is not None
 
-    def metric_line(self, st: FileState, line: bytes, off: int, obs_time: float) -> bool:
-        """A loss line becomes a row (its other metrics extras), an evaluation line eval entries: True then."""
+    def metric_line(self, st: FileState, line: bytes, off: int, obs_time: float, end: int = -1) -> bool:
+        """A loss line becomes a row (its other metrics extras), an evaluation line eval entries: True then
+        (`end`: where the line ends, a progress bar's redraw is told by it)."""
         self.seam.alone += 1
         if not holds_keyword(line.lower()):
             return False
@@ -482,14 +488,14 @@ class Parser:
                 t = row[-1]
                 rank = row_rank(st, line) if id(template) in self._ranked else None
                 row = (*row[:-1], t if t == t else obs_time, off)
-                if id(template) not in self._bars or not bar_redraw(st, row, extras, bar_of(line)):
+                if id(template) not in self._bars or not bar_redraw(st, row, extras, bar_of(line), end):
                     st.rows.append(row, extras, rank)
             return bool(template.row)
         if template is None and self._eval_shapes.take(st, key, line, off, obs_time):
             return True  # an evaluation line of a shape read before
         read = read_loss(line)
         if read is not None:
-            add_read(st, read, off, obs_time, row_rank(st, line), bar_of(line))
+            add_read(st, read, off, obs_time, row_rank(st, line), bar_of(line), end)
         if template is None and b"\x1b" not in line:  # (its row shape may be known from a bulk read's sample)
             self._eval_shapes.learn(key, line, read)
         if key not in self._templates and b"\x1b" not in line:

@@ -40,11 +40,11 @@ from core.logs.rows.snapshot import (
     TIMING_COLUMNS,
     Held,
     RunSnapshot,
+    SideFrames,
     empty_metrics,
     pass_summaries,
     rank_table,
     split_series,
-    timings_and_errors,
 )
 from core.logs.rows.table import EVAL_COLUMNS, MetricTable, metric_keys
 
@@ -107,8 +107,7 @@ class RunReader:
         self.one_shot = one_shot
         self._table = MetricTable()
         self._evals = EvalTable()  # the evaluation entries as columns, converted once each
-        self._side_key: tuple = ()
-        self._side: tuple[pd.DataFrame, pd.DataFrame] | None = None
+        self._side = SideFrames()  # the TimeMonitor and error frames, each rebuilt when its lists change
         self._cache_version = -1
         self._last_discover = 0.0
         self._folder = FolderCache()  # the last scan, given again while no folder changed
@@ -485,16 +484,9 @@ class RunReader:
         return snap
 
     def _timings_and_errors(self, workers: list[FileState]) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """TimeMonitor rows and errors, rebuilt only when one of them changed (a tick usually adds
-        loss lines only: at 1,024 ranks the rebuild was ~20 ms of a tick)."""
-        files = list(self.files.values())
-        key = (
-            tuple((id(st), id(st.timings), len(st.timings)) for st in workers),
-            tuple((id(st), id(st.errors), len(st.errors), st.pid) for st in files),
-        )
-        if self._side_key != key or self._side is None:
-            self._side_key, self._side = key, timings_and_errors(workers, files)
-        return self._side
+        """TimeMonitor rows and errors, each rebuilt only when it changed (a tick usually adds loss lines only:
+        at 1,024 ranks the rebuild was ~20 ms of a tick)."""
+        return self._side.frames(workers, list(self.files.values()))
 
 
 def read_run(

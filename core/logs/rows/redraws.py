@@ -9,6 +9,12 @@ a bar line too, the bar moved (its counter or elapsed time differ: the bar's own
 values stayed (every column and metric but the line's time). Equal values alone never merge rows: two
 identical LossMonitor lines are two steps, and so are two identical bar lines (nothing was redrawn).
 
+A NaN loss is no evidence that the values stayed (a run that diverged prints NaN at every step), so for a row
+whose loss is NaN the counter decides: a moved counter is a new step, and a draw at the same counter is a redraw
+when it is the very next line after the last draw (dreamfields-torch's `loss=nan (nan): :   2% 2/100 [00:00<...]`
+drawn twice per counter, one line after the other: one row per counter, as a person counts them); the same
+NaN bar line printed again after other lines is a step of its own, as any line printed again is.
+
 Every path holds it alike: the line-by-line reader asks `redraw` before it adds a bar line's row and then
 `remember`s it; the bulk paths drop the redraws of a block of rows at once (`block_redraws`), against the
 same state, so a redraw split from its first draw by a block or a live tick is still dropped.
@@ -23,12 +29,13 @@ import numpy as np
 
 from core.logs.tokens.bulk import ROW_KEYS
 
-__all__ = ["BarRow", "bar_line", "bar_of", "bar_rows", "block_redraws", "redraw", "remember"]
+__all__ = ["BarRow", "Bars", "bar_line", "bar_of", "bar_rows", "block_redraws", "redraw", "remember"]
 
 # tqdm's counter and times: `26/101 [06:45<17:27, 13.96s/it]`, `0/3828049 [00:04<?, ?it/s, ...]`, `1.84M/1.84M
 # [00:00<00:00, ...]` (matched by digit classes only: every line of one shape is a bar line or none is)
 _RE_BAR = re.compile(rb"(?<![\w.])\d+(?:\.\d+)?[kMGT]?/\d+(?:\.\d+)?[kMGT]?[ \t]*\[[\d:]+<(?:[\d:]+|\?)[,\]]")
 _VALUES = len(ROW_KEYS) - 2  # every column but the line's time and offset (the last two)
+_LOSS, _OFFSET = ROW_KEYS.index("loss"), len(ROW_KEYS) - 1
 
 
 def bar_line(line: bytes) -> bool:
@@ -50,6 +57,20 @@ class BarRow:
     values: tuple[float | None, ...]
     extras: tuple[tuple[str, float], ...]
     bar: bytes  # the bar's counter and elapsed time (`26/101 [06:45<`)
+    end: int = -1  # where the last bar line (this row's or a redraw's) ends in the file: its newline's offset
+
+
+@dataclass(frozen=True, slots=True)
+class Bars:
+    """The bulk rows' bars (`bar_of` each row's line; empty: no bar line) and their lines' lengths up to the
+    newline (a line's end is its row's offset plus its length, wherever the block's offsets are shifted to)."""
+
+    bar: np.ndarray
+    length: np.ndarray
+
+    def ends(self, block: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """Where the lines of rows lo:hi of `block` end (their newlines' offsets)."""
+        return block[lo:hi, _OFFSET].astype(np.int64) + self.length[lo:hi]
 
 
 def _key(row: tuple | np.ndarray, extras: dict[str, float] | None) -> tuple[tuple, tuple]:
@@ -58,22 +79,47 @@ def _key(row: tuple | np.ndarray, extras: dict[str, float] | None) -> tuple[tupl
     return values, more
 
 
-def redraw(last: BarRow | None, n_rows: int, row: tuple, extras: dict[str, float] | None, bar: bytes) -> bool:
-    """Whether a bar line's row (its bar `bar`) redraws the file's last row (`n_rows`: its rows so far)."""
-    return last is not None and last.n == n_rows and last.bar != bar and (last.values, last.extras) == _key(row, extras)
+def _counter(bar: bytes) -> bytes:
+    """A bar's counter (`26/101`), its elapsed time left out."""
+    return bar.partition(b"[")[0].rstrip(b" \t")
 
 
-def remember(n_rows: int, row: tuple | np.ndarray, extras: dict[str, float] | None, bar: bytes) -> BarRow:
-    """The state after a bar line's row was added (`n_rows`: the file's rows with it)."""
-    return BarRow(n_rows, *_key(row, extras), bar)
+def _again(last_bar: bytes, bar: bytes, nan_loss: bool, next_line: bool) -> bool:
+    """Whether a draw of equal values is the last draw's state drawn again: its bar moved; with a NaN loss (no
+    evidence of equal values) its counter stayed, on the very next line."""
+    return _counter(last_bar) == _counter(bar) and next_line if nan_loss else last_bar != bar
+
+
+def redraw(
+    last: BarRow | None, n_rows: int, row: tuple, extras: dict[str, float] | None, bar: bytes, start: int = -2
+) -> bool:
+    """Whether a bar line's row (its bar `bar`, its line at `start`) redraws the file's last row (`n_rows`: its
+    rows so far)."""
+    if last is None or last.n != n_rows or (last.values, last.extras) != _key(row, extras):
+        return False
+    loss = row[_LOSS]
+    return _again(last.bar, bar, loss != loss, start == last.end + 1)
+
+
+def remember(
+    n_rows: int, row: tuple | np.ndarray, extras: dict[str, float] | None, bar: bytes, end: int = -1
+) -> BarRow:
+    """The state after a bar line's row was added (`n_rows`: the file's rows with it; `end`: its line's end)."""
+    return BarRow(n_rows, *_key(row, extras), bar, end)
 
 
 def block_redraws(
-    part: np.ndarray, extras: dict[str, np.ndarray], bars: np.ndarray, last: BarRow | None, n_rows: int
+    part: np.ndarray,
+    extras: dict[str, np.ndarray],
+    bars: np.ndarray,
+    ends: np.ndarray,
+    last: BarRow | None,
+    n_rows: int,
 ) -> np.ndarray:
     """Which rows of a bulk part are redraws (a mask): a bar row reading what the row before it read, that
-    one a bar row too, its bar moved (`bars`: each row's bar, `bar_rows`; the part's first row: against
-    `last`, when the file's last row, `n_rows`, was it)."""
+    one a bar row too, its bar moved, or with a NaN loss its counter stayed on the next line (`bars`: each
+    row's bar, `ends`: where each row's line ends; the part's first row: against `last`, when the file's last
+    row, `n_rows`, was it)."""
     same = np.zeros(len(part), dtype=bool)
     if len(part) > 1:
         a, b = part[1:, :_VALUES], part[:-1, :_VALUES]
@@ -81,24 +127,29 @@ def block_redraws(
         for col in extras.values():
             x, y = col[1:], col[:-1]
             eq &= (x == y) | (np.isnan(x) & np.isnan(y))
-        same[1:] = eq & (bars[1:] != b"") & (bars[:-1] != b"") & (bars[1:] != bars[:-1])
+        again = bars[1:] != bars[:-1]
+        for i in np.flatnonzero(eq & np.isnan(a[:, _LOSS])).tolist():  # rare: NaN draws decided one by one
+            again[i] = _again(bars[i], bars[i + 1], True, int(part[i + 1, _OFFSET]) == int(ends[i]) + 1)
+        same[1:] = eq & (bars[1:] != b"") & (bars[:-1] != b"") & again
     if len(part) and bars[0]:
         first = {name: float(col[0]) for name, col in extras.items()}
-        same[0] = redraw(last, n_rows, tuple(part[0].tolist()), first, bars[0])
+        same[0] = redraw(last, n_rows, tuple(part[0].tolist()), first, bars[0], int(part[0, _OFFSET]))
     return same
 
 
 def bar_rows(
     used: list, which: np.ndarray, ids: set[int], block: np.ndarray, buf: bytes | bytearray, base: int
-) -> np.ndarray | None:
-    """Each bulk row's bar (`bar_of` its line; empty: no bar line), for the rows a template of a bar line
-    (`ids`) read (`which`: each row's template in `used`; the offset column less `base` is where its line
-    starts in `buf`); None when no row is a bar line's (a log without bars pays one look)."""
+) -> Bars | None:
+    """Each bulk row's bar (`bar_of` its line; empty: no bar line) and its line's length, for the rows a template
+    of a bar line (`ids`) read (`which`: each row's template in `used`; the offset column less `base` is where
+    its line starts in `buf`); None when no row is a bar line's (a log without bars pays one look)."""
     mine = [i for i, t in enumerate(used) if id(t) in ids]
     if not mine:
         return None
     out = np.full(len(block), b"", dtype=object)
+    length = np.zeros(len(block), dtype=np.int64)
     for i in np.flatnonzero(np.isin(which, mine)).tolist():
         start = int(block[i, -1]) - base
-        out[i] = bar_of(buf, start, buf.find(b"\n", start))
-    return out
+        nl = buf.find(b"\n", start)
+        out[i], length[i] = bar_of(buf, start, nl), (nl if nl >= 0 else len(buf)) - start
+    return Bars(out, length)

@@ -210,7 +210,7 @@ class MetricTable:
         where: dict[str, list[tuple[int, np.ndarray, np.ndarray]]] = {}
         at = 0
         for part in parts:  # a metric seen for the first time: in file order (as when files come one by one)
-            for name in {name for name in part[3]}.difference(self._cols):
+            for name in [name for name in part[3] if name not in self._cols]:  # (dict order: not the hash seed's)
                 self._cols[name] = _Column()
                 self._extra_names.append(name)
             for name, (idx, values) in part[3].items():

@@ -15,7 +15,7 @@ import numpy as np
 
 from core.logs.tokens.exact import lm_matrix
 from core.logs.tokens.exact import long_double_div as _long_double_div
-from core.logs.tokens.lexicon import KEYWORDS, NUM, ROW_KEYS
+from core.logs.tokens.lexicon import KEYWORDS, NUM, ROW_KEYS, number
 
 __all__ = [
     "RE_CANDIDATE_AT",
@@ -359,7 +359,11 @@ def _parse_texts(windows: np.ndarray, length: np.ndarray) -> np.ndarray:
     """Plain decimals neither fast path takes (> 18 digits, long-double ties): cut each window at its
     length and let numpy's string-to-double cast (correctly rounded, the same as `float`) read them."""
     text = np.where(np.arange(windows.shape[1]) < length[:, None], windows, 0).astype(np.uint8)
-    return np.ascontiguousarray(text).view(f"S{windows.shape[1]}").ravel().astype(np.float64)
+    cells = np.ascontiguousarray(text).view(f"S{windows.shape[1]}").ravel()
+    try:
+        return cells.astype(np.float64)
+    except ValueError:  # a spelling numpy does not know (MSVC's `1.#QNAN`): each as `number` reads it
+        return np.array([number(bytes(c)) for c in cells], dtype=np.float64)
 
 
 def _windows(chunk: np.ndarray, width: int) -> np.ndarray:
@@ -432,7 +436,7 @@ def keyword_starts(buf: bytes | bytearray, end: int, found: list[int], scratch: 
 def lm_row(m: re.Match, off: int, obs_time: float) -> tuple:
     """The row of one `RE_LM_AT` match (the exact reference for what `lm_block` computes in bulk)."""
     row = [_NAN] * len(ROW_KEYS)
-    row[_I["epoch"]], row[_I["step"]], row[_I["loss"]] = float(m[1]), float(m[2]), float(m[3])
+    row[_I["epoch"]], row[_I["step"]], row[_I["loss"]] = float(m[1]), float(m[2]), number(m[3])
     row[_I["time"]], row[_I["offset"]] = obs_time, off
     return tuple(row)
 

@@ -4,6 +4,7 @@ that mark framework chatter and error lines. Kept here, at the bottom of the lin
 
 from __future__ import annotations
 
+import math
 import re
 
 ROW_FIELDS = (
@@ -25,8 +26,20 @@ ROW_FIELDS = (
 ROW_KEYS = (*ROW_FIELDS, "offset")
 """A row as the byte scans hand it over: the fields, then where its line starts in the file."""
 
-NUM = rb"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)"
-"""A number as logs print it: decimals, exponents, and every spelling of NaN and infinity."""
+NUM = rb"[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)"
+"""A number as logs print it: decimals, exponents, and every spelling of NaN and infinity (MSVC's C runtime
+prints `1.#QNAN`, `-1.#IND`, `1.#INF`: first, or `1.` of it would read as a loss of 1)."""
+
+
+def number(raw: bytes) -> float:
+    """A NUM's value (NaN when it is none): MSVC's `1.#INF` is infinity (signed), `1.#QNAN` / `-1.#IND` NaN."""
+    try:
+        return float(raw)
+    except ValueError:
+        if b"#INF" in raw:
+            return -math.inf if raw.startswith(b"-") else math.inf
+        return math.nan
+
 
 NOISE_PREFIXES = (b"[WARNING]", b"[INFO]", b"[DEBUG]")
 """MindSpore's level tags for lines that never carry a row or end a rank on their own."""
