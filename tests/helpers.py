@@ -111,3 +111,19 @@ def read_both_ways(folder: Path, lines: list[str]) -> tuple[RunSnapshot, RunSnap
     reader.refresh()
     bulk = reader.snapshot()
     return one_by_one, bulk, [1] * reader.parser.seam.alone
+
+
+REAL_LOGS = Path(__file__).parent / "fixtures" / "real_logs"
+
+
+def entry_lines(name: str) -> list[bytes]:
+    """The lines of a real-log corpus entry's one log file (tests/fixtures/real_logs/<name>/log): a rule's test reads
+    the real lines it was written from."""
+    [log] = [p for p in (REAL_LOGS / name / "log").rglob("*") if p.is_file()]
+    return log.read_bytes().splitlines()
+
+
+def one_log(folder: Path, lines: list[bytes]) -> Path:
+    """`folder` with `lines` as its one log file (`train.log`), for `read_run`."""
+    (folder / "train.log").write_bytes(b"\n".join(lines) + b"\n")
+    return folder

@@ -152,6 +152,31 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=3,
     ),
+    # detectron2's training loop (and every trainer built on it: AdelaiDet, Transfiner, detrex, ...) logs the
+    # exception that stopped training at ERROR level (`logger.exception("Exception during training:")`) and raises
+    # it again: the run ends there, whether or not its traceback follows (a pasted log often ends at this line).
+    # Weight 1: the traceback's exception line, when present, names the failure (`FloatingPointError`, CUDA OOM)
+    FailureKind(
+        "training loop exception",
+        rb"\bException during training:",
+        (b"Exception during training",),
+        (
+            FailureSample(
+                "ERROR [04/27 13:03:54 d2.engine.train_loop]: Exception during training:",
+                _CORPUS.format(
+                    "SysCV/transfiner#16", "detectron2-events-rows-then-error-exception-during-training_transfiner-16"
+                ),
+            ),
+            FailureSample(
+                "**ERROR [06/09 11:05:25 d2.engine.train_loop]**: Exception during training:",
+                _CORPUS.format(
+                    "facebookresearch/detectron2#1563",
+                    "detectron2-markdown-bold-error-and-cuda-oom-then-hooks-summary_detectron2-1563",
+                ),
+            ),
+        ),
+        weight=1,
+    ),
     # Slurm cancelling a job or a job step, which kills its tasks: by a time limit (`... CANCELLED AT
     # 2024-04-23T12:18:08 DUE TO TIME LIMIT ***`), a node failure, a preemption or an `scancel`. slurmstepd prints
     # it into the tasks' output (glued to a progress bar when it lands mid-redraw); srun then reports every task

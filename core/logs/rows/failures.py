@@ -60,9 +60,13 @@ __all__ = [
 ]
 
 CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
+# An error level: a tag or word at the line's start, `ERROR:` / `FATAL -` anywhere, or torch's C++ log level with its
+# source file (`[E ProcessGroupNCCL.cpp:828] `, `[E1206 18:44:12.715 ProcessGroupNCCL.cpp:607] `) anywhere: behind a
+# launcher's or a log console's own prefix (a CloudWatch table's `  | 2023-10-05T04:00:22.612-07:00 | [1]:`), the
+# file:line tells it from prose
 ERROR_LEVEL = re.compile(
     rb"^\[(?:ERROR|EXCEPTION|E\d{0,4})\b|^\[?[0-9:\-T ,.]*\]?\s*(?:\S+\s+)?(?:ERROR|FATAL)\b|"
-    rb"\b(?:ERROR|FATAL)\s*[-:|]"
+    rb"\b(?:ERROR|FATAL)\s*[-:|]|\[E(?:\d{4} [\d:.]+)? +(?:\d+ +)?[\w\-]+\.(?:cpp|cc|cu|h|hpp):\d+\]"
 )
 # The kinds of core.logs.rows.failure_kinds, compiled once. Ordered: the first that matches names the line;
 # the error-level ones (time-outs) after the others, only on an error-level line.
@@ -299,9 +303,11 @@ def add_line_failure(st: FileState, line: bytes, off: int, rank: int | None, obs
         return False
     text = line.decode("utf-8", "replace").strip()
     if st.info.layout == "single":
-        if (named := RE_LEVEL_RANK.match(line)) is not None:
+        if (named := RE_LEVEL_RANK.search(line)) is not None:
             rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
             what_rank(st, line, rank)
+        elif (said := line_rank(line)) is not None and said.rank is not None:
+            rank = said.rank  # torch_npu's `RankID:2` behind a Ray actor's prefix, as on an `[ERROR]` line
         rank = process_rank(st, line, off, rank, _own(st))  # the rank its process names on another line
     add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
     return True

@@ -28,11 +28,22 @@ __all__ = [
     "has_keyword",
     "header_inside",
     "holds_keyword",
+    "opens_traceback",
     "reaches_metric_line",
 ]
 
 TRACEBACK = b"Traceback (most recent call last)"
-WORTH = WorthScan((*BASE_LITERALS, *failure_anchors()))
+# A traceback's frame line (`  File "train.py", line 12, in main`): Python prints that shape only inside a traceback
+# (a stack dump's `File "x", line 12 in f` has no comma). One read before any failure of its file is a traceback whose
+# header was cut off (a pasted excerpt or a rotated log that begins inside it): it opens the traceback as its header
+# would, a failure until its exception line comes (or training goes on after it). After a failure, frames without a
+# header are the rest of tracebacks already read (several ranks' interleaved in one stream: tests/fixtures/real_logs/
+# megatron-nan-grad-norm-assert-rank3-interleaved_pai-megatron-patch-60), no failure of their own. Real line
+# (tests/fixtures/real_logs/deepspeed-pdsh-worker-5-rank22-traceback-in-initialize-cut_deepspeed-6737, DeepSpeed#6737):
+#   worker-5: [rank22]:   File "/nvfile-data/thu/hehaowei/codellama-main/fms_hhw/main_new.py", line 307, in <module>
+FRAME = b'File "'
+_RE_FRAME = re.compile(rb'File "[^"\n]+", line \d+, in ')
+WORTH = WorthScan((*BASE_LITERALS, *failure_anchors(), FRAME))
 """The bulk path's search for candidate lines worth `parse_line` (core.logs.tokens.plain): the parser's own line
 kinds and every failure kind's anchors (core.logs.rows.failure_kinds), so a new kind is found on every path."""
 _RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
@@ -66,6 +77,12 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
     if b"step time: " in line and parse_step_time_line(line) is not None:
         return False
     return not (b"per step time" in line and RE_TIMEMONITOR.search(line) is not None)
+
+
+def opens_traceback(line: bytes) -> bool:
+    """Whether `line` (after its prefix) is a traceback's frame, its header cut off when none is pending."""
+    body = line.lstrip(b" \t")
+    return body.startswith(FRAME) and _RE_FRAME.match(body) is not None
 
 
 def has_keyword(buf: bytes | bytearray, start: int, end: int) -> bool:
@@ -150,6 +167,7 @@ def _failure_line(body: bytes, traceback_pending: bool) -> bool:
     return bool(
         body.startswith((*ERROR_PREFIXES, TRACEBACK))
         or (traceback_pending and body.startswith((b" ", b"\t")))
+        or opens_traceback(body)
         or RE_EXC_LINE.match(body)
         or fatal_reason(body) is not None
         or task_end(body) is not None

@@ -56,6 +56,7 @@ from core.logs.rows.linekinds import (
     first_pid,
     has_keyword,
     holds_keyword,
+    opens_traceback,
 )
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.linetemplates import NO_ROW, LineTemplate, make_template, shape_key
@@ -426,7 +427,7 @@ class Parser:
             if not taken:
                 self._fatal(st, line, off, rank, obs_time)
             return
-        if line.startswith(TRACEBACK):
+        if line.startswith(TRACEBACK) or (not st.errors and line[:1] in b" \tF" and opens_traceback(line)):
             traceback_header(st, buf, base, ls, line, rank, obs_time, self._floor, self.settings.tb_carry_max)
             return
         if st.tb_start is not None and line.startswith((b" ", b"\t")):
