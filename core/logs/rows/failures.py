@@ -48,6 +48,8 @@ __all__ = [
     "failure_weight",
     "fatal_quick",
     "fatal_reason",
+    "ipython_header",
+    "is_cut_traceback",
     "line_tag",
     "message_rank",
     "named_failure",
@@ -60,6 +62,9 @@ __all__ = [
 ]
 
 CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
+# python logging's `[%(asctime)s] [%(levelname)s]` at a chatter level (DeepSpeed's launcher), which no scan makes
+# a candidate either (core.logs.tokens.bulk.STAMPED_ERROR takes only the error levels)
+_RE_STAMPED_CHATTER = re.compile(rb"\[\d[^\]\n]{0,40}\] (?:[^ \n]{1,64} )?\[(?:INFO|WARNING|WARN|DEBUG)\]")
 # An error level: a tag or word at the line's start, `ERROR:` / `FATAL -` anywhere, or torch's C++ log level with its
 # source file (`[E ProcessGroupNCCL.cpp:828] `, `[E1206 18:44:12.715 ProcessGroupNCCL.cpp:607] `) anywhere: behind a
 # launcher's or a log console's own prefix (a CloudWatch table's `  | 2023-10-05T04:00:22.612-07:00 | [1]:`), the
@@ -350,6 +355,26 @@ def failure_weight(message: str) -> int:
     return 1 if message == CUT_TRACEBACK else 0
 
 
+def is_cut_traceback(message: str) -> bool:
+    """Whether an error stands for a traceback whose exception line has not come (IPython's header names its
+    exception up front: `TypeError: ` before the words, `ipython_header`)."""
+    return message.endswith(CUT_TRACEBACK)
+
+
+# IPython (Jupyter) prints the exception's name on the traceback's header line, then the frames, then the
+# exception line. Real line (mindspore-lab/mindnlp#1863, tests/fixtures/real_logs/
+# jupyter-tqdm-then-typeerror-traceback-in-train-step_mindnlp-1863):
+#   TypeError                                 Traceback (most recent call last)
+_RE_IPYTHON_HEADER = re.compile(rb"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*) {2,}Traceback \(most recent call last\)\s*$")
+
+
+def ipython_header(line: bytes) -> str | None:
+    """The failure a cut IPython traceback stands for (its exception's name, then CUT_TRACEBACK), or None when
+    `line` is no IPython traceback header."""
+    m = _RE_IPYTHON_HEADER.match(line)
+    return None if m is None else f"{m.group(1).decode()}: {CUT_TRACEBACK}"
+
+
 def named_failure(message: str) -> bool:
     """Whether an error's message names its failure (`failure_weight` above 0)."""
     return failure_weight(message) > 0
@@ -358,7 +383,7 @@ def named_failure(message: str) -> bool:
 def pending_traceback(st: FileState) -> ErrorRow | None:
     """The failure standing for the traceback still open in this file (its exception line not read yet)."""
     for err in reversed(st.errors[-8:]):
-        if err.message == CUT_TRACEBACK and err.offset == st.tb_start:
+        if is_cut_traceback(err.message) and err.offset == st.tb_start:
             return err
     return None
 
@@ -434,7 +459,7 @@ def chatter_failures(st: FileState, buf: bytes | bytearray, floor: int, base: in
             le = buf.find(b"\n", at, end)
             le = end if le == -1 else le
             line = bytes(buf[ls:le]).rstrip(b"\r")
-            if ls >= cut and line.startswith(CHATTER) and fatal_reason(line) is not None:
+            if ls >= cut and (line.startswith(CHATTER) or _RE_STAMPED_CHATTER.match(line)) and fatal_reason(line):
                 _add_chatter_failure(st, line, base + ls)
             at = buf.find(anchor, le, end) if le < end else -1
 

@@ -19,6 +19,7 @@ from core.logs.rows.evalshapes import EvalShapes
 from core.logs.rows.failures import (
     add_level_error,
     add_line_failure,
+    ipython_header,
     settle,
 )
 from core.logs.rows.filestate import (
@@ -429,6 +430,9 @@ class Parser:
             return
         if line.startswith(TRACEBACK) or (not st.errors and line[:1] in b" \tF" and opens_traceback(line)):
             traceback_header(st, buf, base, ls, line, rank, obs_time, self._floor, self.settings.tb_carry_max)
+            return
+        if b"Traceback" in line and (ipy := ipython_header(line)) is not None:  # (IPython names the exception)
+            traceback_header(st, buf, base, ls, line, rank, obs_time, self._floor, self.settings.tb_carry_max, ipy)
             return
         if st.tb_start is not None and line.startswith((b" ", b"\t")):
             return  # a frame of the pending traceback

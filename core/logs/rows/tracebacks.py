@@ -24,15 +24,17 @@ def traceback_header(
     obs_time: float,
     floor: int,
     carry_max: int,
+    message: str = CUT_TRACEBACK,
 ) -> None:
     """`Traceback (most recent call last):` at `buf[ls:]`: a failure until its exception line replaces it (a log
-    may end inside the traceback); the traceback before it, if one is pending, is cut by it."""
+    may end inside the traceback); the traceback before it, if one is pending, is cut by it. `message`: what the
+    failure says meanwhile (IPython's header names the exception: `failures.ipython_header`)."""
     off = base + ls
     cut_by_next(st, buf, base, ls, carry_max, floor)
     st.tb_start = off
     st.tb_carry = b""
     st.tb_time = time_before(st, buf, floor, ls)
-    add_error(st, ErrorKind.EXCEPTION, CUT_TRACEBACK, "", off, rank, st.pid, obs_time, last_log_time(line))
+    add_error(st, ErrorKind.EXCEPTION, message, "", off, rank, st.pid, obs_time, last_log_time(line))
 
 
 def exception_line(
