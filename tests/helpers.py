@@ -4,6 +4,7 @@ tests/strategies.py), never from a tests/test_*.py module."""
 from __future__ import annotations
 
 import argparse
+import shutil
 import struct
 import subprocess
 import sys
@@ -121,6 +122,11 @@ def entry_lines(name: str) -> list[bytes]:
     the real lines it was written from."""
     [log] = [p for p in (REAL_LOGS / name / "log").rglob("*") if p.is_file()]
     return log.read_bytes().splitlines()
+
+
+def read_entry(tmp_path: Path, name: str, path: str) -> RunSnapshot:
+    """A real-log corpus entry's `log/` (copied under `tmp_path`) read on one of READ_PATHS."""
+    return read_run(Path(shutil.copytree(REAL_LOGS / name / "log", tmp_path / "log")), settings=READ_PATHS[path])
 
 
 def one_log(folder: Path, lines: list[bytes]) -> Path:

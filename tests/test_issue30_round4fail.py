@@ -14,19 +14,18 @@ rule and checked on its corpus entry's real lines (tests/fixtures/real_logs/<ent
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from core.logs import RunSnapshot, read_run
+from core.logs import read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.failures import CUT_TRACEBACK, fatal_reason
 from core.logs.rows.linekinds import opens_traceback
-from tests.helpers import READ_PATHS, REAL_LOGS, entry_lines, one_log
+from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
 
 PATHS = READ_PATHS  # every way the parser reads a file (tests/helpers.py)
 TRANSFINER = "detectron2-events-rows-then-error-exception-during-training_transfiner-16"
@@ -35,16 +34,12 @@ COMPOSER = "composer-cloudwatch-table-tqdm-then-watchdog-ranks-38-33-39_mosaicml
 PDSH = "deepspeed-pdsh-worker-5-rank22-traceback-in-initialize-cut_deepspeed-6737"
 
 
-def _read_entry(tmp_path: Path, name: str, path: str) -> RunSnapshot:
-    return read_run(Path(shutil.copytree(REAL_LOGS / name / "log", tmp_path / "log")), settings=PATHS[path])
-
-
 # ----------------------------------------------------------------------------- detectron2's `Exception during training`
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_detectron2_s_exception_during_training_ends_the_run(tmp_path: Path, path: str) -> None:
-    snap = _read_entry(tmp_path, TRANSFINER, path)
+    snap = read_entry(tmp_path, TRANSFINER, path)
     assert set(failed_ranks(snap)) == {0}
     assert "Exception during training" in failed_ranks(snap)[0]
     assert len(snap.metrics) == 4  # the rows before it stay rows
@@ -67,7 +62,7 @@ def test_the_words_alone_in_prose_are_no_failure() -> None:
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_npu_rank_id_behind_ray_s_prefix_names_the_failing_rank(tmp_path: Path, path: str) -> None:
-    snap = _read_entry(tmp_path, VERL, path)
+    snap = read_entry(tmp_path, VERL, path)
     assert set(failed_ranks(snap)) == {2}  # the CANN line of the same (Ray) process is rank 2's too
     assert set(snap.errors["rank"].dropna().astype(int)) == {2}
 
@@ -84,7 +79,7 @@ def test_npu_rank_id_minus_one_behind_ray_s_prefix_keeps_the_file_s_rank(tmp_pat
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_watchdog_lines_behind_a_console_prefix_name_their_ranks(tmp_path: Path, path: str) -> None:
-    snap = _read_entry(tmp_path, COMPOSER, path)
+    snap = read_entry(tmp_path, COMPOSER, path)
     assert set(failed_ranks(snap)) == {33, 38, 39}
     assert any("Watchdog caught collective operation timeout" in g.exception for g in diagnose(snap).failure_groups)
 
@@ -114,7 +109,7 @@ def test_a_time_out_at_another_level_is_no_failure(line: bytes) -> None:
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_frames_without_their_header_are_the_tagged_rank_s_cut_traceback(tmp_path: Path, path: str) -> None:
-    snap = _read_entry(tmp_path, PDSH, path)
+    snap = read_entry(tmp_path, PDSH, path)
     assert failed_ranks(snap) == {22: CUT_TRACEBACK}
     assert "self.module.to(self.device)" in snap.errors["context"].iloc[0]
 
@@ -161,5 +156,5 @@ def test_every_frame_line_opens_a_traceback(path: str, line: int, name: str, ind
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_frames_after_a_failure_are_the_rest_of_interleaved_tracebacks(tmp_path: Path, path: str) -> None:
-    snap = _read_entry(tmp_path, "megatron-nan-grad-norm-assert-rank3-interleaved_pai-megatron-patch-60", path)
+    snap = read_entry(tmp_path, "megatron-nan-grad-norm-assert-rank3-interleaved_pai-megatron-patch-60", path)
     assert set(failed_ranks(snap)) == {3}  # no cut traceback of the stream's rank 0 after rank 3's exception

@@ -10,29 +10,24 @@ rules, each on its corpus entry's real lines (tests/fixtures/real_logs/<entry>/S
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.logs import RunSnapshot, read_run
+from core.logs import read_run
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.failures import CUT_TRACEBACK, failure_weight, ipython_header
-from tests.helpers import READ_PATHS, REAL_LOGS, entry_lines, one_log
+from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
 
 JUPYTER = "jupyter-tqdm-then-typeerror-traceback-in-train-step_mindnlp-1863"
 DEEPSPEED = "deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977"
 
 
-def _read_entry(tmp_path: Path, name: str, path: str) -> RunSnapshot:
-    return read_run(Path(shutil.copytree(REAL_LOGS / name / "log", tmp_path / "log")), settings=READ_PATHS[path])
-
-
 @pytest.mark.parametrize("path", sorted(READ_PATHS))
 def test_a_cut_ipython_traceback_is_its_exception_s_failure(tmp_path: Path, path: str) -> None:
-    snap = _read_entry(tmp_path, JUPYTER, path)
+    snap = read_entry(tmp_path, JUPYTER, path)
     assert failed_ranks(snap) == {0: f"TypeError: {CUT_TRACEBACK}"}
 
 
@@ -65,7 +60,7 @@ def test_ipython_header_never_raises_and_names_a_word(line: bytes) -> None:
 
 @pytest.mark.parametrize("path", sorted(READ_PATHS))
 def test_deepspeed_s_launcher_killing_its_workers_ends_the_run(tmp_path: Path, path: str) -> None:
-    snap = _read_entry(tmp_path, DEEPSPEED, path)
+    snap = read_entry(tmp_path, DEEPSPEED, path)
     assert set(failed_ranks(snap)) == {0}
     assert "[launch.py:319:sigkill_handler] Killing subprocess 161946" in failed_ranks(snap)[0]
 
