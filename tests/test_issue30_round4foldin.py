@@ -5,7 +5,9 @@ rules, each on its corpus entry's real lines (tests/fixtures/real_logs/<entry>/S
   the traceback's header line (`TypeError                                 Traceback (most recent call last)`): a
   traceback cut off after it is that exception's failure, and its exception line, when it comes, replaces it;
 - deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977: DeepSpeed's launcher killing its workers
-  (`[date] [INFO] [launch.py:319:sigkill_handler] Killing subprocess N`) at python logging's INFO level ends the run.
+  (`[date] [INFO] [launch.py:319:sigkill_handler] Killing subprocess N`) at python logging's INFO level ends the run;
+- torchrun-failure-block-fields-exitcode-minus-6-sigabrt_mmpretrain-1837: torchrun's ChildFailedError block names the
+  signal that killed the rank (`traceback : Signal 6 (SIGABRT) received by PID N`): diagnose names it.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.logs import read_run
+from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.failures import CUT_TRACEBACK, failure_weight, ipython_header
 from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
 
 JUPYTER = "jupyter-tqdm-then-typeerror-traceback-in-train-step_mindnlp-1863"
 DEEPSPEED = "deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977"
+TORCHRUN = "torchrun-failure-block-fields-exitcode-minus-6-sigabrt_mmpretrain-1837"
 
 
 @pytest.mark.parametrize("path", sorted(READ_PATHS))
@@ -76,3 +80,11 @@ def test_killing_subprocess_then_training_rows_is_no_failure(tmp_path: Path, pat
 def test_the_words_at_info_level_without_the_handler_are_no_failure(tmp_path: Path) -> None:
     line = b"[2025-04-17 23:16:39,064] [INFO] [train.py:12:main] Killing subprocess is what the launcher would do"
     assert not failed_ranks(read_run(one_log(tmp_path, [line])))
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_torchrun_s_block_names_the_signal_that_killed_the_rank(tmp_path: Path, path: str) -> None:
+    diag = diagnose(read_entry(tmp_path, TORCHRUN, path))
+    [group] = diag.failure_groups
+    assert group.ranks == [0]
+    assert "Signal 6 (SIGABRT) received by PID 104478" in group.exception  # the cause, not only "a child failed"

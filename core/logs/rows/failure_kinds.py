@@ -110,11 +110,14 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
         rb"\*\*\* SIG[A-Z]+ received at time=|"
         # UCX's / a native signal handler's report of its own process's signal (horovodrun)
-        rb"\b[Cc]aught signal \d+ \(",
+        rb"\b[Cc]aught signal \d+ \(|"
+        # torchrun's ChildFailedError block names the signal that killed the rank in its `traceback :` field
+        rb"\bSignal \d+ \(SIG[A-Z]+\) received by PID \d+",
         (
             *(b"Segmentation fault", b"Aborted", b"Killed", b"Bus error", b"Illegal instruction"),
             *(b"Floating point exception", b"(core dumped)", b"Fatal Python error", b"Out of memory: Kill"),
             *(b"Process received signal", b"Signal: ", b" received at time=", b"aught signal "),
+            b") received by PID ",
         ),
         (
             FailureSample("*** Process received signal ***", "tactcomplabs/rev#78"),
@@ -128,6 +131,13 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
                 "*** SIGSEGV received at time=1785913868 on cpu 169 *** [repeated 7x across cluster]",
                 _CORPUS.format(
                     "flashserve/flash-linear-attention-npu#272", "ray-actor-sigsegv-repeated-across-cluster_fla-npu-272"
+                ),
+            ),
+            FailureSample(
+                "  traceback : Signal 6 (SIGABRT) received by PID 104478",
+                _CORPUS.format(
+                    "open-mmlab/mmpretrain#1837",
+                    "torchrun-failure-block-fields-exitcode-minus-6-sigabrt_mmpretrain-1837",
                 ),
             ),
             FailureSample(
