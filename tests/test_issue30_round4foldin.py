@@ -7,7 +7,9 @@ rules, each on its corpus entry's real lines (tests/fixtures/real_logs/<entry>/S
 - deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977: DeepSpeed's launcher killing its workers
   (`[date] [INFO] [launch.py:319:sigkill_handler] Killing subprocess N`) at python logging's INFO level ends the run;
 - torchrun-failure-block-fields-exitcode-minus-6-sigabrt_mmpretrain-1837: torchrun's ChildFailedError block names the
-  signal that killed the rank (`traceback : Signal 6 (SIGABRT) received by PID N`): diagnose names it.
+  signal that killed the rank (`traceback : Signal 6 (SIGABRT) received by PID N`): diagnose names it;
+- torch-launch-child-process-failed-with-no-error-file-local-rank-0_cmt-83: torch.distributed.launch's
+  `Child process N (local_rank R) FAILED (exitcode C)` is a launcher report: rank R ended with exit code C.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
 JUPYTER = "jupyter-tqdm-then-typeerror-traceback-in-train-step_mindnlp-1863"
 DEEPSPEED = "deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977"
 TORCHRUN = "torchrun-failure-block-fields-exitcode-minus-6-sigabrt_mmpretrain-1837"
+LAUNCH = "torch-launch-child-process-failed-with-no-error-file-local-rank-0_cmt-83"
 
 
 @pytest.mark.parametrize("path", sorted(READ_PATHS))
@@ -88,3 +91,14 @@ def test_torchrun_s_block_names_the_signal_that_killed_the_rank(tmp_path: Path, 
     [group] = diag.failure_groups
     assert group.ranks == [0]
     assert "Signal 6 (SIGABRT) received by PID 104478" in group.exception  # the cause, not only "a child failed"
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_torch_distributed_launch_s_child_failed_line_is_its_rank_s_end(tmp_path: Path, path: str) -> None:
+    snap = read_entry(tmp_path, LAUNCH, path)
+    ends = snap.errors[snap.errors["kind"] == "task_exit"]
+    assert ends[["rank", "message"]].values.tolist() == [
+        [0, "torch.distributed.launch: task 0 on local ended: exit code 1"]
+    ]
+    [group] = diagnose(snap).failure_groups
+    assert group.ranks == [0] and "exit code 1" in " ".join(group.evidence)

@@ -243,4 +243,24 @@ MORE_REPORTS: tuple[LauncherReport, ...] = (
         ),
         reason="timed out (Time out nodes)",
     ),
+    # torch.distributed.launch (torch's elastic agent under the old launcher's name) when a worker exits without
+    # writing an error file (`CHILD PROCESS FAILED WITH NO ERROR_FILE` banner): the worker's pid, local rank and
+    # exit code on one line; a traceback after it is the launcher's own (raising ChildFailedError), not the cause
+    LauncherReport(
+        "torch.distributed.launch",
+        rb"^\s*Child process \d+ \(local_rank (?P<ranks>\d+)\) FAILED \(exitcode (?P<code>-?[1-9]\d*)\)",
+        (b") FAILED (exitcode ",),
+        (
+            (
+                FailureSample(
+                    "Child process 71952 (local_rank 0) FAILED (exitcode 1)",
+                    _CORPUS.format(
+                        "junjie18/CMT#83", "torch-launch-child-process-failed-with-no-error-file-local-rank-0_cmt-83"
+                    ),
+                ),
+                (0,),
+                "exit code 1",
+            ),
+        ),
+    ),
 )
