@@ -152,26 +152,6 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=3,
     ),
-    # DeepSpeed's launcher (deepspeed/launcher/launch.py `sigkill_handler`) kills every worker it started when one
-    # of them died or the launcher itself was signalled, and says so at INFO level, one line per worker: the run
-    # ended there, whether or not the dead worker's own exit report made it into the log (a pasted log often ends
-    # at these lines). At chatter level (FailureKind.chatter: python logging's stamped `[INFO]`). Weight 1: the
-    # worker's exit report or traceback, when present, names the failure
-    FailureKind(
-        "launcher killed its workers",
-        rb"\bsigkill_handler\] Killing subprocess \d+",
-        (b"Killing subprocess",),
-        (
-            FailureSample(
-                "[2025-04-17 23:16:39,064] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 1619464",
-                _CORPUS.format(
-                    "OpenRLHF/OpenRLHF#977", "deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977"
-                ),
-            ),
-        ),
-        weight=1,
-        chatter=True,
-    ),
     # detectron2's training loop (and every trainer built on it: AdelaiDet, Transfiner, detrex, ...) logs the
     # exception that stopped training at ERROR level (`logger.exception("Exception during training:")`) and raises
     # it again: the run ends there, whether or not its traceback follows (a pasted log often ends at this line).

@@ -62,9 +62,6 @@ __all__ = [
 ]
 
 CHATTER = (b"[WARNING]", b"[INFO]", b"[DEBUG]", b"[TRACE]", b"[WARN]")
-# python logging's `[%(asctime)s] [%(levelname)s]` at a chatter level (DeepSpeed's launcher), which no scan makes
-# a candidate either (core.logs.tokens.bulk.STAMPED_ERROR takes only the error levels)
-_RE_STAMPED_CHATTER = re.compile(rb"\[\d[^\]\n]{0,40}\] (?:[^ \n]{1,64} )?\[(?:INFO|WARNING|WARN|DEBUG)\]")
 # An error level: a tag or word at the line's start, `ERROR:` / `FATAL -` anywhere, or torch's C++ log level with its
 # source file (`[E ProcessGroupNCCL.cpp:828] `, `[E1206 18:44:12.715 ProcessGroupNCCL.cpp:607] `) anywhere: behind a
 # launcher's or a log console's own prefix (a CloudWatch table's `  | 2023-10-05T04:00:22.612-07:00 | [1]:`), the
@@ -459,7 +456,7 @@ def chatter_failures(st: FileState, buf: bytes | bytearray, floor: int, base: in
             le = buf.find(b"\n", at, end)
             le = end if le == -1 else le
             line = bytes(buf[ls:le]).rstrip(b"\r")
-            if ls >= cut and (line.startswith(CHATTER) or _RE_STAMPED_CHATTER.match(line)) and fatal_reason(line):
+            if ls >= cut and line.startswith(CHATTER) and fatal_reason(line) is not None:
                 _add_chatter_failure(st, line, base + ls)
             at = buf.find(anchor, le, end) if le < end else -1
 
