@@ -50,6 +50,8 @@ def test_ipython_header_reads_only_a_header() -> None:
     header = entry_lines(JUPYTER)[2]
     assert ipython_header(header) == f"TypeError: {CUT_TRACEBACK}"
     assert failure_weight(f"TypeError: {CUT_TRACEBACK}") == 3  # it names its exception, as an exception line does
+    # a name that is no `...Error` still weighs as the cut traceback it stands for, never less
+    assert failure_weight(ipython_header(b"StopIteration     Traceback (most recent call last)") or "") == 1
     assert ipython_header(b"Traceback (most recent call last):") is None  # python's own: traceback_header's
     assert ipython_header(b"see the Traceback (most recent call last) below") is None  # prose quoting one
     assert ipython_header(b"TypeError Traceback (most recent call last) and more") is None

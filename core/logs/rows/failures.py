@@ -349,7 +349,7 @@ def failure_weight(message: str) -> int:
     kind = fatal_reason(message.encode("utf-8", "replace"))
     if kind is not None:
         return _WEIGHTS[kind]
-    return 1 if message == CUT_TRACEBACK else 0
+    return 1 if is_cut_traceback(message) else 0
 
 
 def is_cut_traceback(message: str) -> bool:
