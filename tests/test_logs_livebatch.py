@@ -94,6 +94,21 @@ _LINE = st.one_of(
     cuts=[0],
     compiled=True,
 )
+@example(  # a shape's metrics in its line's order, not sorted: ESPnet's line read in bulk names `trainer` before `info`
+    logs=[
+        [b"epoch: 0, step: 0, loss is 4.52\n"],
+        [
+            b"[auc-dnn3] 2021-10-02 20:13:30,249 (trainer:653) INFO: 4epoch:train:201-225batch: l1_loss=0.252, "
+            b"mse_loss=0.070, loss=0.345, optim0_lr0=1.000e-03\n",
+            *[b"epoch: 0, step: 0, loss is 4.52\n"] * 3,
+            b"epoch: 0, step: 0, loss is nan\n",
+            b"epoch: 0001, step: 123456789012, loss is 4.52\n",
+            b"epoch: 0, step: 123456789012, loss is 4.52\n",
+        ],
+    ],
+    cuts=[0],
+    compiled=True,
+)
 def test_ticks_read_together_give_what_each_file_read_alone_gives(
     tmp_path_factory: pytest.TempPathFactory, logs: list[list[bytes]], cuts: list[int], compiled: bool
 ) -> None:

@@ -130,7 +130,9 @@ def template_block(
     order = np.argsort(lines, kind="stable")
     rows = np.concatenate([p[1] for p in parts])[order]
     which = np.concatenate([np.full(len(p[0]), i, dtype=np.int64) for i, p in enumerate(parts)])[order]
-    names = sorted({n for p in parts for n in p[2]})
+    # the metric columns in the order the lines name them (as the per-line path adds them): each template's
+    # lines all name its metrics, so a part's first line is where its names first appear
+    names = list(dict.fromkeys(n for p in sorted(parts, key=lambda p: int(p[0][0])) for n in p[2]))
     extras = {}
     for name in names:
         col = np.concatenate([p[2].get(name, np.full(len(p[0]), np.nan)) for p in parts])
