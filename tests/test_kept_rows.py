@@ -174,10 +174,10 @@ TFLEARN_STEP = "Training Step: {s}  | total loss: {x} | time: 0.275s\n"
 TFLEARN_ADAM = "| Adam | epoch: 001 | loss: {x} - acc: 0.{a} -- iter: {i:05d}/55000\n"
 
 
-def _line(kind: int, i: int) -> str:
+def _line(kind: int, i: int, shift: float = 0.0) -> str:
     """Line `kind` of a file's `i`-th line: a step row, an epoch summary (Paddle), nanoGPT's step and its
-    evaluation at the same step, TFLearn's step and its echo."""
-    x, t, s = round(2.0 - i / 1000, 4), i % 60, 10 * (i // 2 + 1)
+    evaluation at the same step, TFLearn's step and its echo (`shift`: a relaunch's other values)."""
+    x, t, s = round(2.0 - i / 1000 + shift, 4), i % 60, 10 * (i // 2 + 1)
     return [
         STEP.format(t=t, e=1 + i // 40, s=s, b=x),
         DONE.format(t=t, e=1 + i // 40, x=x),
@@ -188,19 +188,27 @@ def _line(kind: int, i: int) -> str:
     ][kind]
 
 
+def _log(runs: list[tuple[int, int]], shift: float = 0.0) -> list[str]:
+    """A log's lines: `count` lines of each `kind` in turn."""
+    kinds = [kind for kind, count in runs for _ in range(count)]
+    return [_line(kind, i, shift) for i, kind in enumerate(kinds)]
+
+
 def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Rows in file order, columns by name, the observation time left out: a watcher adds each tick's rows
-    after the last tick's, meets the metric names in tick order, and gives a line without a time the time it
-    saw it."""
+    """Rows in file order, columns by name, numbers as float64, the observation time left out: a watcher adds
+    each tick's rows after the last tick's, meets the metric names in tick order, keeps a count column it
+    widened (a dropped file's fractional step) and gives a line without a time the time it saw it."""
     frame = frame.drop(columns=["time"]).astype({"file": str})
+    numbers = [c for c in frame.columns if c not in keys and frame[c].dtype.kind in "iuf"]
+    frame = frame.astype(dict.fromkeys(numbers, "float64"))
     return frame[sorted(frame.columns)].sort_values(keys, kind="stable").reset_index(drop=True)
 
 
 def _same_reading(live: RunSnapshot, once: RunSnapshot) -> None:
-    assert sorted(live.metrics.columns) == sorted(once.metrics.columns)
-    assert bits(_sorted(live.metrics, ["rank", "file", "offset"])) == bits(
-        _sorted(once.metrics, ["rank", "file", "offset"])
-    )
+    gone = list(set(live.metrics.columns) - set(once.metrics.columns))  # a dropped file's metric: kept, empty
+    assert set(once.metrics.columns) <= set(live.metrics.columns) and live.metrics[gone].isna().all().all()
+    metrics = live.metrics.drop(columns=gone)
+    assert bits(_sorted(metrics, ["rank", "file", "offset"])) == bits(_sorted(once.metrics, ["rank", "file", "offset"]))
     assert bits(_sorted(live.evals, ["file", "offset", "name"])) == bits(
         _sorted(once.evals, ["file", "offset", "name"])
     )
@@ -217,38 +225,40 @@ _FILE_LINES = st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6)), min_size
 @given(
     files=st.lists(_FILE_LINES, min_size=1, max_size=3),
     cuts=st.lists(st.integers(0, 6000), min_size=1, max_size=4),
-    truncate=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6000)), max_size=2),
+    relaunch=st.sets(st.integers(1, 4), max_size=2),
 )
 @example(  # summaries kept while they outnumber the step rows, then set aside once step rows outnumber them
-    files=[[(1, 6), (0, 3), (1, 1), (0, 6)]], cuts=[200, 900, 1500], truncate=[]
+    files=[[(1, 6), (0, 3), (1, 1), (0, 6)]], cuts=[200, 900, 1500], relaunch=set()
 )
-@example(files=[[(0, 6), (1, 1), (0, 6)], [(2, 5), (3, 1), (2, 5)]], cuts=[700], truncate=[(1, 300), (0, 100)])
+@example(  # a rank relaunched (its log rewritten from the start): its rows dropped, the other ranks' kept
+    files=[[(0, 6), (1, 1), (0, 6)], [(2, 5), (3, 1), (2, 5)]], cuts=[700, 1400], relaunch={1, 2}
+)
 def test_a_watchers_ticks_give_what_one_read_of_the_same_bytes_gives(
-    tmp_path_factory: pytest.TempPathFactory,
-    files: list[list[tuple[int, int]]],
-    cuts: list[int],
-    truncate: list[tuple[int, int]],
+    tmp_path_factory: pytest.TempPathFactory, files: list[list[tuple[int, int]]], cuts: list[int], relaunch: set[int]
 ) -> None:
-    """Logs with epoch summaries, a step printed twice and echoes, written in ticks cut anywhere, files
-    truncated (a rewrite: its rows dropped) between ticks: after every tick the watcher's training rows,
-    evaluation entries and rank facts are those of one read of the files as they are."""
-    datas = []
-    for runs in files:
-        kinds = [kind for kind, count in runs for _ in range(count)]
-        datas.append("".join(_line(kind, i) for i, kind in enumerate(kinds)).encode())
+    """Logs with epoch summaries, a step printed twice and echoes, written in ticks cut anywhere, a rank
+    relaunched before a tick (msrun reopens its log: rewritten from the start with other values, its earlier
+    rows dropped): after every tick the watcher's training rows, evaluation entries and rank facts are those
+    of one read of the files as they are."""
+    datas = ["".join(_log(runs)).encode() for runs in files]
     root = tmp_path_factory.mktemp("live")
     reader = RunReader(root)
     written = [0] * len(datas)
-    cut_after = dict(truncate)
-    for tick, edge in enumerate([*sorted(set(cuts)), max(map(len, datas))]):
+    end = max(map(len, datas))
+    for tick, edge in enumerate([*sorted(set(cuts)), end, end]):
+        again = tick % len(datas)
+        first = _log(files[again], shift=tick)[0].encode()
+        if tick in relaunch and datas[again][: written[again]].count(b"\n") >= 2:  # past its first line
+            datas[again] = "".join(_log(files[again], shift=tick)).encode()
+            (root / f"worker_{again}.log").write_bytes(first)  # reopened with "w": this tick sees its first line
+            written[again] = len(first)
+        else:
+            again = -1
         for rank, data in enumerate(datas):
-            path = root / f"worker_{rank}.log"
-            if tick in cut_after and rank == tick % len(datas) and written[rank]:
-                written[rank] = min(written[rank], cut_after[tick] % (written[rank] + 1))
-                path.write_bytes(data[: written[rank]])  # truncated: the watcher drops its rows, reads again
-            with path.open("ab") as f:
-                f.write(data[written[rank] : max(edge, written[rank])])
-            written[rank] = max(edge, written[rank])
+            if rank != again:
+                with (root / f"worker_{rank}.log").open("ab") as f:
+                    f.write(data[written[rank] : max(edge, written[rank])])
+                written[rank] = max(edge, written[rank])
         reader.refresh()
         live = reader.snapshot()
         once_dir = tmp_path_factory.mktemp("once")
