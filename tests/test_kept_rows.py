@@ -9,6 +9,7 @@ summaries_oscar-paddle), nanoGPT's (nanogpt-iter-loss-turns-nan-quoted_nanogpt-2
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -290,24 +291,29 @@ def test_rows_an_earlier_choice_set_aside_come_back_when_it_flips(tmp_path: Path
 
 def test_a_tick_copies_only_its_own_new_kept_rows(tmp_path: Path) -> None:
     """While rows are set aside and no earlier choice changes, a tick's snapshot holds the earlier kept rows in
-    the arrays the last snapshot held (its own rows appended after them), not a copy of the whole table; an
-    earlier choice that flips builds them again."""
+    the arrays the last snapshot held (its own rows appended after them; the first tick after a read moves
+    them once into room to spare), not a copy of the whole table; an earlier choice that flips builds them
+    again, and every frame handed out keeps its values."""
     path = tmp_path / "workerlog.0"
     path.write_text("".join(_line(0, i) for i in range(1, 20)) + _line(1, 20))
     reader = RunReader(tmp_path)
     reader.refresh()
-    first = reader.snapshot()
-    assert not first.evals.empty  # the summary is set aside
-    with path.open("a") as f:
-        f.write("".join(_line(0, i) for i in range(21, 25)))
-    reader.refresh()
-    second = reader.snapshot()
-    assert len(second.metrics) == len(first.metrics) + 4
-    for column in ("loss", "step", "rank", "offset"):
-        assert np.shares_memory(first.metrics[column].to_numpy(), second.metrics[column].to_numpy()), column
+    snaps = [reader.snapshot()]
+    assert not snaps[0].evals.empty  # the summary is set aside
+    for lo in (21, 23, 25):
+        with path.open("a") as f:
+            f.write("".join(_line(0, i) for i in range(lo, lo + 2)))
+        reader.refresh()
+        snaps.append(reader.snapshot())
+        assert len(snaps[-1].metrics) == len(snaps[-2].metrics) + 2
+    held = [bits(s.metrics) for s in snaps]
+    for before, after in itertools.pairwise(snaps[1:]):
+        for column in ("loss", "step", "rank", "offset"):
+            assert np.shares_memory(before.metrics[column].to_numpy(), after.metrics[column].to_numpy()), column
     with path.open("a") as f:  # summaries now as many as the step rows: every one of them a row again
-        f.write("".join(_line(1, i) for i in range(25, 48)))
+        f.write("".join(_line(1, i) for i in range(27, 52)))
     reader.refresh()
-    third = reader.snapshot()
-    assert len(third.metrics) == len(second.metrics) + 1 + 23 and third.evals.empty
-    assert not np.shares_memory(second.metrics["loss"].to_numpy(), third.metrics["loss"].to_numpy())
+    last = reader.snapshot()
+    assert len(last.metrics) == len(snaps[-1].metrics) + 1 + 25 and last.evals.empty
+    assert not np.shares_memory(snaps[-1].metrics["loss"].to_numpy(), last.metrics["loss"].to_numpy())
+    assert [bits(s.metrics) for s in snaps] == held

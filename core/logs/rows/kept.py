@@ -34,6 +34,11 @@ class _Grown:
         self.n = 0
 
     def append(self, values: np.ndarray) -> None:
+        """`values` after the rows held (a fresh array, as a fancy index gives: the first one is held as it is,
+        no second copy of a whole read's rows; a tick's rows after it then move it into room to spare)."""
+        if not self.n:
+            self.arr, self.n = values, len(values)
+            return
         end = self.n + len(values)
         if end > len(self.arr):
             fresh = np.empty(max(end + end // 2, 1024), dtype=self.arr.dtype)
