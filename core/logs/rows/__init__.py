@@ -46,7 +46,8 @@ A file's lines -> rows (the same reading on every path):
   perfile.py    the training series decided per file over its rows (epoch summaries beside step rows, a step
                 printed twice in a rarer shape, a step's echo naming fewer values)
   table.py      the run's loss table, grown in place; asks perfile.py which rows are set aside; evaltable.py its
-                evaluation entries, converted once each
+                evaluation entries, converted once each; kept.py the rows a file's series choice keeps, held
+                between a watcher's snapshots (each tick appends its own)
   snapshot.py   `RunSnapshot`, what a read hands over; cells.py: typed numbers from its cells
   reader.py     `RunReader` / `read_run`: every file from its saved offset to its last complete line
 

@@ -32,6 +32,7 @@ from core.logs.bytes.utf16 import read_utf16, utf16_codec
 from core.logs.rows.evaltable import EvalTable
 from core.logs.rows.filestate import ErrorRow, keep_before_cut, note_cut, settle_cut
 from core.logs.rows.formats import user_format
+from core.logs.rows.kept import KeptRows
 from core.logs.rows.parser import ErrorKind, FileState, Parser, ReaderSettings
 from core.logs.rows.smallfiles import LiveBatch, SmallFiles
 from core.logs.rows.snapshot import (
@@ -44,7 +45,6 @@ from core.logs.rows.snapshot import (
     empty_metrics,
     pass_summaries,
     rank_table,
-    split_series,
 )
 from core.logs.rows.table import EVAL_COLUMNS, MetricTable, metric_keys
 
@@ -108,6 +108,7 @@ class RunReader:
         self._table = MetricTable()
         self._evals = EvalTable()  # the evaluation entries as columns, converted once each
         self._side = SideFrames()  # the TimeMonitor and error frames, each rebuilt when its lists change
+        self._kept = KeptRows()  # the training rows the files' series choice keeps, held between snapshots
         self._cache_version = -1
         self._last_discover = 0.0
         self._folder = FolderCache()  # the last scan, given again while no folder changed
@@ -460,7 +461,9 @@ class RunReader:
         ranks = rank_table(workers, unregistered)
         evals = pass_summaries(metrics, self._evals.frame(workers))  # told by the lines' text: before the split
         if workers:  # core.logs.rows.perfile: the training series decided per file
-            metrics, evals, ranks = split_series(metrics, self._table.set_aside(), evals, ranks)
+            metrics, evals, ranks = self._kept.split(
+                metrics, self._table.set_aside(), evals, ranks, self._table.generation
+            )
         layouts = {st.info.layout for st in workers}
         layout = layouts.pop() if len(layouts) == 1 else ("mixed" if layouts else "none")
         skipped = {st.info.rel: st.unreadable for st in self.files.values() if st.unreadable}

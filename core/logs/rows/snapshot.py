@@ -26,10 +26,13 @@ __all__ = [
     "SideFrames",
     "empty_metrics",
     "error_frame",
+    "eval_entries",
     "pass_summaries",
     "rank_table",
     "split_series",
     "timing_frame",
+    "with_entries",
+    "with_kept_facts",
 ]
 
 METRIC_COLUMNS = [
@@ -284,33 +287,62 @@ def split_series(
     """The rows a file's series choice sets aside (`MetricTable.set_aside`, core.logs.rows.perfile) out of the
     training rows: an evaluation row into the evaluation series (its loss, NaN too, and every other value it
     gives), a dropped echo nowhere; the ranks' row counts and last rows then from the training rows left. As
-    they are when nothing is set aside (the frame stays a view)."""
+    they are when nothing is set aside (the frame stays a view). The whole table at once: the definition a live
+    reader's `KeptRows` (core.logs.rows.kept: the kept rows held between ticks) is held to."""
     if aside is None or not aside.any():
         return metrics, evals, ranks
     moved = metrics[aside == Aside.EVAL]
-    names = [c for c in metrics.columns if c not in _NOT_EVAL]
-    where = [moved[c].tolist() for c in ("rank", "epoch", "step", "time", "offset", "file")]
-    values = {name: moved[name].tolist() for name in names}
-    entries = [
-        (rank, epoch, step, name, values[name][i], t, off, str(file), False)
-        for i, (rank, epoch, step, t, off, file) in enumerate(zip(*where, strict=True))
-        for name in names
-        if name == "loss" or values[name][i] == values[name][i]
-    ]
-    if entries:
-        more = pd.DataFrame(entries, columns=EVAL_COLUMNS)
-        evals = more if evals.empty else pd.concat([evals, more], ignore_index=True)
+    evals = with_entries(evals, eval_entries(lambda c: moved[c].tolist(), list(metrics.columns)))
     hit = set(metrics["rank"][aside != Aside.KEEP].tolist())
     metrics = metrics[aside == Aside.KEEP].reset_index(drop=True)
     kept = metrics[metrics["rank"].isin(hit)]  # one pass over the rows, not one per rank
     last = kept.groupby("rank").tail(1).set_index("rank")
+
+    def facts(which: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        n_loss = kept.groupby("rank").size().reindex(which, fill_value=0).to_numpy()
+        return n_loss, [last[name].reindex(which).to_numpy(dtype=np.float64) for name in _LAST]
+
+    return metrics, evals, with_kept_facts(ranks, hit, facts)
+
+
+_LAST = ("epoch", "step", "loss")  # a rank's last kept row's values, as `ranks`' last_epoch, last_step, last_loss
+
+
+def eval_entries(values: Callable[[str], list], columns: list[str]) -> pd.DataFrame | None:
+    """The evaluation entries of rows set aside as evaluation rows (`values(column)`: those rows' values of a
+    metrics column, in table order), one per value a row gives (its loss, NaN too); None: no entry."""
+    names = [c for c in columns if c not in _NOT_EVAL]
+    where = [values(c) for c in ("rank", "epoch", "step", "time", "offset", "file")]
+    by_name = {name: values(name) for name in names}
+    entries = [
+        (rank, epoch, step, name, by_name[name][i], t, off, str(file), False)
+        for i, (rank, epoch, step, t, off, file) in enumerate(zip(*where, strict=True))
+        for name in names
+        if name == "loss" or by_name[name][i] == by_name[name][i]
+    ]
+    return pd.DataFrame(entries, columns=EVAL_COLUMNS) if entries else None
+
+
+def with_entries(evals: pd.DataFrame, more: pd.DataFrame | None) -> pd.DataFrame:
+    """`evals` with the set-aside rows' entries after its own."""
+    if more is None:
+        return evals
+    return more if evals.empty else pd.concat([evals, more], ignore_index=True)
+
+
+def with_kept_facts(
+    ranks: pd.DataFrame, hit: set[int], facts: Callable[[np.ndarray], tuple[np.ndarray, list[np.ndarray]]]
+) -> pd.DataFrame:
+    """`ranks` (a copy) with the row count and last row (`facts(which)`: n_loss, then last epoch, step, loss as
+    float64) of the ranks `hit` (those with a row set aside) taken from their kept rows."""
     ranks = ranks.copy()
     mine = ranks["rank"].isin(hit).to_numpy()
     which = ranks["rank"].to_numpy()[mine]  # one column written at once: 1,024 ranks' `.loc` cost ~0.4 s
-    ranks.loc[mine, "n_loss"] = kept.groupby("rank").size().reindex(which, fill_value=0).to_numpy()
-    for col, name in (("last_epoch", "epoch"), ("last_step", "step"), ("last_loss", "loss")):
-        ranks.loc[mine, col] = last[name].reindex(which).to_numpy(dtype=np.float64)
-    return metrics, evals, ranks
+    n_loss, lasts = facts(which)
+    ranks.loc[mine, "n_loss"] = n_loss
+    for col, values in zip(("last_epoch", "last_step", "last_loss"), lasts, strict=True):
+        ranks.loc[mine, col] = values
+    return ranks
 
 
 def pass_summaries(metrics: pd.DataFrame, evals: pd.DataFrame) -> pd.DataFrame:

@@ -137,6 +137,7 @@ class MetricTable:
         self._sources: dict[int, _Source] = {}  # id(Rows) -> where its rows are (the Rows is kept alive)
         self._names: list[str] = []  # file name per code
         self._extra_names: list[str] = []  # metrics beyond ROW_KEYS, in the order first seen
+        self.generation = 0  # bumped whenever rows already here are removed or renumbered (`_drop`)
 
     @property
     def extra_names(self) -> list[str]:
@@ -292,6 +293,7 @@ class MetricTable:
     def _drop(self, gone: list[_Source]) -> None:
         """Forget the rows of files that restarted (msrun relaunch) or vanished: new arrays, so the
         snapshots already handed out keep theirs; codes are renumbered so file names stay unique."""
+        self.generation += 1
         for src in gone:
             del self._sources[id(src.rows)]
         keep_codes = sorted(src.code for src in self._sources.values())

@@ -1,0 +1,167 @@
+"""The training rows a file's series choice keeps (core.logs.rows.perfile), held between a live reader's
+snapshots: `split_series` (core.logs.rows.snapshot) copied every column of the whole table on every tick as
+soon as one file set one row aside (~300k rows x 60 columns on the 1,024-rank real-corpus folder: ~120 ms of
+a tick at 512 ranks). Here the kept rows are compacted once and each tick appends its own new kept rows; the
+copy is built again only when what it was built from changed: an earlier row's choice (a file's choice is
+decided over its rows so far and can flip), the table's rows (a file dropped: rotation, truncation, a
+relaunch) or its columns (a metric added, a column's type widened). Past the rows a snapshot shows, arrays
+are only ever appended to, and rebuilt into new arrays, so a frame handed out never changes.
+
+Same frames as `split_series` on the same input, every time (tests/test_kept_rows.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from core.logs.rows.perfile import Aside
+from core.logs.rows.snapshot import eval_entries, with_entries, with_kept_facts
+
+__all__ = ["KeptRows"]
+
+
+class _Grown:
+    """One column's kept values: appended to, with room to spare (rows past `n` never shown); a full array
+    is replaced by a larger new one, never resized in place."""
+
+    __slots__ = ("arr", "n")
+
+    def __init__(self, dtype: np.dtype) -> None:
+        self.arr = np.empty(0, dtype=dtype)
+        self.n = 0
+
+    def append(self, values: np.ndarray) -> None:
+        """`values` after the rows held (a fresh array, as a fancy index gives: the first one is held as it is,
+        no second copy of a whole read's rows; a tick's rows after it then move it into room to spare)."""
+        if not self.n:
+            self.arr, self.n = values, len(values)
+            return
+        end = self.n + len(values)
+        if end > len(self.arr):
+            fresh = np.empty(max(end + end // 2, 1024), dtype=self.arr.dtype)
+            fresh[: self.n] = self.arr[: self.n]
+            self.arr = fresh
+        self.arr[self.n : end] = values
+        self.n = end
+
+
+@dataclass
+class _Held:
+    """The kept rows of the table's first `len(aside)` rows, and what the ranks and evaluations take from them."""
+
+    layout: tuple
+    aside: np.ndarray  # the choice of every row it was built from
+    cols: dict[str, _Grown | None]  # None: a column NaN on every row (the table's zero-stride view)
+    entries: pd.DataFrame | None = None  # the evaluation rows' entries (`eval_entries`)
+    hit: set[int] = field(default_factory=set)  # ranks with a row set aside
+    count: dict[int, int] = field(default_factory=dict)  # rank -> its kept rows
+    last: dict[int, int] = field(default_factory=dict)  # rank -> where its last kept row is
+    k: int = 0  # kept rows
+
+
+class KeptRows:
+    """`split_series` for a reader that snapshots again and again: the kept rows held between snapshots."""
+
+    def __init__(self) -> None:
+        self._held: _Held | None = None
+
+    def split(
+        self, metrics: pd.DataFrame, aside: np.ndarray | None, evals: pd.DataFrame, ranks: pd.DataFrame, generation: int
+    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+        """`split_series(metrics, aside, evals, ranks)`, where `metrics` is the table's first rows (views) and
+        `generation` changes whenever rows already in the table were removed or renumbered."""
+        if aside is None or not aside.any():
+            self._held = None  # nothing set aside: the table's own view, and no copy kept
+            return metrics, evals, ranks
+        arrays, cats = _arrays(metrics)
+        layout = (generation, *((c, a.dtype, a.strides == (0,)) for c, a in arrays.items()))
+        held = self._held
+        m = 0 if held is None else len(held.aside)
+        if held is None or held.layout != layout or m > len(aside) or not np.array_equal(held.aside, aside[:m]):
+            held = _Held(
+                layout, aside[:0], {c: None if a.strides == (0,) else _Grown(a.dtype) for c, a in arrays.items()}
+            )
+            m = 0
+        _append(held, arrays, cats, aside, m)
+        self._held = held
+        data = {c: _column(held, c, cats.get(c)) for c in metrics.columns}
+        kept = pd.DataFrame(data, copy=False)
+
+        def facts(which: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+            order = which.tolist()
+            n_loss = np.array([held.count.get(r, 0) for r in order], dtype=np.int64)
+            at = np.array([held.last.get(r, -1) for r in order], dtype=np.int64)
+            lasts = []
+            for name in ("epoch", "step", "loss"):
+                col = held.cols[name]
+                values = np.full(len(at), np.nan)
+                if col is not None:
+                    values[at >= 0] = col.arr[at[at >= 0]]
+                lasts.append(values)
+            return n_loss, lasts
+
+        return kept, with_entries(evals, held.entries), with_kept_facts(ranks, held.hit, facts)
+
+
+def _arrays(metrics: pd.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, pd.CategoricalDtype]]:
+    """Each column's values as the table holds them (the file column as its category codes), and the type of
+    each categorical column."""
+    out, cats = {}, {}
+    for c in metrics.columns:
+        col = metrics[c]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            out[c], cats[c] = col.cat.codes.to_numpy(), col.dtype
+        else:
+            out[c] = col.to_numpy()
+    return out, cats
+
+
+def _append(
+    held: _Held, arrays: dict[str, np.ndarray], cats: dict[str, pd.CategoricalDtype], aside: np.ndarray, m: int
+) -> None:
+    """Rows m: of the table into `held`: the kept ones appended, the ranks' counts and last rows, the ranks with
+    a row set aside, the evaluation rows' entries."""
+    new = aside[m:]
+    keep = np.flatnonzero(new == Aside.KEEP) + m
+    start = held.k
+    for c, col in held.cols.items():
+        if col is not None:
+            col.append(arrays[c][keep])
+    rank = arrays["rank"]
+    if len(keep):
+        ranks = rank[keep]
+        seen, counts = np.unique(ranks, return_counts=True)
+        _, from_end = np.unique(ranks[::-1], return_index=True)  # (sorted alike: the same ranks)
+        ends = start + len(ranks) - 1 - from_end
+        for r, n, end in zip(seen.tolist(), counts.tolist(), ends.tolist(), strict=True):
+            held.count[r] = held.count.get(r, 0) + n
+            held.last[r] = end
+    held.hit.update(rank[m:][new != Aside.KEEP].tolist())
+    held.k += len(keep)
+    moved = np.flatnonzero(new == Aside.EVAL) + m
+    if len(moved):
+
+        def values(c: str) -> list:
+            got = arrays[c][moved]
+            if c in cats:  # a categorical's values, as `Series.tolist` gives them (a missing one: NaN)
+                names = cats[c].categories
+                return [names[i] if i >= 0 else np.nan for i in got.tolist()]
+            return got.tolist()
+
+        more = eval_entries(values, list(arrays))
+        if more is not None:
+            held.entries = more if held.entries is None else pd.concat([held.entries, more], ignore_index=True)
+    held.aside = aside
+
+
+def _column(held: _Held, c: str, cat: pd.CategoricalDtype | None) -> object:
+    """Column `c` of the kept rows: a view of the held values (a categorical's over its codes)."""
+    col, k = held.cols[c], held.k
+    if col is None:
+        return np.broadcast_to(np.float64(np.nan), (k,))
+    if cat is not None:
+        return pd.Categorical.from_codes(col.arr[:k], dtype=cat, validate=False)
+    return col.arr[:k]

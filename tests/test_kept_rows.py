@@ -1,0 +1,319 @@
+"""The training rows a file's series choice keeps, held between a live reader's snapshots
+(core.logs.rows.kept.KeptRows): every snapshot's metrics, evaluation entries and rank facts are those of
+`split_series` over the whole table (core.logs.rows.snapshot: what the reader computed on every tick before),
+bit for bit and type for type, while rows are set aside, earlier choices flip, rows are dropped (rotation,
+truncation), a column widens or a metric appears; a frame handed out never changes; and a watcher's ticks give
+what one read of the same bytes gives. Lines: Oscar-Paddle's workerlog (corpus paddle-2-workerlogs-...-epoch-
+summaries_oscar-paddle), nanoGPT's (nanogpt-iter-loss-turns-nan-quoted_nanogpt-215), TFLearn's TermLogger
+(tflearn-termlogger-two-lines-per-step_tflearn-486), as tests/test_per_file_series.py writes them."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from core.logs.rows.kept import KeptRows
+from core.logs.rows.perfile import Aside
+from core.logs.rows.reader import RunReader
+from core.logs.rows.snapshot import RunSnapshot, split_series
+from core.logs.rows.table import EVAL_COLUMNS
+from tests.helpers import bits
+
+EVENTS = ("grow", "flip", "drop", "widen", "metric", "none_aside")
+
+
+@dataclass
+class _Table:
+    """A stand-in for the table's columns: rows only ever appended, except where an event says."""
+
+    rng: np.random.Generator
+    cols: dict[str, np.ndarray] = field(default_factory=dict)
+    names: list[str] = field(default_factory=lambda: ["a.log"])
+    aside: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    generation: int = 0
+
+    def __post_init__(self) -> None:
+        self.cols = {
+            "rank": np.zeros(0, dtype=np.int64),
+            "epoch": np.zeros(0, dtype=np.int16),
+            "step": np.zeros(0, dtype=np.int32),
+            "loss": np.zeros(0),
+            "lr": None,  # type: ignore[dict-item]  # a column NaN on every row: the table's zero-stride view
+            "time": np.zeros(0),
+            "offset": np.zeros(0, dtype=np.int64),
+            "file": np.zeros(0, dtype=np.int8),
+        }
+
+    def grow(self, n: int, aside_p: float) -> None:
+        rng, k = self.rng, len(self.aside)
+        if rng.random() < 0.3:
+            self.names.append(f"{len(self.names)}.log")
+        new = {
+            "rank": rng.integers(-1, 4, n).astype(np.int64),
+            "epoch": rng.integers(0, 5, n),
+            "step": np.arange(k, k + n),
+            "loss": rng.choice([0.5, -0.0, np.nan, np.inf, 1e-300, 2.25], n),
+            "time": rng.choice([np.nan, 1.7e9], n),
+            "offset": np.arange(k, k + n) * 10,
+            "file": rng.integers(0, len(self.names), n),
+        }
+        for name in [c for c in self.cols if c not in new]:  # a metric some rows give
+            new[name] = rng.choice([np.nan, 0.75], n)
+        for name, values in new.items():
+            col = self.cols[name]
+            if col is not None:
+                self.cols[name] = np.concatenate([col, values.astype(col.dtype)])
+        choice = rng.choice([Aside.KEEP, Aside.EVAL, Aside.DROP], n, p=[1 - aside_p, aside_p / 2, aside_p / 2])
+        self.aside = np.concatenate([self.aside, choice.astype(np.int8)])
+
+    def event(self, what: str) -> None:
+        rng, n = self.rng, len(self.aside)
+        if what == "flip" and n:  # an earlier row's choice changes (a file's choice is decided over its rows so far)
+            self.aside = self.aside.copy()
+            self.aside[rng.integers(0, n)] = rng.integers(0, 3)
+        elif what == "drop" and n:  # a file dropped: its rows gone, the others renumbered
+            keep = np.flatnonzero(self.cols["file"] != self.cols["file"][rng.integers(0, n)])
+            self.cols = {c: None if a is None else a[keep] for c, a in self.cols.items()}
+            self.aside = self.aside[keep]
+            self.generation += 1
+        elif what == "widen":  # a count column widened to float64 (a row without a step, a fraction)
+            self.cols["step"] = self.cols["step"].astype(np.float64)
+        elif what == "metric" and "acc" not in self.cols:  # a metric seen for the first time: NaN before
+            self.cols["acc"] = np.full(n, np.nan)
+
+    def frame(self) -> pd.DataFrame:
+        n = len(self.aside)
+        data: dict[str, object] = {}
+        for name, col in self.cols.items():
+            if name == "file":
+                data[name] = pd.Categorical.from_codes(col, dtype=pd.CategoricalDtype(self.names), validate=False)
+            else:
+                data[name] = np.broadcast_to(np.float64(np.nan), (n,)) if col is None else col
+        return pd.DataFrame(data, copy=False)
+
+
+def _ranks() -> pd.DataFrame:
+    """Rank facts as `rank_table` gives them (rank 5: no row at all)."""
+    return pd.DataFrame(
+        {
+            "rank": [-1, 0, 1, 2, 3, 5],
+            "n_loss": [7] * 6,
+            "last_epoch": [1.0] * 6,
+            "last_step": [9.0] * 6,
+            "last_loss": [0.1] * 6,
+        }
+    )
+
+
+def _evals(some: bool) -> pd.DataFrame:
+    rows = [(0, 1.0, 2.0, "val_loss", 0.3, np.nan, 5, "a.log", False)] if some else []
+    return pd.DataFrame(rows, columns=EVAL_COLUMNS)
+
+
+def _equal(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert bits(got) == bits(want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ticks=st.lists(
+        st.tuples(st.integers(0, 40), st.sampled_from(EVENTS), st.sampled_from([0.0, 0.05, 0.5])),
+        min_size=1,
+        max_size=10,
+    ),
+    seed=st.integers(0, 2**32 - 1),
+    some_evals=st.booleans(),
+)
+@example(ticks=[(5, "grow", 0.5), (0, "flip", 0.0), (3, "drop", 0.5), (4, "widen", 0.5)], seed=1, some_evals=True)
+@example(
+    ticks=[(30, "grow", 0.05), (10, "metric", 0.05), (0, "none_aside", 0.0), (2, "grow", 0.5)], seed=3, some_evals=False
+)
+def test_kept_rows_held_between_ticks_are_the_whole_split_every_time(
+    ticks: list[tuple[int, str, float]], seed: int, some_evals: bool
+) -> None:
+    """Ticks of new rows with rows set aside, earlier choices flipping, a file dropped, a column widened, a
+    metric appearing, no rule asked: each tick's frames equal `split_series` over the whole table, and every
+    frame handed out earlier still holds what it held."""
+    table, kept = _Table(np.random.default_rng(seed)), KeptRows()
+    handed: list[tuple[pd.DataFrame, list[tuple]]] = []
+    for n, event, aside_p in ticks:
+        table.event(event)
+        table.grow(n, aside_p)
+        metrics, evals, ranks = table.frame(), _evals(some_evals), _ranks()
+        aside = None if event == "none_aside" else table.aside
+        got = kept.split(metrics, aside, evals, ranks, table.generation)
+        want = split_series(metrics, aside, evals, ranks)
+        for g, w in zip(got, want, strict=True):
+            _equal(g, w)
+        handed.append((got[0], bits(got[0])))
+    for frame, held in handed:
+        assert bits(frame) == held
+
+
+def test_nothing_set_aside_hands_over_the_tables_own_frame() -> None:
+    """No row set aside: the table's view itself, no copy (as `split_series` does)."""
+    table = _Table(np.random.default_rng(0))
+    table.grow(20, 0.0)
+    metrics, evals, ranks = table.frame(), _evals(False), _ranks()
+    got = KeptRows().split(metrics, table.aside, evals, ranks, 0)
+    assert got[0] is metrics and got[1] is evals and got[2] is ranks
+
+
+STEP = "01/02/2022 23:11:{t:02d} - INFO - Epoch: [{e}], step: [{s}], lr: 0.000010, batch_loss: {b}, avg_loss: 0.0669\n"
+DONE = "01/03/2022 02:19:{t:02d} - INFO - ** ** Epoch [{e}] done! Training loss: {x} ** **\n"
+NANOGPT = "> 2023-03-22 09:31:{t:02d} iter {s}: loss {x}, time 1096.65ms, mfu 15.34%\n"
+NANOGPT_EVAL = "> 2023-03-22 09:32:{t:02d} step {s}: train loss {x}, val loss 4.0427\n"
+TFLEARN_STEP = "Training Step: {s}  | total loss: {x} | time: 0.275s\n"
+TFLEARN_ADAM = "| Adam | epoch: 001 | loss: {x} - acc: 0.{a} -- iter: {i:05d}/55000\n"
+
+
+def _line(kind: int, i: int, shift: float = 0.0) -> str:
+    """Line `kind` of a file's `i`-th line: a step row, an epoch summary (Paddle), nanoGPT's step and its
+    evaluation at the same step, TFLearn's step and its echo (`shift`: a relaunch's other values)."""
+    x, t, s = round(2.0 - i / 1000 + shift, 4), i % 60, 10 * (i // 2 + 1)
+    return [
+        STEP.format(t=t, e=1 + i // 40, s=s, b=x),
+        DONE.format(t=t, e=1 + i // 40, x=x),
+        NANOGPT.format(t=t, s=s, x=x),
+        NANOGPT_EVAL.format(t=t, s=s, x=x),
+        TFLEARN_STEP.format(s=s, x=f"{x:.5f}"),
+        TFLEARN_ADAM.format(x=f"{x:.5f}", a=2720 + i, i=64 * (i // 2 + 1)),
+    ][kind]
+
+
+def _log(runs: list[tuple[int, int]], shift: float = 0.0) -> list[str]:
+    """A log's lines: `count` lines of each `kind` in turn."""
+    kinds = [kind for kind, count in runs for _ in range(count)]
+    return [_line(kind, i, shift) for i, kind in enumerate(kinds)]
+
+
+def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Rows in file order, columns by name, numbers as float64, the observation time left out: a watcher adds
+    each tick's rows after the last tick's, meets the metric names in tick order, keeps a count column it
+    widened (a dropped file's fractional step) and gives a line without a time the time it saw it."""
+    frame = frame.drop(columns=["time"]).astype({"file": str})
+    numbers = [c for c in frame.columns if c not in keys and frame[c].dtype.kind in "iuf"]
+    frame = frame.astype(dict.fromkeys(numbers, "float64"))
+    return frame[sorted(frame.columns)].sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def _same_reading(live: RunSnapshot, once: RunSnapshot) -> None:
+    gone = list(set(live.metrics.columns) - set(once.metrics.columns))  # a dropped file's metric: kept, empty
+    assert set(once.metrics.columns) <= set(live.metrics.columns) and live.metrics[gone].isna().all().all()
+    metrics = live.metrics.drop(columns=gone)
+    assert bits(_sorted(metrics, ["rank", "file", "offset"])) == bits(_sorted(once.metrics, ["rank", "file", "offset"]))
+    assert bits(_sorted(live.evals, ["file", "offset", "name"])) == bits(
+        _sorted(once.evals, ["file", "offset", "name"])
+    )
+    cols = ["rank", "n_loss", "last_epoch", "last_step", "last_loss"]
+    assert bits(live.ranks[cols]) == bits(once.ranks[cols])
+
+
+_FILE_LINES = st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6)), min_size=1, max_size=12)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    files=st.lists(_FILE_LINES, min_size=1, max_size=3),
+    cuts=st.lists(st.integers(0, 6000), min_size=1, max_size=4),
+    relaunch=st.sets(st.integers(1, 4), max_size=2),
+)
+@example(  # summaries kept while they outnumber the step rows, then set aside once step rows outnumber them
+    files=[[(1, 6), (0, 3), (1, 1), (0, 6)]], cuts=[200, 900, 1500], relaunch=set()
+)
+@example(  # a rank relaunched (its log rewritten from the start): its rows dropped, the other ranks' kept
+    files=[[(0, 6), (1, 1), (0, 6)], [(2, 5), (3, 1), (2, 5)]], cuts=[700, 1400], relaunch={1, 2}
+)
+def test_a_watchers_ticks_give_what_one_read_of_the_same_bytes_gives(
+    tmp_path_factory: pytest.TempPathFactory, files: list[list[tuple[int, int]]], cuts: list[int], relaunch: set[int]
+) -> None:
+    """Logs with epoch summaries, a step printed twice and echoes, written in ticks cut anywhere, a rank
+    relaunched before a tick (msrun reopens its log: rewritten from the start with other values, its earlier
+    rows dropped): after every tick the watcher's training rows, evaluation entries and rank facts are those
+    of one read of the files as they are."""
+    datas = ["".join(_log(runs)).encode() for runs in files]
+    root = tmp_path_factory.mktemp("live")
+    reader = RunReader(root)
+    written = [0] * len(datas)
+    end = max(map(len, datas))
+    for tick, edge in enumerate([*sorted(set(cuts)), end, end]):
+        again = tick % len(datas)
+        first = _log(files[again], shift=tick)[0].encode()
+        if tick in relaunch and datas[again][: written[again]].count(b"\n") >= 2:  # past its first line
+            datas[again] = "".join(_log(files[again], shift=tick)).encode()
+            (root / f"worker_{again}.log").write_bytes(first)  # reopened with "w": this tick sees its first line
+            written[again] = len(first)
+        else:
+            again = -1
+        for rank, data in enumerate(datas):
+            if rank != again:
+                with (root / f"worker_{rank}.log").open("ab") as f:
+                    f.write(data[written[rank] : max(edge, written[rank])])
+                written[rank] = max(edge, written[rank])
+        reader.refresh()
+        live = reader.snapshot()
+        once_dir = tmp_path_factory.mktemp("once")
+        for rank in range(len(datas)):
+            (once_dir / f"worker_{rank}.log").write_bytes((root / f"worker_{rank}.log").read_bytes())
+        once = RunReader(once_dir, one_shot=True)
+        once.refresh()
+        _same_reading(live, once.snapshot())
+
+
+def test_rows_an_earlier_choice_set_aside_come_back_when_it_flips(tmp_path: Path) -> None:
+    """Paddle's epoch lines are a file's rows while they are as many as its step rows, summaries once the
+    step rows outnumber them: the same watcher first shows them as rows, then as evaluation entries."""
+    path = tmp_path / "workerlog.0"
+    path.write_text("".join(_line(1, i) for i in range(3)) + _line(0, 3))
+    reader = RunReader(tmp_path)
+    reader.refresh()
+    first = reader.snapshot()
+    assert len(first.metrics) == 4 and first.evals.empty
+    with path.open("a") as f:
+        f.write("".join(_line(0, i) for i in range(4, 10)))
+    reader.refresh()
+    second = reader.snapshot()
+    assert len(second.metrics) == 7 and second.metrics["step"].notna().all()
+    assert len(second.evals[second.evals["name"] == "loss"]) == 3
+    assert second.ranks.iloc[0]["n_loss"] == 7
+    assert len(first.metrics) == 4  # the first snapshot's frame is as it was
+
+
+def test_a_tick_copies_only_its_own_new_kept_rows(tmp_path: Path) -> None:
+    """While rows are set aside and no earlier choice changes, a tick's snapshot holds the earlier kept rows in
+    the arrays the last snapshot held (its own rows appended after them; the first tick after a read moves
+    them once into room to spare), not a copy of the whole table; an earlier choice that flips builds them
+    again, and every frame handed out keeps its values."""
+    path = tmp_path / "workerlog.0"
+    path.write_text("".join(_line(0, i) for i in range(1, 20)) + _line(1, 20))
+    reader = RunReader(tmp_path)
+    reader.refresh()
+    snaps = [reader.snapshot()]
+    assert not snaps[0].evals.empty  # the summary is set aside
+    for lo in (21, 23, 25):
+        with path.open("a") as f:
+            f.write("".join(_line(0, i) for i in range(lo, lo + 2)))
+        reader.refresh()
+        snaps.append(reader.snapshot())
+        assert len(snaps[-1].metrics) == len(snaps[-2].metrics) + 2
+    held = [bits(s.metrics) for s in snaps]
+    for before, after in itertools.pairwise(snaps[1:]):
+        for column in ("loss", "step", "rank", "offset"):
+            assert np.shares_memory(before.metrics[column].to_numpy(), after.metrics[column].to_numpy()), column
+    with path.open("a") as f:  # summaries now as many as the step rows: every one of them a row again
+        f.write("".join(_line(1, i) for i in range(27, 52)))
+    reader.refresh()
+    last = reader.snapshot()
+    assert len(last.metrics) == len(snaps[-1].metrics) + 1 + 25 and last.evals.empty
+    assert not np.shares_memory(snaps[-1].metrics["loss"].to_numpy(), last.metrics["loss"].to_numpy())
+    assert [bits(s.metrics) for s in snaps] == held
