@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.logs import ReaderSettings, RunSnapshot, read_run
+from core.logs import ReaderSettings, read_run
 from core.logs.rows.general import read_line
-from tests.helpers import READ_PATHS
+from tests.helpers import READ_PATHS, one_log
 
 REAL = Path(__file__).parent / "fixtures" / "real_logs"
 BIGDL = (
@@ -36,15 +36,10 @@ NEMO = (
 ).read_bytes()
 
 
-def _read(tmp_path: Path, data: bytes, how: ReaderSettings) -> RunSnapshot:
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "train.log").write_bytes(data)
-    return read_run(tmp_path / "run", settings=how)
-
-
-def _losses(snap: RunSnapshot) -> dict[int, list[float]]:
-    m = snap.metrics.sort_values("offset", kind="stable")
-    return {int(r): g["loss"].tolist() for r, g in m.groupby("rank")}
+def _losses(tmp_path: Path, data: bytes, how: ReaderSettings) -> dict[int, list[float]]:
+    """Each rank's training losses, in file order, of `data` as a run's one log read on the path `how`."""
+    m = read_run(one_log(tmp_path, data.splitlines()), settings=how).metrics
+    return {int(r): g["loss"].tolist() for r, g in m.sort_values("offset", kind="stable").groupby("rank")}
 
 
 # ----------------------------------------------------------------------------- BigDL: `Loss is 1.72319.` (prose)
@@ -78,7 +73,7 @@ def test_any_prose_sentence_value_reads_whole(loss: float, lr: float) -> None:
 
 @pytest.mark.parametrize("how", READ_PATHS.values(), ids=READ_PATHS.keys())
 def test_bigdl_rows_on_every_path(tmp_path: Path, how: ReaderSettings) -> None:
-    assert _losses(_read(tmp_path, BIGDL, how)) == {0: [1.72319, 1.9208802, 1.98872, 2.7426317]}
+    assert _losses(tmp_path, BIGDL, how) == {0: [1.72319, 1.9208802, 1.98872, 2.7426317]}
 
 
 # ----------------------------------------------------------------------------- DDP: `Loss in epoch 0  =  2.16`
@@ -107,7 +102,7 @@ def test_any_loss_in_epoch_line_reads_its_epoch_and_loss(epoch: int, loss: float
 @pytest.mark.parametrize("how", READ_PATHS.values(), ids=READ_PATHS.keys())
 def test_ddp_two_processes_rows_on_one_stream(tmp_path: Path, how: ReaderSettings) -> None:
     """Both processes' lines, unlabeled, are the stream's rows: two per epoch, none dropped."""
-    got = _losses(_read(tmp_path, DDP, how))
+    got = _losses(tmp_path, DDP, how)
     assert list(got) == [0] and len(got[0]) == 8
     assert got[0][0] == 2.16241826098016 and got[0][-1] == 0.6598308266477382
 
@@ -119,7 +114,7 @@ def test_ddp_two_processes_rows_on_one_stream(tmp_path: Path, how: ReaderSetting
 def test_a_steps_echo_naming_as_many_values_is_dropped(tmp_path: Path, how: ReaderSettings) -> None:
     """The callbacks line (lr, throughput) and the Trainer's dict (grad_norm, lr) of one step name as many
     values: the later one, the echo, is dropped: one row per step."""
-    got = _losses(_read(tmp_path, LLAMAFACTORY, how))
+    got = _losses(tmp_path, LLAMAFACTORY, how)
     assert got == {0: [6.8404, 5.8246]}
 
 
@@ -127,7 +122,7 @@ def test_a_steps_echo_naming_as_many_values_is_dropped(tmp_path: Path, how: Read
 def test_neighbours_of_one_shape_with_one_loss_both_stay(tmp_path: Path, how: ReaderSettings) -> None:
     """Equal losses on rows naming the same values are two steps (a plateau), never an echo."""
     data = b"{'loss': 0.5, 'learning_rate': 1e-05, 'epoch': 1.0}\n" * 3
-    assert _losses(_read(tmp_path, data, how)) == {0: [0.5, 0.5, 0.5]}
+    assert _losses(tmp_path, data, how) == {0: [0.5, 0.5, 0.5]}
 
 
 # ----------------------------------------------------------------------------- Lightning bars: a draw per counter
@@ -138,7 +133,7 @@ def test_lightning_bar_gives_one_row_per_step_through_equal_rounded_losses(tmp_p
     """Lightning moves the counter with the last step's postfix, then draws the new postfix at that counter: a
     redraw is told from the bar's last draw, so the second draw at counter 5 (equal to the first, `loss=1.63`
     as at step 4) is step 5's row, and the draw at counter 7 repeats step 6's."""
-    got = _losses(_read(tmp_path, NEMO, how))
+    got = _losses(tmp_path, NEMO, how)
     assert got == {0: [1.67, 1.63, 1.66, 1.63, 1.63, 1.63]}
 
 
@@ -148,4 +143,4 @@ def test_a_bar_moved_with_the_same_values_is_still_a_redraw(tmp_path: Path, how:
     data = b"".join(
         b"Epoch 0:   0%%|          | %d/517 [00:0%d<16:14,  1.89s/it, loss=1.67]\n" % (i, i) for i in (1, 2, 3)
     )
-    assert _losses(_read(tmp_path, data, how)) == {0: [1.67]}
+    assert _losses(tmp_path, data, how) == {0: [1.67]}
