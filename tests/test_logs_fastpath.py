@@ -92,7 +92,8 @@ def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
     - two neighbouring rows of one rank with one step and different names: the row whose names fewer of the
       file's rows have is an evaluation row;
     - two neighbouring rows of one rank with one loss (a number) and different names: the row naming fewer
-      values is dropped, when such rows are at least half of the file's rows naming what it names."""
+      values (as many: the later row) is dropped, when such rows are at least half of the file's rows naming
+      what it names."""
     epoch, step, loss = (ROW_FIELDS.index(k) for k in ("epoch", "step", "loss"))
     epoch_only = sum(row[epoch] == row[epoch] and row[step] != row[step] for row, _, _ in reads)
     stepped = sum(row[step] == row[step] for row, _, _ in reads) > epoch_only
@@ -112,7 +113,7 @@ def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
                 continue
             if a[step] == b[step] and shape_count[_named(a)] != shape_count[_named(b)]:
                 evaluation.add(i if shape_count[_named(a)] < shape_count[_named(b)] else j)
-            if a[loss] == b[loss] and len(_named(a)) != len(_named(b)):
+            if a[loss] == b[loss]:  # as many named: the later row is the echo
                 fewer = i if len(_named(a)) < len(_named(b)) else j
                 echoes.setdefault(_named(reads[fewer][0]), set()).add(fewer)
     dropped = {i for shape, rows in echoes.items() if 2 * len(rows) >= shape_count[shape] for i in rows}
@@ -178,6 +179,11 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
 @example(
     data=b"Training Step: 8  | total loss: 2.03040 | time: 0.275s\n"
     b"| Adam | epoch: 001 | loss: 2.03040 - acc: 0.2720 -- iter: 00512/55000\n" * 2,
+    block_min=1,
+)
+@example(  # LlamaFactory: its callbacks line, then the Trainer's dict naming as many other values
+    data=b"{'loss': 6.84, 'learning_rate': 5.0e-05, 'throughput': 439.09}\n"
+    b"{'loss': 6.84, 'grad_norm': 0.0, 'learning_rate': 5e-05}\n" * 2,
     block_min=1,
 )
 @example(

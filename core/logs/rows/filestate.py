@@ -199,7 +199,7 @@ def _add_bar_rows(
     keep = np.flatnonzero(~block_redraws(block[lo:hi], mine, bars.bar[lo:hi], ends, st.bar, len(st.rows))) + lo
     last_bar = int(np.flatnonzero(bars.bar[lo:hi] != b"")[-1])
     if not len(keep):
-        st.bar = None if st.bar is None else replace(st.bar, end=int(ends[last_bar]))
+        st.bar = None if st.bar is None else replace(st.bar, end=int(ends[last_bar]), bar=bars.bar[lo + last_bar])
         return
     if named is not None:  # the kept rows' named ranks, renumbered
         at = np.isin(named.rows, keep)
@@ -210,7 +210,7 @@ def _add_bar_rows(
     last = int(keep[-1])
     if bars.bar[last]:
         more = {name: float(col[last]) for name, col in extras.items()}
-        st.bar = remember(len(st.rows), block[last], more, bars.bar[last], int(ends[last_bar]))
+        st.bar = remember(len(st.rows), block[last], more, bars.bar[lo + last_bar], int(ends[last_bar]))
 
 
 @dataclass
@@ -389,7 +389,7 @@ def bar_redraw(st: FileState, row: tuple, extras: dict[str, float] | None, bar: 
     """Whether a progress bar line's row (its bar `bar`, its line ending at `end`) only redraws the file's last
     row (core.logs.rows.redraws); else it is remembered as the bar's last row, to be added next."""
     if st.bar is not None and redraw(st.bar, len(st.rows), row, extras, bar, int(row[-1])):
-        st.bar = replace(st.bar, end=end)
+        st.bar = replace(st.bar, end=end, bar=bar)  # the bar's last draw: the next one moved from it or not
         return True
     st.bar = remember(len(st.rows) + 1, row, extras, bar, end)
     return False

@@ -61,6 +61,9 @@ _RE_LOSS_KEY = re.compile(
     # `| [Loss] nan |`)
     rb"(?i)(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")"
     rb"(?:[ \t]+per[ \t]+(?:\d+[ \t]+)?[a-z]+(?=[ \t]*[:=]))?"
+    # (where in training the value is may follow the key: `Loss in epoch 0  =  2.16`, `loss at step 10: 0.5`)
+    rb"(?:[ \t]+(?:in|at|for|after|of|on|during)[ \t]+(?:the[ \t]+)?(?:epoch|step|iter|iteration|batch)[ \t#]*\d+"
+    rb"(?:[ \t]*/[ \t]*\d+)?(?=[ \t]*(?:[:=]|is\b)))?"
     rb"(?:(?:" + b"|".join(rb"(?<=\[" + k + rb")" for k in LOSS_KEYS) + rb")\])?"
     rb"(?:['\"]?[ \t]*(?:value[ \t]*)?(?:(?:\xe4\xb8\xba|\xe6\x98\xaf)[ \t]*)?"
     rb"(?:is\b|[:=|]|\xef\xbc\x9a)[ \t]*|"
@@ -90,7 +93,7 @@ _RE_EVAL_START = re.compile(rb"(?i)(?:eval\w*|valid\w*|val)(?![\w/.])")  # an ev
 _EVAL_QUAL = {b"val", b"valid", b"validation", b"eval", b"evaluation", b"test", b"testing", b"dev", b"cv"}
 _WORD = rb"[A-Za-z][A-Za-z0-9_]*"
 _NUMV = (
-    rb"[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)(?![A-Za-z])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|"
+    rb"[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)(?![A-Za-z])|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?!\d|\.\S)|"
     rb"(?:nan|NaN|NAN|[Ii]nfinity|inf|Inf|INF)(?=x*(?![A-Za-z])))"
 )
 # a unit in parentheses may follow a key's word, glued or not (VISSL's `btime(ms): 192`, `peak_mem(M): 4176`);
@@ -205,6 +208,8 @@ def line_time(line: bytes) -> float:
 
 
 _RE_NAN_DOT = re.compile(rb"(?:\.0+|x+)(?![\w.])")
+# a sentence's period after a value (a period then a space or the line's end): the value is whole
+_RE_SENTENCE_END = re.compile(rb"\.(?!\S)")
 # a message glued to a decimal (a callback's print without a newline): a capitalised word, never a unit (`GB`, `ms`)
 _RE_GLUED_WORD = re.compile(rb"[A-Z][a-z]{2,}[ \t:]")
 _RE_PAIR_TAIL = re.compile(rb"[ \t]*/[ \t]*(" + NUM + rb")")
@@ -240,6 +245,7 @@ def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], t
         return None
     if line[m.end() : m.end() + 1] in _NUMBER_TAIL and not (
         (m.group(0)[-1:] in b"nNfFyY" and _RE_NAN_DOT.match(line, m.end()))  # NeMo's nan.0, ppocr's nanxxx: NaN
+        or _RE_SENTENCE_END.match(line, m.end())  # BigDL's prose `Loss is 1.72319. Current learning rate is ...`
         or (b"." in m.group(0) and _RE_GLUED_WORD.match(line, m.end()))  # Keras' `44.4110Batch 3: Invalid loss`
     ):
         return None  # `0x1p3`, `1_000`, `4.5e`: not a whole number; never cut it to a prefix

@@ -365,4 +365,44 @@ MORE: tuple[Notation, ...] = (
         + NUM
         + rb") GFLOPS)?(?![\w.])",
     ),
+    Notation(
+        "sentence_period_after_value",
+        "prose sentences, each value closed by the sentence's period (BigDL's Scala DistriOptimizer: `Throughput is "
+        "2091.8926 records/second. Loss is 1.72319. Current learning rate is 0.0759.`): a period then a space or the "
+        "line's end closes the value, a period then anything else (`1.5.2`) is no number",
+        (
+            NotationSample(
+                "2018-04-13 07:12:15 INFO  DistriOptimizer$:392 - [Epoch 42 933888/1281167][Iteration 17442][Wall "
+                "Clock 26290.6678436s] Trained 3072 records in 1.468526684 seconds. Throughput is 2091.8926 "
+                "records/second. Loss is 1.72319. Current learning rate is 0.07595911266872037. Current weight decay "
+                "is 1.0E-4. Current momentum is 0.9.",
+                _CORPUS.format(
+                    "intel/ipex-llm#2494", "bigdl-distrioptimizer-loss-is-rows-inception-24-nodes_ipex-llm-2494"
+                ),
+                {
+                    "loss": 1.72319,
+                    "epoch": 42,
+                    "step": 17442,
+                    "throughput": 2091.8926,
+                    "current_learning_rate": 0.07595911266872037,
+                    "current_momentum": 0.9,
+                },
+            ),
+        ),
+    ),
+    Notation(
+        "loss_key_names_where",
+        "a loss key followed by where in training it is, then the separator (PyTorch DDP's custom print `Loss in "
+        "epoch 0  =  2.16241826098016`, `loss at step 10: 0.5`): the epoch or step is the row's",
+        (
+            NotationSample(
+                "Loss in epoch 0  =  2.16241826098016",
+                _CORPUS.format(
+                    "pytorch/pytorch#14628",
+                    "ddp-two-processes-unlabeled-loss-in-epoch-equals-lines-interleaved_pytorch-14628",
+                ),
+                {"loss": 2.16241826098016, "epoch": 0, "step": None},
+            ),
+        ),
+    ),
 )

@@ -10,9 +10,11 @@ line's text alone cannot tell these apart, the file's other rows can. Three rule
   named, the one whose values fewer of the file's rows name is an evaluation row (nanoGPT's `step 3000: train
   loss X, val loss Y` beside `iter 3000: loss Z, time ...`); as many: both stay;
 - an echo: of two neighbouring rows of one file and one rank with the same loss (a number, NaN never) and
-  different values named, the one naming fewer values is dropped, when at least half of that shape's rows in
-  the file are such echoes (TFLearn's `Training Step: 8 | total loss: 2.03040` before `| Adam | epoch: 001 |
-  loss: 2.03040 - acc: 0.2720 -- iter: 00512/55000`): one row per step, the shape carrying more metrics.
+  different values named, the one naming fewer values is dropped (as many: the later one, the echo), when at
+  least half of that shape's rows in the file are such echoes (TFLearn's `Training Step: 8 | total loss: 2.03040`
+  before `| Adam | epoch: 001 | loss: 2.03040 - acc: 0.2720 -- iter: 00512/55000`; LlamaFactory's callbacks line
+  `{'loss': 6.8404, 'learning_rate': 5.0000e-05, 'epoch': 17.35, 'throughput': 439.09}` before the Trainer's own
+  `{'loss': 6.8404, 'grad_norm': 0.0, 'learning_rate': 5e-05, 'epoch': 17.35, ...}`): one row per step.
 
 "Values named" (a row's signature) are its numeric columns that hold a number, the time and the loss left out
 (a line may or may not print a time; every row has a loss, and a NaN loss is no other shape). A live tick and a
@@ -152,7 +154,7 @@ def set_aside(
     named = np.bitwise_count(sign)  # how many values each row names
     marked = np.zeros(len(code), dtype=bool)
     marked[echo[named[echo] < named[echo + 1]]] = True
-    marked[echo[named[echo + 1] < named[echo]] + 1] = True
+    marked[echo[named[echo + 1] <= named[echo]] + 1] = True  # as many: the later one repeats the earlier
     fewer = np.flatnonzero(marked)
     if len(fewer):  # a shape's echoes dropped where they are at least half of its rows in the file
         echoes = np.bincount(shape[fewer], minlength=len(often))

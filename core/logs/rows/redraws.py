@@ -5,9 +5,12 @@ values at counter n, then `update(1)` draws the same values at n + 1 (VeOmni's `
 loss: 11.41, ...]` twice); a description `step 14/36 completed (loss: 0.248...)` is drawn again when the bar
 moves (llama-recipes, torchtune's `1|26|Loss: 1.24`). A log keeps every draw. What makes a line a redraw:
 it is a progress-bar line (tqdm's `N/M [elapsed<eta` counter, `bar_line`), the row just before it came from
-a bar line too, the bar moved (its counter or elapsed time differ: the bar's own, not the row's) and the
-values stayed (every column and metric but the line's time). Equal values alone never merge rows: two
-identical LossMonitor lines are two steps, and so are two identical bar lines (nothing was redrawn).
+a bar line too, the bar moved since its last draw (its counter or elapsed time differ from the bar's last
+line's, a redraw's too: the bar's own, not the row's) and the values stayed (every column and metric but the
+line's time). Equal values alone never merge rows: two identical LossMonitor lines are two steps, and so are two
+identical bar lines (nothing was redrawn). So Lightning's bar, which moves its counter with the last step's
+postfix and then draws the new postfix at that counter (`5/517 [00:03<05:51, 1.46it/s, loss=1.63]` twice),
+gives one row per step even where a rounded loss stays the same (NeMo's `loss=1.63` steps 4 to 6).
 
 A NaN loss is no evidence that the values stayed (a run that diverged prints NaN at every step), so for a row
 whose loss is NaN the counter decides: a moved counter is a new step, and a draw at the same counter is a redraw
@@ -56,7 +59,7 @@ class BarRow:
     n: int
     values: tuple[float | None, ...]
     extras: tuple[tuple[str, float], ...]
-    bar: bytes  # the bar's counter and elapsed time (`26/101 [06:45<`)
+    bar: bytes  # the bar's counter and elapsed time on its last line, this row's or a redraw's (`26/101 [06:45<`)
     end: int = -1  # where the last bar line (this row's or a redraw's) ends in the file: its newline's offset
 
 
