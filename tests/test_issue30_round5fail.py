@@ -1,0 +1,97 @@
+"""Issue 30 on round 5's build set: the two real logs read wrong (besides the row notations of rules5rows), each
+closed by a general rule and checked on its corpus entry's real lines (tests/fixtures/real_logs/<entry>/SOURCE.md),
+on every read path:
+
+- mpirun-host-pid-prefix-segfault-backtrace-in-hccl-unloadtask_mindyolo-238: OpenMPI's signal report pasted from
+  past its first line (`[host:pid] Failing at address: 0xb8`, then the native frames) is a dead process (the
+  `signal` failure kind);
+- train-iter-loss-net-nan-from-second-print-loss-scale_verse-31: a loss key with a suffix (`loss_net: 0.9443`) on a
+  line with no `loss` of its own is the training loss (`loss_scale` beside it is the loss scale, no loss); its NaN
+  to the end is the run's failure.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from core.logs import parse_loss_line, read_run
+from core.logs.judgement.status import failed_ranks
+from core.logs.rows.failures import fatal_reason
+from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
+
+PATHS = READ_PATHS  # every way the parser reads a file (tests/helpers.py)
+MPIRUN = "mpirun-host-pid-prefix-segfault-backtrace-in-hccl-unloadtask_mindyolo-238"
+VERSE = "train-iter-loss-net-nan-from-second-print-loss-scale_verse-31"
+
+
+# ----------------------------------------------------------------------------- OpenMPI's report without its first line
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_openmpi_failing_at_address_ends_the_run(tmp_path: Path, path: str) -> None:
+    snap = read_entry(tmp_path, MPIRUN, path)
+    assert set(failed_ranks(snap)) == {0}
+    assert "Failing at address" in failed_ranks(snap)[0]
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_openmpi_end_of_error_message_alone_ends_the_run(tmp_path: Path, path: str) -> None:
+    # the report's last line, the one a paste cut at its start keeps (openmpi-signal-report-horovod-segfault...)
+    snap = read_run(one_log(tmp_path, [b"[lhx-910:19474] *** End of error message ***"]), settings=PATHS[path])
+    assert set(failed_ranks(snap)) == {0}
+
+
+def test_failing_at_address_needs_an_address() -> None:
+    assert fatal_reason(entry_lines(MPIRUN)[0]) is not None
+    assert fatal_reason(b"[lhx-910:19474] Failing at address: (nil)") is not None
+    # prose naming the words, with no address after them, is no report
+    assert fatal_reason(b"INFO: checks for failing at address: see the docs") is None
+    assert fatal_reason(b"the test kept Failing at address: lookup of the host") is None
+
+
+@given(st.text(alphabet="0123456789abcdef", min_size=1, max_size=16))
+@example("0")
+def test_any_hex_address_is_the_report(digits: str) -> None:
+    line = f"[host-1:4242] Failing at address: 0x{digits}".encode()
+    assert fatal_reason(line) is not None
+
+
+# ----------------------------------------------------------------------------- `loss_net:` with no bare `loss`
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_loss_with_a_suffix_is_the_training_loss_and_its_nan_the_failure(tmp_path: Path, path: str) -> None:
+    snap = read_entry(tmp_path, VERSE, path)
+    loss = snap.metrics["loss"].tolist()
+    assert loss[0] == pytest.approx(0.9443) and len(loss) == 3
+    assert all(math.isnan(v) for v in loss[1:])
+    assert set(failed_ranks(snap)) == {0}  # NaN never trained past (the corpus's rule)
+    assert snap.metrics["loss_scale"].tolist() == pytest.approx([32768.0, 785.42, 1.0])
+
+
+def test_loss_scale_and_settings_are_no_loss() -> None:
+    assert parse_loss_line("step 4 loss_scale: 1024.0 lr: 0.1") is None
+    assert parse_loss_line("loss_weight: 1.0, loss_type: 2") is None  # a config's settings
+    assert parse_loss_line("iter 5 loss_type: 2 lr: 0.1") is None  # an integer: a setting, no loss value
+
+
+def test_a_bare_loss_still_wins_over_its_parts() -> None:
+    got = parse_loss_line("iter: 10, loss_cls: 0.1000, loss_bbox: 0.2000, loss: 0.3000")
+    assert got is not None and got["loss"] == pytest.approx(0.3)
+    got = parse_loss_line("train iter: 7 loss_total: 1.2500 loss_scale: 64.0000")
+    assert got is not None and got["loss"] == pytest.approx(1.25) and got["loss_scale"] == pytest.approx(64.0)
+
+
+def test_an_eval_qualified_suffixed_loss_is_no_row() -> None:
+    assert parse_loss_line("epoch 3 val_loss_net: 0.4000") is None
+
+
+@given(st.floats(min_value=1e-6, max_value=1e6, allow_nan=False), st.sampled_from(["net", "total", "sum", "g"]))
+def test_any_decimal_after_a_suffixed_loss_key_is_read(value: float, suffix: str) -> None:
+    got = parse_loss_line(f"train iter: 3 loss_{suffix}: {value:.6f} norm: 1.5000")
+    assert got is not None and got["loss"] == pytest.approx(float(f"{value:.6f}"))
