@@ -46,6 +46,19 @@ def test_openmpi_end_of_error_message_alone_ends_the_run(tmp_path: Path, path: s
     assert set(failed_ranks(snap)) == {0}
 
 
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_openmpi_signal_code_alone_ends_the_run(tmp_path: Path, path: str) -> None:
+    # the report's third line, where a paste starting past `Signal: Aborted (6)` begins (llamafactory-4284's)
+    line = b"[ma-job-50d563e2-2cba-46d8-bac5-4da0e4f0e5b4-worker-0:00366] Signal code:  (-6)"
+    snap = read_run(one_log(tmp_path, [line]), settings=PATHS[path])
+    assert set(failed_ranks(snap)) == {0}
+
+
+def test_signal_code_in_prose_is_no_report() -> None:
+    assert fatal_reason(b"Signal code: Address not mapped (1)") is not None  # the line behind its `[host:pid] `
+    assert fatal_reason(b"INFO: Signal code: see the handler (1) for details, then retry") is None
+
+
 def test_failing_at_address_needs_an_address() -> None:
     assert fatal_reason(entry_lines(MPIRUN)[0]) is not None
     assert fatal_reason(b"[lhx-910:19474] Failing at address: (nil)") is not None

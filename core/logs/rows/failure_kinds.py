@@ -108,7 +108,9 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
         rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"
         # the report's own lines when a paste starts past its first (OpenMPI's opal backtrace handler prints
-        # them for a fatal signal only): `Failing at address: 0xb8` / `(nil)`, `*** End of error message ***`
+        # them for a fatal signal only): `Signal code: Address not mapped (1)` / `Signal code:  (-6)`,
+        # `Failing at address: 0xb8` / `(nil)`, `*** End of error message ***`
+        rb"^\s*Signal code: [^\n]*\(-?\d+\)\s*$|"
         rb"\bFailing at address: (?:0x[0-9A-Fa-f]+|\(nil\))|\*\*\* End of error message \*\*\*|"
         # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
         rb"\*\*\* SIG[A-Z]+ received at time=|"
@@ -120,7 +122,7 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
             *(b"Segmentation fault", b"Aborted", b"Killed", b"Bus error", b"Illegal instruction"),
             *(b"Floating point exception", b"(core dumped)", b"Fatal Python error", b"Out of memory: Kill"),
             *(b"Process received signal", b"Signal: ", b" received at time=", b"aught signal "),
-            *(b"Failing at address: ", b"End of error message"),
+            *(b"Signal code: ", b"Failing at address: ", b"End of error message"),
             b") received by PID ",
         ),
         (
@@ -136,6 +138,10 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
                     "mindspore-lab/mindyolo#238",
                     "mpirun-host-pid-prefix-segfault-backtrace-in-hccl-unloadtask_mindyolo-238",
                 ),
+            ),
+            FailureSample(
+                "[ma-job-50d563e2-2cba-46d8-bac5-4da0e4f0e5b4-worker-0:00366] Signal code:  (-6)",
+                _CORPUS.format("hiyouga/LlamaFactory#4284", "modelarts-worker-signal-aborted-report_llamafactory-4284"),
             ),
             FailureSample(
                 "[lhx-910:19474] *** End of error message ***",
