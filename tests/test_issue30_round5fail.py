@@ -102,6 +102,9 @@ def test_a_bare_loss_still_wins_over_its_parts() -> None:
 
 def test_an_eval_qualified_suffixed_loss_is_no_row() -> None:
     assert parse_loss_line("epoch 3 val_loss_net: 0.4000") is None
+    assert parse_loss_line("epoch 3 loss_val: 0.4000 loss_test: 0.5000") is None  # the split's name after `loss_`
+    got = parse_loss_line("epoch 3 loss_train: 0.3000 loss_val: 0.4000")
+    assert got is not None and got["loss"] == pytest.approx(0.3)
 
 
 @given(st.floats(min_value=1e-6, max_value=1e6, allow_nan=False), st.sampled_from(["net", "total", "sum", "g"]))
