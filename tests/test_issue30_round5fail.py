@@ -8,6 +8,10 @@ on every read path:
 - train-iter-loss-net-nan-from-second-print-loss-scale_verse-31: a loss key with a suffix (`loss_net: 0.9443`) on a
   line with no `loss` of its own is the training loss (`loss_scale` beside it is the loss scale, no loss); its NaN
   to the end is the run's failure.
+
+The same family, for logs nobody has seen yet: OpenMPI's report from its `Signal code:` line or its last line, and
+glog's failure signal handler (`*** Aborted at N (unix time)`, `*** SIGSEGV (@0x0) received by PID N`), the other
+native crash report behind Paddle's `[SignalInfo: ...]` and TensorFlow's C++.
 """
 
 from __future__ import annotations
@@ -72,6 +76,32 @@ def test_failing_at_address_needs_an_address() -> None:
 def test_any_hex_address_is_the_report(digits: str) -> None:
     line = f"[host-1:4242] Failing at address: 0x{digits}".encode()
     assert fatal_reason(line) is not None
+
+
+# ----------------------------------------------------------------------------- glog's failure signal handler
+
+# glog's report as its C++ handler prints it (TensorFlow, MXNet, ...): what Paddle wraps in `[TimeInfo: ...]` /
+# `[SignalInfo: ...]` (ppdet-rtdetr-2-workerlogs-rows-eval-then-sigterm_m2s-detr's workerlog.1)
+GLOG_REPORT = [
+    b"I1126 10:00:00.000000 4242 trainer.cc:88] step 10 done",
+    b'*** Aborted at 1691153636 (unix time) try "date -d @1691153636" if you are using GNU date ***',
+    b"PC: @                0x0 (unknown)",
+    b"*** SIGSEGV (@0x0) received by PID 1136644 (TID 0x7f84541b85c0) from PID 0; stack trace: ***",
+    b"    @     0x7f8e1b7fe700 (unknown)",
+]
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("keep", [slice(0, None), slice(0, 3), slice(3, None)])
+def test_glog_s_signal_report_ends_the_run(tmp_path: Path, path: str, keep: slice) -> None:
+    # the whole report, or a paste cut before its second line or starting at it
+    snap = read_run(one_log(tmp_path, GLOG_REPORT[keep]), settings=PATHS[path])
+    assert set(failed_ranks(snap)) == {0}
+
+
+def test_the_signal_report_s_words_in_prose_are_no_failure() -> None:
+    assert fatal_reason(b"the job was Aborted at 1691153636 by the user") is None  # no `(unix time)`
+    assert fatal_reason(b"SIGTERM received by PID 4242: shutting down the data server") is None
 
 
 # ----------------------------------------------------------------------------- `loss_net:` with no bare `loss`

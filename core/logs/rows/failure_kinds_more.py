@@ -112,6 +112,32 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=3,
     ),
+    # glog's failure signal handler (C++ under Paddle, TensorFlow, MXNet, ...; Paddle wraps its lines in `[TimeInfo:
+    # ...]` / `[SignalInfo: ...]`): `*** Aborted at 1691153636 (unix time) try "date -d @..." ...`, then
+    # `*** SIGTERM (@0x1157b0) received by PID 1136644 (TID 0x7f84541b85c0) from PID 1136560 ***` (the signal and
+    # the process it hit; `; stack trace: ***` follows without Paddle). Printed only when a fatal signal arrives
+    FailureKind(
+        "signal handler",
+        rb"\*\*\* Aborted at \d+ \(unix time\)|\*\*\* SIG[A-Z]+ \(@0x[0-9A-Fa-f]+\) received by PID \d+",
+        (b"(unix time)", b") received by PID "),
+        (
+            FailureSample(
+                "  [SignalInfo: *** SIGTERM (@0x1157b0) received by PID 1136644 (TID 0x7f84541b85c0) from PID "
+                "1136560 ***]",
+                _CORPUS.format(
+                    "douling843/M2S-DETR log/workerlog.1", "ppdet-rtdetr-2-workerlogs-rows-eval-then-sigterm_m2s-detr"
+                ),
+            ),
+            FailureSample(
+                '  [TimeInfo: *** Aborted at 1614912721 (unix time) try "date -d @1614912721" if you are using GNU '
+                "date ***]",
+                _CORPUS.format(
+                    "hutuxian/RSPNet log/workerlog.1",
+                    "paddle-8-workerlogs-3-steps-then-keyboardinterrupt_rspnet-paddle",
+                ),
+            ),
+        ),
+    ),
     # the status code XLA, TensorFlow and absl print when a device (TPU HBM, GPU) cannot hold what a step needs:
     # `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G ...`, behind TensorFlow's C++ log prefix (`2022-04-04
     # 00:27:49.642380: E tensorflow/.../xla_util.cc:88]`) or in an exception's message. Not levelled: the code
