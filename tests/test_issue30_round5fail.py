@@ -117,6 +117,16 @@ def test_loss_with_a_suffix_is_the_training_loss_and_its_nan_the_failure(tmp_pat
     assert snap.metrics["loss_scale"].tolist() == pytest.approx([32768.0, 785.42, 1.0])
 
 
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_suffixed_loss_after_an_eval_word_is_an_evaluation(tmp_path: Path, path: str) -> None:
+    # the same tool's test print (`test iter: N loss_net: X`): an evaluation, never a training row
+    lines = entry_lines(VERSE)
+    test = b"02:35:01: test iter: 200 loss_net: 0.8123 loss_scale: 1.0000 norm: 0.0000 seconds: 20.000"
+    snap = read_run(one_log(tmp_path, [lines[0], test, *lines[1:]]), settings=PATHS[path])
+    assert len(snap.metrics) == 3 and snap.metrics["loss"].tolist()[0] == pytest.approx(0.9443)
+    assert 0.8123 in snap.evals["value"].round(4).tolist()
+
+
 def test_loss_scale_and_settings_are_no_loss() -> None:
     assert parse_loss_line("step 4 loss_scale: 1024.0 lr: 0.1") is None
     assert parse_loss_line("loss_weight: 1.0, loss_type: 2") is None  # a config's settings
