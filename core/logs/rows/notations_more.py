@@ -372,7 +372,7 @@ MORE: tuple[Notation, ...] = (
         "training loss, as the first of two qualified losses is (`wide_loss: 0.44, deep_loss: 0.45`); a line with "
         "a bare `loss` reads that one (mmdet's parts `loss_cls: ...` before its `loss: ...`). `loss_scale` (the "
         "dynamic loss scale) and a loss's weight or factor are settings, no loss, and `loss_val` / `loss_test` an "
-        "evaluation's; the value is a decimal (a config's `loss_type: 2` is none)",
+        "evaluation's; the value is a decimal or a NaN / infinity in any spelling (a config's `loss_type: 2` is none)",
         (
             NotationSample(
                 "02:29:53: train iter: 0 loss_net: 0.9443 loss_scale: 32768.0000 norm: 21.8862 norm_average: 1.0100 "
@@ -392,7 +392,7 @@ MORE: tuple[Notation, ...] = (
         ),
         pattern=rb"(?i)(?<![a-z0-9_.\-/])loss_(?!(?:scale|scaler|weight|weights|coef|coeff|factor|ratio|lambda|"
         rb"val|valid|validation|eval|evaluation|test|testing|dev)(?![a-z0-9]))[a-z0-9]+(?:_[a-z0-9]+)*[ \t]*[:=][ \t]*"
-        rb"(?P<loss>[-+]?(?:\d*\.\d+(?:e[-+]?\d+)?|nan|inf))"
+        rb"(?P<loss>[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)|\d*\.\d+(?:e[-+]?\d+)?|nan|infinity|inf))"
         rb"(?![\w.])",
     ),
 )
