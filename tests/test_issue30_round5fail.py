@@ -59,7 +59,7 @@ def test_openmpi_signal_code_alone_ends_the_run(tmp_path: Path, path: str) -> No
 
 
 def test_signal_code_in_prose_is_no_report() -> None:
-    assert fatal_reason(b"Signal code: Address not mapped (1)") is not None  # the line behind its `[host:pid] `
+    assert fatal_reason(b"[uk:60506] Signal code: Address not mapped (1)") is not None
     assert fatal_reason(b"INFO: Signal code: see the handler (1) for details, then retry") is None
 
 

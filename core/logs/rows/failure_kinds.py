@@ -110,7 +110,7 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         # the report's own lines when a paste starts past its first (OpenMPI's opal backtrace handler prints
         # them for a fatal signal only): `Signal code: Address not mapped (1)` / `Signal code:  (-6)`,
         # `Failing at address: 0xb8` / `(nil)`, `*** End of error message ***`
-        rb"^\s*Signal code: [^\n]*\(-?\d+\)\s*$|"
+        rb"(?<![\w-])Signal code: [^\n]*\(-?\d+\)\s*$|"
         rb"\bFailing at address: (?:0x[0-9A-Fa-f]+|\(nil\))|\*\*\* End of error message \*\*\*|"
         # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
         rb"\*\*\* SIG[A-Z]+ received at time=|"
