@@ -9,7 +9,7 @@ on every read path:
   line with no `loss` of its own is the training loss (`loss_scale` beside it is the loss scale, no loss); its NaN
   to the end is the run's failure.
 
-The same family, for logs nobody has seen yet: OpenMPI's report from its `Signal code:` line or its last line, and
+The same family, for logs nobody has seen yet: OpenMPI's report from its `Signal code:` line, and
 glog's failure signal handler (`*** Aborted at N (unix time)`, `*** SIGSEGV (@0x0) received by PID N`), the other
 native crash report behind Paddle's `[SignalInfo: ...]` and TensorFlow's C++.
 """
@@ -44,10 +44,18 @@ def test_openmpi_failing_at_address_ends_the_run(tmp_path: Path, path: str) -> N
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
-def test_openmpi_end_of_error_message_alone_ends_the_run(tmp_path: Path, path: str) -> None:
-    # the report's last line, the one a paste cut at its start keeps (openmpi-signal-report-horovod-segfault...)
-    snap = read_run(one_log(tmp_path, [b"[lhx-910:19474] *** End of error message ***"]), settings=PATHS[path])
-    assert set(failed_ranks(snap)) == {0}
+def test_the_report_s_head_names_the_failure_over_its_other_lines(tmp_path: Path, path: str) -> None:
+    # OpenMPI's whole report (openmpi-signal-report-horovod-segfault-rank-0_glow-18's lines): the head's
+    # `Signal: Segmentation fault (11)` stays the reason, never the later `Failing at address` line
+    lines = [
+        b"[lhx-910:19474] *** Process received signal ***",
+        b"[lhx-910:19474] Signal: Segmentation fault (11)",
+        b"[lhx-910:19474] Signal code: Address not mapped (1)",
+        b"[lhx-910:19474] Failing at address: (nil)",
+        b"[lhx-910:19474] *** End of error message ***",
+    ]
+    snap = read_run(one_log(tmp_path, lines), settings=PATHS[path])
+    assert "Segmentation fault" in failed_ranks(snap)[0]
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))

@@ -107,11 +107,7 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
         rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
         rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"
-        # the report's own lines when a paste starts past its first (OpenMPI's opal backtrace handler prints
-        # them for a fatal signal only): `Signal code: Address not mapped (1)` / `Signal code:  (-6)`,
-        # `Failing at address: 0xb8` / `(nil)`, `*** End of error message ***`
-        rb"(?<![\w-])Signal code: [^\n]*\(-?\d+\)\s*$|"
-        rb"\bFailing at address: (?:0x[0-9A-Fa-f]+|\(nil\))|\*\*\* End of error message \*\*\*|"
+        # (the report's other lines, `Failing at address: 0xb8`, ...: the "signal report" kind, failure_kinds_more)
         # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
         rb"\*\*\* SIG[A-Z]+ received at time=|"
         # UCX's / a native signal handler's report of its own process's signal (horovodrun)
@@ -122,7 +118,6 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
             *(b"Segmentation fault", b"Aborted", b"Killed", b"Bus error", b"Illegal instruction"),
             *(b"Floating point exception", b"(core dumped)", b"Fatal Python error", b"Out of memory: Kill"),
             *(b"Process received signal", b"Signal: ", b" received at time=", b"aught signal "),
-            *(b"Signal code: ", b"Failing at address: ", b"End of error message"),
             b") received by PID ",
         ),
         (
@@ -131,21 +126,6 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
             FailureSample(
                 "[m2301007135:374576] *** Process received signal ***",
                 "mindspore-lab/mindyolo#242 (tests/fixtures/real_logs/openmpi-segfault-after-loss_mindyolo-242)",
-            ),
-            FailureSample(
-                "[notebook-2a7fcf5e-9744-41c7-9c1c-5e37eeafdf60:3436928] Failing at address: 0xb8",
-                _CORPUS.format(
-                    "mindspore-lab/mindyolo#238",
-                    "mpirun-host-pid-prefix-segfault-backtrace-in-hccl-unloadtask_mindyolo-238",
-                ),
-            ),
-            FailureSample(
-                "[ma-job-50d563e2-2cba-46d8-bac5-4da0e4f0e5b4-worker-0:00366] Signal code:  (-6)",
-                _CORPUS.format("hiyouga/LlamaFactory#4284", "modelarts-worker-signal-aborted-report_llamafactory-4284"),
-            ),
-            FailureSample(
-                "[lhx-910:19474] *** End of error message ***",
-                _CORPUS.format("openai/glow#18", "openmpi-signal-report-horovod-segfault-rank-0_glow-18"),
             ),
             FailureSample(
                 "(MegatronTrainRayActor pid=3848117) [2026-08-05 07:11:08,188 E 3848117 3848117] logging.cc:501: "
