@@ -24,6 +24,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.logs import parse_loss_line, read_run
+from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.failures import fatal_reason
 from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
@@ -110,6 +111,24 @@ def test_glog_s_signal_report_ends_the_run(tmp_path: Path, path: str, keep: slic
 def test_the_signal_report_s_words_in_prose_are_no_failure() -> None:
     assert fatal_reason(b"the job was Aborted at 1691153636 by the user") is None  # no `(unix time)`
     assert fatal_reason(b"SIGTERM received by PID 4242: shutting down the data server") is None
+
+
+# ----------------------------------------------------------------------------- TensorFlow's `Model diverged`
+
+T2T = "t2t-markdown-quoted-loss-step-row-then-model-diverged-nan-traceback_tensor2tensor-106"
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_model_diverged_names_the_failure_of_a_cut_traceback(tmp_path: Path, path: str) -> None:
+    snap = read_entry(tmp_path, T2T, path)
+    assert set(failed_ranks(snap)) == {0}
+    got = diagnose(snap)
+    assert [g.exception for g in got.failure_groups] == ["> ERROR:tensorflow:Model diverged with loss = NaN."]
+
+
+def test_model_diverged_needs_its_non_finite_loss() -> None:
+    assert fatal_reason(b"ERROR:tensorflow:Model diverged with loss = NaN.") == "model diverged"
+    assert fatal_reason(b"INFO: the model diverged with loss = 3.2 last time; lowering the lr") is None
 
 
 # ----------------------------------------------------------------------------- `loss_net:` with no bare `loss`

@@ -156,6 +156,24 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=0,
     ),
+    # TensorFlow's NaN guard (`NanTensorHook`, Estimator and tf.train sessions; tensor2tensor, TF-Slim) logs
+    # `ERROR:tensorflow:Model diverged with loss = NaN.` before raising `NanLossDuringTrainingError`: the line names
+    # the failure when the traceback after it is cut before its exception line (a cut traceback weighs 1)
+    FailureKind(
+        "model diverged",
+        rb"\bModel diverged with loss = (?:NaN|nan|Inf|inf)\b",
+        (b"Model diverged",),
+        (
+            FailureSample(
+                "> ERROR:tensorflow:Model diverged with loss = NaN.",
+                _CORPUS.format(
+                    "tensorflow/tensor2tensor#106",
+                    "t2t-markdown-quoted-loss-step-row-then-model-diverged-nan-traceback_tensor2tensor-106",
+                ),
+            ),
+        ),
+        weight=3,
+    ),
     # the status code XLA, TensorFlow and absl print when a device (TPU HBM, GPU) cannot hold what a step needs:
     # `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G ...`, behind TensorFlow's C++ log prefix (`2022-04-04
     # 00:27:49.642380: E tensorflow/.../xla_util.cc:88]`) or in an exception's message. Not levelled: the code
