@@ -4,14 +4,15 @@ on every read path:
 
 - mpirun-host-pid-prefix-segfault-backtrace-in-hccl-unloadtask_mindyolo-238: OpenMPI's signal report pasted from
   past its first line (`[host:pid] Failing at address: 0xb8`, then the native frames) is a dead process (the
-  `signal` failure kind);
+  `signal report` failure kind, weight 0: the report's head or a launcher's word, when there, names it);
 - train-iter-loss-net-nan-from-second-print-loss-scale_verse-31: a loss key with a suffix (`loss_net: 0.9443`) on a
   line with no `loss` of its own is the training loss (`loss_scale` beside it is the loss scale, no loss); its NaN
   to the end is the run's failure.
 
 The same family, for logs nobody has seen yet: OpenMPI's report from its `Signal code:` line, and
 glog's failure signal handler (`*** Aborted at N (unix time)`, `*** SIGSEGV (@0x0) received by PID N`), the other
-native crash report behind Paddle's `[SignalInfo: ...]` and TensorFlow's C++.
+native crash report behind Paddle's `[SignalInfo: ...]` and TensorFlow's C++. And a rule the corpus test found on
+the build set (t2t-106): TensorFlow's `Model diverged with loss = NaN.` names the failure of a cut traceback.
 """
 
 from __future__ import annotations
