@@ -28,7 +28,8 @@ class FailureKind:
     `coded`: every matching line holds a CANN-style code (a capital, then four digits), which the scans
     look for anyway (no literal then). `error_level`: a failure only on an error-level line (a time-out:
     healthy chatter mentions time-outs too). `weight`: how well it names its failure (3: the root cause
-    a user looks up; 2: a signature; 1: a line that says a failure happened, not which; see
+    a user looks up; 2: a signature; 1: a line that says a failure happened, not which; 0: a line of a report
+    whose other lines, when there, name it better; see
     `core.logs.rows.failures.failure_weight`). `chatter`: the line is printed at a chatter level (`[WARNING]`,
     MindSpore's Ctrl-C report), which no scan makes a candidate (skipping chatter in one pass keeps the reader at
     grep's pace): the end of each read (`CHATTER_WINDOW` bytes) is searched for the kind's anchors instead, as the

@@ -107,6 +107,7 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
         rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
         rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"
+        # (the report's other lines, `Failing at address: 0xb8`, ...: the "signal report" kind, failure_kinds_more)
         # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
         rb"\*\*\* SIG[A-Z]+ received at time=|"
         # UCX's / a native signal handler's report of its own process's signal (horovodrun)

@@ -112,6 +112,68 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=3,
     ),
+    # the lines of a native signal handler's report that name no failure of their own, for a paste that keeps only
+    # them: OpenMPI's (opal backtrace, printed for a fatal signal only) `Signal code: Address not mapped (1)` /
+    # `Signal code:  (-6)`, `Failing at address: 0xb8` / `(nil)` (not its closing `*** End of error message ***`:
+    # as the rank's last line it would outrank the launcher's `exited on signal 6 (Aborted)`); glog's failure
+    # signal handler (C++ under Paddle, TensorFlow, MXNet; Paddle wraps its lines in `[TimeInfo: ...]` /
+    # `[SignalInfo: ...]`) `*** Aborted at 1691153636 (unix time) try "date -d @..." ...` and `*** SIGTERM
+    # (@0x1157b0) received by PID 1136644 (TID 0x7f84541b85c0) from PID 1136560 ***` (`; stack trace: ***` without
+    # Paddle). Weight 0: the report's head (`Signal: Segmentation fault (11)`), Paddle's `FatalError: ...` or the
+    # launcher's `exited on signal 6 (Aborted)` name the failure better, and the last such line comes after them
+    FailureKind(
+        "signal report",
+        rb"(?<![\w-])Signal code: [^\n]*\(-?\d+\)\s*$|\bFailing at address: (?:0x[0-9A-Fa-f]+|\(nil\))|"
+        rb"\*\*\* Aborted at \d+ \(unix time\)|\*\*\* SIG[A-Z]+ \(@0x[0-9A-Fa-f]+\) received by PID \d+",
+        (b"Signal code: ", b"Failing at address: ", b"(unix time)", b") received by PID "),
+        (
+            FailureSample(
+                "[notebook-2a7fcf5e-9744-41c7-9c1c-5e37eeafdf60:3436928] Failing at address: 0xb8",
+                _CORPUS.format(
+                    "mindspore-lab/mindyolo#238",
+                    "mpirun-host-pid-prefix-segfault-backtrace-in-hccl-unloadtask_mindyolo-238",
+                ),
+            ),
+            FailureSample(
+                "[ma-job-50d563e2-2cba-46d8-bac5-4da0e4f0e5b4-worker-0:00366] Signal code:  (-6)",
+                _CORPUS.format("hiyouga/LlamaFactory#4284", "modelarts-worker-signal-aborted-report_llamafactory-4284"),
+            ),
+            FailureSample(
+                "  [SignalInfo: *** SIGTERM (@0x1157b0) received by PID 1136644 (TID 0x7f84541b85c0) from PID "
+                "1136560 ***]",
+                _CORPUS.format(
+                    "douling843/M2S-DETR log/workerlog.1", "ppdet-rtdetr-2-workerlogs-rows-eval-then-sigterm_m2s-detr"
+                ),
+            ),
+            FailureSample(
+                '  [TimeInfo: *** Aborted at 1614912721 (unix time) try "date -d @1614912721" if you are using GNU '
+                "date ***]",
+                _CORPUS.format(
+                    "hutuxian/RSPNet log/workerlog.1",
+                    "paddle-8-workerlogs-3-steps-then-keyboardinterrupt_rspnet-paddle",
+                ),
+            ),
+        ),
+        weight=0,
+    ),
+    # TensorFlow's NaN guard (`NanTensorHook`, Estimator and tf.train sessions; tensor2tensor, TF-Slim) logs
+    # `ERROR:tensorflow:Model diverged with loss = NaN.` before raising `NanLossDuringTrainingError`: the line names
+    # the failure when the traceback after it is cut before its exception line (a cut traceback weighs 1)
+    FailureKind(
+        "model diverged",
+        rb"\bModel diverged with loss = (?:NaN|nan|Inf|inf)\b",
+        (b"Model diverged",),
+        (
+            FailureSample(
+                "> ERROR:tensorflow:Model diverged with loss = NaN.",
+                _CORPUS.format(
+                    "tensorflow/tensor2tensor#106",
+                    "t2t-markdown-quoted-loss-step-row-then-model-diverged-nan-traceback_tensor2tensor-106",
+                ),
+            ),
+        ),
+        weight=3,
+    ),
     # the status code XLA, TensorFlow and absl print when a device (TPU HBM, GPU) cannot hold what a step needs:
     # `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G ...`, behind TensorFlow's C++ log prefix (`2022-04-04
     # 00:27:49.642380: E tensorflow/.../xla_util.cc:88]`) or in an exception's message. Not levelled: the code

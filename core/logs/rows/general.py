@@ -447,7 +447,8 @@ def _pattern_read(line: bytes) -> LineRead | None:
         if m is None or m.group("loss") is None:
             continue
         summary = _RE_SUMMARY.search(line) is not None
-        read = LineRead(eval=summary, summary=summary)
+        # an eval word before it makes it an evaluation, as before a loss key (`test iter: 0 loss_net: 0.93`)
+        read = LineRead(eval=summary or _is_eval(line, m.start()), summary=summary)
         for name, raw in m.groupdict().items():
             if raw is not None:
                 _set(read, name, to_float(raw), name, m.span(name))

@@ -405,4 +405,34 @@ MORE: tuple[Notation, ...] = (
             ),
         ),
     ),
+    Notation(
+        "loss_named_by_suffix",
+        "the loss key with a suffix, `loss_<name>`, where the line names no `loss` of its own (MedicalDataAugmentation"
+        "Tool's `train iter: 0 loss_net: 0.9443 loss_scale: 32768.0000 norm: ...`): the first such key is the "
+        "training loss, as the first of two qualified losses is (`wide_loss: 0.44, deep_loss: 0.45`); a line with "
+        "a bare `loss` reads that one (mmdet's parts `loss_cls: ...` before its `loss: ...`). `loss_scale` (the "
+        "dynamic loss scale) and a loss's weight or factor are settings, no loss, and `loss_val` / `loss_test` an "
+        "evaluation's; the value is a decimal or a NaN / infinity in any spelling (a config's `loss_type: 2` is none)",
+        (
+            NotationSample(
+                "02:29:53: train iter: 0 loss_net: 0.9443 loss_scale: 32768.0000 norm: 21.8862 norm_average: 1.0100 "
+                "seconds: 445.463",
+                _CORPUS.format(
+                    "christianpayer/MedicalDataAugmentationTool-VerSe#31",
+                    "train-iter-loss-net-nan-from-second-print-loss-scale_verse-31",
+                ),
+                {"loss": 0.9443, "loss_scale": 32768.0, "norm": 21.8862},
+            ),
+            NotationSample(
+                "02:31:56: train iter: 100 loss_net: nan loss_scale: 785.4200 norm: nan norm_average: 0.8729 "
+                "seconds: 122.871",
+                "the same log, its next print",
+                {"loss": _NAN, "loss_scale": 785.42},
+            ),
+        ),
+        pattern=rb"(?i)(?<![a-z0-9_.\-/])loss_(?!(?:scale|scaler|weight|weights|coef|coeff|factor|ratio|lambda|"
+        rb"val|valid|validation|eval|evaluation|test|testing|dev)(?![a-z0-9]))[a-z0-9]+(?:_[a-z0-9]+)*[ \t]*[:=][ \t]*"
+        rb"(?P<loss>[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)|\d*\.\d+(?:e[-+]?\d+)?|nan|infinity|inf))"
+        rb"(?![\w.])",
+    ),
 )
