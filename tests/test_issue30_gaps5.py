@@ -1,0 +1,88 @@
+"""Issue 30, the corpus's known gaps closed by general rules, each on its entry's real lines
+(tests/fixtures/real_logs/<entry>/SOURCE.md), on every read path (tests/helpers.READ_PATHS):
+
+- deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977: DeepSpeed's launcher says at INFO level
+  that it killed its workers (`[date] [INFO] [launch.py:319:sigkill_handler] Killing subprocess N`): a launcher's
+  report (a chatter `LauncherReport`), the lowest tier, so the launcher's exit-code report (`exits with return code =
+  -9`, deepspeed-3512) and a worker's own failure still name the end.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.logs import read_run
+from core.logs.judgement.diagnose import diagnose
+from core.logs.judgement.status import failed_ranks, rank_status
+from core.logs.rows.taskends import kills_only, task_end
+from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
+
+DEEPSPEED = "deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977"
+EXIT_9 = "deepspeed-launcher-return-code-minus-9-during-build_deepspeed-3512"
+
+# ----------------------------------------------------------------------------- a launcher killing its workers
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_deepspeed_s_launcher_killing_its_workers_ends_the_run(tmp_path: Path, path: str) -> None:
+    snap = read_entry(tmp_path, DEEPSPEED, path)
+    assert set(failed_ranks(snap)) == {0}
+    assert "Killing subprocess" in failed_ranks(snap)[0]
+    assert rank_status(snap)["state"].tolist() == ["crashed"]
+    [group] = diagnose(snap).failure_groups
+    assert group.ranks == [0] and "sigkill_handler" in group.exception
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_the_exit_code_report_outranks_the_kill_lines_before_it(tmp_path: Path, path: str) -> None:
+    """deepspeed-3512: `Killing subprocess` then `exits with return code = -9`: the signal names the end."""
+    snap = read_entry(tmp_path, EXIT_9, path)
+    assert "SIGKILL" in failed_ranks(snap)[0]
+    assert "SIGKILL" in diagnose(snap).failure_groups[0].exception
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_the_exit_code_report_outranks_kill_lines_after_it(tmp_path: Path, path: str) -> None:
+    """Whatever their order, a kill report is the lowest tier (the exit-code report's real line, then the kills)."""
+    exit_line = entry_lines(EXIT_9)[-1]
+    snap = read_run(one_log(tmp_path, [exit_line, *entry_lines(DEEPSPEED)[-2:]]), settings=READ_PATHS[path])
+    assert "SIGKILL" in failed_ranks(snap)[0]
+    assert "SIGKILL" in diagnose(snap).failure_groups[0].exception
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_worker_s_own_exception_outranks_the_kill_lines(tmp_path: Path, path: str) -> None:
+    lines = [b"Traceback (most recent call last):", b'  File "train.py", line 3', b"ValueError: bad batch"]
+    snap = read_run(one_log(tmp_path, [*lines, *entry_lines(DEEPSPEED)[-2:]]), settings=READ_PATHS[path])
+    assert failed_ranks(snap)[0] == "ValueError: bad batch"
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_killing_subprocess_then_training_rows_is_no_failure(tmp_path: Path, path: str) -> None:
+    rows = [b"epoch: 1 step: %d, loss is %d.5" % (s, 9 - s) for s in range(1, 40)]
+    snap = read_run(one_log(tmp_path, [*entry_lines(DEEPSPEED), *rows]), settings=READ_PATHS[path])
+    assert not failed_ranks(snap)  # a relaunch that trains on did not end there
+    assert len(snap.metrics) == 39
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"[2025-04-17 23:16:39,064] [INFO] [train.py:12:main] Killing subprocess is what the launcher would do",
+        b"Killing subprocess 1619464",  # no handler named
+        b"[2025-04-17 23:16:39,064] [INFO] [launch.py:319:sigkill_handler] Killing subprocess",  # no pid
+    ],
+)
+def test_the_words_without_the_handler_and_pid_are_no_failure(tmp_path: Path, line: bytes) -> None:
+    assert task_end(line) is None
+    assert not failed_ranks(read_run(one_log(tmp_path, [line])))
+
+
+def test_only_a_kill_report_is_kills_only() -> None:
+    kill = task_end(entry_lines(DEEPSPEED)[-1])
+    exit9 = task_end(entry_lines(EXIT_9)[-1])
+    assert kill is not None and exit9 is not None
+    assert kills_only(kill.message(0)) and not kills_only(exit9.message(0))
+    assert not kills_only("ValueError: killed by its launcher (sigkill_handler: Killing subprocess)")
