@@ -4,7 +4,9 @@
 - deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977: DeepSpeed's launcher says at INFO level
   that it killed its workers (`[date] [INFO] [launch.py:319:sigkill_handler] Killing subprocess N`): a launcher's
   report (a chatter `LauncherReport`), the lowest tier, so the launcher's exit-code report (`exits with return code =
-  -9`, deepspeed-3512) and a worker's own failure still name the end.
+  -9`, deepspeed-3512) and a worker's own failure still name the end;
+- backtick-rank1-traceback-carets-cut-in-compute-loss_qwen3-vl-2001: a markdown backtick the user opened the paste
+  with, glued before torchrun's `[rank1]:` tag (`` `[rank1]: Traceback``): the rank is the tag's behind it.
 """
 
 from __future__ import annotations
@@ -12,15 +14,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from core.logs import read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks, rank_status
+from core.logs.rows.linekinds import failure_after_prefix
 from core.logs.rows.taskends import kills_only, task_end
 from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
 
 DEEPSPEED = "deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977"
 EXIT_9 = "deepspeed-launcher-return-code-minus-9-during-build_deepspeed-3512"
+QWEN = "backtick-rank1-traceback-carets-cut-in-compute-loss_qwen3-vl-2001"
 
 # ----------------------------------------------------------------------------- a launcher killing its workers
 
@@ -86,3 +92,38 @@ def test_only_a_kill_report_is_kills_only() -> None:
     assert kill is not None and exit9 is not None
     assert kills_only(kill.message(0)) and not kills_only(exit9.message(0))
     assert not kills_only("ValueError: killed by its launcher (sigkill_handler: Killing subprocess)")
+
+
+# ----------------------------------------------------------------------------- paste debris before a rank's tag
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_backtick_before_the_rank_tag_leaves_the_traceback_that_rank_s(tmp_path: Path, path: str) -> None:
+    snap = read_entry(tmp_path, QWEN, path)
+    assert set(failed_ranks(snap)) == {1}
+    [group] = diagnose(snap).failure_groups
+    assert group.ranks == [1] and "Traceback" in group.exception
+
+
+@pytest.mark.parametrize("fence", [b"`", b"```"])
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_fenced_tagged_traceback_is_its_rank_s_with_its_exception(tmp_path: Path, path: str, fence: bytes) -> None:
+    header, *frames = entry_lines(QWEN)
+    lines = [fence + header.lstrip(b"`"), *frames, b"[rank1]: ValueError: bad batch"]
+    snap = read_run(one_log(tmp_path, lines), settings=READ_PATHS[path])
+    assert failed_ranks(snap) == {1: "ValueError: bad batch"}
+
+
+def test_a_backtick_before_no_failure_s_line_is_no_tag() -> None:
+    assert failure_after_prefix(b"`[rank1]: loading the model", False) == (0, None, None)
+    assert failure_after_prefix(b"```", False) == (0, None, None)
+    assert failure_after_prefix(entry_lines(QWEN)[0], False) == (len(b"`[rank1]: "), 1, None)
+
+
+@given(st.binary(max_size=40))
+@example(b"`" * 40)
+@example(b"`[rank9]:")
+def test_a_backtick_prefix_is_read_within_the_line(rest: bytes) -> None:
+    line = b"`" + rest
+    skip, rank, _ = failure_after_prefix(line, False)
+    assert 0 <= skip <= len(line) and (rank is None or rank >= 0)
