@@ -6,7 +6,10 @@
   report (a chatter `LauncherReport`), the lowest tier, so the launcher's exit-code report (`exits with return code =
   -9`, deepspeed-3512) and a worker's own failure still name the end;
 - backtick-rank1-traceback-carets-cut-in-compute-loss_qwen3-vl-2001: a markdown backtick the user opened the paste
-  with, glued before torchrun's `[rank1]:` tag (`` `[rank1]: Traceback``): the rank is the tag's behind it.
+  with, glued before torchrun's `[rank1]:` tag (`` `[rank1]: Traceback``): the rank is the tag's behind it;
+- composer-nccl-watchdog-rank-7-broadcast-terminate_llm-foundry-224: a stream whose error lines name no process and
+  one rank (`[Rank 7] Watchdog caught ...`, then torch's `[E ProcessGroupNCCL.cpp:455] Some NCCL operations have
+  failed ...`) is that rank's stream (core.logs.rows.processes): one rank, not the file's rank 0 besides.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
 
 DEEPSPEED = "deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977"
 EXIT_9 = "deepspeed-launcher-return-code-minus-9-during-build_deepspeed-3512"
+FOUNDRY = "composer-nccl-watchdog-rank-7-broadcast-terminate_llm-foundry-224"
+TWO_RANKS = "nccl-watchdog-ranks-1-0-taking-process-down-block_llamafactory-74"
 QWEN = "backtick-rank1-traceback-carets-cut-in-compute-loss_qwen3-vl-2001"
 
 # ----------------------------------------------------------------------------- a launcher killing its workers
@@ -127,3 +132,40 @@ def test_a_backtick_prefix_is_read_within_the_line(rest: bytes) -> None:
     line = b"`" + rest
     skip, rank, _ = failure_after_prefix(line, False)
     assert 0 <= skip <= len(line) and (rank is None or rank >= 0)
+
+
+# ----------------------------------------------------------------------------- one stream, one rank named
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_stream_that_names_one_rank_is_that_rank_s(tmp_path: Path, path: str) -> None:
+    snap = read_entry(tmp_path, FOUNDRY, path)
+    assert snap.ranks["rank"].tolist() == [7]
+    assert set(failed_ranks(snap)) == {7}
+    assert set(snap.errors["rank"]) == {7}
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_unnamed_lines_before_the_rank_s_line_take_its_rank_too(tmp_path: Path, path: str) -> None:
+    first, *rest = entry_lines(FOUNDRY)
+    snap = read_run(one_log(tmp_path, [*rest, first]), settings=READ_PATHS[path])
+    assert snap.ranks["rank"].tolist() == [7] and set(snap.errors["rank"]) == {7}
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_stream_that_names_two_ranks_keeps_its_unnamed_lines_its_file_s(tmp_path: Path, path: str) -> None:
+    """llamafactory-74: `[Rank 1] Watchdog ...`, `[Rank 0] Watchdog ...`, then the unnamed lines: rank 0 is named
+    (it is the file's rank too), so two ranks, and the unnamed lines cannot be told apart (the file's rank)."""
+    snap = read_entry(tmp_path, TWO_RANKS, path)
+    assert snap.ranks["rank"].tolist() == [0, 1] and set(failed_ranks(snap)) == {0, 1}
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_line_that_names_a_process_ends_the_one_unnamed_process(tmp_path: Path, path: str) -> None:
+    """After a line that names its process (torch_npu's `(PID:N, Device:`), the lines that name none cannot be told
+    apart from it or another: they keep the file's rank (as before any stream rule)."""
+    pid_line = b"[ERROR] 2026-05-08-03:20:31 (PID:758, Device:9, RankID:-1) ERR00100 PTA call acl api failed"
+    snap = read_run(one_log(tmp_path, [*entry_lines(FOUNDRY)[:5], pid_line]), settings=READ_PATHS[path])
+    assert sorted(set(snap.errors["rank"])) == [0, 7]
+    named = snap.errors[snap.errors["message"].str.contains(r"\[Rank 7\]")]
+    assert set(named["rank"]) == {7}

@@ -218,9 +218,9 @@ def add_level_error(st: FileState, line: bytes, off: int, rank: int | None, obs_
     else:
         kind = ErrorKind.EXCEPTION if fatal_reason(line) or st.info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
         if st.info.layout == "single":
-            if (said := line_rank(line)) is not None and said.rank is not None:
+            if named := (said := line_rank(line)) is not None and said.rank is not None:
                 rank = said.rank  # one stream of several ranks: torch_npu's `RankID:3` says whose error it is
-            rank = process_rank(st, line, off, rank, _own(st))  # the rank its process names on another line
+            rank = process_rank(st, line, off, rank, _own(st), named)  # the rank its process names on another line
         add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
 
 
@@ -237,12 +237,13 @@ def add_line_failure(st: FileState, line: bytes, off: int, rank: int | None, obs
         return False
     text = line.decode("utf-8", "replace").strip()
     if st.info.layout == "single":
-        if (named := RE_LEVEL_RANK.search(line)) is not None:
-            rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
+        if (level := RE_LEVEL_RANK.search(line)) is not None:
+            rank = int(level.group(1))  # one stream of several ranks: the line names whose failure it is
             what_rank(st, line, rank)
         elif (said := line_rank(line)) is not None and said.rank is not None:
             rank = said.rank  # torch_npu's `RankID:2` behind a Ray actor's prefix, as on an `[ERROR]` line
-        rank = process_rank(st, line, off, rank, _own(st))  # the rank its process names on another line
+        named = level is not None or (said is not None and said.rank is not None)
+        rank = process_rank(st, line, off, rank, _own(st), named)  # the rank its process names on another line
     add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
     return True
 
