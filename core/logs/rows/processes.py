@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 from core.logs.rows.filestate import FileState
 
-__all__ = ["PID_SOURCES", "PidSample", "PidSource", "line_pid", "process_rank"]
+__all__ = ["PID_SOURCES", "PidSample", "PidSource", "line_pid", "process_rank", "rank_named"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +181,16 @@ def _unlink_inferred(st: FileState) -> None:
     procs.ranks[procs.inferred] = None
     _rerank(st, {off: own for off, (p, own) in procs.lines.items() if p == procs.inferred})
     procs.inferred = None
+
+
+def rank_named(st: FileState, rank: int | None, own: int | None) -> None:
+    """A failure line `process_rank` is not asked about (a traceback's header or exception line, behind its tag) named
+    `rank`: the stream names it too, and a second rank undoes the "one process, one rank" link."""
+    if rank is None or rank < 0 or rank == own or rank in st.procs.named:
+        return
+    st.procs.named.add(rank)
+    if len(st.procs.named) > 1:
+        _unlink_inferred(st)
 
 
 def _dissolve_stream(st: FileState) -> None:
