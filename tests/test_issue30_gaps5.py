@@ -9,7 +9,9 @@
   with, glued before torchrun's `[rank1]:` tag (`` `[rank1]: Traceback``): the rank is the tag's behind it;
 - composer-nccl-watchdog-rank-7-broadcast-terminate_llm-foundry-224: a stream whose error lines name no process and
   one rank (`[Rank 7] Watchdog caught ...`, then torch's `[E ProcessGroupNCCL.cpp:455] Some NCCL operations have
-  failed ...`) is that rank's stream (core.logs.rows.processes): one rank, not the file's rank 0 besides.
+  failed ...`) is that rank's stream (core.logs.rows.processes): one rank, not the file's rank 0 besides;
+- uctransnet-indented-train-rows-loss-colon-no-space-avg-dice_uctransnet-2: a `key value` pair after a value's running
+  average in parentheses (`Dice:0.0909 (Avg 0.0909) LR 1.00e-03`) is a metric; the average's own words are none.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from hypothesis import strategies as st
 from core.logs import read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks, rank_status
+from core.logs.rows.general import read_line
 from core.logs.rows.linekinds import failure_after_prefix
 from core.logs.rows.taskends import kills_only, task_end
 from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
@@ -31,6 +34,7 @@ DEEPSPEED = "deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrl
 EXIT_9 = "deepspeed-launcher-return-code-minus-9-during-build_deepspeed-3512"
 FOUNDRY = "composer-nccl-watchdog-rank-7-broadcast-terminate_llm-foundry-224"
 TWO_RANKS = "nccl-watchdog-ranks-1-0-taking-process-down-block_llamafactory-74"
+UCTRANS = "uctransnet-indented-train-rows-loss-colon-no-space-avg-dice_uctransnet-2"
 QWEN = "backtick-rank1-traceback-carets-cut-in-compute-loss_qwen3-vl-2001"
 
 # ----------------------------------------------------------------------------- a launcher killing its workers
@@ -169,3 +173,33 @@ def test_a_line_that_names_a_process_ends_the_one_unnamed_process(tmp_path: Path
     assert sorted(set(snap.errors["rank"])) == [0, 7]
     named = snap.errors[snap.errors["message"].str.contains(r"\[Rank 7\]")]
     assert set(named["rank"]) == {7}
+
+
+# ----------------------------------------------------------------------------- a pair after a running average
+
+
+def test_a_pair_after_a_running_average_is_a_metric() -> None:
+    line = (
+        b"   [Train] Epoch: [1][1/4899]  Loss:0.776 (Avg 0.7759) Dice:0.0909 (Avg 0.0909) LR 1.00e-03   (AvgTime 6.3)"
+    )
+    read = read_line(line)
+    assert read is not None and not read.eval
+    assert read.fields["loss"] == 0.776 and read.fields["lr"] == 1.00e-03 and read.extras["dice"] == 0.0909
+    assert not {"avg", "avgtime"} & {*read.fields, *read.extras}  # the average's words, inside its parentheses
+
+
+def test_a_pair_after_a_bare_running_average_is_a_metric() -> None:
+    read = read_line(b"Epoch 3 iter 40 loss: 4.6559 (4.7341) lr 2.5e-4")
+    assert read is not None and read.fields["loss"] == 4.6559 and read.fields["lr"] == 2.5e-4
+
+
+def test_words_inside_parentheses_after_a_loss_are_no_metrics() -> None:
+    read = read_line(b"step 5 loss: 0.5 (mean 0.6) (eta 1.5)")
+    assert read is not None and read.fields["loss"] == 0.5
+    assert not {"mean", "eta"} & {*read.fields, *read.extras}
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_the_learning_rate_after_the_averages_is_a_column_on_every_path(tmp_path: Path, path: str) -> None:
+    metrics = read_entry(tmp_path, UCTRANS, path).metrics
+    assert len(metrics) == 7 and metrics["lr"].tolist() == [1.0e-03] * 7

@@ -320,7 +320,7 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
 _RE_KV_SPACE = re.compile(
     rb"(?:(?<=[|;,])[ \t]*(" + _KEY + rb"(?:[ \t]+" + _KEY + rb"){0,4})[ \t]+(" + _NUMV + rb")"
     rb"(?:(ms|s|[A-Za-z%]+)|[ \t]+[A-Za-z%]+)?[ \t]*(?=[|;,]|$)|"
-    rb"(?<![\w.\-/\\@])(" + _KEY + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
+    rb"(?<![\w.\-/\\@(])(" + _KEY + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
 )
 
 
@@ -352,6 +352,11 @@ _BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
 # a `key value` pair right after a loss with a separator: the line goes on without them (a tqdm description,
 # ImageNet1k_ResNet50's `Train Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: 100%|...`)
 _RE_PAIR_NEXT = re.compile(rb"[ \t]+" + _KEY + rb"[ \t]+[-+]?\d*\.\d")
+# ... or after a value's running average in parentheses (UCTransNet's `Loss:0.776 (Avg 0.7759) Dice:0.0909 (Avg
+# 0.0909) LR 1.00e-03   (AvgTime 6.3)`: the average's own words, inside the parentheses, are none)
+_RE_PAIR_AFTER_AVG = re.compile(
+    rb"\([ \t]*(?:[Aa]vg|AVG|[Aa]verage|[Mm]ean)?[ \t:]*" + NUM + rb"[ \t]*\)" + _RE_PAIR_NEXT.pattern
+)
 _RE_KEY_CELL = re.compile(rb"\|[ \t]+([\w/.\-]+)[ \t]+\|[ \t]+" + NUM + rb"[ \t]+\|[ \t]*$")
 
 
@@ -388,7 +393,11 @@ def read_line(line: bytes | str) -> LineRead | None:
         skip = (span[0], wrapper_end(line, span[1]))
         _metrics(read, line, skip)
         # no separator after the key: nor after others; nor after the loss's value (`Loss: 5.872 Acc@1 3.611`)
-        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS) or _RE_PAIR_NEXT.match(line, skip[1]):
+        if (
+            key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS)
+            or _RE_PAIR_NEXT.match(line, skip[1])
+            or _RE_PAIR_AFTER_AVG.search(line, skip[1])
+        ):
             _space_metrics(read, line, skip)
         elif b"|" in line:  # a pipe table mixes them: monodepth2's `| lr 0.000100 | ... | loss: 0.13400 |`
             _space_metrics(read, line, skip, fields_only=True)
