@@ -218,9 +218,11 @@ def add_level_error(st: FileState, line: bytes, off: int, rank: int | None, obs_
     else:
         kind = ErrorKind.EXCEPTION if fatal_reason(line) or st.info.role == LogRole.WORKER else ErrorKind.ERROR_LOG
         if st.info.layout == "single":
-            if named := (said := line_rank(line)) is not None and said.rank is not None:
+            if (said := line_rank(line)) is not None and said.rank is not None:
                 rank = said.rank  # one stream of several ranks: torch_npu's `RankID:3` says whose error it is
-            rank = process_rank(st, line, off, rank, _own(st), named)  # the rank its process names on another line
+            else:
+                rank = same_source_rank(st, line, rank)
+            rank = process_rank(st, line, off, rank, _own(st))  # the rank its process names on another line
         add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
 
 
@@ -237,15 +239,39 @@ def add_line_failure(st: FileState, line: bytes, off: int, rank: int | None, obs
         return False
     text = line.decode("utf-8", "replace").strip()
     if st.info.layout == "single":
-        if (level := RE_LEVEL_RANK.search(line)) is not None:
-            rank = int(level.group(1))  # one stream of several ranks: the line names whose failure it is
+        if (named := RE_LEVEL_RANK.search(line)) is not None:
+            rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
             what_rank(st, line, rank)
         elif (said := line_rank(line)) is not None and said.rank is not None:
             rank = said.rank  # torch_npu's `RankID:2` behind a Ray actor's prefix, as on an `[ERROR]` line
-        named = level is not None or (said is not None and said.rank is not None)
-        rank = process_rank(st, line, off, rank, _own(st), named)  # the rank its process names on another line
+        else:
+            rank = same_source_rank(st, line, rank)
+        rank = process_rank(st, line, off, rank, _own(st))  # the rank its process names on another line
     add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
     return True
+
+
+# torch's C++ log prefix and its source file (`[E ProcessGroupNCCL.cpp:455] `, `[E1206 18:44:12.715 ProcessGroup
+# NCCL.cpp:607] `): one message block of one process is several such lines in a row, only the first naming the rank
+# (torch < 2.2, whose `logPrefix()` was empty). Real lines (tests/fixtures/real_logs/composer-nccl-watchdog-rank-7-
+# broadcast-terminate_llm-foundry-224, mosaicml/llm-foundry#224):
+#   [E ProcessGroupNCCL.cpp:828] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, ...
+#   [E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature ...
+#   [E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down.
+_RE_CPP_SOURCE = re.compile(rb"\[[EF](?:\d{4} [\d:.]+)? +(?:\d+ +)?([\w\-]+\.(?:cpp|cc|cu|h|hpp)):\d+\]")
+
+
+def same_source_rank(st: FileState, line: bytes, rank: int | None) -> int | None:
+    """The rank of an error line of torch's C++ log that names none (nor does a tag before it: `rank` is the file's
+    own): the rank of the file's error just before it when that one is a line of the same source file (the same
+    message block, a stream's lines of one process), else `rank`. Only the last error is looked at: another failure
+    between them ends the block."""
+    if rank != _own(st) or not st.errors or (m := _RE_CPP_SOURCE.search(line)) is None:
+        return rank
+    last = st.errors[-1]
+    if last.rank is None or last.rank == rank or (before := _RE_CPP_SOURCE.search(last.message.encode())) is None:
+        return rank
+    return last.rank if before.group(1) == m.group(1) else rank
 
 
 def _own(st: FileState) -> int | None:

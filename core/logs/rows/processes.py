@@ -15,10 +15,7 @@ line's process is the process id its prefix names (`PID_SOURCES`). A process who
 A rank-naming line without a process id links the rank to the stream's process when the stream's error lines name
 one process and its lines one rank (the lines above); a second process or a second rank undoes that link (the lines
 then cannot be told apart: each keeps its file's rank). Every linked process's error lines take its rank, those read
-before the link too. A stream none of whose error lines names a process is one process as far as it says (torch's
-C++ log lines, `[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed ...` after `[Rank 7] Watchdog caught
-...`, tests/fixtures/real_logs/composer-nccl-watchdog-rank-7-broadcast-terminate_llm-foundry-224): the same rule
-holds for it, so a stream that names one rank is that rank's, not its file's rank's too.
+before the link too.
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from core.logs.rows.filestate import FileState
 
-__all__ = ["PID_SOURCES", "PidSample", "PidSource", "line_pid", "process_rank", "rank_named"]
+__all__ = ["PID_SOURCES", "PidSample", "PidSource", "line_pid", "process_rank"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,30 +120,17 @@ def line_pid(line: bytes) -> int | None:
     return int(next(g for g in m.groups() if g is not None))
 
 
-# The one process of a stream none of whose error lines names a process id (torch's C++ log lines, `[E
-# ProcessGroupNCCL.cpp:455] Some NCCL operations have failed ...`, beside `[Rank 7] Watchdog caught ...`): one process
-# as far as the stream says, so the module's rule holds for it as for a named one, until a line names a process
-_STREAM = -1
-
-
-def process_rank(
-    st: FileState, line: bytes, off: int, rank: int | None, own: int | None, named: bool = False
-) -> int | None:
-    """The rank of the error line `line` (at `off`) of a single stream: `rank` when the line named it (`named`, or it
-    differs from the file's rank `own`), else its process's rank once known, else `own`; links the line's process to a
-    rank as the module's rule says, re-ranking the process's error lines read before. A line that names no process
-    is the stream's one process (`_STREAM`) while no line names one."""
+def process_rank(st: FileState, line: bytes, off: int, rank: int | None, own: int | None) -> int | None:
+    """The rank of the error line `line` (at `off`) of a single stream: `rank` when the line named it (it differs
+    from the file's rank `own`), else its process's rank once known, else `own`; links the line's process to a
+    rank as the module's rule says, re-ranking the process's error lines read before."""
     pid = line_pid(line)
     procs = st.procs
-    if pid is not None and _STREAM in procs.ranks:
-        _dissolve_stream(st)  # a line named a process: the lines that name none cannot be told apart
-    elif pid is None and not procs.ranks.keys() - {_STREAM}:
-        pid = _STREAM
-    if rank is not None and (named or rank != own):  # the line names its rank
+    if rank is not None and rank != own:  # the line names its rank
         procs.named.add(rank)
-        if pid is not None and pid != _STREAM and procs.ranks.get(pid) is None:
+        if pid is not None and procs.ranks.get(pid) is None:
             _link(st, pid, rank)
-        elif pid in (None, _STREAM) and len(procs.named) == 1 and list(procs.ranks.values()) == [None]:
+        elif pid is None and len(procs.named) == 1 and list(procs.ranks.values()) == [None]:
             procs.inferred = next(iter(procs.ranks))  # one process, one rank: the rank is that process's
             _link(st, procs.inferred, rank)
         elif len(procs.named) > 1:
@@ -181,26 +165,6 @@ def _unlink_inferred(st: FileState) -> None:
     procs.ranks[procs.inferred] = None
     _rerank(st, {off: own for off, (p, own) in procs.lines.items() if p == procs.inferred})
     procs.inferred = None
-
-
-def rank_named(st: FileState, rank: int | None, own: int | None) -> None:
-    """A failure line `process_rank` is not asked about (a traceback's header or exception line, behind its tag) named
-    `rank`: the stream names it too, and a second rank undoes the "one process, one rank" link."""
-    if rank is None or rank < 0 or rank == own or rank in st.procs.named:
-        return
-    st.procs.named.add(rank)
-    if len(st.procs.named) > 1:
-        _unlink_inferred(st)
-
-
-def _dissolve_stream(st: FileState) -> None:
-    """A line named a process: the stream is no longer one unnamed process; the lines that named none take their
-    file's rank again and are no process's (as before any line named one)."""
-    procs = st.procs
-    if procs.inferred == _STREAM:
-        _unlink_inferred(st)
-    del procs.ranks[_STREAM]
-    procs.lines = {off: line for off, line in procs.lines.items() if line[0] != _STREAM}
 
 
 def _rerank(st: FileState, at: dict[int, int | None]) -> None:

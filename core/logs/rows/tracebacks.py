@@ -10,7 +10,6 @@ from __future__ import annotations
 from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, cut_by_next, message_rank
 from core.logs.rows.filestate import ErrorKind, FileState, add_error, last_log_time, time_before
 from core.logs.rows.formats import RE_EXC_LINE
-from core.logs.rows.processes import rank_named
 
 __all__ = ["exception_line", "traceback_header"]
 
@@ -35,8 +34,6 @@ def traceback_header(
     st.tb_start = off
     st.tb_carry = b""
     st.tb_time = time_before(st, buf, floor, ls)
-    if st.info.layout == "single":
-        rank_named(st, rank, st.info.rank)  # a tag before the header named it (core.logs.rows.processes)
     add_error(st, ErrorKind.EXCEPTION, message, "", off, rank, st.pid, obs_time, last_log_time(line))
 
 
@@ -74,7 +71,6 @@ def exception_line(
         st.tb_carry = b""
     if st.info.layout == "single":  # one stream of several ranks: `AssertionError: Rank 114: found NaN ...`
         rank = message_rank(text, mexc.end(), rank)
-        rank_named(st, rank, st.info.rank)  # (core.logs.rows.processes: the ranks the stream names)
     kind = ErrorKind.NAN if b"NAN or INF" in line else ErrorKind.EXCEPTION
     add_error(st, kind, text, context, off, rank, st.pid, obs_time, lt)
     return True
