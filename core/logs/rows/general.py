@@ -110,6 +110,9 @@ _RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]
 _RE_PAIR_WORD = re.compile(
     rb"(?i)(?<![\w./])(epoch|step|iteration|iter|batch)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
 )
+# a pipe row whose first cell is a bare integer, the iteration (llama2.c's train.py and the nanoGPT-style loops after
+# it: `100000 | loss nan | lr 0.000000e+00 | 2006.12ms | mfu 1.68%`)
+_RE_FIRST_CELL = re.compile(rb"[ \t]*(\d+)[ \t]+\|[ \t]")
 _RE_BARE_PAIR = re.compile(rb"\[[ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*\]")
 _RE_EPOCH_PAIR = re.compile(rb"[ \t]*\]?[ \t]*[\[(][ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*[\])]")  # the step in the epoch
 _RE_PREFIX = re.compile(
@@ -491,6 +494,8 @@ def _epoch_step(read: LineRead, line: bytes) -> None:
     if "step" not in f and at > 0 and (pair := _RE_EPOCH_PAIR.match(line, at)) is not None:  # `Epoch:[0/19](100/246)`
         _set(read, "step", float(pair.group(1)), "step", pair.span(1))
         _set(read, "steps_total", float(pair.group(2)), "step", pair.span(2))
+    if "step" not in f and "loss" in read.spans and (first := _RE_FIRST_CELL.match(line)) is not None:
+        _set(read, "step", float(first.group(1)), "step", first.span(1))  # llama2.c's `100 | loss 2.1 | lr ...`
     if "step" not in f and "loss" in read.spans:
         bare = _RE_BARE_PAIR.search(line, read.spans["loss"][1])
         if bare:
