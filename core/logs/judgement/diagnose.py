@@ -29,6 +29,7 @@ from core.logs.rows.cells import as_float, as_int
 from core.logs.rows.failures import failure_weight, task_end_words
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
 from core.logs.rows.snapshot import RunSnapshot
+from core.logs.rows.taskends import kills_only
 
 __all__ = ["DiagnoseSettings", "Diagnosis", "FailureGroup", "Hung", "NormSpike", "Straggler", "diagnose"]
 
@@ -345,6 +346,8 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
         if (rows["kind"] == ErrorKind.TIMEOUT).any():
             evidence.append(f"scheduler: node {rank} timed out")
         ended = rows.loc[rows["kind"] == ErrorKind.TASK_EXIT, "message"].astype(str)
+        killed = ended.map(kills_only).astype(bool)
+        ended = pd.concat([ended[~killed], ended[killed]])  # how a task ended before a launcher's "killed it"
         evidence.extend(ended)
         if not exc.empty:
             pairs = zip(exc["kind"], exc["message"], strict=True)

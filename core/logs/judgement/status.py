@@ -18,6 +18,7 @@ from core.logs.rows.failures import STOP_KINDS, fatal_reason, named_failure
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
 from core.logs.rows.formats import MARKERS, NOISE_PREFIXES
 from core.logs.rows.snapshot import RunSnapshot
+from core.logs.rows.taskends import kills_only
 
 __all__ = [
     "STATES",
@@ -70,11 +71,14 @@ def _fatal_by_rank(errs: pd.DataFrame) -> dict[int, tuple[str, str]]:
     tiers: dict[int, int] = {}
     for rank, kind, message in zip(fatal["rank"], fatal["kind"], fatal["message"], strict=True):
         # a named failure (a traceback's exception, a NaN, a known signature) over a bare `[ERROR]` line
-        # that ended the log, over a launcher's or the scheduler's word; the last of the best tier
+        # that ended the log, over a launcher's or the scheduler's word on how a task ended, over a launcher's word
+        # that it killed its workers (DeepSpeed's `Killing subprocess`: the end, not how); the last of the best tier
         if kind == ErrorKind.NAN or (kind == ErrorKind.EXCEPTION and named_failure(str(message))):
+            tier = 3
+        elif kind == ErrorKind.EXCEPTION:
             tier = 2
         else:
-            tier = 1 if kind == ErrorKind.EXCEPTION else 0
+            tier = 0 if kind == ErrorKind.TASK_EXIT and kills_only(str(message)) else 1
         if tier >= tiers.get(int(rank), -1):
             tiers[int(rank)] = tier
             out[int(rank)] = (str(kind), str(message))

@@ -52,10 +52,13 @@ class LauncherReport:
     of it. `pattern`'s named groups: `ranks` (a task list: `7`, `0-3`, `0,2,5-6`, `1, 3`; optional: rank 0
     without it, DeepSpeed's report of a command without `--local_rank`), `node` (optional: `local` without it),
     and `reason` or `code` (an exit code; negative: the signal); a report whose line says no reason has
-    `reason`, its fixed one."""
+    `reason`, its fixed one. `chatter`: the launcher says it at a chatter level (DeepSpeed's `[INFO]` word that it
+    killed its workers), found as a chatter failure kind is (`FailureKind.chatter`); such a report says the run
+    ended, not how: the lowest tier, below a worker's own failure and the launcher's exit-code report."""
 
     launcher: str
     pattern: bytes
     anchors: tuple[bytes, ...]
     samples: tuple[tuple[FailureSample, tuple[int, ...], str], ...]  # (line, its ranks, its reason)
     reason: str = ""
+    chatter: bool = False

@@ -305,4 +305,29 @@ MORE_REPORTS: tuple[LauncherReport, ...] = (
             ),
         ),
     ),
+    # DeepSpeed's launcher (deepspeed/launcher/launch.py `sigkill_handler`) kills every worker it started when one of
+    # them died or it was signalled itself, one INFO line per worker, then (when a worker's exit code is known) its
+    # `exits with return code = N` report above: the run ended there, whether or not that report made it into the log
+    # (a pasted log often ends at these lines). The line names a pid, not a task: rank 0, as that report without
+    # `--local_rank`. At chatter level (`chatter`), the lowest tier
+    LauncherReport(
+        "deepspeed",
+        rb"\bsigkill_handler\] Killing subprocess \d+",
+        (b"Killing subprocess",),
+        (
+            (
+                FailureSample(
+                    "[2025-04-17 23:16:39,064] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 1619464",
+                    _CORPUS.format(
+                        "OpenRLHF/OpenRLHF#977",
+                        "deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977",
+                    ),
+                ),
+                (0,),
+                "killed by its launcher (sigkill_handler: Killing subprocess)",
+            ),
+        ),
+        reason="killed by its launcher (sigkill_handler: Killing subprocess)",
+        chatter=True,
+    ),
 )

@@ -17,10 +17,9 @@ Real examples (tests/fixtures/real_logs_failures, from MindSpore's CANN error-ca
 from __future__ import annotations
 
 import re
-import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.logs.bytes.discover import LogRole
@@ -28,6 +27,7 @@ from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import ErrorKind, ErrorRow, add_error, last_log_time
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.processes import process_rank
+from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
 
 if TYPE_CHECKING:
     from core.logs.rows.filestate import FileState
@@ -82,7 +82,16 @@ LEVELLED_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
 CHATTER_SIGNATURES: list[tuple[str, re.Pattern[bytes]]] = [
     (kind.name, re.compile(kind.pattern)) for kind in FAILURE_KINDS if kind.chatter
 ]
-_CHATTER_ANCHORS = tuple(dict.fromkeys(a for kind in FAILURE_KINDS if kind.chatter for a in kind.anchors))
+# (and the launcher reports printed at a chatter level: LauncherReport.chatter)
+_CHATTER_ANCHORS = tuple(
+    dict.fromkeys(
+        [a for kind in FAILURE_KINDS if kind.chatter for a in kind.anchors]
+        + [a for report in LAUNCHER_REPORTS if report.chatter for a in report.anchors]
+    )
+)
+# python logging's `[%(asctime)s] [%(levelname)s]` at a chatter level (DeepSpeed's launcher), which no scan makes a
+# candidate either (core.logs.tokens.bulk.STAMPED_ERROR takes only the error levels): searched for a chatter report
+_RE_STAMPED_CHATTER = re.compile(rb"\[\d[^\]\n]{0,40}\] (?:[^ \n]{1,64} )?\[(?:INFO|WARNING|WARN|DEBUG)\]")
 _WEIGHTS = {kind.name: kind.weight for kind in FAILURE_KINDS}
 _CODE = rb"[A-Z][0-9]{4}"  # a CANN-style code as the scans find it (core.logs.tokens.linescan.worth_lines)
 
@@ -91,7 +100,7 @@ def failure_anchors() -> tuple[bytes, ...]:
     """Every literal one of which each failure kind's and launcher report's line holds (no digits): what
     the bulk path's literal search must find (core.logs.rows.linekinds.WORTH)."""
     anchors = [a for kind in FAILURE_KINDS if not kind.chatter for a in kind.anchors]  # (chatter: `settle`'s search)
-    anchors += [a for report in LAUNCHER_REPORTS for a in report.anchors]
+    anchors += [a for report in LAUNCHER_REPORTS if not report.chatter for a in report.anchors]
     return tuple(dict.fromkeys(anchors))
 
 
@@ -127,83 +136,6 @@ def fatal_reason(line: bytes) -> str | None:
     for name, pattern in LEVELLED_SIGNATURES:
         if pattern.search(line) and ERROR_LEVEL.search(line):
             return name
-    return None
-
-
-# What a launcher says when one of its tasks ends badly (core.logs.rows.failure_kinds.LAUNCHER_REPORTS)
-_LAUNCHERS = [(report.launcher, re.compile(report.pattern), report.reason) for report in LAUNCHER_REPORTS]
-# SIGTERM is what srun / scancel send the tasks left when one failed or the job was cancelled: the
-# task did not fail of its own, so it is no root cause (the failed one is named on its own line)
-_COLLATERAL = {"Terminated"}
-_MAX_TASKS = 1 << 20  # a task range wider than this is not a real job's (and would cost memory)
-
-
-@dataclass(frozen=True)
-class TaskEnd:
-    """Tasks (ranks) that a launcher reports as ended badly, on which node, and its word for why."""
-
-    ranks: tuple[int, ...]
-    node: str
-    reason: str  # "Segmentation fault", "Exited with exit code 1", "Killed", ...
-    launcher: str  # a LauncherReport's: "srun" | "mpirun" | "torchrun" | "deepspeed" | "paddle" | ...
-
-    def message(self, rank: int) -> str:
-        return f"{self.launcher}: task {rank} on {self.node} ended: {self.reason}{_signal_name(self.reason)}"
-
-
-def _signal_name(reason: str) -> str:
-    """` (SIGKILL)` after a reason `signal 9`: the name a user looks up (torchrun prints only `exitcode: -9`)."""
-    number = reason.removeprefix("signal ")
-    if number == reason or not number.isdigit():
-        return ""
-    try:
-        return f" ({signal.Signals(int(number)).name})"
-    except ValueError:
-        return ""
-
-
-_RE_ENDED = re.compile(
-    "^(" + "|".join(dict.fromkeys(re.escape(r.launcher) for r in LAUNCHER_REPORTS)) + r"): task \d+ on \S+ ended: (.+)$"
-)
-
-
-def task_end_words(message: str) -> tuple[str, str] | None:
-    """(launcher, reason) of a `TaskEnd.message` ("srun", "Segmentation fault"), None for other messages."""
-    m = _RE_ENDED.match(message)
-    return (m.group(1), m.group(2)) if m else None
-
-
-def _task_list(text: str) -> tuple[int, ...] | None:
-    """A task list (Slurm's "7", "0-3", "0,2,5-6"; Paddle's "1, 3"; msrun's quoted "'3', '5'") as ranks; None when
-    it is not one or is absurdly wide."""
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.strip().strip("'").partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
-            return None
-        first, last = int(lo), int(hi or lo)
-        if last < first or len(out) + last - first >= _MAX_TASKS:
-            return None
-        out.extend(range(first, last + 1))
-    return tuple(out)
-
-
-def task_end(line: bytes) -> TaskEnd | None:
-    """A launcher's report of tasks that ended by their own failure (a signal, a non-zero exit), or None:
-    for any other line, and for tasks only terminated because another one failed (srun's `Terminated`)."""
-    for launcher, pattern, fixed in _LAUNCHERS:
-        if (m := pattern.search(line)) is None:
-            continue
-        found = {k: v.decode("utf-8", "replace") for k, v in m.groupdict().items() if v is not None}
-        if "code" in found:
-            code = int(found["code"])
-            reason = f"signal {-code}" if code < 0 else f"exit code {code}"
-        else:
-            reason = found.get("reason", fixed)
-        ranks = _task_list(found.get("ranks", "0"))
-        if ranks is None or reason in _COLLATERAL:
-            return None
-        return TaskEnd(ranks, found.get("node", "local"), reason, launcher)
     return None
 
 
@@ -288,6 +220,8 @@ def add_level_error(st: FileState, line: bytes, off: int, rank: int | None, obs_
         if st.info.layout == "single":
             if (said := line_rank(line)) is not None and said.rank is not None:
                 rank = said.rank  # one stream of several ranks: torch_npu's `RankID:3` says whose error it is
+            else:
+                rank = same_source_rank(st, line, rank)
             rank = process_rank(st, line, off, rank, _own(st))  # the rank its process names on another line
         add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
 
@@ -310,9 +244,34 @@ def add_line_failure(st: FileState, line: bytes, off: int, rank: int | None, obs
             what_rank(st, line, rank)
         elif (said := line_rank(line)) is not None and said.rank is not None:
             rank = said.rank  # torch_npu's `RankID:2` behind a Ray actor's prefix, as on an `[ERROR]` line
+        else:
+            rank = same_source_rank(st, line, rank)
         rank = process_rank(st, line, off, rank, _own(st))  # the rank its process names on another line
     add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
     return True
+
+
+# torch's C++ log prefix and its source file (`[E ProcessGroupNCCL.cpp:455] `, `[E1206 18:44:12.715 ProcessGroup
+# NCCL.cpp:607] `): one message block of one process is several such lines in a row, only the first naming the rank
+# (torch < 2.2, whose `logPrefix()` was empty). Real lines (tests/fixtures/real_logs/composer-nccl-watchdog-rank-7-
+# broadcast-terminate_llm-foundry-224, mosaicml/llm-foundry#224):
+#   [E ProcessGroupNCCL.cpp:828] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, ...
+#   [E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature ...
+#   [E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down.
+_RE_CPP_SOURCE = re.compile(rb"\[[EF](?:\d{4} [\d:.]+)? +(?:\d+ +)?([\w\-]+\.(?:cpp|cc|cu|h|hpp)):\d+\]")
+
+
+def same_source_rank(st: FileState, line: bytes, rank: int | None) -> int | None:
+    """The rank of an error line of torch's C++ log that names none (nor does a tag before it: `rank` is the file's
+    own): the rank of the file's error just before it when that one is a line of the same source file (the same
+    message block, a stream's lines of one process), else `rank`. Only the last error is looked at: another failure
+    between them ends the block."""
+    if rank != _own(st) or not st.errors or (m := _RE_CPP_SOURCE.search(line)) is None:
+        return rank
+    last = st.errors[-1]
+    if last.rank is None or last.rank == rank or (before := _RE_CPP_SOURCE.search(last.message.encode())) is None:
+        return rank
+    return last.rank if before.group(1) == m.group(1) else rank
 
 
 def _own(st: FileState) -> int | None:
@@ -456,7 +415,7 @@ def chatter_failures(st: FileState, buf: bytes | bytearray, floor: int, base: in
             le = buf.find(b"\n", at, end)
             le = end if le == -1 else le
             line = bytes(buf[ls:le]).rstrip(b"\r")
-            if ls >= cut and line.startswith(CHATTER) and fatal_reason(line) is not None:
+            if ls >= cut and (line.startswith(CHATTER) or _RE_STAMPED_CHATTER.match(line)):
                 _add_chatter_failure(st, line, base + ls)
             at = buf.find(anchor, le, end) if le < end else -1
 
@@ -469,19 +428,28 @@ def _drop_chatter(st: FileState, start: int) -> None:
 
 
 def _add_chatter_failure(st: FileState, line: bytes, off: int) -> None:
-    """A chatter-level failure line as an exception row of the file's rank, at its place in file order (the
-    block's other errors were added while it was read); its message is MindSpore's text after the log header
-    (`Process N receive KeyboardInterrupt signal.`), which `fatal_reason` names too."""
+    """A chatter-level failure line as an exception row of the file's rank (or a launcher's chatter-level report as
+    its tasks' rows, `task_end`), at its place in file order (the block's other errors were added while it was
+    read); its message is MindSpore's text after the log header (`Process N receive KeyboardInterrupt signal.`),
+    which `fatal_reason` names too. A line of neither is no failure (a stamped line only a report's may be)."""
     if off in st.chatter_at:
         return  # (defensive: a line already listed is never listed twice)
-    m = _RE_MS_LOG.match(line)
-    msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
+    ended = task_end(line)
+    if ended is None and not (line.startswith(CHATTER) and fatal_reason(line) is not None):
+        return
     obs_time = time.time() if st.live else float("nan")
-    at = len(st.errors)
+    at, n = len(st.errors), len(st.errors)
     while at and st.errors[at - 1].offset > off:
         at -= 1
-    add_error(st, ErrorKind.EXCEPTION, msg, "", off, _own(st), st.pid, obs_time, last_log_time(line))
-    st.errors.insert(at, st.errors.pop())
+    if ended is not None:
+        text = line.decode("utf-8", "replace").strip()
+        for task in ended.ranks:
+            add_error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
+    else:
+        m = _RE_MS_LOG.match(line)
+        msg = (m.group(5) if m else line).decode("utf-8", "replace").strip()
+        add_error(st, ErrorKind.EXCEPTION, msg, "", off, _own(st), st.pid, obs_time, last_log_time(line))
+    st.errors[at:] = [*st.errors[n:], *st.errors[at:n]]
     st.chatter_at.append(off)
 
 
@@ -494,7 +462,9 @@ def trained_on(st: FileState) -> None:
         return
     after = _last_row_at(st)
     for i, err in enumerate(st.errors):
-        if err.kind == ErrorKind.EXCEPTION and err.offset < after(err.rank):
+        # (a launcher's word that it killed its workers, too: a relaunch that trains on did not end there)
+        killed = err.kind == ErrorKind.TASK_EXIT and kills_only(err.message)
+        if (err.kind == ErrorKind.EXCEPTION or killed) and err.offset < after(err.rank):
             st.errors[i] = replace(err, kind=ErrorKind.ERROR_LOG)
 
 

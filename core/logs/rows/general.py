@@ -113,6 +113,9 @@ _RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]
 _RE_PAIR_WORD = re.compile(
     rb"(?i)(?<![\w./])(epoch|step|iteration|iter|batch)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
 )
+# a pipe row whose first cell is a bare integer, the iteration (llama2.c's train.py and the nanoGPT-style loops after
+# it: `100000 | loss nan | lr 0.000000e+00 | 2006.12ms | mfu 1.68%`)
+_RE_FIRST_CELL = re.compile(rb"[ \t]*(\d+)[ \t]+\|[ \t]")
 _RE_BARE_PAIR = re.compile(rb"\[[ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*\]")
 _RE_EPOCH_PAIR = re.compile(rb"[ \t]*\]?[ \t]*[\[(][ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*[\])]")  # the step in the epoch
 _RE_PREFIX = re.compile(
@@ -326,7 +329,7 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
 _RE_KV_SPACE = re.compile(
     rb"(?:(?<=[|;,])[ \t]*(" + _KEY + rb"(?:[ \t]+" + _KEY + rb"){0,4})[ \t]+(" + _NUMV + rb")"
     rb"(?:(ms|s|[A-Za-z%]+)|[ \t]+[A-Za-z%]+)?[ \t]*(?=[|;,]|$)|"
-    rb"(?<![\w.\-/\\@])(" + _KEY + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
+    rb"(?<![\w.\-/\\@(])(" + _KEY + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
 )
 
 
@@ -358,6 +361,11 @@ _BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
 # a `key value` pair right after a loss with a separator: the line goes on without them (a tqdm description,
 # ImageNet1k_ResNet50's `Train Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: 100%|...`)
 _RE_PAIR_NEXT = re.compile(rb"[ \t]+" + _KEY + rb"[ \t]+[-+]?\d*\.\d")
+# ... or after a value's running average in parentheses (UCTransNet's `Loss:0.776 (Avg 0.7759) Dice:0.0909 (Avg
+# 0.0909) LR 1.00e-03   (AvgTime 6.3)`: the average's own words, inside the parentheses, are none)
+_RE_PAIR_AFTER_AVG = re.compile(
+    rb"\([ \t]*(?:[Aa]vg|AVG|[Aa]verage|[Mm]ean)?[ \t:]*" + NUM + rb"[ \t]*\)" + _RE_PAIR_NEXT.pattern
+)
 _RE_KEY_CELL = re.compile(rb"\|[ \t]+([\w/.\-]+)[ \t]+\|[ \t]+" + NUM + rb"[ \t]+\|[ \t]*$")
 
 
@@ -394,7 +402,11 @@ def read_line(line: bytes | str) -> LineRead | None:
         skip = (span[0], wrapper_end(line, span[1]))
         _metrics(read, line, skip)
         # no separator after the key: nor after others; nor after the loss's value (`Loss: 5.872 Acc@1 3.611`)
-        if key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS) or _RE_PAIR_NEXT.match(line, skip[1]):
+        if (
+            key.group(0).rstrip(b" \t").lower().endswith(LOSS_KEYS)
+            or _RE_PAIR_NEXT.match(line, skip[1])
+            or _RE_PAIR_AFTER_AVG.search(line, skip[1])
+        ):
             _space_metrics(read, line, skip)
         elif b"|" in line:  # a pipe table mixes them: monodepth2's `| lr 0.000100 | ... | loss: 0.13400 |`
             _space_metrics(read, line, skip, fields_only=True)
@@ -489,6 +501,8 @@ def _epoch_step(read: LineRead, line: bytes) -> None:
     if "step" not in f and at > 0 and (pair := _RE_EPOCH_PAIR.match(line, at)) is not None:  # `Epoch:[0/19](100/246)`
         _set(read, "step", float(pair.group(1)), "step", pair.span(1))
         _set(read, "steps_total", float(pair.group(2)), "step", pair.span(2))
+    if "step" not in f and "loss" in read.spans and (first := _RE_FIRST_CELL.match(line)) is not None:
+        _set(read, "step", float(first.group(1)), "step", first.span(1))  # llama2.c's `100 | loss 2.1 | lr ...`
     if "step" not in f and "loss" in read.spans:
         bare = _RE_BARE_PAIR.search(line, read.spans["loss"][1])
         if bare:

@@ -18,6 +18,7 @@ from core.logs.tokens.plain import BASE_LITERALS, WorthScan
 
 __all__ = [
     "RE_TIMEMONITOR",
+    "TAG_STARTS",
     "TRACEBACK",
     "WORTH",
     "after_learnt_prefix",
@@ -65,7 +66,7 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
     `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
     if line.startswith(ERROR_PREFIXES) or failure_glued_to_bar(line):
         return False
-    tagged = (line[:1] in b"[<" or line[:1].isalnum()) and failure_after_prefix(line, traceback_pending)[0]
+    tagged = (line[:1] in TAG_STARTS or line[:1].isalnum()) and failure_after_prefix(line, traceback_pending)[0]
     if tagged or header_inside(line):  # (a prefix learnt from an earlier line: the file's state, not the text's)
         return False
     if line.startswith(b"["):
@@ -112,12 +113,21 @@ def failure_after_tag(line: bytes, traceback_pending: bool) -> tuple[int, int | 
     return 0, None
 
 
+# the first bytes of a line that a tag before a failure may begin with, besides a host's letter or digit
+# (`failure_after_prefix`): `[rank6]:`, `<>` (Determined), a markdown backtick before either
+TAG_STARTS = b"[<`"
+
+
 def failure_after_prefix(line: bytes, traceback_pending: bool) -> tuple[int, int | None, str | None]:
     """`failure_after_tag`, also behind pdsh's host prefix (`192.168.50.171: Traceback ...`,
     `worker-1: [rank3]:[E624 ...]`): (where the failure's line starts, the rank a tag names, the host);
     (0, None, None) when it is no failure's line behind a prefix. A log collector's stamp may come first
     (`2025-07-17T11:20:40.299361236+08:00 [rank2]: Traceback ...`), or Determined's trial-log prefix that names
     the rank (`<>        [2021-12-07 10:43:00] ef45fdce [rank=1] || Traceback ...`, `determined_prefix`)."""
+    if line[:1] == b"`":  # a markdown backtick the paste was opened with (`` `[rank1]: Traceback``): the tag behind it
+        at = len(line) - len(line.lstrip(b"`"))
+        skip, rank, host = failure_after_prefix(line[at:], traceback_pending) if at < len(line) else (0, None, None)
+        return (at + skip, rank, host) if skip else (0, None, None)
     if b"[rank=" in line and (det := determined_prefix(line)) is not None:
         return (det[1], det[0], None) if _failure_line(line[det[1] :], traceback_pending) else (0, None, None)
     if at := collector_stamp(line):

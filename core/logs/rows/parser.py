@@ -50,6 +50,7 @@ from core.logs.rows.formats import (
 from core.logs.rows.general import LineRead
 from core.logs.rows.linekinds import (
     RE_TIMEMONITOR,
+    TAG_STARTS,
     TRACEBACK,
     after_learnt_prefix,
     failure_after_prefix,
@@ -407,7 +408,7 @@ class Parser:
                 self.metric_line(st, line[:glued], base + ls, obs_time)  # the draw's postfix row (`loss=2.3]`)
             line, ls = line[glued:], ls + glued  # a failure glued behind a progress bar's draw (its own line)
         pending = st.tb_start is not None
-        if (line[:1] in b"[<" or line[:1].isalnum()) and (tag := failure_after_prefix(line, pending))[0]:
+        if (line[:1] in TAG_STARTS or line[:1].isalnum()) and (tag := failure_after_prefix(line, pending))[0]:
             # a failure after a tag (`[1,2]<stderr>:`, `[rank6]:`, `worker-1: `): of its rank, else its host's series
             skip, named, host = tag
             line, ls = line[skip:], ls + skip
