@@ -28,6 +28,7 @@ from core.logs import parse_loss_line, read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.failures import fatal_reason
+from core.logs.rows.general import read_line
 from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
 
 PATHS = READ_PATHS  # every way the parser reads a file (tests/helpers.py)
@@ -130,6 +131,12 @@ def test_model_diverged_names_the_failure_of_a_cut_traceback(tmp_path: Path, pat
 def test_model_diverged_needs_its_non_finite_loss() -> None:
     assert fatal_reason(b"ERROR:tensorflow:Model diverged with loss = NaN.") == "model diverged"
     assert fatal_reason(b"INFO: the model diverged with loss = 3.2 last time; lowering the lr") is None
+
+
+def test_model_diverged_is_no_loss_row() -> None:
+    # a sentence's period closes a value (BigDL's `Loss is 1.72319.`), but this sentence is the failure
+    assert read_line(b"ERROR:tensorflow:Model diverged with loss = NaN.") is None
+    assert read_line(b"> ERROR:tensorflow:Model diverged with loss = inf.") is None
 
 
 # ----------------------------------------------------------------------------- `loss_net:` with no bare `loss`

@@ -390,6 +390,8 @@ def read_line(line: bytes | str) -> LineRead | None:
     read = None
     if line[:1] == b"|" and (cell := _RE_KEY_CELL.match(line)) is not None and cell.group(1).lower() != b"loss":
         return None  # a cell of a key/value table (SB3's logger): only its bare `loss` is the row's loss
+    if b"diverged with loss" in line:  # TensorFlow's `Model diverged with loss = NaN.`: the failure, not a row
+        return None
     for key in _loss_keys(line):
         got = _loss_value(line, key.end())
         if got is None:
