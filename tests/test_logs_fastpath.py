@@ -21,9 +21,10 @@ from core.logs.rows.failures import fatal_reason as failures_reason
 from core.logs.rows.failures import line_tag
 from core.logs.rows.failures import task_end as failures_task_end
 from core.logs.rows.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
-from core.logs.rows.linekinds import RE_TIMEMONITOR, WORTH
+from core.logs.rows.linekinds import RE_TIMEMONITOR, WORTH, opens_traceback
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.reader import RunReader
+from core.logs.rows.redraws import bar_of
 from core.logs.rows.templated import Shapes
 from core.logs.tokens import bulk as logs
 from core.logs.tokens.lexicon import KEYWORDS
@@ -35,10 +36,14 @@ from tests.strategies import NOISE, OTHER, PLAIN, RARE, log_text, loss_line, val
 def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
     """The training rows of a worker log and their other metrics, one line at a time with the public
     `read_loss` (the general reader): every line but errors, traceback frames, exception and timing lines
-    (also behind a launcher's tag: `[1,2]<stderr>:Traceback ...`)."""
+    (also behind a launcher's tag: `[1,2]<stderr>:Traceback ...`), and a progress bar's redraws (a NaN bar
+    drawn again at its counter on the next line; a moved bar whose values stayed)."""
     rows, pending_traceback, pos = [], False, 0
     hosts: dict[str | None, int] = {}
-    for raw in data.split(b"\n")[:-1]:  # complete lines only
+    last_bar: tuple[bytes, int] | None = None  # a progress bar's last draw that gave a row: (counter, line)
+    after_bar = False  # the last row came from a bar line
+    seen_error = False  # an error line came: a frame no longer opens a traceback whose header was cut
+    for i, raw in enumerate(data.split(b"\n")[:-1]):  # complete lines only
         off, pos = pos, pos + len(raw) + 1
         line = raw[:-1] if raw.endswith(b"\r") else raw
         _, skip = line_tag(line)  # a launcher's tag before a failure's line: the line after it is read (issue 30)
@@ -50,6 +55,7 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
             line = body
         elif skip and (
             stripped.startswith((b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]", b"Traceback (most recent call last)"))
+            or (not seen_error and opens_traceback(stripped))
             or (pending_traceback and stripped.startswith(b"\t"))
             or RE_EXC_LINE.match(stripped)
             or failures_reason(stripped) is not None
@@ -57,15 +63,19 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
         ):
             line = stripped
         if not line or line.startswith((b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")):
+            seen_error = seen_error or bool(line)
             continue  # error lines carry no metrics
         if not line.startswith(b"["):
-            if line.startswith(b"Traceback (most recent call last)"):
-                pending_traceback = True
+            # a traceback's header, or its first frame when the header was cut (before the file's first error)
+            if line.startswith(b"Traceback (most recent call last)") or (
+                not seen_error and line[:1] in b" \tF" and opens_traceback(line)
+            ):
+                pending_traceback = seen_error = True
                 continue
             if pending_traceback and line.startswith((b" ", b"\t")):
                 continue
             if RE_EXC_LINE.match(line):
-                pending_traceback = False
+                pending_traceback, seen_error = False, True
                 continue
             if RE_TIMEMONITOR.search(line) or parse_step_time_line(line) is not None:
                 continue
@@ -76,7 +86,26 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
             who = 0 if named is None else named.rank
             if named is not None and who is None:
                 who = hosts.setdefault(named.host, len(hosts))
-            rows.append(((*(f.get(k, math.nan) for k in ROW_FIELDS), float(off)), r.extras, who))
+            row = (*(f.get(k, math.nan) for k in ROW_FIELDS), float(off))
+            bar, redraw = bar_of(line), False
+            if bar and after_bar and last_bar is not None:  # core.logs.rows.redraws, stated plainly
+                if row[ROW_FIELDS.index("loss")] != row[ROW_FIELDS.index("loss")]:  # NaN: the counter decides
+                    redraw = bar == last_bar[0] and i == last_bar[1] + 1
+                else:  # the bar moved and every value but the time stayed
+                    values = [k for k in ROW_FIELDS if k != "time"]
+                    prev, prev_extras = rows[-1][0], rows[-1][1]
+                    redraw = (
+                        bar != last_bar[0]
+                        and _bits([[row[ROW_FIELDS.index(k)] for k in values]])
+                        == _bits([[prev[ROW_FIELDS.index(k)] for k in values]])
+                        and r.extras.keys() == prev_extras.keys()
+                        and _bits([list(r.extras.values())]) == _bits([[prev_extras[k] for k in r.extras]])
+                    )
+            if bar:
+                last_bar = (bar, i)
+            after_bar = bool(bar)
+            if not redraw:
+                rows.append((row, r.extras, who))
     return rows
 
 
@@ -164,6 +193,10 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
 )
 @given(data=log_text(), block_min=st.sampled_from([1, 2, 5, 64]))
 @example(data=b"epoch: 1 step: 2, loss is 1e\nepoch: 1 step: 3, loss is 1.5.2\n" * 3, block_min=1)
+@example(  # a NaN bar drawn again at its counter on the next line: one row (core.logs.rows.redraws)
+    data=b"Epoch 0: :   3%| | 9000/301500 [1:42:42<55:37:46, reduced_train_loss=nan.0, val_loss=7.040]\n" * 2,
+    block_min=1,
+)
 @example(data=b"[1,1]<stderr>:Traceback (most recent call last):\n\tepoch: 1 step: 9, loss is 9.0\n", block_min=1)
 # the per-file series rules (core.logs.rows.perfile): an epoch summary beside step rows, a step printed twice in
 # a rarer shape (nanoGPT), a step's echo naming fewer values (TFLearn), two ranks of one stream at one step
@@ -209,6 +242,14 @@ def test_one_shot_rows_match_line_by_line_reference(
     read_block=st.sampled_from([300, 512, 4096]),
     prefetch_min=st.sampled_from([1, 100, 1 << 20]),
     block_min=st.sampled_from([1, 3, 64]),
+)
+@example(  # a frame whose traceback header was cut opens the traceback on every path: the indented line is its frame
+    data=b'[rank2]:   File "/lus/scratch/builder/pytorch_dist_resnet_benchmark.py", line 301, in <module>\n'
+    b"\tepoch: 1 step: 9, loss is 9.0\n",
+    cuts=[],
+    read_block=300,
+    prefetch_min=1,
+    block_min=1,
 )
 def test_chunked_writes_and_reads_match_one_shot(
     tmp_path_factory: pytest.TempPathFactory,

@@ -49,6 +49,7 @@ from core.logs.rows.formats import (
 )
 from core.logs.rows.general import LineRead
 from core.logs.rows.linekinds import (
+    FRAME,
     RE_TIMEMONITOR,
     TAG_STARTS,
     TRACEBACK,
@@ -316,7 +317,9 @@ class Parser:
             )
         # whether an indented line may be a traceback's frame: a traceback header pending or in this block
         # (searched once, and only when a sampled line is indented)
-        frames = functools.cache(lambda: traceback_pending or buf.find(TRACEBACK, 0, end) != -1)
+        frames = functools.cache(
+            lambda: traceback_pending or buf.find(TRACEBACK, 0, end) != -1 or buf.find(FRAME, 0, end) != -1
+        )
         learn = lambda key, line: key in self._templates or self._learn(key, line, None)  # noqa: E731 (as `_line`)
         quiet = quiet_lines(buf, starts[rest], ends, shape_of, words, frames, learn)
         for _ in range(_LEARN_ROUNDS):  # many lines of unknown shapes (a run's first batch): learn, match again
