@@ -17,6 +17,7 @@ from core.logs.bytes.rawio import line_number
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind, FileState
 from core.logs.rows.perfile import Aside
 from core.logs.rows.table import EVAL_COLUMNS
+from core.logs.rows.taskends import kills_only, launcher_traceback
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -124,19 +125,34 @@ def timing_frame(workers: list[FileState]) -> pd.DataFrame:
 
 
 def error_frame(workers: list[FileState], files: list[FileState]) -> pd.DataFrame:
-    """Every file's errors (an error's rank from its pid when it has none, the pid's worker's)."""
+    """Every file's errors (an error's rank from its pid when it has none, the pid's worker's; the launcher's own
+    traceback is the job's, rank -1, when its report names the failed ranks: `_launcher_reports`)."""
     pid_to_rank = {st.pid: st.info.rank for st in workers if st.pid is not None}
     error_rows: list[tuple] = []
     for st in files:
+        reported = _launcher_reports(st)
         for i, err in enumerate(st.errors):
             if err.line is None:
                 err = st.errors[i] = err.with_line(line_number(st.info.path, err.offset))
-            if err.rank is None and err.pid is not None:
+            if reported and err.kind == ErrorKind.EXCEPTION and launcher_traceback(err.context):
+                err = replace(err, rank=-1)
+            elif err.rank is None and err.pid is not None:
                 err = replace(err, rank=pid_to_rank.get(err.pid))
             error_rows.append(err.row())
     errors = pd.DataFrame(error_rows, columns=ERROR_COLUMNS)
     errors["rank"] = pd.to_numeric(errors["rank"], errors="coerce").astype("Int64")
     return errors
+
+
+def _launcher_reports(st: FileState) -> bool:
+    """Whether the file holds a launcher's report naming a task that failed (torchrun's `failed (exitcode: -9)
+    local_rank: 3`): then the traceback the launcher raised after it (`bin/torchrun`, ..., `raise ChildFailedError(`,
+    whole or cut) is that report's, not the file's rank's failure, nor the root cause. A report that it only killed
+    its workers (DeepSpeed's `Killing subprocess`) names no failed task: the traceback stays the file's."""
+    return any(
+        e.kind == ErrorKind.TASK_EXIT and e.rank is not None and e.rank >= 0 and not kills_only(e.message)
+        for e in st.errors
+    )
 
 
 class SideFrames:

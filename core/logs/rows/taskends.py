@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from core.logs.rows.failure_kinds import LAUNCHER_REPORTS
 
-__all__ = ["WORKERS_KILLED", "TaskEnd", "kills_only", "task_end", "task_end_words"]
+__all__ = ["WORKERS_KILLED", "TaskEnd", "kills_only", "launcher_traceback", "task_end", "task_end_words"]
 
 # What a launcher says when one of its tasks ends badly (core.logs.rows.failure_kinds.LAUNCHER_REPORTS)
 _LAUNCHERS = [(report.launcher, re.compile(report.pattern), report.reason) for report in LAUNCHER_REPORTS]
@@ -99,3 +99,30 @@ def kills_only(message: str) -> bool:
     subprocess`): a worker's own failure or the launcher's exit-code report, when either is there, names the end."""
     words = task_end_words(message)
     return words is not None and words[1] in WORKERS_KILLED
+
+
+# A traceback's frame line (`  File "/x/bin/torchrun", line 8, in <module>`), maybe after a stream's tag
+_RE_FRAME = re.compile(r'File "([^"\n]+)", line \d+')
+# The outermost frame of a traceback the launcher raised itself (a worker's own script is there otherwise): torchrun's
+# console script (`.../bin/torchrun`, hpcaitech/ColossalAI#3514; on Windows `torchrun-script.py`,
+# `torchrun.exe\__main__.py`), `python -m torch.distributed.run` / `.launch` (past runpy's frames), DeepSpeed's and
+# Accelerate's launchers
+_RE_LAUNCHER_ENTRY = re.compile(
+    r"(?:^|[/\\])(?:(?:torchrun|deepspeed|accelerate)(?:-script\.py|\.exe[/\\]__main__\.py)?"
+    r"|torch[/\\]distributed[/\\](?:run|launch)\.py"
+    r"|deepspeed[/\\]launcher[/\\](?:runner|launch)\.py"
+    r"|accelerate[/\\]commands[/\\](?:launch|accelerate_cli)\.py)$"
+)
+
+
+def launcher_traceback(context: str) -> bool:
+    """Whether an exception's traceback (`context`, whole or cut: a log often ends inside it) is the launcher's own
+    (raising ChildFailedError when a worker failed), not a rank's failure: its outermost frame, past runpy's (which
+    `python -m` adds), is a launcher's entry point. The frames decide, not the exception's name: a bare
+    `ChildFailedError:` report cut before its root cause's rank (deepinsight/insightface#2182) still stands for
+    the file's rank."""
+    for frame in _RE_FRAME.finditer(context):
+        path = frame.group(1)
+        if not path.endswith("runpy.py"):
+            return _RE_LAUNCHER_ENTRY.search(path) is not None
+    return False
