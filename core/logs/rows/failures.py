@@ -141,11 +141,15 @@ def fatal_reason(line: bytes) -> str | None:
 
 # A launcher's or library's tag in front of a line when one stream carries several processes. Real lines:
 #   [1,2]<stderr>:Traceback (most recent call last):          mpirun --tag-output: [job,rank]<stream>:
+#   [6]<stderr>:  File "/home/idps/.../horovod/_keras/__init__.py", line 136, in _compute_gradients
+#                                                              horovodrun (Gloo): [rank]<stream>: (tests/fixtures/
+#                                                              real_logs/horovodrun-rank-6-stderr-tag-keras-allreduce-
+#                                                              traceback-cut_horovod-3989, horovod/horovod#3989)
 #   [rank6]:[E624 07:12:55.531 ProcessGroupNCCL.cpp:1537] ...  torch >= 2.2 (TORCH_LOGS prefix per rank)
 #   [ubuntu:4242] *** Process received signal ***              OpenMPI's signal report: [host:pid]
 #   (TaskRunner pid=30188) RuntimeError: ...                   Ray's prefix on an actor's or task's lines
 _RE_TAG = re.compile(
-    rb"\[(?:\d+,(\d+)\]<std(?:out|err)>:|rank(\d+)\]:|[A-Za-z0-9][\w.\-]*:\d+\] )|"
+    rb"\[(?:(?:\d+,)?(\d+)\]<std(?:out|err)>:|rank(\d+)\]:|[A-Za-z0-9][\w.\-]*:\d+\] )|"
     rb"\([A-Za-z_][\w.]* pid=\d+(?:, ip=[\d.]+)?\) "
 )
 

@@ -75,7 +75,8 @@ class LineRank:
     span: tuple[int, int] | None = field(default=None, compare=False)
 
 
-_MPIRUN = re.compile(rb"\[\d+,(\d+)\]<std(?:out|err|diag)>:")
+# mpirun --tag-output's `[job,rank]<stream>:`, horovodrun's (Gloo) `[rank]<stream>:`
+_MPIRUN = re.compile(rb"\[(?:\d+,)?(\d+)\]<std(?:out|err|diag)>:")
 _TORCH = re.compile(rb"\[rank(\d+)\]:")
 _VISSL = re.compile(rb"(?<![\w])Rank: (\d+);")
 _TRAILING = re.compile(rb"(?<![\w.])rank (\d+)[ \t]*\r?$")
@@ -103,7 +104,7 @@ _COLLECTOR_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:
 
 RANK_SOURCES: tuple[RankSource, ...] = (
     RankSource(
-        "mpirun --tag-output",
+        "mpirun --tag-output, horovodrun",
         _MPIRUN,
         (
             RankSample(
@@ -113,6 +114,14 @@ RANK_SOURCES: tuple[RankSource, ...] = (
                 None,
                 "github.com/ChenRocks/UNITER/issues/31 (tests/fixtures/real_logs/"
                 "mpirun-tag-output-exception_uniter-31)",
+            ),
+            RankSample(
+                b'[6]<stderr>:  File "/home/idps/.local/lib/python3.8/site-packages/horovod/_keras/__init__.py", '
+                b"line 136, in _compute_gradients",
+                6,
+                None,
+                "github.com/horovod/horovod/issues/3989 (tests/fixtures/real_logs/"
+                "horovodrun-rank-6-stderr-tag-keras-allreduce-traceback-cut_horovod-3989)",
             ),
         ),
     ),

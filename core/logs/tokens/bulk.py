@@ -37,7 +37,8 @@ __all__ = [
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _NAN = float("nan")
 # A line worth parsing starts with anything but "[" (or is an [ERROR]/[CRITICAL] line, or starts with a
-# launcher's tag that may stand before a failure: `[1,2]<stderr>:`, `[rank6]:`, OpenMPI's `[host:pid] `):
+# launcher's tag that may stand before a failure: `[1,2]<stderr>:`, horovodrun's `[6]<stderr>:`, `[rank6]:`,
+# OpenMPI's `[host:pid] `):
 # `RE_SCAN` says which (a live tick's few lines); in a big block core.logs.tokens.linescan finds exactly its
 # matches, skipping the [WARNING]/[INFO] noise in one compiled pass.
 # A `[date]` stamp is no tag, but python logging's `[%(asctime)s] [%(levelname)s]` (DeepSpeed's launcher) and
@@ -47,7 +48,7 @@ _NAN = float("nan")
 #   [2023-05-11 07:34:44,846] [ERROR] [launch.py:434:sigkill_handler] [...] exits with return code = -9
 #   [2024-05-08 08:47:31,877] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) ...
 STAMPED_ERROR = rb"\[\d[^\]\n]{0,40}\] (?:[^ \n]{1,64} )?(?:\[[EC]|ERROR|CRITICAL|FATAL)"
-CANDIDATE_START = rb"(?:[^\[\n]|\[[EC]|\[\d+,|\[rank\d|\[[A-Za-z0-9][\w.\-]*:\d+\] |" + STAMPED_ERROR + rb")"
+CANDIDATE_START = rb"(?:[^\[\n]|\[[EC]|\[\d+,|\[\d+\]<|\[rank\d|\[[A-Za-z0-9][\w.\-]*:\d+\] |" + STAMPED_ERROR + rb")"
 RE_SCAN = re.compile(rb"\n" + CANDIDATE_START)
 RE_CANDIDATE_AT = re.compile(CANDIDATE_START)
 # The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the

@@ -69,8 +69,8 @@ def _host_char(c: int) -> bool:
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     """Whether the line starting at `line` is a candidate by its first bytes (core.logs.tokens.bulk.CANDIDATE_START):
-    not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[rank6...`, `[host:pid] `, or a `[date]`
-    stamp before an error level."""
+    not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[6]<...`, `[rank6...`, `[host:pid] `, or a
+    `[date]` stamp before an error level."""
     if line >= end:
         return False
     first = a[line]
@@ -95,6 +95,8 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     while p < end and 48 <= a[p] <= 57:
         p += 1
     if p > line + 1 and p < end and a[p] == 44:  # [digits,
+        return True
+    if p > line + 1 and p + 1 < end and a[p] == 93 and a[p + 1] == 60:  # [digits]< (horovodrun's `[6]<stderr>:`)
         return True
     p = line + 2
     while p < end and _host_char(a[p]):
