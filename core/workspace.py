@@ -24,10 +24,14 @@ _SHORT = reprlib.Repr()
 _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxlevel = 40, 40, 4, 4, 2
 
 
+_SHORT_MAX = 120  # reprlib bounds each part, not the whole: nested keys of escaped characters add up
+
+
 def short(value: object) -> str:
-    """`value` as a repr of ~40 characters at most (NUL and newlines escaped): a message quotes a long or
-    forged value, never echoes it whole."""
-    return _SHORT.repr(value)
+    """`value` as a repr of ~40 characters (a nested value's at most 120; NUL and newlines escaped): a message
+    quotes a long or forged value, never echoes it whole."""
+    text = _SHORT.repr(value)
+    return text if len(text) <= _SHORT_MAX else text[: _SHORT_MAX - 3] + "..."
 
 
 class WorkspaceError(UserError, ValueError):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.alerts.channels import AlertTargetError, Kind
@@ -149,6 +149,20 @@ def test_bad_targets_are_one_line_naming_the_entry(tmp_path: Path, targets: obje
         lambda c: st.lists(c) | st.dictionaries(st.text(max_size=8), c),
         max_leaves=12,
     )
+)
+@example(  # nested keys of escaped characters: reprlib bounds each, the message bounds the whole
+    [
+        [
+            -10000,
+            {"00\x08\U00010aa0": None, "0000\x1f\x1f\U00018d09": False, "0000\x1f\x1f\U00018cd6\U0002ebe1": -10000000},
+            {"0000\x1f\x1f\U00018d09": None, "00\x08\U00010aa0": False, "0000\x1f\x1f\U00018cd6\U0002ebe1": False},
+            {
+                "00\x08\U00010aa0": -1000000000000,
+                "0000\x1f\x1f\U00018d09": False,
+                "0000\x1f\x1f\U00018cd6\U0002ebe1": False,
+            },
+        ]
+    ]
 )
 def test_any_json_targets_value_is_targets_or_one_line(data: object) -> None:
     try:
