@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from core.logs import parse_loss_line, read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
+from core.logs.rows.failure_kinds import FAILURE_KINDS, FailureSample
 from core.logs.rows.failures import fatal_reason
 from core.logs.rows.general import read_line
 from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
@@ -129,6 +130,22 @@ def test_model_diverged_is_no_loss_row() -> None:
     # a sentence's period closes a value (BigDL's `Loss is 1.72319.`), but this sentence is the failure
     assert read_line(b"ERROR:tensorflow:Model diverged with loss = NaN.") is None
     assert read_line(b"> ERROR:tensorflow:Model diverged with loss = inf.") is None
+
+
+QUOTING = [sample for kind in FAILURE_KINDS if kind.quotes_loss for sample in kind.samples]
+
+
+def test_some_failure_kind_quotes_the_loss_that_ended_the_run() -> None:
+    assert [sample.line for sample in QUOTING] == ["> ERROR:tensorflow:Model diverged with loss = NaN."]
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("sample", QUOTING, ids=lambda sample: sample.line[:24])
+def test_a_line_quoting_the_loss_is_the_failure_and_no_row(tmp_path: Path, path: str, sample: FailureSample) -> None:
+    # the rule is the kind's own (FailureKind.quotes_loss), not a phrase known to the row reader
+    snap = read_run(one_log(tmp_path, [b"step 1, loss = 2.5", sample.line.encode()]), settings=PATHS[path])
+    assert snap.metrics["loss"].tolist() == [2.5]
+    assert set(failed_ranks(snap)) == {0}
 
 
 # ----------------------------------------------------------------------------- `loss_net:` with no bare `loss`
