@@ -47,9 +47,7 @@ QWEN = "backtick-rank1-traceback-carets-cut-in-compute-loss_qwen3-vl-2001"
 
 @pytest.mark.parametrize("path", sorted(READ_PATHS))
 def test_deepspeed_s_launcher_killing_its_workers_ends_the_run(tmp_path: Path, path: str) -> None:
-    snap = read_entry(tmp_path, DEEPSPEED, path)
-    assert set(failed_ranks(snap)) == {0}
-    assert "Killing subprocess" in failed_ranks(snap)[0]
+    snap = read_entry(tmp_path, DEEPSPEED, path)  # its failed ranks: test_issue30_entry_failures
     assert rank_status(snap)["state"].tolist() == ["crashed"]
     [group] = diagnose(snap).failure_groups
     assert group.ranks == [0] and "sigkill_handler" in group.exception
@@ -59,7 +57,6 @@ def test_deepspeed_s_launcher_killing_its_workers_ends_the_run(tmp_path: Path, p
 def test_the_exit_code_report_outranks_the_kill_lines_before_it(tmp_path: Path, path: str) -> None:
     """deepspeed-3512: `Killing subprocess` then `exits with return code = -9`: the signal names the end."""
     snap = read_entry(tmp_path, EXIT_9, path)
-    assert "SIGKILL" in failed_ranks(snap)[0]
     assert "SIGKILL" in diagnose(snap).failure_groups[0].exception
 
 
@@ -114,7 +111,6 @@ def test_only_a_kill_report_is_kills_only() -> None:
 @pytest.mark.parametrize("path", sorted(READ_PATHS))
 def test_a_backtick_before_the_rank_tag_leaves_the_traceback_that_rank_s(tmp_path: Path, path: str) -> None:
     snap = read_entry(tmp_path, QWEN, path)
-    assert set(failed_ranks(snap)) == {1}
     [group] = diagnose(snap).failure_groups
     assert group.ranks == [1] and "Traceback" in group.exception
 
@@ -150,7 +146,6 @@ def test_a_backtick_prefix_is_read_within_the_line(rest: bytes) -> None:
 def test_a_block_of_torch_s_cpp_lines_is_the_rank_its_first_names(tmp_path: Path, path: str) -> None:
     snap = read_entry(tmp_path, FOUNDRY, path)
     assert snap.ranks["rank"].tolist() == [7]
-    assert set(failed_ranks(snap)) == {7}
     assert set(snap.errors["rank"]) == {7}
 
 
@@ -158,7 +153,7 @@ def test_a_block_of_torch_s_cpp_lines_is_the_rank_its_first_names(tmp_path: Path
 def test_a_stream_that_names_two_ranks_keeps_each_block_its_rank(tmp_path: Path, path: str) -> None:
     """llamafactory-74: `[Rank 1] Watchdog ...`, `[Rank 0] Watchdog ...`, then the unnamed lines (rank 0's block)."""
     snap = read_entry(tmp_path, TWO_RANKS, path)
-    assert snap.ranks["rank"].tolist() == [0, 1] and set(failed_ranks(snap)) == {0, 1}
+    assert snap.ranks["rank"].tolist() == [0, 1]
 
 
 @pytest.mark.parametrize("path", sorted(READ_PATHS))

@@ -65,7 +65,10 @@ def test_tagged_frames_after_training_rows_are_no_failure_of_their_own_once_trai
     assert failed_ranks(snap) == {}
 
 
-@given(rank=st.integers(0, 10**6), job=st.none() | st.integers(0, 99), stream=st.sampled_from([b"stdout", b"stderr"]))
+STREAMS = st.sampled_from([b"stdout", b"stderr", b"stddiag"])  # OpenMPI's three streams
+
+
+@given(rank=st.integers(0, 10**6), job=st.none() | st.integers(0, 99), stream=STREAMS)
 def test_any_rank_behind_either_tag_is_read(rank: int, job: int | None, stream: bytes) -> None:
     tag = (b"[" + (b"" if job is None else b"%d," % job) + b"%d]<" % rank) + stream + b">:"
     line = tag + b'  File "train.py", line 3, in <module>'
@@ -86,3 +89,31 @@ def test_any_rank_behind_either_tag_is_read(rank: int, job: int | None, stream: 
 )
 def test_what_is_no_launcher_tag(line: bytes) -> None:
     assert line_tag(line) == (None, 0)
+
+
+@given(
+    tag=st.one_of(
+        st.tuples(st.none() | st.integers(0, 99), st.integers(0, 10**6), STREAMS).map(
+            lambda t: (b"[" + (b"" if t[0] is None else b"%d," % t[0]) + b"%d]<" % t[1]) + t[2] + b">:"
+        ),
+        st.integers(0, 10**6).map(lambda r: b"[rank%d]:" % r),
+    ),
+    body=st.sampled_from([b"epoch: 1 step: 2, loss is 2.5", b"Traceback (most recent call last):"]),
+)
+def test_the_rows_and_the_failures_read_one_rank_behind_any_launcher_tag(tag: bytes, body: bytes) -> None:
+    # one definition of the tags (lineranks.LAUNCHER_TAG / TORCH_TAG): a rank's rows and its failure never part
+    rank, skip = line_tag(tag + body)
+    named = line_rank(tag + body)
+    assert named is not None and (named.rank, tag[skip:]) == (rank, b"")
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_traceback_on_openmpi_s_diagnostic_stream_fails_its_rank(tmp_path: Path, path: str) -> None:
+    lines = [
+        b"[1,2]<stdout>:epoch: 1 step: 1, loss is 2.5",
+        b"[1,2]<stddiag>:Traceback (most recent call last):",
+        b'[1,2]<stddiag>:  File "train.py", line 3, in <module>',
+        b"[1,2]<stddiag>:RuntimeError: bad things",
+    ]
+    snap = read_run(one_log(tmp_path, lines), settings=PATHS[path])
+    assert failed_ranks(snap) == {2: "RuntimeError: bad things"}

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from core.logs import read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
-from core.logs.rows.failures import CUT_TRACEBACK, fatal_reason
+from core.logs.rows.failures import fatal_reason
 from core.logs.rows.linekinds import opens_traceback
 from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
 
@@ -39,9 +39,7 @@ PDSH = "deepspeed-pdsh-worker-5-rank22-traceback-in-initialize-cut_deepspeed-673
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_detectron2_s_exception_during_training_ends_the_run(tmp_path: Path, path: str) -> None:
-    snap = read_entry(tmp_path, TRANSFINER, path)
-    assert set(failed_ranks(snap)) == {0}
-    assert "Exception during training" in failed_ranks(snap)[0]
+    snap = read_entry(tmp_path, TRANSFINER, path)  # its failed ranks: test_issue30_entry_failures
     assert len(snap.metrics) == 4  # the rows before it stay rows
 
 
@@ -63,7 +61,6 @@ def test_the_words_alone_in_prose_are_no_failure() -> None:
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_npu_rank_id_behind_ray_s_prefix_names_the_failing_rank(tmp_path: Path, path: str) -> None:
     snap = read_entry(tmp_path, VERL, path)
-    assert set(failed_ranks(snap)) == {2}  # the CANN line of the same (Ray) process is rank 2's too
     assert set(snap.errors["rank"].dropna().astype(int)) == {2}
 
 
@@ -80,7 +77,6 @@ def test_npu_rank_id_minus_one_behind_ray_s_prefix_keeps_the_file_s_rank(tmp_pat
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_watchdog_lines_behind_a_console_prefix_name_their_ranks(tmp_path: Path, path: str) -> None:
     snap = read_entry(tmp_path, COMPOSER, path)
-    assert set(failed_ranks(snap)) == {33, 38, 39}
     assert any("Watchdog caught collective operation timeout" in g.exception for g in diagnose(snap).failure_groups)
 
 
@@ -110,7 +106,6 @@ def test_a_time_out_at_another_level_is_no_failure(line: bytes) -> None:
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_frames_without_their_header_are_the_tagged_rank_s_cut_traceback(tmp_path: Path, path: str) -> None:
     snap = read_entry(tmp_path, PDSH, path)
-    assert failed_ranks(snap) == {22: CUT_TRACEBACK}
     assert "self.module.to(self.device)" in snap.errors["context"].iloc[0]
 
 

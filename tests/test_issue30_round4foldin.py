@@ -31,12 +31,6 @@ LAUNCH = "torch-launch-child-process-failed-with-no-error-file-local-rank-0_cmt-
 
 
 @pytest.mark.parametrize("path", sorted(READ_PATHS))
-def test_a_cut_ipython_traceback_is_its_exception_s_failure(tmp_path: Path, path: str) -> None:
-    snap = read_entry(tmp_path, JUPYTER, path)
-    assert failed_ranks(snap) == {0: f"TypeError: {CUT_TRACEBACK}"}
-
-
-@pytest.mark.parametrize("path", sorted(READ_PATHS))
 def test_an_ipython_traceback_s_exception_line_replaces_its_header_s_failure(tmp_path: Path, path: str) -> None:
     lines = entry_lines(JUPYTER)
     header = next(i for i, line in enumerate(lines) if b"Traceback (most recent call last)" in line)

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from core.logs import parse_loss_line, read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
+from core.logs.rows.failure_kinds import FAILURE_KINDS, FailureSample
 from core.logs.rows.failures import fatal_reason
 from core.logs.rows.general import read_line
 from tests.helpers import READ_PATHS, entry_lines, one_log, read_entry
@@ -37,13 +38,6 @@ VERSE = "train-iter-loss-net-nan-from-second-print-loss-scale_verse-31"
 
 
 # ----------------------------------------------------------------------------- OpenMPI's report without its first line
-
-
-@pytest.mark.parametrize("path", sorted(PATHS))
-def test_openmpi_failing_at_address_ends_the_run(tmp_path: Path, path: str) -> None:
-    snap = read_entry(tmp_path, MPIRUN, path)
-    assert set(failed_ranks(snap)) == {0}
-    assert "Failing at address" in failed_ranks(snap)[0]
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
@@ -123,7 +117,6 @@ T2T = "t2t-markdown-quoted-loss-step-row-then-model-diverged-nan-traceback_tenso
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_model_diverged_names_the_failure_of_a_cut_traceback(tmp_path: Path, path: str) -> None:
     snap = read_entry(tmp_path, T2T, path)
-    assert set(failed_ranks(snap)) == {0}
     got = diagnose(snap)
     assert [g.exception for g in got.failure_groups] == ["> ERROR:tensorflow:Model diverged with loss = NaN."]
 
@@ -139,6 +132,22 @@ def test_model_diverged_is_no_loss_row() -> None:
     assert read_line(b"> ERROR:tensorflow:Model diverged with loss = inf.") is None
 
 
+QUOTING = [sample for kind in FAILURE_KINDS if kind.quotes_loss for sample in kind.samples]
+
+
+def test_some_failure_kind_quotes_the_loss_that_ended_the_run() -> None:
+    assert [sample.line for sample in QUOTING] == ["> ERROR:tensorflow:Model diverged with loss = NaN."]
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("sample", QUOTING, ids=lambda sample: sample.line[:24])
+def test_a_line_quoting_the_loss_is_the_failure_and_no_row(tmp_path: Path, path: str, sample: FailureSample) -> None:
+    # the rule is the kind's own (FailureKind.quotes_loss), not a phrase known to the row reader
+    snap = read_run(one_log(tmp_path, [b"step 1, loss = 2.5", sample.line.encode()]), settings=PATHS[path])
+    assert snap.metrics["loss"].tolist() == [2.5]
+    assert set(failed_ranks(snap)) == {0}
+
+
 # ----------------------------------------------------------------------------- `loss_net:` with no bare `loss`
 
 
@@ -148,7 +157,6 @@ def test_loss_with_a_suffix_is_the_training_loss_and_its_nan_the_failure(tmp_pat
     loss = snap.metrics["loss"].tolist()
     assert loss[0] == pytest.approx(0.9443) and len(loss) == 3
     assert all(math.isnan(v) for v in loss[1:])
-    assert set(failed_ranks(snap)) == {0}  # NaN never trained past (the corpus's rule)
     assert snap.metrics["loss_scale"].tolist() == pytest.approx([32768.0, 785.42, 1.0])
 
 

@@ -33,7 +33,9 @@ class FailureKind:
     `core.logs.rows.failures.failure_weight`). `chatter`: the line is printed at a chatter level (`[WARNING]`,
     MindSpore's Ctrl-C report), which no scan makes a candidate (skipping chatter in one pass keeps the reader at
     grep's pace): the end of each read (`CHATTER_WINDOW` bytes) is searched for the kind's anchors instead, as the
-    lines that say how a run ended are its last (`core.logs.rows.failures.chatter_failures`).
+    lines that say how a run ended are its last (`core.logs.rows.failures.chatter_failures`). `quotes_loss`: the
+    line quotes the loss that ended the run (TensorFlow's `Model diverged with loss = NaN.`): it is the failure,
+    never a training row (`core.logs.rows.general.read_line` refuses it).
     The first kind whose pattern matches names the line."""
 
     name: str
@@ -44,6 +46,7 @@ class FailureKind:
     error_level: bool = False
     weight: int = 2
     chatter: bool = False
+    quotes_loss: bool = False
 
 
 @dataclass(frozen=True)

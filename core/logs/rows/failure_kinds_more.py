@@ -173,6 +173,7 @@ MORE_KINDS: tuple[FailureKind, ...] = (
             ),
         ),
         weight=3,
+        quotes_loss=True,
     ),
     # the status code XLA, TensorFlow and absl print when a device (TPU HBM, GPU) cannot hold what a step needs:
     # `RESOURCE_EXHAUSTED: Attempting to reserve 6.48G ...`, behind TensorFlow's C++ log prefix (`2022-04-04

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from core.logs.bytes.discover import LogRole
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import ErrorKind, ErrorRow, add_error, last_log_time
-from core.logs.rows.lineranks import line_rank
+from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, line_rank
 from core.logs.rows.processes import process_rank
 from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
 
@@ -148,8 +148,10 @@ def fatal_reason(line: bytes) -> str | None:
 #   [rank6]:[E624 07:12:55.531 ProcessGroupNCCL.cpp:1537] ...  torch >= 2.2 (TORCH_LOGS prefix per rank)
 #   [ubuntu:4242] *** Process received signal ***              OpenMPI's signal report: [host:pid]
 #   (TaskRunner pid=30188) RuntimeError: ...                   Ray's prefix on an actor's or task's lines
+# The launcher tags are the row reader's own (core.logs.rows.lineranks): one definition, so a rank's rows and its
+# failure are read behind the same tags.
 _RE_TAG = re.compile(
-    rb"\[(?:(?:\d+,)?(\d+)\]<std(?:out|err)>:|rank(\d+)\]:|[A-Za-z0-9][\w.\-]*:\d+\] )|"
+    rb"(?:" + LAUNCHER_TAG + rb"|" + TORCH_TAG + rb"|\[[A-Za-z0-9][\w.\-]*:\d+\] )|"
     rb"\([A-Za-z_][\w.]* pid=\d+(?:, ip=[\d.]+)?\) "
 )
 

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from core.logs.rows.failure_kinds import FAILURE_KINDS
 from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
@@ -380,6 +381,10 @@ def _loss_keys(line: bytes) -> list[re.Match[bytes]]:
     return keys
 
 
+# the failure kinds whose line quotes the loss that ended the run (FailureKind.quotes_loss): (anchors, pattern)
+_QUOTING_FAILURES = tuple((k.anchors, re.compile(k.pattern)) for k in FAILURE_KINDS if k.quotes_loss)
+
+
 def read_line(line: bytes | str) -> LineRead | None:
     """The scalars of one line, or None when it carries no loss (and is no evaluation line)."""
     if isinstance(line, str):
@@ -390,8 +395,8 @@ def read_line(line: bytes | str) -> LineRead | None:
     read = None
     if line[:1] == b"|" and (cell := _RE_KEY_CELL.match(line)) is not None and cell.group(1).lower() != b"loss":
         return None  # a cell of a key/value table (SB3's logger): only its bare `loss` is the row's loss
-    if b"diverged with loss" in line:  # TensorFlow's `Model diverged with loss = NaN.`: the failure, not a row
-        return None
+    if any(any(a in line for a in anchors) and kind.search(line) for anchors, kind in _QUOTING_FAILURES):
+        return None  # the failure quoting the loss that ended the run, not a row
     for key in _loss_keys(line):
         got = _loss_value(line, key.end())
         if got is None:

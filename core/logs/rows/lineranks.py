@@ -75,9 +75,13 @@ class LineRank:
     span: tuple[int, int] | None = field(default=None, compare=False)
 
 
-# mpirun --tag-output's `[job,rank]<stream>:`, horovodrun's (Gloo) `[rank]<stream>:`
-_MPIRUN = re.compile(rb"\[(?:\d+,)?(\d+)\]<std(?:out|err|diag)>:")
-_TORCH = re.compile(rb"\[rank(\d+)\]:")
+# A launcher's tag before a process's every line, one definition for the rows (here) and the failures
+# (core.logs.rows.failures.line_tag): mpirun --tag-output's `[job,rank]<stream>:` (OpenMPI's streams: stdout,
+# stderr, stddiag), horovodrun's (Gloo) `[rank]<stream>:`, torch >= 2.2's `[rankN]:`. Group 1 is the rank.
+LAUNCHER_TAG = rb"\[(?:\d+,)?(\d+)\]<std(?:out|err|diag)>:"
+TORCH_TAG = rb"\[rank(\d+)\]:"
+_MPIRUN = re.compile(LAUNCHER_TAG)
+_TORCH = re.compile(TORCH_TAG)
 _VISSL = re.compile(rb"(?<![\w])Rank: (\d+);")
 _TRAILING = re.compile(rb"(?<![\w.])rank (\d+)[ \t]*\r?$")
 _FIELD = re.compile(rb"(?<![\w.])rank: (\d+),")  # a `rank: N,` field among the row's (never `local_rank: 0,`)
