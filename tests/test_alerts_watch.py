@@ -60,14 +60,37 @@ def test_ranks_that_stop_writing_send_one_hang_alert(tmp_path: Path, hook) -> No
         stderr=subprocess.PIPE,
         text=True,
     )
+    # The hang rule judges a run it has seen live (a line newer than 2 s): the ranks write on until the watch has
+    # printed a row written after it started (its start alone can take over 2 s on a loaded machine), then stop.
+    printed: list[str] = []
+    live = threading.Event()
+
+    def read_out() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            printed.append(line)
+            if " step " in line and line.split()[-3:-2] == ["100"]:
+                live.set()
+
+    reader = threading.Thread(target=read_out, daemon=True)
+    reader.start()
     try:
+        step = 100
+        while not live.wait(0.3) and step < 400:  # ~2 minutes at most
+            for rank in range(4):
+                with (logs / f"worker_{rank}.log").open("a") as log:
+                    log.write(f"epoch: 1 step: {step}, loss is 1.5\n")
+            step += 1
+        assert live.is_set(), "the watch printed no row written after it started"
         assert arrived.wait(60), "no alert reached the receiver"
         # the watch keeps running after the alert: more ticks, no second hang alert
         assert proc.poll() is None
-        (logs / "worker_0.log").open("a").write("epoch: 1 step: 9, loss is 1.9\n")  # one rank moves again
+        (logs / "worker_0.log").open("a").write(f"epoch: 1 step: {step}, loss is 1.4\n")  # one rank moves again
     finally:
         proc.send_signal(signal.SIGINT)
-        out, _err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
+    out = "".join(printed)
     hangs = [a for a in got if a["rule"] == "hang"]
     assert len(hangs) == 1 and len(got) == 1
     assert hangs[0]["count"] == 4 and hangs[0]["run"] == "logs" and "no new line for 2 s" in hangs[0]["message"]
