@@ -17,6 +17,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from core.cli.watch import summary
 from core.logs import read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
@@ -115,3 +116,12 @@ def test_launcher_traceback_holds_for_any_text(context: str) -> None:
     assert launcher_traceback(RUNPY + context) is got
     if 'File "' not in context:
         assert got is False
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_watch_lists_the_launcher_s_traceback_as_the_job_s_never_as_a_rank(tmp_path: Path, path: str) -> None:
+    # `diagnose` says `job: ...`; `watch` said `rank -1`, a rank no run has
+    text = summary(read_entry(tmp_path, WHOLE, path))
+    assert "rank -1" not in text
+    [job] = [line for line in text.splitlines() if line.startswith("  [exception] job ")]
+    assert "ChildFailedError" in job

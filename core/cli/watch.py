@@ -32,6 +32,7 @@ from core.logs.judgement.streams import shared_streams
 from core.logs.rows.cells import as_int
 from core.logs.rows.filestate import NOTE_KINDS, note_lines
 from core.logs.rows.shapes import line_shapes, metric_labels
+from core.logs.rows.taskends import JOB_RANK
 from core.run.registry import RUN_FILE, launcher_outputs, read_record
 from core.workspace import default_workspace
 
@@ -203,10 +204,10 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     if not errs.empty or hidden:
         out.append("errors:")
         for _, e in errs.iterrows():
-            rank = "?" if pd.isna(e["rank"]) else str(int(e["rank"]))
+            # whose error: a rank's, the job's (a launcher's own traceback: `diagnose` lists it as `job:`), or unknown
+            whose = "rank ?" if pd.isna(e["rank"]) else "job" if e["rank"] == JOB_RANK else f"rank {int(e['rank'])}"
             out.append(
-                f"  [{e['kind']}] rank {rank} {terminal_safe(e['file'])}:{e['line']}: "
-                f"{terminal_safe(e['message'])[:160]}"
+                f"  [{e['kind']}] {whose} {terminal_safe(e['file'])}:{e['line']}: {terminal_safe(e['message'])[:160]}"
             )
         out += [f"  [nan] rank {nan.rank}: {nan.message()}" for nan in hidden]
     return "\n".join(out)

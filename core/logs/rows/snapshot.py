@@ -17,7 +17,7 @@ from core.logs.bytes.rawio import line_number
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind, FileState
 from core.logs.rows.perfile import Aside
 from core.logs.rows.table import EVAL_COLUMNS
-from core.logs.rows.taskends import kills_only, launcher_traceback
+from core.logs.rows.taskends import JOB_RANK, kills_only, launcher_traceback
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -135,7 +135,7 @@ def error_frame(workers: list[FileState], files: list[FileState]) -> pd.DataFram
             if err.line is None:
                 err = st.errors[i] = err.with_line(line_number(st.info.path, err.offset))
             if reported and err.kind == ErrorKind.EXCEPTION and launcher_traceback(err.context):
-                err = replace(err, rank=-1)
+                err = replace(err, rank=JOB_RANK)
             elif err.rank is None and err.pid is not None:
                 err = replace(err, rank=pid_to_rank.get(err.pid))
             error_rows.append(err.row())
