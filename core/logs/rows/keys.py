@@ -15,7 +15,8 @@ def metric_name(key: bytes) -> str:
     lower case, every run of other characters one `_`. A key begins after the prose before it: `Step at 4 with
     Perplexity: nan` names `perplexity` (a key's own words never start with `with`, `the`, ...); nor with a
     logging level's word: `INFO     steps_per_s=443.39` names `steps_per_s`, a bare `INFO: 7epoch` nothing."""
-    key = _RE_LEVEL.sub(b"", key, count=1)  # its first match is at 0 (maybe empty): the leading level words
+    if key[:4] in _LEVEL_HEADS:  # (cheap: most keys are none) its first match is at 0: the leading level words
+        key = _RE_LEVEL.sub(b"", key, count=1)
     name = re.sub(r"[^a-z0-9]+", "_", key.decode("ascii", "replace").lower()).strip("_")
     words = name.split("_")
     lead = 0
@@ -30,11 +31,11 @@ _PROSE = frozenset({"with", "the", "at", "and", "in", "on", "for", "to", "from",
 
 # a logging level's word before a key, upper case as loggers print it (`INFO  Train:`, `INFO     steps_per_s=`)
 _RE_LEVEL = re.compile(rb"(?:(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE)(?:[ \t]+|$))*")
+_LEVEL_HEADS = frozenset({b"INFO", b"WARN", b"ERRO", b"DEBU", b"CRIT", b"FATA", b"TRAC", b"NOTI"})
 # a device's name and index, as torch prints it (`device='cuda:0'`, `Device=xla:1/0`): no scalar
 _DEVICES = frozenset({"cuda", "xla", "npu", "gpu", "cpu", "mps", "xpu", "hpu", "tpu"})
 # a date after a number (`TrackerProcessLogger: 2022-06-01 10:06:44`, `[2019/06/24 16:20:47`)
 _RE_DATE_TAIL = re.compile(rb"[-/]\d\d?[-/]\d\d?(?!\d)")
-_RE_INT = re.compile(rb"\d+")
 _COUNTERS = frozenset({"iter", "iters", "iteration", "step", "steps", "batch", "it"})
 _RE_TAG = re.compile(r"[a-z]+\d+")  # `E104 iter[ 14/ 15]`: the epoch's tag, a column per epoch
 # `12/170`, `[ 14/ 15]`: one of a count; ESPnet's `train:7126-7500batch` (`Nepoch:train:A-Bbatch`): a range
@@ -51,17 +52,20 @@ def not_a_metric(line: bytes, key: tuple[int, int], value: tuple[int, int], name
     epoch and step keys are read before, a qualified counter `inner iter: 3/8` stays) or in a range
     `train:7126-7500batch`; a word of prose before a number (`kl:388.6 in 3.7s`).
     Only the line's text and where its digits are decide, never their values (core.logs.rows.linetemplates)."""
-    words = name.split("_")
+    last = name.rpartition("_")[2]
+    if last == "pid" or name in ("rank", "v_num"):
+        return True
+    after = line[value[1] : value[1] + 1]
+    if after in (b"-", b"/") and _RE_DATE_TAIL.match(line, value[1]) is not None:
+        return True
     gap = line[key[1] : value[0]]
-    whole = _RE_INT.fullmatch(line, value[0], value[1]) is not None
-    opened = line[key[0] - 1 : key[0]] in (b"(", b"[") and line[value[1] : value[1] + 1] in (b")", b"]")
-    if whole and gap == b":" and (opened or words[-1] in _DEVICES):
-        return True
-    if words[-1] == "pid" or name in ("rank", "v_num") or _RE_DATE_TAIL.match(line, value[1]) is not None:
-        return True
-    if whole and _RE_POSITION.match(line, value[1]) is not None:  # a qualified counter stays (`inner iter: 3/8`)
-        return words[-1] not in _COUNTERS or any(_RE_TAG.fullmatch(w) for w in words)
-    return not gap.strip(b" \t") and name in _PROSE
+    if line[value[0] : value[1]].isdigit():  # a whole number
+        opened = line[key[0] - 1 : key[0]] in (b"(", b"[") and after in (b")", b"]")
+        if gap == b":" and (opened or last in _DEVICES):
+            return True
+        if _RE_POSITION.match(line, value[1]) is not None:  # a qualified counter stays (`inner iter: 3/8`)
+            return last not in _COUNTERS or any(_RE_TAG.fullmatch(w) for w in name.split("_"))
+    return name in _PROSE and not gap.strip(b" \t")
 
 
 def in_seconds(name: str, unit: bytes | None, tail: bytes) -> bool:
