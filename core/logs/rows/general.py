@@ -307,7 +307,8 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
                 _set(read, kind + "s_total", float(m.group(3)), name, m.span(3))
             continue
         if not_a_metric(line, m.span(1), m.span(2), name):
-            continue  # another loss on a loss line (val_loss beside train_loss) is a column of its own name
+            continue  # a piece of the line's prefix or position (`(trainer:486)`, `Train: [12/170]`)
+        # another loss on a loss line (val_loss beside train_loss) is a column of its own name
         column = name if words[-1] == "loss" else FIXED_ALIASES.get(name, name)
         if column in _RESERVED:
             column = name + "_value"
