@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
-from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name
+from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, not_a_metric
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
@@ -306,6 +306,8 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
             if m.group(3) and re.fullmatch(rb"\d+", m.group(3)):
                 _set(read, kind + "s_total", float(m.group(3)), name, m.span(3))
             continue
+        if not_a_metric(line, m.span(1), m.span(2), name):
+            continue  # a piece of the line's prefix or position (`(trainer:486)`, `Train: [12/170]`)
         # another loss on a loss line (val_loss beside train_loss) is a column of its own name
         column = name if words[-1] == "loss" else FIXED_ALIASES.get(name, name)
         if column in _RESERVED:
@@ -344,7 +346,7 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int], fields_on
         if skip[0] <= m.start(at) < skip[1] + 1:
             continue
         name = metric_name(m.group(key))
-        if not name or name in EPOCH_KEYS or name in STEP_KEYS or name == "rank":  # a line's rank: lineranks.py
+        if not name or name in EPOCH_KEYS or name in STEP_KEYS or not_a_metric(line, m.span(key), m.span(at), name):
             continue
         column = name if name.split("_")[-1] == "loss" else FIXED_ALIASES.get(name, name)
         if column in _RESERVED:

@@ -7,13 +7,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["glued_to_binary", "in_seconds", "metric_name"]
+__all__ = ["glued_to_binary", "in_seconds", "metric_name", "not_a_metric"]
 
 
 def metric_name(key: bytes) -> str:
     """`per step time` / `Per-Step Time` / `elapsed time per iteration (ms)` -> `per_step_time`, ...:
     lower case, every run of other characters one `_`. A key begins after the prose before it: `Step at 4 with
-    Perplexity: nan` names `perplexity` (a key's own words never start with `with`, `the`, ...)."""
+    Perplexity: nan` names `perplexity` (a key's own words never start with `with`, `the`, ...); nor with a
+    logging level's word: `INFO     steps_per_s=443.39` names `steps_per_s`, a bare `INFO: 7epoch` nothing."""
+    if key[:4] in _LEVEL_HEADS:  # (cheap: most keys are none) its first match is at 0: the leading level words
+        key = _RE_LEVEL.sub(b"", key, count=1)
     name = re.sub(r"[^a-z0-9]+", "_", key.decode("ascii", "replace").lower()).strip("_")
     words = name.split("_")
     lead = 0
@@ -24,6 +27,45 @@ def metric_name(key: bytes) -> str:
 
 _PROSE = frozenset({"with", "the", "at", "and", "in", "on", "for", "to", "from", "after", "by", "is", "was", "a", "an"})
 """Words of the prose around a key, never its first word (`of` and `per` are: `number of steps`, `per step time`)."""
+
+
+# a logging level's word before a key, upper case as loggers print it (`INFO  Train:`, `INFO     steps_per_s=`)
+_RE_LEVEL = re.compile(rb"(?:(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE)(?:[ \t]+|$))*")
+_LEVEL_HEADS = frozenset({b"INFO", b"WARN", b"ERRO", b"DEBU", b"CRIT", b"FATA", b"TRAC", b"NOTI"})
+# a device's name and index, as torch prints it (`device='cuda:0'`, `Device=xla:1/0`): no scalar
+_DEVICES = frozenset({"cuda", "xla", "npu", "gpu", "cpu", "mps", "xpu", "hpu", "tpu"})
+# a date after a number (`TrackerProcessLogger: 2022-06-01 10:06:44`, `[2019/06/24 16:20:47`)
+_RE_DATE_TAIL = re.compile(rb"[-/]\d\d?[-/]\d\d?(?!\d)")
+_COUNTERS = frozenset({"iter", "iters", "iteration", "step", "steps", "batch", "it"})
+_RE_TAG = re.compile(r"[a-z]+\d+")  # `E104 iter[ 14/ 15]`: the epoch's tag, a column per epoch
+# `12/170`, `[ 14/ 15]`: one of a count; ESPnet's `train:7126-7500batch` (`Nepoch:train:A-Bbatch`): a range
+_RE_POSITION = re.compile(rb"[ \t]*/[ \t]*\d+(?![\d.eE])|-\d+[A-Za-z]")
+
+
+def not_a_metric(line: bytes, key: tuple[int, int], value: tuple[int, int], name: str) -> bool:
+    """Whether the pair `line[key]`, `line[value]` named `name` is a piece of the line's prefix or position, not
+    a scalar a run logs (each would be a series no user plots in the Monitor's picker and `watch`'s `metrics:`):
+    a logger's source location `(trainer:486)`; a device `cuda:0`; a process id (Ray's `(Actor pid=32167)`);
+    Lightning's `v_num=13` (the logger's version the bar shows on its own: one run's name, maybe `1-02`);
+    the rank (`Rank: 0`: the line's rank, core.logs.rows.lineranks); a date (`Logger: 2022-06-01`); a position
+    in a count `Train: [12/170]`, `E104 iter[ 14/ 15]` (an integer out of an integer: which one, not how much;
+    epoch and step keys are read before, a qualified counter `inner iter: 3/8` stays) or in a range
+    `train:7126-7500batch`; a word of prose before a number (`kl:388.6 in 3.7s`).
+    Only the line's text and where its digits are decide, never their values (core.logs.rows.linetemplates)."""
+    last = name.rpartition("_")[2]
+    if last == "pid" or name in ("rank", "v_num"):
+        return True
+    after = line[value[1] : value[1] + 1]
+    if after in (b"-", b"/") and _RE_DATE_TAIL.match(line, value[1]) is not None:
+        return True
+    gap = line[key[1] : value[0]]
+    if line[value[0] : value[1]].isdigit():  # a whole number
+        opened = line[key[0] - 1 : key[0]] in (b"(", b"[") and after in (b")", b"]")
+        if gap == b":" and (opened or last in _DEVICES):
+            return True
+        if _RE_POSITION.match(line, value[1]) is not None:  # a qualified counter stays (`inner iter: 3/8`)
+            return last not in _COUNTERS or any(_RE_TAG.fullmatch(w) for w in name.split("_"))
+    return name in _PROSE and not gap.strip(b" \t")
 
 
 def in_seconds(name: str, unit: bytes | None, tail: bytes) -> bool:
