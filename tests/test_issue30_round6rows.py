@@ -111,3 +111,25 @@ def test_many_tts_blocks_read_alike_on_every_path(tmp_path: Path, how: ReaderSet
     )
     data = "".join(block.format(i=i, g=91000 + i) for i in range(40)).encode()
     assert _losses(tmp_path, data, how) == pytest.approx([0.3 + i / 1e4 for i in range(40)])
+
+
+@pytest.mark.parametrize("how", READ_PATHS.values(), ids=READ_PATHS.keys())
+def test_coqui_blocks_with_coloured_evaluations_read_alike_on_every_path(tmp_path: Path, how: ReaderSettings) -> None:
+    """The family's later layout (Coqui TTS's trainer): the whole loss first with its average, parts named
+    `loss_dur` / `log_mle`, and `--> EVAL PERFORMANCE` blocks whose values are coloured (ANSI): one training row per
+    step block, one evaluation loss per evaluation block (its parts none), on every path."""
+    step = (
+        "   --> TIME: 2021-06-07 15:29:27 -- STEP: {i}/406 -- GLOBAL_STEP: {i}\n     | > loss: 3.{i:03d}  (3.5)\n"
+        "     | > log_mle: 0.8{i:03d}  (0.82178)\n     | > loss_dur: 2.{i:03d}  (2.74979)\n"
+        "     | > current_lr: 0.00010 \n"
+    )
+    evaluation = (
+        "  --> EVAL PERFORMANCE\n     | > avg_loader_time:\x1b[92m 0.01000 (+0.00000)\x1b[0m\n"
+        "     | > avg_loss:\x1b[92m 2.{i:03d} (-0.04000)\x1b[0m\n     | > avg_loss_dur:\x1b[92m 1.5 (+0.01000)\x1b[0m\n"
+    )
+    text = "".join(step.format(i=i) + (evaluation.format(i=i) if i % 10 == 9 else "") for i in range(40))
+    snap = read_run(one_log(tmp_path, text.encode().splitlines()), settings=how)
+    assert snap.metrics.sort_values("offset", kind="stable")["loss"].tolist() == pytest.approx(
+        [3 + i / 1000 for i in range(40)]
+    )
+    assert sorted(snap.evals["value"].tolist()) == pytest.approx([2 + i / 1000 for i in (9, 19, 29, 39)])
