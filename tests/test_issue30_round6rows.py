@@ -52,11 +52,12 @@ def test_an_evaluation_blocks_average_loss_stays_evaluation_and_its_parts_none()
 
 
 def test_what_is_no_record_line_keeps_its_reading() -> None:
-    """Only a line holding one key and its value (and its average) behind `| > ` is a record's line: a pipe row
-    with more cells, a `>` elsewhere, a loss line without the frame read as before; a NaN part is still a part."""
+    """Only a line ending in one key and its value (and its average) behind `| > ` is a record's line: a pipe row
+    with more cells, a `>` of another kind, a loss line without the frame read as before; a NaN part is still a
+    part."""
     for line, loss in (
         (b"| > decoder_loss: 0.3 | lr: 0.1", 0.3),
-        (b"loss | > x_loss: 0.3", 0.3),
+        (b"step 5 => decoder_loss: 0.3, lr: 0.1", 0.3),
         (b"decoder_loss: 0.20866  (0.19815)", 0.20866),
         (b">> Train Epoch: [0] [   0/4003] eta: 7:57:37 ArcFace loss: 17.7435", 17.7435),
     ):
@@ -100,6 +101,14 @@ def test_any_record_line_is_a_row_only_for_a_whole_loss(key: str, value: float, 
 def test_tts_step_blocks_give_one_row_each_on_every_path(tmp_path: Path, how: ReaderSettings) -> None:
     """The entry's two `--> STEP:` blocks are two rows, their `| > loss:` values, on every read path."""
     assert _losses(tmp_path, TTS_LOG, how) == [0.38516, 0.38027]
+
+
+@pytest.mark.parametrize("how", READ_PATHS.values(), ids=READ_PATHS.keys())
+def test_tts_step_blocks_behind_a_pipeline_prefix_read_as_the_plain_log(tmp_path: Path, how: ReaderSettings) -> None:
+    """The same log behind docker compose's `tts_1  | ` (a prefix a log pipeline adds to every line): the same
+    two rows."""
+    data = b"\n".join(b"tts_1  | " + line for line in TTS_LOG.splitlines()) + b"\n"
+    assert _losses(tmp_path, data, how) == [0.38516, 0.38027]
 
 
 @pytest.mark.parametrize("how", READ_PATHS.values(), ids=READ_PATHS.keys())

@@ -23,9 +23,10 @@ __all__ = ["record_part"]
 
 # one key and its value between pipes, the line's only cells
 _RE_KEY_CELL = re.compile(rb"\|[ \t]+([\w/.\-]+)[ \t]+\|[ \t]+" + NUM + rb"[ \t]+\|[ \t]*$")
-# `| > key: value`, then at most the value's running average (or an eval's change, `(+0.01)`) in parentheses
+# `| > key: value` ending the line (behind any prefix a log pipeline adds: `tts_1  |      | > loss: ...`), the
+# value's running average (or an eval's change, `(+0.01)`) in parentheses at most after it
 _RE_RECORD_LINE = re.compile(
-    rb"[ \t]*\|[ \t]*>[ \t]+([\w/.\-]+)[ \t]*:[ \t]*" + NUM + rb"(?:[ \t]+\([ \t]*" + NUM + rb"[ \t]*\))?[ \t]*\r?$"
+    rb"\|[ \t]*>[ \t]+([\w/.\-]+)[ \t]*:[ \t]*" + NUM + rb"(?:[ \t]+\([ \t]*" + NUM + rb"[ \t]*\))?[ \t]*\r?$"
 )
 # words before `loss` that still name the record's whole loss (`train_loss`), or its average (an evaluation's)
 _WHOLE = frozenset(b"train training total avg average mean val valid validation eval evaluation test".split())
@@ -35,7 +36,7 @@ def record_part(line: bytes) -> bool:
     """Whether `line` is one line of a one-key-per-line record whose key is no whole loss (no row)."""
     if line[:1] == b"|" and (cell := _RE_KEY_CELL.match(line)) is not None:
         return cell.group(1).lower() != b"loss"
-    if b">" not in line[:64] or (rec := _RE_RECORD_LINE.match(line)) is None:
+    if b">" not in line or (rec := _RE_RECORD_LINE.search(line)) is None:
         return False
     *words, last = rec.group(1).lower().replace(b"-", b"_").split(b"_")
     return last != b"loss" or not set(words) <= _WHOLE
