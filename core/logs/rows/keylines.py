@@ -1,14 +1,15 @@
 """One key per line: a record a logger prints over several lines, each line one `key value` of it, behind the
-record's frame. The record's loss is its whole loss, the bare `loss` key; its other loss keys (`decoder_loss`,
-`entropy_loss`) are its parts, which a person reads as columns of that record, never as training rows of their own.
+record's frame. The record's loss is its whole loss (the bare `loss` key, or one qualified as whole, `train_loss`,
+or as its average, `avg_loss`); its other loss keys (`decoder_loss`, `loss_dur`, `entropy_loss`) are its parts, which
+a person reads as columns of that record, never as training rows of their own.
 
 Two frames of the family, told by the line's text alone (so every read path decides alike):
   - a vertical key/value table, `|    entropy_loss   | -1.36   |` (Stable-Baselines3's logger): only the bare
     `loss` cell is a row;
-  - a console logger's record lines, `     | > decoder_loss: 0.20866  (0.19815)` (Mozilla TTS / Coqui TTS's
-    `--> STEP: 309/390 -- GLOBAL_STEP: 91150` blocks, a running average in parentheses): only the bare `loss`
-    is a row, and an evaluation block's `| > avg_loss:` stays the evaluation's (its parts, `avg_decoder_loss`,
-    none).
+  - a console logger's record lines ending the line (behind any prefix), `     | > decoder_loss: 0.20866  (0.19815)`
+    (Mozilla TTS / Coqui TTS's `--> STEP: 309/390 -- GLOBAL_STEP: 91150` blocks, a running average in
+    parentheses): only the whole loss is a row, and an evaluation block's `| > avg_loss:` stays the evaluation's
+    (its parts, `avg_decoder_loss`, none).
 The parts as columns of the record's row need the lines assembled into one record (parser state across lines on
 every read path): not done; they are read as nothing.
 """
