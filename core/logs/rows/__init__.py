@@ -5,6 +5,8 @@ The grammar (a line -> what it says):
                 metric)
   linetemplates.py  line shapes (`LineTemplate`: one parse reused for every line of the same shape)
   keys.py       a metric key's column name and its value's unit (a time without a unit is in seconds)
+  keylines.py   one key per line: a record's parts (SB3's `| key | value |` table, TTS's `| > key: value`) are no
+                rows, only its whole `loss` line is
   notation.py   the shape of a notation entry (`Notation`, `NotationSample`)
   notations_more.py  more notations (the issue-30 gaps' lines), read after notations.py's
   notations.py  every notation as data, one entry each: real samples, the reading they must give, a

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
+from core.logs.rows.keylines import record_part
 from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, not_a_metric
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
@@ -359,8 +360,6 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int], fields_on
 
 
 _BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
-# one key and its value between pipes, the line's only cells: a vertical table printing one dump's keys a line each
-# (Stable-Baselines3's logger: `|    entropy_loss         | -1.36       |`, `|    loss    | 0.0541      |`)
 # a `key value` pair right after a loss with a separator: the line goes on without them (a tqdm description,
 # ImageNet1k_ResNet50's `Train Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: 100%|...`)
 _RE_PAIR_NEXT = re.compile(rb"[ \t]+" + _KEY + rb"[ \t]+[-+]?\d*\.\d")
@@ -369,7 +368,6 @@ _RE_PAIR_NEXT = re.compile(rb"[ \t]+" + _KEY + rb"[ \t]+[-+]?\d*\.\d")
 _RE_PAIR_AFTER_AVG = re.compile(
     rb"\([ \t]*(?:[Aa]vg|AVG|[Aa]verage|[Mm]ean)?[ \t:]*" + NUM + rb"[ \t]*\)" + _RE_PAIR_NEXT.pattern
 )
-_RE_KEY_CELL = re.compile(rb"\|[ \t]+([\w/.\-]+)[ \t]+\|[ \t]+" + NUM + rb"[ \t]+\|[ \t]*$")
 
 
 def _loss_keys(line: bytes) -> list[re.Match[bytes]]:
@@ -395,8 +393,8 @@ def read_line(line: bytes | str) -> LineRead | None:
     if b"\x1b" in line:
         line = _RE_ANSI.sub(b"", line)
     read = None
-    if line[:1] == b"|" and (cell := _RE_KEY_CELL.match(line)) is not None and cell.group(1).lower() != b"loss":
-        return None  # a cell of a key/value table (SB3's logger): only its bare `loss` is the row's loss
+    if b"|" in line and record_part(line):
+        return None  # a part of a one-key-per-line record (SB3's table, TTS's `| > `): only its whole loss is a row
     if any(any(a in line for a in anchors) and kind.search(line) for anchors, kind in _QUOTING_FAILURES):
         return None  # the failure quoting the loss that ended the run, not a row
     for key in _loss_keys(line):

@@ -130,6 +130,28 @@ MORE: tuple[Notation, ...] = (
         ),
     ),
     Notation(
+        "one_key_record_lines",
+        "a record printed a key a line behind `| > ` (Mozilla / Coqui TTS's `--> STEP: 309/390 -- GLOBAL_STEP: 91150` "
+        "blocks, a running average in parentheses): the bare `loss` line is the record's row; `decoder_loss`, "
+        "`postnet_loss` are its parts, no rows of their own (core.logs.rows.keylines)",
+        (
+            NotationSample(
+                "     | > loss: 0.38516",
+                _CORPUS.format(
+                    "mozilla/TTS#460", "mozilla-tts-step-blocks-one-key-per-line-loss-then-traceback-cut_tts-460"
+                ),
+                {"loss": 0.38516},
+            ),
+            NotationSample(
+                "     | > decoder_loss: 0.20866  (0.19815)",
+                _CORPUS.format(
+                    "mozilla/TTS#460", "mozilla-tts-step-blocks-one-key-per-line-loss-then-traceback-cut_tts-460"
+                ),
+                None,
+            ),
+        ),
+    ),
+    Notation(
         "loss_per_unit",
         "the loss key with the span it is averaged over before its separator (`Training Loss per 100 steps: 1.35`)",
         (
