@@ -23,7 +23,7 @@ from core.logs.rows.linetemplates import NO_ROW, LineTemplate, make_template, sh
 from core.logs.rows.redraws import bar_line
 from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
 
-__all__ = ["Shapes", "compiled_passes", "extra_names", "quiet_lines", "template_block"]
+__all__ = ["Shapes", "compiled_passes", "extra_names", "learn_shape", "quiet_lines", "template_block"]
 
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _MAX_SHAPE = 1024  # longer lines are left to the per-line path
