@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.logs import read_run
+from core.logs.rows.columns import header_of, read_row
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS, FailureKind, FailureSample, LauncherReport
 from core.logs.rows.failures import fatal_quick, fatal_reason, line_tag, task_end
 from core.logs.rows.formats import FORMATS
@@ -107,7 +108,9 @@ def test_anchors_hold_no_digits_and_every_sample_holds_one() -> None:
 
 
 def _check_read(sample: NotationSample) -> None:
-    read = read_line(sample.line)
+    header = None if sample.header is None else header_of(sample.header.encode())
+    assert sample.header is None or header is not None, sample.header
+    read = read_line(sample.line) if header is None else read_row(header, sample.line.encode())
     if sample.eval:
         assert read is not None and read.eval, sample.line
         return
@@ -136,7 +139,10 @@ def test_every_notation_sample_reads_alike_on_every_path(
 ) -> None:
     """A file of the sample repeated (among framework chatter): its rows on each path are what the entry
     says, one per line, none for an evaluation line or a line that only mentions a loss."""
-    (tmp_path / "worker_0.log").write_text("".join(NOISE.format(s=i) + sample.line + "\n" for i in range(REPEAT)))
+    header = "" if sample.header is None else sample.header + "\n"  # a column table's (core.logs.rows.columns)
+    (tmp_path / "worker_0.log").write_text(
+        "".join(NOISE.format(s=i) + header + sample.line + "\n" for i in range(REPEAT)), encoding="utf-8"
+    )
     (tmp_path / "worker_1.log").write_text("".join(LM.format(s=i, v=1.5) for i in range(1, REPEAT)))
     snap, seam = _read(tmp_path, path)
     rows = snap.metrics[snap.metrics["rank"] == 0]

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
+from core.logs.rows.columns import ColumnHeader, header_of, read_row
 from core.logs.rows.failures import fatal_quick as failures_quick
 from core.logs.rows.failures import fatal_reason as failures_reason
 from core.logs.rows.failures import line_tag
@@ -43,6 +44,7 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
     last_bar: tuple[bytes, int] | None = None  # a progress bar's last draw that gave a row: (counter, line)
     after_bar = False  # the last row came from a bar line
     seen_error = False  # an error line came: a frame no longer opens a traceback whose header was cut
+    header: ColumnHeader | None = None  # the last column table's header (core.logs.rows.columns)
     for i, raw in enumerate(data.split(b"\n")[:-1]):  # complete lines only
         off, pos = pos, pos + len(raw) + 1
         line = raw[:-1] if raw.endswith(b"\r") else raw
@@ -79,7 +81,11 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
                 continue
             if RE_TIMEMONITOR.search(line) or parse_step_time_line(line) is not None:
                 continue
-        r = read_loss(line)
+        # a column table (core.logs.rows.columns): a keyless row under the file's last header line, read by it
+        table = read_row(header, line) if header is not None and not line.startswith(b"[") else None
+        r = table if table is not None else read_loss(line)
+        if r is None and not line.startswith(b"[") and (named_columns := header_of(line)) is not None:
+            header = named_columns
         if r is not None and not r.eval and "loss" in r.fields:
             f = r.fields
             named = line_rank(line)  # whose row: the rank its line names, a host's series, else the file's (0)
@@ -198,6 +204,13 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
     block_min=1,
 )
 @example(data=b"[1,1]<stderr>:Traceback (most recent call last):\n\tepoch: 1 step: 9, loss is 9.0\n", block_min=1)
+@example(  # a YOLO column table (core.logs.rows.columns), ultralytics/ultralytics#1654's lines
+    data=b"      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n"
+    b"     20/300      16.1G      1.477     0.7796      1.028        120        800: 100%|#| 805/805 [01:39<00:00]\n"
+    b"                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|#| 101/101\n"
+    b"                   all       3225      39675       0.84      0.597      0.677      0.366\n" * 3,
+    block_min=1,
+)
 # the per-file series rules (core.logs.rows.perfile): an epoch summary beside step rows, a step printed twice in
 # a rarer shape (nanoGPT), a step's echo naming fewer values (TFLearn), two ranks of one stream at one step
 @example(

@@ -26,6 +26,9 @@ The grammar (a line -> what it says):
                 `Rank: N;`, a trailing `rank N`, pdsh's `host: `): the rank sources with their real lines
   processes.py  which process wrote an error line (`(PID:758, ...)`, `[PID: 758]`, `ME(758,...)`): one process's
                 error lines share the rank one of them names (`process_rank`), the pid sources with their real lines
+  columns.py    a column table: a header line of names (one a loss key) over keyless rows of numbers (YOLO's
+                `Epoch GPU_mem box_loss ...`), a `Class ... mAP` header over its `all` evaluation line
+  columnfile.py a file's column table: its last header remembered, the rows under it read into its rows
   memory.py     the device-memory statistic lines MindSpore prints
   shapes.py     help for unread formats (frequent numeric line shapes) and metric labels
 

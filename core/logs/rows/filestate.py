@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.bytes.discover import LogFile, LogRole
+from core.logs.rows.columns import ColumnHeader
 from core.logs.rows.formats import ROW_FIELDS, last_log_time
 from core.logs.rows.general import LineRead
 from core.logs.rows.lineranks import line_rank
@@ -246,6 +247,7 @@ class FileState:
     tb_carry: bytes = b""
     tb_time: float = _NAN  # time of the last stamped line before the pending traceback's header
     line_prefix: re.Pattern[bytes] | None = None  # the prefix a pipeline puts on its lines (rows.lineprefix)
+    columns: ColumnHeader | None = None  # the last column table's header: its rows carry no key (rows.columns)
     # the last bytes of earlier reads, where a traceback's time may be (parser LOOKBACK): the reads' own bytes
     # objects, joined only when a traceback asks (`time_before`); `tail_len` bytes in all
     tail: tuple[bytes, ...] = ()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from core.logs.rows.columns import HEADER_LITERALS
 from core.logs.rows.failures import failure_anchors, fatal_reason, line_tag, task_end
 from core.logs.rows.filestate import FileState
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
@@ -44,9 +45,10 @@ TRACEBACK = b"Traceback (most recent call last)"
 #   worker-5: [rank22]:   File "/nvfile-data/thu/hehaowei/codellama-main/fms_hhw/main_new.py", line 307, in <module>
 FRAME = b'File "'
 _RE_FRAME = re.compile(rb'File "[^"\n]+", line \d+, in ')
-WORTH = WorthScan((*BASE_LITERALS, *failure_anchors(), FRAME))
+WORTH = WorthScan((*BASE_LITERALS, *failure_anchors(), FRAME, *HEADER_LITERALS))
 """The bulk path's search for candidate lines worth `parse_line` (core.logs.tokens.plain): the parser's own line
-kinds and every failure kind's anchors (core.logs.rows.failure_kinds), so a new kind is found on every path."""
+kinds, every failure kind's anchors (core.logs.rows.failure_kinds), so a new kind is found on every path, and a
+per-class evaluation header's part (core.logs.rows.columns)."""
 _RE_PID = re.compile(rb"\] (?:[A-Z_]+)\((\d+)[,:]")
 _RE_DISTRIBUTED_PID = re.compile(rb"DISTRIBUTED\((\d+),")
 

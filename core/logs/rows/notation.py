@@ -21,6 +21,7 @@ class NotationSample:
     source: str
     expect: Mapping[str, float | None] | None
     eval: bool = False
+    header: str | None = None  # a column table's header printed above the line (core.logs.rows.columns)
 
 
 @dataclass(frozen=True)

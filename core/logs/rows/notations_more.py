@@ -12,6 +12,9 @@ from core.logs.tokens.lexicon import NUM
 __all__ = ["MORE"]
 
 _NAN = float("nan")
+_YOLO_1654 = "ultralytics-yolov8-epoch-table-three-epochs-val-all-lines_ultralytics-1654"
+_YOLO_21765 = "yolov8-column-table-negative-box-loss-two-epochs-three-all-lines_ultralytics-21765"
+_YOLO_HEADER = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"
 
 MORE: tuple[Notation, ...] = (
     Notation(
@@ -456,5 +459,37 @@ MORE: tuple[Notation, ...] = (
         rb"val|valid|validation|eval|evaluation|test|testing|dev)(?![a-z0-9]))[a-z0-9]+(?:_[a-z0-9]+)*[ \t]*[:=][ \t]*"
         rb"(?P<loss>[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)|\d*\.\d+(?:e[-+]?\d+)?|nan|infinity|inf))"
         rb"(?![\w.])",
+    ),
+    Notation(
+        "column_table",
+        "a table's header line of names, one a loss key, over keyless rows of numbers (Ultralytics YOLOv5/v8/v11: "
+        "`Epoch GPU_mem box_loss cls_loss dfl_loss Instances Size`, then `20/300 16.1G 1.477 ...: 100%|`, the epoch "
+        "bar's last draw): the first loss column is the loss, the other loss columns its metrics, `20/300` the epoch "
+        "of its total; under a `Class ... mAP` header the `all` line is an evaluation (core.logs.rows.columns)",
+        (
+            NotationSample(
+                "     20/300      16.1G      1.477     0.7796      1.028        120        800: 100%|██████████| "
+                "805/805 [01:39<00:00,  8.11it/s]",
+                _CORPUS.format("ultralytics/ultralytics#1654", _YOLO_1654),
+                {"loss": 1.477, "cls_loss": 0.7796, "dfl_loss": 1.028, "epoch": 20, "epochs_total": 300},
+                header=_YOLO_HEADER,
+            ),
+            NotationSample(
+                "      21/55      9.95G    -0.2338       5.07      2.977         12        640: 100%|██████████| "
+                "787/787 [09:07<00:00,  1.44it/s]",
+                _CORPUS.format("ultralytics/ultralytics#21765", _YOLO_21765),
+                {"loss": -0.2338, "cls_loss": 5.07, "dfl_loss": 2.977, "epoch": 21, "epochs_total": 55},
+                header=_YOLO_HEADER,
+            ),
+            NotationSample(
+                "                   all       3225      39675       0.84      0.597      0.677      0.366",
+                _CORPUS.format("ultralytics/ultralytics#1654", _YOLO_1654),
+                None,
+                eval=True,
+                header="                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): "
+                "100%|██████████| 101/101 [00:13<00:00,  7.70it/s]",
+            ),
+            NotationSample(_YOLO_HEADER, _CORPUS.format("ultralytics/ultralytics#1654", _YOLO_1654), None),
+        ),
     ),
 )

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.logs.bytes.discover import LogRole
-from core.logs.rows import linekinds
+from core.logs.rows import linekinds, templated
+from core.logs.rows.columnfile import take_header, take_row
 from core.logs.rows.evalshapes import EvalShapes
 from core.logs.rows.failures import (
     add_level_error,
@@ -61,10 +62,9 @@ from core.logs.rows.linekinds import (
     holds_keyword,
     opens_traceback,
 )
-from core.logs.rows.lineranks import line_rank
-from core.logs.rows.linetemplates import NO_ROW, LineTemplate, make_template, shape_key
+from core.logs.rows.linetemplates import LineTemplate, shape_key
 from core.logs.rows.plainmemo import PlainMemo
-from core.logs.rows.redraws import Bars, bar_line, bar_of, bar_rows
+from core.logs.rows.redraws import Bars, bar_of, bar_rows
 from core.logs.rows.seam import ReadPath, Seam
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, learn_sample, quiet_lines, template_block
 from core.logs.rows.tracebacks import exception_line, traceback_header
@@ -167,12 +167,12 @@ class Parser:
             for column, key in template.keys:
                 note_key(st.metric_keys, column, key)
         rows_through = np.cumsum(has_row)  # bulk rows up to each candidate line
-        others = np.flatnonzero(~taken)
+        others = wide = np.flatnonzero(~taken)
         if words is not None and nl is not None and self.seam.worth_filter(len(others)):
             others = linekinds.WORTH.look(buf, starts, others, words, nl, compiled=True)
         bars, span = bar_rows(used, which, self._bars, block, buf, base), (0, len(block))
         self._emit(
-            st, buf, starts, others, rows_through, block, extras, span, base, end, obs_time, metrics, named, bars
+            st, buf, starts, others, rows_through, block, extras, span, base, end, obs_time, metrics, named, bars, wide
         )
         self._carry_traceback(st, buf, base, end)
 
@@ -206,7 +206,8 @@ class Parser:
         )
         rows_through = np.cumsum(has_row)
         named = named_lines(buf, block, used, which, self._ranked, 0, end)
-        others = linekinds.WORTH.look(buf, starts, np.flatnonzero(~taken), words, newlines, compiled)
+        wide = np.flatnonzero(~taken)  # (a file with a column table reads them all: core.logs.rows.columns)
+        others = linekinds.WORTH.look(buf, starts, wide, words, newlines, compiled)
         names = [extra_names(t) for t in used]
         bars = bar_rows(used, which, self._bars, block, buf, 0)  # (offsets in the batch: before the shift)
         # where each file's candidates, rows and lines left to `parse_line` are (one numpy call each, not one a file)
@@ -217,9 +218,9 @@ class Parser:
         )
         if len(block):  # offsets in the file, not in the batch
             block[row_spans[0, 0] : row_spans[-1, 1], _OFFSET] += np.repeat(shifts, row_spans[:, 1] - row_spans[:, 0])
-        other_spans = np.searchsorted(others, spans).tolist()
-        for (st, lo, hi), shift, rows, (o0, o1) in zip(
-            items, shifts.tolist(), map(tuple, row_spans.tolist()), other_spans, strict=True
+        other_spans, wide_spans = np.searchsorted(others, spans).tolist(), np.searchsorted(wide, spans).tolist()
+        for (st, lo, hi), shift, rows, (o0, o1), (w0, w1) in zip(
+            items, shifts.tolist(), map(tuple, row_spans.tolist()), other_spans, wide_spans, strict=True
         ):
             cols: set[str] = set()
             if used and rows[1] > rows[0]:
@@ -245,6 +246,7 @@ class Parser:
                 True,
                 named,
                 bars,
+                wide[w0:w1],
             )
             self._carry_traceback(st, buf, shift, hi)
         self._floor = 0
@@ -265,11 +267,17 @@ class Parser:
         metrics: bool,
         named: NamedRows | None = None,
         bars: Bars | None = None,
+        wide: np.ndarray | None = None,
     ) -> None:
         """The bulk rows `rows` (a range of `block`; `named`: the ranks their lines name; `bars`: the rows of
-        progress-bar lines) and the lines `others` left to `parse_line`, into the file in line order."""
+        progress-bar lines) and the lines `others` left to `parse_line`, into the file in line order; once the
+        file has a column table (core.logs.rows.columns), every line of `wide` (`others` before the search for
+        the lines worth reading) from there on: its rows carry no key."""
         done, stop = rows
         find = buf.find
+        rest = (base, end, obs_time, metrics, named, bars)
+        if wide is not None and st.columns is not None:
+            others, wide = wide, None
         for j, ls in zip(others.tolist(), starts[others].tolist(), strict=True):
             if self._plain.read_nothing(buf, ls, le := find(b"\n", ls, end)):
                 continue  # a plain line read to nothing before (core.logs.rows.plainmemo): no cut in the rows
@@ -280,8 +288,12 @@ class Parser:
             m = RE_LM_AT.match(buf, ls, end)  # a LossMonitor line numpy left (too near the buffer's end)
             if m is not None:
                 st.rows.append(lm_row(m, base + ls, obs_time))
-            else:
-                self.parse_line(st, buf, ls, le, base, obs_time, metrics)
+                continue
+            self.parse_line(st, buf, ls, le, base, obs_time, metrics)
+            if wide is not None and st.columns is not None:  # a header: every line after it
+                later = wide[wide > j]
+                self._emit(st, buf, starts, later, rows_through, block, extras, (done, stop), *rest)
+                return
         if stop > done:
             add_rows(st, block, extras, done, stop, self.settings.block_min, named, bars)
 
@@ -355,20 +367,8 @@ class Parser:
         return merged, full, taken, has_row, used, np.concatenate([none, which])[order]
 
     def _learn(self, key: bytes, line: bytes, read: LineRead | None) -> LineTemplate | None:
-        """Remember the shape of `line` (read as `read`: None when it gives no row)."""
-        if len(self._templates) >= _MAX_TEMPLATES:
-            self._templates.clear()
-            self._shapes.clear()
-            self._ranked.clear()
-            self._bars.clear()
-        template = NO_ROW if read is None else make_template(line, read)
-        if template is not None and template is not NO_ROW and (named := line_rank(line)) is not None:
-            self._ranked[id(template)] = None if named.host is not None else named.span
-        if template is not None and template is not NO_ROW and bar_line(line):
-            self._bars.add(id(template))
-        self._templates[key] = template
-        self._shapes.add(key, template)
-        return template
+        """Remember the shape of `line` (read as `read`: None when it gives no row): templated.learn_shape."""
+        return templated.learn_shape(key, line, read, self._templates, self._shapes, self._ranked, self._bars)
 
     def _feed_lines(
         self,
@@ -457,7 +457,10 @@ class Parser:
             last = st.rows.last() or (_NAN, _NAN)
             st.timings.append((last[0], last[1], to_float(m.group(1)), to_float(m.group(2)), obs_time, off))
             return
-        if not self.metric_line(st, line, off, obs_time, base + le) and not self._fatal(st, line, off, rank, obs_time):
+        if st.columns is not None and take_row(st, line, off, obs_time, base + le):
+            return  # a row of the file's column table (core.logs.rows.columns)
+        read = self.metric_line(st, line, off, obs_time, base + le) or self._fatal(st, line, off, rank, obs_time)
+        if not read and not take_header(st, line):  # (a column table's header: core.logs.rows.columns)
             self._plain.note_nothing(line)  # (core.logs.rows.plainmemo: its copies are skipped)
 
     def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> bool:
@@ -512,5 +515,4 @@ class Parser:
 
 
 _LEARN_ROUNDS = 3  # samples taken from a block's lines of unknown shapes before the rest is read one by one
-_MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
 _RE_LINE_START = re.compile(rb"\n(?=[^\n])")

@@ -14,13 +14,16 @@ from types import ModuleType
 
 import numpy as np
 
+from core.logs.rows.columns import header_shape
 from core.logs.rows.formats import is_chatter, read_loss
 from core.logs.rows.general import LineRead, line_time, reads_nothing
 from core.logs.rows.linekinds import WORTH, holds_keyword, reaches_metric_line
-from core.logs.rows.linetemplates import LineTemplate, shape_key
+from core.logs.rows.lineranks import line_rank
+from core.logs.rows.linetemplates import NO_ROW, LineTemplate, make_template, shape_key
+from core.logs.rows.redraws import bar_line
 from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
 
-__all__ = ["Shapes", "compiled_passes", "extra_names", "quiet_lines", "template_block"]
+__all__ = ["Shapes", "compiled_passes", "extra_names", "learn_shape", "quiet_lines", "template_block"]
 
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _MAX_SHAPE = 1024  # longer lines are left to the per-line path
@@ -57,7 +60,7 @@ class Shapes:
         self._first_of_length.setdefault(len(key), len(self._first_of_length))
         self.templates.append(template)
         self._keys.append(key)
-        self._worth.append(WORTH.shape_holds(key))
+        self._worth.append(WORTH.shape_holds(key) or header_shape(key))  # (a header's lines: rows.columns)
         self._packed = None
 
     def clear(self) -> None:
@@ -299,3 +302,33 @@ def learn_sample(
             continue
         learnt |= learn(key, line, read_loss(line)) is not None
     return learnt
+
+
+_MAX_TEMPLATES = 4096  # line shapes remembered per reader (a run has a handful; a flood of others resets it)
+
+
+def learn_shape(
+    key: bytes,
+    line: bytes,
+    read: LineRead | None,
+    templates: dict[bytes, LineTemplate | None],
+    shapes: Shapes,
+    ranked: dict[int, tuple[int, int] | None],
+    bars: set[int],
+) -> LineTemplate | None:
+    """Remember the shape of `line` (read as `read`: None when it gives no row) in the parser's `templates`, its
+    `shapes` for the bulk match, `ranked` (templates whose line names a rank -> where) and `bars` (templates of a
+    progress bar's lines); a flood of shapes starts them over."""
+    if len(templates) >= _MAX_TEMPLATES:
+        templates.clear()
+        shapes.clear()
+        ranked.clear()
+        bars.clear()
+    template = NO_ROW if read is None else make_template(line, read)
+    if template is not None and template is not NO_ROW and (named := line_rank(line)) is not None:
+        ranked[id(template)] = None if named.host is not None else named.span
+    if template is not None and template is not NO_ROW and bar_line(line):
+        bars.add(id(template))
+    templates[key] = template
+    shapes.add(key, template)
+    return template

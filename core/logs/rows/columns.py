@@ -1,0 +1,144 @@
+"""A column table: a header line of names, then keyless rows of numbers under it (issue 30, the YOLO trainers).
+
+Ultralytics' YOLOv5/v8/v11 trainers print no key on their training rows: a header line names the columns, and
+each epoch's row (a progress bar's final draw) gives the numbers under it; validation prints a `Class ... mAP`
+header, then the `all` line, the metrics over every class. Real lines (tests/fixtures/real_logs/
+ultralytics-yolov8-epoch-table-three-epochs-val-all-lines_ultralytics-1654, ultralytics/ultralytics#1654):
+      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size
+     20/300      16.1G      1.477     0.7796      1.028        120        800: 100%|##########| 805/805 [01:39<00:00]
+                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|####| 101/101 [00:13]
+                   all       3225      39675       0.84      0.597      0.677      0.366
+
+The general notation: a line of three names or more, aligned over columns (most gaps between them two spaces or
+more: no sentence), one holding a loss key, is the header of a training table;
+a later line of exactly as many cells, each a number (`16.1G`: with its unit; `20/300`: the epoch of its total),
+is its row. The training loss is the first loss column, the other loss columns are its metrics; an `Epoch` (or
+`Step`) column gives the row's place, counts and sizes are no metric. A header whose first name is `Class` and
+that names an `mAP` is a per-class evaluation table: its `all` row is an evaluation line (the file's last epoch).
+The last header of a file names the rows under it (`FileState.columns`, taken by core.logs.rows.columnfile); a
+line of another shape is read as before. Of a line redrawn with `\\r` (a terminal's bar), the last draw is the row.
+
+Every path reads it alike (core.logs.rows.parser): a header line reaches `parse_line` on each (its shape is never a
+bulk template that swallows it, `header_shape`; the `Class` header holds `HEADER_LITERALS`, which the bulk path's
+literal search keeps), and once a file has a header the bulk paths hand `parse_line` every candidate line left,
+not only the ones worth it: a file without a header pays one quick test per line read to nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.logs.rows.general import LineRead
+from core.logs.tokens.lexicon import LOSS_KEYS, NUM, number
+
+__all__ = ["HEADER_LITERALS", "ColumnHeader", "header_of", "header_shape", "read_row"]
+
+HEADER_LITERALS = (b"mAP",)
+"""A part of every per-class evaluation header (`mAP50`, `mAP@.5`): the bulk path's literal search keeps its line
+(it holds no keyword), so its `all` row is read on every path even before the file's first training header."""
+
+_MIN_NAMES = 3  # a header names three columns or more (two words are any text's)
+_RE_NAME = re.compile(rb"[A-Za-z][\w@.:\-]*(?:\([A-Za-z][\w@.:\-]*)?\)?")  # `GPU_mem`, `Box(P`, `mAP50-95)`
+_RE_CELL = re.compile(rb"(" + NUM + rb")(?:/(\d+))?(?:[KMGT]i?B?|B)?")
+_RE_GAP = re.compile(rb"(?<=\S)\s+(?=\S)")  # the space between two names: a table aligns them (two or more)
+_EPOCH, _STEP = ("epoch",), ("step", "iter", "iteration")
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnHeader:
+    """A header's column names (a group's names prefixed: `Box(P R)` -> `Box/P`, `Box/R`), the training loss
+    column (None: a per-class evaluation table, whose `all` row is read)."""
+
+    names: tuple[str, ...]
+    loss: int | None
+
+
+def _names(text: bytes) -> tuple[str, ...] | None:
+    """The column names of a header's text (before a bar's `: `), None when a word is no name."""
+    names: list[str] = []
+    group = ""
+    for word in text.split():
+        if _RE_NAME.fullmatch(word) is None or _RE_CELL.fullmatch(word) is not None:
+            return None
+        name = word.decode("ascii", "replace")
+        if "(" in name:  # `Box(P`: a group opens, its names are the group's
+            group, name = name.split("(", 1)
+            group = group or name
+        inside = group
+        if name.endswith(")"):
+            name, group = name[:-1], ""
+        if not name:
+            return None
+        names.append(f"{inside}/{name}" if inside and inside != name else name)
+    return tuple(names)
+
+
+def header_of(line: bytes) -> ColumnHeader | None:
+    """The column table a line heads, None when it is no header (see the module's doc)."""
+    text = line.rsplit(b"\r", 1)[-1].split(b": ", 1)[0].strip()
+    low = text.lower()
+    if not text or not (any(k in low for k in LOSS_KEYS) or b"map" in low):
+        return None
+    names = _names(text)
+    if names is None or len(names) < _MIN_NAMES:
+        return None
+    gaps = _RE_GAP.findall(text)
+    if 2 * sum(len(g) > 1 for g in gaps) < len(gaps):  # a sentence (`Using loss function X`), not names over columns
+        return None
+    lows = [n.lower() for n in names]
+    loss = next((i for i, n in enumerate(lows) if any(k.decode() in n for k in LOSS_KEYS)), None)
+    if loss is not None:
+        return ColumnHeader(names, loss)
+    if lows[0] == "class" and any("map" in n for n in lows):
+        return ColumnHeader(names, None)
+    return None
+
+
+def header_shape(shape: bytes) -> bool:
+    """Whether lines of this shape (core.logs.rows.linetemplates.shape_key: digits as `#`) head a column table:
+    such a shape is no bulk template that takes its lines (each must reach `parse_line`)."""
+    return header_of(shape.replace(b"#", b"0")) is not None
+
+
+def _cells(line: bytes, n: int) -> list[re.Match[bytes]] | None:
+    """The `n` cells of a row's last draw (before its bar's `: `), None when it has another count or a word."""
+    words = line.rsplit(b"\r", 1)[-1].split(b": ", 1)[0].split()
+    if len(words) != n:
+        return None
+    cells = [_RE_CELL.fullmatch(w) for w in words]
+    return None if any(c is None for c in cells) else cells  # type: ignore[return-value]
+
+
+def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
+    """What a row under `header` says (an evaluation for a per-class table's `all` row), None when the line is
+    no row of it."""
+    if header.loss is None:
+        words = line.rsplit(b"\r", 1)[-1].split(None, 1)
+        if len(words) < 2 or words[0] != b"all":
+            return None
+        cells = _cells(words[1], len(header.names) - 1)
+        if cells is None:
+            return None
+        read = LineRead(eval=True)
+        for name, cell in zip(header.names[1:], cells, strict=True):
+            read.extras[name] = number(cell[1])
+        return read
+    cells = _cells(line, len(header.names))
+    if cells is None:
+        return None
+    read = LineRead()
+    for i, (name, cell) in enumerate(zip(header.names, cells, strict=True)):
+        low = name.lower()
+        if i == header.loss:
+            read.fields["loss"], read.keys["loss"] = number(cell[1]), name
+        elif low in _EPOCH or low in _STEP:
+            at, total = ("epoch", "epochs_total") if low in _EPOCH else ("step", "steps_total")
+            read.fields[at] = number(cell[1])
+            if cell[2] is not None:
+                read.fields[total] = float(cell[2])
+        elif any(k.decode() in low for k in LOSS_KEYS):
+            read.extras[name], read.keys[name] = number(cell[1]), name
+    if cells[header.loss][2] is not None:  # `1/2` under a loss name is no loss
+        return None
+    return read
