@@ -20,7 +20,7 @@ from core.logs.rows.linekinds import WORTH, holds_keyword, reaches_metric_line
 from core.logs.rows.linetemplates import LineTemplate, shape_key
 from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
 
-__all__ = ["Shapes", "compiled_passes", "extra_names", "quiet_lines", "template_block"]
+__all__ = ["Shapes", "compiled_passes", "extra_names", "line_ends", "quiet_lines", "template_block"]
 
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _MAX_SHAPE = 1024  # longer lines are left to the per-line path
@@ -32,6 +32,16 @@ def compiled_passes() -> ModuleType:
     from core.logs.tokens import linescan
 
     return linescan
+
+
+def line_ends(chunk: np.ndarray, newlines: np.ndarray | None, starts: np.ndarray) -> np.ndarray:
+    """Where each line at `starts` (ascending) ends: its newline in `chunk` (`newlines`, the block's, found
+    again when None). A compiled-size block's: one walk of both arrays (core.logs.tokens.sortedsearch), not a
+    binary search per line (~0.3 ms an 8 MB batch)."""
+    from core.logs.tokens.sortedsearch import searchsorted
+
+    nl = np.flatnonzero(chunk == 10) if newlines is None else newlines
+    return nl[searchsorted(nl, starts)]
 
 
 class Shapes:
