@@ -14,16 +14,25 @@ from types import ModuleType
 
 import numpy as np
 
+from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.formats import is_chatter, read_loss
 from core.logs.rows.general import LineRead, line_time, reads_nothing
 from core.logs.rows.linekinds import WORTH, holds_keyword, reaches_metric_line
 from core.logs.rows.linetemplates import LineTemplate, shape_key
 from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
+from core.logs.tokens.plain import WorthScan
 
 __all__ = ["Shapes", "compiled_passes", "extra_names", "line_ends", "quiet_lines", "template_block"]
 
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _MAX_SHAPE = 1024  # longer lines are left to the per-line path
+# Every literal a line that `reaches_metric_line` turns away may hold behind a `[`: `WORTH`'s (an error prefix, a
+# traceback, an exception, a failure kind's or launcher report's anchor, a frame) and the chatter-level kinds' and
+# reports' anchors (`fatal_reason` reads a chatter line by its own signatures). A line that starts with `[` and holds
+# none of them is handed to `metric_line` (`reaches_metric_line` ends on `[`): `quiet_lines` need not ask it.
+_TURNED_AWAY = WorthScan(
+    (*WORTH.literals, *(a for k in (*FAILURE_KINDS, *LAUNCHER_REPORTS) if k.chatter for a in k.anchors))
+)
 
 
 def compiled_passes() -> ModuleType:
@@ -175,14 +184,21 @@ def quiet_lines(
     look = look[np.isin(starts[look], words if words is not None else [], assume_unique=True)]
     shapes: dict[bytes, list[bytes]] = {}
     found = np.zeros(len(look), dtype=bool)
-    for i, (s, e) in enumerate(zip(starts[look].tolist(), ends[look].tolist(), strict=True)):
+    ls, le = starts[look], ends[look]
+    # (a `[` line holding none of these reaches `metric_line`: the per-line dispatch is asked of the rest only)
+    ask = _TURNED_AWAY.holds(buf, ls, le, True) if len(look) else found
+    for i, (s, e, asked) in enumerate(zip(ls.tolist(), le.tolist(), ask.tolist(), strict=True)):
         line = bytes(buf[s:e]).removesuffix(b"\r")
         chatter = is_chatter(line)
-        if (chatter or reads_nothing(line)) and reaches_metric_line(line, line.startswith((b" ", b"\t")) and frames()):
-            found[i] = True
-            if not chatter:  # chatter carries its rank's pid and thread ids: its shapes seldom come back
-                shapes.setdefault(shape_key(line), []).append(line)
-    look = look[found]
+        if not (chatter or reads_nothing(line)):
+            continue
+        if (asked or line[:1] != b"[") and not reaches_metric_line(line, line.startswith((b" ", b"\t")) and frames()):
+            continue
+        found[i] = True
+        if not chatter:  # chatter carries its rank's pid and thread ids: its shapes seldom come back
+            shapes.setdefault(shape_key(line), []).append(line)
+    quiet[look[found & ~ask]] = True  # (WORTH's literals are among those asked for)
+    look = look[found & ask]
     if len(look):
         quiet[look[~WORTH.holds(buf, starts[look], ends[look], True)]] = True
     for key, lines in shapes.items():
