@@ -31,7 +31,11 @@ _MAX_SHAPE = 1024  # longer lines are left to the per-line path
 # reports' anchors (`fatal_reason` reads a chatter line by its own signatures). A line that starts with `[` and holds
 # none of them is handed to `metric_line` (`reaches_metric_line` ends on `[`): `quiet_lines` need not ask it.
 _TURNED_AWAY = WorthScan(
-    (*WORTH.literals, *(a for k in (*FAILURE_KINDS, *LAUNCHER_REPORTS) if k.chatter for a in k.anchors))
+    (
+        *WORTH.literals,
+        *(a for kind in FAILURE_KINDS if kind.chatter for a in kind.anchors),
+        *(a for report in LAUNCHER_REPORTS if report.chatter for a in report.anchors),
+    )
 )
 
 
