@@ -51,6 +51,8 @@ def _lines() -> st.SearchStrategy[bytes]:
 @given(lines=st.lists(_lines(), min_size=1, max_size=30), cut=st.booleans())
 @example(lines=[b"epoch: 1 step: 2, loss is 2.3139476776123047\n"], cut=False)
 @example(lines=[b"epoch: 1 step: 2, loss is 1.5"], cut=False)  # the buffer ends before the newline
+@example(lines=[b"x\n", b"epoch: 1 step: 2, loss is 1.5\n", b"[INFO] e\n"], cut=False)  # a few start with `e`
+@example(lines=[b"[INFO] epoch: 1 step: 2, loss is 1.5\n", b"e"], cut=True)  # none taken; a start at the end
 def test_compiled_lossmonitor_rows_are_the_line_readers(lines: list[bytes], cut: bool) -> None:
     """Every line the compiled pass takes is a whole `RE_LM_AT` line and its row is `lm_row`'s bit for bit
     (17-digit repr floats, midpoints, over 18 digits, signs, CR); it takes every line numpy's form takes."""

@@ -319,9 +319,7 @@ class Parser:
         if not self.seam.templated(len(rest), end):
             return block, {}, is_lm, is_lm, [], none  # a few hundred lines: the per-line templates are as fast
         chunk = np.frombuffer(buf, dtype=np.uint8, count=end)
-        if nl is None:
-            nl = np.flatnonzero(chunk == 10)
-        ends = nl[np.searchsorted(nl, starts[rest])]
+        ends = templated.line_ends(chunk, nl, starts[rest])
         shape_of = np.full(len(rest), -1, dtype=np.int64)
         if self._shapes:
             shape_of, row_lines, rows, extras, used, which = template_block(

@@ -24,7 +24,7 @@ may apply (`Notes`), so a run without such rows pays one check per block, never 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -32,7 +32,7 @@ import numpy as np
 
 from core.logs.tokens.bulk import ROW_KEYS
 
-__all__ = ["Aside", "Notes", "column_signatures", "note", "set_aside", "signatures"]
+__all__ = ["Aside", "Notes", "column_signatures", "note", "note_many", "set_aside", "signatures"]
 
 _N_FLOAT = len(ROW_KEYS) - 1
 _STEP, _EPOCH, _LOSS, _TIME = (ROW_KEYS.index(k) for k in ("step", "epoch", "loss", "time"))
@@ -122,6 +122,49 @@ def note(notes: Notes, rows: np.ndarray) -> None:
 
 
 _SMALL = 8  # rows a block may have to be noted row by row
+
+
+def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int]) -> None:
+    """`note` of each file's rows, given end to end (`block`: `lengths[k]` rows of `notes[k]`'s file, then the
+    next), in one numpy pass over the block. Why: a batch of 1,024 small logs noted one by one cost a read
+    ~15 ms of numpy calls per file. A file listed twice is noted block after block, as `note` would."""
+    if len({id(x) for x in notes}) < len(notes):
+        at = 0
+        for x, n in zip(notes, lengths, strict=True):
+            note(x, block[at : at + n])
+            at += n
+        return
+    k = len(notes)
+    sizes = np.asarray(lengths, dtype=np.int64)
+    ends = np.cumsum(sizes)
+    firsts = (ends - sizes)[sizes > 0]  # each non-empty file's first row
+    seg = np.repeat(np.arange(k), sizes)
+    step, loss = block[:, _STEP], block[:, _LOSS]
+    no_step = np.isnan(step)
+    stepped = np.bincount(seg[~no_step], minlength=k).tolist()
+    epoch_only = np.bincount(seg[no_step & ~np.isnan(block[:, _EPOCH])], minlength=k).tolist()
+    lasts = [x.last if x.last is not None else [np.nan] * block.shape[1] for x in notes]
+    before_step, before_loss = np.empty(len(block)), np.empty(len(block))
+    before_step[1:], before_loss[1:] = step[:-1], loss[:-1]
+    before_step[firsts] = [lasts[i][_STEP] for i in seg[firsts].tolist()]  # a file's first row: its last row noted
+    before_loss[firsts] = [lasts[i][_LOSS] for i in seg[firsts].tolist()]
+    same = np.flatnonzero((step == before_step) | (loss == before_loss))  # rare: only these rows are signed
+    pairs = [0] * k
+    if len(same):
+        first = np.zeros(len(block), dtype=bool)
+        first[firsts] = True
+        before = np.empty(len(same), dtype=np.int64)
+        inner = ~first[same]
+        before[inner] = signatures(block[same[inner] - 1])
+        before[~inner] = [_row_signature(lasts[i]) for i in seg[same[~inner]].tolist()]
+        pairs = np.bincount(seg[same[signatures(block[same]) != before]], minlength=k).tolist()
+    last_rows = block[ends[sizes > 0] - 1].tolist()
+    for i, x in enumerate(notes):
+        x.stepped += stepped[i]
+        x.epoch_only += epoch_only[i]
+        x.pairs += pairs[i]
+    for i, row in zip(np.flatnonzero(sizes > 0).tolist(), last_rows, strict=True):
+        notes[i].last = row
 
 
 def set_aside(

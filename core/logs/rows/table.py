@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.rows.filestate import FileState, note_key
-from core.logs.rows.perfile import Notes, note, set_aside
+from core.logs.rows.perfile import Notes, note_many, set_aside
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -40,6 +40,7 @@ _WHOLE: dict[str, np.dtype] = {"epoch": _I16, "epochs_total": _I16, "step": _I32
 """Count columns and the width they start at while every value is a whole number (then wider: `_fits`)."""
 _LADDER = (_I16, _I32, _I64)
 _I64_END = 2.0**63  # floats at or past this do not fit an int64
+_CODE_WIDTHS = tuple((int(np.iinfo(t).max), np.dtype(t)) for t in (np.int8, np.int16, np.int32))  # (`code_dtype`)
 _NAN_BITS = np.float64(np.nan).view(np.uint64)  # a value the line does not give (what an absent column shows)
 
 
@@ -62,9 +63,9 @@ apart from the evaluation rows."""
 def code_dtype(n_names: int) -> np.dtype:
     """The code width pandas gives a Categorical of `n_names` categories (`coerce_indexer_dtype`):
     codes stored at that width are taken as they are, any other width is copied per frame."""
-    for dtype in (np.int8, np.int16, np.int32):
-        if n_names < np.iinfo(dtype).max:
-            return np.dtype(dtype)
+    for top, dtype in _CODE_WIDTHS:  # (np.iinfo per call cost a 1,024-file read ~5 ms)
+        if n_names < top:
+            return dtype
     return _I64
 
 
@@ -195,7 +196,6 @@ class MetricTable:
             if st.rows.untaken:
                 line_ranks = st.rows.take_ranks()  # one stream of several ranks (core.logs.rows.lineranks)
                 rows, extras = st.rows.take_all()  # the file keeps its count and last row only
-                note(src.notes, rows)
                 parts.append((src, st.info.rank if st.info.rank is not None else -1, rows, extras))
                 if line_ranks is not None:
                     named.append((at, *line_ranks))
@@ -203,6 +203,7 @@ class MetricTable:
         if not parts:
             return
         block = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
+        note_many([p[0].notes for p in parts], block, [len(p[2]) for p in parts])  # (core.logs.rows.perfile)
         start, end = self._n, self._n + len(block)
         self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):

@@ -15,6 +15,7 @@ from types import ModuleType
 import numpy as np
 
 from core.logs.rows.columns import header_shape
+from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.formats import is_chatter, read_loss
 from core.logs.rows.general import LineRead, line_time, reads_nothing
 from core.logs.rows.linekinds import WORTH, holds_keyword, reaches_metric_line
@@ -22,11 +23,23 @@ from core.logs.rows.lineranks import line_rank
 from core.logs.rows.linetemplates import NO_ROW, LineTemplate, make_template, shape_key
 from core.logs.rows.redraws import bar_line
 from core.logs.tokens.bulk import ROW_KEYS, _parse_texts
+from core.logs.tokens.plain import WorthScan
 
-__all__ = ["Shapes", "compiled_passes", "extra_names", "learn_shape", "quiet_lines", "template_block"]
+__all__ = ["Shapes", "compiled_passes", "extra_names", "learn_shape", "line_ends", "quiet_lines", "template_block"]
 
 _I = {k: i for i, k in enumerate(ROW_KEYS)}
 _MAX_SHAPE = 1024  # longer lines are left to the per-line path
+# Every literal a line that `reaches_metric_line` turns away may hold behind a `[`: `WORTH`'s (an error prefix, a
+# traceback, an exception, a failure kind's or launcher report's anchor, a frame) and the chatter-level kinds' and
+# reports' anchors (`fatal_reason` reads a chatter line by its own signatures). A line that starts with `[` and holds
+# none of them is handed to `metric_line` (`reaches_metric_line` ends on `[`): `quiet_lines` need not ask it.
+_TURNED_AWAY = WorthScan(
+    (
+        *WORTH.literals,
+        *(a for kind in FAILURE_KINDS if kind.chatter for a in kind.anchors),
+        *(a for report in LAUNCHER_REPORTS if report.chatter for a in report.anchors),
+    )
+)
 
 
 def compiled_passes() -> ModuleType:
@@ -35,6 +48,16 @@ def compiled_passes() -> ModuleType:
     from core.logs.tokens import linescan
 
     return linescan
+
+
+def line_ends(chunk: np.ndarray, newlines: np.ndarray | None, starts: np.ndarray) -> np.ndarray:
+    """Where each line at `starts` (ascending) ends: its newline in `chunk` (`newlines`, the block's, found
+    again when None). A compiled-size block's: one walk of both arrays (core.logs.tokens.sortedsearch), not a
+    binary search per line (~0.3 ms an 8 MB batch)."""
+    from core.logs.tokens.sortedsearch import searchsorted
+
+    nl = np.flatnonzero(chunk == 10) if newlines is None else newlines
+    return nl[searchsorted(nl, starts)]
 
 
 class Shapes:
@@ -168,14 +191,21 @@ def quiet_lines(
     look = look[np.isin(starts[look], words if words is not None else [], assume_unique=True)]
     shapes: dict[bytes, list[bytes]] = {}
     found = np.zeros(len(look), dtype=bool)
-    for i, (s, e) in enumerate(zip(starts[look].tolist(), ends[look].tolist(), strict=True)):
+    ls, le = starts[look], ends[look]
+    # (a `[` line holding none of these reaches `metric_line`: the per-line dispatch is asked of the rest only)
+    ask = _TURNED_AWAY.holds(buf, ls, le, True) if len(look) else found
+    for i, (s, e, asked) in enumerate(zip(ls.tolist(), le.tolist(), ask.tolist(), strict=True)):
         line = bytes(buf[s:e]).removesuffix(b"\r")
         chatter = is_chatter(line)
-        if (chatter or reads_nothing(line)) and reaches_metric_line(line, line.startswith((b" ", b"\t")) and frames()):
-            found[i] = True
-            if not chatter:  # chatter carries its rank's pid and thread ids: its shapes seldom come back
-                shapes.setdefault(shape_key(line), []).append(line)
-    look = look[found]
+        if not (chatter or reads_nothing(line)):
+            continue
+        if (asked or line[:1] != b"[") and not reaches_metric_line(line, line.startswith((b" ", b"\t")) and frames()):
+            continue
+        found[i] = True
+        if not chatter:  # chatter carries its rank's pid and thread ids: its shapes seldom come back
+            shapes.setdefault(shape_key(line), []).append(line)
+    quiet[look[found & ~ask]] = True  # (WORTH's literals are among those asked for)
+    look = look[found & ask]
     if len(look):
         quiet[look[~WORTH.holds(buf, starts[look], ends[look], True)]] = True
     for key, lines in shapes.items():

@@ -8,6 +8,7 @@
   lmscan.py     LossMonitor rows of a big block in one compiled pass (the same lines and bits as bulk's)
   exact.py      the long-double division both read MindSpore's 17-18 digit repr floats with
   plain.py      candidate lines that carry nothing, found in one search per chunk
+  sortedsearch.py  `np.searchsorted` for ascending queries (line ends, keyword lines): one compiled walk
 
 Imports only `core.logs.bytes` and below.
 """

@@ -4,7 +4,7 @@ literals it searches for are given by the rows stage, which knows the failure ki
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -105,15 +105,23 @@ class WorthScan:
         is exactly what reading them all gives. `compiled`: by the compiled pass (a big read, numba loaded)
         instead of `bytes.find` (which took a quarter of a 1,024-rank MindCV read).
         """
+        search = _walk_search() if compiled else np.searchsorted  # (ascending queries: one walk, not a search each)
         has_word = np.zeros(len(starts), dtype=bool)
         if len(words):
-            line = np.searchsorted(starts, words, side="right") - 1
+            line = search(starts, words, side="right") - 1
             has_word[line[line >= 0]] = True
         plain = others[~has_word[others]]
         if not len(plain):
             return others
         ls = starts[plain]
-        le = newlines[np.searchsorted(newlines, ls)]
+        le = newlines[search(newlines, ls)]
         worth = np.zeros(len(starts), dtype=bool)
         worth[plain] = self.holds(buf, ls, le, compiled)
         return others[has_word[others] | worth[others]]
+
+
+def _walk_search() -> Callable[..., np.ndarray]:
+    """core.logs.tokens.sortedsearch.searchsorted, imported by a read that loaded numba (the compiled passes)."""
+    from core.logs.tokens.sortedsearch import searchsorted
+
+    return searchsorted
