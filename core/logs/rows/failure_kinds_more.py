@@ -306,6 +306,32 @@ MORE_REPORTS: tuple[LauncherReport, ...] = (
             ),
         ),
     ),
+    # the legacy torch.distributed.launch (torch <= 1.8, and `python -m torch.distributed.launch` scripts kept since)
+    # waits for its workers and raises subprocess.CalledProcessError with the command of the first that ended badly:
+    # its `--local_rank=N` names the task (as DeepSpeed's report above), `died with <Signals.SIGKILL: 9>` or `returned
+    # non-zero exit status 1` why. A command without `--local_rank` (a build step, `--use_env`) is no launcher's report
+    LauncherReport(
+        "torch.distributed.launch",
+        rb"CalledProcessError: Command '\[[^\]\n]*?'--local_rank=(?P<ranks>\d+)'[^\]\n]*\]' "
+        rb"(?:(?P<reason>died with <Signals\.SIG[A-Z0-9]+: \d+>)|returned non-zero exit status (?P<code>[1-9]\d*))",
+        (b"CalledProcessError: Command '",),
+        (
+            (
+                FailureSample(
+                    "_subprocess.CalledProcessError: Command '['/usr/bin/python3', '-u', 'main.py', '--local_rank=3', "
+                    "'--cfg', 'configs/swin/swin_tiny_patch4_window7_224.yaml', '--data-path', '/content/Swin-"
+                    "Transformer/dataset/cats_and_dogs_filtered', '--batch-size', '32']' died with "
+                    "<Signals.SIGKILL: 9>._",
+                    _CORPUS.format(
+                        "microsoft/Swin-Transformer#267 (Markdown italics `_..._` as pasted)",
+                        "markdown-italic-calledprocesserror-local-rank-3-died-with-sigkill_swin-transformer-267",
+                    ),
+                ),
+                (3,),
+                "died with <Signals.SIGKILL: 9>",
+            ),
+        ),
+    ),
     # DeepSpeed's launcher (deepspeed/launcher/launch.py `sigkill_handler`) kills every worker it started when one of
     # them died or it was signalled itself, one INFO line per worker, then (when a worker's exit code is known) its
     # `exits with return code = N` report above: the run ended there, whether or not that report made it into the log
