@@ -3,7 +3,10 @@
 - icefall's logger names the rank as `(rank/world)` after its `[file:line]` tag (icefall.utils.setup_logger): a
   stream of several ranks whose rows all landed on rank 0 (icefall-569, icefall-603);
 - the legacy torch.distributed.launch raises `subprocess.CalledProcessError` with the command of the worker that
-  ended: its `--local_rank=N` names the task (Swin-Transformer#267), as DeepSpeed's launcher report is read.
+  ended: its `--local_rank=N` names the task (Swin-Transformer#267), as DeepSpeed's launcher report is read;
+- icefall's `Saving batch to .../batch-<uuid>.pt` is its dump of the batch a rank raised on (icefall-603);
+- torch's watchdog line cut before `timeout`, and a log viewer's `[N] ` line numbers that hid a paste's lines from
+  the scans (LlamaFactory#8261).
 """
 
 from __future__ import annotations
@@ -14,8 +17,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.logs import read_run
+from core.logs.judgement.status import failed_ranks
+from core.logs.rows.failures import fatal_reason
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.taskends import task_end
+from core.logs.tokens.bulk import RE_CANDIDATE_AT
 from tests.helpers import READ_PATHS, entry_lines, read_entry
 
 ICEFALL_569 = "icefall-rank-of-world-paren-rows-ranks-0-6-4-last-cut_icefall-569"
@@ -95,3 +102,66 @@ def test_the_legacy_launchers_calledprocesserror_names_its_task() -> None:
 )
 def test_a_calledprocesserror_without_a_local_rank_is_no_task_report(line: bytes) -> None:
     assert task_end(line) is None
+
+
+# ----------------------------------------------------------------------------- icefall's batch dump
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_icefall_saving_its_batch_fails_the_rank_its_line_names(tmp_path: Path, path: str) -> None:
+    """`(1/4) Saving batch to .../batch-<uuid>.pt` is icefall's dump of the batch rank 1 raised on; the parent's
+    traceback through `mp.spawn` after it is cut before the rank it would name (it stays the file's, rank 0)."""
+    failed = failed_ranks(read_entry(tmp_path, ICEFALL_603, path))
+    assert 1 in failed and "Saving batch to" in failed[1]
+    assert 3 not in failed  # the rank with the row trained on
+
+
+def test_a_saving_line_that_is_no_batch_dump_is_no_failure() -> None:
+    assert (
+        fatal_reason(b"2022-10-05 23:43:02,341 INFO [checkpoint.py:75] (0/4) Saving checkpoint to exp/epoch-3.pt")
+        is None
+    )
+    assert fatal_reason(b"Saving batch to the cache") is None
+    line = entry_lines(ICEFALL_603)[1]
+    assert fatal_reason(line) == "icefall batch dump"
+
+
+# ----------------------------------------------------------------------------- a watchdog cut, line numbers
+
+LLAMAFACTORY_8261 = "line-numbered-paste-hf-dict-row-bars-then-rank5-watchdog-cut_llamafactory-8261"
+
+
+def test_the_watchdog_cut_before_timeout_is_still_its_time_out() -> None:
+    line = entry_lines(LLAMAFACTORY_8261)[-1]
+    body = line[line.index(b"[rank5]:") + len(b"[rank5]:") :]
+    assert body.endswith(b"Watchdog caught collective operati")
+    assert fatal_reason(body) == "collective time-out (cut)"
+    whole = body + b"on timeout: WorkNCCL(SeqNum=7753, OpType=ALLREDUCE) ran for 600061 milliseconds before timing out."
+    assert fatal_reason(whole) == "collective time-out"  # the whole line stays the time-out kind's
+
+
+def test_a_line_numbered_line_is_a_candidate_of_the_scans() -> None:
+    for line in entry_lines(LLAMAFACTORY_8261):
+        assert RE_CANDIDATE_AT.match(line) is not None, line
+    assert RE_CANDIDATE_AT.match(b"[INFO] a chatter line") is None  # chatter stays skipped
+    assert RE_CANDIDATE_AT.match(b"[12]abc") is None
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_line_numbered_traceback_is_read_behind_its_numbers(tmp_path: Path, path: str) -> None:
+    """A paste numbered `[N] ` line by line (a log viewer's, LlamaFactory#8261's notation) around a traceback: the
+    exception is the rank's failure, as without the numbers."""
+    lines = [
+        b"[1757] {'loss': 0.5, 'grad_norm': 1.41, 'learning_rate': 4.3e-06, 'epoch': 0.01}",
+        b"[1758] Traceback (most recent call last):",
+        b'[1759]   File "src/train.py", line 28, in <module>',
+        b"[1760]     main()",
+        b"[1761] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+    ]
+    folder = tmp_path / "log"
+    folder.mkdir()
+    (folder / "train.log").write_bytes(b"\n".join(lines) + b"\n")
+    snap = read_run(folder, settings=READ_PATHS[path])
+    failed = failed_ranks(snap)
+    assert list(failed) == [0] and "CUDA out of memory" in failed[0]
+    assert snap.metrics["loss"].tolist() == [0.5]
