@@ -240,6 +240,52 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=1,
     ),
+    # torch's NCCL watchdog on a time-out (`[Rank 5] Watchdog caught collective operation timeout: WorkNCCL(...)`) is
+    # read by the collective time-out kind; a pasted log is often cut inside it, before `timeout` (a window's end,
+    # a line-length limit). Its first words are printed for nothing else: the time-out, whatever follows them (a
+    # line that holds the whole phrase is the time-out kind's, at error level)
+    FailureKind(
+        "collective time-out (cut)",
+        rb"\bWatchdog caught collective\b(?! operation timeout)",
+        (b"Watchdog caught collective",),
+        (
+            FailureSample(
+                "[rank5]:[E602 11:17:52.185053341 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective "
+                "operati",
+                _CORPUS.format(
+                    "hiyouga/LlamaFactory#8261 (behind a log viewer's `[1763] ` and a tqdm bar there)",
+                    "line-numbered-paste-hf-dict-row-bars-then-rank5-watchdog-cut_llamafactory-8261",
+                ),
+                rank=5,
+            ),
+        ),
+    ),
+    # icefall (k2) saves the batch a rank raised on before raising again (icefall.utils / train.py
+    # `display_and_save_batch`, called in `train_one_epoch`'s `except:` and when the OOM scan fails): `(1/4) Saving
+    # batch to <exp_dir>/batch-<uuid4>.pt`, its `(rank/world)` naming the rank (core.logs.rows.lineranks). The rank's
+    # run ends there, whether or not its traceback follows (a spawned worker's traceback may never reach the log).
+    # Weight 1: the exception, when its line is there, names the failure
+    FailureKind(
+        "icefall batch dump",
+        rb"\bSaving batch to \S*batch-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.pt\b",
+        (b"Saving batch to ",),
+        (
+            FailureSample(
+                "2022-10-05 23:43:02,341 INFO [utils.py:968] (1/4) Saving batch to pruned_transducer_stateless2/"
+                "exp_multi/batch-bdd640fb-0667-1ad1-1c80-317fa3b1799d.pt",
+                _CORPUS.format(
+                    "k2-fsa/icefall#603",
+                    "icefall-rank-3-row-then-rank-1-saving-batch-and-spawn-traceback-cut_icefall-603",
+                ),
+            ),
+            FailureSample(
+                "2022-05-05 12:33:54,767 INFO [train.py:961] Saving batch to pruned_transducer_stateless2/exp/"
+                "batch-0f1259e0-a18f-f6b6-b535-106e122c9a56.pt",
+                _CORPUS.format("k2-fsa/icefall#343", "icefall-oom-sanity-check-error-then-traceback_icefall-343"),
+            ),
+        ),
+        weight=1,
+    ),
     # Slurm cancelling a job or a job step, which kills its tasks: by a time limit (`... CANCELLED AT
     # 2024-04-23T12:18:08 DUE TO TIME LIMIT ***`), a node failure, a preemption or an `scancel`. slurmstepd prints
     # it into the tasks' output (glued to a progress bar when it lands mid-redraw); srun then reports every task
@@ -303,6 +349,32 @@ MORE_REPORTS: tuple[LauncherReport, ...] = (
                 ),
                 (0,),
                 "exit code 1",
+            ),
+        ),
+    ),
+    # the legacy torch.distributed.launch (torch <= 1.8, and `python -m torch.distributed.launch` scripts kept since)
+    # waits for its workers and raises subprocess.CalledProcessError with the command of the first that ended badly:
+    # its `--local_rank=N` names the task (as DeepSpeed's report above), `died with <Signals.SIGKILL: 9>` or `returned
+    # non-zero exit status 1` why. A command without `--local_rank` (a build step, `--use_env`) is no launcher's report
+    LauncherReport(
+        "torch.distributed.launch",
+        rb"CalledProcessError: Command '\[[^\]\n]*?'--local_rank=(?P<ranks>\d+)'[^\]\n]*\]' "
+        rb"(?:(?P<reason>died with <Signals\.SIG[A-Z0-9]+: \d+>)|returned non-zero exit status (?P<code>[1-9]\d*))",
+        (b"CalledProcessError: Command '",),
+        (
+            (
+                FailureSample(
+                    "_subprocess.CalledProcessError: Command '['/usr/bin/python3', '-u', 'main.py', '--local_rank=3', "
+                    "'--cfg', 'configs/swin/swin_tiny_patch4_window7_224.yaml', '--data-path', '/content/Swin-"
+                    "Transformer/dataset/cats_and_dogs_filtered', '--batch-size', '32']' died with "
+                    "<Signals.SIGKILL: 9>._",
+                    _CORPUS.format(
+                        "microsoft/Swin-Transformer#267 (Markdown italics `_..._` as pasted)",
+                        "markdown-italic-calledprocesserror-local-rank-3-died-with-sigkill_swin-transformer-267",
+                    ),
+                ),
+                (3,),
+                "died with <Signals.SIGKILL: 9>",
             ),
         ),
     ),

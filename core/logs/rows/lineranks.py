@@ -11,6 +11,8 @@ A launcher or a trainer that writes every rank into one stream says whose line i
   srun --label          `1: {'loss': 10.57, 'learning_rate': 0.0006, 'epoch': 0.0012}`  prefix `N: ` before a record
   Determined            `<>        [2021-12-07 10:43:00] ef45fdce [rank=1] || Traceback ...`  prefix of a trial log
   torch_npu             `[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 ...`  error lines
+  icefall (k2, lhotse)  `... INFO [train.py:907] (6/8) Epoch 3, batch 115350, loss[loss=0.2765, ...` `(rank/world)`
+                        after the logger's `[file:line]` tag (icefall.utils.setup_logger), on every line
   pdsh (DeepSpeed,      `192.168.50.170: {'loss': 1.2992, 'learning_rate': 1.28e-06, 'epoch': 0.0}`,
   multi-node)           `worker-1: ...`: a host, not a rank (below)
 
@@ -90,6 +92,10 @@ _FIELD = re.compile(rb"(?<![\w.])rank: (\d+),")  # a `rank: N,` field among the 
 _SRUN = re.compile(rb"(\d{1,5}): (?=[{\[]|\d{4}-\d\d-\d\d)")
 # torch_npu's error prefix names the process's rank (`-1`: not known yet, no rank)
 _NPU = re.compile(rb"\(PID:\d+, Device:\d+, RankID:(\d+)\)")
+# icefall's logger (icefall.utils.setup_logger, used by k2/lhotse recipes and icefall-style trainers) puts
+# `(rank/world)` after its `[file:line]` tag when torch.distributed is up; a rank is below the world size
+# (`(3/4)`), so a progress count `(4/4)` or `(12/10)` is never taken for one
+_ICEFALL = re.compile(rb"\[[^\]\s]+:\d+\] \((\d+)/(\d+)\) ")
 # pdsh's `host: ` before a node's every line: an IPv4 address, or a name with a hyphen before a digit
 # (`worker-1`, `dgx-a100-01`, a Kubernetes MPIJob pod `mpi-rc1ou1aw-launcher`; never a progress word:
 # `Epoch-1: loss 0.3` is a row of epoch 1, not host `Epoch-1`'s; nor `fp16-mode: true`, no digit after its hyphen)
@@ -240,6 +246,28 @@ RANK_SOURCES: tuple[RankSource, ...] = (
         ),
     ),
     RankSource(
+        "icefall [file:line] (rank/world)",
+        _ICEFALL,
+        (
+            RankSample(
+                b"2022-10-23 14:53:29,354 INFO [train.py:907] (6/8) Epoch 3, batch 115350, loss[loss=0.2765, "
+                b"simple_loss=0.2746, pruned_loss=0.1391, over 662.00 frames. utt_duration=295.6 frames, ",
+                6,
+                None,
+                "github.com/k2-fsa/icefall/issues/569 (tests/fixtures/real_logs/"
+                "icefall-rank-of-world-paren-rows-ranks-0-6-4-last-cut_icefall-569)",
+            ),
+            RankSample(
+                b"2022-10-05 23:43:02,341 INFO [utils.py:968] (1/4) Saving batch to pruned_transducer_stateless2/"
+                b"exp_multi/batch-bdd640fb-0667-1ad1-1c80-317fa3b1799d.pt",
+                1,
+                None,
+                "github.com/k2-fsa/icefall/issues/603 (tests/fixtures/real_logs/"
+                "icefall-rank-3-row-then-rank-1-saving-batch-and-spawn-traceback-cut_icefall-603)",
+            ),
+        ),
+    ),
+    RankSource(
         "pdsh host prefix",
         _HOST,
         (
@@ -306,6 +334,8 @@ def _rank_in(body: bytes) -> tuple[int, int] | None:
     if b"RankID:" in body and (m := _NPU.search(body)) is not None:
         return m.span(1)
     if b"rank: " in body and (m := _FIELD.search(body)) is not None:
+        return m.span(1)
+    if b"] (" in body and (m := _ICEFALL.search(body)) is not None and int(m.group(1)) < int(m.group(2)):
         return m.span(1)
     cut = max(0, len(body) - _TAIL)  # `rank N` ends the line: its last bytes hold it
     if b"rank " in body[cut:] and (m := _TRAILING.search(body[cut:])) is not None and (cut == 0 or m.start()):

@@ -7,7 +7,14 @@ ranks) is the failure side's, beside core.logs.rows.failures.
 
 from __future__ import annotations
 
-from core.logs.rows.failures import CUT_TRACEBACK, close_traceback, cut_by_next, message_rank
+from core.logs.rows.failures import (
+    CUT_TRACEBACK,
+    add_line_failure,
+    close_traceback,
+    cut_by_next,
+    message_rank,
+    task_end,
+)
 from core.logs.rows.filestate import ErrorKind, FileState, add_error, last_log_time, time_before
 from core.logs.rows.formats import RE_EXC_LINE
 
@@ -71,6 +78,13 @@ def exception_line(
         st.tb_carry = b""
     if st.info.layout == "single":  # one stream of several ranks: `AssertionError: Rank 114: found NaN ...`
         rank = message_rank(text, mexc.end(), rank)
+    # a launcher's own exception naming the task that ended (the legacy torch.distributed.launch's `CalledProcessError:
+    # Command '[..., '--local_rank=3', ...]' died with <Signals.SIGKILL: 9>.`): the task's failure, and its report
+    ended = task_end(line)
+    if ended is not None and len(ended.ranks) == 1 and st.info.layout == "single":
+        rank = ended.ranks[0]
     kind = ErrorKind.NAN if b"NAN or INF" in line else ErrorKind.EXCEPTION
     add_error(st, kind, text, context, off, rank, st.pid, obs_time, lt)
+    if ended is not None:
+        add_line_failure(st, line, off, rank, obs_time)
     return True

@@ -48,7 +48,12 @@ _NAN = float("nan")
 #   [2023-05-11 07:34:44,846] [ERROR] [launch.py:434:sigkill_handler] [...] exits with return code = -9
 #   [2024-05-08 08:47:31,877] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) ...
 STAMPED_ERROR = rb"\[\d[^\]\n]{0,40}\] (?:[^ \n]{1,64} )?(?:\[[EC]|ERROR|CRITICAL|FATAL)"
-CANDIDATE_START = rb"(?:[^\[\n]|\[[EC]|\[\d+,|\[\d+\]<|\[rank\d|\[[A-Za-z0-9][\w.\-]*:\d+\] |" + STAMPED_ERROR + rb")"
+# A log viewer's line number before every line of a paste (`[1763] ` then the log's own line, hiyouga/LlamaFactory#8261)
+# is no chatter either: what follows it is read as any line (a failure behind it teaches the file its prefix,
+# core.logs.rows.lineprefix). Two to nine digits: a one-digit `[2] ` is as likely a stamp's or a counter's
+CANDIDATE_START = (
+    rb"(?:[^\[\n]|\[[EC]|\[\d+,|\[\d+\]<|\[\d{2,9}\] |\[rank\d|\[[A-Za-z0-9][\w.\-]*:\d+\] |" + STAMPED_ERROR + rb")"
+)
 RE_SCAN = re.compile(rb"\n" + CANDIDATE_START)
 RE_CANDIDATE_AT = re.compile(CANDIDATE_START)
 # The LossMonitor / tutorial line, by far the most common candidate. In bulk, numpy recognises the

@@ -69,8 +69,8 @@ def _host_char(c: int) -> bool:
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     """Whether the line starting at `line` is a candidate by its first bytes (core.logs.tokens.bulk.CANDIDATE_START):
-    not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[6]<...`, `[rank6...`, `[host:pid] `, or a
-    `[date]` stamp before an error level."""
+    not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[6]<...`, `[rank6...`, `[host:pid] `, a line
+    number `[1763] `, or a `[date]` stamp before an error level."""
     if line >= end:
         return False
     first = a[line]
@@ -96,8 +96,8 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
         p += 1
     if p > line + 1 and p < end and a[p] == 44:  # [digits,
         return True
-    if p > line + 1 and p + 1 < end and a[p] == 93 and a[p + 1] == 60:  # [digits]< (horovodrun's `[6]<stderr>:`)
-        return True
+    if p > line + 1 and p + 1 < end and a[p] == 93 and (a[p + 1] == 60 or (a[p + 1] == 32 and 2 < p - line < 11)):
+        return True  # [digits]< (horovodrun's `[6]<stderr>:`), [2-9 digits]<space> (a log viewer's line number)
     p = line + 2
     while p < end and _host_char(a[p]):
         p += 1
