@@ -136,7 +136,7 @@ def note_many(notes: Sequence[Notes], rows: np.ndarray, bounds: Sequence[int]) -
     firsts, file_of = at[:-1][full], np.repeat(np.arange(len(notes)), size)
     before = np.empty_like(rows)
     before[1:] = rows[:-1]
-    before[firsts] = [notes[k].last if notes[k].last is not None else [np.nan] * rows.shape[1] for k in full]
+    before[firsts] = [notes[k].last if notes[k].last is not None else [np.nan] * rows.shape[1] for k in full.tolist()]
     step, loss = rows[:, _STEP], rows[:, _LOSS]
     has_step = step == step
     same = np.flatnonzero((step == before[:, _STEP]) | (loss == before[:, _LOSS]))  # rare: only these are signed
