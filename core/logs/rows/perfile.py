@@ -24,7 +24,7 @@ may apply (`Notes`), so a run without such rows pays one check per block, never 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -32,7 +32,7 @@ import numpy as np
 
 from core.logs.tokens.bulk import ROW_KEYS
 
-__all__ = ["Aside", "Notes", "column_signatures", "note", "note_many", "set_aside", "signatures"]
+__all__ = ["Aside", "Notes", "column_signatures", "note", "set_aside", "signatures"]
 
 _N_FLOAT = len(ROW_KEYS) - 1
 _STEP, _EPOCH, _LOSS, _TIME = (ROW_KEYS.index(k) for k in ("step", "epoch", "loss", "time"))
@@ -122,36 +122,6 @@ def note(notes: Notes, rows: np.ndarray) -> None:
 
 
 _SMALL = 8  # rows a block may have to be noted row by row
-
-
-def note_many(notes: Sequence[Notes], rows: np.ndarray, bounds: Sequence[int]) -> None:
-    """`note(notes[k], rows[bounds[k] : bounds[k + 1]])` for every k, in one numpy pass over the files' rows (a
-    live tick of 1,024 files, a row or two each: `note` per file was ~6 ms of the corpus folder's tick). Each
-    file's first row is compared with its own last row noted before, never with the previous file's."""
-    at = np.asarray(bounds, dtype=np.int64)
-    size = at[1:] - at[:-1]
-    full = np.flatnonzero(size)  # (a file with no new rows notes nothing)
-    if not len(full):
-        return
-    firsts, file_of = at[:-1][full], np.repeat(np.arange(len(notes)), size)
-    before = np.empty_like(rows)
-    before[1:] = rows[:-1]
-    before[firsts] = [notes[k].last if notes[k].last is not None else [np.nan] * rows.shape[1] for k in full.tolist()]
-    step, loss = rows[:, _STEP], rows[:, _LOSS]
-    has_step = step == step
-    same = np.flatnonzero((step == before[:, _STEP]) | (loss == before[:, _LOSS]))  # rare: only these are signed
-    paired = same[signatures(rows[same]) != signatures(before[same])]
-    counts = [
-        np.bincount(file_of[mask], minlength=len(notes)).tolist()
-        for mask in (has_step, ~has_step & (rows[:, _EPOCH] == rows[:, _EPOCH]), paired)
-    ]
-    lasts = rows[at[1:][full] - 1].tolist()
-    for k, last in zip(full.tolist(), lasts, strict=True):
-        n = notes[k]
-        n.stepped += counts[0][k]
-        n.epoch_only += counts[1][k]
-        n.pairs += counts[2][k]
-        n.last = last
 
 
 def set_aside(

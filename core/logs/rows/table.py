@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.rows.filestate import FileState, note_key
-from core.logs.rows.perfile import Notes, note_many, set_aside
+from core.logs.rows.perfile import Notes, note, set_aside
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -195,6 +195,7 @@ class MetricTable:
             if st.rows.untaken:
                 line_ranks = st.rows.take_ranks()  # one stream of several ranks (core.logs.rows.lineranks)
                 rows, extras = st.rows.take_all()  # the file keeps its count and last row only
+                note(src.notes, rows)
                 parts.append((src, st.info.rank if st.info.rank is not None else -1, rows, extras))
                 if line_ranks is not None:
                     named.append((at, *line_ranks))
@@ -203,7 +204,6 @@ class MetricTable:
             return
         block = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
         lengths = np.array([len(p[2]) for p in parts], dtype=np.int64)
-        note_many([p[0].notes for p in parts], block, np.concatenate([[0], np.cumsum(lengths)]).tolist())
         start, end = self._n, self._n + len(block)
         self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
