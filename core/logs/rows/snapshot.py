@@ -177,10 +177,11 @@ class TimingTable:
         if not parts:
             return timing_frame(workers)
         new = [t for _, timings, n in parts for t in timings[n:]]
-        if not all(len(t) == 6 and _five_floats(t) and type(t[5]) is int and abs(t[5]) < 2**53 for t in new):
+        block = np.array(new, dtype=np.float64).reshape(-1, 6) if set(map(_types, new)) <= {_PARSED} else None
+        if block is None or (len(block) and np.abs(block[:, 5]).max() >= 2**53):  # (an offset converted exactly)
             self._files = {}
             return timing_frame(workers)
-        block, at, kept = np.array(new, dtype=np.float64).reshape(-1, 6), 0, {}
+        at, kept = 0, {}
         for _, timings, n in parts:
             k = len(timings) - n
             old = self._files[id(timings)][1] if n else block[:0]
@@ -199,9 +200,11 @@ class TimingTable:
         return pd.DataFrame(data, columns=TIMING_COLUMNS)
 
 
-def _five_floats(t: tuple) -> bool:
-    """Whether a timing tuple's first five are Python floats (as the parser writes them; else pandas infers)."""
-    return all(type(x) is float for x in t[:5])
+def _types(t: tuple) -> tuple[type, ...]:
+    return tuple(map(type, t))
+
+
+_PARSED = (float, float, float, float, float, int)  # a timing tuple as the parser writes it (else pandas infers)
 
 
 class SideFrames:
