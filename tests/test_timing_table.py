@@ -71,8 +71,8 @@ def test_no_timings_gives_the_empty_frame_of_timing_columns(tmp_path: Path) -> N
     ],
 )
 def test_tuples_of_other_types_build_the_frame_as_timing_frame_does(tmp_path: Path, odd: tuple) -> None:
-    """An int epoch, a numpy float, a float offset, an offset past 2**53, a short tuple: pandas' own inference decides their dtypes,
-    as in `timing_frame`, and the table does not keep a block it cannot convert exactly."""
+    """An int epoch, a numpy float, a float offset, an offset past 2**53, a short tuple: pandas' own inference
+    decides their dtypes, as in `timing_frame`, and the table does not keep a block it cannot convert exactly."""
     (tmp_path / "worker_0.log").write_bytes(LOSS + TIME_MONITOR)
     (tmp_path / "worker_1.log").write_bytes(LOSS + TIME_MONITOR)
     reader = RunReader(tmp_path)
