@@ -13,7 +13,7 @@ import pandas as pd
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from core.logs.judgement.diagnose import DiagnoseSettings, diagnose, rank_step_times
+from core.logs.judgement.diagnose import DiagnoseSettings, diagnose, hung_ranks, rank_step_times
 from core.logs.judgement.status import first_of_each_rank, nonfinite_by_rank
 from core.logs.rows.cells import as_float
 from core.logs.rows.snapshot import ERROR_COLUMNS, RANK_COLUMNS, TIMING_COLUMNS, RunSnapshot
@@ -218,7 +218,7 @@ def test_line_time_gaps_of_interleaved_ranks_are_each_ranks_own() -> None:
 
 
 def _definition_hung_rows(alive: pd.DataFrame, hung: pd.Series, behind: pd.Series, gap: pd.Series) -> list[tuple]:
-    """`_hung`'s listed ranks as it read them before: a label lookup per rank (rank, behind, step, gap, time)."""
+    """`hung_ranks`' listed ranks as it read them before: a label lookup per rank (rank, behind, step, gap, time)."""
     out = []
     for rank in alive.index[hung.to_numpy()]:
         last_t = as_float(alive.at[rank, "last_time"])
@@ -241,15 +241,13 @@ def test_hung_ranks_are_read_by_position_as_by_label(
 ) -> None:
     """Ranks in any order (the index is the ranks, not positions), NaN steps and times, finished ranks: each
     hung rank's step, time, lag and reason are the ones the label lookups gave."""
-    from core.logs.judgement.diagnose import _hung
-
     ranks = list(range(len(rows)))
     order.shuffle(ranks)  # type: ignore[attr-defined]
     progress = pd.DataFrame(
         {"last_step": [r[0] for r in rows], "last_time": [r[1] for r in rows], "finished": [r[2] for r in rows]},
         index=pd.Index(ranks, dtype=np.int64),
     )
-    got, _, _ = _hung(progress, failed, median_ms, None, DiagnoseSettings())
+    got, _, _ = hung_ranks(progress, failed, median_ms, None, DiagnoseSettings())
     ok = progress[~progress.index.isin(list(failed))]
     steps = ok["last_step"].dropna()
     if steps.empty:

@@ -1,7 +1,7 @@
 """A live reader's ticks against one read of the same bytes, on every read path (tests/helpers.READ_PATHS), for
 what round 11 keeps between ticks (issue 30, the real-corpus folder's tick): the TimeMonitor frame
 (snapshot.TimingTable), the batch's bar and named-row lookups (filestate.add_rows), the table's ranks and file
-codes written per batch (table.MetricTable._take) and the hung ranks read by position (judgement.diagnose._hung).
+codes written per batch (table.MetricTable._take) and the hung ranks read by position (judgement.diagnose.hung_ranks).
 Logs with rows set aside and choices that flip (Paddle's epoch summaries, nanoGPT's step printed twice, TFLearn's
 echo: tests/test_kept_rows.py's lines), LossMonitor rows with MindSpore's TimeMonitor line after them (corpus
 mindearth-graphcast_mindspore-docs) and HF Trainer's eval dicts (mindnlp-hf-trainer-eval-heavy_bit-flowers),
@@ -25,9 +25,7 @@ from core.logs.judgement.diagnose import diagnose
 from core.logs.live.heap import paused_collector
 from core.logs.rows.reader import RunReader, file_order
 from core.logs.rows.snapshot import RunSnapshot, timing_frame
-from tests.helpers import READ_PATHS, bits
-from tests.test_kept_rows import _line as kept_line
-from tests.test_kept_rows import _same_reading, _sorted
+from tests.helpers import READ_PATHS, bits, same_reading, series_line, sorted_reading
 
 LOSS_MONITOR = "epoch: {e} step: {s}, loss is {x}\n"
 TIME_MONITOR = "Train epoch time: {t}.547 ms, per step time: 191.800 ms\n"
@@ -35,9 +33,9 @@ HF_EVAL = "{{'eval_loss': {x}, 'eval_accuracy': 0.921875, 'eval_runtime': 1.394,
 
 
 def _line(kind: int, i: int, shift: float = 0.0) -> str:
-    """Kinds 0-5: tests/test_kept_rows.py's; 6 a LossMonitor row, 7 the TimeMonitor line, 8 an eval dict."""
+    """Kinds 0-5: `series_line`'s (tests/helpers.py); 6 a LossMonitor row, 7 the TimeMonitor line, 8 an eval dict."""
     if kind < 6:
-        return kept_line(kind, i, shift)
+        return series_line(kind, i, shift)
     x, e = round(2.0 - i / 1000 + shift, 4), 1 + i // 40
     return [LOSS_MONITOR.format(e=e, s=i + 1, x=x), TIME_MONITOR.format(t=7000 + i), HF_EVAL.format(x=x, e=e)][kind - 6]
 
@@ -50,9 +48,9 @@ def _log(runs: list[tuple[int, int]], shift: float = 0.0) -> bytes:
 def _same(live: RunSnapshot, once: RunSnapshot) -> None:
     """The training rows, evaluation entries and rank facts (tests/test_kept_rows.py), the TimeMonitor rows (their
     observation time left out: a tick gives the time it saw a line) and what the diagnosis names."""
-    _same_reading(live, once)
+    same_reading(live, once)
     keys = ["file", "offset"]
-    assert bits(_sorted(live.timings, keys)) == bits(_sorted(once.timings, keys))
+    assert bits(sorted_reading(live.timings, keys)) == bits(sorted_reading(once.timings, keys))
     a, b = diagnose(live), diagnose(once)
     assert [(g.exception, g.ranks) for g in a.failure_groups] == [(g.exception, g.ranks) for g in b.failure_groups]
     assert [s.rank for s in a.stragglers] == [s.rank for s in b.stragglers]

@@ -255,7 +255,7 @@ def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
     return out
 
 
-def _hung(
+def hung_ranks(
     progress: pd.DataFrame,
     failed: set[int],
     median_step_ms: float | None,
@@ -491,7 +491,7 @@ def diagnose(snap: RunSnapshot, now: float | None = None, settings: DiagnoseSett
     times, sources = rank_step_times(snap)
     stragglers, median_ms, source = _stragglers(times, sources, failed, settings)
     progress = _last_progress(snap)
-    hung, median_last, silent = _hung(progress, failed, median_ms, now, settings)
+    hung, median_last, silent = hung_ranks(progress, failed, median_ms, now, settings)
     furthest = progress["last_step"].max() if not progress.empty else _NAN
     overflow_steps, overflow_ranks = _overflow(snap, settings)
     return Diagnosis(
