@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -192,3 +193,23 @@ def same_reading(live: RunSnapshot, once: RunSnapshot) -> None:
     )
     cols = ["rank", "n_loss", "last_epoch", "last_step", "last_loss"]
     assert bits(live.ranks[cols]) == bits(once.ranks[cols])
+
+
+def frames_held_each_tick(
+    ticks: Iterable[object],
+    write: Callable[[int, object], None],
+    refresh: Callable[[], object],
+    kept: Callable[[], pd.DataFrame],
+    definition: Callable[[], pd.DataFrame],
+) -> None:
+    """After each tick (`write(n, tick)`, then `refresh()`), the frame kept between snapshots (`kept()`) is the one
+    built from everything (`definition()`), and every frame handed out before is as it was handed out."""
+    handed: list[tuple[pd.DataFrame, pd.DataFrame]] = []
+    for n, tick in enumerate(ticks):
+        write(n, tick)
+        refresh()
+        got = kept()
+        pd.testing.assert_frame_equal(got, definition(), check_exact=True)
+        handed.append((got, got.copy(deep=True)))
+    for frame, copy in handed:
+        pd.testing.assert_frame_equal(frame, copy, check_exact=True)

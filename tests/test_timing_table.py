@@ -19,6 +19,7 @@ from core.logs.bytes.discover import LogRole
 from core.logs.rows.filestate import FileState
 from core.logs.rows.reader import RunReader, file_order
 from core.logs.rows.snapshot import TIMING_COLUMNS, TimingTable, timing_frame
+from tests.helpers import frames_held_each_tick
 
 TIME_MONITOR = b"Train epoch time: 77295.547 ms, per step time: 191.800 ms\n"
 LOSS = b"epoch: 1 step: 403, loss is 0.003921998\n"
@@ -51,6 +52,15 @@ def test_the_real_lines_give_timing_frames_rows(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(got, kept, check_exact=True)  # the frame handed out before is unchanged
 
 
+def _read(root: Path, logs: list[bytes]) -> RunReader:
+    """A live reader that has read `logs` (rank by rank) under `root`."""
+    for rank, data in enumerate(logs):
+        (root / f"worker_{rank}.log").write_bytes(data)
+    reader = RunReader(root)
+    reader.refresh()
+    return reader
+
+
 def test_no_timings_gives_the_empty_frame_of_timing_columns(tmp_path: Path) -> None:
     (tmp_path / "worker_0.log").write_bytes(LOSS)
     reader = RunReader(tmp_path)
@@ -73,10 +83,7 @@ def test_no_timings_gives_the_empty_frame_of_timing_columns(tmp_path: Path) -> N
 def test_tuples_of_other_types_build_the_frame_as_timing_frame_does(tmp_path: Path, odd: tuple) -> None:
     """An int epoch, a numpy float, a float offset, an offset past 2**53, a short tuple: pandas' own inference
     decides their dtypes, as in `timing_frame`, and the table does not keep a block it cannot convert exactly."""
-    (tmp_path / "worker_0.log").write_bytes(LOSS + TIME_MONITOR)
-    (tmp_path / "worker_1.log").write_bytes(LOSS + TIME_MONITOR)
-    reader = RunReader(tmp_path)
-    reader.refresh()
+    reader = _read(tmp_path, [LOSS + TIME_MONITOR] * 2)
     workers = _workers(reader)
     table = TimingTable()
     table.frame(workers)
@@ -103,14 +110,10 @@ def test_every_tick_s_frame_is_the_one_built_from_every_tuple(
     """After each tick (lines appended, a file truncated and written again, a file rotated away and a new one
     begun) the kept frame is `timing_frame` of the same files, and every earlier frame is as it was handed out."""
     root = tmp_path_factory.mktemp("timings")
-    for r in range(3):
-        (root / f"worker_{r}.log").write_bytes(LOSS + TIME_MONITOR)
-    reader = RunReader(root)
-    reader.refresh()
-    table = TimingTable()
-    handed: list[tuple[pd.DataFrame, pd.DataFrame]] = []
-    for n, tick in enumerate(ticks):
-        for rank, lines, what in tick:
+    reader, table = _read(root, [LOSS + TIME_MONITOR] * 3), TimingTable()
+
+    def write(n: int, tick: object) -> None:
+        for rank, lines, what in tick:  # type: ignore[attr-defined]
             path = root / f"worker_{rank}.log"
             if what == 1:
                 path.write_bytes(b"")
@@ -119,9 +122,7 @@ def test_every_tick_s_frame_is_the_one_built_from_every_tuple(
                 path.write_bytes(b"")
             with path.open("ab") as f:
                 f.write(b"".join(lines))
-        reader.refresh()
-        got = table.frame(_workers(reader))
-        pd.testing.assert_frame_equal(got, timing_frame(_workers(reader)), check_exact=True)
-        handed.append((got, got.copy(deep=True)))
-    for frame, copy in handed:
-        pd.testing.assert_frame_equal(frame, copy, check_exact=True)
+
+    frames_held_each_tick(
+        ticks, write, reader.refresh, lambda: table.frame(_workers(reader)), lambda: timing_frame(_workers(reader))
+    )
