@@ -75,7 +75,10 @@ if mode == "read":
 else:
     fmt, steps, noise, mode_noise = sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
     ticks = int(sys.argv[8])
+    import contextlib
+    from core.logs.live import heap
     from core.logs.live.heap import settle_heap
+    pause = getattr(heap, "paused_collector", contextlib.nullcontext)  # the watcher's tick policy (older code: none)
     state = RunReader(root, after_big_read=settle_heap); state.refresh(); state.snapshot()  # as RunWatcher does
     settle_heap()
     files = sorted((p for p in state.files if p.name.startswith("worker_")), key=lambda p: int(p.stem.split("_")[1]))
@@ -103,7 +106,11 @@ else:
             with open(p, "ab") as f:
                 f.write(b)
         t0, c0 = time.perf_counter(), time.process_time()  # process_time: every thread's CPU (the read-ahead's too)
-        state.refresh(); diagnose(state.snapshot())
+        with pause():  # as RunWatcher's refresh and snapshot each run
+            state.refresh()
+        with pause():
+            snap = state.snapshot()
+        diagnose(snap)
         out.append(time.perf_counter() - t0); cpu.append(time.process_time() - c0)
     import os
     for p, size in zip(files, sizes):  # the folder as it was: every code's every round ticks on the same history

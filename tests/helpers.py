@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -133,3 +134,82 @@ def one_log(folder: Path, lines: list[bytes]) -> Path:
     """`folder` with `lines` as its one log file (`train.log`), for `read_run`."""
     (folder / "train.log").write_bytes(b"\n".join(lines) + b"\n")
     return folder
+
+
+STEP = "01/02/2022 23:11:{t:02d} - INFO - Epoch: [{e}], step: [{s}], lr: 0.000010, batch_loss: {b}, avg_loss: 0.0669\n"
+DONE = "01/03/2022 02:19:{t:02d} - INFO - ** ** Epoch [{e}] done! Training loss: {x} ** **\n"
+NANOGPT = "> 2023-03-22 09:31:{t:02d} iter {s}: loss {x}, time 1096.65ms, mfu 15.34%\n"
+NANOGPT_EVAL = "> 2023-03-22 09:32:{t:02d} step {s}: train loss {x}, val loss 4.0427\n"
+TFLEARN_STEP = "Training Step: {s}  | total loss: {x} | time: 0.275s\n"
+TFLEARN_ADAM = "| Adam | epoch: 001 | loss: {x} - acc: 0.{a} -- iter: {i:05d}/55000\n"
+
+
+# Lines of logs whose rows a file's series choice sets aside (tests/test_kept_rows.py, tests/test_tick_reading.py):
+# Oscar-Paddle's workerlog (corpus paddle-2-workerlogs-...-epoch-summaries_oscar-paddle), nanoGPT's
+# (nanogpt-iter-loss-turns-nan-quoted_nanogpt-215), TFLearn's TermLogger
+# (tflearn-termlogger-two-lines-per-step_tflearn-486)
+
+
+def series_line(kind: int, i: int, shift: float = 0.0) -> str:
+    """Line `kind` of a file's `i`-th line: a step row, an epoch summary (Paddle), nanoGPT's step and its
+    evaluation at the same step, TFLearn's step and its echo (`shift`: a relaunch's other values)."""
+    x, t, s = round(2.0 - i / 1000 + shift, 4), i % 60, 10 * (i // 2 + 1)
+    return [
+        STEP.format(t=t, e=1 + i // 40, s=s, b=x),
+        DONE.format(t=t, e=1 + i // 40, x=x),
+        NANOGPT.format(t=t, s=s, x=x),
+        NANOGPT_EVAL.format(t=t, s=s, x=x),
+        TFLEARN_STEP.format(s=s, x=f"{x:.5f}"),
+        TFLEARN_ADAM.format(x=f"{x:.5f}", a=2720 + i, i=64 * (i // 2 + 1)),
+    ][kind]
+
+
+def series_log(runs: list[tuple[int, int]], shift: float = 0.0) -> list[str]:
+    """A log's lines: `count` lines of each `kind` in turn."""
+    kinds = [kind for kind, count in runs for _ in range(count)]
+    return [series_line(kind, i, shift) for i, kind in enumerate(kinds)]
+
+
+def sorted_reading(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Rows in file order, columns by name, numbers as float64, the observation time left out: a watcher adds
+    each tick's rows after the last tick's, meets the metric names in tick order, keeps a count column it
+    widened (a dropped file's fractional step) and gives a line without a time the time it saw it."""
+    frame = frame.drop(columns=["time"]).astype({"file": str})
+    numbers = [c for c in frame.columns if c not in keys and frame[c].dtype.kind in "iuf"]
+    frame = frame.astype(dict.fromkeys(numbers, "float64"))
+    return frame[sorted(frame.columns)].sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def same_reading(live: RunSnapshot, once: RunSnapshot) -> None:
+    """A live reader's training rows, evaluation entries and rank facts are one read's (`sorted_reading`)."""
+    gone = list(set(live.metrics.columns) - set(once.metrics.columns))  # a dropped file's metric: kept, empty
+    assert set(once.metrics.columns) <= set(live.metrics.columns) and live.metrics[gone].isna().all().all()
+    metrics = live.metrics.drop(columns=gone)
+    assert bits(sorted_reading(metrics, ["rank", "file", "offset"])) == bits(
+        sorted_reading(once.metrics, ["rank", "file", "offset"])
+    )
+    assert bits(sorted_reading(live.evals, ["file", "offset", "name"])) == bits(
+        sorted_reading(once.evals, ["file", "offset", "name"])
+    )
+    cols = ["rank", "n_loss", "last_epoch", "last_step", "last_loss"]
+    assert bits(live.ranks[cols]) == bits(once.ranks[cols])
+
+
+def frames_held_each_tick(
+    ticks: Iterable[object],
+    write: Callable[[int, object], None],
+    refresh: Callable[[], object],
+    kept: Callable[[], pd.DataFrame],
+    definition: Callable[[], pd.DataFrame],
+) -> None:
+    """After each tick (`write(n, tick)`, then `refresh()`), the frame kept between snapshots (`kept()`) is the one
+    built from everything (`definition()`), and every frame handed out before is as it was handed out."""
+    handed: list[tuple[pd.DataFrame, pd.DataFrame]] = []
+    for n, tick in enumerate(ticks):
+        write(n, tick)
+        refresh()
+        got = kept()
+        pd.testing.assert_frame_equal(got, definition(), check_exact=True)
+        handed.append((got, got.copy(deep=True)))
+    for frame, copy in handed:
+        pd.testing.assert_frame_equal(frame, copy, check_exact=True)

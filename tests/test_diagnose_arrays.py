@@ -13,8 +13,9 @@ import pandas as pd
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from core.logs.judgement.diagnose import DiagnoseSettings, diagnose, rank_step_times
+from core.logs.judgement.diagnose import DiagnoseSettings, diagnose, hung_ranks, rank_step_times
 from core.logs.judgement.status import first_of_each_rank, nonfinite_by_rank
+from core.logs.rows.cells import as_float
 from core.logs.rows.snapshot import ERROR_COLUMNS, RANK_COLUMNS, TIMING_COLUMNS, RunSnapshot
 
 _NAN = float("nan")
@@ -214,3 +215,55 @@ def test_line_time_gaps_of_interleaved_ranks_are_each_ranks_own() -> None:
     assert value[1] == 375.0 and source[1] == "line times"
     assert value[2] == 70.0 and source[2] == "per_step_time"
     assert value[3] != value[3] and source[3] == ""
+
+
+def _definition_hung_rows(alive: pd.DataFrame, hung: pd.Series, behind: pd.Series, gap: pd.Series) -> list[tuple]:
+    """`hung_ranks`' listed ranks as it read them before: a label lookup per rank (rank, behind, step, gap, time)."""
+    out = []
+    for rank in alive.index[hung.to_numpy()]:
+        last_t = as_float(alive.at[rank, "last_time"])
+        out.append((int(rank), float(behind[rank]), as_float(alive.at[rank, "last_step"]), gap[rank], last_t))
+    return out
+
+
+_PROGRESS_VALUE = st.one_of(st.just(_NAN), st.sampled_from([0.0, 1.0, 50.0, 100.0, 200.0, 1e9]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(st.tuples(_PROGRESS_VALUE, _PROGRESS_VALUE, st.booleans()), min_size=1, max_size=12),
+    order=st.randoms(use_true_random=False),
+    failed=st.sets(st.integers(0, 11), max_size=3),
+    median_ms=st.one_of(st.none(), st.sampled_from([0.0, 1.0, 1000.0])),
+)
+def test_hung_ranks_are_read_by_position_as_by_label(
+    rows: list[tuple[float, float, bool]], order: object, failed: set[int], median_ms: float | None
+) -> None:
+    """Ranks in any order (the index is the ranks, not positions), NaN steps and times, finished ranks: each
+    hung rank's step, time, lag and reason are the ones the label lookups gave."""
+    ranks = list(range(len(rows)))
+    order.shuffle(ranks)  # type: ignore[attr-defined]
+    progress = pd.DataFrame(
+        {"last_step": [r[0] for r in rows], "last_time": [r[1] for r in rows], "finished": [r[2] for r in rows]},
+        index=pd.Index(ranks, dtype=np.int64),
+    )
+    got, _, _ = hung_ranks(progress, failed, median_ms, None, DiagnoseSettings())
+    ok = progress[~progress.index.isin(list(failed))]
+    steps = ok["last_step"].dropna()
+    if steps.empty:
+        assert got == []
+        return
+    done = ok.loc[ok["finished"], "last_step"].dropna()
+    reference = max(float(steps.median()), float(done.max())) if not done.empty else float(steps.median())
+    alive = ok[~ok["finished"]]
+    latest = float(ok["last_time"].max()) if ok["last_time"].notna().any() else None
+    behind = reference - alive["last_step"]
+    gap = (latest - alive["last_time"]) if latest is not None else pd.Series(_NAN, index=alive.index)
+    need = 5.0 * (median_ms or 0.0) / 1000.0
+    hung = (behind >= 3) & (gap.isna() | ((gap > need) & (gap > 0)))
+    want = sorted(_definition_hung_rows(alive, hung, behind, gap), key=lambda r: (-r[1], r[0]))
+    assert [(h.rank, h.behind_steps, h.last_step) for h in got] == [(r[0], r[1], r[2]) for r in want]
+    assert [h.last_time for h in got] == [None if r[4] != r[4] else r[4] for r in want]
+    for h, r in zip(got, want, strict=True):
+        g = r[3]
+        assert (f"{g:.0f} s before" in h.reason) == (done.empty and g == g)

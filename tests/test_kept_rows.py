@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from core.logs.rows.kept import KeptRows
 from core.logs.rows.perfile import Aside
 from core.logs.rows.reader import RunReader
-from core.logs.rows.snapshot import RunSnapshot, split_series
+from core.logs.rows.snapshot import split_series
 from core.logs.rows.table import EVAL_COLUMNS
-from tests.helpers import bits
+from tests.helpers import bits, same_reading, series_line, series_log
 
 EVENTS = ("grow", "flip", "drop", "widen", "metric", "none_aside")
 
@@ -167,56 +167,6 @@ def test_nothing_set_aside_hands_over_the_tables_own_frame() -> None:
     assert got[0] is metrics and got[1] is evals and got[2] is ranks
 
 
-STEP = "01/02/2022 23:11:{t:02d} - INFO - Epoch: [{e}], step: [{s}], lr: 0.000010, batch_loss: {b}, avg_loss: 0.0669\n"
-DONE = "01/03/2022 02:19:{t:02d} - INFO - ** ** Epoch [{e}] done! Training loss: {x} ** **\n"
-NANOGPT = "> 2023-03-22 09:31:{t:02d} iter {s}: loss {x}, time 1096.65ms, mfu 15.34%\n"
-NANOGPT_EVAL = "> 2023-03-22 09:32:{t:02d} step {s}: train loss {x}, val loss 4.0427\n"
-TFLEARN_STEP = "Training Step: {s}  | total loss: {x} | time: 0.275s\n"
-TFLEARN_ADAM = "| Adam | epoch: 001 | loss: {x} - acc: 0.{a} -- iter: {i:05d}/55000\n"
-
-
-def _line(kind: int, i: int, shift: float = 0.0) -> str:
-    """Line `kind` of a file's `i`-th line: a step row, an epoch summary (Paddle), nanoGPT's step and its
-    evaluation at the same step, TFLearn's step and its echo (`shift`: a relaunch's other values)."""
-    x, t, s = round(2.0 - i / 1000 + shift, 4), i % 60, 10 * (i // 2 + 1)
-    return [
-        STEP.format(t=t, e=1 + i // 40, s=s, b=x),
-        DONE.format(t=t, e=1 + i // 40, x=x),
-        NANOGPT.format(t=t, s=s, x=x),
-        NANOGPT_EVAL.format(t=t, s=s, x=x),
-        TFLEARN_STEP.format(s=s, x=f"{x:.5f}"),
-        TFLEARN_ADAM.format(x=f"{x:.5f}", a=2720 + i, i=64 * (i // 2 + 1)),
-    ][kind]
-
-
-def _log(runs: list[tuple[int, int]], shift: float = 0.0) -> list[str]:
-    """A log's lines: `count` lines of each `kind` in turn."""
-    kinds = [kind for kind, count in runs for _ in range(count)]
-    return [_line(kind, i, shift) for i, kind in enumerate(kinds)]
-
-
-def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Rows in file order, columns by name, numbers as float64, the observation time left out: a watcher adds
-    each tick's rows after the last tick's, meets the metric names in tick order, keeps a count column it
-    widened (a dropped file's fractional step) and gives a line without a time the time it saw it."""
-    frame = frame.drop(columns=["time"]).astype({"file": str})
-    numbers = [c for c in frame.columns if c not in keys and frame[c].dtype.kind in "iuf"]
-    frame = frame.astype(dict.fromkeys(numbers, "float64"))
-    return frame[sorted(frame.columns)].sort_values(keys, kind="stable").reset_index(drop=True)
-
-
-def _same_reading(live: RunSnapshot, once: RunSnapshot) -> None:
-    gone = list(set(live.metrics.columns) - set(once.metrics.columns))  # a dropped file's metric: kept, empty
-    assert set(once.metrics.columns) <= set(live.metrics.columns) and live.metrics[gone].isna().all().all()
-    metrics = live.metrics.drop(columns=gone)
-    assert bits(_sorted(metrics, ["rank", "file", "offset"])) == bits(_sorted(once.metrics, ["rank", "file", "offset"]))
-    assert bits(_sorted(live.evals, ["file", "offset", "name"])) == bits(
-        _sorted(once.evals, ["file", "offset", "name"])
-    )
-    cols = ["rank", "n_loss", "last_epoch", "last_step", "last_loss"]
-    assert bits(live.ranks[cols]) == bits(once.ranks[cols])
-
-
 _FILE_LINES = st.lists(st.tuples(st.integers(0, 5), st.integers(1, 6)), min_size=1, max_size=12)
 
 
@@ -241,16 +191,16 @@ def test_a_watchers_ticks_give_what_one_read_of_the_same_bytes_gives(
     relaunched before a tick (msrun reopens its log: rewritten from the start with other values, its earlier
     rows dropped): after every tick the watcher's training rows, evaluation entries and rank facts are those
     of one read of the files as they are."""
-    datas = ["".join(_log(runs)).encode() for runs in files]
+    datas = ["".join(series_log(runs)).encode() for runs in files]
     root = tmp_path_factory.mktemp("live")
     reader = RunReader(root)
     written = [0] * len(datas)
     end = max(map(len, datas))
     for tick, edge in enumerate([*sorted(set(cuts)), end, end]):
         again = tick % len(datas)
-        first = _log(files[again], shift=tick)[0].encode()
+        first = series_log(files[again], shift=tick)[0].encode()
         if tick in relaunch and datas[again][: written[again]].count(b"\n") >= 2:  # past its first line
-            datas[again] = "".join(_log(files[again], shift=tick)).encode()
+            datas[again] = "".join(series_log(files[again], shift=tick)).encode()
             (root / f"worker_{again}.log").write_bytes(first)  # reopened with "w": this tick sees its first line
             written[again] = len(first)
         else:
@@ -267,20 +217,20 @@ def test_a_watchers_ticks_give_what_one_read_of_the_same_bytes_gives(
             (once_dir / f"worker_{rank}.log").write_bytes((root / f"worker_{rank}.log").read_bytes())
         once = RunReader(once_dir, one_shot=True)
         once.refresh()
-        _same_reading(live, once.snapshot())
+        same_reading(live, once.snapshot())
 
 
 def test_rows_an_earlier_choice_set_aside_come_back_when_it_flips(tmp_path: Path) -> None:
     """Paddle's epoch lines are a file's rows while they are as many as its step rows, summaries once the
     step rows outnumber them: the same watcher first shows them as rows, then as evaluation entries."""
     path = tmp_path / "workerlog.0"
-    path.write_text("".join(_line(1, i) for i in range(3)) + _line(0, 3))
+    path.write_text("".join(series_line(1, i) for i in range(3)) + series_line(0, 3))
     reader = RunReader(tmp_path)
     reader.refresh()
     first = reader.snapshot()
     assert len(first.metrics) == 4 and first.evals.empty
     with path.open("a") as f:
-        f.write("".join(_line(0, i) for i in range(4, 10)))
+        f.write("".join(series_line(0, i) for i in range(4, 10)))
     reader.refresh()
     second = reader.snapshot()
     assert len(second.metrics) == 7 and second.metrics["step"].notna().all()
@@ -295,14 +245,14 @@ def test_a_tick_copies_only_its_own_new_kept_rows(tmp_path: Path) -> None:
     them once into room to spare), not a copy of the whole table; an earlier choice that flips builds them
     again, and every frame handed out keeps its values."""
     path = tmp_path / "workerlog.0"
-    path.write_text("".join(_line(0, i) for i in range(1, 20)) + _line(1, 20))
+    path.write_text("".join(series_line(0, i) for i in range(1, 20)) + series_line(1, 20))
     reader = RunReader(tmp_path)
     reader.refresh()
     snaps = [reader.snapshot()]
     assert not snaps[0].evals.empty  # the summary is set aside
     for lo in (21, 23, 25):
         with path.open("a") as f:
-            f.write("".join(_line(0, i) for i in range(lo, lo + 2)))
+            f.write("".join(series_line(0, i) for i in range(lo, lo + 2)))
         reader.refresh()
         snaps.append(reader.snapshot())
         assert len(snaps[-1].metrics) == len(snaps[-2].metrics) + 2
@@ -311,7 +261,7 @@ def test_a_tick_copies_only_its_own_new_kept_rows(tmp_path: Path) -> None:
         for column in ("loss", "step", "rank", "offset"):
             assert np.shares_memory(before.metrics[column].to_numpy(), after.metrics[column].to_numpy()), column
     with path.open("a") as f:  # summaries now as many as the step rows: every one of them a row again
-        f.write("".join(_line(1, i) for i in range(27, 52)))
+        f.write("".join(series_line(1, i) for i in range(27, 52)))
     reader.refresh()
     last = reader.snapshot()
     assert len(last.metrics) == len(snaps[-1].metrics) + 1 + 25 and last.evals.empty

@@ -17,6 +17,7 @@ from core.logs.rows.evaltable import EvalTable
 from core.logs.rows.filestate import FileState
 from core.logs.rows.reader import RunReader, file_order
 from core.logs.rows.table import EVAL_COLUMNS, eval_frame
+from tests.helpers import frames_held_each_tick
 from tests.strategies import general_line, loss_line
 
 # real evaluation lines (tests/fixtures/real_logs: mindnlp-hf-trainer-eval-heavy_bit-flowers,
@@ -81,18 +82,16 @@ def test_every_tick_s_frame_is_the_one_built_from_every_entry(
     reader = RunReader(root)
     reader.refresh()
     table = EvalTable()
-    handed: list[tuple[pd.DataFrame, pd.DataFrame]] = []
-    for tick in ticks:
-        for rank, lines, restart in tick:
+
+    def write(_: int, tick: object) -> None:
+        for rank, lines, restart in tick:  # type: ignore[attr-defined]
             path = root / f"worker_{rank}.log"
             if restart:
                 os.truncate(path, 0)
                 reader.refresh()  # the reader sees the file shrink: a new parse state, new entries
             with open(path, "ab") as f:
                 f.write(b"".join(lines))
-        reader.refresh()
-        got = table.frame(_workers(reader))
-        pd.testing.assert_frame_equal(got, eval_frame(_workers(reader)), check_exact=True)
-        handed.append((got, got.copy(deep=True)))
-    for frame, copy in handed:
-        pd.testing.assert_frame_equal(frame, copy, check_exact=True)
+
+    frames_held_each_tick(
+        ticks, write, reader.refresh, lambda: table.frame(_workers(reader)), lambda: eval_frame(_workers(reader))
+    )

@@ -255,7 +255,7 @@ def _last_progress(snap: RunSnapshot) -> pd.DataFrame:
     return out
 
 
-def _hung(
+def hung_ranks(
     progress: pd.DataFrame,
     failed: set[int],
     median_step_ms: float | None,
@@ -282,9 +282,10 @@ def _hung(
     timed = gap.notna()
     hung_mask = lag & (~timed | ((gap > need) & (gap > 0)))  # a rank whose log still moves is slow, not hung
     out: list[Hung] = []
-    for rank in alive.index[hung_mask.to_numpy()]:
-        b, t, g = float(behind[rank]), as_float(alive.at[rank, "last_step"]), gap[rank]
-        last_t = as_float(alive.at[rank, "last_time"])
+    at = np.flatnonzero(hung_mask.to_numpy())  # the hung ranks' values by position, not a label lookup each
+    cols = (a.to_numpy()[at].tolist() for a in (alive.index, behind, alive["last_step"], gap, alive["last_time"]))
+    for rank, b, t, g, last_t in zip(*cols, strict=True):
+        b, t, last_t = float(b), as_float(t), as_float(last_t)
         if not done.empty:
             reason = f"stopped at step {t:.0f} of {reference:.0f} without an error ({len(done)} other rank(s) finished)"
         elif g == g:
@@ -490,7 +491,7 @@ def diagnose(snap: RunSnapshot, now: float | None = None, settings: DiagnoseSett
     times, sources = rank_step_times(snap)
     stragglers, median_ms, source = _stragglers(times, sources, failed, settings)
     progress = _last_progress(snap)
-    hung, median_last, silent = _hung(progress, failed, median_ms, now, settings)
+    hung, median_last, silent = hung_ranks(progress, failed, median_ms, now, settings)
     furthest = progress["last_step"].max() if not progress.empty else _NAN
     overflow_steps, overflow_ranks = _overflow(snap, settings)
     return Diagnosis(

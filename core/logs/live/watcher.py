@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.logs.bytes.source import ByteSource
-from core.logs.live.heap import release_memory, settle_heap
+from core.logs.live.heap import paused_collector, release_memory, settle_heap
 from core.logs.rows.filestate import ReaderSettings
 from core.logs.rows.reader import RunReader, RunSnapshot, bytes_on_disk, file_order
 from core.logs.rows.snapshot import Held
@@ -190,12 +190,14 @@ class RunWatcher:
         with self._lock:
             if refresh and self._catch_up is None and self._capped_refresh():
                 self._changed.notify_all()
-            return self._state.snapshot()
+            with paused_collector():  # (core.logs.live.heap: a tick's young objects walked once, after it)
+                return self._state.snapshot()
 
     def _capped_refresh(self, paths: list[Path] | None = None, rediscover: bool = True) -> bool:
         """One bounded read (the caller holds the lock); remembers the most bytes one read took."""
         before = self._state.spent
-        changed = self._state.refresh(paths, rediscover=rediscover, budget=self.tick_bytes)
+        with paused_collector():
+            changed = self._state.refresh(paths, rediscover=rediscover, budget=self.tick_bytes)
         self._peak_read = max(self._peak_read, self._state.spent - before)
         return changed
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -144,6 +146,11 @@ class NamedRows:
     ranks: np.ndarray
     lines: dict[int, bytes]
 
+    @cached_property
+    def sorted_rows(self) -> list[int]:
+        """`rows` as a list, for a file's part of a batch by bisection (np.searchsorted's call cost ~3 us a file)."""
+        return self.rows.tolist()
+
 
 def add_rows(
     st: FileState,
@@ -158,12 +165,12 @@ def add_rows(
     """Rows lo:hi of a bulk block (and their other metrics) into the file's rows; `named`: the lines of the
     block's rows that may name their rank, by row (`named_lines`; None: no line of the block does); `bars`:
     which rows a progress bar's line gave (their redraws are dropped, core.logs.rows.redraws)."""
-    if bars is not None and (bars.bar[lo:hi] != b"").any():
+    if bars is not None and bars.any_in(lo, hi):
         _add_bar_rows(st, block, extras, lo, hi, block_min, named, bars)
         return
     ranks = None
     if named is not None:
-        a, b = np.searchsorted(named.rows, (lo, hi)).tolist()
+        a, b = bisect_left(named.sorted_rows, lo), bisect_left(named.sorted_rows, hi)
         if b > a:
             ranks = np.full(len(block), -1, dtype=np.int64)
             ranks[named.rows[a:b]] = named.ranks[a:b]

@@ -70,6 +70,12 @@ class Bars:
 
     bar: np.ndarray
     length: np.ndarray
+    drawn: np.ndarray  # per row, how many rows before it are a bar line's (one more count: the block's end)
+
+    def any_in(self, lo: int, hi: int) -> bool:
+        """Whether a row of lo:hi is a bar line's: two lookups, where comparing the part's bars cost a batch of
+        1,024 files (a live tick) ~3 us a file."""
+        return bool(self.drawn[hi] > self.drawn[lo])
 
     def ends(self, block: np.ndarray, lo: int, hi: int) -> np.ndarray:
         """Where the lines of rows lo:hi of `block` end (their newlines' offsets)."""
@@ -155,4 +161,4 @@ def bar_rows(
         start = int(block[i, -1]) - base
         nl = buf.find(b"\n", start)
         out[i], length[i] = bar_of(buf, start, nl), (nl if nl >= 0 else len(buf)) - start
-    return Bars(out, length)
+    return Bars(out, length, np.concatenate([[0], np.cumsum(out != b"")]))

@@ -155,6 +155,58 @@ def _launcher_reports(st: FileState) -> bool:
     )
 
 
+class TimingTable:
+    """The workers' TimeMonitor tuples kept as float64 blocks per file between snapshots, each tuple converted
+    once: `timing_frame` built every tuple of the run again (~10 ms of a live tick on the 1,024-rank real-corpus
+    folder, where each tick adds a few hundred). The frame is `timing_frame`'s, row for row and dtype for dtype
+    (tests/test_timing_table.py); a tuple of other types than the parser's (floats, an int offset) or a rank
+    that is not an int builds it as `timing_frame` does."""
+
+    def __init__(self) -> None:
+        self._files: dict[int, tuple[list[tuple], np.ndarray]] = {}  # id(timings) -> (the list, its rows so far)
+
+    def frame(self, workers: list[FileState]) -> pd.DataFrame:
+        """`timing_frame(workers)`, from the blocks kept (only the tuples added since the last call converted)."""
+        parts: list[tuple[FileState, list[tuple], int]] = []  # (file, its list, rows converted before)
+        for st in workers:
+            if st.timings:
+                if type(st.info.rank) is not int:
+                    return timing_frame(workers)
+                held = self._files.get(id(st.timings))
+                parts.append((st, st.timings, len(held[1]) if held is not None and held[0] is st.timings else 0))
+        if not parts:
+            return timing_frame(workers)
+        new = [t for _, timings, n in parts for t in timings[n:]]
+        block = np.array(new, dtype=np.float64).reshape(-1, 6) if set(map(_types, new)) <= {_PARSED} else None
+        if block is None or (len(block) and np.abs(block[:, 5]).max() >= 2**53):  # (an offset converted exactly)
+            self._files = {}
+            return timing_frame(workers)
+        at, kept = 0, {}
+        for _, timings, n in parts:
+            k = len(timings) - n
+            old = self._files[id(timings)][1] if n else block[:0]
+            kept[id(timings)] = (timings, np.concatenate([old, block[at : at + k]]) if k else old)
+            at += k
+        self._files = kept  # a file gone or reset: its block goes too
+        blocks = [kept[id(timings)][1] for _, timings, _ in parts]
+        lengths = np.array([len(b) for b in blocks], dtype=np.int64)
+        rows = np.concatenate(blocks)
+        data: dict[str, object] = {"rank": np.repeat(np.array([st.info.rank for st, _, _ in parts], np.int64), lengths)}
+        data.update((name, rows[:, i].copy()) for i, name in enumerate(TIMING_COLUMNS[1:6]))
+        data["offset"] = rows[:, 5].astype(np.int64)
+        data["file"] = pd.array([st.info.rel for st, _, _ in parts], dtype="str").take(
+            np.repeat(np.arange(len(parts)), lengths)
+        )
+        return pd.DataFrame(data, columns=TIMING_COLUMNS)
+
+
+def _types(t: tuple) -> tuple[type, ...]:
+    return tuple(map(type, t))
+
+
+_PARSED = (float, float, float, float, float, int)  # a timing tuple as the parser writes it (else pandas infers)
+
+
 class SideFrames:
     """The TimeMonitor rows and the errors, each rebuilt only when its own files' lists changed: a live tick
     on the real-corpus folder adds TimeMonitor lines every time and error lines rarely, and rebuilding both
@@ -162,13 +214,14 @@ class SideFrames:
 
     def __init__(self) -> None:
         self._timings: tuple[tuple, pd.DataFrame] | None = None
+        self._timing_table = TimingTable()
         self._errors: tuple[tuple, pd.DataFrame] | None = None
 
     def frames(self, workers: list[FileState], files: list[FileState]) -> tuple[pd.DataFrame, pd.DataFrame]:
         """`timing_frame(workers)`, `error_frame(workers, files)`: each the last one while its lists are unchanged."""
         tkey = tuple((id(st), id(st.timings), len(st.timings)) for st in workers)
         if self._timings is None or self._timings[0] != tkey:
-            self._timings = (tkey, timing_frame(workers))
+            self._timings = (tkey, self._timing_table.frame(workers))
         ekey = tuple((id(st), id(st.errors), len(st.errors), st.pid) for st in files)  # (the workers' pids too)
         if self._errors is None or self._errors[0] != ekey:
             self._errors = (ekey, error_frame(workers, files))

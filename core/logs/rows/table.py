@@ -203,7 +203,8 @@ class MetricTable:
         if not parts:
             return
         block = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
-        note_many([p[0].notes for p in parts], block, [len(p[2]) for p in parts])  # (core.logs.rows.perfile)
+        lengths = np.array([len(p[2]) for p in parts], dtype=np.int64)
+        note_many([p[0].notes for p in parts], block, lengths.tolist())  # (core.logs.rows.perfile)
         start, end = self._n, self._n + len(block)
         self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
@@ -231,11 +232,8 @@ class MetricTable:
             for first, idx, values in where[name]:  # `Rows` gives the row numbers in order, each once
                 full[first + idx] = values
             col.put(start, full, self._cap)
-        at = start
-        for src, rank, rows, _ in parts:
-            self._fixed["rank"][at : at + len(rows)] = rank
-            self._fixed["code"][at : at + len(rows)] = src.code
-            at += len(rows)
+        self._fixed["rank"][start:end] = np.repeat(np.array([p[1] for p in parts], dtype=np.int64), lengths)
+        self._fixed["code"][start:end] = np.repeat(np.array([p[0].code for p in parts], dtype=np.int64), lengths)
         for first, rows, ranks in named:  # the rows whose line names its rank
             self._fixed["rank"][start + first + rows] = ranks
         self._fixed["offset"][start:end] = block[:, _N_FLOAT]
