@@ -58,6 +58,10 @@ CASES = (
     _case("mpirun-host-pid-prefix-segfault-backtrace-in-hccl-unloadtask_mindyolo-238", {0}, "Failing at address"),
     _case("t2t-markdown-quoted-loss-step-row-then-model-diverged-nan-traceback_tensor2tensor-106", {0}, "Traceback"),
     _case("train-iter-loss-net-nan-from-second-print-loss-scale_verse-31", {0}, "nan"),
+    # round 6 fold-in: msrun's worker exit alone in a stream; fairseq's crash checkpoint; `**Killed**` in Markdown
+    _case("msrun-process-entity-worker-process-exit-with-exception-one-line_mindnlp-1893", {0}, "exit with exception"),
+    _case("fairseq-hydra-brackets-begin-training-then-saving-crash-pt-cut_wavprompt-3", {0}, "crash.pt"),
+    _case("fastmaskrcnn-iter-regular-loss-total-loss-hyphen-then-markdown-bold-killed_fastmaskrcnn-172", {0}, "Killed"),
     # round 6: the legacy torch.distributed.launch's CalledProcessError names its task by the command's `--local_rank`
     _case("markdown-italic-calledprocesserror-local-rank-3-died-with-sigkill_swin-transformer-267", {3}, "SIGKILL"),
     # round 6: a log viewer's line numbers before a bar glued to torch's watchdog line, cut before `timeout`

@@ -103,7 +103,8 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
     # `Signal: Segmentation fault (11)`
     FailureKind(
         "signal",
-        rb"^\s*(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?\s*$|"
+        # (a paste's Markdown emphasis around the whole word is the word: `**Killed**`, fastmaskrcnn-172)
+        rb"^\s*(?:\*\*|__?)?(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?(?:\*\*|__?)?\s*$|"
         rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
         rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
         rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"

@@ -156,6 +156,26 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=0,
     ),
+    # fairseq's trainer saves `crash.pt` when a training step raises, then raises again (fairseq/trainer.py
+    # `train_step`: `except Exception: ... self.save_checkpoint(os.path.join(save_dir, "crash.pt"), {}); raise`): the
+    # save line says a step died, not why (weight 1: the exception after it, when the log holds it, names it)
+    FailureKind(
+        "crash checkpoint",
+        rb"\bSaving checkpoint to \S*\bcrash\.pt\b",
+        (b"crash.pt",),
+        (
+            FailureSample(
+                "[2022-05-18 20:16:21,067][fairseq.trainer][INFO] - Saving checkpoint to /home/pengtl/WavPrompt/"
+                "wavprompt/outputs/wavpromptlsp100rf8ntok0/crash.pt",
+                _CORPUS.format(
+                    "github.com/Hertin/WavPrompt/issues/3",
+                    "fairseq-hydra-brackets-begin-training-then-saving-crash-pt-cut_wavprompt-3",
+                ),
+            ),
+        ),
+        weight=1,
+        chatter=True,  # an INFO line: searched in the end of each read, where the lines that end a run are
+    ),
     # TensorFlow's NaN guard (`NanTensorHook`, Estimator and tf.train sessions; tensor2tensor, TF-Slim) logs
     # `ERROR:tensorflow:Model diverged with loss = NaN.` before raising `NanLossDuringTrainingError`: the line names
     # the failure when the traceback after it is cut before its exception line (a cut traceback weighs 1)

@@ -89,9 +89,12 @@ _CHATTER_ANCHORS = tuple(
         + [a for report in LAUNCHER_REPORTS if report.chatter for a in report.anchors]
     )
 )
-# python logging's `[%(asctime)s] [%(levelname)s]` at a chatter level (DeepSpeed's launcher), which no scan makes a
-# candidate either (core.logs.tokens.bulk.STAMPED_ERROR takes only the error levels): searched for a chatter report
-_RE_STAMPED_CHATTER = re.compile(rb"\[\d[^\]\n]{0,40}\] (?:[^ \n]{1,64} )?\[(?:INFO|WARNING|WARN|DEBUG)\]")
+# python logging's `[%(asctime)s] [%(levelname)s]` at a chatter level (DeepSpeed's launcher; hydra's
+# `[%(asctime)s][%(name)s][%(levelname)s]`, fairseq's), which no scan makes a candidate either
+# (core.logs.tokens.bulk.STAMPED_ERROR takes only the error levels): searched for a chatter report
+_RE_STAMPED_CHATTER = re.compile(
+    rb"\[\d[^\]\n]{0,40}\](?: (?:[^ \n]{1,64} )?|\[[^\]\s]{1,64}\])\[(?:INFO|WARNING|WARN|DEBUG)\]"
+)
 _WEIGHTS = {kind.name: kind.weight for kind in FAILURE_KINDS}
 _CODE = rb"[A-Z][0-9]{4}"  # a CANN-style code as the scans find it (core.logs.tokens.linescan.worth_lines)
 
@@ -437,11 +440,12 @@ def _add_chatter_failure(st: FileState, line: bytes, off: int) -> None:
     """A chatter-level failure line as an exception row of the file's rank (or a launcher's chatter-level report as
     its tasks' rows, `task_end`), at its place in file order (the block's other errors were added while it was
     read); its message is MindSpore's text after the log header (`Process N receive KeyboardInterrupt signal.`),
-    which `fatal_reason` names too. A line of neither is no failure (a stamped line only a report's may be)."""
+    which `fatal_reason` names too (fairseq's `crash.pt` save behind hydra's stamp). A line of neither is no
+    failure."""
     if off in st.chatter_at:
         return  # (defensive: a line already listed is never listed twice)
     ended = task_end(line)
-    if ended is None and not (line.startswith(CHATTER) and fatal_reason(line) is not None):
+    if ended is None and fatal_reason(line) is None:
         return
     obs_time = time.time() if st.live else float("nan")
     at, n = len(st.errors), len(st.errors)

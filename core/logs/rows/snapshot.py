@@ -14,7 +14,7 @@ import pandas as pd
 
 from core.logs.bytes.discover import LogFile
 from core.logs.bytes.rawio import line_number
-from core.logs.rows.filestate import FATAL_KINDS, ErrorKind, FileState
+from core.logs.rows.filestate import FATAL_KINDS, ErrorKind, ErrorRow, FileState
 from core.logs.rows.perfile import Aside
 from core.logs.rows.table import EVAL_COLUMNS
 from core.logs.rows.taskends import JOB_RANK, kills_only, launcher_traceback
@@ -137,11 +137,21 @@ def error_frame(workers: list[FileState], files: list[FileState]) -> pd.DataFram
             if reported and err.kind == ErrorKind.EXCEPTION and launcher_traceback(err.context):
                 err = replace(err, rank=JOB_RANK)
             elif err.rank is None and err.pid is not None:
-                err = replace(err, rank=pid_to_rank.get(err.pid))
+                err = replace(err, rank=_pid_rank(err, st, pid_to_rank))
             error_rows.append(err.row())
     errors = pd.DataFrame(error_rows, columns=ERROR_COLUMNS)
     errors["rank"] = pd.to_numeric(errors["rank"], errors="coerce").astype("Int64")
     return errors
+
+
+def _pid_rank(err: ErrorRow, st: FileState, pid_to_rank: dict[int, int | None]) -> int | None:
+    """The rank of the worker an error's pid names. msrun's `Worker process N exit with exception` in one stream
+    (a paste, a redirected console) with no worker log of that pid is the stream's own worker's: it is the only
+    word the log holds that the run died (before, it failed no rank and the run read as healthy)."""
+    rank = pid_to_rank.get(err.pid) if err.pid is not None else None
+    if rank is None and err.kind == ErrorKind.WORKER_EXIT and st.info.layout == "single":
+        return st.info.rank
+    return rank
 
 
 def _launcher_reports(st: FileState) -> bool:
