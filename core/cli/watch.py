@@ -30,9 +30,8 @@ from core.logs.bytes.guard import LogDirError, validate_log_dir
 from core.logs.judgement.status import failed_ranks, hidden_nans, loss_text
 from core.logs.judgement.streams import shared_streams
 from core.logs.rows.cells import as_int
-from core.logs.rows.filestate import NOTE_KINDS, note_lines
+from core.logs.rows.filestate import JOB_RANK, NOTE_KINDS, note_lines
 from core.logs.rows.shapes import line_shapes, metric_labels
-from core.logs.rows.taskends import JOB_RANK
 from core.run.registry import RUN_FILE, launcher_outputs, read_record
 from core.workspace import default_workspace
 

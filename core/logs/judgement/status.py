@@ -15,7 +15,7 @@ import pandas as pd
 
 from core.files import open_checked
 from core.logs.rows.failures import STOP_KINDS, fatal_reason, named_failure
-from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
+from core.logs.rows.filestate import FATAL_KINDS, JOB_RANK, ErrorKind
 from core.logs.rows.formats import MARKERS, NOISE_PREFIXES
 from core.logs.rows.snapshot import RunSnapshot
 from core.logs.rows.taskends import kills_only
@@ -196,7 +196,9 @@ def rank_status(
         run_status is None
         and not errs.empty
         and (
-            ((errs["rank"] == -1) & (errs["kind"] == ErrorKind.EXCEPTION) & errs["file"].eq("scheduler.log")).any()
+            (
+                (errs["rank"] == JOB_RANK) & (errs["kind"] == ErrorKind.EXCEPTION) & errs["file"].eq("scheduler.log")
+            ).any()
             or (errs["kind"] == ErrorKind.TASK_EXIT).any()
         )
     ):

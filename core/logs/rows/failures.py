@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from core.logs.bytes.discover import LogRole
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
-from core.logs.rows.filestate import ErrorKind, ErrorRow, add_error, last_log_time
+from core.logs.rows.filestate import JOB_RANK, ErrorKind, ErrorRow, add_error, last_log_time
 from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, line_rank
 from core.logs.rows.processes import process_rank
 from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
@@ -285,7 +285,7 @@ def same_source_rank(st: FileState, line: bytes, rank: int | None) -> int | None
 
 def _own(st: FileState) -> int | None:
     """The rank a file's line has when it names none (as `Parser.parse_line` gives it)."""
-    return st.info.rank if st.info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
+    return st.info.rank if st.info.role in (LogRole.WORKER, LogRole.ERRORS) else JOB_RANK
 
 
 def message_rank(text: str, start: int, rank: int | None) -> int | None:

@@ -43,6 +43,12 @@ class ErrorKind(StrEnum):
     TRUNCATED = "truncated"  # a note: the file was cut in place (copytruncate, truncate); its earlier rows stay
 
 
+# The rank of an error that is the job's, not one rank's: a launcher's or scheduler's file's own errors, and a
+# launcher's traceback after its report naming the failed task (core.logs.rows.snapshot.error_frame). `watch` and
+# `diagnose` list them as the job's.
+JOB_RANK = -1
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorRow:
     """One error line of a file, as the snapshot's errors frame has it (ERROR_COLUMNS, `kind` as its string).
@@ -318,7 +324,7 @@ def note_cut(st: FileState, old: FileState, obs_time: float) -> None:
     how = "copy-truncated (logrotate copytruncate)" if not old.frozen else "truncated in place"
     st.errors.append(
         ErrorRow(
-            rank=st.info.rank if st.info.role == LogRole.WORKER else -1,
+            rank=st.info.rank if st.info.role == LogRole.WORKER else JOB_RANK,
             kind=ErrorKind.TRUNCATED,
             message=(
                 f"{st.info.rel} was {how} after {old.consumed:,} bytes: its {len(old.rows):,} earlier rows are "

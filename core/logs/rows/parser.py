@@ -25,6 +25,7 @@ from core.logs.rows.failures import (
 )
 from core.logs.rows.filestate import (
     FATAL_KINDS,
+    JOB_RANK,
     MAX_PARTIAL_LINE,
     ErrorKind,
     FileState,
@@ -403,7 +404,7 @@ class Parser:
         if not line:
             return
         info = st.info
-        rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else -1
+        rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else JOB_RANK
         if (b"it/s" in line or b"s/it" in line) and (glued := failure_glued_to_bar(line)):
             if metrics and self.user is None and line[glued - 5 : glued] not in (b"it/s]", b"s/it]"):
                 self.metric_line(st, line[:glued], base + ls, obs_time)  # the draw's postfix row (`loss=2.3]`)

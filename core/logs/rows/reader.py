@@ -30,7 +30,7 @@ from core.logs.bytes.readahead import ReadAhead
 from core.logs.bytes.source import ByteSource, CheckedFiles, why_not
 from core.logs.bytes.utf16 import read_utf16, utf16_codec
 from core.logs.rows.evaltable import EvalTable
-from core.logs.rows.filestate import ErrorRow, keep_before_cut, note_cut, settle_cut
+from core.logs.rows.filestate import JOB_RANK, ErrorRow, keep_before_cut, note_cut, settle_cut
 from core.logs.rows.formats import user_format
 from core.logs.rows.kept import KeptRows
 from core.logs.rows.parser import ErrorKind, FileState, Parser, ReaderSettings
@@ -392,7 +392,7 @@ class RunReader:
                             st.dropped_bytes += got
                             st.errors.append(
                                 ErrorRow(
-                                    rank=st.info.rank if st.info.role == LogRole.WORKER else -1,
+                                    rank=st.info.rank if st.info.role == LogRole.WORKER else JOB_RANK,
                                     kind=ErrorKind.OVERLONG_LINE,
                                     message=f"a line longer than {self.settings.max_partial_line} bytes was dropped",
                                     context="",

@@ -14,10 +14,10 @@ import pandas as pd
 
 from core.logs.bytes.discover import LogFile
 from core.logs.bytes.rawio import line_number
-from core.logs.rows.filestate import FATAL_KINDS, ErrorKind, ErrorRow, FileState
+from core.logs.rows.filestate import FATAL_KINDS, JOB_RANK, ErrorKind, ErrorRow, FileState
 from core.logs.rows.perfile import Aside
 from core.logs.rows.table import EVAL_COLUMNS
-from core.logs.rows.taskends import JOB_RANK, kills_only, launcher_traceback
+from core.logs.rows.taskends import kills_only, launcher_traceback
 
 __all__ = [
     "ERROR_COLUMNS",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from core.logs.rows.failure_kinds import LAUNCHER_REPORTS
 
-__all__ = ["JOB_RANK", "WORKERS_KILLED", "TaskEnd", "kills_only", "launcher_traceback", "task_end", "task_end_words"]
+__all__ = ["WORKERS_KILLED", "TaskEnd", "kills_only", "launcher_traceback", "task_end", "task_end_words"]
 
 # What a launcher says when one of its tasks ends badly (core.logs.rows.failure_kinds.LAUNCHER_REPORTS)
 _LAUNCHERS = [(report.launcher, re.compile(report.pattern), report.reason) for report in LAUNCHER_REPORTS]
@@ -91,9 +91,6 @@ def task_end(line: bytes) -> TaskEnd | None:
 
 # The fixed reasons of the reports a launcher prints at a chatter level (LauncherReport.chatter): they say the launcher
 # killed its workers, the run's end, not how it ended
-# the rank of an error that is the job's, not one rank's: a launcher's own traceback after its report naming the
-# failed task (core.logs.rows.snapshot.error_frame); `diagnose` lists such errors as the job's
-JOB_RANK = -1
 WORKERS_KILLED = frozenset(r.reason for r in LAUNCHER_REPORTS if r.chatter)
 
 
