@@ -174,7 +174,9 @@ def test_files_seen_but_none_taken_are_named_by_the_cli(tmp_path: Path, capsys: 
 
 def test_empty_folder_says_it_waits(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["watch", str(tmp_path), "--once"]) == 1
-    assert "holds no files yet (waiting for worker_N.log" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "holds no files yet (waiting for worker_N.log" in out
+    assert "ranks=0" in out and "rank  state" not in out  # no status table's header over no rank
 
 
 # ----------------------------------------------------------------------------- issue 22: links

@@ -156,8 +156,11 @@ def _fmt_loss(v: float) -> str:
 
 def status_table(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     """Plain-text per-rank table: rank, state, last epoch/step, last loss, age of last line, detail; then
-    the files that were found but not read."""
+    the files that were found but not read. No rank log, no table: a header over nothing reads as a broken
+    table (the summary and the folder notes say what the folder holds)."""
     st = rank_status(snap, stall_after_s=stall_after_s)
+    if st.empty:
+        return "\n".join(skipped_lines(snap))
     lines = [f"{'rank':>4}  {'state':<9} {'epoch':>5} {'step':>7} {'loss':>10} {'age':>7}  detail"]
     for _, r in st.iterrows():
         age = r["age_s"]
@@ -196,7 +199,9 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
     if snap.metrics.empty and snap.n_ranks:
         out.append(no_rows_help(snap))
     out += [terminal_safe(shared.message()) for shared in shared_streams(snap.metrics)]  # ranks untold apart
-    out.append(status_table(snap, stall_after_s))
+    table = status_table(snap, stall_after_s)
+    if table:
+        out.append(table)
     out.append(failed_line(snap))
     errs = snap.errors
     hidden = hidden_nans(snap)  # a NaN behind another failure (a traceback after it) is said too
@@ -361,7 +366,9 @@ def follow(
             if behind:
                 table += f"\n(behind: {behind / 2**20:,.1f} MiB not read yet)"
             shared = [terminal_safe(s.message()) for s in shared_streams(m)]  # with the table: why one rank
-            print("\n".join([*shared, table]), flush=True)
+            text = "\n".join(part for part in [*shared, table] if part)  # no rank log yet: no empty table
+            if text:
+                print(text, flush=True)
             last_table, last_states = time.monotonic(), states
 
 
