@@ -27,7 +27,7 @@ from datetime import datetime
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
 from core.logs.rows.keylines import record_part
-from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, not_a_metric
+from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, not_a_metric, row_loss_first
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
@@ -359,7 +359,6 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int], fields_on
         _set(read, column, value, name, m.span(at))
 
 
-_BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
 # a `key value` pair right after a loss with a separator: the line goes on without them (a tqdm description,
 # ImageNet1k_ResNet50's `Train Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: 100%|...`)
 _RE_PAIR_NEXT = re.compile(rb"[ \t]+" + _KEY + rb"[ \t]+[-+]?\d*\.\d")
@@ -371,14 +370,8 @@ _RE_PAIR_AFTER_AVG = re.compile(
 
 
 def _loss_keys(line: bytes) -> list[re.Match[bytes]]:
-    """The line's loss keys, the bare `loss` first: ESPnet's `l1_loss=0.252, mse_loss=0.070, ..., loss=0.345`
-    gives its total, the bare key, as the training loss (the parts are columns of their own)."""
-    keys = list(_RE_LOSS_KEY.finditer(line))
-    if len(keys) > 1 and keys[0].start() and line[keys[0].start() - 1 : keys[0].start()] == b"_":
-        bare = [k for k in keys if not k.start() or line[k.start() - 1 : k.start()] in _BEFORE_BARE]
-        if bare:
-            return bare + [k for k in keys if k not in bare]
-    return keys
+    """The line's loss keys, the row's own first (core.logs.rows.keys.row_loss_first: a total, a bare `loss`)."""
+    return row_loss_first(line, list(_RE_LOSS_KEY.finditer(line)), _is_eval)
 
 
 # the failure kinds whose line quotes the loss that ended the run (FailureKind.quotes_loss): (anchors, pattern)
