@@ -102,11 +102,12 @@ _NUMV = (
 # a key may join its words by `/`, `-` or `@` (maxtext's `TFLOP/s/device`, trlx's `losses/policy_loss`, TF-slim's
 # `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`),
 # or a head's name then a dot before a loss or an accuracy (mmseg's `decode.loss_seg`, `aux.acc_seg`; never
-# `callback.py:269`, a source line)
+# `callback.py:269`, a source line); a number may be a JSON string, whole between its quotes (fairseq's `"ppl": "2.51"`)
 _KEY = rb"(?:[A-Za-z]\d+\.|[A-Za-z][A-Za-z0-9_]*\.(?=loss|acc))?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _RE_KV = re.compile(
     rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
-    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
+    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(?:\"(?=" + _NUMV + rb"\"))?"
+    rb"(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
 )
 # any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
@@ -461,10 +462,13 @@ def _pattern_read(line: bytes) -> LineRead | None:
         summary = _RE_SUMMARY.search(line) is not None
         # an eval word before it makes it an evaluation, as before a loss key (`test iter: 0 loss_net: 0.93`)
         read = LineRead(eval=summary or _is_eval(line, m.start()), summary=summary)
-        for name, raw in m.groupdict().items():
-            if raw is not None:
-                _set(read, name, to_float(raw), name, m.span(name))
+        taken = {m.span(name): name for name, raw in m.groupdict().items() if raw is not None}
+        for span, name in taken.items():
+            _set(read, name, to_float(m.group(name)), name, span)
         _metrics(read, line, m.span("loss"))
+        for column in [c for c in read.extras if taken.get(read.spans[c], c) != c]:  # a group's value read again:
+            read.keys[taken[read.spans.pop(column)]] = read.keys.pop(column)  # the group's column, by the line's key
+            del read.extras[column]
         return read
     return None
 

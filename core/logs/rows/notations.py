@@ -469,7 +469,19 @@ NOTATIONS: tuple[Notation, ...] = (
                     "lr": 0.00030195283218121974,
                     "global_norm": 0.291,
                     "loss_scale": 8.0,
+                    "ppl": 2.67,  # the other string values are numbers too (the general reader's `"key": "2.67"`)
+                    "ups": 2.7,
                 },
+            ),
+            NotationSample(
+                '{"epoch": 25, "loss": "3.097", "nll_loss": "1.328", "ppl": "2.51", "wps": 1667443, "ups": "2.7", '
+                '"wpb": 617156, "bsz": 16626, "num_updates": 53749, "lr": 0.00019096019143386865, "gnorm": "0.194", '
+                '"clip": "100%", "oom": 0.02612141621239465, "loss_scale": "4.000", "wall": 20721}',
+                _CORPUS.format(
+                    "facebookresearch/fairseq#233",
+                    "fairseq-2018-json-epoch-train-and-valid-lines-string-losses_fairseq-233",
+                ),
+                {"loss": 3.097, "step": 53749, "global_norm": 0.194, "ppl": 2.51, "ups": 2.7, "wps": 1667443},
             ),
         ),
         pattern=(
