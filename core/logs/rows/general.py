@@ -71,8 +71,10 @@ _RE_LOSS_KEY = re.compile(
     rb"(?:is\b|[:=|]|\xef\xbc\x9a)[ \t]*|"
     # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
     # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
-    # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
-    rb"[ \t]+(?=" + _WRAPPER + rb"|[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z])))|"
+    # (a value written as a decimal, MSVC's `1.#QNAN` too, never a bare integer: `the loss 3 times` is prose)
+    rb"[ \t]+(?="
+    + _WRAPPER
+    + rb"|[-+]?(?:\d*\.\d|\d\.#[A-Z]|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z])))|"
     # a Python (name, value) tuple: FunASR's `[('loss_att', 0.858), ('acc', 0.657), ('loss', 0.998)]`
     rb"(?:" + b"|".join(rb"(?<=\(['\"]" + k + rb")" for k in LOSS_KEYS) + rb")['\"],[ \t]*)"
 )
