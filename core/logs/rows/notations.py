@@ -356,6 +356,39 @@ NOTATIONS: tuple[Notation, ...] = (
         ),
     ),
     Notation(
+        "total_over_parts",
+        "a total loss (`total_loss`, `total-loss`, `Tot Loss`, `overall loss`) beside its parts, before or after "
+        "them: the total is the training loss, the parts are columns",
+        (
+            NotationSample(
+                "iter 144: image-id:0254212, time:1.722(sec), regular_loss: 0.248765, total-loss 0.5882(0.0360, "
+                "0.5233, 0.000000, 0.0289, 0.0000), instances: 3, batch:(16|85, 0|11, 0|0)",
+                _CORPUS.format(
+                    "CharlesShang/FastMaskRCNN#172",
+                    "fastmaskrcnn-iter-regular-loss-total-loss-hyphen-then-markdown-bold-killed_fastmaskrcnn-172",
+                ),
+                {"loss": 0.5882, "regular_loss": 0.248765},
+            ),
+            NotationSample(
+                "Epoch 1 train Loc Loss: 0.0044 Cls Loss: 0.0045 Tot Loss: 0.0045 Accu :0.0010",
+                _CORPUS.format(
+                    "dxli94/WLASL#74",
+                    "wlasl-epoch-train-loc-cls-tot-loss-accu-space-colon-and-validation-lines_wlasl-74",
+                ),
+                {"loss": 0.0045, "epoch": 1, "cls_loss": 0.0045, "accu": 0.001},
+            ),
+            NotationSample(
+                "VALIDATION: test Loc Loss: 0.0043 Cls Loss: 0.0043 Tot Loss: 0.0043 Accu :0.0014",
+                _CORPUS.format(
+                    "dxli94/WLASL#74",
+                    "wlasl-epoch-train-loc-cls-tot-loss-accu-space-colon-and-validation-lines_wlasl-74",
+                ),
+                None,
+                eval=True,
+            ),
+        ),
+    ),
+    Notation(
         "joined_keys",
         "metric keys whose words are joined by `/`, `-` or `@` (trlx's `losses/policy_loss`, maxtext's "
         "`TFLOP/s/device`)",
@@ -436,7 +469,19 @@ NOTATIONS: tuple[Notation, ...] = (
                     "lr": 0.00030195283218121974,
                     "global_norm": 0.291,
                     "loss_scale": 8.0,
+                    "ppl": 2.67,  # the other string values are numbers too (the general reader's `"key": "2.67"`)
+                    "ups": 2.7,
                 },
+            ),
+            NotationSample(
+                '{"epoch": 25, "loss": "3.097", "nll_loss": "1.328", "ppl": "2.51", "wps": 1667443, "ups": "2.7", '
+                '"wpb": 617156, "bsz": 16626, "num_updates": 53749, "lr": 0.00019096019143386865, "gnorm": "0.194", '
+                '"clip": "100%", "oom": 0.02612141621239465, "loss_scale": "4.000", "wall": 20721}',
+                _CORPUS.format(
+                    "facebookresearch/fairseq#233",
+                    "fairseq-2018-json-epoch-train-and-valid-lines-string-losses_fairseq-233",
+                ),
+                {"loss": 3.097, "step": 53749, "global_norm": 0.194, "ppl": 2.51, "ups": 2.7, "wps": 1667443},
             ),
         ),
         pattern=(
