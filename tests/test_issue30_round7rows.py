@@ -1,0 +1,105 @@
+"""Issue 30, round 7's build set (r7rows' part): the general rules its misread rows and losses asked for, on the real
+lines of the logs they were written from (each test names its source), read on every path the parser has, with the
+input each rule must leave alone. The notations' own samples (a logger's line after a bar's cursor-up, W&B's run
+summary, the losses of a PPO row) are entries in core.logs.rows.notations, read by tests/test_grammar_entries.py.
+
+- one process's stdout and stderr side by side (`train.out` / `train.err`, `train_log.log` / `train_error.log`) are
+  rank 0's log, as one file alone is (core.logs.bytes.discover);
+- a log that just ends, its last line without a newline (tensorpack's last step row): a one-shot read takes that
+  line once the file is still; a file being written, and a watcher, wait for its newline (core.logs.rows.reader).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from core.logs import read_run
+from core.logs.bytes.discover import LogRole, discover
+from core.logs.rows.reader import QUIET_S, RunReader
+from tests.helpers import READ_PATHS
+
+# github.com/HjyGb/MsFreB/blob/b6f73d5777c6fd79bf206b92b55bce3653bf8b28/train_log.log (stdout) and train_error.log
+MSFREB_OUT = (
+    b"[15:54:01.625553] Epoch: [30]  [2520/2561]  eta: 0:01:18  lr: 0.000010  focal_loss: 0.0408  edge_loss: 0.0405  "
+    b"dice_loss: 0.9988  clf_loss: 0.0000  cons_loss: 0.0000  total_loss: 0.0857 (0.2642)  time: 1.9132  data: 0.0585  "
+    b"max mem: 8526\n"
+)
+MSFREB_ERR = b"[rank0]: TypeError: save_model() got an unexpected keyword argument 'is_best'\n"
+# github.com/Ascend/ModelZoo-TensorFlow/blob/fc79459574cfa298b2b009f589b7b65223eb5d0f/TensorFlow/contrib/cv/
+# PCN_ID0997_for_TensorFlow/run.log: its last two lines, the file ending without a newline
+PCN = (
+    b"epoch 1  step 275  loss 0.02640418 - time per batch 19.4206\n"
+    b"epoch 1  step 276  loss 0.02740633 - time per batch 19.2787"
+)
+
+
+def _workers(folder: Path) -> list[tuple[int | None, str]]:
+    return [(f.rank, f.rel) for f in discover(folder).files if f.role == LogRole.WORKER]
+
+
+@pytest.mark.parametrize("names", [("train.out", "train.err"), ("train_log.log", "train_error.log")])
+def test_one_process_stdout_and_stderr_are_rank_zero(tmp_path: Path, names: tuple[str, str]) -> None:
+    """The rows of the stdout file and the failure of the stderr file are rank 0's (before: neither read as a
+    rank's log, both a launcher's output: no rows, the failure the job's)."""
+    (tmp_path / names[0]).write_bytes(MSFREB_OUT)
+    (tmp_path / names[1]).write_bytes(MSFREB_ERR)
+    assert sorted(_workers(tmp_path)) == sorted((0, n) for n in names)
+    snap = read_run(tmp_path)
+    assert snap.metrics["loss"].notna().sum() == 1 and set(snap.metrics["rank"]) == {0}
+    assert snap.errors is not None and 0 in set(snap.errors["rank"])
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ("train.out", "train.log"),  # two stdout names: two logs, which is whose is not said
+        ("a.out", "b.err"),  # different stems: two programs
+        ("train.out", "train.err", "eval.out"),  # three files
+        ("msrun.out", "msrun.err"),  # a launcher's own output
+    ],
+)
+def test_other_pairs_of_files_are_no_ones_rank(tmp_path: Path, names: tuple[str, ...]) -> None:
+    for name in names:
+        (tmp_path / name).write_bytes(MSFREB_OUT)
+    assert _workers(tmp_path) == []
+
+
+def _still(path: Path, seconds: float) -> None:
+    """`path` last written `seconds` ago."""
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+@pytest.mark.parametrize("how", list(READ_PATHS))
+def test_a_log_that_just_ends_gives_its_last_line_to_a_one_shot_read(tmp_path: Path, how: str) -> None:
+    log = tmp_path / "run.log"
+    log.write_bytes(PCN)
+    _still(log, 10 * QUIET_S)
+    m = read_run(tmp_path, settings=READ_PATHS[how]).metrics
+    assert m["step"].tolist() == [275, 276] and m["loss"].tolist() == [0.02640418, 0.02740633]
+
+
+@pytest.mark.parametrize("how", list(READ_PATHS))
+def test_a_last_line_being_written_waits_for_its_newline(tmp_path: Path, how: str) -> None:
+    """A file written just now may be mid-line (`loss 0.027` of `loss 0.02740633`): not taken, on any path."""
+    log = tmp_path / "run.log"
+    log.write_bytes(PCN)
+    _still(log, QUIET_S / 4)
+    assert read_run(tmp_path, settings=READ_PATHS[how]).metrics["step"].tolist() == [275]
+
+
+def test_a_watcher_waits_for_the_last_lines_newline_and_then_reads_it_once(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_bytes(PCN)
+    _still(log, 10 * QUIET_S)
+    reader = RunReader(tmp_path)
+    reader.refresh()
+    assert reader.snapshot().metrics["step"].tolist() == [275]
+    with log.open("ab") as f:
+        f.write(b"\n")
+    reader.refresh()
+    assert reader.snapshot().metrics["step"].tolist() == [275, 276]
