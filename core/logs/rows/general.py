@@ -27,7 +27,7 @@ from datetime import datetime
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
 from core.logs.rows.keylines import record_part
-from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, not_a_metric
+from core.logs.rows.keys import auxiliary_part, glued_to_binary, in_seconds, metric_name, not_a_metric
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
@@ -56,6 +56,7 @@ _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
 _WRAPPER = rb"(?<![\w.])(?:(?:np|numpy)\.float(?:16|32|64)|tensor|Tensor|array|Array)\("
 _RE_WRAPPER = re.compile(_WRAPPER + rb"[ \t]*(?:\[[ \t]*)?(?=" + NUM + rb")")
 _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
+_RE_CURSOR_UP = re.compile(rb"\x1b\[[0-9]*[AF]")  # what precedes a cursor-up is another line (a bar's draw)
 _RE_LOSS_KEY = re.compile(
     # (Chinese `为` / `是`, "is", may stand before the separator, which may be a full-width colon:
     # `valid loss 为: 3.37`)
@@ -359,7 +360,7 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int], fields_on
         _set(read, column, value, name, m.span(at))
 
 
-_BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
+_BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{", b"/")  # `/`: a namespace's, `actor/loss`
 # a `key value` pair right after a loss with a separator: the line goes on without them (a tqdm description,
 # ImageNet1k_ResNet50's `Train Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: 100%|...`)
 _RE_PAIR_NEXT = re.compile(rb"[ \t]+" + _KEY + rb"[ \t]+[-+]?\d*\.\d")
@@ -371,13 +372,14 @@ _RE_PAIR_AFTER_AVG = re.compile(
 
 
 def _loss_keys(line: bytes) -> list[re.Match[bytes]]:
-    """The line's loss keys, the bare `loss` first: ESPnet's `l1_loss=0.252, mse_loss=0.070, ..., loss=0.345`
-    gives its total, the bare key, as the training loss (the parts are columns of their own)."""
+    """The line's loss keys, the bare `loss` (`actor/loss`) first: ESPnet's `l1_loss=0.25, ..., loss=0.34` gives its
+    total as the training loss (parts are columns); with no bare key, an auxiliary part (keys.auxiliary_part) last."""
     keys = list(_RE_LOSS_KEY.finditer(line))
     if len(keys) > 1 and keys[0].start() and line[keys[0].start() - 1 : keys[0].start()] == b"_":
         bare = [k for k in keys if not k.start() or line[k.start() - 1 : k.start()] in _BEFORE_BARE]
         if bare:
             return bare + [k for k in keys if k not in bare]
+        return sorted(keys, key=lambda k: auxiliary_part(line, k.start()))
     return keys
 
 
@@ -391,9 +393,10 @@ def read_line(line: bytes | str) -> LineRead | None:
         line = line.encode("utf-8", "replace")
     line = line.rstrip(b"\r\n")
     if b"\x1b" in line:
-        line = _RE_ANSI.sub(b"", line)
+        up = [m.end() for m in _RE_CURSOR_UP.finditer(line)]
+        line = _RE_ANSI.sub(b"", line[up[-1] :] if up and _RE_LOSS_KEY.search(line, up[-1]) else line)
     read = None
-    if b"|" in line and record_part(line):
+    if (b"|" in line or b"wandb:" in line) and record_part(line):
         return None  # a part of a one-key-per-line record (SB3's table, TTS's `| > `): only its whole loss is a row
     if any(any(a in line for a in anchors) and kind.search(line) for anchors, kind in _QUOTING_FAILURES):
         return None  # the failure quoting the loss that ended the run, not a row

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["glued_to_binary", "in_seconds", "metric_name", "not_a_metric"]
+__all__ = ["auxiliary_part", "glued_to_binary", "in_seconds", "metric_name", "not_a_metric"]
 
 
 def metric_name(key: bytes) -> str:
@@ -98,3 +98,14 @@ def glued_to_binary(line: bytes, start: int) -> bool:
             continue
         return unicodedata.category(text[-1])[0] not in "PSZ"  # after a letter the word began before
     return True
+
+
+# the words naming a loss term that is no model's training objective of its own: an RL critic's value loss
+# (veRL's `critic/vf_loss`, SB3's `value_loss`), an entropy bonus or a KL penalty (`actor/entropy_loss`, `kl_loss`)
+_RE_AUXILIARY = re.compile(rb"(?<![a-z])(?:vf|value|entropy|ent|kl)_$", re.IGNORECASE)
+
+
+def auxiliary_part(line: bytes, key_start: int) -> bool:
+    """Whether the loss key at `key_start` (its `loss`, after `_`) names an auxiliary term: among a line's parts
+    with no whole loss, the policy's (`actor/pg_loss`) is the row's loss before these (veRL's PPO row)."""
+    return _RE_AUXILIARY.search(line, max(0, key_start - 8), key_start) is not None
