@@ -19,6 +19,7 @@ import pytest
 
 from core.logs import read_run
 from core.logs.bytes.discover import LogRole, discover
+from core.logs.rows.general import read_line
 from core.logs.rows.reader import QUIET_S, RunReader
 from tests.helpers import READ_PATHS, entry_lines, one_log
 
@@ -137,3 +138,27 @@ def test_a_log_of_only_lines_naming_both_splits_keeps_them_as_training_rows(tmp_
     (tmp_path / "train.log").unlink()
     few = NANOGPT_178[3:]  # two step rows, one estimate: not twice as many
     assert len(read_run(one_log(tmp_path, few), settings=READ_PATHS[how]).metrics) == 3
+
+
+# github.com/MukundShankar-dev/TMR/blob/50cb91917a438649daf9e12f917e907580d18f0e/train.out line 28 (after its `\r`,
+# cut after `v_t2m/R01`): Lightning's
+# validation bar's draw, a cursor-up (`ESC[A`), then the rich logger's epoch line (not a Notation sample: an MSVC NaN
+# in its `loss` place falls back to its `v_loss` part, a gap of space-separated keys tests/test_issue30_mutations finds)
+TMR_LINE = (
+    b"Validation: |          | 0/? [00:00<?, ?it/s]\x1b[A[\x1b[37m12/09/24 14:03:31\x1b[0m] \x1b[34mINFO\x1b[0m   "
+    b"Epoch 0: "
+    b"v_recons 4.545e-01  recons 4.626e-01  v_loss 4.591e+00  loss 5.362e+00  v_latent 1.066e+00  latent 1.139e+00  "
+    b"v_kl 5.804e+00  kl 5.591e+00  v_dtw 7.405e-02  dtw 8.616e-02  v_t2m/len 1368  v_t2m/R01 1.32%\x1b[0m"
+)
+
+
+@pytest.mark.parametrize("how", list(READ_PATHS))
+def test_a_loggers_line_after_a_bars_cursor_up_is_read_alone(tmp_path: Path, how: str) -> None:
+    """The bar's `Validation:` made the epoch line an evaluation line (0 of the log's 500 rows); what precedes a
+    cursor-up is another screen line."""
+    read = read_line(TMR_LINE)
+    assert read is not None and not read.eval and read.fields["loss"] == 5.362 and read.extras["v_loss"] == 4.591
+    m = read_run(one_log(tmp_path, [TMR_LINE] * 3), settings=READ_PATHS[how]).metrics
+    assert m["loss"].tolist() == [5.362] * 3 and m["epoch"].tolist() == [0] * 3
+    bar_only = read_line(TMR_LINE[: TMR_LINE.index(b"\x1b[A") + 3])
+    assert bar_only is None or bar_only.eval  # the draw alone: no training row

@@ -22,7 +22,7 @@ from core.logs.rows.notations_more import MORE
 from core.logs.tokens.lexicon import NUM
 
 _TMR = "https://github.com/MukundShankar-dev/TMR/blob/50cb91917a438649daf9e12f917e907580d18f0e/"
-_TMR_OUT, _TMR_ERR = _TMR + "train.out", _TMR + "train.err"
+_TMR_ERR = _TMR + "train.err"
 
 __all__ = ["NOTATIONS", "Notation", "NotationSample"]
 
@@ -418,24 +418,6 @@ NOTATIONS: tuple[Notation, ...] = (
                 "facebookresearch/fairseq#940",
                 None,
                 eval=True,
-            ),
-        ),
-    ),
-    Notation(
-        "line_after_cursor_up",
-        "a logger's line printed right after a progress bar's draw, behind the bar's cursor-up (`ESC[A`: what "
-        "follows is written on the screen line above): the bar's words (`Validation: |`) are another line's, the "
-        "logger's line is read alone (a training row here, not an evaluation line)",
-        (
-            NotationSample(
-                "Validation: |          | 0/? [00:00<?, ?it/s]\x1b[A[\x1b[37m12/09/24 14:03:31\x1b[0m] \x1b[34mINFO"
-                "\x1b[0m   Epoch 0: v_recons 4.545e-01  recons 4.626e-01  v_loss 4.591e+00  loss 5.362e+00  v_latent "
-                "1.066e+00  latent 1.139e+00  v_kl 5.804e+00  kl 5.591e+00  v_dtw 7.405e-02  dtw 8.616e-02  "
-                "v_t2m/len 1368  v_t2m/R01 1.32%  v_t2m/R02 3.0%  v_t2m/R03 5.55%  v_t2m/R05 7.96%  v_t2m/R10 "
-                "14.77%  v_t2m/MedR 65.0%  v_m2t/len 1368  v_m2t/R01 2.26%  v_m2t/R02 3.79%  v_m2t/R03 5.4%  "
-                "v_m2t/R05 8.85%  v_m2t/R10 15.85%  v_m2t/MedR 68.5%\x1b[0m",
-                _TMR_OUT,
-                {"loss": 5.362, "epoch": 0, "v_loss": 4.591, "recons": 0.4626, "step": None},
             ),
         ),
     ),
