@@ -56,6 +56,7 @@ _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
 _WRAPPER = rb"(?<![\w.])(?:(?:np|numpy)\.float(?:16|32|64)|tensor|Tensor|array|Array)\("
 _RE_WRAPPER = re.compile(_WRAPPER + rb"[ \t]*(?:\[[ \t]*)?(?=" + NUM + rb")")
 _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
+_RE_CURSOR_UP = re.compile(rb"\x1b\[[0-9]*[AF]")  # what precedes a cursor-up is another line (a bar's draw)
 _RE_LOSS_KEY = re.compile(
     # (Chinese `为` / `是`, "is", may stand before the separator, which may be a full-width colon:
     # `valid loss 为: 3.37`)
@@ -387,9 +388,10 @@ def read_line(line: bytes | str) -> LineRead | None:
         line = line.encode("utf-8", "replace")
     line = line.rstrip(b"\r\n")
     if b"\x1b" in line:
-        line = _RE_ANSI.sub(b"", line)
+        up = [m.end() for m in _RE_CURSOR_UP.finditer(line)]
+        line = _RE_ANSI.sub(b"", line[up[-1] :] if up and _RE_LOSS_KEY.search(line, up[-1]) else line)
     read = None
-    if b"|" in line and record_part(line):
+    if (b"|" in line or b"wandb:" in line) and record_part(line):
         return None  # a part of a one-key-per-line record (SB3's table, TTS's `| > `): only its whole loss is a row
     if any(any(a in line for a in anchors) and kind.search(line) for anchors, kind in _QUOTING_FAILURES):
         return None  # the failure quoting the loss that ended the run, not a row
