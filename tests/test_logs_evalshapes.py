@@ -93,10 +93,7 @@ def test_a_line_of_a_known_evaluation_shape_gives_the_general_reader_s_entries(p
     shapes.learn(shape_key(learnt), learnt, read)
     st_ = _state()
     taken = shapes.take(st_, shape_key(line), line, 42, 7.0)
-    if read is not None and read.summary:  # a one-off summary stays with the general reader (its summary flag)
-        assert not taken and not st_.evals
-        return
-    assert taken
+    assert taken  # a one-off summary too (round 12: its flag is the template's, compared below as every field)
     want = _by_general_reader(line, 42)
     assert want and _same(st_.evals, want)
 
@@ -106,6 +103,19 @@ def test_every_real_evaluation_line_has_a_template() -> None:
         read = read_loss(line)
         assert read is not None and read.eval, line
         assert make_eval_template(line, read) is not None, line
+
+
+def test_a_summary_shape_gives_summary_entries_and_an_evaluation_shape_does_not() -> None:
+    """The summary flag is the shape's: HF Trainer's closing dict and DETR's `Averaged stats:` (real lines above)
+    give summary entries by template, as the general reader gives them; an eval dict of the same trainer none."""
+    summaries = [line for line in EVAL_LINES if line.startswith((b"{'train_runtime'", b"Averaged stats:"))]
+    assert len(summaries) == 2
+    for line in (*summaries, EVAL_LINES[0]):
+        shapes = EvalShapes()
+        shapes.learn(shape_key(line), line, read_loss(line))
+        st_ = _state()
+        assert shapes.take(st_, shape_key(line), line, 5, 7.0)
+        assert {e[7] for e in st_.evals} == {line in summaries} and _same(st_.evals, _by_general_reader(line, 5))
 
 
 def test_a_training_line_or_another_word_digit_is_not_taken() -> None:

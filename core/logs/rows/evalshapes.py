@@ -27,12 +27,14 @@ _MAX_SHAPES = 4096  # evaluation shapes remembered (a run has a handful; a flood
 class EvalTemplate:
     """One evaluation line shape: (name, start, end, scale) of each scalar in the order `add_read` makes
     entries of them (a span of (-1, -1): the constant `value`), the epoch and step likewise (None: the line
-    gives none), and the digits inside words the shape keeps."""
+    gives none), the digits inside words the shape keeps, and whether its lines are one-off summaries
+    (core.logs.rows.series: told by the line's words and where its digits are, so by its shape)."""
 
     scalars: tuple[tuple[str, int, int, float, float], ...]
     epoch: tuple[int, int, float, float] | None
     step: tuple[int, int, float, float] | None
     word_digits: tuple[tuple[int, int], ...]
+    summary: bool = False
 
     def applies(self, line: bytes) -> bool:
         """Whether the digits inside words are the template's (`top1` is not `top5`)."""
@@ -80,6 +82,7 @@ def make_eval_template(line: bytes, read: LineRead) -> EvalTemplate | None:
         spans.get("epoch"),
         spans.get("step"),
         digits_in_words(line),
+        read.summary,
     )
 
 
@@ -92,8 +95,8 @@ class EvalShapes:
 
     def learn(self, key: bytes, line: bytes, read: LineRead | None) -> None:
         """Remember the shape `key` of `line` when the general reader read it as an evaluation line."""
-        if read is None or not read.eval or read.summary or key in self._templates:
-            return  # a one-off summary (core.logs.rows.series) stays with the general reader: rare, and its flag
+        if read is None or not read.eval or key in self._templates:
+            return  # (a one-off summary too, its flag kept: a live tick of the corpus folder met ~70, ~85 us each)
         if len(self._templates) >= _MAX_SHAPES:
             self._templates.clear()
         self._templates[key] = make_eval_template(line, read)
@@ -107,5 +110,6 @@ class EvalShapes:
         t = line_time(line)
         t = t if t == t else obs_time
         rank = row_rank(st, line)
-        st.evals.extend((epoch, step, name, value, t, off, rank, False) for name, value in scalars)
+        flag = template.summary
+        st.evals.extend((epoch, step, name, value, t, off, rank, flag) for name, value in scalars)
         return True
