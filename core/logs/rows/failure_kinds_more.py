@@ -419,6 +419,15 @@ MORE_REPORTS: tuple[LauncherReport, ...] = (
                 (0,),
                 "killed by its launcher (sigkill_handler: Killing subprocess)",
             ),
+            (  # behind pdsh's host prefix (the multi-node launcher): core.logs.rows.failures._chatter_level
+                FailureSample(
+                    "192.169.83.120: [2023-10-13 11:31:28,593] [INFO] [launch.py:315:sigkill_handler] Killing "
+                    "subprocess 249",
+                    "github.com/deepspeedai/DeepSpeed/issues/4510 (Llama-2-70B on 16 nodes, the node's exit log)",
+                ),
+                (0,),
+                "killed by its launcher (sigkill_handler: Killing subprocess)",
+            ),
         ),
         reason="killed by its launcher (sigkill_handler: Killing subprocess)",
         chatter=True,
