@@ -325,6 +325,33 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=1,
     ),
+    # a C / CUDA `assert()` that failed: the C library's and CUDA's device-side report `file:line: ... Assertion
+    # `cond` failed.` (glibc quotes it `cond'), then abort() (host) or a sticky device error (a kernel: every later
+    # CUDA call of the process fails). Frameworks print it from their kernels' input checks: PyTorch's index and
+    # loss kernels, Paddle's phi kernels behind `Error: ` (bce_loss_kernel.cu: a NaN reached the loss's input). A
+    # Python `AssertionError` is a traceback's exception line, not this
+    FailureKind(
+        "assertion failed",
+        rb"\bAssertion [`'][^\n]*?[`'] failed\b",
+        (b"Assertion `", b"Assertion '"),
+        (
+            FailureSample(
+                "Error: /paddle/paddle/phi/kernels/gpu/bce_loss_kernel.cu:42 Assertion `(x >= static_cast<T>(0)) && "
+                "(x <= one)` failed. Input is expected to be within the interval [0, 1], but received nan.",
+                "github.com/PaddlePaddle/PaddleNLP/issues/6609 (a comment: training stops at once, batch size 1)",
+            ),
+            FailureSample(
+                "/opt/conda/conda-bld/pytorch_1616554827596/work/aten/src/ATen/native/cuda/IndexKernel.cu:142: "
+                "operator(): block: [0,0,0], thread: [32,0,0] Assertion `index >= -sizes[i] && index < sizes[i] "
+                '&& "index out of bounds"` failed.',
+                _CORPUS.format(
+                    "open-mmlab/mmdetection#5801",
+                    "mmdet-text-log-nan-row-then-cuda-index-out-of-bounds-assertions_mmdetection-5801",
+                ),
+            ),
+        ),
+        weight=3,
+    ),
 )
 
 
