@@ -54,6 +54,26 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         chatter=True,
     ),
+    # MindSpore's Ascend runtime dumps a failed device task (ascend_kernel_runtime.cc `DumpTaskExceptionInfo`, called
+    # only when a task of the graph failed): `Task fail infos ... retcode: 507011` at ERROR level, then, for a data
+    # sink's GetNext op, its cause and suggestions at WARNING level. A pasted log often keeps only those WARNING lines
+    # (mindocr#586): they are the same dump, the run's end. At chatter level (FailureKind.chatter); weight 0: the dump's
+    # ERROR lines or a CANN code, when there, name the failure better (and its first line, the cause, its suggestions)
+    FailureKind(
+        "task exception dump",
+        rb"\bDumpTaskExceptionInfo\] ",
+        (b"DumpTaskExceptionInfo] ",),
+        (
+            FailureSample(
+                "[WARNING] DEVICE(45501,fff2ab7fe1f0,python):2023-08-21-08:15:14.246.438 [mindspore/ccsrc/plugin/"
+                "device/ascend/hal/device/ascend_kernel_runtime.cc:776] DumpTaskExceptionInfo] GetNext error may be "
+                "caused by slow data processing (bigger than 20s / batch) or transfer data to device error.",
+                "github.com/mindspore-lab/mindocr/issues/586 (a comment; the dump's WARNING lines only)",
+            ),
+        ),
+        weight=0,
+        chatter=True,
+    ),
     # Slurm's word that it stopped the job or step for a reason of its own (`DUE TO TIME LIMIT`, `DUE TO PREEMPTION`,
     # `DUE TO NODE FAILURE`): the run ended from outside, like a Ctrl-C (core.logs.rows.failures.STOP_KINDS). Without
     # `DUE TO` the same line is an `scancel` or srun tearing the step down after a task failed (`*** STEP 1.0 ON n1
