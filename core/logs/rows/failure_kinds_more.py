@@ -74,6 +74,22 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         weight=0,
         chatter=True,
     ),
+    # TensorFlow's TPU session (tpu/session_support.py `GracefulShutdownHook`, TPUEstimator's) finds a worker whose
+    # heartbeat stopped (a preempted or dead TPU host) and starts shutting the session down: `ShutdownHook: lame
+    # workers found: HeartbeatManager(/job:worker/...)`, at INFO level. The run lost its worker there; a reset that
+    # trains on after it is not failed (failures.trained_on)
+    FailureKind(
+        "lost worker",
+        rb"\bShutdownHook: lame workers found\b",
+        (b"lame workers found",),
+        (
+            FailureSample(
+                "INFO:tensorflow:ShutdownHook: lame workers found: HeartbeatManager(/job:worker/replica:0/task:0/"
+                "device:CPU:0)",
+                "github.com/megagonlabs/t5-japanese/issues/1 (mesh-tensorflow T5 on a preemptible TPU)",
+            ),
+        ),
+    ),
     # Slurm's word that it stopped the job or step for a reason of its own (`DUE TO TIME LIMIT`, `DUE TO PREEMPTION`,
     # `DUE TO NODE FAILURE`): the run ended from outside, like a Ctrl-C (core.logs.rows.failures.STOP_KINDS). Without
     # `DUE TO` the same line is an `scancel` or srun tearing the step down after a task failed (`*** STEP 1.0 ON n1
