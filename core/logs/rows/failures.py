@@ -399,9 +399,9 @@ def _relaunched(st: FileState, buf: bytes | bytearray, floor: int, base: int, en
     warning opens the first launch and, after its SIGTERM report, the second). No sign: an opening line too short,
     without a word (a `=====` rule printed again and again), a failure's or a traceback's (a second is no launch)."""
     first = st.head.split(b"\n", 1)[0].rstrip(b"\r")
-    if not st.errors or len(first.strip()) < 24 or re.search(rb"[A-Za-z]{3}", first) is None:
-        return  # (searched only where a failure may be superseded: a file without errors costs nothing)
-    if b"Traceback (" in first or fatal_reason(first) is not None:
+    if len(first.strip()) < 24 or re.search(rb"[A-Za-z]{3}", first) is None or b"Traceback (" in first:
+        return
+    if fatal_reason(first) is not None:
         return
     at = buf.rfind(first, floor, end)
     while at != -1 and not (base + at > 0 and (at == 0 or buf[at - 1] == 10)):
