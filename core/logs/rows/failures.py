@@ -395,13 +395,12 @@ def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: in
 def _relaunched(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
     """Where the file's opening line starts a line again in this read (`st.relaunch_at`): the program started
     over in the same file (a relaunch appending to its log: Paddle's `workerlog.N`, a `>>` redirect), so what
-    failed before belongs to an earlier launch (`trained_on`; Sunting78/PP-Industry log/workerlog.1: a sklearn
-    warning opens the first launch and, after its SIGTERM report, the second). No sign: an opening line too short,
-    without a word (a `=====` rule printed again and again), a failure's or a traceback's (a second is no launch)."""
+    failed before belongs to an earlier launch (`trained_on`). Real file (Sunting78/PP-Industry log/workerlog.1,
+    round 7): `.../sklearn/utils/validation.py:37: DeprecationWarning: ...` opens it, the first launch ends in
+    Paddle's SIGTERM report, the same line opens the second launch, which ran on. An opening line too short to
+    tell a launch, or itself a failure's, is no sign."""
     first = st.head.split(b"\n", 1)[0].rstrip(b"\r")
-    if len(first.strip()) < 24 or re.search(rb"[A-Za-z]{3}", first) is None or b"Traceback (" in first:
-        return
-    if fatal_reason(first) is not None:
+    if len(first.strip()) < 24 or first.startswith(b"Traceback") or fatal_reason(first) is not None:
         return
     at = buf.rfind(first, floor, end)
     while at != -1 and not (base + at > 0 and (at == 0 or buf[at - 1] == 10)):
@@ -497,7 +496,7 @@ def trained_on(st: FileState) -> None:
     (`_relaunched`): they stay listed, as error lines. One rule for `watch`, `diagnose` and the Monitor."""
     if not st.errors or (st.rows.last() is None and st.relaunch_at < 0):
         return
-    rows_after = _last_row_at(st)  # (-1 for a rank without rows)
+    rows_after = _last_row_at(st) if st.rows.last() is not None else lambda _rank: -1.0
     for i, err in enumerate(st.errors):
         # (a launcher's word that it killed its workers, too: a relaunch that trains on did not end there)
         killed = err.kind == ErrorKind.TASK_EXIT and kills_only(err.message)
