@@ -388,25 +388,7 @@ def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: in
     there), and failures followed by training are no longer failures (`trained_on`)."""
     chatter_failures(st, buf, floor, base, end)
     _keep_cut(st, bytes(st.tb_carry))
-    _relaunched(st, buf, floor, base, end)
     trained_on(st)
-
-
-def _relaunched(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
-    """Where the file's opening line starts a line again in this read (`st.relaunch_at`): the program started
-    over in the same file (a relaunch appending to its log: Paddle's `workerlog.N`, a `>>` redirect), so what
-    failed before belongs to an earlier launch (`trained_on`). Real file (Sunting78/PP-Industry log/workerlog.1,
-    round 7): `.../sklearn/utils/validation.py:37: DeprecationWarning: ...` opens it, the first launch ends in
-    Paddle's SIGTERM report, the same line opens the second launch, which ran on. An opening line too short to
-    tell a launch, or itself a failure's, is no sign."""
-    first = st.head.split(b"\n", 1)[0].rstrip(b"\r")
-    if len(first.strip()) < 24 or first.startswith(b"Traceback") or fatal_reason(first) is not None:
-        return
-    at = buf.rfind(first, floor, end)
-    while at != -1 and not (base + at > 0 and (at == 0 or buf[at - 1] == 10)):
-        at = buf.rfind(first, floor, at)
-    if at != -1:
-        st.relaunch_at = max(st.relaunch_at, base + at)
 
 
 INTERRUPTED = "interrupted"  # the kind of a Ctrl-C / SIGINT report (core.logs.rows.failure_kinds_more)
@@ -491,17 +473,17 @@ def _add_chatter_failure(st: FileState, line: bytes, off: int) -> None:
 
 
 def trained_on(st: FileState) -> None:
-    """Failures followed by training rows in the same file did not end the rank (a caught exception printed, a
-    retried download, an `[ERROR]` the run survived), nor did those before the program started over in the file
-    (`_relaunched`): they stay listed, as error lines. One rule for `watch`, `diagnose` and the Monitor."""
-    if not st.errors or (st.rows.last() is None and st.relaunch_at < 0):
+    """Failures followed by training rows in the same file did not end the rank (a caught exception
+    printed, a retried download, an `[ERROR]` the run survived): they stay listed, as error lines.
+    One rule for `watch`, `diagnose` and the Monitor, which all judge by the error kinds."""
+    last = st.rows.last()
+    if last is None or not st.errors:
         return
-    rows_after = _last_row_at(st) if st.rows.last() is not None else lambda _rank: -1.0
+    after = _last_row_at(st)
     for i, err in enumerate(st.errors):
         # (a launcher's word that it killed its workers, too: a relaunch that trains on did not end there)
         killed = err.kind == ErrorKind.TASK_EXIT and kills_only(err.message)
-        # (or the program started over in the file after it: `_relaunched`)
-        if (err.kind == ErrorKind.EXCEPTION or killed) and err.offset < max(rows_after(err.rank), st.relaunch_at):
+        if (err.kind == ErrorKind.EXCEPTION or killed) and err.offset < after(err.rank):
             st.errors[i] = replace(err, kind=ErrorKind.ERROR_LOG)
 
 

@@ -282,7 +282,6 @@ class FileState:
     named_memo: tuple = ()  # the ranks its error/eval lines name, and what they were counted on (rows.snapshot)
     procs: ProcessRanks = field(default_factory=ProcessRanks)  # its error lines' processes (rows.processes)
     chatter_at: list[int] = field(default_factory=list)  # offsets of its chatter-level failure rows (rows.failures)
-    relaunch_at: int = -1  # where its opening line last recurs: a later launch appended to it (rows.failures)
 
     def reset(self) -> None:
         """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""
