@@ -175,6 +175,16 @@ def test_the_json_string_values_notation_is_read() -> None:
     assert read.extras["nll_loss"] == 1.417 and read.fields["epoch"] == 10
 
 
+def test_a_pattern_s_column_is_named_by_the_key_the_line_prints() -> None:
+    """fairseq-233's `"gnorm": "0.194"` fills the pattern's `global_norm` and is listed as `gnorm` (the key a user
+    looks for), once: the general reader's second reading of the same value is no column of its own."""
+    [entry] = [n for n in NOTATIONS if n.name == "json_string_values"]
+    read = read_line(entry.samples[1].line)
+    assert read is not None and read.fields["global_norm"] == 0.194 and read.fields["step"] == 53749
+    assert (read.keys["global_norm"], read.keys["step"], read.keys["nll_loss"]) == ("gnorm", "num_updates", "nll_loss")
+    assert "gnorm" not in read.extras and "num_updates" not in read.extras and read.extras["nll_loss"] == 1.328
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     loss=st.floats(min_value=0, max_value=1e6, allow_nan=False),

@@ -6,6 +6,7 @@ the whole matrix). The rule under test: a traceback header inside a line teaches
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -128,8 +129,18 @@ def _loss_samples() -> list[tuple[str, str, tuple[int, int]]]:
                 continue
             read = read_line(sample.line)
             if read is not None and "loss" in read.spans:
-                out.append((notation.name, sample.line, read.spans["loss"]))
+                out.append((notation.name, sample.line, _raw_span(sample.line, read.spans["loss"])))
     return out
+
+
+def _raw_span(line: str, span: tuple[int, int]) -> tuple[int, int]:
+    """`span` (of the text read_line reads: a bar's draw before a cursor-up and escape codes taken out) in `line`
+    as written, where the spelling is put."""
+    raw = line.encode()
+    ups = [m.end() for m in re.finditer(rb"\x1b\[[0-9]*[AF]", raw)]
+    codes = [m.span() for m in re.finditer(rb"\x1b\[[0-9;]*[A-Za-z]", raw)]
+    kept = [i for i in range(ups[-1] if ups else 0, len(raw)) if not any(a <= i < b for a, b in codes)]
+    return kept[span[0]], kept[span[1] - 1] + 1
 
 
 _SAMPLES = _loss_samples()

@@ -10,7 +10,7 @@ set's rules): three general rules for what it missed, each on its entry's real l
   INFO: a chatter kind, found behind hydra's `[date][module][INFO]` stamp too).
 - fastmaskrcnn-iter-regular-loss-total-loss-hyphen-then-markdown-bold-killed_fastmaskrcnn-172: a paste's Markdown
   emphasis around the shell's `Killed` (`**Killed**`) is the same word (the `signal` kind). Its loss (`total-loss`
-  after `regular_loss:`) stays a known gap.
+  after `regular_loss:`) is read since round 7 (the `total_over_parts` notation).
 """
 
 from __future__ import annotations

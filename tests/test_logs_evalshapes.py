@@ -13,9 +13,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.logs.bytes.discover import LogFile, LogRole
-from core.logs.rows.evalshapes import EvalShapes, make_eval_template
+from core.logs.rows.evalshapes import EvalShapes, make_eval_template, may_name_rank
 from core.logs.rows.filestate import FileState, add_read, row_rank
 from core.logs.rows.formats import read_loss
+from core.logs.rows.lineranks import line_rank
 from core.logs.rows.linetemplates import shape_key
 from core.logs.rows.reader import RunReader
 
@@ -93,12 +94,37 @@ def test_a_line_of_a_known_evaluation_shape_gives_the_general_reader_s_entries(p
     shapes.learn(shape_key(learnt), learnt, read)
     st_ = _state()
     taken = shapes.take(st_, shape_key(line), line, 42, 7.0)
-    if read is not None and read.summary:  # a one-off summary stays with the general reader (its summary flag)
-        assert not taken and not st_.evals
-        return
-    assert taken
+    assert taken  # a one-off summary too (round 12: its flag is the template's, compared below as every field)
     want = _by_general_reader(line, 42)
     assert want and _same(st_.evals, want)
+
+
+# icefall's row (tests/fixtures/real_logs/icefall-rank-of-world-paren-rows-ranks-0-6-4-last-cut_icefall-569): its
+# `(rank/world)` names a rank only when rank < world, so two lines of one shape may differ
+ICEFALL = (
+    b"2022-10-23 14:53:29,352 INFO [train.py:907] (0/8) Epoch 3, batch 115350, loss[loss=0.2266, simple_loss=0.245, "
+    b"pruned_loss=0.1042, over 493.00 frames. utt_duration=220.1 frames, utt_pad_proportion=0.3638, over 9.00 "
+    b"utterances.]"
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pair=_same_shape())
+@example(pair=(EVAL_LINES[-1], EVAL_LINES[-1].replace(b"rank 2", b"rank 7")))
+def test_a_shape_that_may_name_no_rank_has_no_line_that_names_one(pair: tuple[bytes, bytes]) -> None:
+    learnt, line = pair
+    assert may_name_rank(learnt) == may_name_rank(line)
+    if not may_name_rank(learnt):
+        assert line_rank(line) is None
+    else:
+        assert line_rank(learnt) is not None  # (no real eval line holds icefall's `] (`)
+
+
+def test_a_rank_of_world_tag_may_name_a_rank_whatever_its_values() -> None:
+    beyond = ICEFALL.replace(b"(0/8)", b"(9/8)")  # the same shape, a rank past the world: no rank named
+    assert line_rank(ICEFALL) is not None and line_rank(beyond) is None
+    assert shape_key(ICEFALL) == shape_key(beyond) and may_name_rank(ICEFALL) and may_name_rank(beyond)
+    assert not may_name_rank(EVAL_LINES[0]) and may_name_rank(EVAL_LINES[-1])  # HF's eval dict; WeNet's `rank 2`
 
 
 def test_every_real_evaluation_line_has_a_template() -> None:
@@ -106,6 +132,19 @@ def test_every_real_evaluation_line_has_a_template() -> None:
         read = read_loss(line)
         assert read is not None and read.eval, line
         assert make_eval_template(line, read) is not None, line
+
+
+def test_a_summary_shape_gives_summary_entries_and_an_evaluation_shape_does_not() -> None:
+    """The summary flag is the shape's: HF Trainer's closing dict and DETR's `Averaged stats:` (real lines above)
+    give summary entries by template, as the general reader gives them; an eval dict of the same trainer none."""
+    summaries = [line for line in EVAL_LINES if line.startswith((b"{'train_runtime'", b"Averaged stats:"))]
+    assert len(summaries) == 2
+    for line in (*summaries, EVAL_LINES[0]):
+        shapes = EvalShapes()
+        shapes.learn(shape_key(line), line, read_loss(line))
+        st_ = _state()
+        assert shapes.take(st_, shape_key(line), line, 5, 7.0)
+        assert {e[7] for e in st_.evals} == {line in summaries} and _same(st_.evals, _by_general_reader(line, 5))
 
 
 def test_a_training_line_or_another_word_digit_is_not_taken() -> None:

@@ -73,6 +73,9 @@ _TICK = st.lists(st.tuples(st.integers(0, 2), st.lists(_LINE, max_size=4), st.bo
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ticks=st.lists(_TICK, min_size=1, max_size=4))
 @example(ticks=[[(0, [EVAL_LINES[3]], False)], [(0, [EVAL_LINES[0]], True)]])
+@example(  # a file's entries past the room kept for them (16, then twice that), between frames handed out
+    ticks=[[(0, [EVAL_LINES[0]] * 4, False)], [(0, [EVAL_LINES[0]] * 4, False)], [(0, [EVAL_LINES[1]] * 4, False)]]
+)
 def test_every_tick_s_frame_is_the_one_built_from_every_entry(
     tmp_path_factory: pytest.TempPathFactory, ticks: list[list[tuple[int, list[bytes], bool]]]
 ) -> None:

@@ -263,18 +263,19 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
     loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOGLIKE.search(r)]
     if not loglike:
         loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOG_NAMED_TEXT.search(r)]
-    single = None
+    single: set[str] = set()
     if (
         not have_workers
-        and len(loglike) == 1
+        and (len(loglike) == 1 or _one_process(loglike))
         and not found.truncated
-        and not _LAUNCHER_OUTPUT.match(loglike[0][1].rsplit("/", 1)[-1])
+        and not any(_LAUNCHER_OUTPUT.match(r.rsplit("/", 1)[-1]) for _, r in loglike)
     ):
-        single = loglike[0][1]
-        found.files.append(LogFile(loglike[0][0], single, LogRole.WORKER, 0, "single"))  # one log file: rank 0
+        single = {r for _, r in loglike}
+        for path, rel in loglike:  # one log file (or one process's stdout and stderr): rank 0
+            found.files.append(LogFile(path, rel, LogRole.WORKER, 0, "single"))
     names = {r for _, r in loglike}
     for path, rel, depth, kind in others:
-        if rel == single:
+        if rel in single:
             continue
         if kind != "file":
             found.skip(rel, f"{kind}, not a regular file")
@@ -291,6 +292,21 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
     order = {role: i for i, role in enumerate(LogRole)}  # workers first, launchers last
     found.files.sort(key=lambda f: (order[f.role], -1 if f.rank is None else f.rank, f.rel))
     return found
+
+
+# the stream a file's name says it holds: stdout (`out`, `log`, `output`) or stderr (`err`, `error`), a word of its own
+_RE_STREAM_WORD = re.compile(r"(?<![a-z0-9])(?:std)?(?:(err(?:or)?)|out(?:put)?|log)(?![a-z0-9])", re.IGNORECASE)
+
+
+def _one_process(loglike: list[tuple[Path, str]]) -> bool:
+    """Two files whose names differ only in the stream they say they hold, one of them stderr: one process's
+    stdout and stderr (Slurm's `train.out` / `train.err`, a redirect's `train_log.log` / `train_error.log`)."""
+    if len(loglike) != 2:
+        return False
+    a, b = (r for _, r in loglike)
+    keys = [_RE_STREAM_WORD.sub("#", r) for r in (a, b)]
+    errs = [any(m.group(1) for m in _RE_STREAM_WORD.finditer(r)) for r in (a, b)]
+    return keys[0] == keys[1] and errs[0] != errs[1]
 
 
 def _pick_groups(groups: dict[tuple[str, str], list[LogFile]], found: Discovery) -> list[LogFile]:

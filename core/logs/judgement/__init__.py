@@ -3,6 +3,8 @@
   status.py     `rank_status` (`RankState`) and the one failure judgement (`failed_ranks`) that `watch`,
                 `diagnose` and the Monitor all use; `tail_lines`
   diagnose.py   stragglers, hung ranks, failure groups and the first failing rank, overflow and norm spikes
+  reasons.py    a failure group's reason where a launcher, msrun or the scheduler said it: paraphrase and the
+                line's own words
   lookat.py     the ranks a person should look at first, and why
   metrics.py    curve maths (smoothing, global step, aggregates, bands, downsampling)
   selection.py  rank selection by expression (`0-7,512,!3`)

@@ -24,9 +24,10 @@ import numpy as np
 import pandas as pd
 
 from core.logs.judgement.metrics import infer_steps_per_epoch
+from core.logs.judgement.reasons import launcher_reason, with_own_words
 from core.logs.judgement.status import first_of_each_rank, nonfinite_by_rank
 from core.logs.rows.cells import as_float, as_int
-from core.logs.rows.failures import failure_weight, task_end_words
+from core.logs.rows.failures import failure_weight
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
 from core.logs.rows.snapshot import RunSnapshot
 from core.logs.rows.taskends import kills_only
@@ -346,23 +347,18 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
             evidence.append(f"msrun: worker process of rank {rank} exited with an exception")
         if (rows["kind"] == ErrorKind.TIMEOUT).any():
             evidence.append(f"scheduler: node {rank} timed out")
-        ended = rows.loc[rows["kind"] == ErrorKind.TASK_EXIT, "message"].astype(str)
-        killed = ended.map(kills_only).astype(bool)
+        ended = rows[rows["kind"] == ErrorKind.TASK_EXIT]
+        killed = ended["message"].astype(str).map(kills_only).astype(bool)
         ended = pd.concat([ended[~killed], ended[killed]])  # how a task ended before a launcher's "killed it"
-        evidence.extend(ended)
+        evidence.extend(ended["message"].astype(str))
+        said = ""
         if not exc.empty:
             pairs = zip(exc["kind"], exc["message"], strict=True)
             weight = [4 if k == ErrorKind.NAN else failure_weight(str(m)) for k, m in pairs]
             key = _normalise(str(exc.iloc[weight.index(max(weight))]["message"]))  # the best-named, first
             times = exc["log_time"].dropna()
         else:
-            if not ended.empty and (words := task_end_words(ended.iloc[0])) is not None:
-                launcher, reason = words
-                key = f"{reason} ({launcher}'s word on the task; no trace in its own log)"
-            elif (rows["kind"] == ErrorKind.WORKER_EXIT).any():
-                key = "msrun: worker exited with an exception (no traceback in its log)"
-            else:
-                key = "scheduler: node timed out (no traceback in its log)"
+            key, said = launcher_reason(rows, ended)
             times = pd.Series(dtype=float)
         if not times.empty:
             t, src = float(times.min()), "log time"
@@ -370,7 +366,8 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
             t, src = mtime, "file mtime"
         else:
             t, src = _NAN, "none"
-        g = by_key.setdefault(key, {"ranks": [], "times": [], "srcs": [], "evidence": []})
+        g = by_key.setdefault(key, {"ranks": [], "times": [], "srcs": [], "evidence": [], "said": {}})
+        g["said"][rank] = said
         g["ranks"].append(rank)
         g["times"].append(t)
         g["srcs"].append(src)
@@ -388,7 +385,7 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
             evidence = [*evidence[:10], f"... and {len(evidence) - 10} more"]
         groups.append(
             FailureGroup(
-                key,
+                with_own_words(key, g["said"].get(int(first_rank), "")),
                 ranks_sorted,
                 int(first_rank),
                 None if first_time != first_time else float(first_time),

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from core.logs.rows.filestate import NOT_EVAL_VALUES, FileState, row_rank
 from core.logs.rows.general import LineRead, line_time, to_float
+from core.logs.rows.lineranks import line_rank
 from core.logs.rows.linetemplates import digits_in_words
 
-__all__ = ["EvalShapes", "EvalTemplate", "make_eval_template"]
+__all__ = ["EvalShapes", "EvalTemplate", "make_eval_template", "may_name_rank"]
 
 _NAN = float("nan")
 _MAX_SHAPES = 4096  # evaluation shapes remembered (a run has a handful; a flood of others resets it)
@@ -27,12 +28,16 @@ _MAX_SHAPES = 4096  # evaluation shapes remembered (a run has a handful; a flood
 class EvalTemplate:
     """One evaluation line shape: (name, start, end, scale) of each scalar in the order `add_read` makes
     entries of them (a span of (-1, -1): the constant `value`), the epoch and step likewise (None: the line
-    gives none), and the digits inside words the shape keeps."""
+    gives none), the digits inside words the shape keeps, whether its lines are one-off summaries
+    (core.logs.rows.series: told by the line's words and where its digits are, so by its shape) and whether
+    they may name a rank (`may_name_rank`: else the file's rank, no search)."""
 
     scalars: tuple[tuple[str, int, int, float, float], ...]
     epoch: tuple[int, int, float, float] | None
     step: tuple[int, int, float, float] | None
     word_digits: tuple[tuple[int, int], ...]
+    summary: bool = False
+    names_rank: bool = True
 
     def applies(self, line: bytes) -> bool:
         """Whether the digits inside words are the template's (`top1` is not `top5`)."""
@@ -80,7 +85,17 @@ def make_eval_template(line: bytes, read: LineRead) -> EvalTemplate | None:
         spans.get("epoch"),
         spans.get("step"),
         digits_in_words(line),
+        read.summary,
+        may_name_rank(line),
     )
+
+
+def may_name_rank(line: bytes) -> bool:
+    """Whether lines of `line`'s shape may name a rank (core.logs.rows.lineranks.line_rank): `line` names one, or
+    it holds icefall's `] (` (its `(rank/world)` names a rank only when rank < world). Every other pattern there
+    is told by a line's words and where its digits are, never by their values: a shape names one for every line
+    or for none (the row templates' `ranked` rests on the same)."""
+    return b"] (" in line or line_rank(line) is not None
 
 
 class EvalShapes:
@@ -92,8 +107,8 @@ class EvalShapes:
 
     def learn(self, key: bytes, line: bytes, read: LineRead | None) -> None:
         """Remember the shape `key` of `line` when the general reader read it as an evaluation line."""
-        if read is None or not read.eval or read.summary or key in self._templates:
-            return  # a one-off summary (core.logs.rows.series) stays with the general reader: rare, and its flag
+        if read is None or not read.eval or key in self._templates:
+            return  # (a one-off summary too, its flag kept: a live tick of the corpus folder met ~70, ~85 us each)
         if len(self._templates) >= _MAX_SHAPES:
             self._templates.clear()
         self._templates[key] = make_eval_template(line, read)
@@ -106,6 +121,7 @@ class EvalShapes:
         epoch, step, scalars = template.entries(line)
         t = line_time(line)
         t = t if t == t else obs_time
-        rank = row_rank(st, line)
-        st.evals.extend((epoch, step, name, value, t, off, rank, False) for name, value in scalars)
+        rank = row_rank(st, line) if template.names_rank else None  # (~2 us a line: 680 a corpus tick)
+        flag = template.summary
+        st.evals.extend((epoch, step, name, value, t, off, rank, flag) for name, value in scalars)
         return True

@@ -22,17 +22,29 @@ _NO_RANK = -(2**62)  # an entry whose line names no rank (its file's rank then):
 
 
 class _FileEvals:
-    """One file's entries as one float64 block, a row per entry: epoch, step, value, time, offset, the rank its
-    line names (else _NO_RANK), its name's code (every integer exact: < 2**53) and its summary flag (0 / 1);
-    the list they come from (a reset file gets a new one) and how many of it are in the block. The block is
-    replaced, never written in place (a frame joined from it is a copy anyway)."""
+    """One file's entries as float64 columns, a row of `cols` per field and a column per entry: epoch, step,
+    value, time, offset, the rank its line names (else _NO_RANK), its name's code (every integer exact: < 2**53)
+    and its summary flag (0 / 1); the list they come from (a reset file gets a new one) and how many of it are in
+    `cols[:, :n]`. New entries are written past n, into room kept for them (a frame is joined from copies of
+    `cols[:, :n]`, so nothing handed out sees them): a tick adds a few entries to a file of hundreds, and copying
+    every file's entries to append them was a third of `frame` on the corpus folder's tick."""
 
-    __slots__ = ("block", "n", "source")
+    __slots__ = ("cols", "n", "source")
 
     def __init__(self, source: list[tuple]) -> None:
         self.source = source
         self.n = 0
-        self.block = np.empty((0, _WIDTH), dtype=np.float64)
+        self.cols = np.empty((_WIDTH, 0), dtype=np.float64)
+
+    def append(self, block: np.ndarray) -> None:
+        """Entries (a row each, _WIDTH fields) after the first n."""
+        n, k = self.n, len(block)
+        if n + k > self.cols.shape[1]:
+            grown = np.empty((_WIDTH, max(2 * self.cols.shape[1], n + k, 16)), dtype=np.float64)
+            grown[:, :n] = self.cols[:, :n]
+            self.cols = grown
+        self.cols[:, n : n + k] = block.T
+        self.n = n + k
 
 
 _WIDTH = 8
@@ -53,8 +65,7 @@ def _take_new(parts: list[_FileEvals], code: dict[str, int]) -> None:
     block = np.array(rows, dtype=np.float64).reshape(-1, _WIDTH)
     at = 0
     for p, k in fresh:
-        p.block = np.concatenate([p.block, block[at : at + k]])
-        p.n += k
+        p.append(block[at : at + k])
         at += k
 
 
@@ -92,20 +103,20 @@ class EvalTable:
         if not parts:
             return pd.DataFrame([], columns=EVAL_COLUMNS)  # as `eval_frame` gives it (object columns)
         lengths = np.array([p.n for _, p in parts], dtype=np.int64)
-        own = np.repeat([st.info.rank if st.info.rank is not None else -1 for st, _ in parts], lengths)
-        block = np.concatenate([p.block for _, p in parts])
-        named = block[:, _NAMED].astype(np.int64)
-        names = pd.array(list(self._code), dtype="str").take(block[:, _CODE].astype(np.int64))
+        own = np.repeat(np.array([st.info.rank if st.info.rank is not None else -1 for st, _ in parts]), lengths)
+        cols = np.concatenate([p.cols[:, : p.n] for _, p in parts], axis=1)  # a fresh copy: a field per row
+        named = cols[_NAMED].astype(np.int64)
+        names = pd.array(list(self._code), dtype="str").take(cols[_CODE].astype(np.int64))
         files = pd.array([st.info.rel for st, _ in parts], dtype="str").take(np.repeat(np.arange(len(parts)), lengths))
         data = {
-            "rank": np.where(named == _NO_RANK, own, named).astype(np.int64),
-            "epoch": block[:, 0].copy(),
-            "step": block[:, 1].copy(),
+            "rank": np.where(named == _NO_RANK, own.astype(np.int64, copy=False), named),
+            "epoch": cols[0],
+            "step": cols[1],
             "name": names,
-            "value": block[:, 2].copy(),
-            "time": block[:, 3].copy(),
-            "offset": block[:, _OFFSET].astype(np.int64),
+            "value": cols[2],
+            "time": cols[3],
+            "offset": cols[_OFFSET].astype(np.int64),
             "file": files,
-            "summary": block[:, _SUMMARY] != 0.0,
+            "summary": cols[_SUMMARY] != 0.0,
         }
         return pd.DataFrame(data, columns=EVAL_COLUMNS)

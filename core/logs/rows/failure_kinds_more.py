@@ -54,6 +54,42 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         chatter=True,
     ),
+    # MindSpore's Ascend runtime dumps a failed device task (ascend_kernel_runtime.cc `DumpTaskExceptionInfo`, called
+    # only when a task of the graph failed): `Task fail infos ... retcode: 507011` at ERROR level, then, for a data
+    # sink's GetNext op, its cause and suggestions at WARNING level. A pasted log often keeps only those WARNING lines
+    # (mindocr#586): they are the same dump, the run's end. At chatter level (FailureKind.chatter); weight 0: the dump's
+    # ERROR lines or a CANN code, when there, name the failure better (and its first line, the cause, its suggestions)
+    FailureKind(
+        "task exception dump",
+        rb"\bDumpTaskExceptionInfo\] ",
+        (b"DumpTaskExceptionInfo] ",),
+        (
+            FailureSample(
+                "[WARNING] DEVICE(45501,fff2ab7fe1f0,python):2023-08-21-08:15:14.246.438 [mindspore/ccsrc/plugin/"
+                "device/ascend/hal/device/ascend_kernel_runtime.cc:776] DumpTaskExceptionInfo] GetNext error may be "
+                "caused by slow data processing (bigger than 20s / batch) or transfer data to device error.",
+                "github.com/mindspore-lab/mindocr/issues/586 (a comment; the dump's WARNING lines only)",
+            ),
+        ),
+        weight=0,
+        chatter=True,
+    ),
+    # TensorFlow's TPU session (tpu/session_support.py `GracefulShutdownHook`, TPUEstimator's) finds a worker whose
+    # heartbeat stopped (a preempted or dead TPU host) and starts shutting the session down: `ShutdownHook: lame
+    # workers found: HeartbeatManager(/job:worker/...)`, at INFO level. The run lost its worker there; a reset that
+    # trains on after it is not failed (failures.trained_on)
+    FailureKind(
+        "lost worker",
+        rb"\bShutdownHook: lame workers found\b",
+        (b"lame workers found",),
+        (
+            FailureSample(
+                "INFO:tensorflow:ShutdownHook: lame workers found: HeartbeatManager(/job:worker/replica:0/task:0/"
+                "device:CPU:0)",
+                "github.com/megagonlabs/t5-japanese/issues/1 (mesh-tensorflow T5 on a preemptible TPU)",
+            ),
+        ),
+    ),
     # Slurm's word that it stopped the job or step for a reason of its own (`DUE TO TIME LIMIT`, `DUE TO PREEMPTION`,
     # `DUE TO NODE FAILURE`): the run ended from outside, like a Ctrl-C (core.logs.rows.failures.STOP_KINDS). Without
     # `DUE TO` the same line is an `scancel` or srun tearing the step down after a task failed (`*** STEP 1.0 ON n1
@@ -325,6 +361,33 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=1,
     ),
+    # a C / CUDA `assert()` that failed: the C library's and CUDA's device-side report `file:line: ... Assertion
+    # `cond` failed.` (glibc quotes it `cond'), then abort() (host) or a sticky device error (a kernel: every later
+    # CUDA call of the process fails). Frameworks print it from their kernels' input checks: PyTorch's index and
+    # loss kernels, Paddle's phi kernels behind `Error: ` (bce_loss_kernel.cu: a NaN reached the loss's input). A
+    # Python `AssertionError` is a traceback's exception line, not this
+    FailureKind(
+        "assertion failed",
+        rb"\bAssertion [`'][^\n]*?[`'] failed\b",
+        (b"Assertion `", b"Assertion '"),
+        (
+            FailureSample(
+                "Error: /paddle/paddle/phi/kernels/gpu/bce_loss_kernel.cu:42 Assertion `(x >= static_cast<T>(0)) && "
+                "(x <= one)` failed. Input is expected to be within the interval [0, 1], but received nan.",
+                "github.com/PaddlePaddle/PaddleNLP/issues/6609 (a comment: training stops at once, batch size 1)",
+            ),
+            FailureSample(
+                "/opt/conda/conda-bld/pytorch_1616554827596/work/aten/src/ATen/native/cuda/IndexKernel.cu:142: "
+                "operator(): block: [0,0,0], thread: [32,0,0] Assertion `index >= -sizes[i] && index < sizes[i] "
+                '&& "index out of bounds"` failed.',
+                _CORPUS.format(
+                    "open-mmlab/mmdetection#5801",
+                    "mmdet-text-log-nan-row-then-cuda-index-out-of-bounds-assertions_mmdetection-5801",
+                ),
+            ),
+        ),
+        weight=3,
+    ),
 )
 
 
@@ -415,6 +478,15 @@ MORE_REPORTS: tuple[LauncherReport, ...] = (
                         "OpenRLHF/OpenRLHF#977",
                         "deepspeed-zero2-init-then-sigkill-handler-killing-subprocess_openrlhf-977",
                     ),
+                ),
+                (0,),
+                "killed by its launcher (sigkill_handler: Killing subprocess)",
+            ),
+            (  # behind pdsh's host prefix (the multi-node launcher): core.logs.rows.failures._chatter_level
+                FailureSample(
+                    "192.169.83.120: [2023-10-13 11:31:28,593] [INFO] [launch.py:315:sigkill_handler] Killing "
+                    "subprocess 249",
+                    "github.com/deepspeedai/DeepSpeed/issues/4510 (Llama-2-70B on 16 nodes, the node's exit log)",
                 ),
                 (0,),
                 "killed by its launcher (sigkill_handler: Killing subprocess)",

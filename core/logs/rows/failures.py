@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from core.logs.bytes.discover import LogRole
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import JOB_RANK, ErrorKind, ErrorRow, add_error, last_log_time
-from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, line_rank
+from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, host_prefix, line_rank
 from core.logs.rows.processes import process_rank
 from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
 
@@ -424,9 +424,18 @@ def chatter_failures(st: FileState, buf: bytes | bytearray, floor: int, base: in
             le = buf.find(b"\n", at, end)
             le = end if le == -1 else le
             line = bytes(buf[ls:le]).rstrip(b"\r")
-            if ls >= cut and (line.startswith(CHATTER) or _RE_STAMPED_CHATTER.match(line)):
+            if ls >= cut and _chatter_level(line):
                 _add_chatter_failure(st, line, base + ls)
             at = buf.find(anchor, le, end) if le < end else -1
+
+
+def _chatter_level(line: bytes) -> bool:
+    """Whether `line` is printed at a chatter level, also behind pdsh's `host: ` prefix (DeepSpeed's multi-node
+    launcher: `192.169.83.120: [2023-10-13 11:31:28,593] [INFO] [launch.py:315:sigkill_handler] Killing subprocess
+    249`, deepspeedai/DeepSpeed#4510): the node's launcher says the same words there as on one node."""
+    host = host_prefix(line)
+    body = line if host is None else line[host[1] :]
+    return body.startswith(CHATTER) or _RE_STAMPED_CHATTER.match(body) is not None
 
 
 def _drop_chatter(st: FileState, start: int) -> None:
@@ -442,8 +451,8 @@ def _add_chatter_failure(st: FileState, line: bytes, off: int) -> None:
     read); its message is MindSpore's text after the log header (`Process N receive KeyboardInterrupt signal.`),
     which `fatal_reason` names too (fairseq's `crash.pt` save behind hydra's stamp). A line of neither is no
     failure."""
-    if off in st.chatter_at:
-        return  # (defensive: a line already listed is never listed twice)
+    if off in st.chatter_at or any(off <= err.offset < off + len(line) for err in st.errors):
+        return  # a line already listed is never listed twice (the line reader took one behind a pdsh host prefix)
     ended = task_end(line)
     if ended is None and fatal_reason(line) is None:
         return

@@ -27,7 +27,7 @@ from datetime import datetime
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
 from core.logs.rows.keylines import record_part
-from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, not_a_metric
+from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, not_a_metric, row_loss_first
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
@@ -56,6 +56,7 @@ _RE_TENSOR_VALUE = re.compile(rb"value=\s*\[?\s*(" + NUM + rb")")
 _WRAPPER = rb"(?<![\w.])(?:(?:np|numpy)\.float(?:16|32|64)|tensor|Tensor|array|Array)\("
 _RE_WRAPPER = re.compile(_WRAPPER + rb"[ \t]*(?:\[[ \t]*)?(?=" + NUM + rb")")
 _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
+_RE_CURSOR_UP = re.compile(rb"\x1b\[[0-9]*[AF]")  # what precedes a cursor-up is another line (a bar's draw)
 _RE_LOSS_KEY = re.compile(
     # (Chinese `为` / `是`, "is", may stand before the separator, which may be a full-width colon:
     # `valid loss 为: 3.37`)
@@ -71,8 +72,10 @@ _RE_LOSS_KEY = re.compile(
     rb"(?:is\b|[:=|]|\xef\xbc\x9a)[ \t]*|"
     # `key value` without a separator: old Megatron's `| lm loss 6.758929E+00 |` (and `lm loss NAN`),
     # `progress 10/2754 loss 0.666556 acc 0.82`, `loss nan grad_norm nan rank 2`
-    # (a value written as a decimal, never a bare integer: `the loss 3 times` is prose)
-    rb"[ \t]+(?=" + _WRAPPER + rb"|[-+]?(?:\d*\.\d|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z])))|"
+    # (a value written as a decimal, MSVC's `1.#QNAN` too, never a bare integer: `the loss 3 times` is prose)
+    rb"[ \t]+(?="
+    + _WRAPPER
+    + rb"|[-+]?(?:\d*\.\d|\d\.#[A-Z]|\d+e[-+]?\d|nan(?![a-z])|inf(?![a-z])|infinity(?![a-z])))|"
     # a Python (name, value) tuple: FunASR's `[('loss_att', 0.858), ('acc', 0.657), ('loss', 0.998)]`
     rb"(?:" + b"|".join(rb"(?<=\(['\"]" + k + rb")" for k in LOSS_KEYS) + rb")['\"],[ \t]*)"
 )
@@ -102,11 +105,12 @@ _NUMV = (
 # a key may join its words by `/`, `-` or `@` (maxtext's `TFLOP/s/device`, trlx's `losses/policy_loss`, TF-slim's
 # `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`),
 # or a head's name then a dot before a loss or an accuracy (mmseg's `decode.loss_seg`, `aux.acc_seg`; never
-# `callback.py:269`, a source line)
+# `callback.py:269`, a source line); a number may be a JSON string, whole between its quotes (fairseq's `"ppl": "2.51"`)
 _KEY = rb"(?:[A-Za-z]\d+\.|[A-Za-z][A-Za-z0-9_]*\.(?=loss|acc))?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _RE_KV = re.compile(
     rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
-    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
+    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(?:\"(?=" + _NUMV + rb"\"))?"
+    rb"(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
 )
 # any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
@@ -359,7 +363,6 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int], fields_on
         _set(read, column, value, name, m.span(at))
 
 
-_BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{")
 # a `key value` pair right after a loss with a separator: the line goes on without them (a tqdm description,
 # ImageNet1k_ResNet50's `Train Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: 100%|...`)
 _RE_PAIR_NEXT = re.compile(rb"[ \t]+" + _KEY + rb"[ \t]+[-+]?\d*\.\d")
@@ -371,14 +374,8 @@ _RE_PAIR_AFTER_AVG = re.compile(
 
 
 def _loss_keys(line: bytes) -> list[re.Match[bytes]]:
-    """The line's loss keys, the bare `loss` first: ESPnet's `l1_loss=0.252, mse_loss=0.070, ..., loss=0.345`
-    gives its total, the bare key, as the training loss (the parts are columns of their own)."""
-    keys = list(_RE_LOSS_KEY.finditer(line))
-    if len(keys) > 1 and keys[0].start() and line[keys[0].start() - 1 : keys[0].start()] == b"_":
-        bare = [k for k in keys if not k.start() or line[k.start() - 1 : k.start()] in _BEFORE_BARE]
-        if bare:
-            return bare + [k for k in keys if k not in bare]
-    return keys
+    """The line's loss keys, the row's own first (core.logs.rows.keys.row_loss_first: a total, a bare `loss`)."""
+    return row_loss_first(line, list(_RE_LOSS_KEY.finditer(line)), _is_eval)
 
 
 # the failure kinds whose line quotes the loss that ended the run (FailureKind.quotes_loss): (anchors, pattern)
@@ -391,9 +388,10 @@ def read_line(line: bytes | str) -> LineRead | None:
         line = line.encode("utf-8", "replace")
     line = line.rstrip(b"\r\n")
     if b"\x1b" in line:
-        line = _RE_ANSI.sub(b"", line)
+        up = [m.end() for m in _RE_CURSOR_UP.finditer(line)]
+        line = _RE_ANSI.sub(b"", line[up[-1] :] if up and _RE_LOSS_KEY.search(line, up[-1]) else line)
     read = None
-    if b"|" in line and record_part(line):
+    if (b"|" in line or b"wandb:" in line) and record_part(line):
         return None  # a part of a one-key-per-line record (SB3's table, TTS's `| > `): only its whole loss is a row
     if any(any(a in line for a in anchors) and kind.search(line) for anchors, kind in _QUOTING_FAILURES):
         return None  # the failure quoting the loss that ended the run, not a row
@@ -468,10 +466,13 @@ def _pattern_read(line: bytes) -> LineRead | None:
         summary = _RE_SUMMARY.search(line) is not None
         # an eval word before it makes it an evaluation, as before a loss key (`test iter: 0 loss_net: 0.93`)
         read = LineRead(eval=summary or _is_eval(line, m.start()), summary=summary)
-        for name, raw in m.groupdict().items():
-            if raw is not None:
-                _set(read, name, to_float(raw), name, m.span(name))
+        taken = {m.span(name): name for name, raw in m.groupdict().items() if raw is not None}
+        for span, name in taken.items():
+            _set(read, name, to_float(m.group(name)), name, span)
         _metrics(read, line, m.span("loss"))
+        for column in [c for c in read.extras if taken.get(read.spans[c], c) != c]:  # a group's value read again:
+            read.keys[taken[read.spans.pop(column)]] = read.keys.pop(column)  # the group's column, by the line's key
+            del read.extras[column]
         return read
     return None
 

@@ -9,7 +9,10 @@ Two frames of the family, told by the line's text alone (so every read path deci
   - a console logger's record lines ending the line (behind any prefix), `     | > decoder_loss: 0.20866  (0.19815)`
     (Mozilla TTS / Coqui TTS's `--> STEP: 309/390 -- GLOBAL_STEP: 91150` blocks, a running average in
     parentheses): only the whole loss is a row, and an evaluation block's `| > avg_loss:` stays the evaluation's
-    (its parts, `avg_decoder_loss`, none).
+    (its parts, `avg_decoder_loss`, none);
+  - Weights & Biases' own lines, `wandb:                     loss 0.34985` under `wandb: Run summary:` (and the
+    `Run history:` sparklines): the run's last logged values, printed once at its end, never a training row
+    (W&B prefixes only its own output with `wandb:`; the training's prints are never so prefixed).
 The parts as columns of the record's row need the lines assembled into one record (parser state across lines on
 every read path): not done; they are read as nothing.
 """
@@ -34,7 +37,9 @@ _WHOLE = frozenset(b"train training total avg average mean val valid validation 
 
 
 def record_part(line: bytes) -> bool:
-    """Whether `line` is one line of a one-key-per-line record whose key is no whole loss (no row)."""
+    """Whether `line` is one line of a one-key-per-line record whose key is no whole loss (no row), or of W&B's."""
+    if line.lstrip(b" \t")[:6] == b"wandb:":
+        return True
     if line[:1] == b"|" and (cell := _RE_KEY_CELL.match(line)) is not None:
         return cell.group(1).lower() != b"loss"
     if b">" not in line or (rec := _RE_RECORD_LINE.search(line)) is None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
-__all__ = ["glued_to_binary", "in_seconds", "metric_name", "not_a_metric"]
+__all__ = ["auxiliary_part", "glued_to_binary", "in_seconds", "metric_name", "not_a_metric", "row_loss_first"]
 
 
 def metric_name(key: bytes) -> str:
@@ -98,3 +99,46 @@ def glued_to_binary(line: bytes, start: int) -> bool:
             continue
         return unicodedata.category(text[-1])[0] not in "PSZ"  # after a letter the word began before
     return True
+
+
+# the words naming a loss term that is no model's training objective of its own: an RL critic's value loss
+# (veRL's `critic/vf_loss`, SB3's `value_loss`), an entropy bonus or a KL penalty (`actor/entropy_loss`, `kl_loss`)
+_RE_AUXILIARY = re.compile(rb"(?<![a-z])(?:vf|value|entropy|ent|kl)_$", re.IGNORECASE)
+
+
+def auxiliary_part(line: bytes, key_start: int) -> bool:
+    """Whether the loss key at `key_start` (its `loss`, after `_`) names an auxiliary term: among a line's parts
+    with no whole loss, the policy's (`actor/pg_loss`) is the row's loss before these (veRL's PPO row)."""
+    return _RE_AUXILIARY.search(line, max(0, key_start - 8), key_start) is not None
+
+
+# what may stand before a bare `loss` key (not `_`: `mse_loss` is a part)
+_BEFORE_BARE = (b" ", b",", b"\t", b"'", b'"', b"{", b"/")  # `/`: a namespace's, `actor/loss`
+# a total's word among the (up to three) words joined to a loss key: `total_loss`, `total-loss`, `Tot Loss`,
+# `overall loss`, `Total train loss`
+_RE_TOTAL = re.compile(rb"(?i)(?<![A-Za-z0-9])(?:total|tot|overall)(?:[ \t_\-]+[A-Za-z]+){0,2}[ \t_\-]*$")
+
+
+def row_loss_first(
+    line: bytes, keys: list[re.Match[bytes]], is_eval: Callable[[bytes, int], bool]
+) -> list[re.Match[bytes]]:
+    """The line's loss keys (matches at the word `loss`), the row's own loss first; the others are columns.
+    A total outranks its parts wherever it stands, when it is of the first key's kind (`is_eval`: a validation
+    total never makes a training line an evaluation): fastmaskrcnn's `regular_loss: 0.2487, total-loss 0.5882(...)`,
+    WLASL's `Loc Loss: X Cls Loss: Y Tot Loss: Z`. Else a bare `loss` outranks a first key that joins `_` to it:
+    ESPnet's `l1_loss=0.252, mse_loss=0.070, ..., loss=0.345`, veRL's `actor/loss`; with no bare key, an
+    auxiliary part (`auxiliary_part`) last. Words decide, never the values."""
+    if len(keys) < 2:
+        return keys
+    first = keys[0]
+    if _RE_TOTAL.search(line, max(0, first.start() - 40), first.start()) is None:
+        kind = is_eval(line, first.start())
+        for key in keys[1:]:
+            if _RE_TOTAL.search(line, max(0, key.start() - 40), key.start()) and is_eval(line, key.start()) == kind:
+                return [key, *(k for k in keys if k is not key)]
+    if first.start() and line[first.start() - 1 : first.start()] == b"_":
+        bare = [k for k in keys if not k.start() or line[k.start() - 1 : k.start()] in _BEFORE_BARE]
+        if bare:
+            return bare + [k for k in keys if k not in bare]
+        return sorted(keys, key=lambda k: auxiliary_part(line, k.start()))  # a policy's loss before a critic's
+    return keys

@@ -1,5 +1,5 @@
 """The training series decided per file (issue 30 item 2), over a file's rows so far, at snapshot time: a
-line's text alone cannot tell these apart, the file's other rows can. Three rules, each per file:
+line's text alone cannot tell these apart, the file's other rows can. Four rules, each per file:
 
 - epoch summaries: in a file whose rows with a step outnumber its rows with an epoch and no step, these are
   summaries (Oscar-Paddle's `** ** Epoch [N] done! Training loss: X ** **`): evaluation rows, as fairseq's
@@ -14,7 +14,13 @@ line's text alone cannot tell these apart, the file's other rows can. Three rule
   least half of that shape's rows in the file are such echoes (TFLearn's `Training Step: 8 | total loss: 2.03040`
   before `| Adam | epoch: 001 | loss: 2.03040 - acc: 0.2720 -- iter: 00512/55000`; LlamaFactory's callbacks line
   `{'loss': 6.8404, 'learning_rate': 5.0000e-05, 'epoch': 17.35, 'throughput': 439.09}` before the Trainer's own
-  `{'loss': 6.8404, 'grad_norm': 0.0, 'learning_rate': 5e-05, 'epoch': 17.35, ...}`): one row per step.
+  `{'loss': 6.8404, 'grad_norm': 0.0, 'learning_rate': 5e-05, 'epoch': 17.35, ...}`): one row per step;
+- estimates: rows that name an evaluation loss beside their loss (nanoGPT's `step 250: train loss X, val loss Y`,
+  an estimate over both splits every eval_interval) are evaluation rows in a file whose rows naming none are more
+  than twice as many, when no such row has their shape (`iter 240: loss Z, time ..ms, mfu ..%` names a step time):
+  a file of only such lines keeps them (`Epoch [001/300] - Train Loss: X, Valid Loss: Y`), and so do rows of the
+  training rows' own shape that name one now and then (a progress bar's postfix gains `val_loss=` after a
+  validation). A NaN evaluation loss is stored as naming none: such a row stays (as the step printed twice decides).
 
 "Values named" (a row's signature) are its numeric columns that hold a number, the time and the loss left out
 (a line may or may not print a time; every row has a loss, and a NaN loss is no other shape). A live tick and a
@@ -24,6 +30,7 @@ may apply (`Notes`), so a run without such rows pays one check per block, never 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -32,7 +39,7 @@ import numpy as np
 
 from core.logs.tokens.bulk import ROW_KEYS
 
-__all__ = ["Aside", "Notes", "column_signatures", "note", "note_many", "set_aside", "signatures"]
+__all__ = ["Aside", "Notes", "column_signatures", "estimate_name", "note", "note_many", "set_aside", "signatures"]
 
 _N_FLOAT = len(ROW_KEYS) - 1
 _STEP, _EPOCH, _LOSS, _TIME = (ROW_KEYS.index(k) for k in ("step", "epoch", "loss", "time"))
@@ -55,15 +62,30 @@ class Notes:
     epoch_only: int = 0  # rows with an epoch and no step
     pairs: int = 0  # neighbouring rows with one step or one loss and different signatures
     last: list[float] | None = None  # the last row (ROW_KEYS columns)
+    estimates: int = 0  # rows naming an evaluation loss (`estimate_name`) beside their loss
 
     @property
     def any(self) -> bool:
-        return bool(self.pairs or self.summaries)
+        return bool(self.pairs or self.summaries or self.estimating)
+
+    @property
+    def estimating(self) -> bool:
+        """Whether the file's rows naming an evaluation loss may be estimates: its other rows are more than twice
+        as many (counted over its rows with a step or an epoch)."""
+        return 0 < 3 * self.estimates < self.stepped + self.epoch_only
 
     @property
     def summaries(self) -> bool:
         """Whether the file's rows with an epoch and no step are summaries: rarer than its rows with a step."""
         return 0 < self.epoch_only < self.stepped
+
+
+_RE_EVAL_LOSS = re.compile(r"(?:val|valid|validation|eval|evaluation|test|dev)_(?:\w+_)?loss")
+
+
+def estimate_name(column: str) -> bool:
+    """Whether a row's other column (its normalised key, core.logs.rows.keys.metric_name) is an evaluation loss."""
+    return _RE_EVAL_LOSS.fullmatch(column) is not None
 
 
 def signatures(block: np.ndarray) -> np.ndarray:
@@ -173,10 +195,13 @@ def set_aside(
     columns: Mapping[str, np.ndarray | None],
     asked: list[int],
     epoch_codes: list[int],
+    estimates: np.ndarray | None = None,
+    estimate_codes: Sequence[int] = (),
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
-    files `epoch_codes`."""
+    files `epoch_codes`, the estimates rule (`estimates`: whether each row names an evaluation loss) only in
+    files `estimate_codes`."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -193,6 +218,10 @@ def set_aside(
     twice = pair[step[pair] == step[pair + 1]]
     aside[twice[often[shape[twice]] < often[shape[twice + 1]]]] = Aside.EVAL
     aside[twice[often[shape[twice + 1]] < often[shape[twice]]] + 1] = Aside.EVAL
+    if estimates is not None and len(estimate_codes):
+        where = pick(np.isin(code, estimate_codes))
+        est = where & pick(estimates)
+        aside[est & ~np.isin(shape, shape[where & ~est])] = Aside.EVAL  # no row naming none has their shape
     echo = pair[loss[pair] == loss[pair + 1]]
     named = np.bitwise_count(sign)  # how many values each row names
     marked = np.zeros(len(code), dtype=bool)

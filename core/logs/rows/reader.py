@@ -59,6 +59,9 @@ __all__ = [
 ]
 
 _NAN = float("nan")
+# a one-shot read takes a file's last line without a newline (a log that just ends: tensorpack's last step row) once
+# the file has been still this long: a writer mid-line moves its mtime (a watcher waits for the newline instead)
+QUIET_S = 2.0
 
 
 def file_order(st: FileState) -> tuple[int, bool, str]:
@@ -166,7 +169,7 @@ class RunReader:
         spent_before = self.spent
         now, stop_at = time.time(), None if budget is None else self.spent + max(budget, self._min_read)
         capped = False  # the last file read was left behind: the budget is spent
-        small = SmallFiles(self.parser, self.source)  # short logs read together
+        small = SmallFiles(self.parser, self.source, self.one_shot)  # short logs read together
         try:
             for i, st in enumerate(targets):
                 if capped or (stop_at is not None and self.spent >= stop_at):
@@ -406,6 +409,9 @@ class RunReader:
                             st.consumed = pos
                             changed = True
                             continue
+                        if self.one_shot and pos + got == size and now - stat.st_mtime >= QUIET_S:
+                            self.parser.feed(st, bytes(data[:got]) + b"\n", pos, now, got + 1)  # the file's end
+                            pos, st.consumed, changed = pos + got, pos + got, True
                         break  # an incomplete last line: wait for its newline
                     nxt = pos + last_nl + 1
                     if end - nxt >= self.settings.prefetch_min and _HAVE_PREAD:

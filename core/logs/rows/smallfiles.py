@@ -26,8 +26,9 @@ _NAN = float("nan")
 class SmallFiles:
     """One batch of whole small files: `take` reads one in (or says no), `flush` parses the batch."""
 
-    def __init__(self, parser: Parser, source: ByteSource) -> None:
+    def __init__(self, parser: Parser, source: ByteSource, one_shot: bool = False) -> None:
         self.parser = parser
+        self.one_shot = one_shot  # a file whose last line has no newline is read the usual way (reader.QUIET_S)
         self.source = source  # the reader's files (core.logs.bytes.source)
         self.limit = parser.seam.batch_limit()  # a file this big is read on its own
         self.batch = parser.settings.read_block  # bytes parsed in one go
@@ -78,8 +79,8 @@ class SmallFiles:
             chunk[chunk == 13] = 10  # (core.logs.bytes.rawio.cr_to_lf): offsets unchanged
             del chunk
         last_nl = self.buf.rfind(b"\n", lo, lo + got)
-        if last_nl == -1:  # no complete line yet: the usual read holds or drops the partial one
-            return False
+        if last_nl == -1 or (self.one_shot and last_nl != lo + got - 1):  # the usual read holds, drops or ends
+            return False  # the partial line
         self.used = last_nl + 1
         last_nl -= lo
         st.head, st.ino, st.mtime = head, stat.st_ino, stat.st_mtime

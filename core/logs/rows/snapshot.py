@@ -17,7 +17,7 @@ from core.logs.bytes.rawio import line_number
 from core.logs.rows.filestate import FATAL_KINDS, JOB_RANK, ErrorKind, ErrorRow, FileState
 from core.logs.rows.perfile import Aside
 from core.logs.rows.table import EVAL_COLUMNS
-from core.logs.rows.taskends import kills_only, launcher_traceback
+from core.logs.rows.taskends import kills_only, launcher_traceback, spawn_traceback
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -126,7 +126,8 @@ def timing_frame(workers: list[FileState]) -> pd.DataFrame:
 
 def error_frame(workers: list[FileState], files: list[FileState]) -> pd.DataFrame:
     """Every file's errors (an error's rank from its pid when it has none, the pid's worker's; the launcher's own
-    traceback is the job's, rank -1, when its report names the failed ranks: `_launcher_reports`)."""
+    traceback is the job's, rank -1, when its report names the failed ranks: `_launcher_reports`; so is a spawning
+    parent's beside another rank's failure: `_spawn_parent`)."""
     pid_to_rank = {st.pid: st.info.rank for st in workers if st.pid is not None}
     error_rows: list[tuple] = []
     for st in files:
@@ -134,7 +135,8 @@ def error_frame(workers: list[FileState], files: list[FileState]) -> pd.DataFram
         for i, err in enumerate(st.errors):
             if err.line is None:
                 err = st.errors[i] = err.with_line(line_number(st.info.path, err.offset))
-            if reported and err.kind == ErrorKind.EXCEPTION and launcher_traceback(err.context):
+            launcher = reported and err.kind == ErrorKind.EXCEPTION and launcher_traceback(err.context)
+            if launcher or _spawn_parent(st, err):
                 err = replace(err, rank=JOB_RANK)
             elif err.rank is None and err.pid is not None:
                 err = replace(err, rank=_pid_rank(err, st, pid_to_rank))
@@ -152,6 +154,17 @@ def _pid_rank(err: ErrorRow, st: FileState, pid_to_rank: dict[int, int | None]) 
     if rank is None and err.kind == ErrorKind.WORKER_EXIT and st.info.layout == "single":
         return st.info.rank
     return rank
+
+
+def _spawn_parent(st: FileState, err: ErrorRow) -> bool:
+    """Whether `err` is a spawning parent's traceback (core.logs.rows.taskends.spawn_traceback) in a file that names
+    another rank's failure (icefall's `(1/4) Saving batch to`, a spawn report's `-- Process 2 terminated`): the job's
+    word on that child (rank -1), not a failure of the file's own rank; alone, it stays its rank's."""
+    return (
+        err.kind == ErrorKind.EXCEPTION
+        and spawn_traceback(err.context)
+        and any(e.kind in FATAL_KINDS and e.rank is not None and 0 <= e.rank != err.rank for e in st.errors)
+    )
 
 
 def _launcher_reports(st: FileState) -> bool:
@@ -269,7 +282,11 @@ def _named_ranks(st: FileState) -> set[int]:
     if st.named_memo and st.named_memo[0][2] == key[2]:
         by_evals, done = st.named_memo[2], st.named_memo[0][3]
     by_evals = by_evals | {e[6] for e in st.evals[done:] if e[6] is not None}
-    named = {e.rank for e in st.errors if e.rank is not None and e.rank >= 0 and e.kind != ErrorKind.TASK_EXIT}
+    named = {
+        e.rank
+        for e in st.errors
+        if e.rank is not None and e.rank >= 0 and e.kind != ErrorKind.TASK_EXIT and not _spawn_parent(st, e)
+    }
     st.named_memo = (key, named | by_evals, by_evals)
     return st.named_memo[1]
 

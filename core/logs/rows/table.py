@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.rows.filestate import FileState, note_key
-from core.logs.rows.perfile import Notes, note_many, set_aside
+from core.logs.rows.perfile import Notes, estimate_name, note_many, set_aside
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -205,6 +205,10 @@ class MetricTable:
         block = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
         lengths = np.array([len(p[2]) for p in parts], dtype=np.int64)
         note_many([p[0].notes for p in parts], block, lengths.tolist())  # (core.logs.rows.perfile)
+        for src, _, _, extras in parts:  # rows naming an evaluation loss: perfile's estimates rule
+            named_eval = [idx[values == values] for name, (idx, values) in extras.items() if estimate_name(name)]
+            if named_eval:
+                src.notes.estimates += len(np.unique(np.concatenate(named_eval)))
         start, end = self._n, self._n + len(block)
         self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
@@ -269,10 +273,29 @@ class MetricTable:
         arrays = {k: self._cols[k].arr for k in _FLOAT_NAMES}
         cols = {k: None if a is None else a[:n] if every else a[rows] for k, a in arrays.items()}
         epoch_codes = [src.code for src in srcs if src.notes.summaries]
+        est_codes = [src.code for src in srcs if src.notes.estimating]
+        est = self._names_eval_loss(n) if est_codes else None
         if every:
-            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes)
+            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes, est, est_codes)
         out = np.zeros(n, dtype=np.int8)
-        out[rows] = set_aside(code[rows], self._fixed["rank"][:n][rows], cols, asked, epoch_codes)
+        out[rows] = set_aside(
+            code[rows],
+            self._fixed["rank"][:n][rows],
+            cols,
+            asked,
+            epoch_codes,
+            None if est is None else est[rows],
+            est_codes,
+        )
+        return out
+
+    def _names_eval_loss(self, n: int) -> np.ndarray:
+        """Per row of the first n, whether it names an evaluation loss (a number) among its other columns."""
+        out = np.zeros(n, dtype=bool)
+        for name in self._extra_names:
+            arr = self._cols[name].arr
+            if arr is not None and estimate_name(name):
+                out |= ~np.isnan(arr[:n])
         return out
 
     def reserve(self, need: int) -> None:

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 from core.logs.rows.failure_kinds import LAUNCHER_REPORTS
 
-__all__ = ["WORKERS_KILLED", "TaskEnd", "kills_only", "launcher_traceback", "task_end", "task_end_words"]
+__all__ = [
+    "WORKERS_KILLED",
+    "TaskEnd",
+    "kills_only",
+    "launcher_traceback",
+    "spawn_traceback",
+    "task_end",
+    "task_end_words",
+]
 
 # What a launcher says when one of its tasks ends badly (core.logs.rows.failure_kinds.LAUNCHER_REPORTS)
 _LAUNCHERS = [(report.launcher, re.compile(report.pattern), report.reason) for report in LAUNCHER_REPORTS]
@@ -126,3 +134,20 @@ def launcher_traceback(context: str) -> bool:
         if not path.endswith("runpy.py"):
             return _RE_LAUNCHER_ENTRY.search(path) is not None
     return False
+
+
+# A frame of torch.multiprocessing's spawn (`.../torch/multiprocessing/spawn.py`, detectron2's launch and fairseq's
+# call_main go through it), or the source line calling it where the log is cut before spawn's own frames (icefall's
+# `mp.spawn(run, args=(world_size, args), nprocs=world_size, join=True)`)
+_RE_SPAWN = re.compile(
+    r'File "[^"\n]*[/\\]torch[/\\]multiprocessing[/\\]spawn\.py"'
+    r"|^[ \t]*(?:mp|multiprocessing|torch\.multiprocessing)\.spawn\(",
+    re.MULTILINE,
+)
+
+
+def spawn_traceback(context: str) -> bool:
+    """Whether an exception's traceback (`context`, whole or cut) passes through torch.multiprocessing's spawn: the
+    parent raised it when a child process died (`-- Process 1 terminated with the following error:`), a word on that
+    child's failure, not a failure of the parent's own rank."""
+    return _RE_SPAWN.search(context) is not None
