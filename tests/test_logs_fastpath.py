@@ -24,6 +24,7 @@ from core.logs.rows.failures import task_end as failures_task_end
 from core.logs.rows.formats import RE_EXC_LINE, ROW_FIELDS, parse_step_time_line, read_loss
 from core.logs.rows.linekinds import RE_TIMEMONITOR, WORTH, opens_traceback
 from core.logs.rows.lineranks import line_rank
+from core.logs.rows.perfile import estimate_name
 from core.logs.rows.reader import RunReader
 from core.logs.rows.redraws import bar_of
 from core.logs.rows.templated import Shapes
@@ -128,7 +129,9 @@ def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
       file's rows have is an evaluation row;
     - two neighbouring rows of one rank with one loss (a number) and different names: the row naming fewer
       values (as many: the later row) is dropped, when such rows are at least half of the file's rows naming
-      what it names."""
+      what it names;
+    - a row naming an evaluation loss beside its loss (nanoGPT's estimate line) is an evaluation row when the
+      file's other rows are more than twice as many and none of them has its shape."""
     epoch, step, loss = (ROW_FIELDS.index(k) for k in ("epoch", "step", "loss"))
     epoch_only = sum(row[epoch] == row[epoch] and row[step] != row[step] for row, _, _ in reads)
     stepped = sum(row[step] == row[step] for row, _, _ in reads) > epoch_only
@@ -151,6 +154,13 @@ def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
             if a[loss] == b[loss]:  # as many named: the later row is the echo
                 fewer = i if len(_named(a)) < len(_named(b)) else j
                 echoes.setdefault(_named(reads[fewer][0]), set()).add(fewer)
+    # estimates: rows naming an evaluation loss (a number) beside their loss, in a file whose rows with a step or
+    # an epoch are more than three times as many, are evaluation rows unless a row naming none has their shape
+    est = {i for i, (_, extras, _) in enumerate(reads) if any(estimate_name(n) and v == v for n, v in extras.items())}
+    counted = sum(row[step] == row[step] or row[epoch] == row[epoch] for row, _, _ in reads)
+    if 0 < 3 * len(est) < counted:
+        plain = {_named(row) for i, (row, _, _) in enumerate(reads) if i not in est}
+        evaluation |= {i for i in est if _named(reads[i][0]) not in plain}
     dropped = {i for shape, rows in echoes.items() if 2 * len(rows) >= shape_count[shape] for i in rows}
     kept = [read for i, read in enumerate(reads) if i not in evaluation and i not in dropped]
     return kept, [read for i, read in enumerate(reads) if i in evaluation - dropped]
@@ -235,6 +245,12 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
 @example(
     data=b"[1,0]<stdout>:epoch: 1 step: 3, loss is 2.5\n[1,1]<stdout>:epoch: 1 step: 3, loss is 2.5, lr: 0.1\n" * 2,
     block_min=1,
+)
+@example(  # an estimate line (its own shape, naming val_loss) after rows naming none: an evaluation row (hypothesis)
+    data=b"epoch: 0001, step: 1910, loss is 0\nepoch: 0001 step: 1391, loss is .5\n"
+    b"epoch: 0001, step: 1513, loss is 0.0\nepoch: 0001 step: 0 loss is nan\r\n"
+    b"\x1b[32mstep 1/0 train_loss=2.297702297702298 val_loss=4.52\x1b[0m\n",
+    block_min=64,
 )
 def test_one_shot_rows_match_line_by_line_reference(
     tmp_path_factory: pytest.TempPathFactory, data: bytes, block_min: int

@@ -1,0 +1,55 @@
+"""Notations of trainers' and tools' own lines, one entry each (as core.logs.rows.notations, which reads these
+after its own and notations_more's; split off to keep modules short): a tracking tool's lines that are never rows
+(W&B's run summary) and the rows of RL trainers that name several losses (veRL's PPO row), each with real samples.
+"""
+
+from __future__ import annotations
+
+from core.logs.rows.notation import CORPUS, Notation, NotationSample
+
+__all__ = ["TRAINERS"]
+
+_TMR = "https://github.com/MukundShankar-dev/TMR/blob/50cb91917a438649daf9e12f917e907580d18f0e/"
+_TMR_ERR = _TMR + "train.err"
+
+TRAINERS: tuple[Notation, ...] = (
+    Notation(
+        "wandb_run_summary",
+        "Weights & Biases' own lines (`wandb: Run summary:` then `wandb: <key> <value>`, one key a line): the run's "
+        "last logged values, printed once at its end, never a training row (core.logs.rows.keylines)",
+        (
+            NotationSample("wandb:                     loss 0.34985", _TMR_ERR, None),
+            NotationSample("wandb:               train_loss 0.34985", _TMR_ERR, None),
+            NotationSample("wandb:                 val_loss 1.72031", _TMR_ERR, None),
+        ),
+    ),
+    Notation(
+        "namespaced_losses_of_a_ppo_row",
+        "a PPO trainer's row naming several losses under namespaces (veRL's `step:N - actor/pg_loss:X - ... - "
+        "actor/loss:Y`): the bare `loss` under its namespace (`actor/loss`) is the row's loss, as a bare `loss` is "
+        "beside `*_loss` parts; with none, the policy's loss (`actor/pg_loss`) before an auxiliary term's (a "
+        "critic's `critic/vf_loss`, `actor/entropy_loss`, `kl_loss`); the others are columns (lines cut where shown)",
+        (
+            NotationSample(
+                "\x1b[36m(TaskRunner pid=625502)\x1b[0m step:1 - global_seqlen/min:2578 - global_seqlen/max:2578 - "
+                "global_seqlen/minmax_diff:0 - global_seqlen/balanced_min:2578 - global_seqlen/balanced_max:2578 - "
+                "global_seqlen/mean:2578.0 - actor/entropy:0.463403582572937 - perf/mfu/actor_infer:0.0 - "
+                "actor/pg_clipfrac:0.0 - actor/ppo_kl:0.0 - actor/pg_clipfrac_lower:0.0 - actor/pg_loss:0.0 - "
+                "actor/entropy_loss:0.4634036049246788 - actor/kl_loss:0.0 - actor/kl_coef:0.001 - "
+                "actor/loss:-0.00046340361586771905 - actor/grad_norm:0.009721037931740284 - actor/lr:3e-05",
+                "https://github.com/Foo1szz/verl/blob/0adc23fd7421b4b3c85cf0ba059003f201cc5ccf/train.out",
+                {"loss": -0.00046340361586771905, "step": 1, "actor_pg_loss": 0.0, "actor_kl_loss": 0.0},
+            ),
+            NotationSample(
+                "step:1 - global_seqlen/min:2780.000 - global_seqlen/max:3103.000 - global_seqlen/minmax_diff:323.000 "
+                "- global_seqlen/balanced_min:2927.000 - global_seqlen/balanced_max:2952.000 - global_seqlen/mean:"
+                "2934.750 - critic/kl:-0.000 - critic/kl_coeff:0.040 - critic/vf_loss:nan - critic/vf_clipfrac:0.000 "
+                "- critic/vpred_mean:nan - critic/grad_norm:nan - mfu/critic:0.036 - critic/lr:0.000 - "
+                "actor/entropy_loss:0.442 - actor/pg_loss:-0.013 - actor/pg_clipfrac:0.000 - actor/ppo_kl:0.000 - "
+                "actor/grad_norm:9.819 - mfu/actor:0.018 - actor/lr:0.000",
+                CORPUS.format("verl-project/verl#498", "verl-step-row-dash-joined-vf-loss-nan-pg-loss-finite_verl-498"),
+                {"loss": -0.013, "step": 1, "actor_entropy_loss": 0.442},
+            ),
+        ),
+    ),
+)
