@@ -109,8 +109,13 @@ _DETERMINED = re.compile(rb"(?:<\w*>[ \t]+)?(?:\[[^\]\n]*\][ \t]+)?(?:[0-9a-f]+[
 
 # a log collector's own stamp before every line (`kubectl logs --timestamps`, `docker logs -t`, Loki and other
 # log systems): RFC 3339 with a `T`, a fraction and a zone (`2025-07-17T11:20:40.299361236+08:00 [rank2]: ...`).
-# What follows is the process's own line, its tag included (the zone tells it from a logger's own date)
-_COLLECTOR_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) ")
+# What follows is the process's own line, its tag included (the zone tells it from a logger's own date). A
+# date-time of any precision without a zone is a collector's too when a launcher's tag follows it (a logger's own
+# date comes after the tag, never before it): NVIDIA/nccl#1610's `2025-02-18 12:54 [rankN]:[E218 ...] ...`
+_COLLECTOR_STAMP = re.compile(
+    rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) |"
+    rb"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)? (?=" + TORCH_TAG + rb"|" + LAUNCHER_TAG + rb")"
+)
 
 RANK_SOURCES: tuple[RankSource, ...] = (
     RankSource(
@@ -153,6 +158,14 @@ RANK_SOURCES: tuple[RankSource, ...] = (
                 None,
                 "github.com/modelscope/ms-swift/issues/5009 (tests/fixtures/real_logs/"
                 "iso-timestamp-before-rank2-tag-traceback-cut_ms-swift-5009)",
+            ),
+            RankSample(  # behind a collector's date-time without a zone (`collector_stamp`): the tag's global rank
+                b"2025-02-18 12:54 [rank8]:[E218 04:54:22.731995105 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught "
+                b"collective operation timeout: WorkNCCL(SeqNum=146, OpType=ALLTOALL_BASE, NumelIn=1621248, "
+                b"NumelOut=1572864, Timeout(ms)=600000) ran for 600021 milliseconds before timing out.",
+                8,
+                None,
+                "github.com/NVIDIA/nccl/issues/1610 (the issue's pasted output)",
             ),
         ),
     ),

@@ -1,0 +1,74 @@
+"""Issue 30, round 7's set-aside third after it was scored (16 of 24 read right on main): general rules for the
+failures it missed, each on its entry's real lines (/work/wt/_heldout7/<k|l|m>/<entry>/SOURCE.md) and every read path.
+
+- timestamp-prefixed-rank8-alltoall-watchdog-pg-rank-0_nccl-1610 (https://github.com/NVIDIA/nccl/issues/1610): a
+  collector's date-time without a zone (`2025-02-18 12:54 `) before torch's `[rank8]:` tag hid the NCCL watchdog's
+  time-out (core.logs.rows.lineranks collector_stamp); behind the tag, the message's `[Rank 0]` (the rank within
+  process group PG ID 11) was taken for the failing rank: the tag's global rank wins (add_line_failure `tagged`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.logs import read_run
+from core.logs.judgement.diagnose import diagnose
+from core.logs.judgement.status import failed_ranks
+from core.logs.rows.lineranks import collector_stamp
+from tests.helpers import READ_PATHS, one_log
+
+ROW = b"epoch: 1 step: 1, loss is 2.5"
+
+# NVIDIA/nccl#1610's pasted output, its first three lines as published (lines 2-3 begin with one space)
+NCCL_1610 = [
+    b"2025-02-18 12:54 [rank8]:[E218 04:54:22.731995105 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective "
+    b"operation timeout: WorkNCCL(SeqNum=146, OpType=ALLTOALL_BASE, NumelIn=1621248, NumelOut=1572864, "
+    b"Timeout(ms)=600000) ran for 600021 milliseconds before timing out.",
+    b" 2025-02-18 12:54 [rank8]:[E218 04:54:22.732116247 ProcessGroupNCCL.cpp:1795] [PG ID 11 PG GUID 117 Rank 0] "
+    b"Exception (either an error or timeout) detected by watchdog at work: 146, last enqueued NCCL work: 154, last "
+    b"completed NCCL work: 145.",
+    b" 2025-02-18 12:54 [rank8]:[E218 04:54:22.793014061 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective "
+    b"operation timeout: WorkNCCL(SeqNum=70, OpType=_ALLGATHER_BASE, NumelIn=32, NumelOut=64, Timeout(ms)=600000) ran "
+    b"for 600079 milliseconds before timing out.",
+]
+_STAMP = len(b"2025-02-18 12:54 ")
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_watchdog_time_out_behind_a_date_time_and_rank_tag_fails_the_tag_s_rank(tmp_path: Path, path: str) -> None:
+    snap = read_run(one_log(tmp_path, NCCL_1610), settings=READ_PATHS[path])
+    failed = failed_ranks(snap)
+    assert set(failed) == {8}
+    assert "Watchdog caught collective operation timeout" in failed[8]
+    assert diagnose(snap).root_cause == 8
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_rank_tag_wins_over_the_process_group_rank_in_the_message(tmp_path: Path, path: str) -> None:
+    # the same line without the collector's stamp, among another rank's rows: still global rank 8's failure
+    snap = read_run(one_log(tmp_path, [b"[rank3]:" + ROW, NCCL_1610[0][_STAMP:]]), settings=READ_PATHS[path])
+    assert set(failed_ranks(snap)) == {8}
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_without_a_tag_the_message_s_rank_still_names_the_failure(tmp_path: Path, path: str) -> None:
+    # no launcher tag: the watchdog's `[Rank 0]` is the only rank the stream's line names
+    snap = read_run(one_log(tmp_path, [ROW, NCCL_1610[0][_STAMP + len(b"[rank8]:") :]]), settings=READ_PATHS[path])
+    assert set(failed_ranks(snap)) == {0}
+
+
+@pytest.mark.parametrize(
+    ("line", "end"),
+    [
+        (NCCL_1610[0], _STAMP),
+        (b"2025-02-18 12:54:07.123 [1,37]<stderr>:Traceback (most recent call last):", 24),
+        (b"2025-07-17T11:20:40.299361236+08:00 [rank2]: Traceback (most recent call last):", 36),
+        # a logger's own date before its message (no launcher's tag after it) is the process's line, not a prefix
+        (b"2025-02-18 12:54:07 loss: 2.3", 0),
+        (b"2025-02-18 12:54 Traceback (most recent call last):", 0),
+    ],
+)
+def test_a_date_time_without_a_zone_is_a_collector_s_stamp_only_before_a_launcher_s_tag(line: bytes, end: int) -> None:
+    assert collector_stamp(line) == end
