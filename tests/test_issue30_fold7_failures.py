@@ -5,6 +5,9 @@ failures it missed, each on its entry's real lines (/work/wt/_heldout7/<k|l|m>/<
   collector's date-time without a zone (`2025-02-18 12:54 `) before torch's `[rank8]:` tag hid the NCCL watchdog's
   time-out (core.logs.rows.lineranks collector_stamp); behind the tag, the message's `[Rank 0]` (the rank within
   process group PG ID 11) was taken for the failing rank: the tag's global rank wins (add_line_failure `tagged`).
+- mpirun-ranks-37-4-glog-check-failed-socket-timeout-no-rows_paddle-4043 (https://github.com/PaddlePaddle/Paddle/
+  issues/4043): mpirun --timestamp-output's ctime stamp glued to --tag-output's `[1,37]<stderr>:` hid both ranks'
+  glog `Check failed` (collector_stamp reads it before a launcher's tag).
 """
 
 from __future__ import annotations
@@ -34,6 +37,17 @@ NCCL_1610 = [
     b"for 600079 milliseconds before timing out.",
 ]
 _STAMP = len(b"2025-02-18 12:54 ")
+# PaddlePaddle/Paddle#4043's pasted log, its first six lines as published
+PADDLE_4043 = [
+    b"Mon Sep 11 14:31:16 2017[1,37]<stderr>:F0911 14:31:16.057638  5678 SocketChannel.cpp:54] Check failed: len >= 0 "
+    b" peer=10.75.60.42: Connection timed out [110]",
+    b"Mon Sep 11 14:31:16 2017[1,37]<stderr>:*** Check failure stack trace: ***",
+    b"Mon Sep 11 14:31:16 2017[1,4]<stderr>:F0911 14:31:16.029341 13958 SocketChannel.cpp:54] Check failed: len >= 0 "
+    b" peer=10.75.60.42: Connection timed out [110]",
+    b"Mon Sep 11 14:31:16 2017[1,4]<stderr>:*** Check failure stack trace: ***",
+    b"Mon Sep 11 14:31:16 2017[1,37]<stderr>:    @           0x91316d  google::LogMessage::Fail()",
+    b"Mon Sep 11 14:31:16 2017[1,37]<stderr>:    @           0x916c1c  google::LogMessage::SendToLog()",
+]
 
 
 @pytest.mark.parametrize("path", sorted(READ_PATHS))
@@ -59,12 +73,28 @@ def test_without_a_tag_the_message_s_rank_still_names_the_failure(tmp_path: Path
     assert set(failed_ranks(snap)) == {0}
 
 
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_glog_check_failures_behind_mpirun_s_timestamp_and_tag_fail_each_tagged_rank(tmp_path: Path, path: str) -> None:
+    snap = read_run(one_log(tmp_path, PADDLE_4043), settings=READ_PATHS[path])
+    failed = failed_ranks(snap)
+    assert set(failed) == {4, 37}
+    assert all("Check failed: len >= 0" in failed[r] for r in (4, 37))
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_row_behind_mpirun_s_timestamp_and_tag_is_the_tagged_rank_s(tmp_path: Path, path: str) -> None:
+    snap = read_run(one_log(tmp_path, [b"Mon Sep  1 09:05:00 2017[1,2]<stdout>:" + ROW]), settings=READ_PATHS[path])
+    assert snap.metrics["rank"].tolist() == [2]
+
+
 @pytest.mark.parametrize(
     ("line", "end"),
     [
         (NCCL_1610[0], _STAMP),
         (b"2025-02-18 12:54:07.123 [1,37]<stderr>:Traceback (most recent call last):", 24),
         (b"2025-07-17T11:20:40.299361236+08:00 [rank2]: Traceback (most recent call last):", 36),
+        (PADDLE_4043[0], len(b"Mon Sep 11 14:31:16 2017")),
+        (b"Mon Sep 11 14:31:16 2017 loss: 2.3", 0),
         # a logger's own date before its message (no launcher's tag after it) is the process's line, not a prefix
         (b"2025-02-18 12:54:07 loss: 2.3", 0),
         (b"2025-02-18 12:54 Traceback (most recent call last):", 0),

@@ -111,10 +111,14 @@ _DETERMINED = re.compile(rb"(?:<\w*>[ \t]+)?(?:\[[^\]\n]*\][ \t]+)?(?:[0-9a-f]+[
 # log systems): RFC 3339 with a `T`, a fraction and a zone (`2025-07-17T11:20:40.299361236+08:00 [rank2]: ...`).
 # What follows is the process's own line, its tag included (the zone tells it from a logger's own date). A
 # date-time of any precision without a zone is a collector's too when a launcher's tag follows it (a logger's own
-# date comes after the tag, never before it): NVIDIA/nccl#1610's `2025-02-18 12:54 [rankN]:[E218 ...] ...`
+# date comes after the tag, never before it): NVIDIA/nccl#1610's `2025-02-18 12:54 [rankN]:[E218 ...] ...`. So is
+# mpirun --timestamp-output's ctime stamp, glued to --tag-output's tag (PaddlePaddle/Paddle#4043):
+#   Mon Sep 11 14:31:16 2017[1,37]<stderr>:F0911 14:31:16.057638  5678 SocketChannel.cpp:54] Check failed: ...
+_TAG_AHEAD = rb"(?=" + TORCH_TAG + rb"|" + LAUNCHER_TAG + rb")"
 _COLLECTOR_STAMP = re.compile(
     rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) |"
-    rb"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)? (?=" + TORCH_TAG + rb"|" + LAUNCHER_TAG + rb")"
+    rb"(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)? |"
+    rb"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ?)" + _TAG_AHEAD
 )
 
 RANK_SOURCES: tuple[RankSource, ...] = (
@@ -137,6 +141,13 @@ RANK_SOURCES: tuple[RankSource, ...] = (
                 None,
                 "github.com/horovod/horovod/issues/3989 (tests/fixtures/real_logs/"
                 "horovodrun-rank-6-stderr-tag-keras-allreduce-traceback-cut_horovod-3989)",
+            ),
+            RankSample(  # behind mpirun --timestamp-output's ctime stamp (`collector_stamp`)
+                b"Mon Sep 11 14:31:16 2017[1,37]<stderr>:F0911 14:31:16.057638  5678 SocketChannel.cpp:54] Check "
+                b"failed: len >= 0  peer=10.75.60.42: Connection timed out [110]",
+                37,
+                None,
+                "github.com/PaddlePaddle/Paddle/issues/4043 (the issue's pasted log)",
             ),
         ),
     ),
@@ -310,7 +321,7 @@ def host_prefix(line: bytes) -> tuple[str, int] | None:
 
 def collector_stamp(line: bytes) -> int:
     """Where the line after a log collector's RFC 3339 stamp starts (`_COLLECTOR_STAMP`); 0 without one."""
-    m = _COLLECTOR_STAMP.match(line) if line[:1].isdigit() else None
+    m = _COLLECTOR_STAMP.match(line) if line[:1].isdigit() or line[:1].isupper() else None
     return 0 if m is None else m.end()
 
 
