@@ -8,6 +8,10 @@ failures it missed, each on its entry's real lines (/work/wt/_heldout7/<k|l|m>/<
 - mpirun-ranks-37-4-glog-check-failed-socket-timeout-no-rows_paddle-4043 (https://github.com/PaddlePaddle/Paddle/
   issues/4043): mpirun --timestamp-output's ctime stamp glued to --tag-output's `[1,37]<stderr>:` hid both ranks'
   glog `Check failed` (collector_stamp reads it before a launcher's tag).
+- cloudwatch-pipe-prefixed-childfailed-report-ranks-2-7-sigabrt_litdata-340 (https://github.com/Lightning-AI/litData/
+  issues/340): torchrun's ChildFailedError report flattened onto one line per failed rank (`[2]: time : ... rank : 2
+  (local_rank: 2) exitcode : -6 (pid: 189) ...`) read as the stream's own rank 0's SIGABRT: a launcher report now
+  names ranks 2-7 (core.logs.rows.failure_kinds, torchrun).
 """
 
 from __future__ import annotations
@@ -49,6 +53,14 @@ PADDLE_4043 = [
     b"Mon Sep 11 14:31:16 2017[1,37]<stderr>:    @           0x916c1c  google::LogMessage::SendToLog()",
 ]
 
+# Lightning-AI/litData#340's pasted CloudWatch export, its seven lines as published
+LITDATA_340 = [
+    f"  | 2024-08-23T22:22:58.{879 + (r > 4):03d}Z | [{r}]: time : 2024-08-23_22:22:58 host : algo-2 rank : {r} "
+    f"(local_rank: {r}) exitcode : -6 (pid: {187 + r}) error_file: <N/A> traceback : Signal 6 (SIGABRT) received by "
+    f"PID {187 + r}".encode()
+    for r in range(2, 8)
+] + [b"  | 2024-08-23T22:22:58.880Z | " + b"-" * 52]
+
 
 @pytest.mark.parametrize("path", sorted(READ_PATHS))
 def test_a_watchdog_time_out_behind_a_date_time_and_rank_tag_fails_the_tag_s_rank(tmp_path: Path, path: str) -> None:
@@ -85,6 +97,15 @@ def test_glog_check_failures_behind_mpirun_s_timestamp_and_tag_fail_each_tagged_
 def test_a_row_behind_mpirun_s_timestamp_and_tag_is_the_tagged_rank_s(tmp_path: Path, path: str) -> None:
     snap = read_run(one_log(tmp_path, [b"Mon Sep  1 09:05:00 2017[1,2]<stdout>:" + ROW]), settings=READ_PATHS[path])
     assert snap.metrics["rank"].tolist() == [2]
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_flattened_childfailed_report_fails_each_rank_it_names(tmp_path: Path, path: str) -> None:
+    snap = read_run(one_log(tmp_path, LITDATA_340), settings=READ_PATHS[path])
+    failed = failed_ranks(snap)
+    assert set(failed) == {2, 3, 4, 5, 6, 7}
+    assert all("SIGABRT" in failed[r] for r in failed)
+    assert diagnose(snap).root_cause == 2
 
 
 @pytest.mark.parametrize(
