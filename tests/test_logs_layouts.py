@@ -308,3 +308,25 @@ def test_mmcv_json_twin_beside_its_text_log_is_not_read(tmp_path: Path) -> None:
     _write(tmp_path / "20210101_120000.log.json", MMCV_JSON)
     assert _workers(tmp_path) == [(0, "20210101_120000.log", "single")]
     assert len(read_run(tmp_path).metrics) == 2
+
+
+# a real line of FADNet's `logs/dispnetcres.log.bk` (https://github.com/HKBU-HPML/FADNet/blob/
+# 728db94e86514d021a989c6d3464d9e2673359af/logs/dispnetcres.log.bk; round 7's set-aside entry fadnet-tab-separated-...)
+FADNET = (
+    "2019-08-27 10:51:08,139 [dltrainer.py:209] INFO Epoch: [0][0/739]\tTime 33.019 (33.019)\tData 5.903 (5.903)"
+    "\tLoss 54.733 (54.733)\tEPE 42.126 (42.126)\n"
+)
+
+
+@pytest.mark.parametrize("name", ["dispnetcres.log.bk", "train.log.bak", "train.out.old"])
+def test_a_backup_copy_of_a_log_alone_is_rank_zero(tmp_path: Path, name: str) -> None:
+    """A folder holding only a log's backup copy (`X.log.bk`) was read as holding no log: it is the one rank's."""
+    _write(tmp_path / name, FADNET)
+    assert _workers(tmp_path) == [(0, name, "single")]
+    assert read_run(tmp_path).metrics["loss"].tolist() == [54.733]
+
+
+@pytest.mark.parametrize("name", ["train.bak", "notes.old", "model.bk"])
+def test_a_backup_not_of_a_log_is_never_read(tmp_path: Path, name: str) -> None:
+    _write(tmp_path / name, FADNET)
+    assert _workers(tmp_path) == []

@@ -285,3 +285,92 @@ def test_pass_summaries_all_at_once_is_the_rule_file_by_file(
     )
     got = pass_summaries(metrics, evals)
     assert got["summary"].tolist() == _pass_summaries_file_by_file(metrics, evals)
+
+
+# ----------------------------------------------------------------------------- interleaved step totals
+# real lines of Paddle-CheXNet's logs/train.log (paddle.Model.fit's ProgBarLogger, indented by a notebook copy:
+# https://github.com/jm12138/Paddle-CheXNet/blob/aad162a55dd858e5baf1259cc0f14c8a17796081/logs/train.log; round 7's
+# set-aside entry paddle-hapi-fit-step-dash-loss-auroc-10-epochs-indented_paddle-chexnet-train-log)
+HAPI_TRAIN = (
+    (
+        "    step  10/614 - loss: 0.1637 - AUROC_Atelectasis: 0.5273 - AUROC_Cardiomegaly: 0.5718 - "
+        "AUROC_Effusion: 0.5099 - AUROC_Infiltration: 0.5623 - AUROC_Mass: 0.4979 - AUROC_Nodule: 0.5241 - "
+        "AUROC_Pneumonia: 0.5117 - AUROC_Pneumothorax: 0.5222 - AUROC_Consolidation: 0.5422 - "
+        "AUROC_Edema: 0.5124 - AUROC_Emphysema: 0.5822 - AUROC_Fibrosis: 0.5647 - "
+        "AUROC_Pleural_Thickening: 0.5287 - AUROC_Hernia: 0.5795 - AUROC_avg: 0.5384 - 3s/step"
+    ),
+    (
+        "    step  20/614 - loss: 0.1908 - AUROC_Atelectasis: 0.5362 - AUROC_Cardiomegaly: 0.5684 - "
+        "AUROC_Effusion: 0.6072 - AUROC_Infiltration: 0.5874 - AUROC_Mass: 0.5328 - AUROC_Nodule: 0.5464 - "
+        "AUROC_Pneumonia: 0.4989 - AUROC_Pneumothorax: 0.5822 - AUROC_Consolidation: 0.5691 - "
+        "AUROC_Edema: 0.5745 - AUROC_Emphysema: 0.5296 - AUROC_Fibrosis: 0.3818 - "
+        "AUROC_Pleural_Thickening: 0.5311 - AUROC_Hernia: 0.6353 - AUROC_avg: 0.5486 - 3s/step"
+    ),
+)
+HAPI_EVAL = (
+    (
+        "    step 10/88 - loss: 0.1516 - AUROC_Atelectasis: 0.7770 - AUROC_Cardiomegaly: 0.8507 - "
+        "AUROC_Effusion: 0.8487 - AUROC_Infiltration: 0.6415 - AUROC_Mass: 0.7099 - AUROC_Nodule: 0.7398 - "
+        "AUROC_Pneumonia: 0.7824 - AUROC_Pneumothorax: 0.6265 - AUROC_Consolidation: 0.7964 - "
+        "AUROC_Edema: 0.8864 - AUROC_Emphysema: 0.3823 - AUROC_Fibrosis: 0.7282 - "
+        "AUROC_Pleural_Thickening: 0.7249 - AUROC_Hernia: 0.6771 - AUROC_avg: 0.7266 - 3s/step"
+    ),
+    (
+        "    step 88/88 - loss: 0.1469 - AUROC_Atelectasis: 0.7697 - AUROC_Cardiomegaly: 0.8526 - "
+        "AUROC_Effusion: 0.8485 - AUROC_Infiltration: 0.6741 - AUROC_Mass: 0.7694 - AUROC_Nodule: 0.6936 - "
+        "AUROC_Pneumonia: 0.7109 - AUROC_Pneumothorax: 0.7979 - AUROC_Consolidation: 0.7823 - "
+        "AUROC_Edema: 0.8941 - AUROC_Emphysema: 0.7755 - AUROC_Fibrosis: 0.7150 - "
+        "AUROC_Pleural_Thickening: 0.7083 - AUROC_Hernia: 0.8034 - AUROC_avg: 0.7711 - 3s/step"
+    ),
+)
+
+
+def _hapi(epochs: int, evals: int = 1) -> str:
+    """`epochs` epochs of Model.fit: two training rows (`/614`), then the evaluation's last `evals` rows (`/88`)."""
+    text = "    The loss value printed in the log is the current step, and the metric is the average value of "
+    text += "previous steps.\n"
+    for e in range(1, epochs + 1):
+        text += f"    Epoch {e}/10\n" + "".join(line + "\n" for line in HAPI_TRAIN) + "    Eval begin...\n"
+        text += "".join(line + "\n" for line in HAPI_EVAL[2 - evals :]) + "    Eval samples: 11219\n"
+    return text
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_rows_of_a_step_total_taking_turns_with_the_trainings_are_evaluation_rows(tmp_path: Path, path: str) -> None:
+    """Model.fit's evaluation rows (`step 10/88 - loss: ...` after `Eval begin...`) were read as training rows."""
+    (tmp_path / "train.log").write_text(_hapi(3))
+    snap = _snapshot(tmp_path, PATHS[path])
+    assert snap.metrics["loss"].tolist() == [0.1637, 0.1908] * 3, path
+    assert snap.metrics["steps_total"].tolist() == [614.0] * 6
+    assert snap.evals[snap.evals["name"] == "loss"]["value"].tolist() == [0.1469] * 3
+
+
+def test_two_runs_of_step_totals_stay_training_rows(tmp_path: Path) -> None:
+    """A relaunch with another batch size (one total, then another: two runs, no turns) keeps every row, and so
+    do two totals that take turns with as many rows each."""
+    text = _hapi(1, evals=2).replace("    Eval begin...\n", "    Epoch 1/10\n")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "train.log").write_text(text)
+    assert len(_snapshot(tmp_path / "a").metrics) == 4
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "train.log").write_text(_hapi(2, evals=2))  # two rows each
+    assert len(_snapshot(tmp_path / "b").metrics) == 8
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.integers(min_value=0, max_value=20_000))
+def test_interleaved_totals_a_live_tick_cut_anywhere_gives_the_same_rows(
+    tmp_path_factory: pytest.TempPathFactory, cut: int
+) -> None:
+    data = _hapi(3).encode()
+    cut %= len(data) + 1
+    folder = tmp_path_factory.mktemp("tick")
+    path = folder / "train.log"
+    path.write_bytes(data[:cut])
+    reader = RunReader(folder)
+    reader.refresh()
+    reader.snapshot()
+    with path.open("ab") as f:
+        f.write(data[cut:])
+    reader.refresh()
+    assert reader.snapshot().metrics["loss"].tolist() == [0.1637, 0.1908] * 3

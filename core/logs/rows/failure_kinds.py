@@ -434,6 +434,22 @@ LAUNCHER_REPORTS: tuple[LauncherReport, ...] = (
         ),
         reason="failed (ChildFailedError report)",
     ),
+    LauncherReport(  # the same report flattened onto one line per failed rank (a log system's export joins its lines)
+        "torchrun",
+        rb"\brank\s*: (?P<ranks>\d+) \(local_rank: \d+\)\s+exitcode\s*: (?P<code>-?[1-9]\d*) \(pid: \d+\)",
+        (b"(local_rank: ",),
+        (
+            (
+                FailureSample(  # behind CloudWatch's `  | <time> | ` table prefix, as the issue pasted it
+                    "  | 2024-08-23T22:22:58.879Z | [2]: time : 2024-08-23_22:22:58 host : algo-2 rank : 2 (local_rank:"
+                    " 2) exitcode : -6 (pid: 189) error_file: <N/A> traceback : Signal 6 (SIGABRT) received by PID 189",
+                    "Lightning-AI/litData#340",
+                ),
+                (2,),
+                "signal 6",
+            ),
+        ),
+    ),
     LauncherReport(  # DeepSpeed's launcher: the command it ran (its `--local_rank=N`) and a non-zero exit
         "deepspeed",
         rb"^(?:.*?--local_rank=(?P<ranks>\d+))?.*exits with return code = (?P<code>-?[1-9]\d*)\s*$",

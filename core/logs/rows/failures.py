@@ -235,10 +235,14 @@ def add_level_error(st: FileState, line: bytes, off: int, rank: int | None, obs_
         add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
 
 
-def add_line_failure(st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> bool:
+def add_line_failure(
+    st: FileState, line: bytes, off: int, rank: int | None, obs_time: float, tagged: bool = False
+) -> bool:
     """A line that is no loss row but ends the rank (glibc abort, signal, CANN code: `fatal_reason`), or a
     launcher's word that tasks ended badly (srun, mpirun: each named task is failed), as the file's error rows.
-    False when the line is neither (a pure function of its text: the parser remembers such lines)."""
+    False when the line is neither (a pure function of its text: the parser remembers such lines). `tagged`: a
+    launcher's tag before the line named `rank`, the global rank, which a `[Rank N]` in the message (a rank within
+    a process group: NVIDIA/nccl#1610's `[rank8]:[E218 ...] [Rank 0] Watchdog caught ...`) does not override."""
     if (ended := task_end(line)) is not None:
         text = line.decode("utf-8", "replace").strip()
         for task in ended.ranks:
@@ -247,7 +251,7 @@ def add_line_failure(st: FileState, line: bytes, off: int, rank: int | None, obs
     if fatal_reason(line) is None:
         return False
     text = line.decode("utf-8", "replace").strip()
-    if st.info.layout == "single":
+    if st.info.layout == "single" and not tagged:
         if (named := RE_LEVEL_RANK.search(line)) is not None:
             rank = int(named.group(1))  # one stream of several ranks: the line names whose failure it is
             what_rank(st, line, rank)
@@ -255,6 +259,7 @@ def add_line_failure(st: FileState, line: bytes, off: int, rank: int | None, obs
             rank = said.rank  # torch_npu's `RankID:2` behind a Ray actor's prefix, as on an `[ERROR]` line
         else:
             rank = same_source_rank(st, line, rank)
+    if st.info.layout == "single":
         rank = process_rank(st, line, off, rank, _own(st))  # the rank its process names on another line
     add_error(st, ErrorKind.EXCEPTION, text, "", off, rank, st.pid, obs_time, last_log_time(line))
     return True

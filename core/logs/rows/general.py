@@ -123,7 +123,8 @@ _RE_PAIR_WORD = re.compile(
 # it: `100000 | loss nan | lr 0.000000e+00 | 2006.12ms | mfu 1.68%`)
 _RE_FIRST_CELL = re.compile(rb"[ \t]*(\d+)[ \t]+\|[ \t]")
 _RE_BARE_PAIR = re.compile(rb"\[[ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*\]")
-_RE_EPOCH_PAIR = re.compile(rb"[ \t]*\]?[ \t]*[\[(][ \t]*(\d+)[ \t]*/[ \t]*(\d+)[ \t]*[\])]")  # the step in the epoch
+# the step in the epoch: `Epoch:[0/19](100/246)`, PyTorch word_language_model's `| epoch 1 |  200/ 2983 batches |`
+_RE_EPOCH_PAIR = re.compile(rb"[ \t]*(?:\]?[ \t]*[\[(]|\|)[ \t]*(\d+)[ \t]*/[ \t]*(\d+)(?:[ \t]*[\])]| +batches *\|)")
 _RE_PREFIX = re.compile(
     rb"(?:[ \t]*(?:\[[^\]\n]*\]|\d{4}-\d\d-\d\d[ T][\d:,.]+|[\w.]+[ \t]+(?:INFO|WARNING|DEBUG)\b|"
     rb"(?:INFO|WARNING|DEBUG)\b|-(?=[ \t])|\{))*[ \t]*"

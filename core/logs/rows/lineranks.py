@@ -109,8 +109,17 @@ _DETERMINED = re.compile(rb"(?:<\w*>[ \t]+)?(?:\[[^\]\n]*\][ \t]+)?(?:[0-9a-f]+[
 
 # a log collector's own stamp before every line (`kubectl logs --timestamps`, `docker logs -t`, Loki and other
 # log systems): RFC 3339 with a `T`, a fraction and a zone (`2025-07-17T11:20:40.299361236+08:00 [rank2]: ...`).
-# What follows is the process's own line, its tag included (the zone tells it from a logger's own date)
-_COLLECTOR_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) ")
+# What follows is the process's own line, its tag included (the zone tells it from a logger's own date). A
+# date-time of any precision without a zone is a collector's too when a launcher's tag follows it (a logger's own
+# date comes after the tag, never before it): NVIDIA/nccl#1610's `2025-02-18 12:54 [rankN]:[E218 ...] ...`. So is
+# mpirun --timestamp-output's ctime stamp, glued to --tag-output's tag (PaddlePaddle/Paddle#4043):
+#   Mon Sep 11 14:31:16 2017[1,37]<stderr>:F0911 14:31:16.057638  5678 SocketChannel.cpp:54] Check failed: ...
+_TAG_AHEAD = rb"(?=" + TORCH_TAG + rb"|" + LAUNCHER_TAG + rb")"
+_COLLECTOR_STAMP = re.compile(
+    rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d) |"
+    rb"(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)? |"
+    rb"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ?)" + _TAG_AHEAD
+)
 
 RANK_SOURCES: tuple[RankSource, ...] = (
     RankSource(
@@ -133,6 +142,13 @@ RANK_SOURCES: tuple[RankSource, ...] = (
                 "github.com/horovod/horovod/issues/3989 (tests/fixtures/real_logs/"
                 "horovodrun-rank-6-stderr-tag-keras-allreduce-traceback-cut_horovod-3989)",
             ),
+            RankSample(  # behind mpirun --timestamp-output's ctime stamp (`collector_stamp`)
+                b"Mon Sep 11 14:31:16 2017[1,37]<stderr>:F0911 14:31:16.057638  5678 SocketChannel.cpp:54] Check "
+                b"failed: len >= 0  peer=10.75.60.42: Connection timed out [110]",
+                37,
+                None,
+                "github.com/PaddlePaddle/Paddle/issues/4043 (the issue's pasted log)",
+            ),
         ),
     ),
     RankSource(
@@ -153,6 +169,14 @@ RANK_SOURCES: tuple[RankSource, ...] = (
                 None,
                 "github.com/modelscope/ms-swift/issues/5009 (tests/fixtures/real_logs/"
                 "iso-timestamp-before-rank2-tag-traceback-cut_ms-swift-5009)",
+            ),
+            RankSample(  # behind a collector's date-time without a zone (`collector_stamp`): the tag's global rank
+                b"2025-02-18 12:54 [rank8]:[E218 04:54:22.731995105 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught "
+                b"collective operation timeout: WorkNCCL(SeqNum=146, OpType=ALLTOALL_BASE, NumelIn=1621248, "
+                b"NumelOut=1572864, Timeout(ms)=600000) ran for 600021 milliseconds before timing out.",
+                8,
+                None,
+                "github.com/NVIDIA/nccl/issues/1610 (the issue's pasted output)",
             ),
         ),
     ),
@@ -297,7 +321,7 @@ def host_prefix(line: bytes) -> tuple[str, int] | None:
 
 def collector_stamp(line: bytes) -> int:
     """Where the line after a log collector's RFC 3339 stamp starts (`_COLLECTOR_STAMP`); 0 without one."""
-    m = _COLLECTOR_STAMP.match(line) if line[:1].isdigit() else None
+    m = _COLLECTOR_STAMP.match(line) if line[:1].isdigit() or line[:1].isupper() else None
     return 0 if m is None else m.end()
 
 

@@ -14,6 +14,10 @@ __all__ = ["MORE"]
 _NAN = float("nan")
 _YOLO_1654 = "ultralytics-yolov8-epoch-table-three-epochs-val-all-lines_ultralytics-1654"
 _YOLO_21765 = "yolov8-column-table-negative-box-loss-two-epochs-three-all-lines_ultralytics-21765"
+_WLM = (
+    "https://github.com/pypi-data/pypi-mirror-359/blob/9cc3fc0560777c941a7937dc695dc5c4f05e517e/packages/nlpia2/"
+    "nlpia2-0.2.0-py3-none-any.whl/nlpia2/ch08/rnn_word/checkpoint_notes/model_RNN_RELU_epochs_5.md"
+)
 _YOLO_HEADER = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"
 
 MORE: tuple[Notation, ...] = (
@@ -490,6 +494,22 @@ MORE: tuple[Notation, ...] = (
                 "100%|██████████| 101/101 [00:13<00:00,  7.70it/s]",
             ),
             NotationSample(_YOLO_HEADER, _CORPUS.format("ultralytics/ultralytics#1654", _YOLO_1654), None),
+        ),
+    ),
+    Notation(
+        "pipe_cell_count_of_batches",
+        "the step as a pipe cell `N/ M batches` after the epoch's (PyTorch's word_language_model example: `| epoch   "
+        "1 |   200/ 2983 batches | lr 20.0000 | ... | loss   nan |`): a step row, not an epoch's summary; the "
+        "`| end of epoch 1 | ... | valid loss` box is its evaluation",
+        (
+            NotationSample(
+                "| epoch   1 |   200/ 2983 batches | lr 20.0000 | ms/batch 11.61 | loss   nan | ppl      nan",
+                _WLM,
+                {"loss": _NAN, "epoch": 1, "step": 200, "steps_total": 2983, "lr": 20.0, "ppl": _NAN},
+            ),
+            NotationSample(
+                "| end of epoch   1 | time: 35.58s | valid loss   nan | valid ppl      nan", _WLM, None, eval=True
+            ),
         ),
     ),
 )

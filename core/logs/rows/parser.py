@@ -409,11 +409,11 @@ class Parser:
             if metrics and self.user is None and line[glued - 5 : glued] not in (b"it/s]", b"s/it]"):
                 self.metric_line(st, line[:glued], base + ls, obs_time)  # the draw's postfix row (`loss=2.3]`)
             line, ls = line[glued:], ls + glued  # a failure glued behind a progress bar's draw (its own line)
-        pending = st.tb_start is not None
+        pending, tagged = st.tb_start is not None, False
         if (line[:1] in TAG_STARTS or line[:1].isalnum()) and (tag := failure_after_prefix(line, pending))[0]:
             # a failure after a tag (`[1,2]<stderr>:`, `[rank6]:`, `worker-1: `): of its rank, else its host's series
             skip, named, host = tag
-            line, ls = line[skip:], ls + skip
+            line, ls, tagged = line[skip:], ls + skip, named is not None  # (a tag's rank wins: add_line_failure)
             rank = named if named is not None else rank if host is None else st.hosts.setdefault(host, len(st.hosts))
         elif skip := after_learnt_prefix(st, line, pending):  # behind the file's own prefix (rows.lineprefix)
             line, ls = line[skip:], ls + skip
@@ -429,7 +429,7 @@ class Parser:
             else:
                 taken = False
             if not taken:
-                self._fatal(st, line, off, rank, obs_time)
+                self._fatal(st, line, off, rank, obs_time, tagged)
             return
         if line.startswith(TRACEBACK) or (not st.errors and line[:1] in b" \tF" and opens_traceback(line)):
             traceback_header(st, buf, base, ls, line, rank, obs_time, self._floor, self.settings.tb_carry_max)
@@ -442,11 +442,11 @@ class Parser:
         if exception_line(st, buf, base, ls, line, rank, obs_time, self._floor, self.settings.tb_carry_max):
             return
         if not metrics:
-            self._fatal(st, line, off, rank, obs_time)
+            self._fatal(st, line, off, rank, obs_time, tagged)
             return
         if self.user is not None:
             if not self._user_line(st, line, off, obs_time):
-                self._fatal(st, line, off, rank, obs_time)
+                self._fatal(st, line, off, rank, obs_time, tagged)
             return
         if b"step time: " in line and (yolo := parse_step_time_line(line)) is not None:
             t = line_time(line)
@@ -458,17 +458,20 @@ class Parser:
             return
         if st.columns is not None and take_row(st, line, off, obs_time, base + le):
             return  # a row of the file's column table (core.logs.rows.columns)
-        read = self.metric_line(st, line, off, obs_time, base + le) or self._fatal(st, line, off, rank, obs_time)
+        read = self.metric_line(st, line, off, obs_time, base + le)
+        read = read or self._fatal(st, line, off, rank, obs_time, tagged)
         if not read and not take_header(st, line):  # (a column table's header: core.logs.rows.columns)
             self._plain.note_nothing(line)  # (core.logs.rows.plainmemo: its copies are skipped)
 
-    def _fatal(self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float) -> bool:
+    def _fatal(
+        self, st: FileState, line: bytes, off: int, rank: int | None, obs_time: float, tagged: bool = False
+    ) -> bool:
         """A line's failure, if any (core.logs.rows.failures.add_line_failure): True when it had one. A line with
         none is remembered: an anchor such as ` training` lets a log's repeated plain lines through, ~17 us of
         regex searches each."""
         if self._plain.no_failure(line):
             return False
-        if add_line_failure(st, line, off, rank, obs_time):
+        if add_line_failure(st, line, off, rank, obs_time, tagged):
             return True
         self._plain.note_no_failure(line)
         return False
