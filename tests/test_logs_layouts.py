@@ -6,6 +6,7 @@ Trees are built in tmp_path with the launchers' real file names; real committed 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -170,6 +171,19 @@ def test_files_seen_but_none_taken_are_named_by_the_cli(tmp_path: Path, capsys: 
     assert main(["diagnose", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "logs/eval.log: no rank number in its path" in err and "no failure" not in err
+
+
+def test_diagnose_json_gives_a_verdict_when_no_file_is_a_rank_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A folder whose only file is no rank log (a run's stdout saved as `.md`): `diagnose --json` still prints one
+    JSON object (no rank, none failed, why nothing was judged), as `watch --once` prints `failed ranks: none`, so a
+    script comparing the two gets a verdict from both; the exit stays 2 (nothing read is no success)."""
+    _write(tmp_path / "model_notes.md", _lm())
+    assert main(["diagnose", str(tmp_path), "--json"]) == 2
+    out = json.loads(capsys.readouterr().out)
+    assert out["failure_groups"] == [] and out["ranks"] == 0 and not out["failed"]
+    assert "model_notes.md: not a log" in out["nothing_to_judge"]["why"]
 
 
 def test_empty_folder_says_it_waits(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

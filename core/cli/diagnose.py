@@ -184,9 +184,12 @@ def handle(args: argparse.Namespace) -> int:
     except LogFormatError as exc:
         return fail(str(exc))
     notes = folder_notes(log_dir, args.follow_links) + launcher_notes(launchers)
-    if not snap.n_ranks and snap.errors.empty:  # nothing to diagnose: say what was seen, not "no failure"
-        return fail(" ".join(notes))
     d = diagnose(snap, now=now_if_alive(args.alive), settings=DiagnoseSettings(straggler_ratio=args.straggler_ratio))
+    if not snap.n_ranks and snap.errors.empty:  # nothing to diagnose: say what was seen, not "no failure"
+        if args.json:  # the verdict still (no rank, none failed), as `watch` prints it: exit 2 all the same
+            unread: dict[str, object] = {"why": " ".join(notes), "line_shapes": []}
+            print(json.dumps(d.to_dict() | {"skipped": snap.skipped, "notes": notes, "nothing_to_judge": unread}))
+        return fail(" ".join(notes))
     if snap.metrics.empty and snap.errors.empty and snap.evals.empty:  # no loss, eval line or failure: nothing to judge
         seen = f"{snap.n_ranks} rank log(s) read, no loss row and no failure in them, so nothing to judge yet."
         if args.json:  # the verdict still, for scripts comparing it with `watch` (0 rows is no success: exit 2)
