@@ -20,11 +20,7 @@ line's text alone cannot tell these apart, the file's other rows can. Four rules
   than twice as many, when no such row has their shape (`iter 240: loss Z, time ..ms, mfu ..%` names a step time):
   a file of only such lines keeps them (`Epoch [001/300] - Train Loss: X, Valid Loss: Y`), and so do rows of the
   training rows' own shape that name one now and then (a progress bar's postfix gains `val_loss=` after a
-  validation). A NaN evaluation loss is stored as naming none: such a row stays (as the step printed twice decides);
-- interleaved totals: where one rank's step rows of a file come in runs of two step totals taking turns (at least
-  three runs), the total with fewer rows is an evaluation's (Paddle hapi's `Model.fit`: `step  10/614 - loss: ...`
-  each epoch, then `Eval begin...` and `step 10/88 - loss: ...`); as many: both stay. A relaunch with another
-  batch size (FADNet's `[0/739]`, then `[0/1108]` on) gives two runs: they stay.
+  validation). A NaN evaluation loss is stored as naming none: such a row stays (as the step printed twice decides).
 
 "Values named" (a row's signature) are its numeric columns that hold a number, the time and the loss left out
 (a line may or may not print a time; every row has a loss, and a NaN loss is no other shape). A live tick and a
@@ -47,7 +43,6 @@ __all__ = ["Aside", "Notes", "column_signatures", "estimate_name", "note", "note
 
 _N_FLOAT = len(ROW_KEYS) - 1
 _STEP, _EPOCH, _LOSS, _TIME = (ROW_KEYS.index(k) for k in ("step", "epoch", "loss", "time"))
-_TOTAL = ROW_KEYS.index("steps_total")
 _UNSIGNED = (_TIME, _LOSS)  # columns no signature holds
 
 
@@ -68,11 +63,10 @@ class Notes:
     pairs: int = 0  # neighbouring rows with one step or one loss and different signatures
     last: list[float] | None = None  # the last row (ROW_KEYS columns)
     estimates: int = 0  # rows naming an evaluation loss (`estimate_name`) beside their loss
-    switches: int = 0  # neighbouring rows whose step totals (both numbers) differ
 
     @property
     def any(self) -> bool:
-        return bool(self.pairs or self.summaries or self.estimating or self.switches >= 2)
+        return bool(self.pairs or self.summaries or self.estimating)
 
     @property
     def estimating(self) -> bool:
@@ -130,8 +124,6 @@ def note(notes: Notes, rows: np.ndarray) -> None:
                 notes.epoch_only += 1
             if last is not None and (step == last[_STEP] or loss == last[_LOSS]):
                 notes.pairs += _row_signature(row) != _row_signature(last)
-            if last is not None and row[_TOTAL] == row[_TOTAL] and last[_TOTAL] == last[_TOTAL]:
-                notes.switches += row[_TOTAL] != last[_TOTAL]
             notes.last = row
         return
     step, loss = rows[:, _STEP], rows[:, _LOSS]
@@ -141,7 +133,6 @@ def note(notes: Notes, rows: np.ndarray) -> None:
     last = notes.last if notes.last is not None else [np.nan] * rows.shape[1]
     before_step = np.concatenate([[last[_STEP]], step[:-1]])
     before_loss = np.concatenate([[last[_LOSS]], loss[:-1]])
-    notes.switches += _switches(rows[:, _TOTAL], np.concatenate([[last[_TOTAL]], rows[:-1, _TOTAL]]))
     same = np.flatnonzero((step == before_step) | (loss == before_loss))  # rare: only these rows are signed
     if len(same):
         before = np.full(len(same), _row_signature(last), dtype=np.int64)
@@ -153,11 +144,6 @@ def note(notes: Notes, rows: np.ndarray) -> None:
 
 
 _SMALL = 8  # rows a block may have to be noted row by row
-
-
-def _switches(total: np.ndarray, before: np.ndarray) -> int:
-    """How many rows' step totals differ from the row's before, both numbers."""
-    return int(((total != before) & ~np.isnan(total) & ~np.isnan(before)).sum())
 
 
 def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int]) -> None:
@@ -184,11 +170,6 @@ def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int])
     before_step[1:], before_loss[1:] = step[:-1], loss[:-1]
     before_step[firsts] = [lasts[i][_STEP] for i in seg[firsts].tolist()]  # a file's first row: its last row noted
     before_loss[firsts] = [lasts[i][_LOSS] for i in seg[firsts].tolist()]
-    total, before_total = block[:, _TOTAL], np.empty(len(block))
-    before_total[1:] = total[:-1]
-    before_total[firsts] = [lasts[i][_TOTAL] for i in seg[firsts].tolist()]
-    differ = (total != before_total) & ~np.isnan(total) & ~np.isnan(before_total)
-    switches = np.bincount(seg[differ], minlength=k).tolist()
     same = np.flatnonzero((step == before_step) | (loss == before_loss))  # rare: only these rows are signed
     pairs = [0] * k
     if len(same):
@@ -204,7 +185,6 @@ def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int])
         x.stepped += stepped[i]
         x.epoch_only += epoch_only[i]
         x.pairs += pairs[i]
-        x.switches += switches[i]
     for i, row in zip(np.flatnonzero(sizes > 0).tolist(), last_rows, strict=True):
         notes[i].last = row
 
@@ -217,12 +197,11 @@ def set_aside(
     epoch_codes: list[int],
     estimates: np.ndarray | None = None,
     estimate_codes: Sequence[int] = (),
-    total_codes: Sequence[int] = (),
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
     files `epoch_codes`, the estimates rule (`estimates`: whether each row names an evaluation loss) only in
-    files `estimate_codes`, the interleaved totals rule only in files `total_codes`."""
+    files `estimate_codes`."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -233,9 +212,6 @@ def set_aside(
     sign = pick(column_signatures(columns))
     aside = np.zeros(len(code), dtype=np.int8)
     aside[pick(np.isin(code, epoch_codes)) & np.isnan(step) & ~np.isnan(epoch)] = Aside.EVAL
-    if len(total_codes):
-        total = pick(_floats(columns, "steps_total", len(code)))
-        _interleaved(aside, r, total, np.flatnonzero(pick(np.isin(code, total_codes)) & ~np.isnan(total)))
     shape = c << _SIGN_BITS | sign  # a file's shape: its index among the files, then its signature
     often = np.bincount(shape)
     pair = np.flatnonzero((r[1:] == r[:-1]) & (sign[1:] != sign[:-1]))  # `r` holds the file and the rank
@@ -263,22 +239,6 @@ def set_aside(
 
 
 _SIGN_BITS = 12  # a signature's bits (_N_FLOAT of them)
-
-
-def _interleaved(aside: np.ndarray, group: np.ndarray, total: np.ndarray, idx: np.ndarray) -> None:
-    """The interleaved totals rule over the rows `idx` (each with a step total; `group`: a file and a rank)."""
-    if not len(idx):
-        return
-    g, t = group[idx], total[idx]
-    start = np.flatnonzero(np.r_[True, (g[1:] != g[:-1]) | (t[1:] != t[:-1])])  # each run's first row
-    for key in np.unique(g[start]).tolist():
-        runs = np.flatnonzero(g[start] == key)
-        if len(runs) < 3:
-            continue
-        mine = idx[g == key]
-        totals, counts = np.unique(total[mine], return_counts=True)
-        if len(totals) == 2 and counts[0] != counts[1]:
-            aside[mine[total[mine] == totals[np.argmin(counts)]]] = Aside.EVAL
 
 
 def _floats(columns: Mapping[str, np.ndarray | None], name: str, n: int) -> np.ndarray:

@@ -275,9 +275,8 @@ class MetricTable:
         epoch_codes = [src.code for src in srcs if src.notes.summaries]
         est_codes = [src.code for src in srcs if src.notes.estimating]
         est = self._names_eval_loss(n) if est_codes else None
-        tot_codes = [src.code for src in srcs if src.notes.switches >= 2]
         if every:
-            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes, est, est_codes, tot_codes)
+            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes, est, est_codes)
         out = np.zeros(n, dtype=np.int8)
         out[rows] = set_aside(
             code[rows],
@@ -287,7 +286,6 @@ class MetricTable:
             epoch_codes,
             None if est is None else est[rows],
             est_codes,
-            tot_codes,
         )
         return out
 
