@@ -280,7 +280,9 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if not name:
             continue
         words = name.split("_")
-        if name in EPOCH_KEYS or name in STEP_KEYS or (words[-1] in ("epoch", "step") and len(words) <= 2):
+        timed = (m.group(4) or m.group(5)) and not m.group(2).isdigit()  # `Batch: 0.190s`: a batch's time, no step
+        counter = name in EPOCH_KEYS or name in STEP_KEYS or (words[-1] in ("epoch", "step") and len(words) <= 2)
+        if counter and not timed:
             kind = "epoch" if (name in EPOCH_KEYS or words[-1] == "epoch") else "step"
             if kind in read.fields or not re.fullmatch(rb"\d+", m.group(2)):
                 continue

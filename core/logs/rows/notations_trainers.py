@@ -1,7 +1,8 @@
 """Notations of trainers' and tools' own lines, one entry each (as core.logs.rows.notations, which reads these
 after its own and notations_more's; split off to keep modules short): a tracking tool's lines that are never rows
 (W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), and the round-8 gaps' values
-(a value before its unit, a key of several words after a spaced dash), each with real samples.
+(a value before its unit, a key of several words after a spaced dash, a progress bar's timed
+fields), each with real samples.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ __all__ = ["TRAINERS"]
 
 _TMR = "https://github.com/MukundShankar-dev/TMR/blob/50cb91917a438649daf9e12f917e907580d18f0e/"
 _TMR_ERR = _TMR + "train.err"
+_NAN = float("nan")
 
 TRAINERS: tuple[Notation, ...] = (
     Notation(
@@ -97,6 +99,20 @@ TRAINERS: tuple[Notation, ...] = (
                     "pcn-tf-npu-tensorpack-ansi-276-loss-rows-log-just-ends_ascend-modelzoo-tf-pcn",
                 ),
                 {"loss": 0.14132963, "epoch": 1, "step": 1, "time_per_batch": 63.1364},
+            ),
+        ),
+    ),
+    Notation(
+        "progress_bar_timed_fields",
+        "a progress bar's fields (the `progress` package's `| Data: 0.075s | Batch: 0.190s | Total: 0:03:14 |`): "
+        "a counter's word with a decimal in seconds is a time, no step (`Batch: 0.190s`); a clock time (hours, "
+        "minutes) is no value (`Total`, `ETA`)",
+        (
+            NotationSample(
+                "Training |################################| (1024/1024) Data: 0.075s | Batch: 0.190s | Total: "
+                "0:03:14 | ETA: 0:00:01 | Loss: nan",
+                CORPUS.format("nayeemrizve/TRSSL#2", "progress-bar-loss-nan-epoch-68-test-bars-nan-or-inf_trssl-2"),
+                {"loss": _NAN, "data": 0.075, "batch": 0.19, "total": None, "eta": None, "step": None},
             ),
         ),
     ),
