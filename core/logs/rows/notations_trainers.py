@@ -1,8 +1,8 @@
 """Notations of trainers' and tools' own lines, one entry each (as core.logs.rows.notations, which reads these
 after its own and notations_more's; split off to keep modules short): a tracking tool's lines that are never rows
 (W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), and the round-8 gaps' values
-(a value before its unit, a key of several words after a spaced dash, a progress bar's timed
-fields), each with real samples.
+(a value before its unit, a key of several words after a spaced dash, a progress bar's timed fields, a Python
+dict's quoted numbers), each with real samples.
 """
 
 from __future__ import annotations
@@ -113,6 +113,18 @@ TRAINERS: tuple[Notation, ...] = (
                 "0:03:14 | ETA: 0:00:01 | Loss: nan",
                 CORPUS.format("nayeemrizve/TRSSL#2", "progress-bar-loss-nan-epoch-68-test-bars-nan-or-inf_trssl-2"),
                 {"loss": _NAN, "data": 0.075, "batch": 0.19, "total": None, "eta": None, "step": None},
+            ),
+        ),
+    ),
+    Notation(
+        "python_dict_string_values",
+        "a Python dict whose every value is a quoted string (HF Trainer's log dict as Unsloth prints it: "
+        "`{'loss': '185.9', 'grad_norm': '6880', ...}`): each quoted number is its key's value, not only the loss's",
+        (
+            NotationSample(
+                "{'loss': '185.9', 'grad_norm': '6880', 'learning_rate': '1.263e-06', 'epoch': '0.002296'}  ",
+                CORPUS.format("unslothai/unsloth#4982", "hf-dicts-string-valued-loss-grad-norm-four-rows_unsloth-4982"),
+                {"loss": 185.9, "global_norm": 6880, "lr": 1.263e-06},
             ),
         ),
     ),
