@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.logs import ReaderSettings, read_run
-from core.logs.rows import general
+from core.logs.rows import linetime
 from core.logs.rows.general import line_time
 from core.logs.rows.parser import Parser
 from tests.helpers import bits, read_both_ways, same_snapshot
@@ -294,7 +294,7 @@ def test_line_times_in_bulk_hold_across_dst_changes_and_invalid_stamps(
     import time as clock
 
     monkeypatch.setenv("TZ", zone)
-    monkeypatch.setattr(general, "_TS_CACHE", {})  # seconds it cached in another zone
+    monkeypatch.setattr(linetime, "_TS_CACHE", {})  # seconds it cached in another zone (line_time's own cache)
     clock.tzset()
     try:
         days = ["2026-03-08", "2026-03-29", "2026-04-05", "2026-10-04", "2026-10-25", "2026-11-01"]

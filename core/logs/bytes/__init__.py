@@ -8,6 +8,7 @@
   rawio.py      reads into reused buffers, at an offset (pread), CR line ends turned into LF in place
   readahead.py  the next file's first block read on a helper thread while the current one is parsed
   utf16.py      UTF-16 logs decoded to UTF-8 as they are read
+  jsondoc.py    a trainer's JSON document (HF's `trainer_state.json`) read whole: its `log_history` records as lines
 
 Imports nothing above it (tokens, rows, judgement, live).
 """

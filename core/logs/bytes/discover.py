@@ -138,7 +138,10 @@ _LOGLIKE = re.compile(r"(?:\." + _LOG_EXT + r"(?:\.\d+|\.bk|\.bak|\.old)?|/log|^
 # Second choice, only when no file above is log-like: a text file whose NAME says log (`log` or `logs` as a word)
 # under a document suffix: mmcv's `<timestamp>.log.json` JSON lines, console output pasted into `log_output.md`.
 # Never beside a real log (mmcv writes `X.log` next to `X.log.json`: the `.log` is read), never a `README.md`.
-_LOG_NAMED_TEXT = re.compile(r"(?:^|/)(?:[^/]*[^a-z/])?logs?(?:[^a-z/][^/]*)?\.(?:json|md)$", re.IGNORECASE)
+# A trainer's JSON document too (HF's `trainer_state.json`, read whole: core.logs.bytes.jsondoc).
+_LOG_NAMED_TEXT = re.compile(
+    r"(?:^|/)(?:(?:[^/]*[^a-z/])?logs?(?:[^a-z/][^/]*)?\.(?:json|md)|trainer_state\.json)$", re.IGNORECASE
+)
 _PRIORITY = {
     "msrun": 0,
     "mindformers": 1,

@@ -5,6 +5,8 @@ The grammar (a line -> what it says):
                 metric)
   linetemplates.py  line shapes (`LineTemplate`: one parse reused for every line of the same shape)
   keys.py       a metric key's column name and its value's unit (a time without a unit is in seconds)
+  unitfirst.py  a value before the unit that names it (`(0.512 sec/step)`, `| 113.4k tok/s |`)
+  linetime.py   a line's leading timestamp as its row's time
   keylines.py   one key per line: a record's parts (SB3's `| key | value |` table, TTS's `| > key: value`) are no
                 rows, only its whole `loss` line is
   notation.py   the shape of a notation entry (`Notation`, `NotationSample`)

@@ -23,14 +23,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
 from core.logs.rows.keylines import record_part
 from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, not_a_metric, row_loss_first
+from core.logs.rows.linetime import RE_LINE_TS, line_time
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
+from core.logs.rows.unitfirst import unit_first
 from core.logs.tokens.lexicon import LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, number
 
 __all__ = [
@@ -105,11 +106,13 @@ _NUMV = (
 # a key may join its words by `/`, `-` or `@` (maxtext's `TFLOP/s/device`, trlx's `losses/policy_loss`, TF-slim's
 # `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`),
 # or a head's name then a dot before a loss or an accuracy (mmseg's `decode.loss_seg`, `aux.acc_seg`; never
-# `callback.py:269`, a source line); a number may be a JSON string, whole between its quotes (fairseq's `"ppl": "2.51"`)
+# `callback.py:269`, a source line); a number may be a string, whole between its quotes (fairseq's JSON `"ppl": "2.51"`,
+# a Python dict's `'grad_norm': '6880'`)
 _KEY = rb"(?:[A-Za-z]\d+\.|[A-Za-z][A-Za-z0-9_]*\.(?=loss|acc))?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
+_QUOTE = rb"\"(?=" + _NUMV + rb"\")|'(?=" + _NUMV + rb"')"  # the opening quote of a quoted number
 _RE_KV = re.compile(
     rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
-    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(?:\"(?=" + _NUMV + rb"\"))?"
+    rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(?:" + _QUOTE + rb")?"
     rb"(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
 )
@@ -129,8 +132,6 @@ _RE_PREFIX = re.compile(
     rb"(?:[ \t]*(?:\[[^\]\n]*\]|\d{4}-\d\d-\d\d[ T][\d:,.]+|[\w.]+[ \t]+(?:INFO|WARNING|DEBUG)\b|"
     rb"(?:INFO|WARNING|DEBUG)\b|-(?=[ \t])|\{))*[ \t]*"
 )
-RE_LINE_TS = re.compile(rb"^[ \t]*(?:\[[A-Z]+\][ \t]*)?\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[,.](\d{1,6}))?")
-_TS_CACHE: dict[bytes, float] = {}
 # A byte that cannot follow a whole number: its presence means the regex matched only a prefix.
 _NUMBER_TAIL = frozenset(
     bytes([c])
@@ -195,26 +196,6 @@ class LineRead:
     summary: bool = False
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
     scales: dict[str, float] = field(default_factory=dict)  # a column read in other units (`time: 20s` -> ms)
-
-
-def line_time(line: bytes) -> float:
-    """Unix time from a leading `YYYY-mm-dd HH:MM:SS,mmm` (python logging, MindFormers, `[date]` of
-    MindCV/MindOCR), else NaN."""
-    m = RE_LINE_TS.match(line)
-    if not m:
-        return _NAN
-    key = m.group(1)
-    base = _TS_CACHE.get(key)
-    if base is None:
-        try:
-            base = datetime.strptime(key.decode().replace("T", " "), "%Y-%m-%d %H:%M:%S").timestamp()
-        except ValueError:
-            return _NAN
-        if len(_TS_CACHE) > 4096:
-            _TS_CACHE.clear()
-        _TS_CACHE[key] = base
-    frac = m.group(2)
-    return base + (int(frac) / 10 ** len(frac) if frac else 0.0)
 
 
 _RE_NAN_DOT = re.compile(rb"(?:\.0+|x+)(?![\w.])")
@@ -301,7 +282,9 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if not name:
             continue
         words = name.split("_")
-        if name in EPOCH_KEYS or name in STEP_KEYS or (words[-1] in ("epoch", "step") and len(words) <= 2):
+        timed = (m.group(4) or m.group(5)) and not m.group(2).isdigit()  # `Batch: 0.190s`: a batch's time, no step
+        counter = name in EPOCH_KEYS or name in STEP_KEYS or (words[-1] in ("epoch", "step") and len(words) <= 2)
+        if counter and not timed:
             kind = "epoch" if (name in EPOCH_KEYS or words[-1] == "epoch") else "step"
             if kind in read.fields or not re.fullmatch(rb"\d+", m.group(2)):
                 continue
@@ -314,15 +297,10 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
             continue
         if not_a_metric(line, m.span(1), m.span(2), name):
             continue  # a piece of the line's prefix or position (`(trainer:486)`, `Train: [12/170]`)
-        # another loss on a loss line (val_loss beside train_loss) is a column of its own name
-        column = name if words[-1] == "loss" else FIXED_ALIASES.get(name, name)
-        if column in _RESERVED:
-            column = name + "_value"
-        value = to_float(m.group(2))
-        if column == "step_time_ms" and in_seconds(name, m.group(4) or m.group(5), line[m.end(2) : m.end()]):
-            value *= 1000.0
-            read.scales[column] = 1000.0
-        _set(read, column, value, name, m.span(2))
+        _put(read, name, m.group(2), m.span(2), m.group(4) or m.group(5), line[m.end(2) : m.end()])
+    for unit, span, scale in unit_first(line):  # `(0.512 sec/step)`, `| 113.4k tok/s |`: the unit names it
+        if not skip[0] <= span[0] < skip[1] + 1:
+            _put(read, metric_name(unit), line[span[0] : span[1]], span, None, b"", scale)
     if "overflow" not in read.fields and (o := _RE_OVERFLOW.search(line)) is not None:
         flag = o.group(1).lower()
         _set(read, "overflow", 0.0 if flag in (b"false", b"0") else 1.0, "overflow_cond", o.span(1))
@@ -334,9 +312,9 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
 # Learning Rate 7.000e-05, It/sec 0.999, Trained Tokens 9699, Peak mem 8.104 GB`; a unit may follow the value,
 # maybe after a space (nanoGPT's `iter 1631: loss 4.0863, time 561.94ms`). Elsewhere one word with a decimal
 # value (WeNet's `loss_att 10.921429 lr 0.00032621 rank 0`: the integers, `rank 0` and `Batch 4/203700`, are no
-# metrics).
+# metrics). A spaced dash opens a field too (tensorpack-style `loss 0.1413 - time per batch 63.1364`).
 _RE_KV_SPACE = re.compile(
-    rb"(?:(?<=[|;,])[ \t]*(" + _KEY + rb"(?:[ \t]+" + _KEY + rb"){0,4})[ \t]+(" + _NUMV + rb")"
+    rb"(?:(?:(?<=[|;,])|(?<=[ \t]-))[ \t]*(" + _KEY + rb"(?:[ \t]+" + _KEY + rb"){0,4})[ \t]+(" + _NUMV + rb")"
     rb"(?:(ms|s|[A-Za-z%]+)|[ \t]+[A-Za-z%]+)?[ \t]*(?=[|;,]|$)|"
     rb"(?<![\w.\-/\\@(])(" + _KEY + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
 )
@@ -354,14 +332,22 @@ def _space_metrics(read: LineRead, line: bytes, skip: tuple[int, int], fields_on
         name = metric_name(m.group(key))
         if not name or name in EPOCH_KEYS or name in STEP_KEYS or not_a_metric(line, m.span(key), m.span(at), name):
             continue
-        column = name if name.split("_")[-1] == "loss" else FIXED_ALIASES.get(name, name)
-        if column in _RESERVED:
-            column = name + "_value"
-        value = to_float(m.group(at))
-        if column == "step_time_ms" and in_seconds(name, m.group(unit), m.group(unit) or b""):
-            value *= 1000.0
-            read.scales[column] = 1000.0
-        _set(read, column, value, name, m.span(at))
+        _put(read, name, m.group(at), m.span(at), m.group(unit), m.group(unit) or b"")
+
+
+def _put(
+    read: LineRead, name: str, raw: bytes, span: tuple[int, int], unit: bytes | None, tail: bytes, scale: float = 1.0
+) -> None:
+    """A metric's value into its column: another loss (val_loss beside train_loss) is a column of its own name; a
+    step time in seconds is held in ms; `scale` the unit's (`113.4k`)."""
+    column = name if name.rpartition("_")[2] == "loss" else FIXED_ALIASES.get(name, name)
+    if column in _RESERVED:
+        column = name + "_value"
+    if column == "step_time_ms" and in_seconds(name, unit, tail):
+        scale = 1000.0
+    if scale != 1.0 and column not in read.fields and column not in read.extras:
+        read.scales[column] = scale
+    _set(read, column, to_float(raw) * scale if scale != 1.0 else to_float(raw), name, span)
 
 
 # a `key value` pair right after a loss with a separator: the line goes on without them (a tqdm description,

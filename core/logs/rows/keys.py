@@ -48,10 +48,10 @@ def not_a_metric(line: bytes, key: tuple[int, int], value: tuple[int, int], name
     a scalar a run logs (each would be a series no user plots in the Monitor's picker and `watch`'s `metrics:`):
     a logger's source location `(trainer:486)`; a device `cuda:0`; a process id (Ray's `(Actor pid=32167)`);
     Lightning's `v_num=13` (the logger's version the bar shows on its own: one run's name, maybe `1-02`);
-    the rank (`Rank: 0`: the line's rank, core.logs.rows.lineranks); a date (`Logger: 2022-06-01`); a position
-    in a count `Train: [12/170]`, `E104 iter[ 14/ 15]` (an integer out of an integer: which one, not how much;
-    epoch and step keys are read before, a qualified counter `inner iter: 3/8` stays) or in a range
-    `train:7126-7500batch`; a word of prose before a number (`kl:388.6 in 3.7s`).
+    the rank (`Rank: 0`: the line's rank, core.logs.rows.lineranks); a date (`Logger: 2022-06-01`); a clock time
+    (`ETA: 0:00:01`); a position in a count `Train: [12/170]`, `E104 iter[ 14/ 15]` (an integer out of an integer:
+    which one, not how much; epoch and step keys are read before, a qualified counter `inner iter: 3/8` stays) or in
+    a range `train:7126-7500batch`; a word of prose before a number (`kl:388.6 in 3.7s`).
     Only the line's text and where its digits are decide, never their values (core.logs.rows.linetemplates)."""
     last = name.rpartition("_")[2]
     if last == "pid" or name in ("rank", "v_num"):
@@ -59,6 +59,8 @@ def not_a_metric(line: bytes, key: tuple[int, int], value: tuple[int, int], name
     after = line[value[1] : value[1] + 1]
     if after in (b"-", b"/") and _RE_DATE_TAIL.match(line, value[1]) is not None:
         return True
+    if after == b":" and line[value[1] + 1 : value[1] + 3].isdigit():
+        return True  # a clock time, hours then minutes (a bar's `Total: 0:03:14 | ETA: 0:00:01`)
     gap = line[key[1] : value[0]]
     if line[value[0] : value[1]].isdigit():  # a whole number
         opened = line[key[0] - 1 : key[0]] in (b"(", b"[") and after in (b")", b"]")

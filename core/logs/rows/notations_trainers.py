@@ -1,6 +1,8 @@
 """Notations of trainers' and tools' own lines, one entry each (as core.logs.rows.notations, which reads these
 after its own and notations_more's; split off to keep modules short): a tracking tool's lines that are never rows
-(W&B's run summary) and the rows of RL trainers that name several losses (veRL's PPO row), each with real samples.
+(W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), and the round-8 gaps' values
+(a value before its unit, a key of several words after a spaced dash, a progress bar's timed fields, a Python
+dict's quoted numbers), each with real samples.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ __all__ = ["TRAINERS"]
 
 _TMR = "https://github.com/MukundShankar-dev/TMR/blob/50cb91917a438649daf9e12f917e907580d18f0e/"
 _TMR_ERR = _TMR + "train.err"
+_NAN = float("nan")
 
 TRAINERS: tuple[Notation, ...] = (
     Notation(
@@ -49,6 +52,79 @@ TRAINERS: tuple[Notation, ...] = (
                 "actor/grad_norm:9.819 - mfu/actor:0.018 - actor/lr:0.000",
                 CORPUS.format("verl-project/verl#498", "verl-step-row-dash-joined-vf-loss-nan-pg-loss-finite_verl-498"),
                 {"loss": -0.013, "step": 1, "actor_entropy_loss": 0.442},
+            ),
+        ),
+    ),
+    Notation(
+        "value_before_its_unit",
+        "a value printed before its unit, the unit naming it (core.logs.rows.unitfirst): a rate `word/word` in a "
+        "whole cell, opened by `(`, `|`, `;` or `,`; a `k`/`M`/`G` suffix a power of 1000 (`113.4k tok/s`)",
+        (
+            NotationSample(
+                "INFO:tensorflow:global step 2130: loss = 6.8195 (0.888 sec/step)",
+                CORPUS.format(
+                    "xiaodiu2010/TextBoxes-TensorFlow#8",
+                    "tf-slim-global-step-loss-equals-rows-with-recording-summary_textboxes-tf-8",
+                ),
+                {"loss": 6.8195, "step": 2130, "sec_step": 0.888},
+            ),
+            NotationSample(
+                "INFO - root - 2022-03-21 00:30:33.618128: step 0, total loss = 1.52 batch loss = 1.23 ( 0.2 "
+                "examples/sec; 49.947 sec/batch; 2767h:55m:20s remains)",
+                CORPUS.format(
+                    "Ascend/ModelZoo-TensorFlow Siamese_ID1289 npu.log",
+                    "siamfc-tf-npu-modelarts-19950-total-loss-batch-loss-rows-exit-0_ascend-modelzoo-tf-siamese",
+                ),
+                {"loss": 1.52, "step": 0, "batch_loss": 1.23, "examples_sec": 0.2, "sec_batch": 49.947},
+            ),
+            NotationSample(
+                "step   47700 | loss 1.4684 | lr 1.79e-04 | grad 0.075 | 113.4k tok/s | mfu 114.07%",
+                CORPUS.format(
+                    "Pratic2001/Qwen3-Non-MOE train.out",
+                    "custom-gpt-resume-pipe-rows-loss-jumps-1p5-to-14-eval-lines-indented_qwen3-non-moe-train-out",
+                ),
+                {"loss": 1.4684, "step": 47700, "lr": 1.79e-04, "grad": 0.075, "tok_s": 113400.0, "mfu": 114.07},
+            ),
+        ),
+    ),
+    Notation(
+        "several_word_key_after_a_spaced_dash",
+        "a `key value` field of several words after a spaced dash, the loss's own key without a separator "
+        "(tensorpack-style `loss 0.14132963 - time per batch 63.1364`)",
+        (
+            NotationSample(
+                "epoch 1  step 1  loss 0.14132963 - time per batch 63.1364",
+                CORPUS.format(
+                    "Ascend/ModelZoo-TensorFlow PCN_ID0997 run.log",
+                    "pcn-tf-npu-tensorpack-ansi-276-loss-rows-log-just-ends_ascend-modelzoo-tf-pcn",
+                ),
+                {"loss": 0.14132963, "epoch": 1, "step": 1, "time_per_batch": 63.1364},
+            ),
+        ),
+    ),
+    Notation(
+        "progress_bar_timed_fields",
+        "a progress bar's fields (the `progress` package's `| Data: 0.075s | Batch: 0.190s | Total: 0:03:14 |`): "
+        "a counter's word with a decimal in seconds is a time, no step (`Batch: 0.190s`); a clock time (hours, "
+        "minutes) is no value (`Total`, `ETA`)",
+        (
+            NotationSample(
+                "Training |################################| (1024/1024) Data: 0.075s | Batch: 0.190s | Total: "
+                "0:03:14 | ETA: 0:00:01 | Loss: nan",
+                CORPUS.format("nayeemrizve/TRSSL#2", "progress-bar-loss-nan-epoch-68-test-bars-nan-or-inf_trssl-2"),
+                {"loss": _NAN, "data": 0.075, "batch": 0.19, "total": None, "eta": None, "step": None},
+            ),
+        ),
+    ),
+    Notation(
+        "python_dict_string_values",
+        "a Python dict whose every value is a quoted string (HF Trainer's log dict as Unsloth prints it: "
+        "`{'loss': '185.9', 'grad_norm': '6880', ...}`): each quoted number is its key's value, not only the loss's",
+        (
+            NotationSample(
+                "{'loss': '185.9', 'grad_norm': '6880', 'learning_rate': '1.263e-06', 'epoch': '0.002296'}  ",
+                CORPUS.format("unslothai/unsloth#4982", "hf-dicts-string-valued-loss-grad-norm-four-rows_unsloth-4982"),
+                {"loss": 185.9, "global_norm": 6880, "lr": 1.263e-06},
             ),
         ),
     ),

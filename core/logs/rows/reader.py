@@ -22,6 +22,7 @@ import pandas as pd
 
 from core.files import is_regular, kind_of
 from core.logs.bytes.discover import FolderCache, LogFile, LogRole
+from core.logs.bytes.jsondoc import is_document, read_document
 from core.logs.bytes.rawio import HAVE_PREAD as _HAVE_PREAD
 from core.logs.bytes.rawio import bytes_on_disk, find_copy, find_rotated
 from core.logs.bytes.rawio import cr_to_lf as _cr_to_lf
@@ -48,15 +49,7 @@ from core.logs.rows.snapshot import (
 )
 from core.logs.rows.table import EVAL_COLUMNS, MetricTable, metric_keys
 
-__all__ = [
-    "ERROR_COLUMNS",
-    "EVAL_COLUMNS",
-    "METRIC_COLUMNS",
-    "TIMING_COLUMNS",
-    "RunReader",
-    "RunSnapshot",
-    "read_run",
-]
+__all__ = ["ERROR_COLUMNS", "EVAL_COLUMNS", "METRIC_COLUMNS", "TIMING_COLUMNS", "RunReader", "RunSnapshot", "read_run"]
 
 _NAN = float("nan")
 # a one-shot read takes a file's last line without a newline (a log that just ends: tensorpack's last step row) once
@@ -358,6 +351,9 @@ class RunReader:
             if (codec := utf16_codec(st.head)) is not None:  # the scans look for ASCII keys: decoded first
                 pos = read_utf16(self.parser.feed, st, f, codec, now=now, end=end, block=self.settings.read_block)
                 changed |= pos > first
+            elif is_document(st.info.path):  # a JSON document (trainer_state.json): its records, read whole
+                codec, end = "json", size
+                changed |= read_document(self.parser.feed, st, f, size, now=now)
             try:
                 while pos < end and codec is None:
                     want = min(end - pos, self.settings.read_block)

@@ -13,6 +13,7 @@ from stat import S_ISREG
 import numpy as np
 
 from core.logs.bytes.discover import LogRole
+from core.logs.bytes.jsondoc import is_document
 from core.logs.bytes.source import ByteSource
 from core.logs.bytes.utf16 import utf16_codec
 from core.logs.rows.parser import FileState, Parser
@@ -53,6 +54,7 @@ class SmallFiles:
             or st.skipping
             or st.head
             or st.ino != -1
+            or is_document(st.info.path)  # read whole by the usual read (core.logs.bytes.jsondoc)
         ):
             return False
         try:
