@@ -209,7 +209,7 @@ class Parser:
         named = named_lines(buf, block, used, which, self._ranked, 0, end)
         wide = np.flatnonzero(~taken)  # (a file with a column table reads them all: core.logs.rows.columns)
         others = linekinds.WORTH.look(buf, starts, wide, words, newlines, compiled)
-        names = [extra_names(t) for t in used]
+        names, at = [extra_names(t) for t in used], {n: i for i, n in enumerate(extras)}  # (at: extras' order)
         bars = bar_rows(used, which, self._bars, block, buf, 0)  # (offsets in the batch: before the shift)
         # where each file's candidates, rows and lines left to `parse_line` are (one numpy call each, not one a file)
         spans = np.searchsorted(starts, np.array([(lo, hi) for _, lo, hi in items], dtype=np.int64).reshape(-1, 2))
@@ -239,7 +239,7 @@ class Parser:
                 others[o0:o1],
                 rows_through,
                 block,
-                {n: c for n, c in extras.items() if n in cols} if cols else {},
+                {n: extras[n] for n in sorted(cols.intersection(at), key=at.__getitem__)} if cols else {},
                 rows,
                 shift,
                 hi,
