@@ -27,6 +27,24 @@ LATE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=3,
     ),
+    # A shell's report that the job it ran was killed by SIGTERM (`timeout`'s signal, `kill`, a scheduler's stop):
+    # bash prints the signal's name alone on a line, `Terminated`, maybe after the terminal's cursor keys a user
+    # typed while it hung (`ESC [ A`, pasted as `^[[A`). A stop from outside (core.logs.rows.failures.STOP_KINDS),
+    # not a crash; weight 1: a rank's own failure line, when there, names the end better. srun's `task 0:
+    # Terminated` is no such line (a task torn down because another failed: core.logs.rows.taskends)
+    FailureKind(
+        "terminated",
+        rb"^(?:(?:\x1b|\^\[)\[[0-9;]*[A-Za-z])*[ \t]*Terminated[ \t]*\r?$",
+        (b"Terminated",),
+        (
+            FailureSample(
+                "^[[A^[[A^[[ATerminated",
+                "github.com/Ascend/pytorch/issues/154 (torchrun on 2 NPUs under `timeout 300s`, rank 1 hung in "
+                "torch.compile; the log's last line)",
+            ),
+        ),
+        weight=1,
+    ),
 )
 
 
