@@ -18,6 +18,7 @@ The grammar (a line -> what it says):
   failure_kinds.py  every failure kind as data, one entry each: pattern, anchors, real samples (`FAILURE_KINDS`,
                 `LAUNCHER_REPORTS`)
   failure_kinds_more.py  more failure kinds and launcher reports, read after failure_kinds.py's
+  failure_kinds_late.py  round 8's failure kinds and launcher reports, read after failure_kinds_more.py's
   failure_entry.py  the shape of a failure-kind entry (`FailureKind`, `LauncherReport`, `FailureSample`)
   failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
   taskends.py   a launcher's word that its tasks ended badly (`task_end`), compiled from the `LauncherReport`s

@@ -5,6 +5,7 @@ its own; split off to keep modules short): the lines of issue 30's second set-as
 from __future__ import annotations
 
 from core.logs.rows.failure_entry import FailureKind, FailureSample, LauncherReport
+from core.logs.rows.failure_kinds_late import LATE_KINDS, LATE_REPORTS
 
 __all__ = ["MORE_KINDS", "MORE_REPORTS"]
 
@@ -388,6 +389,7 @@ MORE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=3,
     ),
+    *LATE_KINDS,  # core.logs.rows.failure_kinds_late
 )
 
 
@@ -495,4 +497,5 @@ MORE_REPORTS: tuple[LauncherReport, ...] = (
         reason="killed by its launcher (sigkill_handler: Killing subprocess)",
         chatter=True,
     ),
+    *LATE_REPORTS,  # core.logs.rows.failure_kinds_late
 )

@@ -13,6 +13,8 @@ A launcher or a trainer that writes every rank into one stream says whose line i
   torch_npu             `[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 ...`  error lines
   icefall (k2, lhotse)  `... INFO [train.py:907] (6/8) Epoch 3, batch 115350, loss[loss=0.2765, ...` `(rank/world)`
                         after the logger's `[file:line]` tag (icefall.utils.setup_logger), on every line
+  OLMo                  `2025-12-12 16:00:38.012<TAB>host-03:5<TAB>olmo.util:168<TAB>CRITICAL<TAB>Uncaught ...`  the
+                        host column's `:rank`
   pdsh (DeepSpeed,      `192.168.50.170: {'loss': 1.2992, 'learning_rate': 1.28e-06, 'epoch': 0.0}`,
   multi-node)           `worker-1: ...`: a host, not a rank (below)
 
@@ -96,6 +98,9 @@ _NPU = re.compile(rb"\(PID:\d+, Device:\d+, RankID:(\d+)\)")
 # `(rank/world)` after its `[file:line]` tag when torch.distributed is up; a rank is below the world size
 # (`(3/4)`), so a progress count `(4/4)` or `(12/10)` is never taken for one
 _ICEFALL = re.compile(rb"\[[^\]\s]+:\d+\] \((\d+)/(\d+)\) ")
+# OLMo's console formatter (olmo.util's tab-separated `date<TAB>host:rank<TAB>logger:line<TAB>LEVEL<TAB>message`): the
+# rank after the host column's colon (the process's local rank: the rank on one node)
+_TAB_HOST = re.compile(rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?\t[A-Za-z0-9][\w.\-]*:(\d+)\t")
 # pdsh's `host: ` before a node's every line: an IPv4 address, or a name with a hyphen before a digit
 # (`worker-1`, `dgx-a100-01`, a Kubernetes MPIJob pod `mpi-rc1ou1aw-launcher`; never a progress word:
 # `Epoch-1: loss 0.3` is a row of epoch 1, not host `Epoch-1`'s; nor `fp16-mode: true`, no digit after its hyphen)
@@ -292,6 +297,21 @@ RANK_SOURCES: tuple[RankSource, ...] = (
         ),
     ),
     RankSource(
+        "OLMo date<TAB>host:rank<TAB>",
+        _TAB_HOST,
+        (
+            RankSample(
+                b"2025-12-12 16:00:38.012\ttiny-time-shines-fin-03:5\tolmo.util:168\tCRITICAL\tUncaught "
+                b"OutOfMemoryError: CUDA out of memory. Tried to allocate 12.28 GiB. GPU 5 has a total capacity of "
+                b"267.69 GiB of which 4.16 GiB is free.",
+                5,
+                None,
+                "github.com/AntonioLopardo/OLMo/blob/c3c25dc5dffdbb29ab763fa38e4cd2239be257e8/logs/OLMo-1B-tied.log "
+                "(its line cut after `is free.`)",
+            ),
+        ),
+    ),
+    RankSource(
         "pdsh host prefix",
         _HOST,
         (
@@ -358,6 +378,8 @@ def _rank_in(body: bytes) -> tuple[int, int] | None:
     if b"RankID:" in body and (m := _NPU.search(body)) is not None:
         return m.span(1)
     if b"rank: " in body and (m := _FIELD.search(body)) is not None:
+        return m.span(1)
+    if body[:1].isdigit() and b"\t" in body and (m := _TAB_HOST.match(body)) is not None:
         return m.span(1)
     if b"] (" in body and (m := _ICEFALL.search(body)) is not None and int(m.group(1)) < int(m.group(2)):
         return m.span(1)

@@ -1,0 +1,86 @@
+"""Failure kinds and launcher reports of issue 30's eighth round, one entry each (read after
+core.logs.rows.failure_kinds_more's, which splices these in; split off as both earlier tables are at the module-length
+bound): each with its real samples and their source.
+"""
+
+from __future__ import annotations
+
+from core.logs.rows.failure_entry import FailureKind, FailureSample, LauncherReport
+
+__all__ = ["LATE_KINDS", "LATE_REPORTS"]
+
+LATE_KINDS: tuple[FailureKind, ...] = (
+    # A process's own excepthook that logs the exception it did not catch, then exits: OLMo's (olmo.util.excepthook,
+    # `log.critical("Uncaught %s: %s", type name, value)`, the traceback below it when kept). `Uncaught` before an
+    # exception's class name and a colon: the failure and its cause on one line (a pasted log often keeps only it).
+    # A cause another kind names (`Uncaught OutOfMemoryError: CUDA out of memory.`, a device error) is that kind's
+    FailureKind(
+        "uncaught exception",
+        rb"\bUncaught (?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ",
+        (b"Uncaught ",),
+        (
+            FailureSample(
+                "[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError: generator thread "
+                "data thread 3 failed",
+                "github.com/allenai/OLMo/issues/552 (the whole pasted log: one step block, then this line)",
+            ),
+        ),
+        weight=3,
+    ),
+    # A shell's report that the job it ran was killed by SIGTERM (`timeout`'s signal, `kill`, a scheduler's stop):
+    # bash prints the signal's name alone on a line, `Terminated`, maybe after the terminal's cursor keys a user
+    # typed while it hung (`ESC [ A`, pasted as `^[[A`). A stop from outside (core.logs.rows.failures.STOP_KINDS),
+    # not a crash; weight 1: a rank's own failure line, when there, names the end better. srun's `task 0:
+    # Terminated` is no such line (a task torn down because another failed: core.logs.rows.taskends)
+    FailureKind(
+        "terminated",
+        rb"^(?:(?:\x1b|\^\[)\[[0-9;]*[A-Za-z])*[ \t]*Terminated[ \t]*\r?$",
+        (b"Terminated",),
+        (
+            FailureSample(
+                "^[[A^[[A^[[ATerminated",
+                "github.com/Ascend/pytorch/issues/154 (torchrun on 2 NPUs under `timeout 300s`, rank 1 hung in "
+                "torch.compile; the log's last line)",
+            ),
+        ),
+        weight=1,
+    ),
+)
+
+
+LATE_REPORTS: tuple[LauncherReport, ...] = (
+    # Huawei ModelArts' training toolkit (ma-training-toolkit, Go logrus `time=... level=... msg=...` lines) wraps the
+    # user's training command: when that command ends, its bootstrap logs the exit code it passes on, at error level
+    # for a non-zero one (`bootstrap is exiting with exit code 0` after the init step is its healthy word). The line
+    # names no device: the job's, rank 0 as a report without a task list. The code is the toolkit's return code (-1
+    # when it stopped the command, which its own analyzer calls no Linux code), not a signal: kept as printed
+    LauncherReport(
+        "ModelArts",
+        rb"\bbootstrap is exiting with (?P<reason>exit code -?[1-9]\d*)",
+        (b"bootstrap is exiting with exit code ",),
+        (
+            (
+                FailureSample(
+                    'time="2023-08-01T09:48:15+08:00" level=error msg="bootstrap is exiting with exit code -1" '
+                    'file="bootstrap.go:243" Command=bootstrap/run Component=ma-training-toolkit '
+                    "Platform=ModelArts-Service",
+                    "github.com/2024-MindSpore-1/Code3/blob/d415a52c49b89105f85734bd928aaa225d746300/replknet/logs/"
+                    "gMLP.txt (MindCV gMLP-S, stopped after epoch 214 of 300)",
+                ),
+                (0,),
+                "exit code -1",
+            ),
+            (
+                FailureSample(
+                    'time="2023-08-03T19:27:27+08:00" level=error msg="bootstrap is exiting with exit code 255" '
+                    'file="bootstrap.go:243" Command=bootstrap/run Component=ma-training-toolkit '
+                    "Platform=ModelArts-Service",
+                    "2024-MindSpore-1/Code3 BoTNet/logs/botnet50.txt (tests/fixtures/real_logs/"
+                    "mindcv-botnet50-modelarts-120-epochs-then-obs-copy-filenotfound-exit-255_code3-botnet)",
+                ),
+                (0,),
+                "exit code 255",
+            ),
+        ),
+    ),
+)
