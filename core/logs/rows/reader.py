@@ -25,6 +25,7 @@ from core.logs.bytes.discover import FolderCache, LogFile, LogRole
 from core.logs.bytes.rawio import HAVE_PREAD as _HAVE_PREAD
 from core.logs.bytes.rawio import bytes_on_disk, find_copy, find_rotated
 from core.logs.bytes.rawio import cr_to_lf as _cr_to_lf
+from core.logs.bytes.rawio import nul_to_lf as _nul_to_lf
 from core.logs.bytes.rawio import read_exact as _read_exact
 from core.logs.bytes.readahead import ReadAhead
 from core.logs.bytes.source import ByteSource, CheckedFiles, why_not
@@ -388,6 +389,8 @@ class RunReader:
                         continue
                     if data.find(b"\r", 0, got) != -1:  # one memchr; CR-only files (progress bars, old Macs)
                         _cr_to_lf(data, got)
+                    if data.find(b"\x00", 0, got) != -1:  # one memchr; a truncated file's hole of NULs
+                        _nul_to_lf(data, got)
                     last_nl = data.rfind(b"\n", 0, got)
                     if last_nl == -1:
                         if got > self.settings.max_partial_line:
