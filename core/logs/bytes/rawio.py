@@ -19,6 +19,7 @@ from core.files import FileCheckError, open_checked
 
 __all__ = [
     "HAVE_PREAD",
+    "breaks_to_lf",
     "bytes_on_disk",
     "cr_to_lf",
     "find_copy",
@@ -62,6 +63,14 @@ def nul_to_lf(buf: bytearray, n: int) -> None:
     own), so only a byte file's NULs are turned."""
     view = np.frombuffer(buf, dtype=np.uint8, count=n)
     view[view == 0] = 10
+
+
+def breaks_to_lf(buf: bytearray, n: int) -> None:
+    """cr_to_lf and nul_to_lf on `buf[:n]`, each only where the bytes hold one (a memchr each, rarely more)."""
+    if buf.find(b"\r", 0, n) != -1:  # CR-only files (progress bars, old Macs)
+        cr_to_lf(buf, n)
+    if buf.find(b"\x00", 0, n) != -1:  # a truncated file's hole of NULs
+        nul_to_lf(buf, n)
 
 
 HAVE_PREAD = hasattr(os, "preadv")

@@ -62,8 +62,7 @@ _RE_LOSS_KEY = re.compile(
     # `valid loss 为: 3.37`)
     # (a rate's unit may follow the key, `Training Loss per 100 steps: 1.35`; a bracketed key closes, loguru's
     # `| [Loss] nan |`)
-    # (or a loss criterion's class name ending a key, a capital `Loss` after a small letter: OLMo's metric
-    # `train/CrossEntropyLoss=9.064`, PyTorch's criterion name; `ZLoss`, `MSELoss` stay parts, no whole loss)
+    # (or a criterion's class ending a key, `Loss` after a small letter: OLMo's `train/CrossEntropyLoss=9.064`)
     rb"(?i)(?:(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")|(?-i:(?<=[a-z])Loss)(?![a-z0-9]))"
     rb"(?:[ \t]+per[ \t]+(?:\d+[ \t]+)?[a-z]+(?=[ \t]*[:=]))?"
     # (where in training the value is may follow the key: `Loss in epoch 0  =  2.16`, `loss at step 10: 0.5`)
