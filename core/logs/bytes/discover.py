@@ -119,7 +119,7 @@ _RULES: list[tuple[re.Pattern[str], LogRole, str]] = [
     (re.compile(r"(?:^|/)train_parallel(\d+)/(?:log|[^/]*\.log)$"), LogRole.WORKER, "model_zoo"),
     (re.compile(r"(?:^|/)slurm-\d+[_.-](\d+)\." + _LOG_EXT + "$"), LogRole.WORKER, "slurm"),
     # sbatch/srun --output=NAME-%j-%t.out (job id, then task id): Slurm's own .out/.err names only
-    (re.compile(r"(?:^|/)[\w.]+-\d+-(\d+)\.(?:out|err)$"), LogRole.WORKER, "slurm"),
+    (_JOB_TASK := re.compile(r"(?:^|/)[\w.]+-\d+-(\d+)\.(?:out|err)$"), LogRole.WORKER, "slurm"),
     (
         re.compile(r"(?:^|/)(?:[\w-]+[._-])?(?:out|err|stdout|stderr|output|task)[._-](\d+)(?:\." + _LOG_EXT + ")?$"),
         LogRole.WORKER,
@@ -152,6 +152,22 @@ _PRIORITY = {
     "rank_dir": 6,
     "paddle": 7,
 }
+
+
+def _lone_job_task(
+    groups: dict[tuple[str, str], list[LogFile]],
+    others: list[tuple[Path, str, int, str]],
+    entries: dict[str, tuple[Path, int, str]],
+) -> None:
+    """Move a folder's `NAME-J-T.out/.err` files naming one task only to `others` (read as one process, rank 0).
+    Why: a number in a name with no rank word says a rank only beside its siblings; a lone job's pair
+    (`train-260-15.out` / `.err`, a cluster job's own naming: job or array ids) is one process, as any lone
+    file is (the corpus convention: the ranks a log shows). Several tasks of one job stay ranks (`train-1-0.out`,
+    `train-1-1.out`)."""
+    for key, files in list(groups.items()):
+        if len({f.rank for f in files}) == 1 and all(_JOB_TASK.search(f.rel) for f in files):
+            del groups[key]
+            others.extend((entries[f.rel][0], f.rel, entries[f.rel][1], entries[f.rel][2]) for f in files)
 
 
 def _match(rel: str) -> tuple[LogRole, int | None, str, str] | None:
@@ -262,6 +278,7 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
             continue
         role, rank, layout, group = hit
         groups.setdefault((layout, group), []).append(LogFile(path, rel, role, rank, layout))
+    _lone_job_task(groups, others, {rel: (path, depth, kind) for path, rel, depth, kind in entries})
     found.files = _pick_groups(groups, found)
     have_workers = any(f.role == LogRole.WORKER for f in found.files)
     loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOGLIKE.search(r)]

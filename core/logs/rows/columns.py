@@ -12,9 +12,12 @@ ultralytics-yolov8-epoch-table-three-epochs-val-all-lines_ultralytics-1654, ultr
 The general notation: a line of three names or more, aligned over columns (most gaps between them two spaces or
 more: no sentence), one holding a loss key, is the header of a training table;
 a later line of exactly as many cells, each a number (`16.1G`: with its unit; `20/300`: the epoch of its total),
-is its row. The training loss is the first loss column, the other loss columns are its metrics; an `Epoch` (or
-`Step`) column gives the row's place, counts and sizes are no metric. A header whose first name is `Class` and
-that names an `mAP` is a per-class evaluation table: its `all` row is an evaluation line (the file's last epoch).
+is its row. A comma-separated header (3 names or more, no space inside a name: a CSV file's first line, Keras'
+CSVLogger's `epoch,accuracy,dice_coef,loss,lr,...,val_loss,...`, notation `csv_table`) heads the lines of as many
+comma-separated numbers under it alike. The training loss is the first loss column, the other loss columns are
+its metrics; an `Epoch` (or `Step`) column gives the row's place, counts and sizes are no metric. A header whose
+first name is `Class` and that names an `mAP` is a per-class evaluation table: its `all` row is an evaluation
+line (the file's last epoch).
 The last header of a file names the rows under it (`FileState.columns`, taken by core.logs.rows.columnfile); a
 line of another shape is read as before. Of a line redrawn with `\\r` (a terminal's bar), the last draw is the row.
 
@@ -52,6 +55,7 @@ class ColumnHeader:
 
     names: tuple[str, ...]
     loss: int | None
+    sep: bytes | None = None  # what parts the cells: None for spaces, b"," for a CSV table
 
 
 def _names(text: bytes) -> tuple[str, ...] | None:
@@ -74,12 +78,24 @@ def _names(text: bytes) -> tuple[str, ...] | None:
     return tuple(names)
 
 
+def _csv_header(text: bytes) -> ColumnHeader | None:
+    """A CSV table's header (`epoch,accuracy,loss,...`): names parted by commas, one a loss key."""
+    cells = [c.strip() for c in text.split(b",")]
+    if len(cells) < _MIN_NAMES or any(_RE_NAME.fullmatch(c) is None or _RE_CELL.fullmatch(c) for c in cells):
+        return None
+    names = tuple(c.decode("ascii", "replace") for c in cells)
+    loss = next((i for i, n in enumerate(names) if any(k.decode() in n.lower() for k in LOSS_KEYS)), None)
+    return None if loss is None else ColumnHeader(names, loss, b",")
+
+
 def header_of(line: bytes) -> ColumnHeader | None:
     """The column table a line heads, None when it is no header (see the module's doc)."""
     text = line.rsplit(b"\r", 1)[-1].split(b": ", 1)[0].strip()
     low = text.lower()
     if not text or not (any(k in low for k in LOSS_KEYS) or b"map" in low):
         return None
+    if b"," in text:
+        return _csv_header(text)
     names = _names(text)
     if names is None or len(names) < _MIN_NAMES:
         return None
@@ -101,9 +117,11 @@ def header_shape(shape: bytes) -> bool:
     return header_of(shape.replace(b"#", b"0")) is not None
 
 
-def _cells(line: bytes, n: int) -> list[re.Match[bytes]] | None:
-    """The `n` cells of a row's last draw (before its bar's `: `), None when it has another count or a word."""
-    words = line.rsplit(b"\r", 1)[-1].split(b": ", 1)[0].split()
+def _cells(line: bytes, n: int, sep: bytes | None = None) -> list[re.Match[bytes]] | None:
+    """The `n` cells of a row's last draw (before its bar's `: `; a CSV row's parted by `sep`), None when it has
+    another count or a word."""
+    draw = line.rsplit(b"\r", 1)[-1]
+    words = [w.strip() for w in draw.split(sep)] if sep else draw.split(b": ", 1)[0].split()
     if len(words) != n:
         return None
     cells = [_RE_CELL.fullmatch(w) for w in words]
@@ -124,7 +142,7 @@ def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
         for name, cell in zip(header.names[1:], cells, strict=True):
             read.extras[name] = number(cell[1])
         return read
-    cells = _cells(line, len(header.names))
+    cells = _cells(line, len(header.names), header.sep)
     if cells is None:
         return None
     read = LineRead()

@@ -63,7 +63,8 @@ _RE_LOSS_KEY = re.compile(
     # `valid loss 为: 3.37`)
     # (a rate's unit may follow the key, `Training Loss per 100 steps: 1.35`; a bracketed key closes, loguru's
     # `| [Loss] nan |`)
-    rb"(?i)(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")"
+    # (or a criterion's class ending a key, `Loss` after a small letter: OLMo's `train/CrossEntropyLoss=9.064`)
+    rb"(?i)(?:(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")|(?-i:(?<=[a-z])Loss)(?![a-z0-9]))"
     rb"(?:[ \t]+per[ \t]+(?:\d+[ \t]+)?[a-z]+(?=[ \t]*[:=]))?"
     # (where in training the value is may follow the key: `Loss in epoch 0  =  2.16`, `loss at step 10: 0.5`)
     rb"(?:[ \t]+(?:in|at|for|after|of|on|during)[ \t]+(?:the[ \t]+)?(?:epoch|step|iter|iteration|batch)[ \t#]*\d+"

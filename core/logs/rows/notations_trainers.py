@@ -1,8 +1,9 @@
 """Notations of trainers' and tools' own lines, one entry each (as core.logs.rows.notations, which reads these
 after its own and notations_more's; split off to keep modules short): a tracking tool's lines that are never rows
-(W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), and the round-8 gaps' values
+(W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), the round-8 gaps' values
 (a value before its unit, a key of several words after a spaced dash, a progress bar's timed fields, a Python
-dict's quoted numbers), each with real samples.
+dict's quoted numbers), a metric block's loss named by its criterion's class (OLMo) and a CSV table (Keras'
+CSVLogger), each with real samples.
 """
 
 from __future__ import annotations
@@ -14,6 +15,17 @@ __all__ = ["TRAINERS"]
 _TMR = "https://github.com/MukundShankar-dev/TMR/blob/50cb91917a438649daf9e12f917e907580d18f0e/"
 _TMR_ERR = _TMR + "train.err"
 _NAN = float("nan")
+_OLMO_150M = (
+    "https://github.com/AntonioLopardo/OLMo/blob/c3c25dc5dffdbb29ab763fa38e4cd2239be257e8/"
+    "checkpoints/OLMo-150M-tied-emb-1000/train.log"
+)
+_BRATS = (
+    "https://github.com/4hmetcakmak/BraTS2020CapstoneProject/blob/4e61e4643f1de1afc4cbb8d6f04d920547c8cd0f/training.log"
+)
+_BRATS_HEADER = (
+    "epoch,accuracy,dice_coef,loss,lr,mean_io_u_5,precision,val_accuracy,val_dice_coef,val_loss,val_mean_io_u_5,"
+    "val_precision"
+)
 
 TRAINERS: tuple[Notation, ...] = (
     Notation(
@@ -126,6 +138,37 @@ TRAINERS: tuple[Notation, ...] = (
                 CORPUS.format("unslothai/unsloth#4982", "hf-dicts-string-valued-loss-grad-norm-four-rows_unsloth-4982"),
                 {"loss": 185.9, "global_norm": 6880, "lr": 1.263e-06},
             ),
+        ),
+    ),
+    Notation(
+        "criterion_class_loss_key",
+        "a loss named by its criterion's class, a capital `Loss` ending a key after a small letter (OLMo's metric "
+        "block, one `key=value` a line under its `[step=10/10000,epoch=0]` header: `train/CrossEntropyLoss=9.064`, "
+        "PyTorch's `CrossEntropyLoss`): the training loss; `ZLoss`, `MSELoss` (a capital before `Loss`) name none",
+        (
+            NotationSample("    train/CrossEntropyLoss=9.064", _OLMO_150M, {"loss": 9.064}),
+            NotationSample(
+                "    train/CrossEntropyLoss=7.417", "https://github.com/allenai/OLMo/issues/552", {"loss": 7.417}
+            ),
+            NotationSample("    optim/total_grad_norm=1.608", _OLMO_150M, None),
+        ),
+    ),
+    Notation(
+        "csv_table",
+        "a CSV table: a header of three names or more parted by commas, one a loss key, over lines of as many "
+        "comma-parted numbers (Keras' `CSVLogger`: `epoch,accuracy,...,loss,...,val_loss,...`, one line an epoch): "
+        "the first loss column is the loss, `epoch` the row's epoch, the other loss columns its metrics "
+        "(core.logs.rows.columns)",
+        (
+            NotationSample(
+                "0,0.9847438335418701,0.332878053188324,0.05603187158703804,0.001,0.7597786784172058,"
+                "0.9889948964118958,0.9850143790245056,0.38067764043807983,0.05463637784123421,0.8155959844589233,"
+                "0.98931884765625",
+                _BRATS,
+                {"loss": 0.05603187158703804, "epoch": 0, "val_loss": 0.05463637784123421},
+                header=_BRATS_HEADER,
+            ),
+            NotationSample(_BRATS_HEADER, _BRATS, None),
         ),
     ),
 )

@@ -24,8 +24,8 @@ from core.files import is_regular, kind_of
 from core.logs.bytes.discover import FolderCache, LogFile, LogRole
 from core.logs.bytes.jsondoc import is_document, read_document
 from core.logs.bytes.rawio import HAVE_PREAD as _HAVE_PREAD
+from core.logs.bytes.rawio import breaks_to_lf as _breaks_to_lf
 from core.logs.bytes.rawio import bytes_on_disk, find_copy, find_rotated
-from core.logs.bytes.rawio import cr_to_lf as _cr_to_lf
 from core.logs.bytes.rawio import read_exact as _read_exact
 from core.logs.bytes.readahead import ReadAhead
 from core.logs.bytes.source import ByteSource, CheckedFiles, why_not
@@ -382,8 +382,7 @@ class RunReader:
                         st.consumed = pos
                         changed = True
                         continue
-                    if data.find(b"\r", 0, got) != -1:  # one memchr; CR-only files (progress bars, old Macs)
-                        _cr_to_lf(data, got)
+                    _breaks_to_lf(data, got)  # CR-only lines (progress bars), a truncated file's NULs: lines
                     last_nl = data.rfind(b"\n", 0, got)
                     if last_nl == -1:
                         if got > self.settings.max_partial_line:

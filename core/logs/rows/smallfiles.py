@@ -80,6 +80,10 @@ class SmallFiles:
             chunk = np.frombuffer(self.buf, dtype=np.uint8)[lo : lo + got]  # as in a usual read
             chunk[chunk == 13] = 10  # (core.logs.bytes.rawio.cr_to_lf): offsets unchanged
             del chunk
+        if self.buf.find(b"\x00", lo, lo + got) != -1:  # rare: a truncated file's hole of NULs ends a line
+            chunk = np.frombuffer(self.buf, dtype=np.uint8)[lo : lo + got]  # (core.logs.bytes.rawio.nul_to_lf)
+            chunk[chunk == 0] = 10
+            del chunk
         last_nl = self.buf.rfind(b"\n", lo, lo + got)
         if last_nl == -1 or (self.one_shot and last_nl != lo + got - 1):  # the usual read holds, drops or ends
             return False  # the partial line
