@@ -126,7 +126,8 @@ _RULES: list[tuple[re.Pattern[str], LogRole, str]] = [
         "slurm",
     ),
     (re.compile(r"(?:^|/)rank[_-]?(\d+)/[^/]+\." + _LOG_EXT + "$"), LogRole.WORKER, "rank_dir"),
-    (re.compile(r"(?:^|/)rank[_-]?(\d+)\." + _LOG_EXT + "$"), LogRole.WORKER, "rank_dir"),
+    # a prefix before the rank word too: Swin Transformer's and X-CLIP's `log_rank0.txt` (one file per rank)
+    (re.compile(r"(?:^|/)(?:[\w-]+[._-])?rank[_-]?(\d+)\." + _LOG_EXT + "$"), LogRole.WORKER, "rank_dir"),
     # Paddle's launcher (`python -m paddle.distributed.launch`): `log/workerlog.N` per rank, beside its `endpoints.log`
     (re.compile(r"(?:^|/)workerlog\.(\d+)$"), LogRole.WORKER, "paddle"),
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from core.logs.rows.columns import HEADER_LITERALS
-from core.logs.rows.failures import failure_anchors, fatal_reason, line_tag, task_end
+from core.logs.rows.failures import failure_anchors, fatal_reason, ipython_header, line_tag, task_end
 from core.logs.rows.filestate import FileState
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
 from core.logs.rows.lineprefix import learn_prefix, prefix_end
@@ -75,6 +75,8 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
         return True
     if line.startswith(TRACEBACK) or (traceback_pending and line.startswith((b" ", b"\t"))):
         return False
+    if b"Traceback" in line and ipython_header(line) is not None:
+        return False  # IPython's `RuntimeError    Traceback (most recent call last)` header, as parse_line reads it
     if RE_EXC_LINE.match(line) or (line[:1] == b" " and RE_EXC_LINE.match(line.lstrip(b" "))):
         return False  # an exception line, maybe indented as pasted (` AssertionError: ...`)
     if b"step time: " in line and parse_step_time_line(line) is not None:
