@@ -45,32 +45,33 @@ def read_into(f: BinaryIO, buf: bytearray | memoryview, n: int) -> int:
     return got
 
 
-def cr_to_lf(buf: bytearray, n: int) -> None:
-    """Turn every CR in `buf[:n]` into LF, in place: CR-only lines become lines, CRLF an empty line more.
+def cr_to_lf(buf: bytearray, n: int, start: int = 0) -> None:
+    """Turn every CR in `buf[start:n]` into LF, in place: CR-only lines become lines, CRLF an empty line more.
 
     Offsets stay the same (one byte for one), so rows keep their byte offsets in the file.
     """
-    view = np.frombuffer(buf, dtype=np.uint8, count=n)
+    view = np.frombuffer(buf, dtype=np.uint8, count=n)[start:]
     view[view == 13] = 10
 
 
-def nul_to_lf(buf: bytearray, n: int) -> None:
-    """Turn every NUL in `buf[:n]` into LF, in place: a run of NULs is no text but the hole a file truncated
+def nul_to_lf(buf: bytearray, n: int, start: int = 0) -> None:
+    """Turn every NUL in `buf[start:n]` into LF, in place: a run of NULs is no text but the hole a file truncated
     under its writer leaves (the writer goes on at its old offset: `> train.log` or copytruncate while training
     runs), and the text after it begins a line (LPCNet's `^@^@...^@epoch: 5 step: 5208, loss is 3.66`).
 
     Offsets stay the same (one byte for one), as cr_to_lf's do. UTF-16 text is decoded before (its NULs are its
     own), so only a byte file's NULs are turned."""
-    view = np.frombuffer(buf, dtype=np.uint8, count=n)
+    view = np.frombuffer(buf, dtype=np.uint8, count=n)[start:]
     view[view == 0] = 10
 
 
-def breaks_to_lf(buf: bytearray, n: int) -> None:
-    """cr_to_lf and nul_to_lf on `buf[:n]`, each only where the bytes hold one (a memchr each, rarely more)."""
-    if buf.find(b"\r", 0, n) != -1:  # CR-only files (progress bars, old Macs)
-        cr_to_lf(buf, n)
-    if buf.find(b"\x00", 0, n) != -1:  # a truncated file's hole of NULs
-        nul_to_lf(buf, n)
+def breaks_to_lf(buf: bytearray, n: int, start: int = 0) -> None:
+    """cr_to_lf and nul_to_lf on `buf[start:n]`, each only where the bytes hold one (a memchr each, rarely more):
+    the usual read's block and the small files' batch (one file's bytes at `start`) make lines alike."""
+    if buf.find(b"\r", start, n) != -1:  # CR-only files (progress bars, old Macs)
+        cr_to_lf(buf, n, start)
+    if buf.find(b"\x00", start, n) != -1:  # a truncated file's hole of NULs
+        nul_to_lf(buf, n, start)
 
 
 HAVE_PREAD = hasattr(os, "preadv")

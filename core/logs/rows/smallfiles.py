@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from stat import S_ISREG
 
-import numpy as np
-
 from core.logs.bytes.discover import LogRole
 from core.logs.bytes.jsondoc import is_document
+from core.logs.bytes.rawio import breaks_to_lf
 from core.logs.bytes.source import ByteSource
 from core.logs.bytes.utf16 import utf16_codec
 from core.logs.rows.parser import FileState, Parser
@@ -76,14 +75,7 @@ class SmallFiles:
         head = bytes(self.buf[lo : lo + min(got, 256)])
         if utf16_codec(head) is not None:  # the usual read decodes it
             return False
-        if self.buf.find(b"\r", lo, lo + got) != -1:  # rare: CR-only lines (progress bars) become lines,
-            chunk = np.frombuffer(self.buf, dtype=np.uint8)[lo : lo + got]  # as in a usual read
-            chunk[chunk == 13] = 10  # (core.logs.bytes.rawio.cr_to_lf): offsets unchanged
-            del chunk
-        if self.buf.find(b"\x00", lo, lo + got) != -1:  # rare: a truncated file's hole of NULs ends a line
-            chunk = np.frombuffer(self.buf, dtype=np.uint8)[lo : lo + got]  # (core.logs.bytes.rawio.nul_to_lf)
-            chunk[chunk == 0] = 10
-            del chunk
+        breaks_to_lf(self.buf, lo + got, lo)  # CR-only lines, a truncated file's NULs: lines, as in a usual read
         last_nl = self.buf.rfind(b"\n", lo, lo + got)
         if last_nl == -1 or (self.one_shot and last_nl != lo + got - 1):  # the usual read holds, drops or ends
             return False  # the partial line
