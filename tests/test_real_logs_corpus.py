@@ -36,6 +36,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.corpus_cli import run_cli
 from tests.corpus_measure import expected_rows, first_and_last, rows_per_rank, same
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,9 +87,7 @@ def _params(test: str) -> list[Any]:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", *args], cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-    )
+    return run_cli(*args, timeout_s=TIMEOUT_S)
 
 
 def _norm(name: str) -> str:
@@ -98,10 +97,10 @@ def _norm(name: str) -> str:
 
 
 class CliRuns:
-    """One subprocess per entry and command, shared by the tests of that entry, run ahead of the test that asks:
-    the session's own order of (entry, command) asks is known from its collected tests, so the next few run on
-    the other cores while a test compares (each is a `python -m core` process, mostly import and one read: on 2
-    cores the corpus's ~1,100 of them took about half the file's time one after another)."""
+    """One `python -m core` process per entry and command (forked from a server that imported the CLI once:
+    tests/corpus_cli.py), shared by the tests of that entry, run ahead of the test that asks: the session's own
+    order of (entry, command) asks is known from its collected tests, so the next few run on the other cores
+    while a test compares."""
 
     AHEAD = 6
 
