@@ -7,6 +7,8 @@ checked on the real lines of its log (the source beside each), on every read pat
   Lightning-AI/litData#340's flattened ChildFailedError rows for ranks 2-7): its ranks are the reported tasks, so
   watch counts the ranks the judgement names (not a rank 0 of its own beside them); a report naming the file's own
   rank (SLRT#66's `Root Cause` rank 0) keeps the file that rank's, as a single file is;
+- a traceback after a hole of NULs (a file truncated under a running writer: the bytes before the hole are another
+  launch's) supersedes one before it (github.com/269652/neuroslm training.err).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from core.logs import rank_status, read_run
+from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.taskends import task_end
-from tests.helpers import READ_PATHS, entry_lines, one_log
+from tests.helpers import READ_PATHS, REAL_LOGS, entry_lines, one_log, read_entry
 
 PATHS = READ_PATHS
 # github.com/ultralytics/yolov5/issues/4409: the two whole JSON event lines of the pasted output
@@ -69,3 +72,40 @@ def test_a_stream_with_a_row_of_its_own_keeps_its_own_rank(tmp_path: Path, path:
     snap = read_run(one_log(tmp_path, [LOSS, *entry_lines(YOLO_4409)]), settings=PATHS[path])
     assert sorted(failed_ranks(snap)) == [2, 3]
     assert sorted(int(r) for r in rank_status(snap)["rank"]) == [0]
+
+
+# github.com/269652/neuroslm/blob/db478cd567ca54784b74b71b13f4cd3f92892ddd/training.err: a relaunch's IndentationError,
+# then 11 kB of NULs (the file truncated under the running job), then that job's torch.save failure
+NEUROSLM = "pipe-step-rows-loss-lm-ppl-then-stderr-torch-save-enforce-fail_neuroslm-training-log-err"
+
+
+def _err_lines() -> tuple[list[bytes], list[bytes]]:
+    """training.err's relaunch traceback (through its exception line) and the job's own (after the hole)."""
+    raw = (REAL_LOGS / NEUROSLM / "log" / "training.err").read_bytes()
+    before, _, after = raw.partition(b"\x00")
+    return before.splitlines(), after.lstrip(b"\x00").splitlines()
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_traceback_after_a_hole_of_nuls_supersedes_the_one_before(tmp_path: Path, path: str) -> None:
+    snap = read_entry(tmp_path, NEUROSLM, path)
+    assert "enforce fail at inline_container.cc" in failed_ranks(snap)[0]
+    [group] = diagnose(snap).failure_groups
+    assert group.ranks == [0] and group.exception.startswith("RuntimeError: ios_base::badbit set")
+    assert "IndentationError" in " ".join(snap.errors.loc[snap.errors["kind"] == "error_log", "message"])
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_one_launch_s_tracebacks_keep_the_first_as_its_cause(tmp_path: Path, path: str) -> None:
+    """The same tracebacks with no hole between them: one launch's, the best-named first stays the group's."""
+    before, after = _err_lines()
+    [group] = diagnose(read_run(one_log(tmp_path, [*before, *after]), settings=PATHS[path])).failure_groups
+    assert group.exception.startswith("IndentationError")
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_traceback_before_a_hole_with_none_after_it_stays_the_failure(tmp_path: Path, path: str) -> None:
+    before, _ = _err_lines()
+    """A hole with no traceback after it supersedes nothing: the file's one failure stays its rank's end."""
+    snap = read_run(one_log(tmp_path, [*before, b"\x00" * 64 + b"[train] saved checkpoints"]), settings=PATHS[path])
+    assert failed_ranks(snap)[0].startswith("IndentationError")
