@@ -3,10 +3,10 @@ checked on the real lines of its log (the source beside each), on every read pat
 
 - torchelastic's JSON event record `{"name": "torchelastic.worker.status.FAILED", ..., "global_rank": 2, ...}`
   (ultralytics/yolov5#4409): the `torchelastic` launcher report, naming that global rank;
-- a lone stream holding nothing of a rank but a launcher's reports of failed tasks (yolov5#4409's events,
-  Lightning-AI/litData#340's flattened ChildFailedError rows for ranks 2-7): its ranks are the reported tasks, so
-  watch counts the ranks the judgement names (not a rank 0 of its own beside them); a report naming the file's own
-  rank (SLRT#66's `Root Cause` rank 0) keeps the file that rank's, as a single file is;
+- a lone stream opening with a launcher's reports of failed tasks and holding nothing of a rank but them
+  (yolov5#4409's events, Lightning-AI/litData#340's flattened ChildFailedError rows for ranks 2-7): its ranks are the
+  reported tasks, so watch counts the ranks the judgement names (not a rank 0 of its own beside them); lines of its
+  own before the report (PaddleClas#727) or a report naming the file's own rank (SLRT#66) keep the file that rank's;
 - a traceback after a hole of NULs (a file truncated under a running writer: the bytes before the hole are another
   launch's) supersedes one before it (github.com/269652/neuroslm training.err).
 """
@@ -30,6 +30,8 @@ YOLO_4409 = "torchelastic-json-events-global-ranks-2-3-failed_yolov5-4409"
 LITDATA_340 = "cloudwatch-pipe-prefixed-childfailed-report-ranks-2-7-sigabrt_litdata-340"
 # github.com/FangyunWei/SLRT/issues/66: torchrun's ChildFailedError report, entries [4]-[7] and the Root Cause [0]
 SLRT_66 = "childfailederror-report-middle-ranks-4-7-root-cause-rank-0_slrt-66"
+# github.com/PaddlePaddle/PaddleClas/issues/727: paddle.distributed.launch's config echo, then its ABORT report
+PADDLE_727 = "paddle-launch-abort-ranks-1-2-3_paddleclas-727"
 # a loss line before the reports (MindSpore's LossMonitor shape): the stream then has a rank of its own
 LOSS = b"epoch: 1 step: 1, loss is 2.5"
 
@@ -57,11 +59,15 @@ def test_a_stream_of_launcher_reports_alone_counts_the_reported_ranks(
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
-def test_a_report_naming_the_file_s_own_rank_keeps_the_file_that_rank_s(tmp_path: Path, path: str) -> None:
-    """github.com/FangyunWei/SLRT/issues/66: torchrun's report cut to entries 4-7 and its `Root Cause` rank 0: the
-    file is rank 0's (a single file is), ranks 4-7 fail beside it, uncounted."""
-    snap = read_run(one_log(tmp_path, entry_lines(SLRT_66)), settings=PATHS[path])
-    assert sorted(failed_ranks(snap)) == [0, 4, 5, 6, 7]
+@pytest.mark.parametrize(("entry", "failed"), [(SLRT_66, [0, 4, 5, 6, 7]), (PADDLE_727, [1, 2, 3])])
+def test_a_stream_of_its_own_rank_keeps_that_rank_beside_the_reported_ones(
+    tmp_path: Path, path: str, entry: str, failed: list[int]
+) -> None:
+    """SLRT#66: torchrun's report cut to entries 4-7 and its `Root Cause` rank 0 (a report naming the file's rank);
+    PaddleClas#727: the config echo before `ABORT!!! ... rank=[1, 2, 3]` (lines of its own before the report): the
+    file is rank 0's, as a single file is, the reported ranks fail beside it, uncounted."""
+    snap = read_run(one_log(tmp_path, entry_lines(entry)), settings=PATHS[path])
+    assert sorted(failed_ranks(snap)) == failed
     assert sorted(int(r) for r in rank_status(snap)["rank"]) == [0]
 
 
