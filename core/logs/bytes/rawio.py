@@ -65,13 +65,17 @@ def nul_to_lf(buf: bytearray, n: int, start: int = 0) -> None:
     view[view == 0] = 10
 
 
-def breaks_to_lf(buf: bytearray, n: int, start: int = 0) -> None:
+def breaks_to_lf(buf: bytearray, n: int, start: int = 0) -> int:
     """cr_to_lf and nul_to_lf on `buf[start:n]`, each only where the bytes hold one (a memchr each, rarely more):
-    the usual read's block and the small files' batch (one file's bytes at `start`) make lines alike."""
+    the usual read's block and the small files' batch (one file's bytes at `start`) make lines alike. Returns where
+    the last hole of NULs ends in `buf` (-1: none): the bytes before a hole were written by another opener after the
+    truncation (core.logs.rows.launches)."""
     if buf.find(b"\r", start, n) != -1:  # CR-only files (progress bars, old Macs)
         cr_to_lf(buf, n, start)
-    if buf.find(b"\x00", start, n) != -1:  # a truncated file's hole of NULs
-        nul_to_lf(buf, n, start)
+    if (hole := buf.rfind(b"\x00", start, n)) == -1:
+        return -1
+    nul_to_lf(buf, n, start)  # a truncated file's hole of NULs
+    return hole + 1
 
 
 HAVE_PREAD = hasattr(os, "preadv")

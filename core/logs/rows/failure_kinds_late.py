@@ -83,4 +83,34 @@ LATE_REPORTS: tuple[LauncherReport, ...] = (
             ),
         ),
     ),
+    # torch.distributed.elastic's event record (torch 1.9, `torchelastic.events` logged as one JSON object a line):
+    # the agent's word that a worker FAILED, naming that worker's `global_rank` and its host. Its shape: the event's
+    # `"name": "torchelastic.worker.status.FAILED"` first, then the worker's metadata; the worker's own error is in
+    # `raw_error` (often `<NONE>`: it died with no message), so the event's status is the reason
+    LauncherReport(
+        "torchelastic",
+        rb'"name": "torchelastic\.worker\.status\.FAILED".*?"global_rank": (?P<ranks>\d+),'
+        rb'(?:.*?"hostname": "(?P<node>[^"\s]+)")?',
+        (b'"torchelastic.worker.status.FAILED"',),
+        (
+            (
+                FailureSample(
+                    (
+                        '{"name": "torchelastic.worker.status.FAILED", "source": "WORKER", "timestamp": 0'
+                        ', "metadata": {"run_id": "none", "global_rank": 2, "group_rank": 0, "worker_id":'
+                        ' "392", "role": "default", "hostname": "job-155b782d-12d0-457b-ada3-ee678ed0e091'
+                        '", "state": "FAILED", "total_run_time": 1071, "rdzv_backend": "static", "raw_err'
+                        'or": "{\\"message\\": \\"<NONE>\\"}", "metadata": "{\\"group_world_size\\": 1, \\"entry'
+                        '_point\\": \\"python3\\", \\"local_rank\\": [2], \\"role_rank\\": [2], \\"role_world_siz'
+                        'e\\": [4]}", "agent_restarts": 3}}'
+                    ),
+                    "github.com/ultralytics/yolov5/issues/4409 (YOLOv5 DDP on 4 GPUs; tests/fixtures/real_logs/"
+                    "torchelastic-json-events-global-ranks-2-3-failed_yolov5-4409)",
+                ),
+                (2,),
+                "worker.status.FAILED",
+            ),
+        ),
+        reason="worker.status.FAILED",
+    ),
 )

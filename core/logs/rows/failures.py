@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from core.logs.bytes.discover import LogRole
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import JOB_RANK, ErrorKind, ErrorRow, add_error, last_log_time
+from core.logs.rows.launches import superseded_launch
 from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, host_prefix, line_rank
 from core.logs.rows.processes import process_rank
 from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
@@ -394,6 +395,7 @@ def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: in
     chatter_failures(st, buf, floor, base, end)
     _keep_cut(st, bytes(st.tb_carry))
     trained_on(st)
+    superseded_launch(st)
 
 
 INTERRUPTED = "interrupted"  # the kind of a Ctrl-C / SIGINT report (core.logs.rows.failure_kinds_more)

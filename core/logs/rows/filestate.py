@@ -282,6 +282,7 @@ class FileState:
     named_memo: tuple = ()  # the ranks its error/eval lines name, and what they were counted on (rows.snapshot)
     procs: ProcessRanks = field(default_factory=ProcessRanks)  # its error lines' processes (rows.processes)
     chatter_at: list[int] = field(default_factory=list)  # offsets of its chatter-level failure rows (rows.failures)
+    hole_end: int = -1  # file offset just past its last hole of NULs (a truncation under a writer: rows.launches)
 
     def reset(self) -> None:
         """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""

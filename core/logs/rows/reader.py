@@ -382,7 +382,8 @@ class RunReader:
                         st.consumed = pos
                         changed = True
                         continue
-                    _breaks_to_lf(data, got)  # CR-only lines (progress bars), a truncated file's NULs: lines
+                    if (hole := _breaks_to_lf(data, got)) >= 0:  # CR-only lines, a truncated file's NULs: lines
+                        st.hole_end = pos + hole
                     last_nl = data.rfind(b"\n", 0, got)
                     if last_nl == -1:
                         if got > self.settings.max_partial_line:

@@ -75,7 +75,8 @@ class SmallFiles:
         head = bytes(self.buf[lo : lo + min(got, 256)])
         if utf16_codec(head) is not None:  # the usual read decodes it
             return False
-        breaks_to_lf(self.buf, lo + got, lo)  # CR-only lines, a truncated file's NULs: lines, as in a usual read
+        if (hole := breaks_to_lf(self.buf, lo + got, lo)) >= 0:  # CR-only lines, NULs: lines, as a usual read's
+            st.hole_end = hole - lo
         last_nl = self.buf.rfind(b"\n", lo, lo + got)
         if last_nl == -1 or (self.one_shot and last_nl != lo + got - 1):  # the usual read holds, drops or ends
             return False  # the partial line

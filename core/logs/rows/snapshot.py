@@ -259,6 +259,8 @@ def _stream_ranks(st: FileState) -> dict[int, tuple[int, tuple | None]]:
     own = st.info.rank if st.info.rank is not None else -1
     per = st.rows.per_rank()
     named = _named_ranks(st)
+    if not per and not len(st.rows) and not named and (reported := _reported_only(st)):
+        return {r: (0, None) for r in reported}
     if not per and named <= {own}:
         return {own: (len(st.rows), st.rows.last())}
     out: dict[int, tuple[int, tuple | None]] = {r: (0, None) for r in named}
@@ -267,6 +269,27 @@ def _stream_ranks(st: FileState) -> dict[int, tuple[int, tuple | None]]:
     if not out:
         out[own] = (len(st.rows), st.rows.last())
     return out
+
+
+def _reported_only(st: FileState) -> list[int]:
+    """The tasks a launcher's reports name failed, in a lone stream (layout `single`: no rank in its name) that opens
+    with such a report and holds nothing of its own rank: no row, no error or evaluation line, no report naming it
+    (torchelastic's JSON events naming `global_rank` 2 and 3, yolov5#4409; torchrun's flattened ChildFailedError rows
+    for ranks 2-7, litData#340). Such a paste is the launcher's word on those ranks, not a rank 0's log: they are its
+    ranks, so watch counts the ranks the judgement names. A stream with lines of its own before the report (Paddle's
+    config echo, then `ABORT!!! ... rank=[1, 2, 3]`, PaddleClas#727) or a report naming the file's rank (a `Root
+    Cause` rank 0, SLRT#66) stays that rank's, as a single file is (the reported ranks fail, uncounted)."""
+    if st.info.layout != "single":
+        return []
+    reports = [
+        e
+        for e in st.errors
+        if e.kind == ErrorKind.TASK_EXIT and e.rank is not None and e.rank >= 0 and not kills_only(e.message)
+    ]
+    reported = {e.rank for e in reports if e.rank is not None}
+    if not reports or min(e.offset for e in reports) != 0 or st.info.rank in reported:
+        return []
+    return sorted(reported)
 
 
 def _named_ranks(st: FileState) -> set[int]:
