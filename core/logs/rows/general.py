@@ -119,9 +119,10 @@ _RE_KV = re.compile(
 )
 # any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
 _RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]*(True|False|\d)\b")
-# `epoch 3`, `iter 10/500`, a pipe row's `| batch 250 |` (not `words/batch 906`, a rate)
+# `epoch 3`, `iter 10/500`, a pipe row's `| batch 250 |` (not `words/batch 906`, a rate), a number sign before the
+# digits (TF speech-commands' `Step #1: rate 0.001000, accuracy 3.00%, cross entropy 4.509356`)
 _RE_PAIR_WORD = re.compile(
-    rb"(?i)(?<![\w./])(epoch|step|iteration|iter|batch)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
+    rb"(?i)(?<![\w./])(epoch|step|iteration|iter|batch)[ \t]+#?(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
 )
 # a pipe row whose first cell is a bare integer, the iteration (llama2.c's train.py and the nanoGPT-style loops after
 # it: `100000 | loss nan | lr 0.000000e+00 | 2006.12ms | mfu 1.68%`)

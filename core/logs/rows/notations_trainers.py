@@ -1,9 +1,9 @@
 """Notations of trainers' and tools' own lines, one entry each (as core.logs.rows.notations, which reads these
 after its own and notations_more's; split off to keep modules short): a tracking tool's lines that are never rows
 (W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), the round-8 gaps' values
-(a value before its unit, a key of several words after a spaced dash, a progress bar's timed fields, a Python
-dict's quoted numbers), a metric block's loss named by its criterion's class (OLMo) and a CSV table (Keras'
-CSVLogger), each with real samples.
+(a loss named cross entropy, a value before its unit, a key of several words
+after a spaced dash, a progress bar's timed fields, a Python dict's quoted numbers), a metric block's loss named by
+its criterion's class (OLMo) and a CSV table (Keras' CSVLogger), each with real samples.
 """
 
 from __future__ import annotations
@@ -27,7 +27,43 @@ _BRATS_HEADER = (
     "val_precision"
 )
 
+_HOROVOD_1737 = CORPUS.format(
+    "https://github.com/horovod/horovod/issues/1737",
+    "horovod-stderr-tf-estimator-cross-entropy-rank0-diverges_horovod-1737",
+)
+_DSCNN = CORPUS.format(
+    "https://github.com/Ascend/modelzoo/blob/1b7996a5c98f01f57ed796b1967b96b27e6e4362/contrib/Research/speech/ds-cnn/"
+    "ds-cnn_tf_hw81087854/train.log",
+    "tf-npu-ge-trace-flood-cross-entropy-rows-doubled-by-absl-cut-at-step-7_ascend-modelzoo-dscnn",
+)
+
 TRAINERS: tuple[Notation, ...] = (
+    Notation(
+        "loss_named_cross_entropy",
+        "a loss named `cross_entropy` or `cross entropy` with no `loss` word (core.logs.tokens.lexicon.LOSS_KEYS): "
+        "TF Estimator's LoggingTensorHook `cross_entropy = X, learning_rate = Y, ...` (here behind mpirun's rank "
+        "tag) and TF speech-commands' `Step #1: rate R, accuracy A%, cross entropy X` (its step after a `#`); "
+        "the other values are metrics",
+        (
+            NotationSample(
+                "[1,0]<stderr>:INFO:tensorflow:cross_entropy = 3936.8564, learning_rate = 0.013941194, "
+                "train_mean_iou = 0.039751776, train_px_accuracy = 0.5942941 (7.314 sec)",
+                _HOROVOD_1737,
+                {"loss": 3936.8564, "lr": 0.013941194, "train_mean_iou": 0.039751776},
+            ),
+            NotationSample(
+                "INFO:tensorflow:Step #1: rate 0.001000, accuracy 3.00%, cross entropy 4.509356",
+                _DSCNN,
+                {"loss": 4.509356, "step": 1, "rate": 0.001, "accuracy": 3.0},
+            ),
+            NotationSample(
+                "I1224 23:11:47.320920 281473027969040 train.py:250] Step #1: rate 0.001000, accuracy 3.00%, "
+                "cross entropy 4.509356",
+                _DSCNN,
+                {"loss": 4.509356, "step": 1, "rate": 0.001},
+            ),
+        ),
+    ),
     Notation(
         "wandb_run_summary",
         "Weights & Biases' own lines (`wandb: Run summary:` then `wandb: <key> <value>`, one key a line): the run's "
