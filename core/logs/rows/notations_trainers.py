@@ -1,7 +1,7 @@
 """Notations of trainers' and tools' own lines, one entry each (as core.logs.rows.notations, which reads these
 after its own and notations_more's; split off to keep modules short): a tracking tool's lines that are never rows
 (W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), the round-8 gaps' values
-(a loss named cross entropy, a value before its unit, a key of several words
+(a loss named cross entropy, darknet's values before their names, a value before its unit, a key of several words
 after a spaced dash, a progress bar's timed fields, a Python dict's quoted numbers), a metric block's loss named by
 its criterion's class (OLMo) and a CSV table (Keras' CSVLogger), each with real samples.
 """
@@ -9,6 +9,7 @@ its criterion's class (OLMo) and a CSV table (Keras' CSVLogger), each with real 
 from __future__ import annotations
 
 from core.logs.rows.notation import CORPUS, Notation, NotationSample
+from core.logs.tokens.lexicon import NUM
 
 __all__ = ["TRAINERS"]
 
@@ -37,7 +38,39 @@ _DSCNN = CORPUS.format(
     "tf-npu-ge-trace-flood-cross-entropy-rows-doubled-by-absl-cut-at-step-7_ascend-modelzoo-dscnn",
 )
 
+_DARKNET_4606 = CORPUS.format(
+    "https://github.com/AlexeyAB/darknet/issues/4606",
+    "darknet-iteration-avg-loss-row-among-region-lines-with-nan-iou_darknet-4606",
+)
+
 TRAINERS: tuple[Notation, ...] = (
+    Notation(
+        "darknet_iteration_row",
+        "darknet's iteration row, each value before its name: `N: X, Y avg loss, R rate, T seconds, I images` "
+        "(the iteration, its loss, the running average named `avg loss`, the learning rate named `rate`): the row's "
+        "loss is the value before the `X avg loss` cell, `avg loss` and `rate` its metrics; its per-region "
+        "`v3 (mse loss, Normalizer: (iou: 0.75, ...) Region 82 Avg (IOU: -nan, ...)` lines are no rows",
+        (
+            NotationSample(
+                " 1234: 2.860175, 3.180630 avg loss, 0.001000 rate, 2.646987 seconds, 78976 images",
+                _DARKNET_4606,
+                {"loss": 2.860175, "step": 1234, "avg_loss": 3.180630, "rate": 0.001},
+            ),
+            NotationSample(
+                "v3 (mse loss, Normalizer: (iou: 0.750000, cls: 1.000000) Region 82 Avg (IOU: -nan, GIOU: -nan), "
+                "Class: -nan, Obj: -nan, No Obj: 0.000005, .5R: -nan, .75R: -nan, count: 0",
+                _DARKNET_4606,
+                None,
+            ),
+        ),
+        pattern=rb"^[ \t]*(?P<step>\d+):[ \t]+(?P<loss>"
+        + NUM
+        + rb"),[ \t]+(?P<avg_loss>"
+        + NUM
+        + rb")[ \t]+avg loss,[ \t]+(?P<rate>"
+        + NUM
+        + rb")[ \t]+rate(?![\w.])",
+    ),
     Notation(
         "loss_named_cross_entropy",
         "a loss named `cross_entropy` or `cross entropy` with no `loss` word (core.logs.tokens.lexicon.LOSS_KEYS): "
