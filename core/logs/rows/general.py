@@ -314,11 +314,20 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
 # Learning Rate 7.000e-05, It/sec 0.999, Trained Tokens 9699, Peak mem 8.104 GB`; a unit may follow the value,
 # maybe after a space (nanoGPT's `iter 1631: loss 4.0863, time 561.94ms`). Elsewhere one word with a decimal
 # value (WeNet's `loss_att 10.921429 lr 0.00032621 rank 0`: the integers, `rank 0` and `Batch 4/203700`, are no
-# metrics). A spaced dash opens a field too (tensorpack-style `loss 0.1413 - time per batch 63.1364`).
+# metrics). A spaced dash opens a field too (tensorpack-style `loss 0.1413 - time per batch 63.1364`). An integer
+# glued to a unit of bytes is a value too (Swin's `tot_loss 0.4772 (0.4772)\tmem 0MB`): never a hex `0x1f`, a
+# `fp16` or an `E39999` (a letter first, or a digit after the letters).
+_BYTES_UNIT = rb"[KMGTPkmgtp]i?[Bb]"
 _RE_KV_SPACE = re.compile(
     rb"(?:(?:(?<=[|;,])|(?<=[ \t]-))[ \t]*(" + _KEY + rb"(?:[ \t]+" + _KEY + rb"){0,4})[ \t]+(" + _NUMV + rb")"
     rb"(?:(ms|s|[A-Za-z%]+)|[ \t]+[A-Za-z%]+)?[ \t]*(?=[|;,]|$)|"
-    rb"(?<![\w.\-/\\@(])(" + _KEY + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
+    rb"(?<![\w.\-/\\@(])("
+    + _KEY
+    + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+(?="
+    + _BYTES_UNIT
+    + rb")))(ms|s|%|"
+    + _BYTES_UNIT
+    + rb")?(?![\w.]))"
 )
 
 

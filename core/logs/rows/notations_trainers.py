@@ -43,7 +43,26 @@ _DARKNET_4606 = CORPUS.format(
     "darknet-iteration-avg-loss-row-among-region-lines-with-nan-iou_darknet-4606",
 )
 
+_XCLIP_RANK0 = CORPUS.format(
+    "https://github.com/krishwin/xclip/blob/8cccc88d482d88655a7624b7ffc099f2554a6b63/log_rank0.txt",
+    "swin-style-log-rank0-rank1-files-seven-launches-one-tab-row-each_xclip-log-rank",
+)
+
 TRAINERS: tuple[Notation, ...] = (
+    Notation(
+        "integer_glued_to_a_bytes_unit",
+        "a `key value` pair whose value is an integer glued to a unit of bytes (Swin-style trainers' "
+        "`tot_loss 0.4772 (0.4772)\tmem 0MB`, `MB`, `GiB`, ...): a metric named by its key; a clock time "
+        "(`eta 0:08:30`) stays none",
+        (
+            NotationSample(
+                "[2024-09-24 09:36:48 ViT-B/16] (main.py 188): INFO Train: [0/50][0/6]\teta 0:08:30 lr 0.000000000"
+                "\ttime 85.0619 (85.0619)\ttot_loss 0.4772 (0.4772)\tmem 0MB",
+                _XCLIP_RANK0,
+                {"loss": 0.4772, "mem": 0, "lr": 0.0, "eta": None},
+            ),
+        ),
+    ),
     Notation(
         "darknet_iteration_row",
         "darknet's iteration row, each value before its name: `N: X, Y avg loss, R rate, T seconds, I images` "
