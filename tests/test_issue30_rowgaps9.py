@@ -3,7 +3,9 @@ checked on the real lines of its corpus entry (tests/fixtures/real_logs/<entry>/
 (core.logs.rows.notations_trainers) read the same samples on every path (tests/test_grammar_entries.py).
 
 - swin-style-log-rank0-rank1-files-seven-launches-one-tab-row-each_xclip-log-rank: `mem 0MB`, an integer glued to a
-  unit of bytes, is the metric `mem`; a hex number, a dtype, an error code or a clock time in its place is none.
+  unit of bytes, is the metric `mem`; a hex number, a dtype, an error code or a clock time in its place is none;
+- keras-csvlogger-training-log-csv-header-loss-fourth-column-24-epochs_brats2020-training-log: a CSV table's other
+  columns (`accuracy`, `lr`, ...) are the row's metrics; a space-aligned table's counts (`Instances`) stay none.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from core.logs.rows.columns import header_of, read_row
 from core.logs.rows.general import read_line
-from tests.helpers import REAL_LOGS, read_both_ways
+from tests.helpers import READ_PATHS, REAL_LOGS, read_both_ways, read_entry
 
 SWIN = "swin-style-log-rank0-rank1-files-seven-launches-one-tab-row-each_xclip-log-rank"
+KERAS = "keras-csvlogger-training-log-csv-header-loss-fourth-column-24-epochs_brats2020-training-log"
 
 
 def _swin_row() -> bytes:
@@ -49,3 +53,27 @@ def test_words_glued_to_digits_that_are_no_unit_stay_no_value(value: bytes) -> N
     read = read_line(line)
     assert read is not None and read.fields["loss"] == pytest.approx(0.4772)
     assert "mem" not in read.extras and "eta" not in read.extras, line
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_csv_tables_other_columns_are_metrics_on_every_path(tmp_path: Path, path: str) -> None:
+    """Keras' CSVLogger file (4hmetcakmak/BraTS2020CapstoneProject@4e61e46 training.log, 24 epochs): each row's
+    `accuracy`, `dice_coef`, `mean_io_u_5`, `precision` and the `val_` columns are metrics, `lr` its lr column."""
+    snap = read_entry(tmp_path, KERAS, path)
+    m = snap.metrics
+    assert len(m) == 24
+    assert m["accuracy"].iloc[0] == pytest.approx(0.9847438335418701)
+    assert m["lr"].iloc[0] == pytest.approx(0.001)
+    for name in ("accuracy", "dice_coef", "mean_io_u_5", "precision", "val_accuracy", "val_loss"):
+        assert m[name].notna().all(), name
+    assert {"accuracy", "lr", "precision"} <= set(snap.metric_keys.values())
+
+
+def test_a_space_aligned_tables_counts_stay_no_metric() -> None:
+    """Ultralytics' epoch table (ultralytics/ultralytics#1654): `Instances` and `Size` are counts, no metric; only
+    its loss columns are (the CSV rule is a logger's table of values, not a terminal's)."""
+    header = header_of(b"      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size")
+    assert header is not None
+    read = read_row(header, b"     20/300      16.1G      1.477     0.7796      1.028        120        800")
+    assert read is not None and read.fields["loss"] == pytest.approx(1.477)
+    assert set(read.extras) == {"cls_loss", "dfl_loss"}

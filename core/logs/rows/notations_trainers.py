@@ -245,7 +245,7 @@ TRAINERS: tuple[Notation, ...] = (
         "csv_table",
         "a CSV table: a header of three names or more parted by commas, one a loss key, over lines of as many "
         "comma-parted numbers (Keras' `CSVLogger`: `epoch,accuracy,...,loss,...,val_loss,...`, one line an epoch): "
-        "the first loss column is the loss, `epoch` the row's epoch, the other loss columns its metrics "
+        "the first loss column is the loss, `epoch` the row's epoch, the other columns its metrics (`lr` its lr) "
         "(core.logs.rows.columns)",
         (
             NotationSample(
@@ -253,7 +253,14 @@ TRAINERS: tuple[Notation, ...] = (
                 "0.9889948964118958,0.9850143790245056,0.38067764043807983,0.05463637784123421,0.8155959844589233,"
                 "0.98931884765625",
                 _BRATS,
-                {"loss": 0.05603187158703804, "epoch": 0, "val_loss": 0.05463637784123421},
+                {
+                    "loss": 0.05603187158703804,
+                    "epoch": 0,
+                    "val_loss": 0.05463637784123421,
+                    "accuracy": 0.9847438335418701,
+                    "lr": 0.001,
+                    "mean_io_u_5": 0.7597786784172058,
+                },
                 header=_BRATS_HEADER,
             ),
             NotationSample(_BRATS_HEADER, _BRATS, None),
