@@ -437,6 +437,9 @@ _SCAN_BYTES = st.sampled_from(
         # the other loss-naming keywords (issue 30): `xent`, `ppl`, `perplexity`, split and in any case
         *(b"x", b"X", b"p", b"P", b"e", b"n", b"t", b"xent", b"XeNt", b"xen", b"ppl", b"PPL", b"pp", b"pl"),
         *(b"perplexity", b"PERPLEXITY", b"perple", b"perp", b"lexity"),
+        # a loss named cross entropy (TF): `cross_entropy`, `cross entropy`, split, in any case, and near misses
+        *(b"cross_entropy", b"Cross Entropy", b"CROSS_ENTROPY", b"cr", b"cro", b"cross", b"ross", b"_entropy"),
+        *(b" entropy", b"entropy", b"ENTRO", b"py", b"crosss", b"\x7f", b"\x00", b"oss"),
         # launcher tags that make a `[` line a candidate (issue 30): `[1,2]<stderr>:`, `[rank6]:`, `[host:pid] `
         *(b"1", b",", b":", b"]", b"-", b".", b"_", b"rank", b"[1,2]", b"[rank6]:", b"[uk:60506] ", b"[uk:6]"),
         *(b"[6]<", b"<", b"[12]"),  # horovodrun's `[6]<stderr>:`
@@ -506,7 +509,21 @@ def test_the_compiled_scan_finds_every_keyword_of_the_lexicon() -> None:
     assert sorted(KEYWORDS_TESTED) == sorted(KEYWORDS)
 
 
-@pytest.mark.parametrize("keyword", [b"loss", b"LoSS", b"val", b"VAL", b"xent", b"XENT", b"perplexity", b"Perplexity"])
+@pytest.mark.parametrize(
+    "keyword",
+    [
+        b"loss",
+        b"LoSS",
+        b"val",
+        b"VAL",
+        b"xent",
+        b"XENT",
+        b"perplexity",
+        b"Perplexity",
+        b"cross_entropy",
+        b"Cross Entropy",
+    ],
+)
 def test_compiled_block_scan_finds_a_keyword_at_every_offset_in_a_word(keyword: bytes) -> None:
     """The scan skips eight bytes at a time: a keyword split across two words (its `ss` pair, its `v`
     last in a word) must still make its `[INFO]` line a candidate, at each of the 16 offsets."""
@@ -515,6 +532,19 @@ def test_compiled_block_scan_finds_a_keyword_at_every_offset_in_a_word(keyword: 
         got = scan_block(np.frombuffer(data, dtype=np.uint8), len(data))
         assert [g.tolist() for g in got] == list(_reference_scan(data, True)), offset
         assert got[0].tolist() == [11], offset  # the [INFO] line, by its keyword; not the [WARNING] one
+
+
+def test_cross_entropy_is_a_keyword_only_with_its_own_separator() -> None:
+    """`cross_entropy` / `cross entropy` (TF's loss names) are keywords; the small read's search lower-cases by OR-ing
+    0x20, which maps a NUL onto the space and `_` onto DEL: neither must read as the keyword, on either path."""
+    for middle, held in ((b"_", True), (b" ", True), (b"\x00", False), (b"\x7f", False), (b"-", False)):
+        data = b"first line\n[INFO] Cross" + middle + b"Entropy 4.51\n[WARNING] noise\n"
+        expected = _reference_scan(data, True)
+        assert bool(expected[2]) is held, middle
+        got = scan_block(np.frombuffer(data, dtype=np.uint8), len(data))
+        assert [g.tolist() for g in got] == list(expected), middle
+        small = logs.scan_by_definition(bytearray(data), len(data), True, bytearray())
+        assert [g.tolist() for g in small] == list(expected), middle
 
 
 _NUMBER_TEXTS = st.one_of(

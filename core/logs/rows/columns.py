@@ -15,7 +15,8 @@ a later line of exactly as many cells, each a number (`16.1G`: with its unit; `2
 is its row. A comma-separated header (3 names or more, no space inside a name: a CSV file's first line, Keras'
 CSVLogger's `epoch,accuracy,dice_coef,loss,lr,...,val_loss,...`, notation `csv_table`) heads the lines of as many
 comma-separated numbers under it alike. The training loss is the first loss column, the other loss columns are
-its metrics; an `Epoch` (or `Step`) column gives the row's place, counts and sizes are no metric. A header whose
+its metrics; an `Epoch` (or `Step`) column gives the row's place, counts and sizes are no metric (in a CSV table,
+written by a logger of values, every other column is a metric: Keras' `accuracy`, `lr`, ...). A header whose
 first name is `Class` and that names an `mAP` is a per-class evaluation table: its `all` row is an evaluation
 line (the file's last epoch).
 The last header of a file names the rows under it (`FileState.columns`, taken by core.logs.rows.columnfile); a
@@ -32,8 +33,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.logs.rows.general import LineRead
-from core.logs.tokens.lexicon import LOSS_KEYS, NUM, number
+from core.logs.rows.general import FIXED_ALIASES, LineRead
+from core.logs.tokens.lexicon import LOSS_KEYS, NUM, ROW_KEYS, number
 
 __all__ = ["HEADER_LITERALS", "ColumnHeader", "header_of", "header_shape", "read_row"]
 
@@ -46,6 +47,8 @@ _RE_NAME = re.compile(rb"[A-Za-z][\w@.:\-]*(?:\([A-Za-z][\w@.:\-]*)?\)?")  # `GP
 _RE_CELL = re.compile(rb"(" + NUM + rb")(?:/(\d+))?(?:[KMGT]i?B?|B)?")
 _RE_GAP = re.compile(rb"(?<=\S)\s+(?=\S)")  # the space between two names: a table aligns them (two or more)
 _EPOCH, _STEP = ("epoch",), ("step", "iter", "iteration")
+_NOT_CSV_METRICS = frozenset({"rank", "file"})  # a CSV column of these names is none (the reader's own columns, and
+# ROW_KEYS but `lr`: a `time` column says no unit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +160,11 @@ def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
                 read.fields[total] = float(cell[2])
         elif any(k.decode() in low for k in LOSS_KEYS):
             read.extras[name], read.keys[name] = number(cell[1]), name
+        elif header.sep is not None and (low not in ROW_KEYS or low == "lr") and low not in _NOT_CSV_METRICS:
+            # a CSV table's other columns are the row's metrics (Keras' `accuracy`, `dice_coef`, `lr`, ...): a
+            # logger's table of values, unlike a terminal table's counts and sizes (`Instances`, `Size`)
+            column = "lr" if FIXED_ALIASES.get(low) == "lr" else name
+            (read.fields if column == "lr" else read.extras)[column], read.keys[column] = number(cell[1]), name
     if cells[header.loss][2] is not None:  # `1/2` under a loss name is no loss
         return None
     return read

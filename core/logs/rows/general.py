@@ -119,9 +119,10 @@ _RE_KV = re.compile(
 )
 # any one digit (not only 1/0): whether a line has the field must not depend on a digit's value
 _RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]*(True|False|\d)\b")
-# `epoch 3`, `iter 10/500`, a pipe row's `| batch 250 |` (not `words/batch 906`, a rate)
+# `epoch 3`, `iter 10/500`, a pipe row's `| batch 250 |` (not `words/batch 906`, a rate), a number sign before the
+# digits (TF speech-commands' `Step #1: rate 0.001000, accuracy 3.00%, cross entropy 4.509356`)
 _RE_PAIR_WORD = re.compile(
-    rb"(?i)(?<![\w./])(epoch|step|iteration|iter|batch)[ \t]+(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
+    rb"(?i)(?<![\w./])(epoch|step|iteration|iter|batch)[ \t]+#?(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
 )
 # a pipe row whose first cell is a bare integer, the iteration (llama2.c's train.py and the nanoGPT-style loops after
 # it: `100000 | loss nan | lr 0.000000e+00 | 2006.12ms | mfu 1.68%`)
@@ -313,11 +314,20 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
 # Learning Rate 7.000e-05, It/sec 0.999, Trained Tokens 9699, Peak mem 8.104 GB`; a unit may follow the value,
 # maybe after a space (nanoGPT's `iter 1631: loss 4.0863, time 561.94ms`). Elsewhere one word with a decimal
 # value (WeNet's `loss_att 10.921429 lr 0.00032621 rank 0`: the integers, `rank 0` and `Batch 4/203700`, are no
-# metrics). A spaced dash opens a field too (tensorpack-style `loss 0.1413 - time per batch 63.1364`).
+# metrics). A spaced dash opens a field too (tensorpack-style `loss 0.1413 - time per batch 63.1364`). An integer
+# glued to a unit of bytes is a value too (Swin's `tot_loss 0.4772 (0.4772)\tmem 0MB`): never a hex `0x1f`, a
+# `fp16` or an `E39999` (a letter first, or a digit after the letters).
+_BYTES_UNIT = rb"[KMGTPkmgtp]i?[Bb]"
 _RE_KV_SPACE = re.compile(
     rb"(?:(?:(?<=[|;,])|(?<=[ \t]-))[ \t]*(" + _KEY + rb"(?:[ \t]+" + _KEY + rb"){0,4})[ \t]+(" + _NUMV + rb")"
     rb"(?:(ms|s|[A-Za-z%]+)|[ \t]+[A-Za-z%]+)?[ \t]*(?=[|;,]|$)|"
-    rb"(?<![\w.\-/\\@(])(" + _KEY + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+))(ms|s|%)?(?![\w.]))"
+    rb"(?<![\w.\-/\\@(])("
+    + _KEY
+    + rb")[ \t]+([-+]?(?:\d*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+(?="
+    + _BYTES_UNIT
+    + rb")))(ms|s|%|"
+    + _BYTES_UNIT
+    + rb")?(?![\w.]))"
 )
 
 

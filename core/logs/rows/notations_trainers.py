@@ -1,14 +1,15 @@
 """Notations of trainers' and tools' own lines, one entry each (as core.logs.rows.notations, which reads these
 after its own and notations_more's; split off to keep modules short): a tracking tool's lines that are never rows
 (W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), the round-8 gaps' values
-(a value before its unit, a key of several words after a spaced dash, a progress bar's timed fields, a Python
-dict's quoted numbers), a metric block's loss named by its criterion's class (OLMo) and a CSV table (Keras'
-CSVLogger), each with real samples.
+(a loss named cross entropy, darknet's values before their names, a value before its unit, a key of several words
+after a spaced dash, a progress bar's timed fields, a Python dict's quoted numbers), a metric block's loss named by
+its criterion's class (OLMo) and a CSV table (Keras' CSVLogger), each with real samples.
 """
 
 from __future__ import annotations
 
 from core.logs.rows.notation import CORPUS, Notation, NotationSample
+from core.logs.tokens.lexicon import NUM
 
 __all__ = ["TRAINERS"]
 
@@ -27,7 +28,94 @@ _BRATS_HEADER = (
     "val_precision"
 )
 
+_HOROVOD_1737 = CORPUS.format(
+    "https://github.com/horovod/horovod/issues/1737",
+    "horovod-stderr-tf-estimator-cross-entropy-rank0-diverges_horovod-1737",
+)
+_DSCNN = CORPUS.format(
+    "https://github.com/Ascend/modelzoo/blob/1b7996a5c98f01f57ed796b1967b96b27e6e4362/contrib/Research/speech/ds-cnn/"
+    "ds-cnn_tf_hw81087854/train.log",
+    "tf-npu-ge-trace-flood-cross-entropy-rows-doubled-by-absl-cut-at-step-7_ascend-modelzoo-dscnn",
+)
+
+_DARKNET_4606 = CORPUS.format(
+    "https://github.com/AlexeyAB/darknet/issues/4606",
+    "darknet-iteration-avg-loss-row-among-region-lines-with-nan-iou_darknet-4606",
+)
+
+_XCLIP_RANK0 = CORPUS.format(
+    "https://github.com/krishwin/xclip/blob/8cccc88d482d88655a7624b7ffc099f2554a6b63/log_rank0.txt",
+    "swin-style-log-rank0-rank1-files-seven-launches-one-tab-row-each_xclip-log-rank",
+)
+
 TRAINERS: tuple[Notation, ...] = (
+    Notation(
+        "integer_glued_to_a_bytes_unit",
+        "a `key value` pair whose value is an integer glued to a unit of bytes (Swin-style trainers' "
+        "`tot_loss 0.4772 (0.4772)\tmem 0MB`, `MB`, `GiB`, ...): a metric named by its key; a clock time "
+        "(`eta 0:08:30`) stays none",
+        (
+            NotationSample(
+                "[2024-09-24 09:36:48 ViT-B/16] (main.py 188): INFO Train: [0/50][0/6]\teta 0:08:30 lr 0.000000000"
+                "\ttime 85.0619 (85.0619)\ttot_loss 0.4772 (0.4772)\tmem 0MB",
+                _XCLIP_RANK0,
+                {"loss": 0.4772, "mem": 0, "lr": 0.0, "eta": None},
+            ),
+        ),
+    ),
+    Notation(
+        "darknet_iteration_row",
+        "darknet's iteration row, each value before its name: `N: X, Y avg loss, R rate, T seconds, I images` "
+        "(the iteration, its loss, the running average named `avg loss`, the learning rate named `rate`): the row's "
+        "loss is the value before the `X avg loss` cell, `avg loss` and `rate` its metrics; its per-region "
+        "`v3 (mse loss, Normalizer: (iou: 0.75, ...) Region 82 Avg (IOU: -nan, ...)` lines are no rows",
+        (
+            NotationSample(
+                " 1234: 2.860175, 3.180630 avg loss, 0.001000 rate, 2.646987 seconds, 78976 images",
+                _DARKNET_4606,
+                {"loss": 2.860175, "step": 1234, "avg_loss": 3.180630, "rate": 0.001},
+            ),
+            NotationSample(
+                "v3 (mse loss, Normalizer: (iou: 0.750000, cls: 1.000000) Region 82 Avg (IOU: -nan, GIOU: -nan), "
+                "Class: -nan, Obj: -nan, No Obj: 0.000005, .5R: -nan, .75R: -nan, count: 0",
+                _DARKNET_4606,
+                None,
+            ),
+        ),
+        pattern=rb"^[ \t]*(?P<step>\d+):[ \t]+(?P<loss>"
+        + NUM
+        + rb"),[ \t]+(?P<avg_loss>"
+        + NUM
+        + rb")[ \t]+avg loss,[ \t]+(?P<rate>"
+        + NUM
+        + rb")[ \t]+rate(?![\w.])",
+    ),
+    Notation(
+        "loss_named_cross_entropy",
+        "a loss named `cross_entropy` or `cross entropy` with no `loss` word (core.logs.tokens.lexicon.LOSS_KEYS): "
+        "TF Estimator's LoggingTensorHook `cross_entropy = X, learning_rate = Y, ...` (here behind mpirun's rank "
+        "tag) and TF speech-commands' `Step #1: rate R, accuracy A%, cross entropy X` (its step after a `#`); "
+        "the other values are metrics",
+        (
+            NotationSample(
+                "[1,0]<stderr>:INFO:tensorflow:cross_entropy = 3936.8564, learning_rate = 0.013941194, "
+                "train_mean_iou = 0.039751776, train_px_accuracy = 0.5942941 (7.314 sec)",
+                _HOROVOD_1737,
+                {"loss": 3936.8564, "lr": 0.013941194, "train_mean_iou": 0.039751776},
+            ),
+            NotationSample(
+                "INFO:tensorflow:Step #1: rate 0.001000, accuracy 3.00%, cross entropy 4.509356",
+                _DSCNN,
+                {"loss": 4.509356, "step": 1, "rate": 0.001, "accuracy": 3.0},
+            ),
+            NotationSample(
+                "I1224 23:11:47.320920 281473027969040 train.py:250] Step #1: rate 0.001000, accuracy 3.00%, "
+                "cross entropy 4.509356",
+                _DSCNN,
+                {"loss": 4.509356, "step": 1, "rate": 0.001},
+            ),
+        ),
+    ),
     Notation(
         "wandb_run_summary",
         "Weights & Biases' own lines (`wandb: Run summary:` then `wandb: <key> <value>`, one key a line): the run's "
@@ -157,7 +245,7 @@ TRAINERS: tuple[Notation, ...] = (
         "csv_table",
         "a CSV table: a header of three names or more parted by commas, one a loss key, over lines of as many "
         "comma-parted numbers (Keras' `CSVLogger`: `epoch,accuracy,...,loss,...,val_loss,...`, one line an epoch): "
-        "the first loss column is the loss, `epoch` the row's epoch, the other loss columns its metrics "
+        "the first loss column is the loss, `epoch` the row's epoch, the other columns its metrics (`lr` its lr) "
         "(core.logs.rows.columns)",
         (
             NotationSample(
@@ -165,7 +253,14 @@ TRAINERS: tuple[Notation, ...] = (
                 "0.9889948964118958,0.9850143790245056,0.38067764043807983,0.05463637784123421,0.8155959844589233,"
                 "0.98931884765625",
                 _BRATS,
-                {"loss": 0.05603187158703804, "epoch": 0, "val_loss": 0.05463637784123421},
+                {
+                    "loss": 0.05603187158703804,
+                    "epoch": 0,
+                    "val_loss": 0.05463637784123421,
+                    "accuracy": 0.9847438335418701,
+                    "lr": 0.001,
+                    "mean_io_u_5": 0.7597786784172058,
+                },
                 header=_BRATS_HEADER,
             ),
             NotationSample(_BRATS_HEADER, _BRATS, None),

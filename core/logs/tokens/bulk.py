@@ -400,7 +400,10 @@ def literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
     return ok
 
 
-_RE_KEYWORDS = {kw: re.compile(re.escape(kw)) for kw in KEYWORDS}
+# each keyword as it reads in the OR-ed copy (`_` becomes 0x7f); one holding a byte other than a letter is then
+# checked in the block itself (`cross entropy`: a NUL, 0x20 OR-ed, would read as its space)
+_ORED = {kw: bytes(c | 0x20 for c in kw) for kw in KEYWORDS}
+_RE_KEYWORDS = {kw: re.compile(re.escape(ored)) for kw, ored in _ORED.items()}
 
 
 def keyword_positions(buf: bytes | bytearray, end: int, scratch: bytearray) -> np.ndarray:
@@ -419,8 +422,9 @@ def keyword_positions(buf: bytes | bytearray, end: int, scratch: bytearray) -> n
     )
     found: list[int] = []
     for kw, pattern in _RE_KEYWORDS.items():
-        if kw == b"loss" or scratch.find(kw, 0, end) != -1:  # the rarer words only walked if present
-            found += [m.start() for m in pattern.finditer(scratch, 0, end)]
+        if kw == b"loss" or scratch.find(_ORED[kw], 0, end) != -1:  # the rarer words only walked if present
+            at = [m.start() for m in pattern.finditer(scratch, 0, end)]
+            found += at if kw.isalpha() else [p for p in at if buf[p : p + len(kw)].lower() == kw]
     return np.array(found, dtype=np.int64)
 
 

@@ -47,9 +47,11 @@ NOISE_PREFIXES = (b"[WARNING]", b"[INFO]", b"[DEBUG]")
 ERROR_PREFIXES = (b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")
 """MindSpore's level tags for error lines."""
 
-LOSS_KEYS = (b"loss", b"xent")
-"""Words that name a training loss on a line, any case: `loss` (alone or qualified: `lm loss`, `train_loss`) and
-`xent`, cross entropy (OpenNMT-py's `Step 50/100000; acc: 3.94; ppl: 3245.38; xent: 8.09; lr: ...`)."""
+LOSS_KEYS = (b"loss", b"xent", b"cross_entropy", b"cross entropy")
+"""Words that name a training loss on a line, any case: `loss` (alone or qualified: `lm loss`, `train_loss`),
+`xent`, cross entropy (OpenNMT-py's `Step 50/100000; acc: 3.94; ppl: 3245.38; xent: 8.09; lr: ...`), and cross
+entropy spelt out, TF's `INFO:tensorflow:cross_entropy = 3.2162714, learning_rate = ...` (Estimator's logging
+hook) and `Step #1: rate 0.001000, accuracy 3.00%, cross entropy 4.509356` (the speech-commands trainer)."""
 
 PERPLEXITY_KEYS = (b"ppl", b"perplexity")
 """Words that name a perplexity, the loss's exponent: a metric beside a loss key, and where a line has none (and

@@ -12,9 +12,8 @@ What it finds is exactly what the reference definitions give (tests/test_logs_fa
 them with hypothesis):
 - candidates: the start of every line after a newline that `core.logs.tokens.bulk.RE_SCAN` matches (a line
   that does not begin with `[` or a newline, or begins with `[E` / `[C` or a launcher's tag) or that holds
-  one of `core.logs.tokens.lexicon.KEYWORDS` (`loss`, `xent`, `perplexity`, `val`) in any case (only when
-  `keywords`; `KEYWORDS_TESTED` names the ones this loop tests: a test holds it to the lexicon's); the first line
-  is the caller's to read, as before;
+  one of `core.logs.tokens.lexicon.KEYWORDS` in any case (only when `keywords`; `KEYWORDS_TESTED` names the ones
+  this loop tests: a test holds it to the lexicon's); the first line is the caller's to read, as before;
 - newlines: every `\\n` in `chunk[:end]`;
 - keyword lines: the start of each candidate line holding a keyword (what `plain.WorthScan.look` must keep).
 
@@ -111,20 +110,27 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     return 48 <= b <= 57 and stamped_error(a, line, end)
 
 
-KEYWORDS_TESTED = (b"loss", b"xent", b"perplexity", b"val")  # what scan_kernel finds, by hand
-_ENT = np.frombuffer(b"ent", dtype=np.uint8).copy()  # the keywords' letters around a flagged byte (lexicon.KEYWORDS)
-_PERPLE = np.frombuffer(b"perple", dtype=np.uint8).copy()
+KEYWORDS_TESTED = (b"loss", b"xent", b"cross_entropy", b"cross entropy", b"perplexity", b"val")  # scan_kernel's
+_ENT, _PERPLE, _ENTROPY = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b"ent", b"perple", b"entropy"))
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _follows(a: np.ndarray, i: int, end: int, text: np.ndarray) -> bool:
-    """Whether `a[i:]` begins with the lower-case `text`, in any case, within `end`."""
+    """Whether `a[i:]` begins with the lower-case `text` (a keyword's letters around a flagged byte), in any case."""
     if i + len(text) > end:
         return False
     k = 0
     while k < len(text) and (a[i + k] | 32) == text[k]:
         k += 1
     return k == len(text)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _cross_entropy(a: np.ndarray, first: int, end: int) -> bool:
+    """Whether the `ss` at `a[first]` (its `o` seen) is `cross_entropy`'s / `cross entropy`'s: only an `oss` asks."""
+    if first < 3 or (a[first - 2] | 32) != 114 or (a[first - 3] | 32) != 99 or first + 2 >= end:
+        return False
+    return (a[first + 2] == 95 or a[first + 2] == 32) and _follows(a, first + 3, end, _ENTROPY)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
@@ -207,11 +213,10 @@ def scan_kernel(
                 if low8 == 118:  # "val" from its v
                     if i + 2 < end and (a[i + 1] | 32) == 97 and (a[i + 2] | 32) == 108:
                         kw = True
-                elif low8 == 115 and i >= 2:  # "loss" ending here, or at the next byte (the word flagged its first s)
-                    if (a[i - 1] | 32) == 115:
-                        kw = i >= 3 and (a[i - 2] | 32) == 111 and (a[i - 3] | 32) == 108
-                    elif i + 1 < end and (a[i + 1] | 32) == 115:
-                        kw = (a[i - 1] | 32) == 111 and (a[i - 2] | 32) == 108
+                elif low8 == 115 and i >= 2:  # "loss" / "cross" ending here, or at the next byte (first s flagged)
+                    first = i - 1 if (a[i - 1] | 32) == 115 else (i if i + 1 < end and (a[i + 1] | 32) == 115 else -1)
+                    if first >= 2 and (a[first - 1] | 32) == 111:  # an `o` before the `ss` pair
+                        kw = (a[first - 2] | 32) == 108 or _cross_entropy(a, first, end)
                 elif low8 == 120:  # "xent" from its x, "perplexity" at its x
                     kw = _follows(a, i + 1, end, _ENT) or (i >= 6 and _follows(a, i - 6, end, _PERPLE))
     return n_nl, n_st, n_kw
