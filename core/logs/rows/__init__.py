@@ -60,6 +60,8 @@ A file's lines -> rows (the same reading on every path):
   table.py      the run's loss table, grown in place; asks perfile.py which rows are set aside; evaltable.py its
                 evaluation entries, converted once each; kept.py the rows a file's series choice keeps, held
                 between a watcher's snapshots (each tick appends its own)
+  room.py       storage for those columns grown in place: small pages only (a huge page's first write stalled
+                a tick ~5 ms each)
   snapshot.py   `RunSnapshot`, what a read hands over; cells.py: typed numbers from its cells
   reader.py     `RunReader` / `read_run`: every file from its saved offset to its last complete line
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.rows.perfile import Aside
+from core.logs.rows.room import room
 from core.logs.rows.snapshot import eval_entries, with_entries, with_kept_facts
 
 __all__ = ["KeptRows"]
@@ -41,7 +42,7 @@ class _Grown:
             return
         end = self.n + len(values)
         if end > len(self.arr):
-            fresh = np.empty(max(end + end // 2, 1024), dtype=self.arr.dtype)
+            fresh = room(max(end + end // 2, 1024), self.arr.dtype)
             fresh[: self.n] = self.arr[: self.n]
             self.arr = fresh
         self.arr[self.n : end] = values

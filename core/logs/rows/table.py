@@ -31,6 +31,7 @@ import pandas as pd
 
 from core.logs.rows.filestate import FileState, note_key
 from core.logs.rows.perfile import Notes, estimate_name, note_many, set_aside
+from core.logs.rows.room import room
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -112,7 +113,7 @@ class _Column:
 
     def _widen(self, dtype: np.dtype, n: int, cap: int) -> np.ndarray:
         """The column as `dtype` in a fresh array of `cap` rows (its first `n` kept); returns it."""
-        fresh = np.empty(cap, dtype=dtype)
+        fresh = room(cap, dtype)
         if n:  # a column NaN so far is float64 (only a first block starts an integer one)
             fresh[:n] = np.nan if self.arr is None else self.arr[:n]
         self.arr = fresh
@@ -309,7 +310,7 @@ class MetricTable:
         """A fixed column widened (or a code narrowed after a drop) into a new array."""
         old = self._fixed[name]
         if old.dtype != dtype:
-            self._fixed[name] = np.empty(self._cap, dtype=dtype)
+            self._fixed[name] = room(self._cap, dtype)
             self._fixed[name][: self._n] = old[: self._n]
 
     def _drop(self, gone: list[_Source]) -> None:
@@ -324,7 +325,7 @@ class MetricTable:
         codes = renumber[self._fixed["code"][: self._n]]
         keep = np.flatnonzero(codes >= 0)
         self._replace(keep, max(self._cap, len(keep)))
-        self._fixed["code"] = np.empty(self._cap, dtype=code_dtype(len(keep_codes)))
+        self._fixed["code"] = room(self._cap, code_dtype(len(keep_codes)))
         self._fixed["code"][: self._n] = codes[keep]
         self._names = [self._names[c] for c in keep_codes]
         for src in self._sources.values():
@@ -335,7 +336,7 @@ class MetricTable:
         kept = len(range(self._n)[keep]) if isinstance(keep, slice) else len(keep)
 
         def moved(arr: np.ndarray) -> np.ndarray:
-            fresh = np.empty(cap, dtype=arr.dtype)
+            fresh = room(cap, arr.dtype)
             fresh[:kept] = arr[: self._n][keep]
             return fresh
 
