@@ -254,8 +254,9 @@ class SideFrames:
 def _stream_ranks(st: FileState) -> dict[int, tuple[int, tuple | None]]:
     """The ranks one file's rows and error lines belong to, each with its row count and last row: its own
     rank alone, unless its lines name ranks (core.logs.rows.lineranks: one stream of several). Then every
-    rank they name, and its own rank only when rows or error lines name none (an mpirun stream whose every
-    line is tagged `[1,1]` is rank 1's, not rank 0's too)."""
+    rank they name, and its own rank when rows name none (an untagged HF dict row before a `[rank2]:` watchdog
+    line is the stream's own rank 0's, ms-swift#3264) or nothing does (an mpirun stream whose every line is
+    tagged `[1,1]` is rank 1's, not rank 0's too)."""
     own = st.info.rank if st.info.rank is not None else -1
     per = st.rows.per_rank()
     named = _named_ranks(st)
@@ -266,7 +267,7 @@ def _stream_ranks(st: FileState) -> dict[int, tuple[int, tuple | None]]:
     out: dict[int, tuple[int, tuple | None]] = {r: (0, None) for r in named}
     for rank, (n, last) in per.items():
         out[own if rank is None else rank] = (n, last)
-    if not out:
+    if not out or (not per and len(st.rows)):
         out[own] = (len(st.rows), st.rows.last())
     return out
 
