@@ -14,7 +14,10 @@ more: no sentence), one holding a loss key, is the header of a training table;
 a later line of exactly as many cells, each a number (`16.1G`: with its unit; `20/300`: the epoch of its total),
 is its row. A comma-separated header (3 names or more, no space inside a name: a CSV file's first line, Keras'
 CSVLogger's `epoch,accuracy,dice_coef,loss,lr,...,val_loss,...`, notation `csv_table`) heads the lines of as many
-comma-separated numbers under it alike. The training loss is the first loss column, the other loss columns are
+comma-separated numbers under it alike, and a tab-separated one (2 names or more: a TSV's `step<TAB>loss`) the
+lines of as many tab-separated numbers; a name may hold a namespace (Ultralytics' results.csv, `train/box_loss`).
+YOLOv3/v5/v7 name their loss parts bare beside `gpu_mem` (`Epoch gpu_mem box obj cls [total] labels img_size`):
+`total` is the loss, with none the first part. The training loss is the first loss column, the other loss columns are
 its metrics; an `Epoch` (or `Step`) column gives the row's place, counts and sizes are no metric. A header whose
 first name is `Class` and that names an `mAP` is a per-class evaluation table: its `all` row is an evaluation
 line (the file's last epoch).
@@ -85,7 +88,8 @@ def _csv_header(text: bytes, sep: bytes = b",") -> ColumnHeader | None:
     """A CSV table's header (`epoch,accuracy,loss,...`): names parted by commas, one a loss key; a TSV's parted by
     tabs (`step<TAB>loss`: two names are a table's, a tab parts no sentence's words)."""
     cells = [c.strip() for c in text.split(sep)]
-    if len(cells) < (_MIN_NAMES if sep == b"," else 2) or any(_RE_NAME.fullmatch(c) is None or _RE_CELL.fullmatch(c) for c in cells):
+    least = _MIN_NAMES if sep == b"," else 2
+    if len(cells) < least or any(_RE_NAME.fullmatch(c) is None or _RE_CELL.fullmatch(c) for c in cells):
         return None
     names = tuple(c.decode("ascii", "replace") for c in cells)
     loss = next((i for i, n in enumerate(names) if any(k.decode() in n.lower() for k in LOSS_KEYS)), None)
