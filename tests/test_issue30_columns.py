@@ -99,9 +99,23 @@ def test_keyless_rows_without_a_header_are_no_rows(tmp_path: Path, path: str) ->
     assert snap.metrics.empty and snap.evals.empty
 
 
+def test_yolo_bare_loss_parts_read_their_total_else_their_first_part() -> None:
+    """Round 9 (r9tables): YOLOv3/v5/v7 name their loss parts bare beside `gpu_mem` (their `mloss`: box, obj, cls
+    and, before v6, total). `total` is the loss, not a guess; with none, the first part (box), as the corpus reads
+    Ultralytics' `box_loss cls_loss dfl_loss` table. Before, this YOLOv7 header was no header (its rows unread)."""
+    v7 = header_of(b"     Epoch   gpu_mem       box       obj       cls     total    labels  img_size")
+    assert v7 is not None and v7.names[v7.loss or 0] == "total" and v7.parts
+    v5 = header_of(b"     Epoch   gpu_mem       box       obj       cls    labels  img_size")
+    assert v5 is not None and v5.names[v5.loss or 0] == "box"
+    # a real row (peshmerge/ml_2_project, yolov5/runs/terminal_output_300_epochs.md at 8600b52, round 9's build set)
+    row = read_row(v5, b"     0/299     5.05G   0.06359   0.03304         0         0      1280: 100%| 213/213")
+    assert row is not None and row.fields["loss"] == 0.06359 and row.extras["obj"] == 0.03304
+    assert "labels" not in row.extras and "gpu_mem" not in row.extras and row.fields["epoch"] == 0
+
+
 def test_headers_without_a_loss_key_or_a_class_map_table_are_none() -> None:
-    # YOLOv7's header names no loss (`box obj cls total`): its rows stay unread (a guess would be a wrong loss)
-    assert header_of(b"     Epoch   gpu_mem       box       obj       cls     total    labels  img_size") is None
+    # a table of bare words with no loss key and no `gpu_mem` beside them is no YOLO table: unread
+    assert header_of(b"     Epoch       box       obj       cls     total    labels  img_size") is None
     assert header_of(b"Class Images Instances P R") is None  # no mAP: any table's words
     assert header_of(b"train loss") is None  # two words are any text's
     assert header_of(b"Using loss function CrossEntropyLoss with label smoothing") is None  # a sentence: no table

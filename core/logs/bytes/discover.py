@@ -139,9 +139,15 @@ _LOGLIKE = re.compile(r"(?:\." + _LOG_EXT + r"(?:\.\d+|\.bk|\.bak|\.old)?|/log|^
 # Second choice, only when no file above is log-like: a text file whose NAME says log (`log` or `logs` as a word)
 # under a document suffix: mmcv's `<timestamp>.log.json` JSON lines, console output pasted into `log_output.md`.
 # Never beside a real log (mmcv writes `X.log` next to `X.log.json`: the `.log` is read), never a `README.md`.
-# A trainer's JSON document too (HF's `trainer_state.json`, read whole: core.logs.bytes.jsondoc).
+# A trainer's JSON document too (HF's `trainer_state.json`, read whole: core.logs.bytes.jsondoc). A trainer's record
+# file under the name it writes it by: Ultralytics' `results.csv` (a CSV row per epoch), detectron2's JSONWriter
+# `metrics.json` (a JSON line per logging period); a table under a `.csv`/`.tsv` name saying log, results or metrics.
+# Console output pasted into a `.md` whose name says output or results (`terminal_output_300_epochs.md`).
 _LOG_NAMED_TEXT = re.compile(
-    r"(?:^|/)(?:(?:[^/]*[^a-z/])?logs?(?:[^a-z/][^/]*)?\.(?:json|md)|trainer_state\.json)$", re.IGNORECASE
+    r"(?:^|/)(?:(?:[^/]*[^a-z/])?logs?(?:[^a-z/][^/]*)?\.(?:json|md)|(?:trainer_state|metrics)\.json"
+    r"|(?:[^/]*[^a-z/])?(?:logs?|results|metrics)(?:[^a-z/][^/]*)?\.(?:csv|tsv)"
+    r"|(?:[^/]*[^a-z/])?(?:output|results)(?:[^a-z/][^/]*)?\.md)$",
+    re.IGNORECASE,
 )
 _PRIORITY = {
     "msrun": 0,

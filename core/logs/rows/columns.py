@@ -14,9 +14,12 @@ more: no sentence), one holding a loss key, is the header of a training table;
 a later line of exactly as many cells, each a number (`16.1G`: with its unit; `20/300`: the epoch of its total),
 is its row. A comma-separated header (3 names or more, no space inside a name: a CSV file's first line, Keras'
 CSVLogger's `epoch,accuracy,dice_coef,loss,lr,...,val_loss,...`, notation `csv_table`) heads the lines of as many
-comma-separated numbers under it alike. The training loss is the first loss column, the other loss columns are
-its metrics; an `Epoch` (or `Step`) column gives the row's place, counts and sizes are no metric (in a CSV table,
-written by a logger of values, every other column is a metric: Keras' `accuracy`, `lr`, ...). A header whose
+comma-separated numbers under it alike, and a tab-separated one (2 names or more: a TSV's `step<TAB>loss`) the
+lines of as many tab-separated numbers; a name may hold a namespace (Ultralytics' results.csv, `train/box_loss`).
+YOLOv3/v5/v7 name their loss parts bare beside `gpu_mem` (`Epoch gpu_mem box obj cls [total] labels img_size`):
+`total` is the loss, with none the first part. The training loss is the first loss column, the other loss columns are
+its metrics; an `Epoch` (or `Step`) column gives the row's place, counts and sizes are no metric (in a CSV or TSV
+table, written by a logger of values, every other column is a metric: Keras' `accuracy`, `lr`, ...). A header whose
 first name is `Class` and that names an `mAP` is a per-class evaluation table: its `all` row is an evaluation
 line (the file's last epoch).
 The last header of a file names the rows under it (`FileState.columns`, taken by core.logs.rows.columnfile); a
@@ -38,17 +41,19 @@ from core.logs.tokens.lexicon import LOSS_KEYS, NUM, ROW_KEYS, number
 
 __all__ = ["HEADER_LITERALS", "ColumnHeader", "header_of", "header_shape", "read_row"]
 
-HEADER_LITERALS = (b"mAP",)
-"""A part of every per-class evaluation header (`mAP50`, `mAP@.5`): the bulk path's literal search keeps its line
-(it holds no keyword), so its `all` row is read on every path even before the file's first training header."""
+HEADER_LITERALS = (b"mAP", b"gpu_mem")
+"""A part of every per-class evaluation header (`mAP50`, `mAP@.5`) and of YOLOv5's training header (`gpu_mem`, its
+loss parts named bare): the bulk path's literal search keeps its line (it holds no keyword), so its rows are read on
+every path."""
 
 _MIN_NAMES = 3  # a header names three columns or more (two words are any text's)
-_RE_NAME = re.compile(rb"[A-Za-z][\w@.:\-]*(?:\([A-Za-z][\w@.:\-]*)?\)?")  # `GPU_mem`, `Box(P`, `mAP50-95)`
+_RE_NAME = re.compile(rb"[A-Za-z][\w@.:/\-]*(?:\([A-Za-z][\w@.:\-]*)?\)?")  # `GPU_mem`, `Box(P`, `train/box_loss`
 _RE_CELL = re.compile(rb"(" + NUM + rb")(?:/(\d+))?(?:[KMGT]i?B?|B)?")
 _RE_GAP = re.compile(rb"(?<=\S)\s+(?=\S)")  # the space between two names: a table aligns them (two or more)
 _EPOCH, _STEP = ("epoch",), ("step", "iter", "iteration")
 _NOT_CSV_METRICS = frozenset({"rank", "file"})  # a CSV column of these names is none (the reader's own columns, and
 # ROW_KEYS but `lr`: a `time` column says no unit)
+_PARTS = ("box", "obj", "cls", "total")  # YOLOv3/v5/v7's loss columns, named bare beside `gpu_mem`
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,7 @@ class ColumnHeader:
     names: tuple[str, ...]
     loss: int | None
     sep: bytes | None = None  # what parts the cells: None for spaces, b"," for a CSV table
+    parts: bool = False  # the loss columns are named bare (`box obj cls`: YOLOv5), not by a loss key
 
 
 def _names(text: bytes) -> tuple[str, ...] | None:
@@ -81,24 +87,28 @@ def _names(text: bytes) -> tuple[str, ...] | None:
     return tuple(names)
 
 
-def _csv_header(text: bytes) -> ColumnHeader | None:
-    """A CSV table's header (`epoch,accuracy,loss,...`): names parted by commas, one a loss key."""
-    cells = [c.strip() for c in text.split(b",")]
-    if len(cells) < _MIN_NAMES or any(_RE_NAME.fullmatch(c) is None or _RE_CELL.fullmatch(c) for c in cells):
+def _csv_header(text: bytes, sep: bytes = b",") -> ColumnHeader | None:
+    """A CSV table's header (`epoch,accuracy,loss,...`): names parted by commas, one a loss key; a TSV's parted by
+    tabs (`step<TAB>loss`: two names are a table's, a tab parts no sentence's words)."""
+    cells = [c.strip() for c in text.split(sep)]
+    least = _MIN_NAMES if sep == b"," else 2
+    if len(cells) < least or any(_RE_NAME.fullmatch(c) is None or _RE_CELL.fullmatch(c) for c in cells):
         return None
     names = tuple(c.decode("ascii", "replace") for c in cells)
     loss = next((i for i, n in enumerate(names) if any(k.decode() in n.lower() for k in LOSS_KEYS)), None)
-    return None if loss is None else ColumnHeader(names, loss, b",")
+    return None if loss is None else ColumnHeader(names, loss, sep)
 
 
 def header_of(line: bytes) -> ColumnHeader | None:
     """The column table a line heads, None when it is no header (see the module's doc)."""
     text = line.rsplit(b"\r", 1)[-1].split(b": ", 1)[0].strip()
     low = text.lower()
-    if not text or not (any(k in low for k in LOSS_KEYS) or b"map" in low):
+    if not text or not (any(k in low for k in LOSS_KEYS) or b"map" in low or b"gpu_mem" in low):
         return None
     if b"," in text:
         return _csv_header(text)
+    if b"\t" in text and (tsv := _csv_header(text, b"\t")) is not None:
+        return tsv
     names = _names(text)
     if names is None or len(names) < _MIN_NAMES:
         return None
@@ -109,6 +119,8 @@ def header_of(line: bytes) -> ColumnHeader | None:
     loss = next((i for i, n in enumerate(lows) if any(k.decode() in n for k in LOSS_KEYS)), None)
     if loss is not None:
         return ColumnHeader(names, loss)
+    if "gpu_mem" in lows and {"box", "obj"} <= set(lows):  # the loss parts named bare: the total, else the first
+        return ColumnHeader(names, lows.index("total") if "total" in lows else lows.index("box"), parts=True)
     if lows[0] == "class" and any("map" in n for n in lows):
         return ColumnHeader(names, None)
     return None
@@ -158,7 +170,7 @@ def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
             read.fields[at] = number(cell[1])
             if cell[2] is not None:
                 read.fields[total] = float(cell[2])
-        elif any(k.decode() in low for k in LOSS_KEYS):
+        elif any(k.decode() in low for k in LOSS_KEYS) or (header.parts and low in _PARTS):
             read.extras[name], read.keys[name] = number(cell[1]), name
         elif header.sep is not None and (low not in ROW_KEYS or low == "lr") and low not in _NOT_CSV_METRICS:
             # a CSV table's other columns are the row's metrics (Keras' `accuracy`, `dice_coef`, `lr`, ...): a

@@ -3,7 +3,8 @@ after its own and notations_more's; split off to keep modules short): a tracking
 (W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), the round-8 gaps' values
 (a loss named cross entropy, darknet's values before their names, a value before its unit, a key of several words
 after a spaced dash, a progress bar's timed fields, a Python dict's quoted numbers), a metric block's loss named by
-its criterion's class (OLMo) and a CSV table (Keras' CSVLogger), each with real samples.
+its criterion's class (OLMo), a CSV or TSV table (Keras' CSVLogger, Ultralytics' results.csv), YOLOv5's table of bare
+loss parts and TF Estimator's evaluation dict, each with real samples.
 """
 
 from __future__ import annotations
@@ -22,6 +23,27 @@ _OLMO_150M = (
 )
 _BRATS = (
     "https://github.com/4hmetcakmak/BraTS2020CapstoneProject/blob/4e61e4643f1de1afc4cbb8d6f04d920547c8cd0f/training.log"
+)
+_ERAV4 = (
+    "https://github.com/Jayant-Guru-Shrivastava/ERAV4-Session11-shakespeare-gpt2-124M/blob/"
+    "9d7497880089e00021a7a2c53a453308aad24bdb/logs/train.log"
+)
+_YOLO12 = (
+    "https://github.com/1527171/HandRaisingDetector-YOLO12n/blob/2f51500a151ac3af04855ee8f9c9c232748a0a29/"
+    "runs/detect/train/results.csv"
+)
+_YOLO12_HEADER = (
+    "epoch,time,train/box_loss,train/cls_loss,train/dfl_loss,metrics/precision(B),metrics/recall(B),"
+    "metrics/mAP50(B),metrics/mAP50-95(B),val/box_loss,val/cls_loss,val/dfl_loss,lr/pg0,lr/pg1,lr/pg2"
+)
+_YOLOV5 = (
+    "https://github.com/peshmerge/ml_2_project/blob/8600b5262d03daed6232ac9e7c87228349e4956b/"
+    "yolov5/runs/terminal_output_300_epochs.md"
+)
+_YOLOV5_HEADER = "     Epoch   gpu_mem       box       obj       cls    labels  img_size"
+_SVD = (
+    "https://github.com/Ascend/ModelZoo-TensorFlow/blob/35672d9132bcb809c4ff4d5f05f2fdfcdf732b83/"
+    "TensorFlow/contrib/cv/SVD_ID2019_for_Tensorflow/GPU/loss.log"
 )
 _BRATS_HEADER = (
     "epoch,accuracy,dice_coef,loss,lr,mean_io_u_5,precision,val_accuracy,val_dice_coef,val_loss,val_mean_io_u_5,"
@@ -264,6 +286,60 @@ TRAINERS: tuple[Notation, ...] = (
                 header=_BRATS_HEADER,
             ),
             NotationSample(_BRATS_HEADER, _BRATS, None),
+            NotationSample(
+                "1,38.7726,1.92084,2.57206,1.82703,0.27642,0.34082,0.22955,0.09727,1.85976,2.58241,1.84569,"
+                "0.000662037,0.000662037,0.000662037",
+                _YOLO12,
+                {"loss": 1.92084, "epoch": 1, "train/cls_loss": 2.57206, "val/box_loss": 1.85976},
+                header=_YOLO12_HEADER,
+            ),
+        ),
+    ),
+    Notation(
+        "tsv_table",
+        "a TSV table: a header of two names or more parted by tabs, one a loss key (a tab parts no sentence's "
+        "words), over lines of as many tab-parted numbers (a trainer's own `step<TAB>loss` file): read as a CSV "
+        "table (core.logs.rows.columns)",
+        (
+            NotationSample("10\t8.460716", _ERAV4, {"loss": 8.460716, "step": 10}, header="step\tloss"),
+            NotationSample("4570\t0.128361", _ERAV4, {"loss": 0.128361, "step": 4570}, header="step\tloss"),
+        ),
+    ),
+    Notation(
+        "yolo_bare_loss_parts",
+        "YOLOv3/v5/v7's training table, its loss parts named bare beside `gpu_mem` (`Epoch gpu_mem box obj cls "
+        "[total] labels img_size`: no loss key in the header): the `total` column is the loss, with none the first "
+        "part (`box`, as the first loss column of Ultralytics' `box_loss cls_loss dfl_loss` table); the other parts "
+        "are its metrics, the row the bar's last draw (core.logs.rows.columns)",
+        (
+            NotationSample(
+                "     0/299     5.05G   0.06359   0.03304         0         0      1280: 100%|\u2588\u2588\u2588"
+                "\u2588\u2588\u2588\u2588\u2588\u2588\u2588| 213/213 [06:21<00:00,  1.79s/it]",
+                _YOLOV5,
+                {"loss": 0.06359, "epoch": 0, "obj": 0.03304, "cls": 0.0},
+                header=_YOLOV5_HEADER,
+            ),
+            NotationSample(_YOLOV5_HEADER, _YOLOV5, None),
+        ),
+    ),
+    Notation(
+        "estimator_evaluation_dict",
+        "TF Estimator's evaluation results, written to its summary (`Saving dict for global step N: global_step = N, "
+        "loss = X, <metric> = Y`): the evaluation at that step, never a training row beside its `loss = X, step = N` "
+        "rows (core.logs.rows.series)",
+        (
+            NotationSample(
+                "2022-03-19 18:05:03,292 - tensorflow - INFO - Saving dict for global step 100: global_step = 100, "
+                "loss = 2.0213404, mean_degree_err = 90.8583",
+                _SVD,
+                None,
+                eval=True,
+            ),
+            NotationSample(
+                "2022-03-19 18:05:04,601 - tensorflow - INFO - loss = 18.108334, step = 200 (9.089 sec)",
+                _SVD,
+                {"loss": 18.108334, "step": 200},
+            ),
         ),
     ),
 )

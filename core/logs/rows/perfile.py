@@ -9,7 +9,7 @@ line's text alone cannot tell these apart, the file's other rows can. Four rules
 - a step printed twice: of two neighbouring rows of one file and one rank with one step and different values
   named, the one whose values fewer of the file's rows name is an evaluation row (nanoGPT's `step 3000: train
   loss X, val loss Y` beside `iter 3000: loss Z, time ...`); as many: both stay;
-- an echo: of two neighbouring rows of one file and one rank with the same loss (a number, NaN never) and
+- an echo: of two neighbouring rows of one file and one rank with the same loss (two NaNs alike) and
   different values named, the one naming fewer values is dropped (as many: the later one, the echo), when at
   least half of that shape's rows in the file are such echoes (TFLearn's `Training Step: 8 | total loss: 2.03040`
   before `| Adam | epoch: 001 | loss: 2.03040 - acc: 0.2720 -- iter: 00512/55000`; LlamaFactory's callbacks line
@@ -225,7 +225,7 @@ def set_aside(
         where = pick(np.isin(code, estimate_codes))
         est = where & pick(estimates)
         aside[est & ~np.isin(shape, shape[where & ~est])] = Aside.EVAL  # no row naming none has their shape
-    echo = pair[loss[pair] == loss[pair + 1]]
+    echo = pair[(loss[pair] == loss[pair + 1]) | (np.isnan(loss[pair]) & np.isnan(loss[pair + 1]))]
     named = np.bitwise_count(sign)  # how many values each row names
     marked = np.zeros(len(code), dtype=bool)
     marked[echo[named[echo] < named[echo + 1]]] = True

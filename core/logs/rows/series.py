@@ -4,6 +4,8 @@ by the line's text alone (every line of one shape alike: the bulk path reuses on
 - a trainer's final summary (HF Trainer / MindNLP: `{'train_runtime': 61.2, ..., 'train_loss': 0.0029, 'epoch':
   10.0}`) and an epoch's or a run's results line (ESPnet2's `7epoch results: [train] ... loss=1.613, ... [valid]
   loss=1.854`);
+- an evaluation's results as TF Estimator writes them to its summary (`Saving dict for global step 100: global_step =
+  100, loss = 2.0213404, ...`): the evaluation at that step, beside the `loss = X, step = N` training rows;
 - an epoch's summary in a pipe table: the epoch a field of its own (`| epoch 010 |`, fairseq's `train | epoch 002
   | loss 9.803 | ...`) on a line that reads no step, where the per-step lines say where they are within the epoch
   (`| epoch 010  2000 / 8223 loss=1.27`, `train_inner | epoch 003:      5 / 356 loss=9.44`).
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 __all__ = ["RE_SUMMARY", "summary_line"]
 
 RE_SUMMARY = re.compile(
-    rb"train_runtime|train_samples_per_second|train_steps_per_second|Averaged stats:|"
+    rb"train_runtime|train_samples_per_second|train_steps_per_second|Averaged stats:|Saving dict for global step|"
     rb"(?i:(?:epoch|final|training|train)[ \t]+results?[ \t]*:)"
 )
 _RE_EPOCH_FIELD = re.compile(rb"(?i)(?:^|\|)[ \t]*epoch[ \t]*:?[ \t]*\d+[ \t]*\|")
