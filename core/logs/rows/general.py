@@ -66,6 +66,10 @@ _RE_LOSS_KEY = re.compile(
     # (or a criterion's class ending a key, `Loss` after a small letter: OLMo's `train/CrossEntropyLoss=9.064`)
     rb"(?i)(?:(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")|(?-i:(?<=[a-z])Loss)(?![a-z0-9]))"
     rb"(?:[ \t]+per[ \t]+(?:\d+[ \t]+)?[a-z]+(?=[ \t]*[:=]))?"
+    # (a parenthesised qualifier may follow it, tqdm's postfix `loss (batch)=0.0278`, never an eval split's name;
+    # or `so far`, a running value's words: `avg loss so far is 0.1098`)
+    rb"(?:[ \t]*\((?!(?:eval\w*|valid\w*|val|test\w*|dev|cv)\))[a-z]+(?:[ \t][a-z]+)?\)(?=[ \t]*[:=])|"
+    rb"[ \t]+so[ \t]+far(?=[ \t]*(?:[:=]|is\b)))?"
     # (where in training the value is may follow the key: `Loss in epoch 0  =  2.16`, `loss at step 10: 0.5`)
     rb"(?:[ \t]+(?:in|at|for|after|of|on|during)[ \t]+(?:the[ \t]+)?(?:epoch|step|iter|iteration|batch)[ \t#]*\d+"
     rb"(?:[ \t]*/[ \t]*\d+)?(?=[ \t]*(?:[:=]|is\b)))?"

@@ -2,8 +2,8 @@
 after its own and notations_more's; split off to keep modules short): a tracking tool's lines that are never rows
 (W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), the round-8 gaps' values
 (a value before its unit, a key of several words after a spaced dash, a progress bar's timed fields, a Python
-dict's quoted numbers), a metric block's loss named by its criterion's class (OLMo) and a CSV table (Keras'
-CSVLogger), each with real samples.
+dict's quoted numbers), a metric block's loss named by its criterion's class (OLMo), a CSV table (Keras'
+CSVLogger) and a loss key qualified after it (`loss (batch)=`, `avg loss so far is`), each with real samples.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ _OLMO_150M = (
 _BRATS = (
     "https://github.com/4hmetcakmak/BraTS2020CapstoneProject/blob/4e61e4643f1de1afc4cbb8d6f04d920547c8cd0f/training.log"
 )
+_PREDNET = "https://github.com/IcarusWizard/prednet-paddle/blob/2d235a5f10932ea3e5fd36080b77dfeda6a0fc29/logs/train.log"
 _BRATS_HEADER = (
     "epoch,accuracy,dice_coef,loss,lr,mean_io_u_5,precision,val_accuracy,val_dice_coef,val_loss,val_mean_io_u_5,"
     "val_precision"
@@ -169,6 +170,33 @@ TRAINERS: tuple[Notation, ...] = (
                 header=_BRATS_HEADER,
             ),
             NotationSample(_BRATS_HEADER, _BRATS, None),
+        ),
+    ),
+    Notation(
+        "loss_key_with_a_qualifier_after_it",
+        "a loss key with words after it that qualify it, before its separator: a parenthesised word (tqdm's postfix "
+        "`loss (batch)=0.0278`, a key `set_postfix` was given with a space; never an eval split's name, `loss (val)`) "
+        "or `so far` (a running value: `avg loss so far is 0.1098`, a training row where the line names its step)",
+        (
+            NotationSample(
+                "Epoch 1/5:  11%|\u2588         | 10/90 [00:01<00:08,  8.95img/s, loss (batch)=0.0278]",
+                "https://github.com/milesial/Pytorch-UNet/issues/192",
+                {"loss": 0.0278, "epoch": 1, "epochs_total": 5},
+            ),
+            NotationSample(
+                "Epoch 2/5:   2%|\u258f         | 1/49 [00:11<09:19, 11.65s/img, loss (batch)=5.45]"
+                "['data/imgs\\\\file64.png']",
+                "https://github.com/milesial/Pytorch-UNet/issues/205",
+                {"loss": 5.45, "epoch": 2},
+            ),
+            NotationSample(
+                "Epoch 0, Step 25, total used time 7.178124904632568 (s), avg loss so far is 0.10979227721691132",
+                _PREDNET,
+                {"loss": 0.10979227721691132, "epoch": 0, "step": 25},
+            ),
+            NotationSample(
+                "Epoch 0, val loss is 0.0477195605635643, val mse is 0.024224352091550827.", _PREDNET, None, eval=True
+            ),
         ),
     ),
 )
