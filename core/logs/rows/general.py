@@ -149,7 +149,9 @@ STEP_KEYS = frozenset(
 )
 # `Steps: 3741` beside an epoch with no total of its own: how many steps the epoch had, not which one (the
 # Time-Series-Library family's summary `Epoch: 1, Steps: 3741 | Train Loss: ...`, after its step rows `iters: 50,
-# epoch: 1 | loss: ...`): the epoch's step count, so the line is an epoch's summary (core.logs.rows.perfile)
+# epoch: 1 | loss: ...`): the epoch's step count, so the line is an epoch's summary (core.logs.rows.perfile), on a
+# line that names an evaluation split (its `Vali Loss`, `Test Loss`); on a progress row naming none it is the step
+# (Coqui STT's `Epoch 0 |   Training | Elapsed Time: 0:00:14 | Steps: 89 | Loss: 25.274169`)
 _COUNT_KEYS = frozenset({"steps"})
 _RE_EPOCH_WORD = re.compile(rb"(?i)(?<![a-z])epoch")
 FIXED_ALIASES: dict[str, str] = {
@@ -293,7 +295,7 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
             kind = "epoch" if (name in EPOCH_KEYS or words[-1] == "epoch") else "step"
             if kind in read.fields or not re.fullmatch(rb"\d+", m.group(2)):
                 continue
-            if name in _COUNT_KEYS and not m.group(3) and _RE_EPOCH_WORD.search(line) is not None:
+            if name in _COUNT_KEYS and not m.group(3) and _RE_EPOCH_WORD.search(line) and _RE_EVAL_WORD.search(line):
                 _set(read, "steps_total", float(m.group(2)), name, m.span(2))
                 continue
             _set(read, kind, float(m.group(2)), name, m.span(2))

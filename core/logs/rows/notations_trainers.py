@@ -3,7 +3,8 @@ after its own and notations_more's; split off to keep modules short): a tracking
 (W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), the round-8 gaps' values
 (a value before its unit, a key of several words after a spaced dash, a progress bar's timed fields, a Python
 dict's quoted numbers), a metric block's loss named by its criterion's class (OLMo), a CSV table (Keras'
-CSVLogger) and a loss key qualified after it (`loss (batch)=`, `avg loss so far is`), each with real samples.
+CSVLogger), a loss key qualified after it (`loss (batch)=`, `avg loss so far is`) and `Steps: N`, a count or the
+step, each with real samples.
 """
 
 from __future__ import annotations
@@ -196,6 +197,28 @@ TRAINERS: tuple[Notation, ...] = (
             ),
             NotationSample(
                 "Epoch 0, val loss is 0.0477195605635643, val mse is 0.024224352091550827.", _PREDNET, None, eval=True
+            ),
+        ),
+    ),
+    Notation(
+        "steps_a_count_or_the_step",
+        "`Steps: N` beside an epoch: the epoch's step count on a line that names an evaluation split too (the "
+        "Time-Series-Library family's epoch summary `Epoch: 1, Steps: 3741 | Train Loss: ... Vali Loss: ... Test "
+        "Loss: ...`), the step on a progress row that names none (Coqui STT's `Epoch 0 | Training | ... | Steps: 89 "
+        "| Loss: ...`)",
+        (
+            NotationSample(
+                "Epoch 0 |   Training | Elapsed Time: 0:00:14 | Steps: 89 | Loss: 25.274169",
+                "https://github.com/coqui-ai/STT/issues/2238",
+                {"loss": 25.274169, "epoch": 0, "step": 89, "steps_total": None},
+            ),
+            NotationSample(
+                "Epoch: 1, Steps: 3741 | Train Loss: 0.1153923 Vali Loss: 0.0998509 Test Loss: 0.1338928",
+                CORPUS.format(
+                    "mindspore-courses/competition 2023 ModelRain Informer train0724.log",
+                    "informer-ms-tab-iters-loss-and-epoch-summaries_competition-modelrain",
+                ),
+                {"loss": 0.1153923, "epoch": 1, "steps_total": 3741, "step": None, "vali_loss": 0.0998509},
             ),
         ),
     ),
