@@ -2,9 +2,8 @@
 after its own and notations_more's; split off to keep modules short): a tracking tool's lines that are never rows
 (W&B's run summary), the rows of RL trainers that name several losses (veRL's PPO row), the round-8 gaps' values
 (a value before its unit, a key of several words after a spaced dash, a progress bar's timed fields, a Python
-dict's quoted numbers), a metric block's loss named by its criterion's class (OLMo), a CSV table (Keras'
-CSVLogger), a loss key qualified after it (`loss (batch)=`, `avg loss so far is`) and `Steps: N`, a count or the
-step, each with real samples.
+dict's quoted numbers), a metric block's loss named by its criterion's class (OLMo) and a CSV table (Keras'
+CSVLogger), each with real samples.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ _OLMO_150M = (
 _BRATS = (
     "https://github.com/4hmetcakmak/BraTS2020CapstoneProject/blob/4e61e4643f1de1afc4cbb8d6f04d920547c8cd0f/training.log"
 )
-_PREDNET = "https://github.com/IcarusWizard/prednet-paddle/blob/2d235a5f10932ea3e5fd36080b77dfeda6a0fc29/logs/train.log"
 _BRATS_HEADER = (
     "epoch,accuracy,dice_coef,loss,lr,mean_io_u_5,precision,val_accuracy,val_dice_coef,val_loss,val_mean_io_u_5,"
     "val_precision"
@@ -192,11 +190,14 @@ TRAINERS: tuple[Notation, ...] = (
             ),
             NotationSample(
                 "Epoch 0, Step 25, total used time 7.178124904632568 (s), avg loss so far is 0.10979227721691132",
-                _PREDNET,
+                "https://github.com/IcarusWizard/prednet-paddle/blob/2d235a5f10932ea3e5fd36080b77dfeda6a0fc29/logs/train.log",
                 {"loss": 0.10979227721691132, "epoch": 0, "step": 25},
             ),
             NotationSample(
-                "Epoch 0, val loss is 0.0477195605635643, val mse is 0.024224352091550827.", _PREDNET, None, eval=True
+                "Epoch 0, val loss is 0.0477195605635643, val mse is 0.024224352091550827.",
+                "https://github.com/IcarusWizard/prednet-paddle/blob/2d235a5f10932ea3e5fd36080b77dfeda6a0fc29/logs/train.log",
+                None,
+                eval=True,
             ),
         ),
     ),
