@@ -66,6 +66,10 @@ _RE_LOSS_KEY = re.compile(
     # (or a criterion's class ending a key, `Loss` after a small letter: OLMo's `train/CrossEntropyLoss=9.064`)
     rb"(?i)(?:(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")|(?-i:(?<=[a-z])Loss)(?![a-z0-9]))"
     rb"(?:[ \t]+per[ \t]+(?:\d+[ \t]+)?[a-z]+(?=[ \t]*[:=]))?"
+    # (a parenthesised qualifier may follow it, tqdm's postfix `loss (batch)=0.0278`, never an eval split's name;
+    # or `so far`, a running value's words: `avg loss so far is 0.1098`)
+    rb"(?:[ \t]*\((?!(?:eval\w*|valid\w*|val|test\w*|dev|cv)\))[a-z]+(?:[ \t][a-z]+)?\)(?=[ \t]*[:=])|"
+    rb"[ \t]+so[ \t]+far(?=[ \t]*(?:[:=]|is\b)))?"
     # (where in training the value is may follow the key: `Loss in epoch 0  =  2.16`, `loss at step 10: 0.5`)
     rb"(?:[ \t]+(?:in|at|for|after|of|on|during)[ \t]+(?:the[ \t]+)?(?:epoch|step|iter|iteration|batch)[ \t#]*\d+"
     rb"(?:[ \t]*/[ \t]*\d+)?(?=[ \t]*(?:[:=]|is\b)))?"
@@ -146,7 +150,9 @@ STEP_KEYS = frozenset(
 )
 # `Steps: 3741` beside an epoch with no total of its own: how many steps the epoch had, not which one (the
 # Time-Series-Library family's summary `Epoch: 1, Steps: 3741 | Train Loss: ...`, after its step rows `iters: 50,
-# epoch: 1 | loss: ...`): the epoch's step count, so the line is an epoch's summary (core.logs.rows.perfile)
+# epoch: 1 | loss: ...`): the epoch's step count, so the line is an epoch's summary (core.logs.rows.perfile), on a
+# line that names an evaluation split (its `Vali Loss`, `Test Loss`); on a progress row naming none it is the step
+# (Coqui STT's `Epoch 0 |   Training | Elapsed Time: 0:00:14 | Steps: 89 | Loss: 25.274169`)
 _COUNT_KEYS = frozenset({"steps"})
 _RE_EPOCH_WORD = re.compile(rb"(?i)(?<![a-z])epoch")
 FIXED_ALIASES: dict[str, str] = {
@@ -290,7 +296,7 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
             kind = "epoch" if (name in EPOCH_KEYS or words[-1] == "epoch") else "step"
             if kind in read.fields or not re.fullmatch(rb"\d+", m.group(2)):
                 continue
-            if name in _COUNT_KEYS and not m.group(3) and _RE_EPOCH_WORD.search(line) is not None:
+            if name in _COUNT_KEYS and not m.group(3) and _RE_EPOCH_WORD.search(line) and _RE_EVAL_WORD.search(line):
                 _set(read, "steps_total", float(m.group(2)), name, m.span(2))
                 continue
             _set(read, kind, float(m.group(2)), name, m.span(2))

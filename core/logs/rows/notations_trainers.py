@@ -342,4 +342,56 @@ TRAINERS: tuple[Notation, ...] = (
             ),
         ),
     ),
+    Notation(
+        "loss_key_with_a_qualifier_after_it",
+        "a loss key with words after it that qualify it, before its separator: a parenthesised word (tqdm's postfix "
+        "`loss (batch)=0.0278`, a key `set_postfix` was given with a space; never an eval split's name, `loss (val)`) "
+        "or `so far` (a running value: `avg loss so far is 0.1098`, a training row where the line names its step)",
+        (
+            NotationSample(
+                "Epoch 1/5:  11%|\u2588         | 10/90 [00:01<00:08,  8.95img/s, loss (batch)=0.0278]",
+                "https://github.com/milesial/Pytorch-UNet/issues/192",
+                {"loss": 0.0278, "epoch": 1, "epochs_total": 5},
+            ),
+            NotationSample(
+                "Epoch 2/5:   2%|\u258f         | 1/49 [00:11<09:19, 11.65s/img, loss (batch)=5.45]"
+                "['data/imgs\\\\file64.png']",
+                "https://github.com/milesial/Pytorch-UNet/issues/205",
+                {"loss": 5.45, "epoch": 2},
+            ),
+            NotationSample(
+                "Epoch 0, Step 25, total used time 7.178124904632568 (s), avg loss so far is 0.10979227721691132",
+                "https://github.com/IcarusWizard/prednet-paddle/blob/2d235a5f10932ea3e5fd36080b77dfeda6a0fc29/logs/train.log",
+                {"loss": 0.10979227721691132, "epoch": 0, "step": 25},
+            ),
+            NotationSample(
+                "Epoch 0, val loss is 0.0477195605635643, val mse is 0.024224352091550827.",
+                "https://github.com/IcarusWizard/prednet-paddle/blob/2d235a5f10932ea3e5fd36080b77dfeda6a0fc29/logs/train.log",
+                None,
+                eval=True,
+            ),
+        ),
+    ),
+    Notation(
+        "steps_a_count_or_the_step",
+        "`Steps: N` beside an epoch: the epoch's step count on a line that names an evaluation split too (the "
+        "Time-Series-Library family's epoch summary `Epoch: 1, Steps: 3741 | Train Loss: ... Vali Loss: ... Test "
+        "Loss: ...`), the step on a progress row that names none (Coqui STT's `Epoch 0 | Training | ... | Steps: 89 "
+        "| Loss: ...`)",
+        (
+            NotationSample(
+                "Epoch 0 |   Training | Elapsed Time: 0:00:14 | Steps: 89 | Loss: 25.274169",
+                "https://github.com/coqui-ai/STT/issues/2238",
+                {"loss": 25.274169, "epoch": 0, "step": 89, "steps_total": None},
+            ),
+            NotationSample(
+                "Epoch: 1, Steps: 3741 | Train Loss: 0.1153923 Vali Loss: 0.0998509 Test Loss: 0.1338928",
+                CORPUS.format(
+                    "mindspore-courses/competition 2023 ModelRain Informer train0724.log",
+                    "informer-ms-tab-iters-loss-and-epoch-summaries_competition-modelrain",
+                ),
+                {"loss": 0.1153923, "epoch": 1, "steps_total": 3741, "step": None, "vali_loss": 0.0998509},
+            ),
+        ),
+    ),
 )
