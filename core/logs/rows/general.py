@@ -148,11 +148,9 @@ EPOCH_KEYS = frozenset({"epoch", "epochs", "cur_epoch", "epoch_num"})
 STEP_KEYS = frozenset(
     {"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "iters", "it", "global_iter"}
 )
-# `Steps: 3741` beside an epoch with no total of its own: how many steps the epoch had, not which one (the
-# Time-Series-Library family's summary `Epoch: 1, Steps: 3741 | Train Loss: ...`, after its step rows `iters: 50,
-# epoch: 1 | loss: ...`): the epoch's step count, so the line is an epoch's summary (core.logs.rows.perfile), on a
-# line that names an evaluation split (its `Vali Loss`, `Test Loss`); on a progress row naming none it is the step
-# (Coqui STT's `Epoch 0 |   Training | Elapsed Time: 0:00:14 | Steps: 89 | Loss: 25.274169`)
+# `Steps: 3741` beside an epoch, no total, on a line naming an evaluation split: the epoch's step count, so an epoch
+# summary (core.logs.rows.perfile; Time-Series-Library's `Epoch: 1, Steps: 3741 | Train Loss: ... Vali Loss: ...`);
+# on a progress row naming none it is the step (Coqui STT's `Epoch 0 |   Training | ... | Steps: 89 | Loss: 25.27`)
 _COUNT_KEYS = frozenset({"steps"})
 _RE_EPOCH_WORD = re.compile(rb"(?i)(?<![a-z])epoch")
 FIXED_ALIASES: dict[str, str] = {
