@@ -446,6 +446,8 @@ _SCAN_BYTES = st.sampled_from(
         # a `[date]` stamp before an error level, maybe after one word (DeepSpeed's launcher, torch's elastic agent)
         *(b"[2023-05-11 07:34:44,846] ", b"[2", b"] ", b"[ERROR]", b"ERROR", b"FATAL", b"CRITICAL", b"CRITICA"),
         *(b"torch.api:", b"x" * 30),
+        # ... or glued to it, maybe after one bracketed word (Hydra's `[date][name][ERROR] - `)
+        *(b"[2025-10-31 05:07:11,062]", b"[__main__]", b"][", b"[E", b"[C", b"[INFO]"),
     ]
 )
 _RE_KEYWORD_LINE = re.compile(rb"(?i)" + b"|".join(KEYWORDS))
@@ -483,6 +485,33 @@ def test_compiled_block_scan_matches_the_definitions(
     assert (starts.tolist(), newlines.tolist(), kw_lines.tolist()) == expected
     small = logs.scan_by_definition(raw[lead:], len(data), keywords, bytearray())  # a small read's path
     assert tuple(a.tolist() for a in small) == expected
+
+
+# Hydra's `[%(asctime)s][%(name)s][%(levelname)s] - ` glues its fields (facebookresearch/map-anything#89's log)
+_HYDRA_INFO = (
+    b"[2025-10-31 05:07:02,550][__main__][INFO] - Epoch: [7]  [ 600/2916]  eta: 0:54:53  lr: 0.000072  epoch: "
+    b"7.2023 (7.1029)  loss: ..... time: 1.3483  data: 0.0002  max mem: 137223"
+)
+_HYDRA_ERROR = b"[2025-10-31 05:07:11,062][__main__][ERROR] - Error executing job with overrides: ['machine=hpc_train']"
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_a_glued_stamp_at_error_level_is_a_candidate_and_at_info_is_not(split: bool) -> None:
+    """Hydra's stamped lines: the ERROR one (its job's failure) is a candidate of the compiled scan and of a small
+    read's, its INFO chatter is not; so is the level glued to the stamp with no name between."""
+    lines = [
+        b"start",
+        _HYDRA_INFO,
+        _HYDRA_ERROR,
+        b"[2025-10-31 05:07:11,062][CRITICAL] - x",
+        b"[2025-10-31][a][INFO] y",
+    ]
+    data = b"\n".join(lines) + b"\n"
+    at = [data.index(line) for line in lines]
+    chunk = np.frombuffer(bytearray(data), dtype=np.uint8)
+    starts = scan_block(chunk, len(data), False, split)[0].tolist()
+    assert starts == [at[2], at[3]] == _reference_scan(data, False)[0]
+    assert logs.scan_by_definition(bytearray(data), len(data), False, bytearray())[0].tolist() == starts
 
 
 @settings(max_examples=200, deadline=None)

@@ -134,8 +134,13 @@ _RULES: list[tuple[re.Pattern[str], LogRole, str]] = [
 _LAUNCHER_NAME = re.compile(r"^[^/]+\." + _LOG_EXT + "$")
 # a launcher's own output is not a rank's, even when it is the only file so far (the workers' come later)
 _LAUNCHER_OUTPUT = re.compile(r"^(?:msrun|mpirun|launcher|launch|scheduler)[\w.-]*$")
-# a log rotated (`train.log.1`) or kept as a backup copy (FADNet's `logs/dispnetcres.log.bk`, `.bak`, `.old`)
-_LOGLIKE = re.compile(r"(?:\." + _LOG_EXT + r"(?:\.\d+|\.bk|\.bak|\.old)?|/log|^log|stdout|stderr)$")
+# a log rotated (`train.log.1`) or kept as a backup copy (FADNet's `logs/dispnetcres.log.bk`, `.bak`, `.old`); a
+# redirect named by its stream and the time it started, no suffix (ChidanshM/verf's `log/output-251211-1801`:
+# `output-%y%m%d-%H%M`; `stdout_20240101_1200`, `log-2024-01-01`): the stream word, then only digits and separators
+_LOGLIKE = re.compile(
+    r"(?:\." + _LOG_EXT + r"(?:\.\d+|\.bk|\.bak|\.old)?|/log|^log|stdout|stderr)$|"
+    r"(?:^|/)(?:std)?(?:out(?:put)?|err(?:or)?|log)[._-]\d[\d._-]*$"
+)
 # Second choice, only when no file above is log-like: a text file whose NAME says log (`log` or `logs` as a word)
 # under a document suffix: mmcv's `<timestamp>.log.json` JSON lines, console output pasted into `log_output.md`.
 # Never beside a real log (mmcv writes `X.log` next to `X.log.json`: the `.log` is read), never a `README.md`.

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from core.logs.rows.failure_entry import FailureKind, FailureSample, LauncherReport
 
+_CORPUS = "{} (tests/fixtures/real_logs/{})"
+
 __all__ = ["LATE_KINDS", "LATE_REPORTS"]
 
 LATE_KINDS: tuple[FailureKind, ...] = (
@@ -41,6 +43,48 @@ LATE_KINDS: tuple[FailureKind, ...] = (
                 "^[[A^[[A^[[ATerminated",
                 "github.com/Ascend/pytorch/issues/154 (torchrun on 2 NPUs under `timeout 300s`, rank 1 hung in "
                 "torch.compile; the log's last line)",
+            ),
+        ),
+        weight=1,
+    ),
+    # Hydra's word that the job function it ran raised (hydra._internal.utils.run_and_report): `Error executing job
+    # with overrides: [...]` at error level, then the traceback, or instead of it `Set the environment variable
+    # HYDRA_FULL_ERROR=1 for a complete stack trace.` after the exception line. It says a job failed, not why:
+    # weight 1, the traceback's exception line (when kept) names the cause
+    FailureKind(
+        "Hydra job error",
+        rb"\bError executing job with overrides: |\bSet the environment variable HYDRA_FULL_ERROR=1 for a complete",
+        (b"Error executing job with overrides", b"HYDRA_FULL_ERROR"),
+        (
+            FailureSample(
+                "[2025-10-31 05:07:11,062][__main__][ERROR] - Error executing job with overrides: ['machine=hpc_train',"
+                " 'dataset=scannetpp_518_many_ar_48ipg_8g', 'dataset.num_workers=12', 'dataset.num_views=4']",
+                "github.com/facebookresearch/map-anything/issues/89 (the pasted log: one metric-logger row, then this "
+                "line; no traceback followed)",
+            ),
+            FailureSample(
+                "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.",
+                _CORPUS.format(
+                    "verl GRPO on Ray, the log's last line",
+                    "verl-grpo-ray-taskrunner-21-steps-then-actorunavailableerror_verl-fork-train-out",
+                ),
+            ),
+        ),
+        weight=1,
+    ),
+    # An IDE's word on how the process it ran ended (PyCharm / IntelliJ's run console): `Process finished with exit
+    # code N`, 0 a clean end; any other code is the process's failure: 1 an uncaught exception, 137 `(interrupted by
+    # signal 9: SIGKILL)`, on Windows an NTSTATUS as a signed 32-bit number with its hex beside it (-1073741819
+    # `0xC0000005`, an access violation: a native crash with no Python traceback). Weight 1: a traceback's
+    # exception line before it, when kept, names the cause
+    FailureKind(
+        "process exit code",
+        rb"\bProcess finished with exit code (?!0(?![0-9]))-?[0-9]+",
+        (b"Process finished with exit code ",),
+        (
+            FailureSample(
+                "Process finished with exit code -1073741819 (0xC0000005)",
+                "github.com/milesial/Pytorch-UNet/issues/205 (tqdm bars with `loss (batch)=`, then this line, last)",
             ),
         ),
         weight=1,

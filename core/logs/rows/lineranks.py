@@ -9,6 +9,8 @@ A launcher or a trainer that writes every rank into one stream says whose line i
   WeNet                 `... DEBUG TRAIN Batch 4/203700 loss 12.646465 ... lr 0.00032621 rank 0`  at the end
   FunASR                `... - train, rank: 2, epoch: 0/500, ... (loss_avg_rank: 0.998), ...`  a `rank: N,` field
   srun --label          `1: {'loss': 10.57, 'learning_rate': 0.0006, 'epoch': 0.0012}`  prefix `N: ` before a record
+  trainer's tag         `0: [RANK 3] Epoch 0 | Batchsize: 32 | Steps: 235 | Loss: 0.2446`  `[RANK N] ` (its global
+                        rank; behind srun's label too, where it wins)
   Determined            `<>        [2021-12-07 10:43:00] ef45fdce [rank=1] || Traceback ...`  prefix of a trial log
   torch_npu             `[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 ...`  error lines
   icefall (k2, lhotse)  `... INFO [train.py:907] (6/8) Epoch 3, batch 115350, loss[loss=0.2765, ...` `(rank/world)`
@@ -92,6 +94,12 @@ _FIELD = re.compile(rb"(?<![\w.])rank: (\d+),")  # a `rank: N,` field among the 
 # srun --label's task id before every line: `N: `. Taken only before a record that carries its own position (a
 # dict, a bracketed tag or stamp, a date): `12: loss: 3.1` is a row of step 12 (musiclm's `N: loss: X`), not rank 12's
 _SRUN = re.compile(rb"(\d{1,5}): (?=[{\[]|\d{4}-\d\d-\d\d)")
+# a trainer's own print tag before its line, `[RANK N] ` in capitals (awsome-distributed-ai's DDP example: `[RANK 3]
+# Epoch 0 | ... | Loss: 0.24`), the process's global rank, so behind srun's label (the task's, a node's index under a
+# per-node torchrun) it wins as a launcher's tag does. Only the capitals: `[Rank N] ` at a line's start is
+# Megatron's per-rank memory report or a library's message (verl's `[Rank 0] Saved model`, DeepSpeed's `[Rank -1]`),
+# read in the corpus as no prefix (tests/fixtures/real_logs/README.md)
+_RANK_TAG = re.compile(rb"\[RANK (\d+)\] ")
 # torch_npu's error prefix names the process's rank (`-1`: not known yet, no rank)
 _NPU = re.compile(rb"\(PID:\d+, Device:\d+, RankID:(\d+)\)")
 # icefall's logger (icefall.utils.setup_logger, used by k2/lhotse recipes and icefall-style trainers) puts
@@ -241,6 +249,25 @@ RANK_SOURCES: tuple[RankSource, ...] = (
         ),
     ),
     RankSource(
+        "trainer's [RANK N] tag",
+        _RANK_TAG,
+        (
+            RankSample(  # behind srun --label's `0: ` (the node's task): the tag's global rank wins
+                b"0: [RANK 3] Epoch 0 | Batchsize: 32 | Steps: 235 | Loss: 0.24456023513240382",
+                3,
+                None,
+                "github.com/awslabs/awsome-distributed-ai/pull/1039 (the description's test output, srun -l over "
+                "2 nodes x 4 GPUs)",
+            ),
+            RankSample(
+                b"1: [RANK 7] Epoch 0 | Batchsize: 32 | Steps: 235 | Loss: 0.25475989499307694",
+                7,
+                None,
+                "github.com/awslabs/awsome-distributed-ai/pull/1039 (the description's test output)",
+            ),
+        ),
+    ),
+    RankSource(
         "Determined [rank=N] ||",
         _DETERMINED,
         (
@@ -368,7 +395,7 @@ def _rank_in(body: bytes) -> tuple[int, int] | None:
         inner = _rank_in(body[m.end() :])  # a tag after the label names the process's own rank
         return m.span(1) if inner is None else (m.end() + inner[0], m.end() + inner[1])
     if body[:1] == b"[":
-        m = _MPIRUN.match(body) or _TORCH.match(body)
+        m = _MPIRUN.match(body) or _TORCH.match(body) or _RANK_TAG.match(body)
         if m is not None:
             return m.span(1)
     if b"[rank=" in body and (m := _DETERMINED.match(body)) is not None:

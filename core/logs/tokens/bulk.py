@@ -47,7 +47,12 @@ _NAN = float("nan")
 # DeepSpeed is not. Real lines (deepspeedai/DeepSpeed#3512, xiuqhou/Salience-DETR#4):
 #   [2023-05-11 07:34:44,846] [ERROR] [launch.py:434:sigkill_handler] [...] exits with return code = -9
 #   [2024-05-08 08:47:31,877] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) ...
-STAMPED_ERROR = rb"\[\d[^\]\n]{0,40}\] (?:[^ \n]{1,64} )?(?:\[[EC]|ERROR|CRITICAL|FATAL)"
+# Hydra's `[%(asctime)s][%(name)s][%(levelname)s] - ` glues the fields, the level bracketed (facebookresearch/
+# map-anything#89):
+#   [2025-10-31 05:07:11,062][__main__][ERROR] - Error executing job with overrides: ['machine=hpc_train', ...]
+STAMPED_ERROR = (
+    rb"\[\d[^\]\n]{0,40}\](?: (?:[^ \n]{1,64} )?(?:\[[EC]|ERROR|CRITICAL|FATAL)|(?:\[[^\]\n]{1,64}\])?\[[EC])"
+)
 # A log viewer's line number before every line of a paste (`[1763] ` then the log's own line, hiyouga/LlamaFactory#8261)
 # is no chatter either: what follows it is read as any line (a failure behind it teaches the file its prefix,
 # core.logs.rows.lineprefix). Two to nine digits: a one-digit `[2] ` is as likely a stamp's or a counter's

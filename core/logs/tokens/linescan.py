@@ -20,7 +20,9 @@ them with hypothesis):
 numba is imported only by a read of a block of `ReaderSettings.compiled_min` (1 MB) or more (smaller
 ones, a live tick's few lines among them, take the definitions' path: `core.logs.tokens.bulk.scan_by_definition`),
 so a small read never pays its import (~0.3 s) or its cached-code load (~0.2 s); the dashboard pays them
-once, on a thread at start (`warm_up`).
+once, on a thread at start (`warm_up`). numba's on-disk cache keys a function by its own file's stamp: the
+compiled `stamps.stamped_error` is built into `_candidate` here, so a change to core.logs.tokens.stamps must touch
+this file too (as this note did, round 9's glued Hydra stamp), or a kept `__pycache__` runs the old scan.
 """
 
 from __future__ import annotations

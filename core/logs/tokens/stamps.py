@@ -39,12 +39,23 @@ def _error_level_at(a: np.ndarray, x: int, end: int) -> bool:
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def stamped_error(a: np.ndarray, line: int, end: int) -> bool:
     """Whether the line at `line` (`[` and a digit) is `core.logs.tokens.bulk.STAMPED_ERROR`: a `[date]` stamp
-    (its `]` within 41 bytes), a space, maybe one word (1-64 bytes) and a space, then an error level."""
+    (its `]` within 41 bytes), a space, maybe one word (1-64 bytes) and a space, then an error level; or glued to
+    it (Hydra's), maybe one bracketed word (1-64 bytes), then a bracketed error level."""
     p = line + 2
     stop = min(end, line + 43)  # the stamp's `]` is at most 40 bytes after its first digit
     while p < stop and a[p] != 93 and a[p] != 10:
         p += 1
-    if p >= stop or a[p] != 93 or p + 1 >= end or a[p + 1] != 32:
+    if p >= stop or a[p] != 93 or p + 1 >= end:
+        return False
+    if a[p + 1] == 91:  # Hydra's glued `[date][name][LEVEL]`: maybe one bracketed word, then `[E` / `[C`
+        if _error_level_at(a, p + 1, end):
+            return True
+        r = p + 2
+        stop = min(end, p + 67)  # the word's `]` after 1-64 bytes
+        while r < stop and a[r] != 93 and a[r] != 10:
+            r += 1
+        return p + 2 < r < stop and a[r] == 93 and r + 1 < end and a[r + 1] == 91 and _error_level_at(a, r + 1, end)
+    if a[p + 1] != 32:
         return False
     q = p + 2
     if _error_level_at(a, q, end):
