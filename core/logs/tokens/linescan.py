@@ -2,11 +2,10 @@
 keyword lines), one over its candidate lines (which known line shape each has), one over the number
 spans of those lines (exact decimals).
 
-Why compiled: the reader used three C-speed passes per block (a numpy newline scan and one `re` literal
-search per keyword, `loss` and `val`, over a lower-cased copy), each about as costly as grep's whole
-pass; on every format but LossMonitor that put ingest at 0.06-0.26x `grep -c` (issue 18 wants 0.5x).
-This loop tests eight bytes at a time (SWAR: a word holding no newline, `v`, `x` or `ss` pair, in any
-case, is skipped in a few integer operations) and looks at single bytes only in the words that hold one.
+Why compiled: three C-speed passes per block (a newline scan, an `re` search per keyword over a lower-cased
+copy), each about grep's whole pass, put ingest at 0.06-0.26x `grep -c` (issue 18 wants 0.5x). This loop
+tests eight bytes at a time (SWAR: a word holding no newline, `v`, `x` or `ss` pair is skipped in a few
+integer operations) and looks at single bytes only in the words that hold one.
 
 What it finds is exactly what the reference definitions give (tests/test_logs_fastpath.py holds it to
 them with hypothesis):
@@ -20,9 +19,8 @@ them with hypothesis):
 numba is imported only by a read of a block of `ReaderSettings.compiled_min` (1 MB) or more (smaller
 ones, a live tick's few lines among them, take the definitions' path: `core.logs.tokens.bulk.scan_by_definition`),
 so a small read never pays its import (~0.3 s) or its cached-code load (~0.2 s); the dashboard pays them
-once, on a thread at start (`warm_up`). numba's on-disk cache keys a function by its own file's stamp: the
-compiled `stamps.stamped_error` is built into `_candidate` here, so a change to core.logs.tokens.stamps must touch
-this file too (as this note did, round 9's glued Hydra stamp), or a kept `__pycache__` runs the old scan.
+once, on a thread at start (`warm_up`). numba's disk cache keys a function by its own file's stamp, and
+`stamps.stamped_error` is compiled into `_candidate` here: a change to stamps.py must touch this file too.
 """
 
 from __future__ import annotations
