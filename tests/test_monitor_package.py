@@ -139,6 +139,16 @@ def test_loss_data_computes_the_band_the_lines_and_the_range_before_any_drawing(
     assert n_points == sum(len(t.x) for t in fig.data) == 3 * 4 + 2 * 4  # band (min, max, mean) + two ranks
 
 
+def test_a_rank_of_one_point_is_drawn_as_a_marker() -> None:
+    """A line through one point draws nothing: a log of one row per rank (ms-swift#3264) looked like an empty chart."""
+    one_row = _metrics({0: [-0.032], 3: [0.2446]})
+    fig, _, _ = loss_figure(one_row, ChartOptions(smoothing=0.0))
+    drawn = [t for t in fig.data if t.name and (t.name.startswith("rank") or t.name == "mean of ranks")]
+    assert drawn and all(len(t.x) == 1 and "markers" in t.mode for t in drawn)
+    fig, _, _ = loss_figure(_metrics({0: [4.0, 3.0], 1: [2.0, 1.0]}), ChartOptions(smoothing=0.0))
+    assert all(t.mode == "lines" for t in fig.data if t.name and t.name.startswith("rank"))
+
+
 def test_y_range_of_nothing_or_of_non_positive_values_on_a_log_axis_is_none() -> None:
     assert y_range([], log_y=False) is None
     assert y_range([np.array([-1.0, 0.0])], log_y=True) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sized
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -109,6 +110,12 @@ def draw_loss(data: LossData, faint: bool, log_y: bool) -> go.Figure:
     return fig
 
 
+def _mode(x: Sized) -> str:
+    """A line, or a marker where the series has one point: a line of one point draws nothing, so a short log
+    (one row per rank) looked like an empty chart."""
+    return "lines" if len(x) > 1 else "lines+markers"
+
+
 def _draw_rank(fig: go.Figure, line: RankLine, faint: bool) -> None:
     """One rank's smoothed line, over its raw values drawn faint when `faint`."""
     color = _color(line.rank)
@@ -131,7 +138,7 @@ def _draw_rank(fig: go.Figure, line: RankLine, faint: bool) -> None:
         go.Scatter(
             x=sx,
             y=sy,
-            mode="lines",
+            mode=_mode(sx),
             name=f"rank {line.rank}",
             line={"color": color, "width": 1.6},
             legendgroup=f"rank{line.rank}",
@@ -158,7 +165,8 @@ def _draw_band(fig: go.Figure, band: Band) -> None:
             )
         )
     mx, my = plotted(band.x, band.mean)
-    fig.add_trace(go.Scatter(x=mx, y=my, mode="lines", name="mean of ranks", line={"color": "#111827", "width": 2.5}))
+    mean_line = {"color": "#111827", "width": 2.5}
+    fig.add_trace(go.Scatter(x=mx, y=my, mode=_mode(mx), name="mean of ranks", line=mean_line))
 
 
 def step_time_figure(df: pd.DataFrame, timings: pd.DataFrame, ranks: tuple[int, ...] | None) -> go.Figure | None:
