@@ -5,8 +5,9 @@ run folder; every rule is from a real launcher):
   msrun        `worker_{r}.log` (+ `scheduler.log`)
   mindformers  `rank_{r}/info.log` (+ `rank_{r}/error.log`: read for failures only, never for loss rows)
   mpirun       `--output-filename out` -> `out/1/rank.{r}/stdout` (and stderr)
-  rank_table   `device{r}/train.log{r}` (model-zoo `run_distribute_train.sh`)
+  rank_table   `device{r}/train.log{r}` (model-zoo `run_distribute_train.sh`), or `train.log{r}` side by side
   model_zoo    `train_parallel{r}/log` (model-zoo scripts that `cd` into one folder per rank)
+  torchrun     `--log-dir`: `attempt_{n}/{r}/stdout.log` and `stderr.log`
   slurm        `%t`-named outputs: `slurm-{job}_{t}.out`, `out.{t}`, `task-{t}.err`
   rank_dir     any `*.log/out/txt/err` under `rank_{r}/` / `rank{r}/`, or a file named `rank_{r}.log`
   single       a folder holding exactly one log file: it is rank 0
@@ -117,6 +118,12 @@ _RULES: list[tuple[re.Pattern[str], LogRole, str]] = [
     (re.compile(r"(?:^|/)rank\.(\d+)/(?:stdout|stderr)$"), LogRole.WORKER, "mpirun"),
     (re.compile(r"(?:^|/)device_?(\d+)/[^/]*\.log\d*$"), LogRole.WORKER, "rank_table"),
     (re.compile(r"(?:^|/)train_parallel(\d+)/(?:log|[^/]*\.log)$"), LogRole.WORKER, "model_zoo"),
+    # the same model-zoo files copied out of their `device{r}/` folders into one (`train.log0` ... `train.log7`): a
+    # `.log` name with the rank glued on (a rotated log has a dot before its number, `train.log.1`: not a rank)
+    (re.compile(r"(?:^|/)[\w.-]*\.log(\d{1,5})$"), LogRole.WORKER, "rank_table"),
+    # torchrun's `--log-dir` (with `--redirects` / `--tee`): `<run id>/attempt_{n}/{local rank}/stdout.log` and
+    # `stderr.log`, one folder per rank named by its number alone
+    (re.compile(r"(?:^|/)(\d{1,5})/(?:stdout|stderr)\.log$"), LogRole.WORKER, "torchrun"),
     (re.compile(r"(?:^|/)slurm-\d+[_.-](\d+)\." + _LOG_EXT + "$"), LogRole.WORKER, "slurm"),
     # sbatch/srun --output=NAME-%j-%t.out (job id, then task id): Slurm's own .out/.err names only
     (_JOB_TASK := re.compile(r"(?:^|/)[\w.]+-\d+-(\d+)\.(?:out|err)$"), LogRole.WORKER, "slurm"),
@@ -163,6 +170,7 @@ _PRIORITY = {
     "slurm": 5,
     "rank_dir": 6,
     "paddle": 7,
+    "torchrun": 8,
 }
 
 

@@ -11,6 +11,12 @@ _CORPUS = "{} (tests/fixtures/real_logs/{})"
 
 __all__ = ["LATE_KINDS", "LATE_REPORTS"]
 
+# strsignal()'s words in glibc's zh_CN translation (bash prints them for a job a signal ended), and its `core dumped`
+# in ASCII or full-width parentheses
+_ZH_WORDS = ("已杀死", "段错误", "已放弃", "总线错误", "非法指令", "浮点数例外")
+_ZH_SIGNALS = "|".join(_ZH_WORDS).encode()
+_ZH_CORE = "(?:\\(|（)核心已转储(?:\\)|）)".encode()
+
 LATE_KINDS: tuple[FailureKind, ...] = (
     # A process's own excepthook that logs the exception it did not catch, then exits: OLMo's (olmo.util.excepthook,
     # `log.critical("Uncaught %s: %s", type name, value)`, the traceback below it when kept). `Uncaught` before an
@@ -89,6 +95,39 @@ LATE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=1,
     ),
+    # The shell's word on a job killed by a signal, in the system's language: bash prints strsignal()'s text, which
+    # glibc translates (zh_CN: `已杀死` Killed, `段错误` Segmentation fault, `已放弃` Aborted, `总线错误` Bus error,
+    # `非法指令` Illegal instruction, `浮点数例外` Floating point exception, `(核心已转储)` core dumped), alone on a
+    # line or after the job's pid (`run.sh: 行 7: 4242 已杀死  python train.py`), as the "signal" kind's English words
+    FailureKind(
+        "signal (localized)",
+        rb"^[ \t]*(?:" + _ZH_SIGNALS + rb")(?:[ \t]*" + _ZH_CORE + rb")?[ \t]*\r?$|"
+        rb"(?:^|\s)\d+\s+(?:" + _ZH_SIGNALS + rb")(?:\s|$)",
+        tuple(word.encode() for word in _ZH_WORDS),
+        (
+            FailureSample(
+                "已杀死",
+                "github.com/PaddlePaddle/PaddleOCR/issues/528 (PaddleOCR 1.x DB training, the log's last line, killed "
+                "by the kernel's OOM killer during its evaluation at iter 14000)",
+            ),
+        ),
+    ),
+    # argparse's refusal of a command line (`parser.error`, exit status 2): `usage: PROG ...` then `PROG: error: ` and
+    # one of argparse's own messages. The program never started: its job ends there, with the cause on the line
+    FailureKind(
+        "argparse error",
+        rb"^[ \t]*[^\s:]+: error: (?:unrecognized arguments: |the following arguments are required: |"
+        rb"argument [^\s:]+(?:/[^\s:]+)?: |one of the arguments |ambiguous option: )",
+        (b": error: ",),
+        (
+            FailureSample(
+                "sn_boilerplate_main.py: error: unrecognized arguments: -ws 8",
+                "github.com/BruceRayWilson/PBL_sambanova_starter/blob/a61c08231eeaa44253be93e27564d2677462047c/"
+                "slurm.out (a Slurm job's third command, each of 8 processes, the log's last lines)",
+            ),
+        ),
+        weight=3,
+    ),
 )
 
 
@@ -156,5 +195,24 @@ LATE_REPORTS: tuple[LauncherReport, ...] = (
             ),
         ),
         reason="worker.status.FAILED",
+    ),
+    # torchrun's ChildFailedError report copied through a renderer that ate its separators (a Markdown paste: the
+    # table's ` : ` columns and `_` pairs gone, `local_rank` -> `local rank`, `error_file` -> `error file`), one
+    # run-together line per failed rank: `rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>`. The
+    # report's rank line as `core.logs.rows.failure_kinds`' flattened one, its separators optional
+    LauncherReport(
+        "torchrun",
+        rb"\brank\s*:?\s*(?P<ranks>\d+) \(local[ _]rank: \d+\)\s*exitcode\s*: (?P<code>-?[1-9]\d*) \(pid: \d+\)",
+        (b"(local rank: ", b"(local_rank: "),
+        (
+            (
+                FailureSample(
+                    "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>",
+                    "github.com/ZhehengJiangLancaster/AMVUR/issues/2 (the issue's pasted report, flattened)",
+                ),
+                (2,),
+                "signal 9",
+            ),
+        ),
     ),
 )

@@ -13,7 +13,7 @@ from core.logs.rows.failures import failure_anchors, fatal_reason, ipython_heade
 from core.logs.rows.filestate import FileState
 from core.logs.rows.formats import ERROR_PREFIXES, NUM, RE_EXC_LINE, parse_step_time_line
 from core.logs.rows.lineprefix import learn_prefix, prefix_end
-from core.logs.rows.lineranks import collector_stamp, determined_prefix, host_prefix
+from core.logs.rows.lineranks import collector_stamp, determined_prefix, grep_prefix, host_prefix
 from core.logs.tokens.lexicon import holds_keyword
 from core.logs.tokens.plain import BASE_LITERALS, WorthScan
 
@@ -103,8 +103,11 @@ def failure_after_tag(line: bytes, traceback_pending: bool) -> tuple[int, int | 
     (0, None) when `line` has no tag or what follows it is no failure's line (a tagged loss line is read
     whole, as the bulk path reads its shape)."""
     rank, skip = line_tag(line)
-    if not skip:
-        return 0, None
+    return _behind_tag(line, skip, rank, traceback_pending) if skip else (0, None)
+
+
+def _behind_tag(line: bytes, skip: int, rank: int | None, traceback_pending: bool) -> tuple[int, int | None]:
+    """`failure_after_tag` once a tag `line[:skip]` naming `rank` was found: where the failure's line starts."""
     body = line[skip:]
     # the tag's own space (`[rank2]: Traceback ...`) is no indent: what follows is read as a line of its own,
     # but an indented frame of a pending traceback keeps its indent
@@ -119,7 +122,7 @@ def failure_after_tag(line: bytes, traceback_pending: bool) -> tuple[int, int | 
 
 # the first bytes of a line that a tag before a failure may begin with, besides a host's letter or digit
 # (`failure_after_prefix`): `[rank6]:`, `<>` (Determined), a markdown backtick before either
-TAG_STARTS = b"[<`"
+TAG_STARTS = b"[<`./"
 
 
 def failure_after_prefix(line: bytes, traceback_pending: bool) -> tuple[int, int | None, str | None]:
@@ -132,6 +135,9 @@ def failure_after_prefix(line: bytes, traceback_pending: bool) -> tuple[int, int
         at = len(line) - len(line.lstrip(b"`"))
         skip, rank, host = failure_after_prefix(line[at:], traceback_pending) if at < len(line) else (0, None, None)
         return (at + skip, rank, host) if skip else (0, None, None)
+    if (grep := grep_prefix(line)) is not None:  # grep's `PATH/worker_N.log:LINE:` (msrun's console)
+        skip, rank = _behind_tag(line, grep[1], grep[0], traceback_pending)
+        return skip, rank if skip else None, None
     if b"[rank=" in line and (det := determined_prefix(line)) is not None:
         return (det[1], det[0], None) if _failure_line(line[det[1] :], traceback_pending) else (0, None, None)
     if at := collector_stamp(line):

@@ -17,6 +17,8 @@ A launcher or a trainer that writes every rank into one stream says whose line i
                         after the logger's `[file:line]` tag (icefall.utils.setup_logger), on every line
   OLMo                  `2025-12-12 16:00:38.012<TAB>host-03:5<TAB>olmo.util:168<TAB>CRITICAL<TAB>Uncaught ...`  the
                         host column's `:rank`
+  grep over rank logs   `./prof_vllm_log/worker_6.log:23:ModuleNotFoundError: ...`  prefix, `FILE:LINE:` (a match)
+                        or `FILE-LINE-` (context) naming msrun's `worker_N.log` (msrun prints it when a worker fails)
   pdsh (DeepSpeed,      `192.168.50.170: {'loss': 1.2992, 'learning_rate': 1.28e-06, 'epoch': 0.0}`,
   multi-node)           `worker-1: ...`: a host, not a rank (below)
 
@@ -46,6 +48,7 @@ __all__ = [
     "RankSource",
     "collector_stamp",
     "determined_prefix",
+    "grep_prefix",
     "host_prefix",
     "line_rank",
 ]
@@ -119,6 +122,11 @@ _HOST = re.compile(
 # Determined's trial log: `<level>  [time] <container id> [rank=N] || ` before every line of a trial's process
 # (the level may be empty, `<>`); what follows `|| ` is the process's own line
 _DETERMINED = re.compile(rb"(?:<\w*>[ \t]+)?(?:\[[^\]\n]*\][ \t]+)?(?:[0-9a-f]+[ \t]+)?\[rank=(\d+)\] \|\| ")
+
+# grep's file prefix over msrun's worker logs (`grep -n -B -A` as msrun >= 2.4 prints the failing part of each
+# worker's log on its console, `_api.py`): `PATH/worker_N.log:LINE:` on a matching line, `PATH/worker_N.log-LINE-`
+# on a context line; what follows is that worker's own line
+_GREP = re.compile(rb"(?:[\w.\-~]*/)*worker_(\d+)\.log(?::\d+:|-\d+-)")
 
 # a log collector's own stamp before every line (`kubectl logs --timestamps`, `docker logs -t`, Loki and other
 # log systems): RFC 3339 with a `T`, a fraction and a zone (`2025-07-17T11:20:40.299361236+08:00 [rank2]: ...`).
@@ -339,6 +347,25 @@ RANK_SOURCES: tuple[RankSource, ...] = (
         ),
     ),
     RankSource(
+        "grep FILE:LINE: over worker_N.log",
+        _GREP,
+        (
+            RankSample(
+                b"./prof_vllm_log/worker_6.log:23:ModuleNotFoundError: No module named 'research'",
+                6,
+                None,
+                "github.com/Watsontao/mindrlhf/blob/55deb2881f0d2a18ee9667972cde3380943c0a41/Baseline_12.08_Qwen2.5-7b_"
+                "GSM8K/code/.ipynb_checkpoints/vllm-checkpoint.log (msrun's console, 8 workers dead on an import)",
+            ),
+            RankSample(
+                b"./prof_vllm_log/worker_1.log-22-    from research.deepseek3.deepseek3_config import DeepseekV3Config",
+                1,
+                None,
+                "github.com/Watsontao/mindrlhf (the same console, a context line of worker_1's block)",
+            ),
+        ),
+    ),
+    RankSource(
         "pdsh host prefix",
         _HOST,
         (
@@ -378,6 +405,15 @@ def determined_prefix(line: bytes) -> tuple[int, int] | None:
     return None if m is None else (int(m.group(1)), m.end())
 
 
+def grep_prefix(line: bytes) -> tuple[int, int] | None:
+    """(the rank, where the worker's own line starts) when grep's `PATH/worker_N.log:LINE:` begins `line`."""
+    m = _GREP.match(line) if b"worker_" in line[:_GREP_HEAD] else None
+    return None if m is None else (int(m.group(1)), m.end())
+
+
+_GREP_HEAD = 160  # bytes: a path longer than this before `worker_N.log` is no grep prefix a launcher printed
+
+
 def line_rank(line: bytes) -> LineRank | None:
     """The rank (and host) the line names, or None when it names neither (its file's rank holds)."""
     host, at = None, collector_stamp(line)
@@ -394,6 +430,8 @@ def _rank_in(body: bytes) -> tuple[int, int] | None:
     if body[:1].isdigit() and (m := _SRUN.match(body)) is not None:
         inner = _rank_in(body[m.end() :])  # a tag after the label names the process's own rank
         return m.span(1) if inner is None else (m.end() + inner[0], m.end() + inner[1])
+    if b"worker_" in body[:_GREP_HEAD] and (m := _GREP.match(body)) is not None:
+        return m.span(1)
     if body[:1] == b"[":
         m = _MPIRUN.match(body) or _TORCH.match(body) or _RANK_TAG.match(body)
         if m is not None:
