@@ -1,0 +1,60 @@
+"""A row assembled from several lines (core.logs.rows.sidelines): a step's metrics printed on lines of their own
+beside its loss line are columns of that step's row, on every read path (tests/helpers.py READ_PATHS), read from
+the real lines of the corpus entries each shape was written from (tests/fixtures/real_logs/<entry>/log)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from core.logs.rows.reader import RunReader
+from core.logs.rows.sidelines import side_line
+from tests.helpers import READ_PATHS, entry_lines, one_log
+
+# entry, the side line's column, its spelling, {row's loss -> the value its side line gives}
+CASES = [
+    # `I0425 10:13:04.672341  9167 solver.cpp:208] Iteration 200, lr = 0.01` before its `Iteration 200, loss =` row
+    ("caffe-2014-iteration-loss-rows-with-snapshot-lines-nan-at-220_caffe-361", "lr", "lr", {6.55622: 0.01}),
+    # `... sgd_solver.cpp:106] Iteration 0, lr = 0.01` after its row and the `Train net output #0: loss =` echo
+    ("caffe-train-net-output-duplicates-loss-then-minus-nan-with-test-lines_caffe-4449", "lr", "lr", {2.46876: 0.01}),
+]
+REPEAT = 40  # copies of the log: enough for the bulk paths (`block_min`, `shape_min`) to take its lines
+
+
+@pytest.mark.parametrize("path", list(READ_PATHS))
+@pytest.mark.parametrize("repeat", [1, REPEAT])
+@pytest.mark.parametrize(("entry", "column", "key", "want"), CASES, ids=[f"{c[0][:24]}-{c[1]}" for c in CASES])
+def test_a_side_line_is_a_column_of_its_steps_row(
+    tmp_path: Path, entry: str, column: str, key: str, want: dict[float, float | None], repeat: int, path: str
+) -> None:
+    lines = entry_lines(entry)
+    lines = lines[: next((i for i, x in enumerate(lines) if x.startswith(b"Traceback")), len(lines))]  # (its steps)
+    reader = RunReader(one_log(tmp_path, lines * repeat), settings=READ_PATHS[path], one_shot=True)
+    reader.refresh()
+    snap = reader.snapshot()
+    assert snap.metric_keys.get(column) == key
+    frame = snap.metrics
+    for loss, value in want.items():
+        rows = frame[frame["loss"] == loss]
+        assert len(rows) == repeat, (loss, len(rows))
+        got = rows[column].tolist()
+        if value is None:  # the first row has no side line: none is borrowed from another step
+            assert all(math.isnan(v) for v in got), got
+        else:
+            assert got == [value] * repeat, (loss, got)
+
+
+@pytest.mark.parametrize(
+    ("line", "read"),
+    [
+        # a step's line names its step: it is placed by it (caffe-361, solver.cpp:208)
+        (b"I0425 10:13:04.672341  9167 solver.cpp:208] Iteration 200, lr = 0.01", ("lr\0lr", 0.01, 200)),
+        # no side lines: a loss line, prose
+        (b"I0425 10:12:49.611122  9167 solver.cpp:65] Iteration 180, loss = 6.55607", None),
+        (b"I0425 10:13:04.978760  9167 solver.cpp:130] Snapshotting to caffe_dishll_train_iter_200", None),
+    ],
+)
+def test_side_line_shapes(line: bytes, read: tuple | None) -> None:
+    assert side_line(line) == read
