@@ -19,6 +19,13 @@ CASES = [
     ("caffe-2014-iteration-loss-rows-with-snapshot-lines-nan-at-220_caffe-361", "lr", "lr", {6.55622: 0.01}),
     # `... sgd_solver.cpp:106] Iteration 0, lr = 0.01` after its row and the `Train net output #0: loss =` echo
     ("caffe-train-net-output-duplicates-loss-then-minus-nan-with-test-lines_caffe-4449", "lr", "lr", {2.46876: 0.01}),
+    # `INFO:tensorflow:global_step/sec: 2.1272` after the `step: 100 total_loss: nan ...` row
+    (
+        "tf-step-total-loss-rows-nan-from-step-100-global-step-sec-interleaved_epos-9",
+        "global_step_sec",
+        "global_step_sec",
+        {9.5576973: None},
+    ),
 ]
 REPEAT = 40  # copies of the log: enough for the bulk paths (`block_min`, `shape_min`) to take its lines
 
@@ -44,6 +51,24 @@ def test_a_side_line_is_a_column_of_its_steps_row(
             assert all(math.isnan(v) for v in got), got
         else:
             assert got == [value] * repeat, (loss, got)
+
+
+def test_tf_global_step_sec_goes_to_the_row_before_it() -> None:
+    """`step: 100 ...` then `INFO:tensorflow:global_step/sec: 2.1272`, then `step: 200 ...`: the row before."""
+    lines = entry_lines("tf-step-total-loss-rows-nan-from-step-100-global-step-sec-interleaved_epos-9")
+    assert lines[1].startswith(b"step: 100 ") and lines[2] == b"INFO:tensorflow:global_step/sec: 2.1272"
+    assert side_line(lines[2]) == ("global_step_sec\0global_step_sec", 2.1272, None)
+
+
+def test_tf_side_values_follow_their_rows(tmp_path: Path) -> None:
+    name = "tf-step-total-loss-rows-nan-from-step-100-global-step-sec-interleaved_epos-9"
+    for path in READ_PATHS:
+        (tmp_path / path).mkdir()
+        reader = RunReader(one_log(tmp_path / path, entry_lines(name)), settings=READ_PATHS[path], one_shot=True)
+        reader.refresh()
+        frame = reader.snapshot().metrics
+        by_step = dict(zip(frame["step"].tolist(), frame["global_step_sec"].tolist(), strict=True))
+        assert math.isnan(by_step[0]) and by_step[100] == 2.1272 and by_step[200] == 2.22972, (path, by_step)
 
 
 @pytest.mark.parametrize(
