@@ -26,6 +26,18 @@ CASES = [
         "global_step_sec",
         {9.5576973: None},
     ),
+    # `|    learning_rate        | 0.001       |` and `|    value_loss | 0.777 |` around `|    loss | 0.482 |`
+    ("sb3-logger-table-train-loss-two-dumps_rl-baselines3-zoo-521", "value_loss", "value_loss", {0.482: 0.777}),
+    ("sb3-logger-table-train-loss-two-dumps_rl-baselines3-zoo-521", "lr", "learning_rate", {0.482: 0.001}),
+    # `| rollout/ |` section of the table before the loss: `|    ep_rew_mean          | -213      |`
+    ("sb3-logger-table-train-loss-two-dumps_rl-baselines3-zoo-521", "ep_rew_mean", "ep_rew_mean", {0.482: -213.0}),
+    # a table without a loss (the first) gives nothing; `|    exploration_rate | 0.854    |` before `| loss | 0.000147 |`
+    (
+        "sb3-dqn-table-blocks-24-loss-rows-breakout_ml-capstone-joy-0.0005",
+        "exploration_rate",
+        "exploration_rate",
+        {0.000147: 0.854},
+    ),
 ]
 REPEAT = 40  # copies of the log: enough for the bulk paths (`block_min`, `shape_min`) to take its lines
 
@@ -76,9 +88,12 @@ def test_tf_side_values_follow_their_rows(tmp_path: Path) -> None:
     [
         # a step's line names its step: it is placed by it (caffe-361, solver.cpp:208)
         (b"I0425 10:13:04.672341  9167 solver.cpp:208] Iteration 200, lr = 0.01", ("lr\0lr", 0.01, 200)),
-        # no side lines: a loss line, prose
+        # a record's part holding a loss key (SB3's logger, rl-baselines3-zoo-521)
+        (b"|    entropy_loss         | -1.36       |", ("entropy_loss\0entropy_loss", -1.36, None)),
+        # no side lines: a loss line, prose, a table's section line
         (b"I0425 10:12:49.611122  9167 solver.cpp:65] Iteration 180, loss = 6.55607", None),
         (b"I0425 10:13:04.978760  9167 solver.cpp:130] Snapshotting to caffe_dishll_train_iter_200", None),
+        (b"| rollout/                |           |", None),
     ],
 )
 def test_side_line_shapes(line: bytes, read: tuple | None) -> None:
