@@ -38,6 +38,33 @@ CASES = [
         "exploration_rate",
         {0.000147: 0.854},
     ),
+    # `    optim/total_grad_norm=0.0002` before `    train/CrossEntropyLoss=1.78...e-06`, `train/Perplexity=1.000` after
+    (
+        "olmo-multiline-step-blocks-crossentropy-collapses-to-zero_olmo-692",
+        "optim_total_grad_norm",
+        "optim_total_grad_norm",
+        {12.18: 231.7, 0.0: 7.725906669975302e-08},
+    ),
+    (
+        "olmo-multiline-step-blocks-crossentropy-collapses-to-zero_olmo-692",
+        "throughput_total_tokens",
+        "throughput_total_tokens",
+        {12.18: 1048576.0, 0.0: 3145728.0},
+    ),
+    # `[... rank=0] [step=75/739328]`, then `    train/CrossEntropyLoss=7.417` and `    train/Perplexity=1,664`
+    (
+        "olmo-step-75-block-then-critical-uncaught-olmothreaderror_olmo-552",
+        "train_perplexity",
+        "train_perplexity",
+        {7.417: 1664.0},
+    ),
+    # `    optim/total_grad_norm=1.608` before `    train/CrossEntropyLoss=9.064` (step 10 of 37)
+    (
+        "olmo-step-block-indented-ce-loss-37-rows-then-sigterm-signalexception_olmo-fork-150m-train-log",
+        "optim_total_grad_norm",
+        "optim_total_grad_norm",
+        {9.064: 1.608},
+    ),
 ]
 REPEAT = 40  # copies of the log: enough for the bulk paths (`block_min`, `shape_min`) to take its lines
 
@@ -90,7 +117,10 @@ def test_tf_side_values_follow_their_rows(tmp_path: Path) -> None:
         (b"I0425 10:13:04.672341  9167 solver.cpp:208] Iteration 200, lr = 0.01", ("lr\0lr", 0.01, 200)),
         # a record's part holding a loss key (SB3's logger, rl-baselines3-zoo-521)
         (b"|    entropy_loss         | -1.36       |", ("entropy_loss\0entropy_loss", -1.36, None)),
-        # no side lines: a loss line, prose, a table's section line
+        # a training qualified perplexity, thousands grouped (OLMo, olmo-692)
+        (b"    train/Perplexity=195,153", ("train_perplexity\0train_perplexity", 195153.0, None)),
+        # no side lines: an eval line, a loss line, prose, a table's section line
+        (b"    eval/Perplexity=12.5", None),
         (b"I0425 10:12:49.611122  9167 solver.cpp:65] Iteration 180, loss = 6.55607", None),
         (b"I0425 10:13:04.978760  9167 solver.cpp:130] Snapshotting to caffe_dishll_train_iter_200", None),
         (b"| rollout/                |           |", None),

@@ -81,14 +81,21 @@ def carry_and_attach(st: FileState, buf: bytes | bytearray, floor: int, base: in
     st.side_seen = n
     if start >= n:
         return
-    block = st.rows.recent(start)
-    offsets = block[:, -1]
+    block = None
+    if n - start == 1:  # a live tick's one row: its tuple, no block made (the table takes it next)
+        last = st.rows.last()
+        assert last is not None
+        offsets, steps = [last[-1]], [last[_STEP]]
+    else:
+        block = st.rows.recent(start)
+        offsets, steps = block[:, -1].tolist(), block[:, _STEP].tolist()
     lo, hi = base + floor, base + end
-    inside = np.flatnonzero((offsets >= lo) & (offsets < hi))
-    if not len(inside):
-        return
+    inside = [k for k, off in enumerate(offsets) if lo <= off < hi]
     found: dict[str, dict[int, float]] = {}
-    _attach(buf, floor, end, (offsets[inside] - base).astype(np.int64).tolist(), inside.tolist(), block, found)
+    _attach(buf, floor, end, [int(offsets[k]) - base for k in inside], inside, steps, found)
+    if not found:
+        return
+    block = st.rows.recent(start) if block is None else block
     for both, by_row in found.items():
         column, name = both.split("\0")
         rows = np.array(sorted(by_row), dtype=np.int64)
@@ -108,10 +115,11 @@ def _attach(
     end: int,
     at: list[int],
     rows: list[int],
-    block: np.ndarray,
+    steps: list[float],
     found: dict[str, dict[int, float]],
 ) -> None:
-    """The side lines around the rows whose lines hold buf[at[k]] (row `rows[k]` of `block`), into `found`."""
+    """The side lines around the rows whose lines hold buf[at[k]] (row `rows[k]` of the new rows, whose steps are
+    `steps`), into `found`: column -> {row: value}."""
     starts = [max(buf.rfind(b"\n", floor, p) + 1, floor) for p in at]
     mine = dict(zip(starts, range(len(rows)), strict=True))
     for k, ls in enumerate(starts):
@@ -147,14 +155,14 @@ def _attach(
                 break
             pos = pls
         for both, value, step in (*taken, *before):
-            row = rows[k] if step is None else _row_of_step(block, rows, k, step)
+            row = rows[k] if step is None else _row_of_step(steps, rows, k, step)
             if row is not None:
                 found.setdefault(both, {}).setdefault(row, value)
 
 
-def _row_of_step(block: np.ndarray, rows: list[int], k: int, step: int) -> int | None:
+def _row_of_step(steps: list[float], rows: list[int], k: int, step: int) -> int | None:
     """The row naming `step` among the two rows either side of row `rows[k]` (itself first), or None."""
     for j in (k, k + 1, k - 1, k + 2, k - 2):
-        if 0 <= j < len(rows) and block[rows[j], _STEP] == step:
+        if 0 <= j < len(rows) and steps[rows[j]] == step:
             return rows[j]
     return None
