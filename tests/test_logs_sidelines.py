@@ -65,6 +65,14 @@ CASES = [
         "optim_total_grad_norm",
         {9.064: 1.608},
     ),
+    # `     | > decoder_loss: 0.20866  (0.19815)` before `     | > loss: 0.38516`, `     | > lr: 0.00010` after
+    (
+        "mozilla-tts-step-blocks-one-key-per-line-loss-then-traceback-cut_tts-460",
+        "decoder_loss",
+        "decoder_loss",
+        {0.38516: 0.20866, 0.38027: 0.20624},
+    ),
+    ("mozilla-tts-step-blocks-one-key-per-line-loss-then-traceback-cut_tts-460", "lr", "lr", {0.38516: 0.0001}),
 ]
 REPEAT = 40  # copies of the log: enough for the bulk paths (`block_min`, `shape_min`) to take its lines
 
@@ -119,11 +127,12 @@ def test_tf_side_values_follow_their_rows(tmp_path: Path) -> None:
         (b"|    entropy_loss         | -1.36       |", ("entropy_loss\0entropy_loss", -1.36, None)),
         # a training qualified perplexity, thousands grouped (OLMo, olmo-692)
         (b"    train/Perplexity=195,153", ("train_perplexity\0train_perplexity", 195153.0, None)),
-        # no side lines: an eval line, a loss line, prose, a table's section line
+        # no side lines: an eval line, a loss line, prose, a table's section line, the TTS block's header
         (b"    eval/Perplexity=12.5", None),
         (b"I0425 10:12:49.611122  9167 solver.cpp:65] Iteration 180, loss = 6.55607", None),
         (b"I0425 10:13:04.978760  9167 solver.cpp:130] Snapshotting to caffe_dishll_train_iter_200", None),
         (b"| rollout/                |           |", None),
+        (b"   --> STEP: 309/390 -- GLOBAL_STEP: 91150", None),
     ],
 )
 def test_side_line_shapes(line: bytes, read: tuple | None) -> None:
