@@ -73,6 +73,13 @@ CASES = [
         {0.38516: 0.20866, 0.38027: 0.20624},
     ),
     ("mozilla-tts-step-blocks-one-key-per-line-loss-then-traceback-cut_tts-460", "lr", "lr", {0.38516: 0.0001}),
+    # `... dfl: 1.5682, ` wrapped onto `   cur_lr: 0.05046505108475685`
+    (
+        "mindyolo-wrapped-epoch-step-row-then-segfault-signal-11_mindyolo-242",
+        "lr",
+        "cur_lr",
+        {5.2299: 0.05046505108475685},
+    ),
 ]
 REPEAT = 40  # copies of the log: enough for the bulk paths (`block_min`, `shape_min`) to take its lines
 
