@@ -31,7 +31,7 @@ CASES = [
     ("sb3-logger-table-train-loss-two-dumps_rl-baselines3-zoo-521", "lr", "learning_rate", {0.482: 0.001}),
     # `| rollout/ |` section of the table before the loss: `|    ep_rew_mean          | -213      |`
     ("sb3-logger-table-train-loss-two-dumps_rl-baselines3-zoo-521", "ep_rew_mean", "ep_rew_mean", {0.482: -213.0}),
-    # a table without a loss (the first) gives nothing; `|    exploration_rate | 0.854    |` before `| loss | 0.000147 |`
+    # a table without a loss (the first) gives nothing; `|    exploration_rate | 0.854    |` before `| loss |`
     (
         "sb3-dqn-table-blocks-24-loss-rows-breakout_ml-capstone-joy-0.0005",
         "exploration_rate",

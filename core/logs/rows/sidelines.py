@@ -40,7 +40,7 @@ _NUM_GROUPED = rb"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"  # OLMo's `through
 _KEY = rb"[A-Za-z_][\w/.\-]*(?:[ \t][A-Za-z_][\w/.\-]*){0,3}"
 _RE_SIDE = re.compile(
     rb"(?:(?P<prefix>[IWEF]\d{4}[ \t]+[\d:.]+[ \t]+\d+[ \t]+[\w.\-]+:\d+\][ \t]+|[A-Z]+:[\w.\-]+:)"
-    rb"(?:(?P<marker>[A-Z][a-z]+)[ \t]+(?P<at>\d+),[ \t]*)?|[ \t|>]*)"
+    rb"(?:(?P<marker>[A-Z][a-z]+)[ \t]+(?P<at>\d+),[ \t]*)?|[ \t|>]+)"
     rb"(?P<key>" + _KEY + rb")[ \t]*(?:=|:|\|)[ \t]*(?P<value>" + _NUM_GROUPED + rb"|" + NUM + rb")"
     rb"(?:[ \t]+\([ \t]*" + NUM + rb"[ \t]*\))?[ \t]*\|?[ \t]*\r?"
 )
@@ -49,6 +49,7 @@ _TRAINING = re.compile(rb"(?i)train(?:ing)?[/_.]")  # a key qualified as trainin
 _STEP = ROW_KEYS.index("step")
 _FIXED = frozenset({"lr", "global_norm", "loss_scale", "throughput", "step_time_ms"})  # a side line may fill
 _RESERVED = frozenset(("rank", "offset", "file", "time", "global_step", "relative_s", "wall_time", *ROW_KEYS))
+_OPENS = frozenset(b" \t|>ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # a side line's first byte: a frame's, a prefix's capital
 _RUN_MAX = 64  # lines a run is followed through from its row (a table of a few dozen cells)
 
 
@@ -120,22 +121,18 @@ def _attach(
 ) -> None:
     """The side lines around the rows whose lines hold buf[at[k]] (row `rows[k]` of the new rows, whose steps are
     `steps`), into `found`: column -> {row: value}."""
-    starts = [max(buf.rfind(b"\n", floor, p) + 1, floor) for p in at]
+    find, rfind = buf.find, buf.rfind
+    starts = [max(rfind(b"\n", floor, p) + 1, floor) for p in at]
     mine = dict(zip(starts, range(len(rows)), strict=True))
     for k, ls in enumerate(starts):
-        le = buf.find(b"\n", ls, end)
         taken: list[tuple[str, float, int | None]] = []
-        pos = le + 1
+        pos = find(b"\n", ls, end) + 1
         for _ in range(_RUN_MAX):  # after the row: its own, up to the next row or a line of another shape
-            if pos >= end or pos in mine:
+            if pos >= end or pos in mine or buf[pos] not in _OPENS:
                 break
-            nle = buf.find(b"\n", pos, end)
+            nle = find(b"\n", pos, end)
             nle = end if nle < 0 else nle
-            line = bytes(buf[pos:nle])
-            side = side_line(line)
-            if side is not None:
-                taken.append(side)
-            elif _RE_SECTION.fullmatch(line) is None:
+            if not _part_of_run(bytes(buf[pos:nle]), taken):
                 break
             pos = nle + 1
         before: list[tuple[str, float, int | None]] = []
@@ -143,21 +140,26 @@ def _attach(
         for _ in range(_RUN_MAX):  # before the row: its own unless another row opens the run
             if pos <= floor:
                 break
-            pls = max(buf.rfind(b"\n", floor, pos - 1) + 1, floor)
+            pls = max(rfind(b"\n", floor, pos - 1) + 1, floor)
             if pls in mine:
                 before = [s for s in before if s[2] is not None]  # (a step's line is placed by its step)
                 break
-            line = bytes(buf[pls : pos - 1])
-            side = side_line(line)
-            if side is not None:
-                before.append(side)
-            elif _RE_SECTION.fullmatch(line) is None:
+            if buf[pls] not in _OPENS or not _part_of_run(bytes(buf[pls : pos - 1]), before):
                 break
             pos = pls
         for both, value, step in (*taken, *before):
             row = rows[k] if step is None else _row_of_step(steps, rows, k, step)
             if row is not None:
                 found.setdefault(both, {}).setdefault(row, value)
+
+
+def _part_of_run(line: bytes, into: list[tuple[str, float, int | None]]) -> bool:
+    """Whether `line` continues a row's run: a side line (its reading appended to `into`) or a section line."""
+    side = side_line(line)
+    if side is not None:
+        into.append(side)
+        return True
+    return _RE_SECTION.fullmatch(line) is not None
 
 
 def _row_of_step(steps: list[float], rows: list[int], k: int, step: int) -> int | None:
