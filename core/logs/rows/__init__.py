@@ -50,6 +50,8 @@ A file's lines -> rows (the same reading on every path):
   parser.py     one file's complete lines -> rows, timings, errors (`feed`, `feed_many`: the seam's paths)
   filestate.py  one file's parse state, which key is the training loss (the series choice)
   series.py     which loss lines are one-off summaries (a trainer's final dict, an epoch's pipe-table summary)
+  sidelines.py  a row assembled from several lines: a step's metrics on lines of their own beside its loss line
+                (Caffe's `Iteration 200, lr = 0.01`, SB3's table cells, OLMo's block lines) are columns of its row
   redraws.py    a progress bar's redraw of the same values (tqdm's `N/M [elapsed<eta`) is no second row
   templated.py  lines of a known shape as rows in numpy
   evalshapes.py evaluation lines of a known shape read by their template (no row: the bulk path leaves them)

@@ -283,6 +283,7 @@ class FileState:
     procs: ProcessRanks = field(default_factory=ProcessRanks)  # its error lines' processes (rows.processes)
     chatter_at: list[int] = field(default_factory=list)  # offsets of its chatter-level failure rows (rows.failures)
     hole_end: int = -1  # file offset just past its last hole of NULs (a truncation under a writer: rows.launches)
+    side_seen: int = 0  # rows whose side lines were looked for (core.logs.rows.sidelines)
 
     def reset(self) -> None:
         """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""

@@ -13,8 +13,8 @@ Two frames of the family, told by the line's text alone (so every read path deci
   - Weights & Biases' own lines, `wandb:                     loss 0.34985` under `wandb: Run summary:` (and the
     `Run history:` sparklines): the run's last logged values, printed once at its end, never a training row
     (W&B prefixes only its own output with `wandb:`; the training's prints are never so prefixed).
-The parts as columns of the record's row need the lines assembled into one record (parser state across lines on
-every read path): not done; they are read as nothing.
+The line reader reads a part as nothing; the parts become columns of the record's row once its rows are made
+(core.logs.rows.sidelines: the lines touching the row's line, on every read path).
 """
 
 from __future__ import annotations

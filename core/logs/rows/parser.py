@@ -34,7 +34,6 @@ from core.logs.rows.filestate import (
     add_read,
     add_rows,
     bar_redraw,
-    carry_over,
     last_log_time,
     named_lines,
     note_key,
@@ -67,6 +66,7 @@ from core.logs.rows.linetemplates import LineTemplate, shape_key
 from core.logs.rows.plainmemo import PlainMemo
 from core.logs.rows.redraws import Bars, bar_of, bar_rows
 from core.logs.rows.seam import ReadPath, Seam
+from core.logs.rows.sidelines import carry_and_attach
 from core.logs.rows.templated import Shapes, compiled_passes, extra_names, learn_sample, quiet_lines, template_block
 from core.logs.rows.tracebacks import exception_line, traceback_header
 from core.logs.tokens.bulk import (
@@ -392,7 +392,7 @@ class Parser:
     def _carry_traceback(self, st: FileState, buf: bytes | bytearray, base: int, end: int) -> None:
         """Keep the bytes of a traceback still being written, for its context once it ends; and settle
         which failures ended the rank (core.logs.rows.failures.settle)."""
-        carry_over(st, buf, self._floor, base, end, self.settings.tb_carry_max)
+        carry_and_attach(st, buf, self._floor, base, end, self.settings.tb_carry_max)
         settle(st, buf, self._floor, base, end)
 
     def parse_line(

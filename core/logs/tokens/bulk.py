@@ -153,6 +153,19 @@ class Rows:
         self._blocks.append(block)
         self._n += len(block)
 
+    def recent(self, start: int) -> np.ndarray:
+        """Rows `start`.. (not taken yet) as a view of one block: a stage fills in what lines beside theirs say
+        (core.logs.rows.sidelines); `take_all` then hands the one block over without a copy."""
+        self._flush()
+        if len(self._blocks) > 1:
+            self._blocks = [np.concatenate(self._blocks)]
+        return self._blocks[0][start - self._taken :] if self._blocks else np.empty((0, len(ROW_KEYS)))
+
+    def add_metric(self, name: str, rows: np.ndarray, values: np.ndarray) -> None:
+        """Other metrics of rows `rows` (not taken, in order, each once) that lines beside theirs print."""
+        self._flush()
+        self._extras.setdefault(name, []).append((rows, values))
+
     def last(self) -> tuple | None:
         if self._tail:
             return self._tail[-1]
