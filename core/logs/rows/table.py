@@ -6,8 +6,10 @@ is 31 B read once, 39 B watched live (its observation time). The loss, the time 
 stay float64 (every printed digit survives); step counts are int32 and epoch counts int16 while every
 value is a whole number (then int32, int64 past 2**31: a step is never refused; float64 once a row has
 none or a fraction); a column no row has filled yet (NaN everywhere, bit for bit) holds no array and
-shows as a zero-stride NaN view; rank and offset are int64, the file a category code of the width
-pandas uses (so `pd.Categorical.from_codes` never copies it). No Python object or string per row.
+shows as a zero-stride NaN view; a metric beyond the fixed ones lives in a room that reads NaN where
+nothing wrote (core.logs.rows.nanroom: the rows that do not name it are never written); rank and offset
+are int64, the file a category code of the width pandas uses (so `pd.Categorical.from_codes` never
+copies it). No Python object or string per row.
 
 Rows move here from each file's `Rows` (which then keeps only its count and last row), so the table
 is the only copy. Every snapshot's DataFrame is a view of the first n rows; rows are only ever added
