@@ -112,7 +112,9 @@ class NanRooms:
         if ptr is None or ptr == _FAILED:
             raise OSError(ctypes.get_errno(), "mmap of the NaN file failed")
         buf = (ctypes.c_char * nbytes).from_address(ptr)
-        weakref.finalize(buf, do_unmap, ptr, nbytes)  # the buffer outlives every array viewing it
+        # the buffer outlives every array viewing it; never unmapped at exit (a thread may still read it: the
+        # process's end frees it)
+        weakref.finalize(buf, do_unmap, ptr, nbytes).atexit = False
         return np.frombuffer(memoryview(buf).cast("B"), dtype=np.float64, count=n)
 
 
