@@ -64,6 +64,8 @@ A file's lines -> rows (the same reading on every path):
                 between a watcher's snapshots (each tick appends its own)
   room.py       storage for those columns grown in place: small pages only (a huge page's first write stalled
                 a tick ~5 ms each)
+  nanroom.py    storage for the table's other metrics: a copy-on-write mapping of one NaN file, so a row no line
+                names a metric on reads NaN without a write (a tick wrote NaN into ~270 columns)
   snapshot.py   `RunSnapshot`, what a read hands over; cells.py: typed numbers from its cells
   reader.py     `RunReader` / `read_run`: every file from its saved offset to its last complete line
 
