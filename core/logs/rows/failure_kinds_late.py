@@ -89,6 +89,44 @@ LATE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=1,
     ),
+    # A CUDA runtime call that failed, as a C++ trainer's check macro reports it: the error's code, then its
+    # message quoted (Marian's CUDA_CHECK: `CUDA error 2 'out of memory' - <file>:<line>: cudaMalloc(&data_, size)`,
+    # behind its logger's `[date] Error: `). The cause itself (an out-of-memory, a launch failure): weight 3
+    FailureKind(
+        "CUDA error",
+        rb"\bCUDA error \d+ '[^'\n]+'",
+        (b"CUDA error ",),
+        (
+            FailureSample(
+                "[2019-04-15 08:34:14] Error: CUDA error 2 'out of memory' - /data/home/mt/tools/marian/src/tensors/"
+                "gpu/device.cu:32: cudaMalloc(&data_, size)",
+                _CORPUS.format(
+                    "marian-nmt/marian-dev#439, the log's second-to-last line",
+                    "marian-valid-lines-only-then-tcmalloc-and-cuda-oom-abort_marian-dev-439",
+                ),
+            ),
+        ),
+        weight=3,
+    ),
+    # A C++ program's own abort, as its logger words it before calling abort(): `Error: Aborted from <function> in
+    # <file>:<line>` (Marian's ABORT macro, after the line that says why). It says the process aborted, not why:
+    # weight 1, the line before it (a CUDA error, an exception's message) names the cause
+    FailureKind(
+        "logged abort",
+        rb"\bError: Aborted from \S.* in \S+:\d+",
+        (b"Error: Aborted from ",),
+        (
+            FailureSample(
+                "[2019-04-15 08:34:14] Error: Aborted from virtual void marian::gpu::Device::reserve(size_t) in "
+                "/data/home/mt/tools/marian/src/tensors/gpu/device.cu:32",
+                _CORPUS.format(
+                    "marian-nmt/marian-dev#439, the log's last line",
+                    "marian-valid-lines-only-then-tcmalloc-and-cuda-oom-abort_marian-dev-439",
+                ),
+            ),
+        ),
+        weight=1,
+    ),
 )
 
 
