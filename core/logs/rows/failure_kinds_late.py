@@ -127,6 +127,26 @@ LATE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=1,
     ),
+    # Slurm's step daemon killing a job whose memory passed its limit (the job-accounting plugin's word, printed into
+    # the tasks' output): `Job N exceeded memory limit (used > limit), being killed`. The cause (weight 3: what the
+    # user changes is the job's memory); the `*** JOB N ON host CANCELLED AT ... ***` that follows is the kill
+    # itself. A task's rows flushed after it do not undo it (core.logs.rows.killflush). Slurm's `Exceeded step
+    # memory limit at some point.` at a step's end kills nothing: not this kind
+    FailureKind(
+        "job memory limit",
+        rb"\bslurmstepd(?:-[\w.\-]+)?: error: (?:Job|Step) \S+ exceeded memory limit \([^)\n]*\), being killed",
+        (b"exceeded memory limit",),
+        (
+            FailureSample(
+                "slurmstepd: error: Job 7518 exceeded memory limit (626359956 > 512000000), being killed",
+                _CORPUS.format(
+                    "coqui-ai/STT#2238, three rows before it, one flushed after the kill",
+                    "pipe-epoch-training-steps-loss-then-slurmstepd-memory-limit-cancelled_coqui-stt-2238",
+                ),
+            ),
+        ),
+        weight=3,
+    ),
 )
 
 

@@ -1,0 +1,68 @@
+"""Issue 30, round 10: failure known gaps of the real-log corpus closed, each by a rule on a line's shape and checked
+on the real lines of its log (the source beside each), on every read path:
+
+- Marian's spdlog `[date] Error: ` lines (marian-nmt/marian-dev#439): a `[date]` stamp before `Error:` is an error
+  level of the candidate scans, its `CUDA error 2 'out of memory'` and `Error: Aborted from ...` are failure kinds;
+- Slurm's kill (coqui-ai/STT#2238): `Job N exceeded memory limit (...), being killed` is a failure kind, and the row
+  the killed task flushed after the kill's lines does not undo it (core.logs.rows.killflush).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.logs import read_run
+from core.logs.judgement.diagnose import diagnose
+from core.logs.judgement.status import failed_ranks
+from core.logs.rows.failures import fatal_reason
+from core.logs.rows.killflush import FLUSH_BYTES
+from tests.helpers import READ_PATHS, entry_lines, one_log
+
+PATHS = READ_PATHS
+# github.com/marian-nmt/marian-dev/issues/439: the whole pasted log (two [valid] lines, tcmalloc, the CUDA error)
+MARIAN_439 = "marian-valid-lines-only-then-tcmalloc-and-cuda-oom-abort_marian-dev-439"
+# github.com/coqui-ai/STT/issues/2238: three rows, slurmstepd's memory-limit kill and CANCELLED, one row after them
+COQUI_2238 = "pipe-epoch-training-steps-loss-then-slurmstepd-memory-limit-cancelled_coqui-stt-2238"
+
+
+def test_marian_s_error_lines_are_failure_kinds() -> None:
+    lines = entry_lines(MARIAN_439)
+    assert [fatal_reason(line) for line in lines[-2:]] == ["CUDA error", "logged abort"]
+    assert [fatal_reason(line) for line in lines[:-2]] == [None] * (len(lines) - 2)
+    # torch's `CUDA error: out of memory` is the device kinds' shape, not this one's (no code, no quotes)
+    assert fatal_reason(b"RuntimeError: CUDA error: an illegal memory access was encountered") != "CUDA error"
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_marian_s_cuda_out_of_memory_fails_its_rank_on_every_path(tmp_path: Path, path: str) -> None:
+    snap = read_run(one_log(tmp_path, entry_lines(MARIAN_439)), settings=PATHS[path])
+    assert list(failed_ranks(snap)) == [0]
+    [group] = diagnose(snap).failure_groups
+    assert "CUDA error 2 'out of memory'" in group.exception  # the cause (weight 3), not the abort after it
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_rows_a_task_flushed_after_slurm_killed_it_do_not_undo_the_kill(tmp_path: Path, path: str) -> None:
+    lines = entry_lines(COQUI_2238)
+    assert fatal_reason(lines[3]) == "job memory limit" and fatal_reason(lines[5]) == "Slurm cancelled"
+    snap = read_run(one_log(tmp_path, lines), settings=PATHS[path])
+    assert len(snap.metrics) == 4 and list(failed_ranks(snap)) == [0]
+    [group] = diagnose(snap).failure_groups
+    assert "exceeded memory limit" in group.exception
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_run_training_on_past_a_stdio_buffer_after_the_kill_is_not_failed(tmp_path: Path, path: str) -> None:
+    """A requeued job appending to the same file trains on after the kill's lines: past one stdio buffer of rows the
+    kill no longer ends the rank (an error line, as any failure training followed)."""
+    lines = entry_lines(COQUI_2238)
+    row = lines[-1]
+    more = [row] * (FLUSH_BYTES // len(row) + 2)
+    snap = read_run(one_log(tmp_path, [*lines, *more]), settings=PATHS[path])
+    assert not failed_ranks(snap)
+    assert set(snap.errors["kind"]) == {"error_log"}
+    # within the buffer it still does
+    snap = read_run(one_log(tmp_path, [*lines, *more[: FLUSH_BYTES // len(row) // 2]]), settings=PATHS[path])
+    assert list(failed_ranks(snap)) == [0]
