@@ -4,7 +4,9 @@ on the real lines of its log (the source beside each), on every read path:
 - Marian's spdlog `[date] Error: ` lines (marian-nmt/marian-dev#439): a `[date]` stamp before `Error:` is an error
   level of the candidate scans, its `CUDA error 2 'out of memory'` and `Error: Aborted from ...` are failure kinds;
 - Slurm's kill (coqui-ai/STT#2238): `Job N exceeded memory limit (...), being killed` is a failure kind, and the row
-  the killed task flushed after the kill's lines does not undo it (core.logs.rows.killflush).
+  the killed task flushed after the kill's lines does not undo it (core.logs.rows.killflush);
+- several launches appended to one workerlog (PommesPeter/IBOT-Paddle): a top-level traceback (every frame `in
+  <module>`, an import that failed) is superseded by a later traceback of the same rank (core.logs.rows.launches).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.failures import fatal_reason
 from core.logs.rows.killflush import FLUSH_BYTES
-from tests.helpers import READ_PATHS, entry_lines, one_log
+from tests.helpers import READ_PATHS, REAL_LOGS, entry_lines, one_log
 
 PATHS = READ_PATHS
 # github.com/marian-nmt/marian-dev/issues/439: the whole pasted log (two [valid] lines, tcmalloc, the CUDA error)
@@ -66,3 +68,36 @@ def test_a_run_training_on_past_a_stdio_buffer_after_the_kill_is_not_failed(tmp_
     # within the buffer it still does
     snap = read_run(one_log(tmp_path, [*lines, *more[: FLUSH_BYTES // len(row) // 2]]), settings=PATHS[path])
     assert list(failed_ranks(snap)) == [0]
+
+
+# github.com/PommesPeter/IBOT-Paddle log/workerlog.0: an attempt's import-time ModuleNotFoundError, then (appended to
+# the same workerlog) the last attempt's ValueError from train_one_epoch and Paddle's SIGTERM summary
+IBOT_PADDLE = "paddle-4-workerlogs-reshape-valueerror-every-rank-then-sigterm-no-rows_ibot-paddle"
+
+
+def _workerlog_0() -> list[bytes]:
+    return (REAL_LOGS / IBOT_PADDLE / "log" / "workerlog.0").read_bytes().splitlines()
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_later_launch_s_traceback_supersedes_a_top_level_one(tmp_path: Path, path: str) -> None:
+    snap = read_run(one_log(tmp_path, _workerlog_0()), settings=PATHS[path])
+    [group] = diagnose(snap).failure_groups
+    assert group.exception.startswith("ValueError: (InvalidArgument) The 'shape' in ReshapeOp is invalid.")
+    errors = snap.errors.set_index("message")["kind"]
+    assert errors["ModuleNotFoundError: No module named 'ibot'"] == "error_log"  # still listed
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_top_level_traceback_alone_or_after_a_deeper_one_keeps_its_place(tmp_path: Path, path: str) -> None:
+    """The import-time traceback alone is the failure; a traceback from inside a function (one launch's first,
+    best-named root cause, as a DataLoader worker's before the main process's) is not superseded by a later one."""
+    lines = _workerlog_0()
+    top = lines[1:7]  # `Traceback ...` to `ModuleNotFoundError: No module named 'ibot'`
+    snap = read_run(one_log(tmp_path, top), settings=PATHS[path])
+    [group] = diagnose(snap).failure_groups
+    assert group.exception == "ModuleNotFoundError: No module named 'ibot'"
+    deep = lines[15:39]  # the ValueError's traceback, from `train_one_epoch`
+    snap = read_run(one_log(tmp_path, [*deep, *top]), settings=PATHS[path])
+    [group] = diagnose(snap).failure_groups
+    assert group.exception.startswith("ValueError: (InvalidArgument)")
