@@ -6,7 +6,9 @@ on the real lines of its log (the source beside each), on every read path:
 - Slurm's kill (coqui-ai/STT#2238): `Job N exceeded memory limit (...), being killed` is a failure kind, and the row
   the killed task flushed after the kill's lines does not undo it (core.logs.rows.killflush);
 - several launches appended to one workerlog (PommesPeter/IBOT-Paddle): a top-level traceback (every frame `in
-  <module>`, an import that failed) is superseded by a later traceback of the same rank (core.logs.rows.launches).
+  <module>`, an import that failed) is superseded by a later traceback of the same rank (core.logs.rows.launches);
+- TensorFlow's FATAL log line (Ascend/modelzoo's PWC-Net job): `<date> <time>: F file:line] message` is the "fatal
+  log" kind, which names the failure over CANN GE's `[ERROR]` lines before it.
 """
 
 from __future__ import annotations
@@ -101,3 +103,22 @@ def test_a_top_level_traceback_alone_or_after_a_deeper_one_keeps_its_place(tmp_p
     snap = read_run(one_log(tmp_path, [*deep, *top]), settings=PATHS[path])
     [group] = diagnose(snap).failure_groups
     assert group.exception.startswith("ValueError: (InvalidArgument)")
+
+
+# github.com/Ascend/modelzoo, a ModelArts PWC-Net job's stdout: GE's `[ERROR]` lines, tf_adapter's FATAL line,
+# ModelArts' exit-code line
+PWCNET = "modelarts-pwcnet-ge-prerun-failed-doRunAsync-exit-minus-6-then-training-completed_ascend-modelzoo-pwcnet"
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_tensorflow_s_fatal_line_names_the_failure_over_ge_s_error_lines(tmp_path: Path, path: str) -> None:
+    lines = entry_lines(PWCNET)
+    [fatal] = [line for line in lines if fatal_reason(line) == "fatal log"]
+    assert fatal.endswith(b"F tf_adapter/kernels/geop_npu.cc:570] GeOp7_0GEOP::::DoRunAsync Failed")
+    snap = read_run(one_log(tmp_path, lines), settings=PATHS[path])
+    [group] = diagnose(snap).failure_groups
+    assert group.exception.endswith("DoRunAsync Failed")
+    assert failed_ranks(snap)[0].endswith("DoRunAsync Failed")  # watch's reason, the same line
+    # TF's INFO / WARNING / ERROR lines of the same shape are no fatal log
+    for level in b"IWE":
+        assert fatal_reason(fatal.replace(b": F ", b": %c " % level)) is None

@@ -147,6 +147,27 @@ LATE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=3,
     ),
+    # TensorFlow's own C++ log line at FATAL (its `YYYY-mm-dd HH:MM:SS.ffffff: F file:line] message`, the glog shape
+    # TF prints with a date; glog's own `F1122 ...` is the "fatal check" kind): a LOG(FATAL) or failed CHECK, after
+    # which the process aborts (signal 6). Its message names what failed (weight 3), where the framework's `[ERROR]`
+    # lines before it (CANN's GE, a graph's pass) are steps of the same failure, and a launcher's exit code after it
+    # only says the process died
+    FailureKind(
+        "fatal log",
+        rb"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: F [\w./\-]+:\d+\] ",
+        (b": F ",),
+        (
+            FailureSample(
+                "2020-12-04 13:21:47.194876: F tf_adapter/kernels/geop_npu.cc:570] GeOp7_0GEOP::::DoRunAsync Failed",
+                _CORPUS.format(
+                    "Ascend/modelzoo's ModelArts PWC-Net job stdout, after GE's `PreRun Failed, thread exit...`",
+                    "modelarts-pwcnet-ge-prerun-failed-doRunAsync-exit-minus-6-then-training-completed_ascend-modelzoo-"
+                    "pwcnet",
+                ),
+            ),
+        ),
+        weight=3,
+    ),
 )
 
 
