@@ -8,7 +8,10 @@ on the real lines of its log (the source beside each), on every read path:
 - several launches appended to one workerlog (PommesPeter/IBOT-Paddle): a top-level traceback (every frame `in
   <module>`, an import that failed) is superseded by a later traceback of the same rank (core.logs.rows.launches);
 - TensorFlow's FATAL log line (Ascend/modelzoo's PWC-Net job): `<date> <time>: F file:line] message` is the "fatal
-  log" kind, which names the failure over CANN GE's `[ERROR]` lines before it.
+  log" kind, which names the failure over CANN GE's `[ERROR]` lines before it;
+- a folder none of whose files is named as a log (PLBFischer/walk-jump-fork's stderr `e`, ChidanshM/verf's
+  `t_tgm-251214_2126.m`): its one text file holding training or failure lines is read by its content, and discovery,
+  watch and diagnose say so (core.logs.bytes.sniff); binaries, checkpoints, configs, code and documents never are.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from core.__main__ import main
 from core.logs import read_run
+from core.logs.bytes.discover import discover, folder_notes
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.failures import fatal_reason
@@ -122,3 +127,65 @@ def test_tensorflow_s_fatal_line_names_the_failure_over_ge_s_error_lines(tmp_pat
     # TF's INFO / WARNING / ERROR lines of the same shape are no fatal log
     for level in b"IWE":
         assert fatal_reason(fatal.replace(b": F ", b": %c " % level)) is None
+
+
+# github.com/PLBFischer/walk-jump-fork: a Slurm job's stderr capture named `e` (Lightning's `'val_loss' reached` lines)
+WALK_JUMP_E = "lightning-checkpoint-val-loss-lines-only-no-train-loss_walk-jump-fork-e"
+# github.com/ChidanshM/verf: `python -m ttv.tgm > t_tgm-251214_2126.m` (epoch lines, then a traceback's header)
+VERF_TGM = "epoch-train-val-pipe-rows-then-bare-traceback-header-in-tqdm_verf-t-tgm-251214-2126"
+
+
+def _copy(entry: str, folder: Path) -> Path:
+    """The entry's one log file, copied under its own name into `folder`."""
+    [log] = [f for f in (REAL_LOGS / entry / "log").iterdir() if f.is_file()]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / log.name).write_bytes(log.read_bytes())
+    return folder
+
+
+@pytest.mark.parametrize(("entry", "name"), [(WALK_JUMP_E, "e"), (VERF_TGM, "t_tgm-251214_2126.m")])
+def test_a_folder_with_no_log_name_reads_its_text_file_by_content(tmp_path: Path, entry: str, name: str) -> None:
+    found = discover(_copy(entry, tmp_path))
+    assert [(f.rel, f.rank, f.layout) for f in found.files] == [(name, 0, "single")]
+    assert found.by_content == [name]
+    assert any(note.startswith(f"read by its content: {name} (") for note in folder_notes(tmp_path))
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_the_traceback_of_a_file_read_by_content_fails_its_rank_on_every_path(tmp_path: Path, path: str) -> None:
+    snap = read_run(_copy(VERF_TGM, tmp_path), settings=PATHS[path])
+    assert snap.n_ranks == 1 and list(failed_ranks(snap)) == [0]
+
+
+def test_watch_and_diagnose_say_what_they_read_by_content(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    folder = _copy(VERF_TGM, tmp_path / "run")
+    assert main(["watch", str(folder), "--once"]) == 1  # rank 0 failed
+    out = capsys.readouterr().out
+    assert "ranks=1" in out and "read by its content: t_tgm-251214_2126.m" in out
+    assert main(["diagnose", str(folder)]) == 1
+    assert "read by its content: t_tgm-251214_2126.m" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "name", ["model.ckpt", "last.pt", "config.yaml", "hparams.json", "train.py", "notes.md", ".history", "e.sh"]
+)
+def test_binaries_checkpoints_configs_code_and_documents_are_never_read_by_content(tmp_path: Path, name: str) -> None:
+    """The same text under a name of a binary, checkpoint, config, code file, document or a hidden file: not read."""
+    [log] = [f for f in (REAL_LOGS / VERF_TGM / "log").iterdir() if f.is_file()]
+    (tmp_path / name).write_bytes(log.read_bytes())
+    found = discover(tmp_path)
+    assert found.files == [] and found.by_content == []
+
+
+def test_a_binary_or_a_text_without_training_lines_is_not_read(tmp_path: Path) -> None:
+    lines = entry_lines(VERF_TGM)
+    (tmp_path / "blob").write_bytes(b"\x00\x01" + b"\n".join(lines))  # a NUL: binary, whatever else it holds
+    (tmp_path / "notes").write_bytes(b"\n".join(line for line in lines if b"oss" not in line and b"Trace" not in line))
+    assert discover(tmp_path).files == []
+
+
+def test_beside_a_file_named_as_a_log_nothing_is_read_by_content(tmp_path: Path) -> None:
+    _copy(WALK_JUMP_E, tmp_path)
+    (tmp_path / "train.log").write_bytes(b"\n".join(entry_lines(VERF_TGM)) + b"\n")
+    found = discover(tmp_path)
+    assert [f.rel for f in found.files] == ["train.log"] and found.by_content == []
