@@ -155,6 +155,7 @@ def fatal_reason(line: bytes) -> str | None:
 #   (TaskRunner pid=30188) RuntimeError: ...                   Ray's prefix on an actor's or task's lines
 # The launcher tags are the row reader's own (core.logs.rows.lineranks): one definition, so a rank's rows and its
 # failure are read behind the same tags.
+_RE_TORCH_TAG = re.compile(TORCH_TAG)
 _RE_TAG = re.compile(
     rb"(?:" + LAUNCHER_TAG + rb"|" + TORCH_TAG + rb"|\[[A-Za-z0-9][\w.\-]*:\d+\] )|"
     rb"\([A-Za-z_][\w.]* pid=\d+(?:, ip=[\d.]+)?\) "
@@ -250,6 +251,8 @@ def add_line_failure(
         for task in ended.ranks:
             add_error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
         return True
+    if st.info.layout == "single" and line.startswith(b"[rank") and (m := _RE_TORCH_TAG.match(line)) is not None:
+        st.tagged.add(int(m.group(1)))  # torch's per-rank prefix on a line of no row: that rank writes here too
     if fatal_reason(line) is None:
         return False
     text = line.decode("utf-8", "replace").strip()
