@@ -216,3 +216,14 @@ def test_a_torch_rank_prefix_in_a_file_named_by_rank_adds_no_rank(tmp_path: Path
     another rank's warning) makes no rank of its own."""
     (tmp_path / "worker_0.log").write_bytes(b"\n".join(entry_lines(TORCHRUN_154)) + b"\n")
     assert sorted(int(r) for r in rank_status(read_run(tmp_path))["rank"]) == [0]
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_tagged_line_no_scan_hands_the_parser_names_its_rank_on_every_path(tmp_path: Path, path: str) -> None:
+    """rank 1's warning stripped of its code (`W0721`, which the bulk path's literal search finds): the line is no
+    parser's, and the block search still finds its tag; `[rank01]:` is rank 1 too, counted once."""
+    lines = entry_lines(TORCHRUN_154)
+    rank1 = b"[rank1]: debug trace: /home/ubuntu/workspace/nanochat-ascend/torch_compile_debug"
+    rows = [b"epoch: 1 step: %d, loss is 1.5" % s for s in range(1, 400)]
+    snap = read_run(one_log(tmp_path, [*rows, rank1, *rows, b"[rank01]: again", *lines]), settings=PATHS[path])
+    assert sorted(int(r) for r in rank_status(snap)["rank"]) == [0, 1]

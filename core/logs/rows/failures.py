@@ -29,6 +29,7 @@ from core.logs.rows.killflush import flushed_after_kill
 from core.logs.rows.launches import superseded_launch
 from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, host_prefix, line_rank
 from core.logs.rows.processes import process_rank
+from core.logs.rows.streamranks import tagged_ranks
 from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
 
 if TYPE_CHECKING:
@@ -155,7 +156,6 @@ def fatal_reason(line: bytes) -> str | None:
 #   (TaskRunner pid=30188) RuntimeError: ...                   Ray's prefix on an actor's or task's lines
 # The launcher tags are the row reader's own (core.logs.rows.lineranks): one definition, so a rank's rows and its
 # failure are read behind the same tags.
-_RE_TORCH_TAG = re.compile(TORCH_TAG)
 _RE_TAG = re.compile(
     rb"(?:" + LAUNCHER_TAG + rb"|" + TORCH_TAG + rb"|\[[A-Za-z0-9][\w.\-]*:\d+\] )|"
     rb"\([A-Za-z_][\w.]* pid=\d+(?:, ip=[\d.]+)?\) "
@@ -251,8 +251,6 @@ def add_line_failure(
         for task in ended.ranks:
             add_error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
         return True
-    if st.info.layout == "single" and line.startswith(b"[rank") and (m := _RE_TORCH_TAG.match(line)) is not None:
-        st.tagged.add(int(m.group(1)))  # torch's per-rank prefix on a line of no row: that rank writes here too
     if fatal_reason(line) is None:
         return False
     text = line.decode("utf-8", "replace").strip()
@@ -397,6 +395,7 @@ def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: in
     level in it (`chatter_failures`); an open traceback's failure holds what was read of it (should the log end
     there), and failures followed by training are no longer failures (`trained_on`)."""
     chatter_failures(st, buf, floor, base, end)
+    tagged_ranks(st, buf, floor, end)  # torch's `[rankN]:` on any line of a lone stream (core.logs.rows.streamranks)
     _keep_cut(st, bytes(st.tb_carry))
     trained_on(st)
     superseded_launch(st)
