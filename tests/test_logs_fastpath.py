@@ -521,8 +521,8 @@ def test_a_glued_stamp_at_error_level_is_a_candidate_and_at_info_is_not(split: b
 _MARIAN = [
     b"[2019-04-15 08:29:06] Saving model weights and runtime parameters to model/ens1/model.npz.best-perplexity.npz",
     b"[2019-04-15 08:29:08] [valid] Ep. 2 : Up. 500 : perplexity : 8335 : new best",
-    b"[2019-04-15 08:34:14] Error: CUDA error 2 'out of memory' - /data/home/mt/tools/marian/src/tensors/gpu/device.cu:32:"
-    b" cudaMalloc(&data_, size)",
+    b"[2019-04-15 08:34:14] Error: CUDA error 2 'out of memory' - /data/home/mt/tools/marian/src/tensors/gpu/"
+    b"device.cu:32: cudaMalloc(&data_, size)",
     b"[2019-04-15 08:34:14] Error: Aborted from virtual void marian::gpu::Device::reserve(size_t) in "
     b"/data/home/mt/tools/marian/src/tensors/gpu/device.cu:32",
 ]
