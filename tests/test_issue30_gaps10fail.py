@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from core.__main__ import main
-from core.logs import rank_status, read_run
+from core.logs import read_run
 from core.logs.bytes.discover import discover, folder_notes
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
@@ -189,41 +189,3 @@ def test_beside_a_file_named_as_a_log_nothing_is_read_by_content(tmp_path: Path)
     (tmp_path / "train.log").write_bytes(b"\n".join(entry_lines(VERF_TGM)) + b"\n")
     found = discover(tmp_path)
     assert [f.rel for f in found.files] == ["train.log"] and found.by_content == []
-
-
-# github.com/Ascend/pytorch/issues/154: torchrun on 2 NPUs; rank 1's only line is an inductor warning behind `[rank1]:`
-TORCHRUN_154 = "torchrun-2-npu-compile-rank0-loss-row-rank1-vanishes-terminated_ascend-pytorch-154"
-
-
-@pytest.mark.parametrize("path", sorted(PATHS))
-def test_a_torch_rank_prefix_on_a_chatter_line_names_a_rank_of_the_stream(tmp_path: Path, path: str) -> None:
-    lines = entry_lines(TORCHRUN_154)
-    assert any(
-        line.startswith(b"[rank1]:W0721 14:42:21.497000 3204244 torch/_inductor/debug.py:518]") for line in lines
-    )
-    snap = read_run(one_log(tmp_path, lines), settings=PATHS[path])
-    assert sorted(int(r) for r in rank_status(snap)["rank"]) == [0, 1]
-    assert list(failed_ranks(snap)) == [0]  # the stream's own `Terminated`; rank 1 only fell silent
-    # without rank 1's tagged line the stream is rank 0's alone, as before
-    snap = read_run(
-        one_log(tmp_path, [line for line in lines if not line.startswith(b"[rank1]:")]), settings=PATHS[path]
-    )
-    assert sorted(int(r) for r in rank_status(snap)["rank"]) == [0]
-
-
-def test_a_torch_rank_prefix_in_a_file_named_by_rank_adds_no_rank(tmp_path: Path) -> None:
-    """A file whose name gives its rank (msrun's `worker_0.log`) is that rank's: a `[rank1]:` tag in it (a copy of
-    another rank's warning) makes no rank of its own."""
-    (tmp_path / "worker_0.log").write_bytes(b"\n".join(entry_lines(TORCHRUN_154)) + b"\n")
-    assert sorted(int(r) for r in rank_status(read_run(tmp_path))["rank"]) == [0]
-
-
-@pytest.mark.parametrize("path", sorted(PATHS))
-def test_a_tagged_line_no_scan_hands_the_parser_names_its_rank_on_every_path(tmp_path: Path, path: str) -> None:
-    """rank 1's warning stripped of its code (`W0721`, which the bulk path's literal search finds): the line is no
-    parser's, and the block search still finds its tag; `[rank01]:` is rank 1 too, counted once."""
-    lines = entry_lines(TORCHRUN_154)
-    rank1 = b"[rank1]: debug trace: /home/ubuntu/workspace/nanochat-ascend/torch_compile_debug"
-    rows = [b"epoch: 1 step: %d, loss is 1.5" % s for s in range(1, 400)]
-    snap = read_run(one_log(tmp_path, [*rows, rank1, *rows, b"[rank01]: again", *lines]), settings=PATHS[path])
-    assert sorted(int(r) for r in rank_status(snap)["rank"]) == [0, 1]

@@ -31,7 +31,6 @@ The grammar (a line -> what it says):
                 `svc_1  | `, loguru's or glog's head): the failure's later lines are read behind it
   lineranks.py  whose line it is when one stream carries several ranks (`[1,3]<stdout>:`, `[rank6]:`,
                 `Rank: N;`, a trailing `rank N`, pdsh's `host: `): the rank sources with their real lines
-  streamranks.py  the ranks torch's `[rankN]:` prefix names on any line of a lone stream
   processes.py  which process wrote an error line (`(PID:758, ...)`, `[PID: 758]`, `ME(758,...)`): one process's
                 error lines share the rank one of them names (`process_rank`), the pid sources with their real lines
   columns.py    a column table: a header line of names (one a loss key) over keyless rows of numbers (YOLO's

@@ -29,7 +29,6 @@ from core.logs.rows.killflush import flushed_after_kill
 from core.logs.rows.launches import superseded_launch
 from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, host_prefix, line_rank
 from core.logs.rows.processes import process_rank
-from core.logs.rows.streamranks import tagged_ranks
 from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
 
 if TYPE_CHECKING:
@@ -395,7 +394,6 @@ def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: in
     level in it (`chatter_failures`); an open traceback's failure holds what was read of it (should the log end
     there), and failures followed by training are no longer failures (`trained_on`)."""
     chatter_failures(st, buf, floor, base, end)
-    tagged_ranks(st, buf, floor, end)  # torch's `[rankN]:` on any line of a lone stream (core.logs.rows.streamranks)
     _keep_cut(st, bytes(st.tb_carry))
     trained_on(st)
     superseded_launch(st)

@@ -273,7 +273,6 @@ class FileState:
     errors: list[ErrorRow] = field(default_factory=list)
     unregistered: set[int] = field(default_factory=set)
     hosts: dict[str, int] = field(default_factory=dict)  # pdsh host -> its series (core.logs.rows.lineranks)
-    tagged: set[int] = field(default_factory=set)  # ranks a `[rankN]:` tag names on any line (rows.streamranks)
     rotated: bool = False  # renamed away by log rotation: its rows stay, before the current file's
     unreadable: str | None = None  # why the file cannot be read (permission denied, a FIFO, ...)
     frozen: bool = False  # the part of a file before it was truncated in place: kept, never read again

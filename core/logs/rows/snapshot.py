@@ -298,7 +298,7 @@ def _named_ranks(st: FileState) -> set[int]:
     Counted again only when a line was added: both lists only grow (a reset file gets new ones), and at
     1,024 ranks recounting every file's lines cost each live tick ~5 ms; the evaluation entries (tens of
     thousands in an eval-heavy log) only from the first one not counted yet."""
-    key = (id(st.errors), len(st.errors), id(st.evals), len(st.evals), len(st.tagged))
+    key = (id(st.errors), len(st.errors), id(st.evals), len(st.evals))
     if st.named_memo and st.named_memo[0] == key:
         return st.named_memo[1]
     by_evals: set[int] = set()
@@ -311,7 +311,7 @@ def _named_ranks(st: FileState) -> set[int]:
         for e in st.errors
         if e.rank is not None and e.rank >= 0 and e.kind != ErrorKind.TASK_EXIT and not _spawn_parent(st, e)
     }
-    st.named_memo = (key, named | by_evals | st.tagged, by_evals)
+    st.named_memo = (key, named | by_evals, by_evals)
     return st.named_memo[1]
 
 
