@@ -130,7 +130,7 @@ LATE_KINDS: tuple[FailureKind, ...] = (
     # Slurm's step daemon killing a job whose memory passed its limit (the job-accounting plugin's word, printed into
     # the tasks' output): `Job N exceeded memory limit (used > limit), being killed`. The cause (weight 3: what the
     # user changes is the job's memory); the `*** JOB N ON host CANCELLED AT ... ***` that follows is the kill
-    # itself. A task's rows flushed after it do not undo it (core.logs.rows.killflush). Slurm's `Exceeded step
+    # itself. Slurm's `Exceeded step
     # memory limit at some point.` at a step's end kills nothing: not this kind
     FailureKind(
         "job memory limit",

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 from core.logs.bytes.discover import LogRole
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import JOB_RANK, ErrorKind, ErrorRow, add_error, last_log_time
-from core.logs.rows.killflush import flushed_after_kill
 from core.logs.rows.launches import superseded_launch
 from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, host_prefix, line_rank
 from core.logs.rows.processes import process_rank
@@ -492,10 +491,7 @@ def trained_on(st: FileState) -> None:
         # (a launcher's word that it killed its workers, too: a relaunch that trains on did not end there)
         killed = err.kind == ErrorKind.TASK_EXIT and kills_only(err.message)
         if (err.kind == ErrorKind.EXCEPTION or killed) and err.offset < after(err.rank):
-            # (a scheduler's kill, though: rows within a stdio buffer after it are the killed task's flush)
-            kind = fatal_reason(err.message.encode("utf-8", "replace")) if err.kind == ErrorKind.EXCEPTION else None
-            if not flushed_after_kill(kind, err.offset, after(err.rank)):
-                st.errors[i] = replace(err, kind=ErrorKind.ERROR_LOG)
+            st.errors[i] = replace(err, kind=ErrorKind.ERROR_LOG)
 
 
 def _last_row_at(st: FileState) -> Callable[[int | None], float]:
