@@ -6,7 +6,8 @@ the folder has a log name or a record name, its regular files are looked at: a b
 its tail), taken only when it is text (no NUL byte, UTF-8 but for a rare stray byte) holding training or failure
 lines (a loss word before a decimal number, twice; or a Python traceback's header). Never looked at: names of
 binaries and checkpoints, configs, code and documents (a `.md` or `.json` is read by its name's rules or not at all),
-hidden files. Discovery says which files it read this way and why (`Discovery.by_content`, `folder_notes`).
+hidden files, and names holding a word the name rules judge (`log`, `out`, `err`, `std`: their near misses stay
+out). Discovery says which files it read this way and why (`Discovery.by_content`, `folder_notes`).
 Real files (tests/fixtures/real_logs): `lightning-checkpoint-val-loss-lines-only-no-train-loss_walk-jump-fork-e`
 (`Epoch 0, global step 1: 'val_loss' reached 0.33304 (best 0.33304), saving model to ...`) and
 `epoch-train-val-pipe-rows-then-bare-traceback-header-in-tqdm_verf-t-tgm-251214-2126`
@@ -42,11 +43,17 @@ _LOSS_VALUE = re.compile(rb"(?i)loss[^\n\d]{0,24}[-+]?\d+\.\d")
 _TRACEBACK = b"Traceback (most recent call last)"
 
 
+# a word the name rules judge (`log`, `out`, `err`, `std`): a name holding one was weighed by them, and refused on
+# purpose when it is a near miss (`catalog-2024`, `dialog_1`, `logo-2024`, `output-final`: test_issue30_round9fail);
+# content does not overrule them
+_NAME_WORDS = re.compile(r"log|out|err|std", re.IGNORECASE)
+
+
 def sniffable(rel: str) -> bool:
-    """Whether a file (`rel`, its path in the folder) may be read by its content: not hidden, no suffix of a
-    binary, checkpoint, config, code file or document."""
+    """Whether a file (`rel`, its path in the folder) may be read by its content: not hidden, no word the name
+    rules judge in its name, no suffix of a binary, checkpoint, config, code file or document."""
     name = rel.rsplit("/", 1)[-1]
-    if name.startswith("."):
+    if name.startswith(".") or _NAME_WORDS.search(name):
         return False
     suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     return suffix not in _NEVER
