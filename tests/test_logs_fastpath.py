@@ -446,6 +446,8 @@ _SCAN_BYTES = st.sampled_from(
         # a `[date]` stamp before an error level, maybe after one word (DeepSpeed's launcher, torch's elastic agent)
         *(b"[2023-05-11 07:34:44,846] ", b"[2", b"] ", b"[ERROR]", b"ERROR", b"FATAL", b"CRITICAL", b"CRITICA"),
         *(b"torch.api:", b"x" * 30),
+        # ... or a C++ logger's `Error:` after it (Marian's `[date] Error: `), and near misses
+        *(b"Error:", b"Error", b"Erro", b"rror:", b"Error-", b"ERRO"),
         # ... or glued to it, maybe after one bracketed word (Hydra's `[date][name][ERROR] - `)
         *(b"[2025-10-31 05:07:11,062]", b"[__main__]", b"][", b"[E", b"[C", b"[INFO]"),
     ]
@@ -511,6 +513,32 @@ def test_a_glued_stamp_at_error_level_is_a_candidate_and_at_info_is_not(split: b
     chunk = np.frombuffer(bytearray(data), dtype=np.uint8)
     starts = scan_block(chunk, len(data), False, split)[0].tolist()
     assert starts == [at[2], at[3]] == _reference_scan(data, False)[0]
+    assert logs.scan_by_definition(bytearray(data), len(data), False, bytearray())[0].tolist() == starts
+
+
+# Marian's spdlog lines (marian-nmt/marian-dev#439's pasted log, tests/fixtures/real_logs/marian-valid-lines-only-then-
+# tcmalloc-and-cuda-oom-abort_marian-dev-439): its `Error: ` level after the stamp, and its other stamped lines
+_MARIAN = [
+    b"[2019-04-15 08:29:06] Saving model weights and runtime parameters to model/ens1/model.npz.best-perplexity.npz",
+    b"[2019-04-15 08:29:08] [valid] Ep. 2 : Up. 500 : perplexity : 8335 : new best",
+    b"[2019-04-15 08:34:14] Error: CUDA error 2 'out of memory' - /data/home/mt/tools/marian/src/tensors/gpu/"
+    b"device.cu:32: cudaMalloc(&data_, size)",
+    b"[2019-04-15 08:34:14] Error: Aborted from virtual void marian::gpu::Device::reserve(size_t) in "
+    b"/data/home/mt/tools/marian/src/tensors/gpu/device.cu:32",
+]
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_a_stamp_before_a_cpp_logger_s_error_word_is_a_candidate(split: bool) -> None:
+    """Marian's `[date] Error: ` lines (its CUDA out-of-memory and its abort) are candidates of the compiled scan
+    and of a small read's; its stamped save and `[valid]` lines are not (no keyword scan here), nor `Error` without
+    the colon."""
+    lines = [b"start", *_MARIAN, b"[2019-04-15 08:34:14] Errors counted: 0"]
+    data = b"\n".join(lines) + b"\n"
+    at = [data.index(line) for line in lines]
+    chunk = np.frombuffer(bytearray(data), dtype=np.uint8)
+    starts = scan_block(chunk, len(data), False, split)[0].tolist()
+    assert starts == [at[3], at[4]] == _reference_scan(data, False)[0]
     assert logs.scan_by_definition(bytearray(data), len(data), False, bytearray())[0].tolist() == starts
 
 

@@ -2,6 +2,8 @@
 
   discover.py   any layout with the rank in the path -> `LogFile`s; links out of the folder refused; what was
                 skipped and why
+  sniff.py      a folder with no file named as a log: its text files holding training or failure lines, by a
+                bounded sample of their content (never binaries, checkpoints, configs, code, documents)
   guard.py      checks on a log folder before anything reads or watches it
   source.py     `ByteSource`: where the reader's bytes come from (stat, a checked open, a read at an
                 offset), injected into `RunReader`; `CheckedFiles` the real files (tests inject their own)

@@ -10,7 +10,8 @@ run folder; every rule is from a real launcher):
   torchrun     `--log-dir`: `attempt_{n}/{r}/stdout.log` and `stderr.log`
   slurm        `%t`-named outputs: `slurm-{job}_{t}.out`, `out.{t}`, `task-{t}.err`
   rank_dir     any `*.log/out/txt/err` under `rank_{r}/` / `rank{r}/`, or a file named `rank_{r}.log`
-  single       a folder holding exactly one log file: it is rank 0
+  single       a folder holding exactly one log file: it is rank 0; with no file named as a log at all, the one
+               text file holding training or failure lines, read by its content (core.logs.bytes.sniff; said so)
 Why so strict about links: the server may run as root; `worker_0.log -> /etc/shadow` must not be shown.
 A link is followed only when its real path stays inside the chosen folder, or when the user asks.
 Every file looked at and not taken is kept with the reason (`Discovery.skipped`), so the page and the
@@ -29,6 +30,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from core.files import kind_of
+from core.logs.bytes.sniff import MAX_SNIFFED, holds_training_text, sniffable
 
 __all__ = [
     "MAX_DEPTH",
@@ -90,6 +92,7 @@ class Discovery:
     truncated: bool = False  # stopped at the entry limit
     folders: list[str] = field(default_factory=list)  # every folder listed (for `FolderCache`)
     links: bool = False  # a symbolic link was met (its target may change without any folder changing)
+    by_content: list[str] = field(default_factory=list)  # files read for their content, with no log name
 
     def skip(self, rel: str, why: str) -> None:
         self.n_skipped += 1
@@ -304,6 +307,9 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
     loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOGLIKE.search(r)]
     if not loglike:
         loglike = [(p, r) for p, r, _, k in others if k == "file" and _LOG_NAMED_TEXT.search(r)]
+    if not loglike and not found.files and not found.truncated:  # last: no file is named as a log at all
+        loglike = _by_content(others)
+        found.by_content = [r for _, r in loglike]
     single: set[str] = set()
     if (
         not have_workers
@@ -333,6 +339,13 @@ def discover(log_dir: Path | str, max_entries: int = 20000, follow_links: bool =
     order = {role: i for i, role in enumerate(LogRole)}  # workers first, launchers last
     found.files.sort(key=lambda f: (order[f.role], -1 if f.rank is None else f.rank, f.rel))
     return found
+
+
+def _by_content(others: list[tuple[Path, str, int, str]]) -> list[tuple[Path, str]]:
+    """The regular files (the first MAX_SNIFFED whose names may hold text) that are text holding training or
+    failure lines (core.logs.bytes.sniff): a folder with no file named as a log."""
+    looked = [(p, r) for p, r, _, k in others if k == "file" and sniffable(r)][:MAX_SNIFFED]
+    return [(p, r) for p, r in looked if holds_training_text(p)]
 
 
 # the stream a file's name says it holds: stdout (`out`, `log`, `output`) or stderr (`err`, `error`), a word of its own
@@ -452,6 +465,12 @@ def folder_notes(log_dir: Path | str, follow_links: bool = False) -> list[str]:
     found = discover(log_dir, follow_links=follow_links)
     notes = [f"not read: {s.rel}: {s.why}" for s in found.not_read]
     notes += [f"skipped {s.rel}: {s.why}" for s in found.skipped if s.why.endswith("not a regular file")]
+    notes += [
+        f"read by its content: {rel} (no file here is named as a log; this one is text holding training or failure "
+        "lines)"
+        for rel in found.by_content
+        if any(f.rel == rel for f in found.files)
+    ]
     if not any(f.role == LogRole.WORKER for f in found.files):
         notes.append(explain_empty(found, str(log_dir)))
     return notes

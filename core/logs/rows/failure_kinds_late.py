@@ -128,6 +128,85 @@ LATE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=3,
     ),
+    # A CUDA runtime call that failed, as a C++ trainer's check macro reports it: the error's code, then its
+    # message quoted (Marian's CUDA_CHECK: `CUDA error 2 'out of memory' - <file>:<line>: cudaMalloc(&data_, size)`,
+    # behind its logger's `[date] Error: `). The cause itself (an out-of-memory, a launch failure): weight 3
+    FailureKind(
+        "CUDA error",
+        rb"\bCUDA error \d+ '[^'\n]+'",
+        (b"CUDA error ",),
+        (
+            FailureSample(
+                "[2019-04-15 08:34:14] Error: CUDA error 2 'out of memory' - /data/home/mt/tools/marian/src/tensors/"
+                "gpu/device.cu:32: cudaMalloc(&data_, size)",
+                _CORPUS.format(
+                    "marian-nmt/marian-dev#439, the log's second-to-last line",
+                    "marian-valid-lines-only-then-tcmalloc-and-cuda-oom-abort_marian-dev-439",
+                ),
+            ),
+        ),
+        weight=3,
+    ),
+    # A C++ program's own abort, as its logger words it before calling abort(): `Error: Aborted from <function> in
+    # <file>:<line>` (Marian's ABORT macro, after the line that says why). It says the process aborted, not why:
+    # weight 1, the line before it (a CUDA error, an exception's message) names the cause
+    FailureKind(
+        "logged abort",
+        rb"\bError: Aborted from \S.* in \S+:\d+",
+        (b"Error: Aborted from ",),
+        (
+            FailureSample(
+                "[2019-04-15 08:34:14] Error: Aborted from virtual void marian::gpu::Device::reserve(size_t) in "
+                "/data/home/mt/tools/marian/src/tensors/gpu/device.cu:32",
+                _CORPUS.format(
+                    "marian-nmt/marian-dev#439, the log's last line",
+                    "marian-valid-lines-only-then-tcmalloc-and-cuda-oom-abort_marian-dev-439",
+                ),
+            ),
+        ),
+        weight=1,
+    ),
+    # Slurm's step daemon killing a job whose memory passed its limit (the job-accounting plugin's word, printed into
+    # the tasks' output): `Job N exceeded memory limit (used > limit), being killed`. The cause (weight 3: what the
+    # user changes is the job's memory); the `*** JOB N ON host CANCELLED AT ... ***` that follows is the kill
+    # itself. Slurm's `Exceeded step
+    # memory limit at some point.` at a step's end kills nothing: not this kind
+    FailureKind(
+        "job memory limit",
+        rb"\bslurmstepd(?:-[\w.\-]+)?: error: (?:Job|Step) \S+ exceeded memory limit \([^)\n]*\), being killed",
+        (b"exceeded memory limit",),
+        (
+            FailureSample(
+                "slurmstepd: error: Job 7518 exceeded memory limit (626359956 > 512000000), being killed",
+                _CORPUS.format(
+                    "coqui-ai/STT#2238, three rows before it, one flushed after the kill",
+                    "pipe-epoch-training-steps-loss-then-slurmstepd-memory-limit-cancelled_coqui-stt-2238",
+                ),
+            ),
+        ),
+        weight=3,
+    ),
+    # TensorFlow's own C++ log line at FATAL (its `YYYY-mm-dd HH:MM:SS.ffffff: F file:line] message`, the glog shape
+    # TF prints with a date; glog's own `F1122 ...` is the "fatal check" kind): a LOG(FATAL) or failed CHECK, after
+    # which the process aborts (signal 6). Its message names what failed (weight 3), where the framework's `[ERROR]`
+    # lines before it (CANN's GE, a graph's pass) are steps of the same failure, and a launcher's exit code after it
+    # only says the process died
+    FailureKind(
+        "fatal log",
+        rb"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: F [\w./\-]+:\d+\] ",
+        (b": F ",),
+        (
+            FailureSample(
+                "2020-12-04 13:21:47.194876: F tf_adapter/kernels/geop_npu.cc:570] GeOp7_0GEOP::::DoRunAsync Failed",
+                _CORPUS.format(
+                    "Ascend/modelzoo's ModelArts PWC-Net job stdout, after GE's `PreRun Failed, thread exit...`",
+                    "modelarts-pwcnet-ge-prerun-failed-doRunAsync-exit-minus-6-then-training-completed_ascend-modelzoo-"
+                    "pwcnet",
+                ),
+            ),
+        ),
+        weight=3,
+    ),
 )
 
 

@@ -50,8 +50,11 @@ _NAN = float("nan")
 # Hydra's `[%(asctime)s][%(name)s][%(levelname)s] - ` glues the fields, the level bracketed (facebookresearch/
 # map-anything#89):
 #   [2025-10-31 05:07:11,062][__main__][ERROR] - Error executing job with overrides: ['machine=hpc_train', ...]
+# A C++ trainer's logger words its error level `Error:` after the stamp (Marian's spdlog `[%Y-%m-%d %T] Error: `,
+# marian-nmt/marian-dev#439; its `[date] [valid] ...` and `[date] Saving ...` lines stay out):
+#   [2019-04-15 08:34:14] Error: CUDA error 2 'out of memory' - .../device.cu:32: cudaMalloc(&data_, size)
 STAMPED_ERROR = (
-    rb"\[\d[^\]\n]{0,40}\](?: (?:[^ \n]{1,64} )?(?:\[[EC]|ERROR|CRITICAL|FATAL)|(?:\[[^\]\n]{1,64}\])?\[[EC])"
+    rb"\[\d[^\]\n]{0,40}\](?: (?:[^ \n]{1,64} )?(?:\[[EC]|ERROR|Error:|CRITICAL|FATAL)|(?:\[[^\]\n]{1,64}\])?\[[EC])"
 )
 # A log viewer's line number before every line of a paste (`[1763] ` then the log's own line, hiyouga/LlamaFactory#8261)
 # is no chatter either: what follows it is read as any line (a failure behind it teaches the file its prefix,

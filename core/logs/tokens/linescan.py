@@ -69,7 +69,7 @@ def _host_char(c: int) -> bool:
 def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     """Whether the line starting at `line` is a candidate by its first bytes (core.logs.tokens.bulk.CANDIDATE_START):
     not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[6]<...`, `[rank6...`, `[host:pid] `, a line
-    number `[1763] `, or a `[date]` stamp before an error level."""
+    number `[1763] `, or a `[date]` stamp before an error level (`Error:` too)."""
     if line >= end:
         return False
     first = a[line]

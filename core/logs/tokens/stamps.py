@@ -18,14 +18,23 @@ __all__ = ["stamp_parts", "stamped_error"]
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _error_level_at(a: np.ndarray, x: int, end: int) -> bool:
-    """Whether `[E`, `[C`, `ERROR`, `CRITICAL` or `FATAL` begins at `a[x]` (within `a[:end]`)."""
+    """Whether `[E`, `[C`, `ERROR`, `Error:`, `CRITICAL` or `FATAL` begins at `a[x]` (within `a[:end]`)."""
     if x >= end:
         return False
     c = a[x]
     if c == 91:  # [E [C
         return x + 1 < end and (a[x + 1] == 69 or a[x + 1] == 67)
-    if c == 69:  # ERROR
-        return x + 5 <= end and a[x + 1] == 82 and a[x + 2] == 82 and a[x + 3] == 79 and a[x + 4] == 82
+    if c == 69:  # ERROR, Error:
+        if x + 5 <= end and a[x + 1] == 82 and a[x + 2] == 82 and a[x + 3] == 79 and a[x + 4] == 82:
+            return True
+        return (
+            x + 6 <= end
+            and a[x + 1] == 114
+            and a[x + 2] == 114
+            and a[x + 3] == 111
+            and a[x + 4] == 114
+            and a[x + 5] == 58
+        )
     if c == 70:  # FATAL
         return x + 5 <= end and a[x + 1] == 65 and a[x + 2] == 84 and a[x + 3] == 65 and a[x + 4] == 76
     if c == 67:  # CRITICAL
