@@ -20,7 +20,14 @@ line's text alone cannot tell these apart, the file's other rows can. Four rules
   than twice as many, when no such row has their shape (`iter 240: loss Z, time ..ms, mfu ..%` names a step time):
   a file of only such lines keeps them (`Epoch [001/300] - Train Loss: X, Valid Loss: Y`), and so do rows of the
   training rows' own shape that name one now and then (a progress bar's postfix gains `val_loss=` after a
-  validation). A NaN evaluation loss is stored as naming none: such a row stays (as the step printed twice decides).
+  validation). A NaN evaluation loss is stored as naming none: such a row stays (as the step printed twice decides);
+- a step's side rows: rows naming no step and no epoch are a step's other losses, dropped, where most of a file's
+  (and rank's) rows with a step are followed by exactly k of them before the next (one to `_SIDE_MAX`; more where
+  an evaluation's lines, no rows, print their own between, fewer where a copy was cut; the last step's any number)
+  and none comes before its first such row (WS-DAN's `Epoch: [0][10/250]<TAB>... Loss 12.6626 (12.3890)` row,
+  then `cos_sim_loss  0.293 (0.294)`, `neg_cos_sim_loss  0.160 (0.165)` and `loss1,loss2,loss3,feature_center_loss
+  6.23 6.24 6.23 0.68` after every one): a trainer printing its loss with no step between rows that name one prints
+  a varying number of them, or some before the first.
 
 "Values named" (a row's signature) are its numeric columns that hold a number, the time and the loss left out
 (a line may or may not print a time; every row has a loss, and a NaN loss is no other shape). A live tick and a
@@ -64,10 +71,17 @@ class Notes:
     pairs: int = 0  # neighbouring rows with one step or one loss and different signatures
     last: list[float] | None = None  # the last row (ROW_KEYS columns)
     estimates: int = 0  # rows naming an evaluation loss (`estimate_name`) beside their loss
+    unplaced: int = 0  # rows with no step and no epoch
 
     @property
     def any(self) -> bool:
+        """Whether a rule but the side rows' may apply (those the file's `sides` says)."""
         return bool(self.pairs or self.summaries or self.estimating)
+
+    @property
+    def sides(self) -> bool:
+        """Whether the file's rows with no step and no epoch may be its steps' side rows: it has rows with a step."""
+        return self.unplaced > 0 and self.stepped > 1
 
     @property
     def estimating(self) -> bool:
@@ -125,6 +139,8 @@ def note(notes: Notes, rows: np.ndarray) -> None:
                 notes.stepped += 1
             elif row[_EPOCH] == row[_EPOCH]:
                 notes.epoch_only += 1
+            else:
+                notes.unplaced += 1
             if last is not None and (step == last[_STEP] or loss == last[_LOSS]):
                 notes.pairs += _row_signature(row) != _row_signature(last)
             notes.last = row
@@ -133,6 +149,7 @@ def note(notes: Notes, rows: np.ndarray) -> None:
     no_step = np.isnan(step)
     notes.stepped += len(rows) - int(no_step.sum())
     notes.epoch_only += int((no_step & ~np.isnan(rows[:, _EPOCH])).sum())
+    notes.unplaced += int((no_step & np.isnan(rows[:, _EPOCH])).sum())
     last = notes.last if notes.last is not None else [np.nan] * rows.shape[1]
     before_step = np.concatenate([[last[_STEP]], step[:-1]])
     before_loss = np.concatenate([[last[_LOSS]], loss[:-1]])
@@ -168,6 +185,7 @@ def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int])
     no_step = np.isnan(step)
     stepped = np.bincount(seg[~no_step], minlength=k).tolist()
     epoch_only = np.bincount(seg[no_step & ~np.isnan(block[:, _EPOCH])], minlength=k).tolist()
+    unplaced = np.bincount(seg[no_step & np.isnan(block[:, _EPOCH])], minlength=k).tolist()
     lasts = [x.last if x.last is not None else [np.nan] * block.shape[1] for x in notes]
     before_step, before_loss = np.empty(len(block)), np.empty(len(block))
     before_step[1:], before_loss[1:] = step[:-1], loss[:-1]
@@ -187,6 +205,7 @@ def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int])
     for i, x in enumerate(notes):
         x.stepped += stepped[i]
         x.epoch_only += epoch_only[i]
+        x.unplaced += unplaced[i]
         x.pairs += pairs[i]
     for i, row in zip(np.flatnonzero(sizes > 0).tolist(), last_rows, strict=True):
         notes[i].last = row
@@ -200,11 +219,14 @@ def set_aside(
     epoch_codes: list[int],
     estimates: np.ndarray | None = None,
     estimate_codes: Sequence[int] = (),
+    side_codes: Sequence[int] = (),
+    only_sides: Sequence[int] = (),
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
     files `epoch_codes`, the estimates rule (`estimates`: whether each row names an evaluation loss) only in
-    files `estimate_codes`."""
+    files `estimate_codes`, the side rows' only in files `side_codes`; files `only_sides` (asked for that rule
+    alone) are held to no other rule."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -218,6 +240,8 @@ def set_aside(
     shape = c << _SIGN_BITS | sign  # a file's shape: its index among the files, then its signature
     often = np.bincount(shape)
     pair = np.flatnonzero((r[1:] == r[:-1]) & (sign[1:] != sign[:-1]))  # `r` holds the file and the rank
+    if len(only_sides):
+        pair = pair[~pick(np.isin(code, only_sides))[pair]]
     twice = pair[step[pair] == step[pair + 1]]
     aside[twice[often[shape[twice]] < often[shape[twice + 1]]]] = Aside.EVAL
     aside[twice[often[shape[twice + 1]] < often[shape[twice]]] + 1] = Aside.EVAL
@@ -225,6 +249,8 @@ def set_aside(
         where = pick(np.isin(code, estimate_codes))
         est = where & pick(estimates)
         aside[est & ~np.isin(shape, shape[where & ~est])] = Aside.EVAL  # no row naming none has their shape
+    if len(side_codes):
+        aside[_side_rows(r, step, epoch) & pick(np.isin(code, side_codes))] = Aside.DROP
     echo = pair[(loss[pair] == loss[pair + 1]) | (np.isnan(loss[pair]) & np.isnan(loss[pair + 1]))]
     named = np.bitwise_count(sign)  # how many values each row names
     marked = np.zeros(len(code), dtype=bool)
@@ -242,6 +268,28 @@ def set_aside(
 
 
 _SIGN_BITS = 12  # a signature's bits (_N_FLOAT of them)
+_SIDE_MAX = 8  # side rows a step may have (a few losses of its parts)
+
+
+def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray) -> np.ndarray:
+    """Which rows are a step's side rows (see the module's doc), given each row's file and rank `r` (sorted), step and
+    epoch: per file and rank, as many rows with no step and no epoch after each row with a step."""
+    out = np.zeros(len(r), dtype=bool)
+    stepped, unplaced = step == step, (step != step) & (epoch != epoch)
+    if not unplaced.any() or stepped.sum() < 2:
+        return out
+    starts = np.flatnonzero(np.concatenate([[True], r[1:] != r[:-1]]))
+    for a, b in zip(starts.tolist(), [*starts[1:].tolist(), len(r)], strict=True):
+        after = np.cumsum(stepped[a:b])  # per row, how many rows with a step come before it or are it
+        side = np.flatnonzero(unplaced[a:b])
+        n_steps = int(after[-1])
+        if not len(side) or n_steps < 2 or after[side[0]] == 0:
+            continue
+        gaps = np.bincount(after[side], minlength=n_steps + 1)[1:-1]  # side rows between two rows with a step
+        k = int(np.argmax(np.bincount(gaps))) if len(gaps) else 0  # the most common gap
+        if 1 <= k <= _SIDE_MAX and 2 * int((gaps == k).sum()) > len(gaps):
+            out[a + side] = True
+    return out
 
 
 def _floats(columns: Mapping[str, np.ndarray | None], name: str, n: int) -> np.ndarray:

@@ -258,10 +258,10 @@ class MetricTable:
 
     def set_aside(self) -> np.ndarray | None:
         """Per row of the first n, an `Aside` (core.logs.rows.perfile: an epoch summary beside step rows, a step
-        printed twice in a rarer shape, an echo of a row in another shape); None when no file's notes say a rule
-        may apply (the cheap path of every tick). Decided over each file's rows so far, so every read path (and
-        a tick cut anywhere) gives the same answer once the same rows are read."""
-        srcs = [src for src in self._sources.values() if src.notes.any]
+        printed twice in a rarer shape, an echo of a row in another shape, a step's side rows); None when no file's
+        notes say a rule may apply (the cheap path of every tick). Decided over each file's rows so far, so every
+        read path (and a tick cut anywhere) gives the same answer once the same rows are read."""
+        srcs = [src for src in self._sources.values() if src.notes.any or src.notes.sides]
         if not srcs:
             return None
         n = self._n
@@ -276,8 +276,9 @@ class MetricTable:
         epoch_codes = [src.code for src in srcs if src.notes.summaries]
         est_codes = [src.code for src in srcs if src.notes.estimating]
         est = self._names_eval_loss(n) if est_codes else None
+        sides = [src.code for src in srcs if src.notes.sides], [src.code for src in srcs if not src.notes.any]
         if every:
-            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes, est, est_codes)
+            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes, est, est_codes, *sides)
         out = np.zeros(n, dtype=np.int8)
         out[rows] = set_aside(
             code[rows],
@@ -287,6 +288,7 @@ class MetricTable:
             epoch_codes,
             None if est is None else est[rows],
             est_codes,
+            *sides,
         )
         return out
 

@@ -1,0 +1,107 @@
+"""Round 10's build set, rows (issue 30): rules from logs read wrong, each stated for logs in general.
+
+- a step's side rows (core.logs.rows.perfile): WS-DAN's trainer prints, after each `Epoch: [e][i/250] ... Loss X (avg)`
+  row, its part losses on lines of their own with no step (`cos_sim_loss  0.296 (0.296)`, `neg_cos_sim_loss ...`,
+  `loss1,loss2,loss3,feature_center_loss v1 v2 v3 v4`): those are the step's other losses, not training rows, where
+  most steps are followed by as many of them (17314796423/WS_DAN_SAC train.log); a file whose step-less rows come
+  before its first step row, or in varying numbers, keeps them (KotlinDL's `Batch stat: { lossValue: NaN ...}` before
+  each `Training batch N ends with loss NaN.`: tests/fixtures/real_logs/kotlindl-debug-batch-stat-...).
+The notations of this round (`losses: X`, a CSV's unnamed index column) are entries of
+core.logs.rows.notations_spellings, read on every path by tests/test_grammar_entries.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.logs import read_run
+from core.logs.rows.reader import RunReader
+from tests.helpers import READ_PATHS, read_entry
+
+# 17314796423/WS_DAN_SAC train.log (https://github.com/17314796423/WS_DAN_SAC/blob/
+# 28d0080336db5eeff7d009236abf77d1012cd412/train.log), lines 7-36: three steps, each with its six `Prec@` lines and
+# its three part-loss lines (the epoch in the row made a field, to print several epochs)
+WSDAN_BLOCKS = [
+    (
+        "Epoch: [{e}][0/250]\tTime 3.923 (3.923)\tData 0.411 (0.411)\tLoss 13.0603 (13.0603)",
+        [
+            "cos_sim_loss  0.296 (0.296)",
+            "neg_cos_sim_loss  0.171 (0.171)",
+            "loss1,loss2,loss3,feature_center_loss 5.456034183502197 5.509551525115967 5.5163116455078125 1.0",
+        ],
+    ),
+    (
+        "Epoch: [{e}][10/250]\tTime 1.154 (1.408)\tData 0.371 (0.374)\tLoss 12.6626 (12.3890)",
+        [
+            "cos_sim_loss  0.293 (0.294)",
+            "neg_cos_sim_loss  0.160 (0.165)",
+            "loss1,loss2,loss3,feature_center_loss 6.236130237579346 6.238488674163818 6.233316898345947 "
+            "0.6827139258384705",
+        ],
+    ),
+    (
+        "Epoch: [{e}][20/250]\tTime 1.155 (1.292)\tData 0.361 (0.373)\tLoss 12.3146 (12.2996)",
+        [
+            "cos_sim_loss  0.291 (0.293)",
+            "neg_cos_sim_loss  0.165 (0.165)",
+            "loss1,loss2,loss3,feature_center_loss 5.9618072509765625 5.985386371612549 5.973276615142822 "
+            "0.5097463726997375",
+        ],
+    ),
+]
+PREC = ["Prec@1     0.000 (0.379)\tPrec@5     0.000 (3.030)", "Prec@1   k 0.000 (1.136)\tPrec@5   k 0.000 (1.894)"]
+ROW_LOSSES = [13.0603, 12.6626, 12.3146]
+
+
+def _wsdan(epochs: int, sides: list[int] | None = None) -> str:
+    """`epochs` epochs of the three real steps; `sides`: how many part-loss lines each step prints (all three)."""
+    lines, k = ["nohup: ignoring input", "Start epoch 0 ==========,lr=0.001000"], 0
+    for e in range(epochs):
+        for row, parts in WSDAN_BLOCKS:
+            n = 3 if sides is None else sides[k % len(sides)]
+            lines += [row.format(e=e), *PREC, *parts[:n]]
+            k += 1
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_steps_part_losses_on_lines_of_their_own_are_no_training_rows(tmp_path: Path, path: str) -> None:
+    (tmp_path / "train.log").write_text(_wsdan(8))
+    m = read_run(tmp_path, settings=READ_PATHS[path]).metrics
+    assert m["loss"].tolist() == pytest.approx(ROW_LOSSES * 8), path
+    assert m["step"].notna().all() and m["epoch"].tolist() == [float(e) for e in range(8) for _ in range(3)]
+
+
+def test_a_live_read_cut_inside_a_steps_side_lines_decides_as_the_whole_read(tmp_path: Path) -> None:
+    text = _wsdan(6)
+    log = tmp_path / "train.log"
+    cut = text.index("neg_cos_sim_loss", len(text) // 2)  # between a step's first and second part line
+    log.write_text(text[:cut])
+    reader = RunReader(tmp_path)
+    reader.refresh()
+    first = text[:cut].count("Epoch: [")  # the steps read so far, the last with one of its part lines
+    assert reader.snapshot().metrics["loss"].tolist() == pytest.approx((ROW_LOSSES * 6)[:first])
+    with log.open("a") as f:
+        f.write(text[cut:])
+    reader.refresh()
+    assert reader.snapshot().metrics["loss"].tolist() == pytest.approx(ROW_LOSSES * 6)
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_step_less_rows_in_varying_numbers_stay_rows(tmp_path: Path, path: str) -> None:
+    """Three steps in ten followed by none of the part lines, the others by one to three: no steady count, so the
+    step-less lines may be a trainer's own rows between occasional step rows; every row stays."""
+    sides = [3, 1, 0, 2, 0, 3, 1, 0, 2, 1]
+    (tmp_path / "train.log").write_text(_wsdan(10, sides))
+    m = read_run(tmp_path, settings=READ_PATHS[path]).metrics
+    assert len(m) == 30 + sum(sides) * 3, path
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_step_less_rows_before_the_first_step_row_stay_rows(tmp_path: Path, path: str) -> None:
+    """KotlinDL prints each batch's `Batch stat: { lossValue: NaN ...}` before its `Training batch N ends with loss
+    NaN.`: one step-less row per step, but the first before any step row; all 16 stay (its expect.json)."""
+    m = read_entry(tmp_path, "kotlindl-debug-batch-stat-and-ends-with-loss-nan-lines_kotlindl-8", path).metrics
+    assert len(m) == 16 and m["step"].notna().sum() == 8
