@@ -6,6 +6,10 @@
   most steps are followed by as many of them (17314796423/WS_DAN_SAC train.log); a file whose step-less rows come
   before its first step row, or in varying numbers, keeps them (KotlinDL's `Batch stat: { lossValue: NaN ...}` before
   each `Training batch N ends with loss NaN.`: tests/fixtures/real_logs/kotlindl-debug-batch-stat-...).
+- an epoch printed twice (core.logs.rows.perfile, the step printed twice told by epoch where rows have no step):
+  TorchGT prints `Epoch: 010, Loss: 3.5123, Epoch Time: 0.423s`, and every fifth epoch its evaluation `Epoch: 010,
+  Loss: 3.512267, Train acc: 13.07%, Val acc: 13.17%, Test acc: 13.12%, Epoch Time: 0.423s` (nihaopeng/torchgt_npu
+  metis_log3.txt): the rarer line naming more metrics is an evaluation row; one row per epoch.
 The notations of this round (`losses: X`, a CSV's unnamed index column) are entries of
 core.logs.rows.notations_spellings, read on every path by tests/test_grammar_entries.py.
 """
@@ -105,3 +109,74 @@ def test_step_less_rows_before_the_first_step_row_stay_rows(tmp_path: Path, path
     NaN.`: one step-less row per step, but the first before any step row; all 16 stay (its expect.json)."""
     m = read_entry(tmp_path, "kotlindl-debug-batch-stat-and-ends-with-loss-nan-lines_kotlindl-8", path).metrics
     assert len(m) == 16 and m["step"].notna().sum() == 8
+
+
+# nihaopeng/torchgt_npu metis_log3.txt (https://github.com/nihaopeng/torchgt_npu/blob/
+# 9145e5da9a5e50094f41161c2b2047dc37d45503/metis_log3.txt), lines 17-48: epochs 5 to 11, 5 and 10 with evaluations
+RULE = "-" * 84
+TORCHGT = [
+    "--- Epoch 5: Running Dynamic Window Adjustment ---",
+    RULE,
+    "Epoch: 005, Loss: 3.6855, Epoch Time: 0.409s",
+    RULE,
+    RULE,
+    "Eval time 0.13983917236328125s",
+    "Epoch: 005, Loss: 3.685533, Train acc: 16.14%, Val acc: 16.18%, Test acc: 16.06%, Epoch Time: 0.409s",
+    *[
+        x
+        for line in (
+            "Epoch: 006, Loss: 3.6827, Epoch Time: 0.405s",
+            "Epoch: 007, Loss: 3.6754, Epoch Time: 0.405s",
+            "Epoch: 008, Loss: 3.6555, Epoch Time: 0.431s",
+            "Epoch: 009, Loss: 3.6076, Epoch Time: 0.417s",
+        )
+        for x in (RULE, RULE, line)
+    ],
+    RULE,
+    "--- Epoch 10: Running Dynamic Window Adjustment ---",
+    RULE,
+    "Epoch: 010, Loss: 3.5123, Epoch Time: 0.423s",
+    RULE,
+    RULE,
+    "Eval time 0.10932707786560059s",
+    "Epoch: 010, Loss: 3.512267, Train acc: 13.07%, Val acc: 13.17%, Test acc: 13.12%, Epoch Time: 0.423s",
+    RULE,
+    RULE,
+    "Epoch: 011, Loss: 3.3766, Epoch Time: 0.431s",
+    RULE,
+]
+TORCHGT_TRAIN = [3.6855, 3.6827, 3.6754, 3.6555, 3.6076, 3.5123, 3.3766]
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_an_epochs_evaluation_line_repeating_its_loss_is_no_second_row(tmp_path: Path, path: str) -> None:
+    (tmp_path / "metis_log3.txt").write_text("\n".join(TORCHGT * 6) + "\n")  # the run printed six times over
+    snap = read_run(tmp_path, settings=READ_PATHS[path])
+    assert snap.metrics["loss"].tolist() == pytest.approx(TORCHGT_TRAIN * 6), path
+    assert snap.metrics["epoch"].tolist() == [5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0] * 6
+    losses = snap.evals[snap.evals["name"] == "loss"]
+    assert losses["value"].tolist() == pytest.approx([3.685533, 3.512267] * 6)
+    assert losses["epoch"].tolist() == [5.0, 10.0] * 6
+
+
+def test_an_epochs_evaluation_line_read_in_a_later_tick_is_set_aside(tmp_path: Path) -> None:
+    log = tmp_path / "metis_log3.txt"
+    text = "\n".join(TORCHGT) + "\n"
+    cut = text.index("Eval time 0.109")  # epoch 10's row read, its evaluation line not yet
+    log.write_text(text[:cut])
+    reader = RunReader(tmp_path)
+    reader.refresh()
+    assert reader.snapshot().metrics["loss"].tolist() == pytest.approx(TORCHGT_TRAIN[:6])
+    with log.open("a") as f:
+        f.write(text[cut:])
+    reader.refresh()
+    assert reader.snapshot().metrics["loss"].tolist() == pytest.approx(TORCHGT_TRAIN)
+
+
+def test_an_epochs_only_line_naming_more_metrics_stays_its_row(tmp_path: Path) -> None:
+    """An evaluation line with no one-line row of its epoch beside it (a copy cut between them) is that epoch's
+    row: its `Loss` is the epoch's training loss (the corpus entry's corrected expectation, round 10)."""
+    lines = [line for line in TORCHGT if not line.startswith("Epoch: 010, Loss: 3.5123,")]
+    (tmp_path / "metis_log3.txt").write_text("\n".join(lines) + "\n")
+    m = read_run(tmp_path).metrics
+    assert m["loss"].tolist() == pytest.approx([3.6855, 3.6827, 3.6754, 3.6555, 3.6076, 3.512267, 3.3766])

@@ -8,7 +8,10 @@ line's text alone cannot tell these apart, the file's other rows can. Four rules
   than the rows it sums up);
 - a step printed twice: of two neighbouring rows of one file and one rank with one step and different values
   named, the one whose values fewer of the file's rows name is an evaluation row (nanoGPT's `step 3000: train
-  loss X, val loss Y` beside `iter 3000: loss Z, time ...`); as many: both stay;
+  loss X, val loss Y` beside `iter 3000: loss Z, time ...`); as many: both stay. Rows with no step, one epoch
+  alike, told apart by how many other metrics they name too (`epoch_twice`: TorchGT's `Epoch: 010, Loss: 3.5123,
+  Epoch Time: 0.423s`, then every fifth epoch its evaluation `Epoch: 010, Loss: 3.512267, Train acc: 13.07%, Val
+  acc: 13.17%, Test acc: 13.12%, Epoch Time: 0.423s`);
 - an echo: of two neighbouring rows of one file and one rank with the same loss (two NaNs alike) and
   different values named, the one naming fewer values is dropped (as many: the later one, the echo), when at
   least half of that shape's rows in the file are such echoes (TFLearn's `Training Step: 8 | total loss: 2.03040`
@@ -47,7 +50,17 @@ import numpy as np
 
 from core.logs.tokens.bulk import ROW_KEYS
 
-__all__ = ["Aside", "Notes", "column_signatures", "estimate_name", "note", "note_many", "set_aside", "signatures"]
+__all__ = [
+    "Aside",
+    "Notes",
+    "column_signatures",
+    "estimate_name",
+    "note",
+    "note_epochs",
+    "note_many",
+    "set_aside",
+    "signatures",
+]
 
 _N_FLOAT = len(ROW_KEYS) - 1
 _STEP, _EPOCH, _LOSS, _TIME = (ROW_KEYS.index(k) for k in ("step", "epoch", "loss", "time"))
@@ -72,11 +85,13 @@ class Notes:
     last: list[float] | None = None  # the last row (ROW_KEYS columns)
     estimates: int = 0  # rows naming an evaluation loss (`estimate_name`) beside their loss
     unplaced: int = 0  # rows with no step and no epoch
+    epoch_pairs: int = 0  # neighbouring rows with no step, one epoch, naming different numbers of other metrics
+    last_place: tuple[float, int] | None = None  # the last row's epoch when it has no step, and its other metrics
 
     @property
     def any(self) -> bool:
         """Whether a rule but the side rows' may apply (those the file's `sides` says)."""
-        return bool(self.pairs or self.summaries or self.estimating)
+        return bool(self.pairs or self.summaries or self.estimating or self.epoch_pairs)
 
     @property
     def sides(self) -> bool:
@@ -166,6 +181,20 @@ def note(notes: Notes, rows: np.ndarray) -> None:
 _SMALL = 8  # rows a block may have to be noted row by row
 
 
+def note_epochs(notes: Notes, rows: np.ndarray, extras: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Note a file's neighbouring rows with no step and one epoch naming different numbers of other metrics
+    (`extras`: name -> (row numbers, values), as the file hands its rows over): the epoch printed twice. Asked only
+    of a file with rows of an epoch and no step (`Notes.epoch_only`), from its first such row on."""
+    named = np.zeros(len(rows), dtype=np.int64)
+    for idx, values in extras.values():
+        named[idx[values == values]] += 1
+    place = np.where(np.isnan(rows[:, _STEP]), rows[:, _EPOCH], np.nan)
+    last = notes.last_place or (np.nan, 0)
+    before, before_named = np.concatenate([[last[0]], place[:-1]]), np.concatenate([[last[1]], named[:-1]])
+    notes.epoch_pairs += int(((place == before) & (named != before_named)).sum())
+    notes.last_place = (float(place[-1]), int(named[-1]))
+
+
 def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int]) -> None:
     """`note` of each file's rows, given end to end (`block`: `lengths[k]` rows of `notes[k]`'s file, then the
     next), in one numpy pass over the block. Why: a batch of 1,024 small logs noted one by one cost a read
@@ -221,12 +250,14 @@ def set_aside(
     estimate_codes: Sequence[int] = (),
     side_codes: Sequence[int] = (),
     only_sides: Sequence[int] = (),
+    named: np.ndarray | None = None,
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
     files `epoch_codes`, the estimates rule (`estimates`: whether each row names an evaluation loss) only in
     files `estimate_codes`, the side rows' only in files `side_codes`; files `only_sides` (asked for that rule
-    alone) are held to no other rule."""
+    alone) are held to no other rule; `named`: per row, how many other metrics it names (the epoch printed twice
+    is told by it; None: no file has such pairs)."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -245,6 +276,8 @@ def set_aside(
     twice = pair[step[pair] == step[pair + 1]]
     aside[twice[often[shape[twice]] < often[shape[twice + 1]]]] = Aside.EVAL
     aside[twice[often[shape[twice + 1]] < often[shape[twice]]] + 1] = Aside.EVAL
+    if named is not None:
+        _epoch_twice(aside, r, c, step, epoch, sign, pick(named))
     if estimates is not None and len(estimate_codes):
         where = pick(np.isin(code, estimate_codes))
         est = where & pick(estimates)
@@ -269,6 +302,31 @@ def set_aside(
 
 _SIGN_BITS = 12  # a signature's bits (_N_FLOAT of them)
 _SIDE_MAX = 8  # side rows a step may have (a few losses of its parts)
+
+
+def _epoch_twice(
+    aside: np.ndarray,
+    r: np.ndarray,
+    c: np.ndarray,
+    step: np.ndarray,
+    epoch: np.ndarray,
+    sign: np.ndarray,
+    n: np.ndarray,
+) -> None:
+    """The epoch printed twice (see the module's doc): of two neighbouring rows of one file and rank with no step,
+    one epoch and different numbers `n` of other metrics named, the one in the rarer shape of the file (its
+    signature and that number) is an evaluation row; as many: both stay."""
+    at = np.flatnonzero(
+        (r[1:] == r[:-1]) & np.isnan(step[1:]) & np.isnan(step[:-1]) & (epoch[1:] == epoch[:-1]) & (n[1:] != n[:-1])
+    )
+    if not len(at):
+        return
+    _, shape, often = np.unique(
+        (c << _SIGN_BITS | sign) << 16 | np.minimum(n, 0xFFFF), return_inverse=True, return_counts=True
+    )
+    many = often[shape]  # how many of the file's rows have each row's shape
+    aside[at[many[at] < many[at + 1]]] = Aside.EVAL
+    aside[at[many[at + 1] < many[at]] + 1] = Aside.EVAL
 
 
 def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray) -> np.ndarray:
