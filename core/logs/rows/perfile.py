@@ -95,8 +95,9 @@ class Notes:
 
     @property
     def sides(self) -> bool:
-        """Whether the file's rows with no step and no epoch may be its steps' side rows: it has rows with a step."""
-        return self.unplaced > 0 and self.stepped > 1
+        """Whether the file's rows with no step and no epoch may be its steps' side rows: it has rows with a step,
+        and step-less rows enough to follow most of them (a stray one beside step rows keeps the cheap path)."""
+        return self.unplaced > 0 and self.stepped > 1 and 2 * self.unplaced >= self.stepped - 1
 
     @property
     def estimating(self) -> bool:
