@@ -10,6 +10,9 @@
   TorchGT prints `Epoch: 010, Loss: 3.5123, Epoch Time: 0.423s`, and every fifth epoch its evaluation `Epoch: 010,
   Loss: 3.512267, Train acc: 13.07%, Val acc: 13.17%, Test acc: 13.12%, Epoch Time: 0.423s` (nihaopeng/torchgt_npu
   metis_log3.txt): the rarer line naming more metrics is an evaluation row; one row per epoch.
+- a Keras History saved by pandas (`pd.DataFrame(history.history).to_csv(...)`: ShaurGaur/ResTS's
+  `ResTS15epochs-full.csv`) is discovered by its name (history, epochs: core.logs.bytes.discover) and read as a CSV
+  table whose unnamed first column is the row index.
 The notations of this round (`losses: X`, a CSV's unnamed index column) are entries of
 core.logs.rows.notations_spellings, read on every path by tests/test_grammar_entries.py.
 """
@@ -180,3 +183,27 @@ def test_an_epochs_only_line_naming_more_metrics_stays_its_row(tmp_path: Path) -
     (tmp_path / "metis_log3.txt").write_text("\n".join(lines) + "\n")
     m = read_run(tmp_path).metrics
     assert m["loss"].tolist() == pytest.approx([3.6855, 3.6827, 3.6754, 3.6555, 3.6076, 3.512267, 3.3766])
+
+
+# ShaurGaur/ResTS ResTS15epochs-full.csv (https://github.com/ShaurGaur/ResTS/blob/
+# 0114ca2c54e97d3bd5e32a1346933e7916475659/ResTS15epochs-full.csv), its header and first three rows of 15
+RESTS = (
+    ",loss,out1_accuracy,out1_loss,out2_accuracy,out2_loss,val_loss,val_out1_accuracy,val_out1_loss,"
+    "val_out2_accuracy,val_out2_loss\n"
+    "0,0.7506051659584045,0.8343185782432556,0.7235159277915955,0.8005656599998474,0.7706614136695862,"
+    "2.675212860107422,0.4256424009799957,2.332689046859741,0.33530306816101074,2.901031255722046\n"
+    "1,0.34941336512565613,0.9196513295173645,0.2970200777053833,0.8934325575828552,0.3870766758918762,"
+    "2.039602518081665,0.5626286864280701,1.5300160646438599,0.40791475772857666,2.3748106956481934\n"
+    "2,0.2675201892852783,0.9373160004615784,0.21925708651542664,0.9152699708938599,0.2995750904083252,"
+    "1.6593282222747803,0.6309427618980408,1.2421668767929077,0.4832124710083008,1.9356632232666016\n"
+)
+
+
+@pytest.mark.parametrize("name", ["ResTS15epochs-full.csv", "history.csv", "train_history.csv"])
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_keras_history_csv_is_found_and_read_without_its_index_column(tmp_path: Path, name: str, path: str) -> None:
+    (tmp_path / name).write_text(RESTS, encoding="utf-8")
+    m = read_run(tmp_path, settings=READ_PATHS[path]).metrics
+    assert m["loss"].tolist() == pytest.approx([0.7506051659584045, 0.34941336512565613, 0.2675201892852783]), path
+    assert m["val_loss"].tolist() == pytest.approx([2.675212860107422, 2.039602518081665, 1.6593282222747803])
+    assert "" not in m.columns and m["epoch"].isna().all()  # the index column is no metric, nor read as an epoch
