@@ -156,11 +156,12 @@ _LOGLIKE = re.compile(
 # Never beside a real log (mmcv writes `X.log` next to `X.log.json`: the `.log` is read), never a `README.md`.
 # A trainer's JSON document too (HF's `trainer_state.json`, read whole: core.logs.bytes.jsondoc). A trainer's record
 # file under the name it writes it by: Ultralytics' `results.csv` (a CSV row per epoch), detectron2's JSONWriter
-# `metrics.json` (a JSON line per logging period); a table under a `.csv`/`.tsv` name saying log, results or metrics.
+# `metrics.json` (a JSON line per logging period); a table under a `.csv`/`.tsv` name saying log, results, metrics,
+# history or epochs (Keras' `pd.DataFrame(history.history).to_csv(...)`: ResTS's `ResTS15epochs-full.csv`).
 # Console output pasted into a `.md` whose name says output or results (`terminal_output_300_epochs.md`).
 _LOG_NAMED_TEXT = re.compile(
     r"(?:^|/)(?:(?:[^/]*[^a-z/])?logs?(?:[^a-z/][^/]*)?\.(?:json|md)|(?:trainer_state|metrics)\.json"
-    r"|(?:[^/]*[^a-z/])?(?:logs?|results|metrics)(?:[^a-z/][^/]*)?\.(?:csv|tsv)"
+    r"|(?:[^/]*[^a-z/])?(?:logs?|results|metrics|history|epochs?)(?:[^a-z/][^/]*)?\.(?:csv|tsv)"
     r"|(?:[^/]*[^a-z/])?(?:output|results)(?:[^a-z/][^/]*)?\.md)$",
     re.IGNORECASE,
 )

@@ -14,7 +14,8 @@ more: no sentence), one holding a loss key, is the header of a training table;
 a later line of exactly as many cells, each a number (`16.1G`: with its unit; `20/300`: the epoch of its total),
 is its row. A comma-separated header (3 names or more, no space inside a name: a CSV file's first line, Keras'
 CSVLogger's `epoch,accuracy,dice_coef,loss,lr,...,val_loss,...`, notation `csv_table`) heads the lines of as many
-comma-separated numbers under it alike, and a tab-separated one (2 names or more: a TSV's `step<TAB>loss`) the
+comma-separated numbers under it alike (its first cell may be empty: pandas' unnamed index column, `DataFrame.to_csv`
+of a Keras History, a row number and no metric), and a tab-separated one (2 names or more: a TSV's `step<TAB>loss`) the
 lines of as many tab-separated numbers; a name may hold a namespace (Ultralytics' results.csv, `train/box_loss`).
 YOLOv3/v5/v7 name their loss parts bare beside `gpu_mem` (`Epoch gpu_mem box obj cls [total] labels img_size`):
 `total` is the loss, with none the first part. The training loss is the first loss column, the other loss columns are
@@ -91,8 +92,9 @@ def _csv_header(text: bytes, sep: bytes = b",") -> ColumnHeader | None:
     """A CSV table's header (`epoch,accuracy,loss,...`): names parted by commas, one a loss key; a TSV's parted by
     tabs (`step<TAB>loss`: two names are a table's, a tab parts no sentence's words)."""
     cells = [c.strip() for c in text.split(sep)]
+    unnamed = int(sep == b"," and cells[0] == b"")  # pandas' unnamed index column (`DataFrame.to_csv`): no metric
     least = _MIN_NAMES if sep == b"," else 2
-    if len(cells) < least or any(_RE_NAME.fullmatch(c) is None or _RE_CELL.fullmatch(c) for c in cells):
+    if len(cells) < least or any(_RE_NAME.fullmatch(c) is None or _RE_CELL.fullmatch(c) for c in cells[unnamed:]):
         return None
     names = tuple(c.decode("ascii", "replace") for c in cells)
     loss = next((i for i, n in enumerate(names) if any(k.decode() in n.lower() for k in LOSS_KEYS)), None)
@@ -163,6 +165,8 @@ def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
     read = LineRead()
     for i, (name, cell) in enumerate(zip(header.names, cells, strict=True)):
         low = name.lower()
+        if not name:  # a CSV's unnamed index column (`_csv_header`): a row number, no metric
+            continue
         if i == header.loss:
             read.fields["loss"], read.keys["loss"] = number(cell[1]), name
         elif low in _EPOCH or low in _STEP:

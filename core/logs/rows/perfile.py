@@ -8,7 +8,10 @@ line's text alone cannot tell these apart, the file's other rows can. Four rules
   than the rows it sums up);
 - a step printed twice: of two neighbouring rows of one file and one rank with one step and different values
   named, the one whose values fewer of the file's rows name is an evaluation row (nanoGPT's `step 3000: train
-  loss X, val loss Y` beside `iter 3000: loss Z, time ...`); as many: both stay;
+  loss X, val loss Y` beside `iter 3000: loss Z, time ...`); as many: both stay. Rows with no step, one epoch
+  alike, told apart by how many other metrics they name too (`epoch_twice`: TorchGT's `Epoch: 010, Loss: 3.5123,
+  Epoch Time: 0.423s`, then every fifth epoch its evaluation `Epoch: 010, Loss: 3.512267, Train acc: 13.07%, Val
+  acc: 13.17%, Test acc: 13.12%, Epoch Time: 0.423s`);
 - an echo: of two neighbouring rows of one file and one rank with the same loss (two NaNs alike) and
   different values named, the one naming fewer values is dropped (as many: the later one, the echo), when at
   least half of that shape's rows in the file are such echoes (TFLearn's `Training Step: 8 | total loss: 2.03040`
@@ -20,7 +23,14 @@ line's text alone cannot tell these apart, the file's other rows can. Four rules
   than twice as many, when no such row has their shape (`iter 240: loss Z, time ..ms, mfu ..%` names a step time):
   a file of only such lines keeps them (`Epoch [001/300] - Train Loss: X, Valid Loss: Y`), and so do rows of the
   training rows' own shape that name one now and then (a progress bar's postfix gains `val_loss=` after a
-  validation). A NaN evaluation loss is stored as naming none: such a row stays (as the step printed twice decides).
+  validation). A NaN evaluation loss is stored as naming none: such a row stays (as the step printed twice decides);
+- a step's side rows: rows naming no step and no epoch are a step's other losses, dropped, where most of a file's
+  (and rank's) rows with a step are followed by exactly k of them before the next (one to `_SIDE_MAX`; more where
+  an evaluation's lines, no rows, print their own between, fewer where a copy was cut; the last step's any number)
+  and none comes before its first such row (WS-DAN's `Epoch: [0][10/250]<TAB>... Loss 12.6626 (12.3890)` row,
+  then `cos_sim_loss  0.293 (0.294)`, `neg_cos_sim_loss  0.160 (0.165)` and `loss1,loss2,loss3,feature_center_loss
+  6.23 6.24 6.23 0.68` after every one): a trainer printing its loss with no step between rows that name one prints
+  a varying number of them, or some before the first.
 
 "Values named" (a row's signature) are its numeric columns that hold a number, the time and the loss left out
 (a line may or may not print a time; every row has a loss, and a NaN loss is no other shape). A live tick and a
@@ -40,7 +50,17 @@ import numpy as np
 
 from core.logs.tokens.bulk import ROW_KEYS
 
-__all__ = ["Aside", "Notes", "column_signatures", "estimate_name", "note", "note_many", "set_aside", "signatures"]
+__all__ = [
+    "Aside",
+    "Notes",
+    "column_signatures",
+    "estimate_name",
+    "note",
+    "note_epochs",
+    "note_many",
+    "set_aside",
+    "signatures",
+]
 
 _N_FLOAT = len(ROW_KEYS) - 1
 _STEP, _EPOCH, _LOSS, _TIME = (ROW_KEYS.index(k) for k in ("step", "epoch", "loss", "time"))
@@ -64,10 +84,20 @@ class Notes:
     pairs: int = 0  # neighbouring rows with one step or one loss and different signatures
     last: list[float] | None = None  # the last row (ROW_KEYS columns)
     estimates: int = 0  # rows naming an evaluation loss (`estimate_name`) beside their loss
+    unplaced: int = 0  # rows with no step and no epoch
+    epoch_pairs: int = 0  # neighbouring rows with no step, one epoch, naming different numbers of other metrics
+    last_place: tuple[float, int] | None = None  # the last row's epoch when it has no step, and its other metrics
 
     @property
     def any(self) -> bool:
-        return bool(self.pairs or self.summaries or self.estimating)
+        """Whether a rule but the side rows' may apply (those the file's `sides` says)."""
+        return bool(self.pairs or self.summaries or self.estimating or self.epoch_pairs)
+
+    @property
+    def sides(self) -> bool:
+        """Whether the file's rows with no step and no epoch may be its steps' side rows: it has rows with a step,
+        and step-less rows enough to follow most of them (a stray one beside step rows keeps the cheap path)."""
+        return self.unplaced > 0 and self.stepped > 1 and 2 * self.unplaced >= self.stepped - 1
 
     @property
     def estimating(self) -> bool:
@@ -125,6 +155,8 @@ def note(notes: Notes, rows: np.ndarray) -> None:
                 notes.stepped += 1
             elif row[_EPOCH] == row[_EPOCH]:
                 notes.epoch_only += 1
+            else:
+                notes.unplaced += 1
             if last is not None and (step == last[_STEP] or loss == last[_LOSS]):
                 notes.pairs += _row_signature(row) != _row_signature(last)
             notes.last = row
@@ -133,6 +165,7 @@ def note(notes: Notes, rows: np.ndarray) -> None:
     no_step = np.isnan(step)
     notes.stepped += len(rows) - int(no_step.sum())
     notes.epoch_only += int((no_step & ~np.isnan(rows[:, _EPOCH])).sum())
+    notes.unplaced += int((no_step & np.isnan(rows[:, _EPOCH])).sum())
     last = notes.last if notes.last is not None else [np.nan] * rows.shape[1]
     before_step = np.concatenate([[last[_STEP]], step[:-1]])
     before_loss = np.concatenate([[last[_LOSS]], loss[:-1]])
@@ -147,6 +180,20 @@ def note(notes: Notes, rows: np.ndarray) -> None:
 
 
 _SMALL = 8  # rows a block may have to be noted row by row
+
+
+def note_epochs(notes: Notes, rows: np.ndarray, extras: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Note a file's neighbouring rows with no step and one epoch naming different numbers of other metrics
+    (`extras`: name -> (row numbers, values), as the file hands its rows over): the epoch printed twice. Asked only
+    of a file with rows of an epoch and no step (`Notes.epoch_only`), from its first such row on."""
+    named = np.zeros(len(rows), dtype=np.int64)
+    for idx, values in extras.values():
+        named[idx[values == values]] += 1
+    place = np.where(np.isnan(rows[:, _STEP]), rows[:, _EPOCH], np.nan)
+    last = notes.last_place or (np.nan, 0)
+    before, before_named = np.concatenate([[last[0]], place[:-1]]), np.concatenate([[last[1]], named[:-1]])
+    notes.epoch_pairs += int(((place == before) & (named != before_named)).sum())
+    notes.last_place = (float(place[-1]), int(named[-1]))
 
 
 def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int]) -> None:
@@ -168,6 +215,7 @@ def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int])
     no_step = np.isnan(step)
     stepped = np.bincount(seg[~no_step], minlength=k).tolist()
     epoch_only = np.bincount(seg[no_step & ~np.isnan(block[:, _EPOCH])], minlength=k).tolist()
+    unplaced = np.bincount(seg[no_step & np.isnan(block[:, _EPOCH])], minlength=k).tolist()
     lasts = [x.last if x.last is not None else [np.nan] * block.shape[1] for x in notes]
     before_step, before_loss = np.empty(len(block)), np.empty(len(block))
     before_step[1:], before_loss[1:] = step[:-1], loss[:-1]
@@ -187,6 +235,7 @@ def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int])
     for i, x in enumerate(notes):
         x.stepped += stepped[i]
         x.epoch_only += epoch_only[i]
+        x.unplaced += unplaced[i]
         x.pairs += pairs[i]
     for i, row in zip(np.flatnonzero(sizes > 0).tolist(), last_rows, strict=True):
         notes[i].last = row
@@ -200,11 +249,16 @@ def set_aside(
     epoch_codes: list[int],
     estimates: np.ndarray | None = None,
     estimate_codes: Sequence[int] = (),
+    side_codes: Sequence[int] = (),
+    only_sides: Sequence[int] = (),
+    named: np.ndarray | None = None,
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
     files `epoch_codes`, the estimates rule (`estimates`: whether each row names an evaluation loss) only in
-    files `estimate_codes`."""
+    files `estimate_codes`, the side rows' only in files `side_codes`; files `only_sides` (asked for that rule
+    alone) are held to no other rule; `named`: per row, how many other metrics it names (the epoch printed twice
+    is told by it; None: no file has such pairs)."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -218,13 +272,19 @@ def set_aside(
     shape = c << _SIGN_BITS | sign  # a file's shape: its index among the files, then its signature
     often = np.bincount(shape)
     pair = np.flatnonzero((r[1:] == r[:-1]) & (sign[1:] != sign[:-1]))  # `r` holds the file and the rank
+    if len(only_sides):
+        pair = pair[~pick(np.isin(code, only_sides))[pair]]
     twice = pair[step[pair] == step[pair + 1]]
     aside[twice[often[shape[twice]] < often[shape[twice + 1]]]] = Aside.EVAL
     aside[twice[often[shape[twice + 1]] < often[shape[twice]]] + 1] = Aside.EVAL
+    if named is not None:
+        _epoch_twice(aside, r, c, step, epoch, sign, pick(named))
     if estimates is not None and len(estimate_codes):
         where = pick(np.isin(code, estimate_codes))
         est = where & pick(estimates)
         aside[est & ~np.isin(shape, shape[where & ~est])] = Aside.EVAL  # no row naming none has their shape
+    if len(side_codes):
+        aside[_side_rows(r, step, epoch) & pick(np.isin(code, side_codes))] = Aside.DROP
     echo = pair[(loss[pair] == loss[pair + 1]) | (np.isnan(loss[pair]) & np.isnan(loss[pair + 1]))]
     named = np.bitwise_count(sign)  # how many values each row names
     marked = np.zeros(len(code), dtype=bool)
@@ -242,6 +302,53 @@ def set_aside(
 
 
 _SIGN_BITS = 12  # a signature's bits (_N_FLOAT of them)
+_SIDE_MAX = 8  # side rows a step may have (a few losses of its parts)
+
+
+def _epoch_twice(
+    aside: np.ndarray,
+    r: np.ndarray,
+    c: np.ndarray,
+    step: np.ndarray,
+    epoch: np.ndarray,
+    sign: np.ndarray,
+    n: np.ndarray,
+) -> None:
+    """The epoch printed twice (see the module's doc): of two neighbouring rows of one file and rank with no step,
+    one epoch and different numbers `n` of other metrics named, the one in the rarer shape of the file (its
+    signature and that number) is an evaluation row; as many: both stay."""
+    at = np.flatnonzero(
+        (r[1:] == r[:-1]) & np.isnan(step[1:]) & np.isnan(step[:-1]) & (epoch[1:] == epoch[:-1]) & (n[1:] != n[:-1])
+    )
+    if not len(at):
+        return
+    _, shape, often = np.unique(
+        (c << _SIGN_BITS | sign) << 16 | np.minimum(n, 0xFFFF), return_inverse=True, return_counts=True
+    )
+    many = often[shape]  # how many of the file's rows have each row's shape
+    aside[at[many[at] < many[at + 1]]] = Aside.EVAL
+    aside[at[many[at + 1] < many[at]] + 1] = Aside.EVAL
+
+
+def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray) -> np.ndarray:
+    """Which rows are a step's side rows (see the module's doc), given each row's file and rank `r` (sorted), step and
+    epoch: per file and rank, as many rows with no step and no epoch after each row with a step."""
+    out = np.zeros(len(r), dtype=bool)
+    stepped, unplaced = step == step, (step != step) & (epoch != epoch)
+    if not unplaced.any() or stepped.sum() < 2:
+        return out
+    starts = np.flatnonzero(np.concatenate([[True], r[1:] != r[:-1]]))
+    for a, b in zip(starts.tolist(), [*starts[1:].tolist(), len(r)], strict=True):
+        after = np.cumsum(stepped[a:b])  # per row, how many rows with a step come before it or are it
+        side = np.flatnonzero(unplaced[a:b])
+        n_steps = int(after[-1])
+        if not len(side) or n_steps < 2 or after[side[0]] == 0:
+            continue
+        gaps = np.bincount(after[side], minlength=n_steps + 1)[1:-1]  # side rows between two rows with a step
+        k = int(np.argmax(np.bincount(gaps))) if len(gaps) else 0  # the most common gap
+        if 1 <= k <= _SIDE_MAX and 2 * int((gaps == k).sum()) > len(gaps):
+            out[a + side] = True
+    return out
 
 
 def _floats(columns: Mapping[str, np.ndarray | None], name: str, n: int) -> np.ndarray:

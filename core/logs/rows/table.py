@@ -33,7 +33,7 @@ import pandas as pd
 
 from core.logs.rows.filestate import FileState, note_key
 from core.logs.rows.nanroom import NanRooms, copy_values
-from core.logs.rows.perfile import Notes, estimate_name, note_many, set_aside
+from core.logs.rows.perfile import Notes, estimate_name, note_epochs, note_many, set_aside
 from core.logs.rows.room import room
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
@@ -273,6 +273,9 @@ class MetricTable:
             named_eval = [idx[values == values] for name, (idx, values) in extras.items() if estimate_name(name)]
             if named_eval:
                 src.notes.estimates += len(np.unique(np.concatenate(named_eval)))
+        for src, _, rows, extras in parts:  # an epoch printed twice: perfile's step printed twice, by epoch
+            if src.notes.epoch_only:  # (from its first such row on: a pair across two ticks is noted)
+                note_epochs(src.notes, rows, extras)
         start, end = self._n, self._n + len(block)
         self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
@@ -304,10 +307,10 @@ class MetricTable:
 
     def set_aside(self) -> np.ndarray | None:
         """Per row of the first n, an `Aside` (core.logs.rows.perfile: an epoch summary beside step rows, a step
-        printed twice in a rarer shape, an echo of a row in another shape); None when no file's notes say a rule
-        may apply (the cheap path of every tick). Decided over each file's rows so far, so every read path (and
-        a tick cut anywhere) gives the same answer once the same rows are read."""
-        srcs = [src for src in self._sources.values() if src.notes.any]
+        printed twice in a rarer shape, an echo of a row in another shape, a step's side rows); None when no file's
+        notes say a rule may apply (the cheap path of every tick). Decided over each file's rows so far, so every
+        read path (and a tick cut anywhere) gives the same answer once the same rows are read."""
+        srcs = [src for src in self._sources.values() if src.notes.any or src.notes.sides]
         if not srcs:
             return None
         n = self._n
@@ -322,8 +325,10 @@ class MetricTable:
         epoch_codes = [src.code for src in srcs if src.notes.summaries]
         est_codes = [src.code for src in srcs if src.notes.estimating]
         est = self._names_eval_loss(n) if est_codes else None
+        sides = [src.code for src in srcs if src.notes.sides], [src.code for src in srcs if not src.notes.any]
+        named = self._named(n) if any(src.notes.epoch_pairs for src in srcs) else None
         if every:
-            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes, est, est_codes)
+            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes, est, est_codes, *sides, named)
         out = np.zeros(n, dtype=np.int8)
         out[rows] = set_aside(
             code[rows],
@@ -333,7 +338,18 @@ class MetricTable:
             epoch_codes,
             None if est is None else est[rows],
             est_codes,
+            *sides,
+            None if named is None else named[rows],
         )
+        return out
+
+    def _named(self, n: int) -> np.ndarray:
+        """Per row of the first n, how many other metrics it names (a number)."""
+        out = np.zeros(n, dtype=np.int64)
+        for name in self._extra_names:
+            arr = self._cols[name].arr
+            if arr is not None:
+                out += arr[:n] == arr[:n]
         return out
 
     def _names_eval_loss(self, n: int) -> np.ndarray:

@@ -1,0 +1,51 @@
+"""Notations of a key's other spellings and a table's unnamed column, one entry each (as core.logs.rows.notations,
+which reads these after notations_trainers'; split off to keep modules short): a loss key in the plural (`losses:
+X`, one value) and a CSV table whose first column has no name (pandas' `DataFrame.to_csv` of a Keras History: the
+row index, no metric), each with real samples.
+"""
+
+from __future__ import annotations
+
+from core.logs.rows.notation import Notation, NotationSample
+from core.logs.tokens.lexicon import NUM
+
+__all__ = ["SPELLINGS"]
+
+_BILSTM_CRF = (
+    "https://github.com/Ascend/modelzoo/blob/7f2ad79749cfc13b9954a0938af47daab35a92af/built-in/TensorFlow/Research/"
+    "nlp/BiLSTM_CRF_for_TensorFlow/loss%2Bperf_npu.txt"
+)
+_RESTS = "https://github.com/ShaurGaur/ResTS/blob/0114ca2c54e97d3bd5e32a1346933e7916475659/ResTS15epochs-full.csv"
+_RESTS_HEADER = (
+    ",loss,out1_accuracy,out1_loss,out2_accuracy,out2_loss,val_loss,val_out1_accuracy,val_out1_loss,"
+    "val_out2_accuracy,val_out2_loss"
+)
+
+SPELLINGS: tuple[Notation, ...] = (
+    Notation(
+        "loss_key_in_the_plural",
+        "the loss key in the plural before one value, `losses: X` (a TF1 custom loop's `step: N, cost time: Ts, "
+        "losses: X`): the training loss, as `loss: X` is; `losses` before a namespace (`losses/policy_loss: X`) or "
+        "a list is no value of its own",
+        (
+            NotationSample("step: 1, cost time: 164.408s, losses: 121.096", _BILSTM_CRF, {"loss": 121.096, "step": 1}),
+            NotationSample("step: 5, cost time: 79.854s, losses: 102.702", _BILSTM_CRF, {"loss": 102.702, "step": 5}),
+        ),
+        pattern=rb"(?i)(?<![a-z0-9_./\-])losses[ \t]*[:=][ \t]*(?P<loss>" + NUM + rb")(?![\w.])",
+    ),
+    Notation(
+        "csv_table_with_an_unnamed_index",
+        "a CSV table whose first header cell is empty (pandas' `pd.DataFrame(history.history).to_csv(path)` of a "
+        "Keras History: the unnamed row index, then `loss,...,val_loss,...`): the index column is no metric, the "
+        "others read as any CSV table's (core.logs.rows.columns: the first loss column is the loss)",
+        (
+            NotationSample(
+                "0,0.7506051659584045,0.8343185782432556,0.7235159277915955,0.8005656599998474,0.7706614136695862,"
+                "2.675212860107422,0.4256424009799957,2.332689046859741,0.33530306816101074,2.901031255722046",
+                _RESTS,
+                {"loss": 0.7506051659584045, "out1_loss": 0.7235159277915955, "val_loss": 2.675212860107422},
+                header=_RESTS_HEADER,
+            ),
+        ),
+    ),
+)
