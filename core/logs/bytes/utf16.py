@@ -13,7 +13,7 @@ from typing import Any, BinaryIO, Protocol, TypeVar
 
 from core.logs.bytes.rawio import line_number, read_exact
 
-__all__ = ["read_utf16", "utf16_blocks", "utf16_codec"]
+__all__ = ["read_utf16", "utf16_blocks", "utf16_codec", "utf16_undecided"]
 
 
 class _Named(Protocol):
@@ -70,6 +70,17 @@ def utf16_codec(head: bytes) -> str | None:
     if even.count(0) == len(even) and odd.count(0) <= len(odd) // 10:
         return "utf-16-be"
     return None
+
+
+def utf16_undecided(head: bytes) -> bool:
+    """True while a log's first bytes are too few for `utf16_codec` to decide (fewer than _UTF16_MIN, no
+    byte-order mark) yet fit UTF-16 so far: a NUL in every other byte, none between. Why: read as UTF-8, those
+    NULs become line ends and the first line's bytes are taken before the file is known to be UTF-16 (a
+    trainer writing its first line in pieces lost its first row); the read waits for more bytes instead."""
+    if len(head) // 2 * 2 >= _UTF16_MIN or head.startswith((b"\xff\xfe", b"\xfe\xff")) or 0 not in head:
+        return False
+    even, odd = head[0::2], head[1::2]
+    return (odd.count(0) == len(odd) and 0 not in even) or (even.count(0) == len(even) and 0 not in odd)
 
 
 def utf16_blocks(f: BinaryIO, pos: int, end: int, block: int, codec: str) -> Iterator[tuple[int, int, bytes | None]]:

@@ -29,7 +29,7 @@ from core.logs.bytes.rawio import bytes_on_disk, find_copy, find_rotated
 from core.logs.bytes.rawio import read_exact as _read_exact
 from core.logs.bytes.readahead import ReadAhead
 from core.logs.bytes.source import ByteSource, CheckedFiles, why_not
-from core.logs.bytes.utf16 import read_utf16, utf16_codec
+from core.logs.bytes.utf16 import read_utf16, utf16_codec, utf16_undecided
 from core.logs.rows.evaltable import EvalTable
 from core.logs.rows.filestate import JOB_RANK, ErrorRow, keep_before_cut, note_cut, settle_cut
 from core.logs.rows.formats import user_format
@@ -351,6 +351,8 @@ class RunReader:
             if (codec := utf16_codec(st.head)) is not None:  # the scans look for ASCII keys: decoded first
                 pos = read_utf16(self.parser.feed, st, f, codec, now=now, end=end, block=self.settings.read_block)
                 changed |= pos > first
+            elif not st.consumed and utf16_undecided(st.head) and now - stat.st_mtime < QUIET_S:
+                codec = "wait"  # maybe UTF-16, too short to say: as UTF-8 its NULs end lines (a still file: read so)
             elif is_document(st.info.path):  # a JSON document (trainer_state.json): its records, read whole
                 codec, end = "json", size
                 changed |= read_document(self.parser.feed, st, f, size, now=now)
@@ -428,7 +430,7 @@ class RunReader:
         self.spent += pos - first
         if end < size:  # capped: the next refresh goes on from here (offset < size keeps it reading)
             self.behind[st.info.path] = size - st.consumed
-        st.offset = size if end == size else st.consumed
+        st.offset = size if end == size and codec != "wait" else st.consumed  # waiting: looked at again
         st.size = size
         st.last_growth = now if st.live else stat.st_mtime
         if st.cut_from is not None and (gone := settle_cut(st, now)) is not None:  # a relaunch: as before

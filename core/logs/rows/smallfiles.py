@@ -14,7 +14,7 @@ from core.logs.bytes.discover import LogRole
 from core.logs.bytes.jsondoc import is_document
 from core.logs.bytes.rawio import breaks_to_lf
 from core.logs.bytes.source import ByteSource
-from core.logs.bytes.utf16 import utf16_codec
+from core.logs.bytes.utf16 import utf16_codec, utf16_undecided
 from core.logs.rows.parser import FileState, Parser
 
 __all__ = ["LIVE_BLOCK", "LiveBatch", "SmallFiles"]
@@ -73,7 +73,7 @@ class SmallFiles:
         with f, memoryview(self.buf) as view:
             got = self.source.read_at(f, view[lo : lo + stat.st_size], stat.st_size, 0)
         head = bytes(self.buf[lo : lo + min(got, 256)])
-        if utf16_codec(head) is not None:  # the usual read decodes it
+        if utf16_codec(head) is not None or utf16_undecided(head):  # the usual read decodes it (or waits)
             return False
         if (hole := breaks_to_lf(self.buf, lo + got, lo)) >= 0:  # CR-only lines, NULs: lines, as a usual read's
             st.hole_end = hole - lo
