@@ -394,4 +394,21 @@ TRAINERS: tuple[Notation, ...] = (
             ),
         ),
     ),
+    Notation(
+        "final_loss_summary",
+        "a run's final loss after training ends, the loss key after the word `final` on a line with no step and no "
+        "epoch (core.logs.rows.series): a one-off summary, never a training row",
+        (
+            NotationSample(
+                "2025-10-02 14:29:20,335 - INFO - [__main__] - \U0001f4ca Final training loss: 1.1465217211914063",
+                CORPUS.format(
+                    "https://github.com/AmirrezaSedghamiz/Phi2-microsoft-model-finetuning/blob/"
+                    "98721f3f160d42ee8c40d0b7ad3b1a248dbfd729/training.log",
+                    "qlora-phi2-no-step-rows-only-final-training-loss-summary_phi2-finetuning-training-log",
+                ),
+                None,
+                eval=True,
+            ),
+        ),
+    ),
 )

@@ -8,7 +8,9 @@ by the line's text alone (every line of one shape alike: the bulk path reuses on
   100, loss = 2.0213404, ...`): the evaluation at that step, beside the `loss = X, step = N` training rows;
 - an epoch's summary in a pipe table: the epoch a field of its own (`| epoch 010 |`, fairseq's `train | epoch 002
   | loss 9.803 | ...`) on a line that reads no step, where the per-step lines say where they are within the epoch
-  (`| epoch 010  2000 / 8223 loss=1.27`, `train_inner | epoch 003:      5 / 356 loss=9.44`).
+  (`| epoch 010  2000 / 8223 loss=1.27`, `train_inner | epoch 003:      5 / 356 loss=9.44`);
+- a run's final loss, the loss key after the word `final` (maybe with `train` / `training` between) on a line that
+  reads no step and no epoch (a QLoRA script's `📊 Final training loss: 1.1465217211914063` after training ends).
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ RE_SUMMARY = re.compile(
     rb"train_runtime|train_samples_per_second|train_steps_per_second|Averaged stats:|Saving dict for global step|"
     rb"(?i:(?:epoch|final|training|train)[ \t]+results?[ \t]*:)"
 )
+_RE_FINAL = re.compile(rb"(?i)(?<![a-z])final[ \t_]+(?:train(?:ing)?[ \t_]+)?loss[ \t]*[:=]")
 _RE_EPOCH_FIELD = re.compile(rb"(?i)(?:^|\|)[ \t]*epoch[ \t]*:?[ \t]*\d+[ \t]*\|")
 
 
 def summary_line(line: bytes, fields: Mapping[str, float]) -> bool:
     """Whether a line with a loss is a one-off summary (see the module's doc); `fields`: what it reads."""
     if RE_SUMMARY.search(line) is not None:
+        return True
+    if "step" not in fields and "epoch" not in fields and _RE_FINAL.search(line) is not None:
         return True
     return "step" not in fields and _RE_EPOCH_FIELD.search(line) is not None
