@@ -63,8 +63,8 @@ _RE_LOSS_KEY = re.compile(
     # `valid loss 为: 3.37`)
     # (a rate's unit may follow the key, `Training Loss per 100 steps: 1.35`; a bracketed key closes, loguru's
     # `| [Loss] nan |`)
-    # (or a criterion's class ending a key, `Loss` after a small letter: OLMo's `train/CrossEntropyLoss=9.064`)
-    rb"(?i)(?:(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")|(?-i:(?<=[a-z])Loss)(?![a-z0-9]))"
+    # (a criterion's class ending a key, `Loss` after a small letter: `train/CrossEntropyLoss=9.064`; no table cell)
+    rb"(?i)(?:(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")|(?-i:(?<=[a-z])Loss)(?![a-z0-9])(?![ \t]*\|))"
     rb"(?:[ \t]+per[ \t]+(?:\d+[ \t]+)?[a-z]+(?=[ \t]*[:=]))?"
     # (a parenthesised qualifier may follow it, tqdm's postfix `loss (batch)=0.0278`, never an eval split's name;
     # or `so far`, a running value's words: `avg loss so far is 0.1098`)

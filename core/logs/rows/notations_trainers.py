@@ -70,6 +70,14 @@ _XCLIP_RANK0 = CORPUS.format(
     "swin-style-log-rank0-rank1-files-seven-launches-one-tab-row-each_xclip-log-rank",
 )
 
+_KD_THESIS = (
+    "https://github.com/Jeen-Freecs/kd_thesis/blob/765f409cdaf3e2ceac6ec536be2689738f39e91e/wandb/"
+    "run-20251028_205425-7534idpa/files/output.log"
+)
+_KD_THESIS_ENTRY = (
+    "wandb-output-log-lightning-bar-collapsed-to-one-line-then-wandb-authenticationerror-at-epoch-17_kd-thesis-7534idpa"
+)
+
 TRAINERS: tuple[Notation, ...] = (
     Notation(
         "integer_glued_to_a_bytes_unit",
@@ -261,6 +269,11 @@ TRAINERS: tuple[Notation, ...] = (
                 "    train/CrossEntropyLoss=7.417", "https://github.com/allenai/OLMo/issues/552", {"loss": 7.417}
             ),
             NotationSample("    optim/total_grad_norm=1.608", _OLMO_150M, None),
+            NotationSample(  # Lightning's model summary: the class is a module's type in a table cell, no key
+                "1 | ce_loss    | CrossEntropyLoss | 0      | train",
+                CORPUS.format(_KD_THESIS, _KD_THESIS_ENTRY),
+                None,
+            ),
         ),
     ),
     Notation(
@@ -408,6 +421,20 @@ TRAINERS: tuple[Notation, ...] = (
                 ),
                 None,
                 eval=True,
+            ),
+        ),
+    ),
+    Notation(
+        "loss_by_suffix_in_a_namespace",
+        "the loss key with a suffix (core.logs.rows.notations_more's `loss_named_by_suffix` pattern) behind a logger's "
+        "`train/` namespace: Lightning's bar postfix `train/loss_total_step=X, ..., val/loss_total=Y, "
+        "train/loss_total_epoch=Z` (wandb's console copy keeps the bar's last draw): the first is the row's loss",
+        (
+            NotationSample(
+                "Epoch 14: 100%|██████████| 352/352 [00:24<00:00, 14.27it/s, v_num=idpa, train/loss_total_step=1.250, "
+                "val/auroc=0.984, val/accuracy=0.591, val/loss_total=1.480, train/loss_total_epoch=0.976]",
+                CORPUS.format(_KD_THESIS, _KD_THESIS_ENTRY),
+                {"loss": 1.25, "epoch": 14, "train_loss_total_epoch": 0.976, "val_loss_total": 1.48},
             ),
         ),
     ),
