@@ -440,6 +440,8 @@ _SCAN_BYTES = st.sampled_from(
         # a loss named cross entropy (TF): `cross_entropy`, `cross entropy`, split, in any case, and near misses
         *(b"cross_entropy", b"Cross Entropy", b"CROSS_ENTROPY", b"cr", b"cro", b"cross", b"ross", b"_entropy"),
         *(b" entropy", b"entropy", b"ENTRO", b"py", b"crosss", b"\x7f", b"\x00", b"oss"),
+        # llm.c's `trl` / `tel` (a `t` two bytes before an `l`), split, in any case, and near misses
+        *(b"trl", b"TEL", b"tEl", b"tr", b"te", b"l", b"L", b"tl", b"ttl", b"tal", b"Intel", b"ctrl", b"t"),
         # launcher tags that make a `[` line a candidate (issue 30): `[1,2]<stderr>:`, `[rank6]:`, `[host:pid] `
         *(b"1", b",", b":", b"]", b"-", b".", b"_", b"rank", b"[1,2]", b"[rank6]:", b"[uk:60506] ", b"[uk:6]"),
         *(b"[6]<", b"<", b"[12]"),  # horovodrun's `[6]<stderr>:`
@@ -551,6 +553,8 @@ def test_the_compiled_scan_finds_every_keyword_of_the_lexicon() -> None:
         b"Perplexity",
         b"cross_entropy",
         b"Cross Entropy",
+        b"trl",
+        b"TEL",
     ],
 )
 def test_compiled_block_scan_finds_a_keyword_at_every_offset_in_a_word(keyword: bytes) -> None:

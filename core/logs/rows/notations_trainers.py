@@ -78,6 +78,12 @@ _KD_THESIS_ENTRY = (
     "wandb-output-log-lightning-bar-collapsed-to-one-line-then-wandb-authenticationerror-at-epoch-17_kd-thesis-7534idpa"
 )
 
+_LLMC = (
+    "https://github.com/KellerJordan/modded-nanogpt/blob/f411b3d346aa52d3504324ca93c230fd84c6c07f/records/"
+    "track_1_short/2024-10-13_llmc/main.log"
+)
+_LLMC_ENTRY = "llmc-compact-s-trl-lr-norm-rows-with-s-tel-eval-lines-gpt2-124m_modded-nanogpt-llmc-main-log"
+
 TRAINERS: tuple[Notation, ...] = (
     Notation(
         "integer_glued_to_a_bytes_unit",
@@ -436,6 +442,19 @@ TRAINERS: tuple[Notation, ...] = (
                 CORPUS.format(_KD_THESIS, _KD_THESIS_ENTRY),
                 {"loss": 1.25, "epoch": 14, "train_loss_total_epoch": 0.976, "val_loss_total": 1.48},
             ),
+        ),
+    ),
+    Notation(
+        "llmc_compact_keys",
+        "llm.c's compact main.log: `s:N trl:X lr:Y norm:Z` a training row (`trl` the train loss, `s` the step; "
+        "core.logs.tokens.lexicon.LOSS_KEYS) and `s:N tel:X` an evaluation (`tel` the eval loss, EVAL_LOSS_KEYS)",
+        (
+            NotationSample(
+                "s:0 trl:11.0091 lr:0.000001 norm:15.37",
+                CORPUS.format(_LLMC, _LLMC_ENTRY),
+                {"loss": 11.0091, "step": 0, "lr": 0.000001, "norm": 15.37},
+            ),
+            NotationSample("s:250 tel:6.1710", CORPUS.format(_LLMC, _LLMC_ENTRY), None, eval=True),
         ),
     ),
 )

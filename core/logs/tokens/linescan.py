@@ -20,7 +20,8 @@ numba is imported only by a read of a block of `ReaderSettings.compiled_min` (1 
 ones, a live tick's few lines among them, take the definitions' path: `core.logs.tokens.bulk.scan_by_definition`),
 so a small read never pays its import (~0.3 s) or its cached-code load (~0.2 s); the dashboard pays them
 once, on a thread at start (`warm_up`). numba's disk cache keys a function by its own file's stamp, and
-`stamps.stamped_error` is compiled into `_candidate` here: a change to stamps.py must touch this file too.
+`stamps.stamped_error` is compiled into `_candidate` here (and `kwletters`' checks into the kernel): a change to
+stamps.py or kwletters.py must touch this file too.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from core.logs.tokens.kwletters import ENT, PERPLE, cross_entropy, follows, t_then_l
 from core.logs.tokens.stamps import stamp_parts, stamped_error
 
 __all__ = ["fixed_numbers", "match_shapes", "scan_block", "stamp_parts", "warm_up", "words_of", "worth_lines"]
@@ -41,6 +43,9 @@ _NL = np.uint64(0x0A0A0A0A0A0A0A0A)
 _S = np.uint64(0x7373737373737373)  # "s"
 _V = np.uint64(0x7676767676767676)  # "v"
 _X = np.uint64(0x7878787878787878)  # "x"
+_T = np.uint64(0x7474747474747474)  # "t"
+_L = np.uint64(0x6C6C6C6C6C6C6C6C)  # "l"
+_SIXTEEN = np.uint64(16)
 _CASE = np.uint64(0x2020202020202020)  # OR-ed in: "S" -> "s", "V" -> "v", ... (no other byte becomes one of them)
 _LAST = np.uint64(0x8000000000000000)  # the flag bit of a word's last byte
 _EIGHT = np.uint64(8)
@@ -110,38 +115,21 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     return 48 <= b <= 57 and stamped_error(a, line, end)
 
 
-KEYWORDS_TESTED = (b"loss", b"xent", b"cross_entropy", b"cross entropy", b"perplexity", b"val")  # scan_kernel's
-_ENT, _PERPLE, _ENTROPY = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b"ent", b"perple", b"entropy"))
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _follows(a: np.ndarray, i: int, end: int, text: np.ndarray) -> bool:
-    """Whether `a[i:]` begins with the lower-case `text` (a keyword's letters around a flagged byte), in any case."""
-    if i + len(text) > end:
-        return False
-    k = 0
-    while k < len(text) and (a[i + k] | 32) == text[k]:
-        k += 1
-    return k == len(text)
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _cross_entropy(a: np.ndarray, first: int, end: int) -> bool:
-    """Whether the `ss` at `a[first]` (its `o` seen) is `cross_entropy`'s / `cross entropy`'s: only an `oss` asks."""
-    if first < 3 or (a[first - 2] | 32) != 114 or (a[first - 3] | 32) != 99 or first + 2 >= end:
-        return False
-    return (a[first + 2] == 95 or a[first + 2] == 32) and _follows(a, first + 3, end, _ENTROPY)
+KEYWORDS_TESTED = (b"loss", b"xent", b"cross_entropy", b"cross entropy", b"trl", b"tel", b"perplexity", b"val")
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _word_hits(v: np.uint64, keywords: bool) -> np.uint64:
-    """The flag bits of the bytes to look at: a newline, an `s` before an `s` or last, and (keywords) a `v` or an
-    `x` (any case; a superset)."""
+    """The flag bits of the bytes to look at: a newline, an `s` before an `s` or last, and (keywords) an `x`, or a
+    `v` or a `t` two bytes before an `l` or in the last two (any case; a superset)."""
     low = v | _CASE
     s = _zero_bytes(low ^ _S)
     hits = _zero_bytes(v ^ _NL) | (s & ((s >> _EIGHT) | _LAST))
     if keywords:
-        hits |= _zero_bytes(low ^ _V) | _zero_bytes(low ^ _X)
+        # a `v` or `t` two bytes before an `l` (`val`, `tel`, `trl`): a zero byte of the OR (the AND is zero at a `v`
+        # or a `t` alone: they differ in one bit); the shift's zeros flag one in the word's last two bytes
+        tv_l = ((low ^ _V) & (low ^ _T)) | ((low ^ _L) >> _SIXTEEN)
+        hits |= _zero_bytes(tv_l) | _zero_bytes(low ^ _X)
     return hits
 
 
@@ -216,9 +204,11 @@ def scan_kernel(
                 elif low8 == 115 and i >= 2:  # "loss" / "cross" ending here, or at the next byte (first s flagged)
                     first = i - 1 if (a[i - 1] | 32) == 115 else (i if i + 1 < end and (a[i + 1] | 32) == 115 else -1)
                     if first >= 2 and (a[first - 1] | 32) == 111:  # an `o` before the `ss` pair
-                        kw = (a[first - 2] | 32) == 108 or _cross_entropy(a, first, end)
+                        kw = (a[first - 2] | 32) == 108 or cross_entropy(a, first, end)
                 elif low8 == 120:  # "xent" from its x, "perplexity" at its x
-                    kw = _follows(a, i + 1, end, _ENT) or (i >= 6 and _follows(a, i - 6, end, _PERPLE))
+                    kw = follows(a, i + 1, end, ENT) or (i >= 6 and follows(a, i - 6, end, PERPLE))
+                elif low8 == 116:  # "trl" / "tel" from its t
+                    kw = t_then_l(a, i, end)
     return n_nl, n_st, n_kw
 
 

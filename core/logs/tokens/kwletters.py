@@ -1,0 +1,43 @@
+"""The keywords' letters around a byte the compiled scan flagged (core.logs.tokens.linescan.scan_kernel inlines
+these): whether the bytes before and after it spell a keyword of core.logs.tokens.lexicon.KEYWORDS.
+
+Split off linescan (at the module-length bound). numba's disk cache keys a function by its own file's stamp, and
+these are compiled into linescan's kernel: a change here must touch linescan.py too (as for stamps.py).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["ENT", "PERPLE", "cross_entropy", "follows", "t_then_l"]
+
+ENT, PERPLE, _ENTROPY = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b"ent", b"perple", b"entropy"))
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def follows(a: np.ndarray, i: int, end: int, text: np.ndarray) -> bool:
+    """Whether `a[i:]` begins with the lower-case `text` (a keyword's letters around a flagged byte), in any case."""
+    if i + len(text) > end:
+        return False
+    k = 0
+    while k < len(text) and (a[i + k] | 32) == text[k]:
+        k += 1
+    return k == len(text)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def cross_entropy(a: np.ndarray, first: int, end: int) -> bool:
+    """Whether the `ss` at `a[first]` (its `o` seen) is `cross_entropy`'s / `cross entropy`'s: only an `oss` asks."""
+    if first < 3 or (a[first - 2] | 32) != 114 or (a[first - 3] | 32) != 99 or first + 2 >= end:
+        return False
+    return (a[first + 2] == 95 or a[first + 2] == 32) and follows(a, first + 3, end, _ENTROPY)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def t_then_l(a: np.ndarray, i: int, end: int) -> bool:
+    """Whether the `t` at `a[i]` begins `trl` or `tel` (llm.c's train and eval loss keys), in any case."""
+    if i + 2 >= end or (a[i + 2] | 32) != 108:
+        return False
+    second = a[i + 1] | 32
+    return second == 114 or second == 101
