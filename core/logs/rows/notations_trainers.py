@@ -431,16 +431,28 @@ TRAINERS: tuple[Notation, ...] = (
         ),
     ),
     Notation(
-        "loss_by_suffix_in_a_namespace",
+        "loss_by_suffix_after_a_namespace_or_head",
         "the loss key with a suffix (core.logs.rows.notations_more's `loss_named_by_suffix` pattern) behind a logger's "
         "`train/` namespace: Lightning's bar postfix `train/loss_total_step=X, ..., val/loss_total=Y, "
-        "train/loss_total_epoch=Z` (wandb's console copy keeps the bar's last draw): the first is the row's loss",
+        "train/loss_total_epoch=Z` (wandb's console copy keeps the bar's last draw): the first is the row's loss; or "
+        "behind a head's name and a dot, on an mmseg row of part losses with no total `loss:` (DAFormer's "
+        "`decode.loss_seg: nan, ..., src.loss_imnet_feat_dist: nan`): the first part, as for `loss_cls` parts",
         (
             NotationSample(
                 "Epoch 14: 100%|██████████| 352/352 [00:24<00:00, 14.27it/s, v_num=idpa, train/loss_total_step=1.250, "
                 "val/auroc=0.984, val/accuracy=0.591, val/loss_total=1.480, train/loss_total_epoch=0.976]",
                 CORPUS.format(_KD_THESIS, _KD_THESIS_ENTRY),
                 {"loss": 1.25, "epoch": 14, "train_loss_total_epoch": 0.976, "val_loss_total": 1.48},
+            ),
+            NotationSample(
+                "2022-05-07 17:02:57,696 - mmseg - INFO - Iter [50/40000]        lr: 1.958e-06, eta: 1 day, 0:29:42, "
+                "time: 2.207, data_time: 0.029, memory: 9801, decode.loss_seg: nan, decode.acc_seg: 32.2611, "
+                "src.loss_imnet_feat_dist: nan, mix.decode.loss_seg: nan, mix.decode.acc_seg: 54.3771",
+                CORPUS.format(
+                    "https://github.com/lhoyer/DAFormer/issues/22",
+                    "mmseg-uda-iter-rows-all-component-losses-nan-no-total-loss_daformer-22",
+                ),
+                {"loss": _NAN, "step": 50, "steps_total": 40000, "decode_acc_seg": 32.2611, "data_time": 0.029},
             ),
         ),
     ),
