@@ -84,6 +84,13 @@ _LLMC = (
 )
 _LLMC_ENTRY = "llmc-compact-s-trl-lr-norm-rows-with-s-tel-eval-lines-gpt2-124m_modded-nanogpt-llmc-main-log"
 
+_GPT2_LORA = (
+    "https://github.com/AnshDhalla1/PyTorch_finetune_GPT2/blob/7dc2950eb8030b2060ee60fd83242fd62772544d/train.log"
+)
+_GPT2_LORA_ENTRY = (
+    "python-logging-info-main-epoch-step-pipe-loss-ppl-lr-grad-gpt2-lora-nohup_pytorch-finetune-gpt2-train-log"
+)
+
 TRAINERS: tuple[Notation, ...] = (
     Notation(
         "integer_glued_to_a_bytes_unit",
@@ -467,6 +474,23 @@ TRAINERS: tuple[Notation, ...] = (
                 {"loss": 11.0091, "step": 0, "lr": 0.000001, "norm": 15.37},
             ),
             NotationSample("s:250 tel:6.1710", CORPUS.format(_LLMC, _LLMC_ENTRY), None, eval=True),
+        ),
+    ),
+    Notation(
+        "results_block_part",
+        "a part of a printed results block: after Python logging's default prefix, an indented message of one key "
+        "and its value alone (core.logs.rows.series), here under the `📊 Evaluation Results:` line: a summary, never "
+        "a training row (the trainer's rows are unindented, `Epoch 1 | Step 6500/6501 | Loss: 0.4631 | ...`)",
+        (
+            NotationSample(
+                "INFO:__main__:   Loss: 0.4887", CORPUS.format(_GPT2_LORA, _GPT2_LORA_ENTRY), None, eval=True
+            ),
+            NotationSample(
+                "INFO:__main__:Epoch 1 | Step 6500/6501 | Loss: 0.4631 | PPL: 1.61 | LR: 1.00e-06 | Grad: 0.618 | "
+                "Time: 0.130s",
+                CORPUS.format(_GPT2_LORA, _GPT2_LORA_ENTRY),
+                {"loss": 0.4631, "epoch": 1, "step": 6500, "lr": 1e-06},
+            ),
         ),
     ),
 )
