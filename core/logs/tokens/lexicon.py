@@ -55,6 +55,11 @@ hook) and `Step #1: rate 0.001000, accuracy 3.00%, cross entropy 4.509356` (the 
 `trl` and `tel`, its train and eval loss (`s:0 trl:11.0091 lr:0.000001 norm:15.37`, `s:0 tel:11.0092`), `tel` an
 evaluation's (EVAL_LOSS_KEYS). As a key each is a word of its own (`Intel`, `ctrl` hold none)."""
 
+WORD_LOSS_KEYS = (b"trl", b"tel")
+"""The loss keys of LOSS_KEYS that name a loss only as a word of their own (llm.c's abbreviations): a name that
+holds one inside it (a table's `Intel` column, `ctrl`) names none; the others name a loss inside a name too
+(`box_loss`, `val_loss`)."""
+
 EVAL_LOSS_KEYS = (b"tel",)
 """The loss keys of LOSS_KEYS that name an evaluation's loss (three letters each): a line read by one is an eval
 line, never a training row."""
