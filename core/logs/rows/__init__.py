@@ -4,6 +4,7 @@ The grammar (a line -> what it says):
   general.py    the general line reader (`read_line`: loss key + number in every notation, eval lines, every
                 metric)
   linetemplates.py  line shapes (`LineTemplate`: one parse reused for every line of the same shape)
+  splitrows.py  several rows on one line: a counter `Epoch #N` repeated on it (an e-mail's re-wrap) parts it
   keys.py       a metric key's column name and its value's unit (a time without a unit is in seconds)
   unitfirst.py  a value before the unit that names it (`(0.512 sec/step)`, `| 113.4k tok/s |`)
   linetime.py   a line's leading timestamp as its row's time
