@@ -1,5 +1,6 @@
 """The keywords' letters around a byte the compiled scan flagged (core.logs.tokens.linescan.scan_kernel inlines
-these): whether the bytes before and after it spell a keyword of core.logs.tokens.lexicon.KEYWORDS.
+these): whether the bytes before and after it spell a keyword of core.logs.tokens.lexicon.KEYWORDS; and whether a
+line begins as lexicon.KEYED_START (llm.c's `s:0 trl:`), tested at each line's start.
 
 Split off linescan (at the module-length bound). numba's disk cache keys a function by its own file's stamp, and
 these are compiled into linescan's kernel: a change here must touch linescan.py too (as for stamps.py).
@@ -10,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["ENT", "PERPLE", "cross_entropy", "follows", "t_then_l"]
+__all__ = ["ENT", "PERPLE", "cross_entropy", "follows", "keyed_start"]
 
 ENT, PERPLE, _ENTROPY = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b"ent", b"perple", b"entropy"))
 
@@ -35,9 +36,15 @@ def cross_entropy(a: np.ndarray, first: int, end: int) -> bool:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def t_then_l(a: np.ndarray, i: int, end: int) -> bool:
-    """Whether the `t` at `a[i]` begins `trl` or `tel` (llm.c's train and eval loss keys), in any case."""
-    if i + 2 >= end or (a[i + 2] | 32) != 108:
+def keyed_start(a: np.ndarray, i: int, end: int) -> bool:
+    """Whether the line at `a[i]` begins as core.logs.tokens.lexicon.KEYED_START, `s:<digits> trl:` or
+    `s:<digits> tel:` in any case (llm.c's main.log): tested once a line, at its start."""
+    if i + 1 >= end or (a[i] | 32) != 115 or a[i + 1] != 58:
         return False
-    second = a[i + 1] | 32
-    return second == 114 or second == 101
+    j = i + 2
+    while j < end and 48 <= a[j] <= 57:
+        j += 1
+    if j == i + 2 or j + 5 > end or a[j] != 32 or (a[j + 1] | 32) != 116 or (a[j + 3] | 32) != 108:
+        return False
+    second = a[j + 2] | 32
+    return (second == 114 or second == 101) and a[j + 4] == 58

@@ -11,8 +11,9 @@ What it finds is exactly what the reference definitions give (tests/test_logs_fa
 them with hypothesis):
 - candidates: the start of every line after a newline that `core.logs.tokens.bulk.RE_SCAN` matches (a line
   that does not begin with `[` or a newline, or begins with `[E` / `[C` or a launcher's tag) or that holds
-  one of `core.logs.tokens.lexicon.KEYWORDS` in any case (only when `keywords`; `KEYWORDS_TESTED` names the ones
-  this loop tests: a test holds it to the lexicon's); the first line is the caller's to read, as before;
+  one of `core.logs.tokens.lexicon.KEYWORDS` in any case or begins as its KEYED_START (only when `keywords`;
+  `KEYWORDS_TESTED` names the ones this loop tests: a test holds it to the lexicon's); the first line is the
+  caller's to read, as before;
 - newlines: every `\\n` in `chunk[:end]`;
 - keyword lines: the start of each candidate line holding a keyword (what `plain.WorthScan.look` must keep).
 
@@ -32,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from core.logs.tokens.kwletters import ENT, PERPLE, cross_entropy, follows, t_then_l
+from core.logs.tokens.kwletters import ENT, PERPLE, cross_entropy, follows, keyed_start
 from core.logs.tokens.stamps import stamp_parts, stamped_error
 
 __all__ = ["fixed_numbers", "match_shapes", "scan_block", "stamp_parts", "warm_up", "words_of", "worth_lines"]
@@ -43,9 +44,6 @@ _NL = np.uint64(0x0A0A0A0A0A0A0A0A)
 _S = np.uint64(0x7373737373737373)  # "s"
 _V = np.uint64(0x7676767676767676)  # "v"
 _X = np.uint64(0x7878787878787878)  # "x"
-_T = np.uint64(0x7474747474747474)  # "t"
-_L = np.uint64(0x6C6C6C6C6C6C6C6C)  # "l"
-_SIXTEEN = np.uint64(16)
 _CASE = np.uint64(0x2020202020202020)  # OR-ed in: "S" -> "s", "V" -> "v", ... (no other byte becomes one of them)
 _LAST = np.uint64(0x8000000000000000)  # the flag bit of a word's last byte
 _EIGHT = np.uint64(8)
@@ -115,21 +113,18 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     return 48 <= b <= 57 and stamped_error(a, line, end)
 
 
-KEYWORDS_TESTED = (b"loss", b"xent", b"cross_entropy", b"cross entropy", b"trl", b"tel", b"perplexity", b"val")
+KEYWORDS_TESTED = (b"loss", b"xent", b"cross_entropy", b"cross entropy", b"perplexity", b"val")  # scan_kernel's
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _word_hits(v: np.uint64, keywords: bool) -> np.uint64:
-    """The flag bits of the bytes to look at: a newline, an `s` before an `s` or last, and (keywords) an `x`, or a
-    `v` or a `t` two bytes before an `l` or in the last two (any case; a superset)."""
+    """The flag bits of the bytes to look at: a newline, an `s` before an `s` or last, and (keywords) a `v` or an
+    `x` (any case; a superset)."""
     low = v | _CASE
     s = _zero_bytes(low ^ _S)
     hits = _zero_bytes(v ^ _NL) | (s & ((s >> _EIGHT) | _LAST))
     if keywords:
-        # a `v` or `t` two bytes before an `l` (`val`, `tel`, `trl`): a zero byte of the OR (the AND is zero at a `v`
-        # or a `t` alone: they differ in one bit); the shift's zeros flag one in the word's last two bytes
-        tv_l = ((low ^ _V) & (low ^ _T)) | ((low ^ _L) >> _SIXTEEN)
-        hits |= _zero_bytes(tv_l) | _zero_bytes(low ^ _X)
+        hits |= _zero_bytes(low ^ _V) | _zero_bytes(low ^ _X)
     return hits
 
 
@@ -154,7 +149,7 @@ def scan_kernel(
     n_kw = 0
     line = lo  # start of the current line
     cand = lo > 0 and _candidate(a, lo, end)  # the current line is a candidate by its first bytes
-    kw = False  # the current line holds a keyword
+    kw = lo > 0 and keywords and keyed_start(a, lo, end)  # the current line holds a keyword (or begins as one)
     stop = hi // 8  # words [.., stop) lie inside the range
     p = lo
     while p < hi:
@@ -194,7 +189,7 @@ def scan_kernel(
                         kw_lines[n_kw] = line
                         n_kw += 1
                 line = i + 1
-                kw = False
+                kw = keywords and keyed_start(a, line, end)  # llm.c's `s:0 trl:` (lexicon.KEYED_START)
                 cand = _candidate(a, line, end)
             elif keywords and not kw:
                 low8 = c | 32
@@ -207,8 +202,7 @@ def scan_kernel(
                         kw = (a[first - 2] | 32) == 108 or cross_entropy(a, first, end)
                 elif low8 == 120:  # "xent" from its x, "perplexity" at its x
                     kw = follows(a, i + 1, end, ENT) or (i >= 6 and follows(a, i - 6, end, PERPLE))
-                elif low8 == 116:  # "trl" / "tel" from its t
-                    kw = t_then_l(a, i, end)
+
     return n_nl, n_st, n_kw
 
 
