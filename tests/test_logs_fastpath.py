@@ -443,6 +443,9 @@ _SCAN_BYTES = st.sampled_from(
         # llm.c's `s:0 trl:` / `s:0 tel:` at a line's start (lexicon.KEYED_START), split, in any case, near misses
         *(b"s:", b"S:", b"s:0 trl:", b"S:12 TEL:", b"s:3 tel:", b"s: trl:", b"s:1  trl:", b"s:1 trl", b"s:1 tal:"),
         *(b"trl:", b"tel:", b"TeL:", b" t", b"rl:", b"el:", b"s:0", b"12 ", b"s:0 t"),
+        # Marian's `[2017-10-24 10:08:52] Ep. 1 : Up. 590 :` at a line's start (KEYED_START), split, near misses
+        *(b"[2017-10-24 10:08:52] Ep. 1 : Up. 590 :", b"[2017-10-24 10:08:52] ", b"EP. 12 : uP. 3 :", b"Ep. ", b"Up. "),
+        *(b"[2017-10-24 10:08:5] Ep. 1 : Up. 5 :", b" : Up. ", b"[2017-10-24", b" 10:08:52]", b"Ep. 1 : Up. :"),
         # launcher tags that make a `[` line a candidate (issue 30): `[1,2]<stderr>:`, `[rank6]:`, `[host:pid] `
         *(b"1", b",", b":", b"]", b"-", b".", b"_", b"rank", b"[1,2]", b"[rank6]:", b"[uk:60506] ", b"[uk:6]"),
         *(b"[6]<", b"<", b"[12]"),  # horovodrun's `[6]<stderr>:`

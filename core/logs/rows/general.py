@@ -439,7 +439,7 @@ def read_line(line: bytes | str) -> LineRead | None:
     return read
 
 
-_LOSS_WORDS = (*LOSS_KEYS, *PERPLEXITY_KEYS)
+_LOSS_WORDS = (*LOSS_KEYS, *PERPLEXITY_KEYS, b"cost")  # `cost`: Marian's loss, read by its notation's pattern
 
 
 def reads_nothing(line: bytes) -> bool:

@@ -35,10 +35,47 @@ def cross_entropy(a: np.ndarray, first: int, end: int) -> bool:
     return (a[first + 2] == 95 or a[first + 2] == 32) and follows(a, first + 3, end, _ENTROPY)
 
 
+_STAMP = np.frombuffer(b"[dddd-dd-dd dd:dd:dd] ep. ", dtype=np.uint8).copy()  # `d` a digit, a letter any case
+_UP, _COLON = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b" : up. ", b" :"))
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _digits_then(a: np.ndarray, j: int, end: int, text: np.ndarray) -> int:
+    """Where digits at `a[j]` (one or more) then `text` (letters in any case) end, or -1."""
+    k = j
+    while k < end and 48 <= a[k] <= 57:
+        k += 1
+    if k == j or k + len(text) > end:
+        return -1
+    for t in range(len(text)):
+        if (a[k + t] | 32 if 65 <= a[k + t] <= 90 else a[k + t]) != text[t]:
+            return -1
+    return k + len(text)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _marian_start(a: np.ndarray, i: int, end: int) -> bool:
+    """Whether the line at `a[i]` begins as `[2017-10-24 10:08:52] Ep. 1 : Up. 590 :` (Marian's row)."""
+    if i + len(_STAMP) > end or (a[i + 22] | 32) != 101 or (a[i + 23] | 32) != 112 or a[i + 24] != 46:
+        return False  # (`ep.` after the stamp first: another stamped line, MindCV's, turned away at once)
+    for t in range(len(_STAMP)):
+        c, want = a[i + t], _STAMP[t]
+        if want == 100:
+            if not 48 <= c <= 57:
+                return False
+        elif (c | 32 if 65 <= c <= 90 else c) != want:
+            return False
+    j = _digits_then(a, i + len(_STAMP), end, _UP)
+    return j >= 0 and _digits_then(a, j, end, _COLON) >= 0
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def keyed_start(a: np.ndarray, i: int, end: int) -> bool:
     """Whether the line at `a[i]` begins as core.logs.tokens.lexicon.KEYED_START, `s:<digits> trl:` or
-    `s:<digits> tel:` in any case (llm.c's main.log): tested once a line, at its start."""
+    `s:<digits> tel:` in any case (llm.c's main.log), or Marian's `[<stamp>] Ep. N : Up. N :`: tested once a line,
+    at its start."""
+    if i < end and a[i] == 91:  # (a `[` then a digit first: MindSpore's `[INFO]` turned away without a call)
+        return i + 1 < end and 48 <= a[i + 1] <= 57 and _marian_start(a, i, end)
     if i + 1 >= end or (a[i] | 32) != 115 or a[i + 1] != 58:
         return False
     j = i + 2

@@ -80,10 +80,12 @@ the compiled scan (core.logs.tokens.linescan, tested against it), the small read
 `lm loss PPL`), and looking for it cost the compiled scan a fifth more (a `pp` pair in every word, measured)."""
 
 
-KEYED_START = rb"s:\d+ t(?:rl|el):"
+KEYED_START = rb"s:\d+ t(?:rl|el):|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] ep\. \d+ : up\. \d+ :"
 """A metric line by its start, in any case: llm.c's main.log `s:0 trl:11.0091 lr:0.000001 norm:15.37` and
-`s:0 tel:11.0092` (its step, then its one loss key). WORD_LOSS_KEYS are looked for there only, not in every word as
-KEYWORDS are: that cost the compiled scan a fifth more (19-27 %, measured on 7-25 MB)."""
+`s:0 tel:11.0092` (its step, then its one loss key), Marian's `[2017-10-24 10:08:52] Ep. 1 : Up. 590 : Sen. 308701 :
+Cost 85.70 : ...` (its stamp, epoch and update; its loss named `Cost`, core.logs.rows.notations_trainers). Their
+keys are looked for there only, not in every word as KEYWORDS are: WORD_LOSS_KEYS there cost the compiled scan a
+fifth more (19-27 %, measured on 7-25 MB)."""
 
 _RE_KEYWORD = re.compile(b"|".join(re.escape(word) for word in KEYWORDS))  # one search: 1.5x faster than `in` x 5
 _RE_KEYED_START = re.compile(KEYED_START)
