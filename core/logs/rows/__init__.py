@@ -13,6 +13,7 @@ The grammar (a line -> what it says):
   notation.py   the shape of a notation entry (`Notation`, `NotationSample`)
   notations_more.py  more notations (the issue-30 gaps' lines), read after notations.py's
   notations_trainers.py  trainers' and tools' own lines (W&B's run summary, an RL trainer's PPO row), read last
+  notations_keyed.py  lines found by their start (Marian's row, build-nanogpt's `0 train X`), read with those
   notations.py  every notation as data, one entry each: real samples, the reading they must give, a
                 pattern when the general reader does not read it (`NOTATIONS`)
   formats.py    the suites' sample lines (`FORMATS`, the `suite` notations) + `parse_loss_line`, the user regex

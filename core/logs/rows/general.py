@@ -32,7 +32,7 @@ from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
 from core.logs.rows.unitfirst import unit_first
-from core.logs.tokens.lexicon import EVAL_LOSS_KEYS, LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, number
+from core.logs.tokens.lexicon import EVAL_LOSS_KEYS, LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, keyed_start, number
 
 __all__ = [
     "FIXED_ALIASES",
@@ -439,7 +439,7 @@ def read_line(line: bytes | str) -> LineRead | None:
     return read
 
 
-_LOSS_WORDS = (*LOSS_KEYS, *PERPLEXITY_KEYS, b"cost")  # `cost`: Marian's loss, read by its notation's pattern
+_LOSS_WORDS = (*LOSS_KEYS, *PERPLEXITY_KEYS)
 
 
 def reads_nothing(line: bytes) -> bool:
@@ -448,7 +448,7 @@ def reads_nothing(line: bytes) -> bool:
     for the lines that hold a keyword only inside a word (`Event value`, `invalid`), whose numbers vary."""
     line = line.rstrip(b"\r\n")
     low = line.lower()
-    if b"\x1b" in line or any(word in low for word in _LOSS_WORDS):
+    if b"\x1b" in line or any(word in low for word in _LOSS_WORDS) or keyed_start(low):  # (Marian's `Cost`)
         return False
     prefix = _RE_PREFIX.match(line)  # as read_line: matches every line
     return not _RE_EVAL_START.match(line, prefix.end() if prefix else 0)

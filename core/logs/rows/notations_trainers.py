@@ -10,6 +10,7 @@ loss parts and TF Estimator's evaluation dict, each with real samples.
 from __future__ import annotations
 
 from core.logs.rows.notation import CORPUS, Notation, NotationSample
+from core.logs.rows.notations_keyed import KEYED
 from core.logs.tokens.lexicon import NUM
 
 __all__ = ["TRAINERS"]
@@ -91,7 +92,6 @@ _GPT2_LORA_ENTRY = (
     "python-logging-info-main-epoch-step-pipe-loss-ppl-lr-grad-gpt2-lora-nohup_pytorch-finetune-gpt2-train-log"
 )
 
-_MARIAN_ENTRY = "marian-ep-up-cost-rows-then-util-exception-illegal-memory-access-core-dumped_marian-120"
 
 TRAINERS: tuple[Notation, ...] = (
     Notation(
@@ -495,22 +495,5 @@ TRAINERS: tuple[Notation, ...] = (
             ),
         ),
     ),
-    Notation(
-        "marian_ep_up_cost",
-        "Marian NMT's training row `[2017-10-24 10:08:52] Ep. 1 : Up. 590 : Sen. 308701 : Cost 85.70 : Time 6.02s : "
-        "15248.24 words/s` (a keyword line by its start, core.logs.tokens.lexicon.KEYED_START): `Cost` the loss, "
-        "`Up.` the step (updates), `Ep.` the epoch, `Sen.` (sentences seen), `Time` (seconds per display, `time_s`) "
-        "and `words/s` metrics",
-        (
-            NotationSample(
-                "[2017-10-24 10:08:52] Ep. 1 : Up. 590 : Sen. 308701 : Cost 85.70 : Time 6.02s : 15248.24 words/s",
-                CORPUS.format("https://github.com/marian-nmt/marian/issues/120", _MARIAN_ENTRY),
-                {"loss": 85.7, "epoch": 1, "step": 590, "sen": 308701, "time_s": 6.02, "words_s": 15248.24},
-            ),
-        ),
-        pattern=rb"(?i)(?<![\w.])Ep\.[ \t]+(?P<epoch>\d+)[ \t]+:[ \t]+Up\.[ \t]+(?P<step>\d+)[ \t]+:"
-        rb"(?:[ \t]+Sen\.[ \t]+(?P<sen>\d+)[ \t]+:)?[ \t]+Cost[ \t]+(?P<loss>" + NUM + rb")(?![\w.])"
-        rb"(?:[ \t]+:[ \t]+Time[ \t]+(?P<time_s>\d+(?:\.\d+)?)s(?![\w.])"
-        rb"(?:[ \t]+:[ \t]+(?P<words_s>\d+(?:\.\d+)?)[ \t]+words/s(?![\w.]))?)?",
-    ),
+    *KEYED,
 )

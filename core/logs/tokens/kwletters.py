@@ -36,10 +36,10 @@ def cross_entropy(a: np.ndarray, first: int, end: int) -> bool:
 
 
 _STAMP = np.frombuffer(b"[dddd-dd-dd dd:dd:dd] ep. ", dtype=np.uint8).copy()  # `d` a digit, a letter any case
-_UP, _COLON = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b" : up. ", b" :"))
+_UP, _COLON, _TRAIN = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b" : up. ", b" :", b" train "))
 
 
-@numba.njit(cache=True, nogil=True, boundscheck=False)
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _digits_then(a: np.ndarray, j: int, end: int, text: np.ndarray) -> int:
     """Where digits at `a[j]` (one or more) then `text` (letters in any case) end, or -1."""
     k = j
@@ -72,10 +72,12 @@ def _marian_start(a: np.ndarray, i: int, end: int) -> bool:
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def keyed_start(a: np.ndarray, i: int, end: int) -> bool:
     """Whether the line at `a[i]` begins as core.logs.tokens.lexicon.KEYED_START, `s:<digits> trl:` or
-    `s:<digits> tel:` in any case (llm.c's main.log), or Marian's `[<stamp>] Ep. N : Up. N :`: tested once a line,
-    at its start."""
+    `s:<digits> tel:` in any case (llm.c's main.log), Marian's `[<stamp>] Ep. N : Up. N :` or build-nanogpt's
+    `<digits> train `: tested once a line, at its start."""
     if i < end and a[i] == 91:  # (a `[` then a digit first: MindSpore's `[INFO]` turned away without a call)
         return i + 1 < end and 48 <= a[i + 1] <= 57 and _marian_start(a, i, end)
+    if i < end and 48 <= a[i] <= 57:  # build-nanogpt's `0 train 11.226211`
+        return _digits_then(a, i, end, _TRAIN) >= 0  # (the value's spelling is the notation's: `-1.#INF`, `nan`)
     if i + 1 >= end or (a[i] | 32) != 115 or a[i + 1] != 58:
         return False
     j = i + 2

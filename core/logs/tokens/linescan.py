@@ -11,9 +11,9 @@ What it finds is exactly what the reference definitions give (tests/test_logs_fa
 them with hypothesis):
 - candidates: the start of every line after a newline that `core.logs.tokens.bulk.RE_SCAN` matches (a line
   that does not begin with `[` or a newline, or begins with `[E` / `[C` or a launcher's tag) or that holds
-  one of `core.logs.tokens.lexicon.KEYWORDS` in any case or begins as its KEYED_START (llm.c's or Marian's
-  row, kwletters.keyed_start; only when `keywords`; `KEYWORDS_TESTED` names the ones this loop tests: a test holds
-  it to the lexicon's); the first line is the caller's to read, as before;
+  one of `core.logs.tokens.lexicon.KEYWORDS` in any case or begins as its KEYED_START (llm.c's, Marian's or
+  build-nanogpt's row, kwletters.keyed_start; only when `keywords`; `KEYWORDS_TESTED` names the ones this loop
+  tests: a test holds it to the lexicon's); the first line is the caller's to read, as before;
 - newlines: every `\\n` in `chunk[:end]`;
 - keyword lines: the start of each candidate line holding a keyword (what `plain.WorthScan.look` must keep).
 
