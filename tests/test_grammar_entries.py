@@ -30,6 +30,7 @@ from core.logs.rows.notations import NOTATIONS, NotationSample
 from core.logs.rows.reader import RunReader, RunSnapshot
 from core.logs.rows.seam import ReadPath, Seam
 from core.logs.tokens.bulk import RE_LM_AT
+from core.logs.tokens.lexicon import keyed_start
 from tests.helpers import READ_PATHS
 
 # Every way the parser reads a file (core.logs.rows.parser: the seam is `Parser.feed` / `feed_many`)
@@ -75,8 +76,10 @@ def test_every_entry_has_real_samples_with_their_source() -> None:
     for n in NOTATIONS:
         assert n.name and n.what and n.samples, n.name
         assert all(s.line and s.source for s in n.samples), n.name
-        if n.pattern is not None:  # a pattern gives the loss, and holds a loss key (the scans find its lines)
-            assert b"(?P<loss>" in n.pattern and all("loss" in s.line.lower() for s in n.samples), n.name
+        if n.pattern is not None:  # a pattern gives the loss, and holds a loss key or begins as a keyed line
+            # (lexicon.KEYED_START: llm.c's, Marian's): the scans find its lines
+            lows = [s.line.lower().encode() for s in n.samples]
+            assert b"(?P<loss>" in n.pattern and all(b"loss" in x or keyed_start(x) for x in lows), n.name
     for k in FAILURE_KINDS:
         assert k.name and k.samples and (k.anchors or k.coded), k.name
         assert all(s.line and s.source for s in k.samples), k.name

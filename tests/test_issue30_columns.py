@@ -120,6 +120,10 @@ def test_headers_without_a_loss_key_or_a_class_map_table_are_none() -> None:
     assert header_of(b"train loss") is None  # two words are any text's
     assert header_of(b"Using loss function CrossEntropyLoss with label smoothing") is None  # a sentence: no table
     assert header_of(b"epoch 3 loss 2.5 lr 0.1") is None  # numbers: a keyed line, not a header
+    # llm.c's `trl` / `tel` name a loss only as a whole name, never inside one (`Intel`, `ctrl`, `hotel`)
+    assert header_of(b"step,Intel_score,hotel_ctrl") is None
+    assert header_of(b"      step      Intel       ctrl      hotel") is None
+    assert header_of(b"step,trl,lr") == ColumnHeader(("step", "trl", "lr"), 1, b",")
     assert header_of(HEADER) == ColumnHeader(
         ("Epoch", "GPU_mem", "box_loss", "cls_loss", "dfl_loss", "Instances", "Size"), 2
     )

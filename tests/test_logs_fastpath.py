@@ -29,7 +29,7 @@ from core.logs.rows.reader import RunReader
 from core.logs.rows.redraws import bar_of
 from core.logs.rows.templated import Shapes
 from core.logs.tokens import bulk as logs
-from core.logs.tokens.lexicon import KEYWORDS
+from core.logs.tokens.lexicon import KEYED_START, KEYWORDS
 from core.logs.tokens.linescan import KEYWORDS_TESTED, fixed_numbers, match_shapes, scan_block, words_of
 from tests.strategies import NOISE, OTHER, PLAIN, RARE, log_text, loss_line, value_text
 
@@ -440,6 +440,14 @@ _SCAN_BYTES = st.sampled_from(
         # a loss named cross entropy (TF): `cross_entropy`, `cross entropy`, split, in any case, and near misses
         *(b"cross_entropy", b"Cross Entropy", b"CROSS_ENTROPY", b"cr", b"cro", b"cross", b"ross", b"_entropy"),
         *(b" entropy", b"entropy", b"ENTRO", b"py", b"crosss", b"\x7f", b"\x00", b"oss"),
+        # llm.c's `s:0 trl:` / `s:0 tel:` at a line's start (lexicon.KEYED_START), split, in any case, near misses
+        *(b"s:", b"S:", b"s:0 trl:", b"S:12 TEL:", b"s:3 tel:", b"s: trl:", b"s:1  trl:", b"s:1 trl", b"s:1 tal:"),
+        *(b"trl:", b"tel:", b"TeL:", b" t", b"rl:", b"el:", b"s:0", b"12 ", b"s:0 t"),
+        # Marian's `[2017-10-24 10:08:52] Ep. 1 : Up. 590 :` at a line's start (KEYED_START), split, near misses
+        *(b"[2017-10-24 10:08:52] Ep. 1 : Up. 590 :", b"[2017-10-24 10:08:52] ", b"EP. 12 : uP. 3 :", b"Ep. ", b"Up. "),
+        *(b"[2017-10-24 10:08:5] Ep. 1 : Up. 5 :", b" : Up. ", b"[2017-10-24", b" 10:08:52]", b"Ep. 1 : Up. :"),
+        # build-nanogpt's `0 train 11.226211` at a line's start (KEYED_START), split, in any case, near misses
+        *(b"0 train 1", b"12 TRAIN 3", b" train ", b"train", b"0 train x", b"0  train 1", b"0 train", b"7 trains 1"),
         # launcher tags that make a `[` line a candidate (issue 30): `[1,2]<stderr>:`, `[rank6]:`, `[host:pid] `
         *(b"1", b",", b":", b"]", b"-", b".", b"_", b"rank", b"[1,2]", b"[rank6]:", b"[uk:60506] ", b"[uk:6]"),
         *(b"[6]<", b"<", b"[12]"),  # horovodrun's `[6]<stderr>:`
@@ -453,15 +461,21 @@ _SCAN_BYTES = st.sampled_from(
     ]
 )
 _RE_KEYWORD_LINE = re.compile(rb"(?i)" + b"|".join(KEYWORDS))
+_RE_KEYED_START = re.compile(rb"(?i)" + KEYED_START)
 
 
 def _reference_scan(data: bytes, keywords: bool) -> tuple[list[int], list[int], list[int]]:
     """What a block scan must find, by the definitions: RE_SCAN's matches, plus (keywords) every line
-    after the first holding one of the lexicon's KEYWORDS in any case; every newline; the keyword lines."""
+    after the first holding one of the lexicon's KEYWORDS in any case or beginning as its KEYED_START; every
+    newline; the keyword lines."""
     newlines = [i for i, c in enumerate(data) if c == 10]
     by_prefix = {m.start() + 1 for m in logs.RE_SCAN.finditer(data)}
     lines = [(nl + 1, data.find(b"\n", nl + 1)) for nl in newlines if nl + 1 < len(data)]
-    kw = [ls for ls, le in lines if keywords and _RE_KEYWORD_LINE.search(data, ls, le)]
+    kw = [
+        ls
+        for ls, le in lines
+        if keywords and (_RE_KEYWORD_LINE.search(data, ls, le) or _RE_KEYED_START.match(data, ls, le))
+    ]
     return sorted(by_prefix.union(kw)), newlines, kw
 
 

@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass
 
 from core.logs.rows.general import FIXED_ALIASES, LineRead
-from core.logs.tokens.lexicon import LOSS_KEYS, NUM, ROW_KEYS, number
+from core.logs.tokens.lexicon import LOSS_KEYS, NUM, ROW_KEYS, WORD_LOSS_KEYS, number
 
 __all__ = ["HEADER_LITERALS", "ColumnHeader", "header_of", "header_shape", "read_row"]
 
@@ -55,6 +55,15 @@ _EPOCH, _STEP = ("epoch",), ("step", "iter", "iteration")
 _NOT_CSV_METRICS = frozenset({"rank", "file"})  # a CSV column of these names is none (the reader's own columns, and
 # ROW_KEYS but `lr`: a `time` column says no unit)
 _PARTS = ("box", "obj", "cls", "total")  # YOLOv3/v5/v7's loss columns, named bare beside `gpu_mem`
+_IN_BYTES = tuple(k for k in LOSS_KEYS if k not in WORD_LOSS_KEYS)  # a loss key inside a name (`box_loss`)
+_IN_NAMES = tuple(k.decode() for k in _IN_BYTES)
+_WHOLE_NAMES = frozenset(k.decode() for k in WORD_LOSS_KEYS)  # a loss key only as the whole name (llm.c's `trl`)
+_RE_WORD_KEY = re.compile(rb"(?<![a-z0-9])(?:" + b"|".join(WORD_LOSS_KEYS) + rb")(?![a-z0-9])")
+
+
+def _loss_name(low: str) -> bool:
+    """Whether a lower-cased column name names a loss (core.logs.tokens.lexicon.LOSS_KEYS)."""
+    return low in _WHOLE_NAMES or any(k in low for k in _IN_NAMES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +106,7 @@ def _csv_header(text: bytes, sep: bytes = b",") -> ColumnHeader | None:
     if len(cells) < least or any(_RE_NAME.fullmatch(c) is None or _RE_CELL.fullmatch(c) for c in cells[unnamed:]):
         return None
     names = tuple(c.decode("ascii", "replace") for c in cells)
-    loss = next((i for i, n in enumerate(names) if any(k.decode() in n.lower() for k in LOSS_KEYS)), None)
+    loss = next((i for i, n in enumerate(names) if _loss_name(n.lower())), None)
     return None if loss is None else ColumnHeader(names, loss, sep)
 
 
@@ -105,7 +114,8 @@ def header_of(line: bytes) -> ColumnHeader | None:
     """The column table a line heads, None when it is no header (see the module's doc)."""
     text = line.rsplit(b"\r", 1)[-1].split(b": ", 1)[0].strip()
     low = text.lower()
-    if not text or not (any(k in low for k in LOSS_KEYS) or b"map" in low or b"gpu_mem" in low):
+    named = any(k in low for k in _IN_BYTES) or _RE_WORD_KEY.search(low) is not None
+    if not text or not (named or b"map" in low or b"gpu_mem" in low):
         return None
     if b"," in text:
         return _csv_header(text)
@@ -118,7 +128,7 @@ def header_of(line: bytes) -> ColumnHeader | None:
     if 2 * sum(len(g) > 1 for g in gaps) < len(gaps):  # a sentence (`Using loss function X`), not names over columns
         return None
     lows = [n.lower() for n in names]
-    loss = next((i for i, n in enumerate(lows) if any(k.decode() in n for k in LOSS_KEYS)), None)
+    loss = next((i for i, n in enumerate(lows) if _loss_name(n)), None)
     if loss is not None:
         return ColumnHeader(names, loss)
     if "gpu_mem" in lows and {"box", "obj"} <= set(lows):  # the loss parts named bare: the total, else the first
@@ -174,7 +184,7 @@ def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
             read.fields[at] = number(cell[1])
             if cell[2] is not None:
                 read.fields[total] = float(cell[2])
-        elif any(k.decode() in low for k in LOSS_KEYS) or (header.parts and low in _PARTS):
+        elif _loss_name(low) or (header.parts and low in _PARTS):
             read.extras[name], read.keys[name] = number(cell[1]), name
         elif header.sep is not None and (low not in ROW_KEYS or low == "lr") and low not in _NOT_CSV_METRICS:
             # a CSV table's other columns are the row's metrics (Keras' `accuracy`, `dice_coef`, `lr`, ...): a

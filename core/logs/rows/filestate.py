@@ -22,6 +22,7 @@ from core.logs.rows.general import LineRead
 from core.logs.rows.lineranks import line_rank
 from core.logs.rows.linetemplates import LineTemplate
 from core.logs.rows.redraws import BarRow, Bars, block_redraws, redraw, remember
+from core.logs.rows.splitrows import SplitRead
 from core.logs.tokens.bulk import Rows
 
 _NAN = float("nan")
@@ -438,6 +439,8 @@ def add_read(
     row = (*(f.get(k, _NAN) for k in ROW_FIELDS[:-1]), t, off)
     if not (bar and bar_redraw(st, row, read.extras, bar, end)):
         st.rows.append(row, read.extras, rank)
+    for part in read.more if isinstance(read, SplitRead) else ():  # a line of several rows (core.logs.rows.splitrows)
+        add_read(st, part, off, obs_time, rank)
 
 
 NOT_EVAL_VALUES = frozenset({"epoch", "step", "epochs_total", "steps_total", "time"})

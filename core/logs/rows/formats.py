@@ -17,6 +17,7 @@ from datetime import datetime
 from core.errors import UserError
 from core.logs.rows.general import LineRead, line_time, read_line, to_float
 from core.logs.rows.notations import NOTATIONS
+from core.logs.rows.splitrows import split_read
 from core.logs.tokens.lexicon import ERROR_PREFIXES, NOISE_PREFIXES, NUM, ROW_FIELDS
 
 __all__ = [
@@ -93,7 +94,7 @@ def read_loss(line: bytes | str) -> LineRead | None:
     line = line.rstrip(b"\r\n")
     if RE_EXC_LINE.match(line) or is_chatter(line):
         return None
-    return read_line(line)
+    return split_read(line, read_line) or read_line(line)  # several rows on a line (`Epoch #1 ... Epoch #2 ...`)
 
 
 def _row(fields: dict[str, float]) -> Row:

@@ -32,7 +32,7 @@ from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
 from core.logs.rows.unitfirst import unit_first
-from core.logs.tokens.lexicon import LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, number
+from core.logs.tokens.lexicon import EVAL_LOSS_KEYS, LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, keyed_start, number
 
 __all__ = [
     "FIXED_ALIASES",
@@ -63,8 +63,8 @@ _RE_LOSS_KEY = re.compile(
     # `valid loss 为: 3.37`)
     # (a rate's unit may follow the key, `Training Loss per 100 steps: 1.35`; a bracketed key closes, loguru's
     # `| [Loss] nan |`)
-    # (or a criterion's class ending a key, `Loss` after a small letter: OLMo's `train/CrossEntropyLoss=9.064`)
-    rb"(?i)(?:(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")|(?-i:(?<=[a-z])Loss)(?![a-z0-9]))"
+    # (a criterion's class ending a key, `Loss` after a small letter: `train/CrossEntropyLoss=9.064`; no table cell)
+    rb"(?i)(?:(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")|(?-i:(?<=[a-z])Loss)(?![a-z0-9])(?![ \t]*\|))"
     rb"(?:[ \t]+per[ \t]+(?:\d+[ \t]+)?[a-z]+(?=[ \t]*[:=]))?"
     # (a parenthesised qualifier may follow it, tqdm's postfix `loss (batch)=0.0278`, never an eval split's name;
     # or `so far`, a running value's words: `avg loss so far is 0.1098`)
@@ -145,7 +145,7 @@ _NUMBER_TAIL = frozenset(
 )
 
 EPOCH_KEYS = frozenset({"epoch", "epochs", "cur_epoch", "epoch_num"})
-STEP_KEYS = frozenset(
+STEP_KEYS = frozenset({"s"}) | frozenset(  # `s`: llm.c's step, `s:0 trl:11.0091 lr:0.000001 norm:15.37`
     {"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "iters", "it", "global_iter"}
 )
 # `Steps: 3741` beside an epoch, no total, on a line naming an evaluation split: the epoch's step count, so an epoch
@@ -254,11 +254,11 @@ def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], t
 
 
 def _is_eval(line: bytes, key_start: int) -> bool:
-    """A loss key qualified by val/eval/test (or avg on a line without train, epoch or step), or an eval
-    word before it."""
+    """A loss key qualified by val/eval/test (or avg on a line without train, epoch or step), an eval word
+    before it, or one naming an eval loss itself (EVAL_LOSS_KEYS: llm.c's `tel`)."""
     q = _RE_QUALIFIER.search(line, max(0, key_start - 48), key_start)
     words = {w.lower() for w in re.split(rb"[ \t_]+", q.group(1)) if w} if q else set()
-    if words & _EVAL_QUAL:
+    if words & _EVAL_QUAL or line[key_start : key_start + 3].lower() in EVAL_LOSS_KEYS:
         return True
     if words & {b"avg", b"average", b"mean"} and b"train" not in words and not _RE_TRAIN_CONTEXT.search(line):
         return True
@@ -448,7 +448,7 @@ def reads_nothing(line: bytes) -> bool:
     for the lines that hold a keyword only inside a word (`Event value`, `invalid`), whose numbers vary."""
     line = line.rstrip(b"\r\n")
     low = line.lower()
-    if b"\x1b" in line or any(word in low for word in _LOSS_WORDS):
+    if b"\x1b" in line or any(word in low for word in _LOSS_WORDS) or keyed_start(low):  # (Marian's `Cost`)
         return False
     prefix = _RE_PREFIX.match(line)  # as read_line: matches every line
     return not _RE_EVAL_START.match(line, prefix.end() if prefix else 0)

@@ -459,7 +459,9 @@ MORE: tuple[Notation, ...] = (
                 {"loss": _NAN, "loss_scale": 785.42},
             ),
         ),
-        pattern=rb"(?i)(?<![a-z0-9_.\-/])loss_(?!(?:scale|scaler|weight|weights|coef|coeff|factor|ratio|lambda|"
+        # after a logger's `train/` namespace, or a head's name and a dot (mmseg's `decode.loss_seg`)
+        pattern=rb"(?i)(?:(?<![a-z0-9_.\-/])|(?<=(?<![a-z0-9_.\-/])train/)|(?<=[a-z]\.))"
+        rb"loss_(?!(?:scale|scaler|weight|weights|coef|coeff|factor|ratio|lambda|"
         rb"val|valid|validation|eval|evaluation|test|testing|dev)(?![a-z0-9]))[a-z0-9]+(?:_[a-z0-9]+)*[ \t]*[:=][ \t]*"
         rb"(?P<loss>[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)|\d*\.\d+(?:e[-+]?\d+)?|nan|infinity|inf))"
         rb"(?![\w.])",

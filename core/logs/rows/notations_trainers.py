@@ -10,6 +10,7 @@ loss parts and TF Estimator's evaluation dict, each with real samples.
 from __future__ import annotations
 
 from core.logs.rows.notation import CORPUS, Notation, NotationSample
+from core.logs.rows.notations_keyed import KEYED
 from core.logs.tokens.lexicon import NUM
 
 __all__ = ["TRAINERS"]
@@ -69,6 +70,28 @@ _XCLIP_RANK0 = CORPUS.format(
     "https://github.com/krishwin/xclip/blob/8cccc88d482d88655a7624b7ffc099f2554a6b63/log_rank0.txt",
     "swin-style-log-rank0-rank1-files-seven-launches-one-tab-row-each_xclip-log-rank",
 )
+
+_KD_THESIS = (
+    "https://github.com/Jeen-Freecs/kd_thesis/blob/765f409cdaf3e2ceac6ec536be2689738f39e91e/wandb/"
+    "run-20251028_205425-7534idpa/files/output.log"
+)
+_KD_THESIS_ENTRY = (
+    "wandb-output-log-lightning-bar-collapsed-to-one-line-then-wandb-authenticationerror-at-epoch-17_kd-thesis-7534idpa"
+)
+
+_LLMC = (
+    "https://github.com/KellerJordan/modded-nanogpt/blob/f411b3d346aa52d3504324ca93c230fd84c6c07f/records/"
+    "track_1_short/2024-10-13_llmc/main.log"
+)
+_LLMC_ENTRY = "llmc-compact-s-trl-lr-norm-rows-with-s-tel-eval-lines-gpt2-124m_modded-nanogpt-llmc-main-log"
+
+_GPT2_LORA = (
+    "https://github.com/AnshDhalla1/PyTorch_finetune_GPT2/blob/7dc2950eb8030b2060ee60fd83242fd62772544d/train.log"
+)
+_GPT2_LORA_ENTRY = (
+    "python-logging-info-main-epoch-step-pipe-loss-ppl-lr-grad-gpt2-lora-nohup_pytorch-finetune-gpt2-train-log"
+)
+
 
 TRAINERS: tuple[Notation, ...] = (
     Notation(
@@ -261,6 +284,11 @@ TRAINERS: tuple[Notation, ...] = (
                 "    train/CrossEntropyLoss=7.417", "https://github.com/allenai/OLMo/issues/552", {"loss": 7.417}
             ),
             NotationSample("    optim/total_grad_norm=1.608", _OLMO_150M, None),
+            NotationSample(  # Lightning's model summary: the class is a module's type in a table cell, no key
+                "1 | ce_loss    | CrossEntropyLoss | 0      | train",
+                CORPUS.format(_KD_THESIS, _KD_THESIS_ENTRY),
+                None,
+            ),
         ),
     ),
     Notation(
@@ -394,4 +422,78 @@ TRAINERS: tuple[Notation, ...] = (
             ),
         ),
     ),
+    Notation(
+        "final_loss_summary",
+        "a run's final loss after training ends, the loss key after the word `final` on a line with no step and no "
+        "epoch (core.logs.rows.series): a one-off summary, never a training row",
+        (
+            NotationSample(
+                "2025-10-02 14:29:20,335 - INFO - [__main__] - \U0001f4ca Final training loss: 1.1465217211914063",
+                CORPUS.format(
+                    "https://github.com/AmirrezaSedghamiz/Phi2-microsoft-model-finetuning/blob/"
+                    "98721f3f160d42ee8c40d0b7ad3b1a248dbfd729/training.log",
+                    "qlora-phi2-no-step-rows-only-final-training-loss-summary_phi2-finetuning-training-log",
+                ),
+                None,
+                eval=True,
+            ),
+        ),
+    ),
+    Notation(
+        "loss_by_suffix_after_a_namespace_or_head",
+        "the loss key with a suffix (core.logs.rows.notations_more's `loss_named_by_suffix` pattern) behind a logger's "
+        "`train/` namespace: Lightning's bar postfix `train/loss_total_step=X, ..., val/loss_total=Y, "
+        "train/loss_total_epoch=Z` (wandb's console copy keeps the bar's last draw): the first is the row's loss; or "
+        "behind a head's name and a dot, on an mmseg row of part losses with no total `loss:` (DAFormer's "
+        "`decode.loss_seg: nan, ..., src.loss_imnet_feat_dist: nan`): the first part, as for `loss_cls` parts",
+        (
+            NotationSample(
+                "Epoch 14: 100%|██████████| 352/352 [00:24<00:00, 14.27it/s, v_num=idpa, train/loss_total_step=1.250, "
+                "val/auroc=0.984, val/accuracy=0.591, val/loss_total=1.480, train/loss_total_epoch=0.976]",
+                CORPUS.format(_KD_THESIS, _KD_THESIS_ENTRY),
+                {"loss": 1.25, "epoch": 14, "train_loss_total_epoch": 0.976, "val_loss_total": 1.48},
+            ),
+            NotationSample(
+                "2022-05-07 17:02:57,696 - mmseg - INFO - Iter [50/40000]        lr: 1.958e-06, eta: 1 day, 0:29:42, "
+                "time: 2.207, data_time: 0.029, memory: 9801, decode.loss_seg: nan, decode.acc_seg: 32.2611, "
+                "src.loss_imnet_feat_dist: nan, mix.decode.loss_seg: nan, mix.decode.acc_seg: 54.3771",
+                CORPUS.format(
+                    "https://github.com/lhoyer/DAFormer/issues/22",
+                    "mmseg-uda-iter-rows-all-component-losses-nan-no-total-loss_daformer-22",
+                ),
+                {"loss": _NAN, "step": 50, "steps_total": 40000, "decode_acc_seg": 32.2611, "data_time": 0.029},
+            ),
+        ),
+    ),
+    Notation(
+        "llmc_compact_keys",
+        "llm.c's compact main.log: `s:N trl:X lr:Y norm:Z` a training row (`trl` the train loss, `s` the step; "
+        "core.logs.tokens.lexicon.LOSS_KEYS) and `s:N tel:X` an evaluation (`tel` the eval loss, EVAL_LOSS_KEYS)",
+        (
+            NotationSample(
+                "s:0 trl:11.0091 lr:0.000001 norm:15.37",
+                CORPUS.format(_LLMC, _LLMC_ENTRY),
+                {"loss": 11.0091, "step": 0, "lr": 0.000001, "norm": 15.37},
+            ),
+            NotationSample("s:250 tel:6.1710", CORPUS.format(_LLMC, _LLMC_ENTRY), None, eval=True),
+        ),
+    ),
+    Notation(
+        "results_block_part",
+        "a part of a printed results block: after Python logging's default prefix, an indented message of one key "
+        "and its value alone (core.logs.rows.series), here under the `📊 Evaluation Results:` line: a summary, never "
+        "a training row (the trainer's rows are unindented, `Epoch 1 | Step 6500/6501 | Loss: 0.4631 | ...`)",
+        (
+            NotationSample(
+                "INFO:__main__:   Loss: 0.4887", CORPUS.format(_GPT2_LORA, _GPT2_LORA_ENTRY), None, eval=True
+            ),
+            NotationSample(
+                "INFO:__main__:Epoch 1 | Step 6500/6501 | Loss: 0.4631 | PPL: 1.61 | LR: 1.00e-06 | Grad: 0.618 | "
+                "Time: 0.130s",
+                CORPUS.format(_GPT2_LORA, _GPT2_LORA_ENTRY),
+                {"loss": 0.4631, "epoch": 1, "step": 6500, "lr": 1e-06},
+            ),
+        ),
+    ),
+    *KEYED,
 )

@@ -8,7 +8,13 @@ by the line's text alone (every line of one shape alike: the bulk path reuses on
   100, loss = 2.0213404, ...`): the evaluation at that step, beside the `loss = X, step = N` training rows;
 - an epoch's summary in a pipe table: the epoch a field of its own (`| epoch 010 |`, fairseq's `train | epoch 002
   | loss 9.803 | ...`) on a line that reads no step, where the per-step lines say where they are within the epoch
-  (`| epoch 010  2000 / 8223 loss=1.27`, `train_inner | epoch 003:      5 / 356 loss=9.44`).
+  (`| epoch 010  2000 / 8223 loss=1.27`, `train_inner | epoch 003:      5 / 356 loss=9.44`);
+- a run's final loss, the loss key after the word `final` (maybe with `train` / `training` between) on a line that
+  reads no step and no epoch (a QLoRA script's `📊 Final training loss: 1.1465217211914063` after training ends).
+- a part of a printed results block: after Python logging's default prefix (`INFO:__main__:`), an indented message
+  of one key and its value alone (a custom LoRA trainer's `INFO:__main__:   Loss: 0.4887` under its
+  `INFO:__main__:📊 Evaluation Results:` line, beside `   Perplexity: 1.63`): a training loop prints a row on one
+  line, unindented; an indented key alone is a block's line.
 """
 
 from __future__ import annotations
@@ -16,11 +22,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from core.logs.tokens.lexicon import NUM
+
 __all__ = ["RE_SUMMARY", "summary_line"]
 
 RE_SUMMARY = re.compile(
     rb"train_runtime|train_samples_per_second|train_steps_per_second|Averaged stats:|Saving dict for global step|"
     rb"(?i:(?:epoch|final|training|train)[ \t]+results?[ \t]*:)"
+)
+_RE_FINAL = re.compile(rb"(?i)(?<![a-z])final[ \t_]+(?:train(?:ing)?[ \t_]+)?loss[ \t]*[:=]")
+_RE_BLOCK_PART = re.compile(
+    rb"(?:INFO|WARNING|DEBUG):[\w.]+:[ \t]{2,}[A-Za-z][A-Za-z_ ]*?[ \t]*[:=][ \t]*" + NUM + rb"[ \t]*\r?$"
 )
 _RE_EPOCH_FIELD = re.compile(rb"(?i)(?:^|\|)[ \t]*epoch[ \t]*:?[ \t]*\d+[ \t]*\|")
 
@@ -28,5 +40,8 @@ _RE_EPOCH_FIELD = re.compile(rb"(?i)(?:^|\|)[ \t]*epoch[ \t]*:?[ \t]*\d+[ \t]*\|
 def summary_line(line: bytes, fields: Mapping[str, float]) -> bool:
     """Whether a line with a loss is a one-off summary (see the module's doc); `fields`: what it reads."""
     if RE_SUMMARY.search(line) is not None:
+        return True
+    unplaced = "step" not in fields and "epoch" not in fields  # no step, no epoch: no training row's place
+    if unplaced and (_RE_FINAL.search(line) is not None or _RE_BLOCK_PART.match(line) is not None):
         return True
     return "step" not in fields and _RE_EPOCH_FIELD.search(line) is not None

@@ -15,7 +15,7 @@ import numpy as np
 
 from core.logs.tokens.exact import lm_matrix
 from core.logs.tokens.exact import long_double_div as _long_double_div
-from core.logs.tokens.lexicon import KEYWORDS, NUM, ROW_KEYS, number
+from core.logs.tokens.lexicon import KEYED_START, KEYWORDS, NUM, ROW_KEYS, number
 
 __all__ = [
     "RE_CANDIDATE_AT",
@@ -424,6 +424,11 @@ def literal_at(chunk: np.ndarray, pos: np.ndarray, text: bytes) -> np.ndarray:
 # each keyword as it reads in the OR-ed copy (`_` becomes 0x7f); one holding a byte other than a letter is then
 # checked in the block itself (`cross entropy`: a NUL, 0x20 OR-ed, would read as its space)
 _ORED = {kw: bytes(c | 0x20 for c in kw) for kw in KEYWORDS}
+_KEYED_HEADS = (b"\ns:", b"\nS:", b"\n[")  # how a KEYED_START line begins: a block without one is not searched
+_RE_DIGIT_HEAD = re.compile(rb"\n\d+ [Tt]")  # (build-nanogpt's `0 train X`)
+_RE_KEYED_LINE = re.compile(
+    rb"(?i)\n(?:" + KEYED_START + rb")"
+)  # a line's start as llm.c's `s:0 trl:` (lexicon.KEYED_START)
 _RE_KEYWORDS = {kw: re.compile(re.escape(ored)) for kw, ored in _ORED.items()}
 
 
@@ -450,9 +455,11 @@ def keyword_positions(buf: bytes | bytearray, end: int, scratch: bytearray) -> n
 
 
 def keyword_lines(buf: bytes | bytearray, end: int, scratch: bytearray) -> list[int]:
-    """Sorted starts of the lines after the first that hold one of KEYWORDS in any case."""
+    """Sorted starts of the lines after the first that hold one of KEYWORDS in any case or begin as KEYED_START."""
     rfind = buf.rfind
     starts = {rfind(b"\n", 0, int(p)) + 1 for p in keyword_positions(buf, end, scratch).tolist()}
+    if any(buf.find(head, 0, end) != -1 for head in _KEYED_HEADS) or _RE_DIGIT_HEAD.search(buf, 0, end):
+        starts.update(m.start() + 1 for m in _RE_KEYED_LINE.finditer(buf, 0, end))
     starts.discard(0)  # like RE_SCAN's, a start follows a newline (the caller reads the first line itself)
     return sorted(starts)
 

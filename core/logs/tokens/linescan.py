@@ -11,8 +11,9 @@ What it finds is exactly what the reference definitions give (tests/test_logs_fa
 them with hypothesis):
 - candidates: the start of every line after a newline that `core.logs.tokens.bulk.RE_SCAN` matches (a line
   that does not begin with `[` or a newline, or begins with `[E` / `[C` or a launcher's tag) or that holds
-  one of `core.logs.tokens.lexicon.KEYWORDS` in any case (only when `keywords`; `KEYWORDS_TESTED` names the ones
-  this loop tests: a test holds it to the lexicon's); the first line is the caller's to read, as before;
+  one of `core.logs.tokens.lexicon.KEYWORDS` in any case or begins as its KEYED_START (llm.c's, Marian's or
+  build-nanogpt's row, kwletters.keyed_start; only when `keywords`; `KEYWORDS_TESTED` names the ones this loop
+  tests: a test holds it to the lexicon's); the first line is the caller's to read, as before;
 - newlines: every `\\n` in `chunk[:end]`;
 - keyword lines: the start of each candidate line holding a keyword (what `plain.WorthScan.look` must keep).
 
@@ -20,7 +21,8 @@ numba is imported only by a read of a block of `ReaderSettings.compiled_min` (1 
 ones, a live tick's few lines among them, take the definitions' path: `core.logs.tokens.bulk.scan_by_definition`),
 so a small read never pays its import (~0.3 s) or its cached-code load (~0.2 s); the dashboard pays them
 once, on a thread at start (`warm_up`). numba's disk cache keys a function by its own file's stamp, and
-`stamps.stamped_error` is compiled into `_candidate` here: a change to stamps.py must touch this file too.
+`stamps.stamped_error` is compiled into `_candidate` here (and `kwletters`' checks into the kernel): a change to
+stamps.py or kwletters.py must touch this file too.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from core.logs.tokens.kwletters import ENT, PERPLE, cross_entropy, follows, keyed_start
 from core.logs.tokens.stamps import stamp_parts, stamped_error
 
 __all__ = ["fixed_numbers", "match_shapes", "scan_block", "stamp_parts", "warm_up", "words_of", "worth_lines"]
@@ -111,26 +114,6 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
 
 
 KEYWORDS_TESTED = (b"loss", b"xent", b"cross_entropy", b"cross entropy", b"perplexity", b"val")  # scan_kernel's
-_ENT, _PERPLE, _ENTROPY = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b"ent", b"perple", b"entropy"))
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _follows(a: np.ndarray, i: int, end: int, text: np.ndarray) -> bool:
-    """Whether `a[i:]` begins with the lower-case `text` (a keyword's letters around a flagged byte), in any case."""
-    if i + len(text) > end:
-        return False
-    k = 0
-    while k < len(text) and (a[i + k] | 32) == text[k]:
-        k += 1
-    return k == len(text)
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _cross_entropy(a: np.ndarray, first: int, end: int) -> bool:
-    """Whether the `ss` at `a[first]` (its `o` seen) is `cross_entropy`'s / `cross entropy`'s: only an `oss` asks."""
-    if first < 3 or (a[first - 2] | 32) != 114 or (a[first - 3] | 32) != 99 or first + 2 >= end:
-        return False
-    return (a[first + 2] == 95 or a[first + 2] == 32) and _follows(a, first + 3, end, _ENTROPY)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
@@ -166,7 +149,7 @@ def scan_kernel(
     n_kw = 0
     line = lo  # start of the current line
     cand = lo > 0 and _candidate(a, lo, end)  # the current line is a candidate by its first bytes
-    kw = False  # the current line holds a keyword
+    kw = lo > 0 and keywords and keyed_start(a, lo, end)  # the current line holds a keyword (or begins as one)
     stop = hi // 8  # words [.., stop) lie inside the range
     p = lo
     while p < hi:
@@ -206,7 +189,7 @@ def scan_kernel(
                         kw_lines[n_kw] = line
                         n_kw += 1
                 line = i + 1
-                kw = False
+                kw = keywords and keyed_start(a, line, end)  # llm.c's `s:0 trl:` (lexicon.KEYED_START)
                 cand = _candidate(a, line, end)
             elif keywords and not kw:
                 low8 = c | 32
@@ -216,9 +199,10 @@ def scan_kernel(
                 elif low8 == 115 and i >= 2:  # "loss" / "cross" ending here, or at the next byte (first s flagged)
                     first = i - 1 if (a[i - 1] | 32) == 115 else (i if i + 1 < end and (a[i + 1] | 32) == 115 else -1)
                     if first >= 2 and (a[first - 1] | 32) == 111:  # an `o` before the `ss` pair
-                        kw = (a[first - 2] | 32) == 108 or _cross_entropy(a, first, end)
+                        kw = (a[first - 2] | 32) == 108 or cross_entropy(a, first, end)
                 elif low8 == 120:  # "xent" from its x, "perplexity" at its x
-                    kw = _follows(a, i + 1, end, _ENT) or (i >= 6 and _follows(a, i - 6, end, _PERPLE))
+                    kw = follows(a, i + 1, end, ENT) or (i >= 6 and follows(a, i - 6, end, PERPLE))
+
     return n_nl, n_st, n_kw
 
 
