@@ -18,6 +18,7 @@ import pytest
 
 from core.alerts.rules import AlertRule, judge
 from core.cli.diagnose import report
+from core.cli.watch import failed_line
 from core.logs import read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.victims import received_only
@@ -59,6 +60,7 @@ HEAD = "W0624 11:20:45.802386   768 reducer.cc:622] All parameters are involved 
 
 def _write(folder: Path, logs: dict[int, list[str]], mtimes: dict[int, float]) -> Path:
     """workerlog.N per rank, as Paddle's launcher writes them, each with the given mtime."""
+    folder.mkdir(exist_ok=True)
     for rank, lines in logs.items():
         path = folder / f"workerlog.{rank}"
         path.write_text("\n".join([HEAD, *lines]) + "\n", encoding="utf-8")
@@ -127,3 +129,16 @@ def test_a_rank_that_raised_sigabrt_itself_is_no_victim(tmp_path: Path) -> None:
 )
 def test_received_only_reads_each_line_by_its_kind(lines: list[str], victim: bool) -> None:
     assert received_only(lines) is victim
+
+
+def test_watch_names_the_rank_that_failed_of_its_own_as_diagnose_does(tmp_path: Path) -> None:
+    # as in simonsLiang/PReNet_paddle's workerlogs (corpus: paddle-workerlogs-rank1-notimplemented-rank0-sigterm_
+    # prenet-paddle): rank 0 only SIGTERMed by the launcher, rank 1 failed of its own
+    logs = {0: [*SUMMARY, *TERM[1]], 1: [ASSERTION, *CUDA_TRACEBACK, *SUMMARY, *ABORT]}
+    snap = read_run(_write(tmp_path, logs, {0: T0, 1: T0 + 4}))
+    assert diagnose(snap).root_cause == 1
+    line = failed_line(snap)
+    assert line.startswith("failed ranks: 0, 1 (rank 1: ") and "Termination signal" not in line
+    # every rank only stopped: the lowest is named, as before
+    only = read_run(_write(tmp_path / "only", {r: [*SUMMARY, *TERM[r]] for r in (2, 3)}, {2: T0, 3: T0}))
+    assert failed_line(only).startswith("failed ranks: 2, 3 (rank 2: FatalError: `Termination signal`")

@@ -18,10 +18,14 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
+import pandas as pd
+
+from core.logs.rows.cells import as_int
 from core.logs.rows.failures import STOP_KINDS, fatal_reason, task_end_words
+from core.logs.rows.filestate import FATAL_KINDS
 from core.logs.rows.taskends import kills_only
 
-__all__ = ["TimedGroup", "first_failure", "received_only"]
+__all__ = ["TimedGroup", "first_failure", "received_only", "stopped_ranks"]
 
 # Paddle's signal handler names a SIGTERM it caught `Termination signal` (its `FatalError: ...` line, an exception
 # by its shape, so no failure kind names it)
@@ -63,6 +67,15 @@ def received_only(messages: Iterable[str]) -> bool:
     word that it killed the task): such a rank is a victim, no root cause, while another rank failed of its own."""
     seen = {_line(m) for m in messages}
     return _VICTIM in seen and _OWN not in seen
+
+
+def stopped_ranks(errors: pd.DataFrame) -> set[int]:
+    """The ranks whose every fatal line (FATAL_KINDS, as `diagnose` groups them) only says it was stopped from
+    outside (`received_only`): `watch` names another failed rank first, as `diagnose` does."""
+    if errors.empty:
+        return set()
+    fatal = errors[errors["kind"].isin(FATAL_KINDS) & (errors["rank"] >= 0)]
+    return {as_int(r) for r, rows in fatal.groupby("rank") if received_only(rows["message"].astype(str))}
 
 
 class TimedGroup(Protocol):
