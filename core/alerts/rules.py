@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.judgement.diagnose import diagnose
+from core.logs.judgement.victims import first_failure
 from core.logs.rows.cells import as_float, as_int
 from core.logs.rows.filestate import FATAL_KINDS
 from core.logs.rows.snapshot import RunSnapshot
@@ -164,8 +165,7 @@ def _failures(snap: RunSnapshot, run: str) -> list[Alert]:
     nan = [g for g in d.failure_groups if g.exception.startswith("loss is ")]
     out = []
     if crash:
-        timed = [(g.first_time, g.first_rank, g) for g in crash if g.first_time is not None]
-        first_group = min(timed, key=lambda x: (x[0], x[1]))[2] if timed else crash[0]
+        first_group = first_failure(crash) or crash[0]  # diagnose's choice: a launcher's SIGTERM'd rank is no cause
         first = first_group.first_rank
         ranks = sorted({r for g in crash for r in g.ranks})
         listed = (first, *[r for r in ranks if r != first][: MAX_EVIDENCE - 1])

@@ -29,6 +29,7 @@ from core.logs.bytes.discover import LogRole, folder_notes
 from core.logs.bytes.guard import LogDirError, validate_log_dir
 from core.logs.judgement.status import failed_ranks, hidden_nans, loss_text
 from core.logs.judgement.streams import shared_streams
+from core.logs.judgement.victims import stopped_ranks
 from core.logs.rows.cells import as_int
 from core.logs.rows.filestate import JOB_RANK, NOTE_KINDS, note_lines
 from core.logs.rows.shapes import line_shapes, metric_labels
@@ -219,11 +220,14 @@ def summary(snap: RunSnapshot, stall_after_s: float = 60.0) -> str:
 
 def failed_line(snap: RunSnapshot) -> str:
     """The run's verdict in one line, the judgement `diagnose` and the Monitor make too
-    (core.logs.judgement.status.failed_ranks): `failed ranks: 3, 4 (rank 3: <why>)` or `failed ranks: none`."""
+    (core.logs.judgement.status.failed_ranks): `failed ranks: 3, 4 (rank 3: <why>)` or `failed ranks: none`; the
+    rank named is the lowest that failed of its own, not one only stopped from outside (core.logs.judgement.victims)."""
     failed = failed_ranks(snap)
     if not failed:
         return "failed ranks: none"
-    first = min(failed)
+    stopped = stopped_ranks(snap.errors)  # a launcher's SIGTERM'd rank is no cause while another failed of its own
+    own = [r for r in sorted(failed) if r not in stopped]
+    first = own[0] if own else min(failed)
     listed = ", ".join(str(r) for r in sorted(failed)[:16]) + (
         f" (+{len(failed) - 16} more)" if len(failed) > 16 else ""
     )

@@ -3,6 +3,7 @@
   status.py     `rank_status` (`RankState`) and the one failure judgement (`failed_ranks`) that `watch`,
                 `diagnose` and the Monitor all use; `tail_lines`
   diagnose.py   stragglers, hung ranks, failure groups and the first failing rank, overflow and norm spikes
+  victims.py    ranks only stopped from outside (a launcher's SIGTERM): no root cause; the root cause's group
   reasons.py    a failure group's reason where a launcher, msrun or the scheduler said it: paraphrase and the
                 line's own words
   lookat.py     the ranks a person should look at first, and why

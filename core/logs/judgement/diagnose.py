@@ -2,8 +2,9 @@
 
 At 1,024 ranks nobody reads 1,024 tracebacks: identical exceptions collapse into one group with its rank
 list, and the rank that failed first (by the time of the last stamped line before its traceback, else
-its file's mtime) is marked as the likely root cause. A straggler is a rank whose step time is well
-above the job's median; a hung rank is one whose progress is far behind the others while their logs
+its file's mtime) among those that failed of their own (not only stopped by a launcher's SIGTERM:
+core.logs.judgement.victims) is marked as the likely root cause. A straggler is a rank whose step time is
+well above the job's median; a hung rank is one whose progress is far behind the others while their logs
 moved on (Megatron's `--log-straggler` and MegaScale's per-rank timing are the models).
 
 Everything is computed from a `RunSnapshot` (no file access) and returned as plain dataclasses;
@@ -26,6 +27,7 @@ import pandas as pd
 from core.logs.judgement.metrics import infer_steps_per_epoch
 from core.logs.judgement.reasons import launcher_reason, with_own_words
 from core.logs.judgement.status import first_of_each_rank, nonfinite_by_rank
+from core.logs.judgement.victims import first_failure, received_only
 from core.logs.rows.cells import as_float, as_int
 from core.logs.rows.failures import failure_weight
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
@@ -75,6 +77,7 @@ class FailureGroup:
     first_time: float | None
     time_source: str  # "log time" | "file mtime" | "none" (then first_rank is the lowest rank)
     evidence: list[str] = field(default_factory=list)
+    stopped: bool = False  # every rank only received a termination (a launcher's SIGTERM): a victim, no root cause
 
 
 @dataclass(frozen=True)
@@ -109,11 +112,9 @@ class Diagnosis:
 
     @property
     def root_cause(self) -> int | None:
-        """The first failing rank over every group (None without failures)."""
-        timed = [(g.first_time, g.first_rank) for g in self.failure_groups if g.first_time is not None]
-        if timed:
-            return min(timed)[1]
-        return self.failure_groups[0].first_rank if self.failure_groups else None
+        """The first failing rank over the groups that failed of their own (None without failures)."""
+        group = first_failure(self.failure_groups)
+        return None if group is None else group.first_rank
 
     def to_dict(self) -> dict:
         """Plain JSON-ready dict (NaN becomes None)."""
@@ -366,8 +367,9 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
             t, src = mtime, "file mtime"
         else:
             t, src = _NAN, "none"
-        g = by_key.setdefault(key, {"ranks": [], "times": [], "srcs": [], "evidence": [], "said": {}})
+        g = by_key.setdefault(key, {"ranks": [], "times": [], "srcs": [], "evidence": [], "said": {}, "stopped": []})
         g["said"][rank] = said
+        g["stopped"].append(received_only(rows["message"].astype(str)))
         g["ranks"].append(rank)
         g["times"].append(t)
         g["srcs"].append(src)
@@ -375,11 +377,14 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
     groups = []
     for key, g in by_key.items():
         ranks_sorted = sorted(g["ranks"])
-        best = [(t, r, s) for t, r, s in zip(g["times"], g["ranks"], g["srcs"], strict=True) if t == t]
+        own = not all(g["stopped"])  # the first of its ranks that failed of their own, when one did
+        members = zip(g["times"], g["ranks"], g["srcs"], g["stopped"], strict=True)
+        best = [(t, r, s) for t, r, s, stop in members if t == t and not (own and stop)]
         if best:
             first_time, first_rank, src = min(best)
         else:
-            first_time, first_rank, src = _NAN, ranks_sorted[0], "none"
+            mine = [r for r, stop in zip(g["ranks"], g["stopped"], strict=True) if not (own and stop)]
+            first_time, first_rank, src = _NAN, min(mine), "none"
         evidence = sorted(set(g["evidence"]))
         if len(evidence) > 10:
             evidence = [*evidence[:10], f"... and {len(evidence) - 10} more"]
@@ -391,6 +396,7 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
                 None if first_time != first_time else float(first_time),
                 src,
                 evidence,
+                not own,
             )
         )
     groups.sort(key=lambda g: (-len(g.ranks), g.first_time if g.first_time is not None else math.inf))
