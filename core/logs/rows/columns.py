@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from core.logs.rows.general import FIXED_ALIASES, LineRead
 from core.logs.tokens.lexicon import LOSS_KEYS, NUM, ROW_KEYS, WORD_LOSS_KEYS, number
 
-__all__ = ["HEADER_LITERALS", "ColumnHeader", "header_of", "header_shape", "read_row"]
+__all__ = ["HEADER_LITERALS", "ColumnHeader", "header_of", "header_shape", "read_row", "series_header"]
 
 HEADER_LITERALS = (b"mAP", b"gpu_mem")
 """A part of every per-class evaluation header (`mAP50`, `mAP@.5`) and of YOLOv5's training header (`gpu_mem`, its
@@ -136,6 +136,19 @@ def header_of(line: bytes) -> ColumnHeader | None:
     if lows[0] == "class" and any("map" in n for n in lows):
         return ColumnHeader(names, None)
     return None
+
+
+# a file named for its loss series: the name's last word `loss`/`losses` (Ascend ModelZoo's test scripts extract a
+# run's losses, one per line, into `train_<case>_perf_loss.txt`; a `loss.log`, `train-losses.txt` alike)
+_RE_SERIES_FILE = re.compile(r"(?i)(?:^|[_\-.])loss(?:es)?\.(?:txt|log)$")
+
+
+def series_header(file_name: str) -> ColumnHeader | None:
+    """The one-column table a file named for its loss series holds (its lines that are one bare number each are its
+    loss rows, as under a header `loss`), None for any other name: a line of its own shape is read as in any log. Such
+    a file pays a table's read (its lines left by the bulk rows go to `parse_line`): a 297 KB Megatron log renamed
+    `train_loss.log` reads in 97 ms CPU instead of 36 ms; the other names pay one regex search per file opened."""
+    return ColumnHeader(("loss",), 0) if _RE_SERIES_FILE.search(file_name) else None
 
 
 def header_shape(shape: bytes) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from core.logs.bytes.discover import LogFile, LogRole
-from core.logs.rows.columns import ColumnHeader
+from core.logs.rows.columns import ColumnHeader, series_header
 from core.logs.rows.formats import ROW_FIELDS, last_log_time
 from core.logs.rows.general import LineRead
 from core.logs.rows.lineranks import line_rank
@@ -285,6 +285,9 @@ class FileState:
     chatter_at: list[int] = field(default_factory=list)  # offsets of its chatter-level failure rows (rows.failures)
     hole_end: int = -1  # file offset just past its last hole of NULs (a truncation under a writer: rows.launches)
     side_seen: int = 0  # rows whose side lines were looked for (core.logs.rows.sidelines)
+
+    def __post_init__(self) -> None:  # a file named for its loss series reads its bare numbers (rows.columns)
+        self.columns = series_header(self.info.path.name)
 
     def reset(self) -> None:
         """The file was truncated or replaced (msrun relaunch opens logs with "w"): start over."""
