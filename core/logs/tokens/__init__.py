@@ -5,6 +5,7 @@
   linescan.py   the compiled passes (numba): newlines, candidate and keyword lines, shapes, exact decimals
   stamps.py     a `[date]` stamp before an error level (a candidate of the compiled scan); a stamp's digits
   kwletters.py  the keywords' letters around a byte the compiled scan flagged (inlined into its kernel)
+  jitcache.py   numba's cache folder, one per digest of this package's source (a changed module never reuses old code)
   bulk.py       the numpy fast path: candidate lines, keyword lines, LossMonitor rows bit-identical to `float`
   lmscan.py     LossMonitor rows of a big block in one compiled pass (the same lines and bits as bulk's)
   exact.py      the long-double division both read MindSpore's 17-18 digit repr floats with
