@@ -6,6 +6,7 @@
   stamps.py     a `[date]` stamp before an error level (a candidate of the compiled scan); a stamp's digits
   kwletters.py  the keywords' letters around a byte the compiled scan flagged (inlined into its kernel)
   kwsearch.py   the lines holding a loss keyword (or a keyed start), by literal searches: the scans' definition
+  jitcache.py   numba's cache folder, one per digest of this package's source (a changed module never reuses old code)
   bulk.py       the numpy fast path: candidate lines, keyword lines, LossMonitor rows bit-identical to `float`
   lmscan.py     LossMonitor rows of a big block in one compiled pass (the same lines and bits as bulk's)
   exact.py      the long-double division both read MindSpore's 17-18 digit repr floats with

@@ -3,13 +3,15 @@ these): whether the bytes before and after it spell a keyword of core.logs.token
 line begins as lexicon.KEYED_START (llm.c's `s:0 trl:`), tested at each line's start.
 
 Split off linescan (at the module-length bound). numba's disk cache keys a function by its own file's stamp, and
-these are compiled into linescan's kernel: a change here must touch linescan.py too (as for stamps.py).
+these are compiled into linescan's kernel: jitcache.py keys the cache by the whole package's source.
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+from core.logs.tokens import jitcache  # noqa: F401  (numba's cache folder, set before any decoration)
 
 __all__ = ["ENT", "PERPLE", "cross_entropy", "follows", "keyed_start"]
 

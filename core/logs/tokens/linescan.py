@@ -20,9 +20,8 @@ them with hypothesis):
 numba is imported only by a read of a block of `ReaderSettings.compiled_min` (1 MB) or more (smaller
 ones, a live tick's few lines among them, take the definitions' path: `core.logs.tokens.bulk.scan_by_definition`),
 so a small read never pays its import (~0.3 s) or its cached-code load (~0.2 s); the dashboard pays them
-once, on a thread at start (`warm_up`). numba's disk cache keys a function by its own file's stamp, and
-`stamps.stamped_error` is compiled into `_candidate` here (and `kwletters`' checks into the kernel): a change to
-stamps.py or kwletters.py must touch this file too.
+once, on a thread at start (`warm_up`). `stamps.stamped_error` and `kwletters`' checks are compiled into the
+kernel here; numba's cache folder is keyed by the whole package's source (jitcache.py), so a change to them is seen.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from core.logs.tokens import jitcache  # noqa: F401  (numba's cache folder, set before any decoration)
 from core.logs.tokens.kwletters import ENT, PERPLE, cross_entropy, follows, keyed_start
 from core.logs.tokens.stamps import stamp_parts, stamped_error
 

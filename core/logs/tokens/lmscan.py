@@ -16,6 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from core.logs.tokens import jitcache  # noqa: F401  (numba's cache folder, set before any decoration)
 from core.logs.tokens.exact import lm_matrix, long_double_div
 
 __all__ = ["FAST", "LONG", "MID", "lm_kernel", "lm_rows"]

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from core.logs.tokens import jitcache  # noqa: F401  (numba's cache folder, set before any decoration)
+
 __all__ = ["stamp_parts", "stamped_error"]
 
 
