@@ -39,8 +39,9 @@ def cache_folder(user_dir: str, environ: Mapping[str, str] = os.environ) -> Path
 
 def use_content_keyed_cache() -> Path | None:
     """Point numba's disk cache at `cache_folder` (created 0700); None, and numba's default kept, if not writable."""
-    folder = cache_folder(str(numba.config.CACHE_DIR or ""))
-    if str(numba.config.CACHE_DIR or "") == str(folder):
+    user_dir = str(getattr(numba.config, "CACHE_DIR", "") or "")  # numba's config sets its names at run time
+    folder = cache_folder(user_dir)
+    if user_dir == str(folder):
         return folder
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -48,7 +49,7 @@ def use_content_keyed_cache() -> Path | None:
         return None
     if not os.access(folder, os.W_OK | os.X_OK):
         return None
-    numba.config.CACHE_DIR = str(folder)
+    setattr(numba.config, "CACHE_DIR", str(folder))  # noqa: B010 (a name numba's config sets at run time)
     return folder
 
 
