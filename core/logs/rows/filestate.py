@@ -101,9 +101,8 @@ class ReaderSettings:
     prefetch_min: int = 1 << 20  # a rest smaller than this is read in line, without the helper thread
     block_min: int = 64  # chunks with at least this many candidate lines are classified by numpy
     shape_min: int = 64  # ... and lines of known shapes read in bulk (core.logs.rows.templated) from this many
-    # blocks from this size are read by the compiled passes (core.logs.tokens.linescan); a smaller read never
-    # pays numba's import and cached-code load (~0.5 s once per process): a CLI run on a small folder
-    compiled_min: int = 1 << 20
+    compiled_min: int = 1 << 20  # blocks from this size take the compiled passes (tokens.linescan): a smaller
+    # read never pays numba's import and cached-code load (~0.5 s once per process), as a CLI run on a small folder
     max_partial_line: int = MAX_PARTIAL_LINE
     tb_carry_max: int = 64 << 10  # traceback context kept across reads
     keep_buf: int = 1 << 20  # read buffer a watcher keeps between refreshes
