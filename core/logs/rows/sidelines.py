@@ -90,17 +90,18 @@ def carry_and_attach(st: FileState, buf: bytes | bytearray, floor: int, base: in
     if start >= n:
         return
     block = None
-    if n - start == 1:  # a live tick's one row: its tuple, no block made (the table takes it next)
+    found: dict[str, dict[int, float]] = {}
+    if n - start == 1:  # a live tick's one row: its tuple, no block made nor numpy called (the table takes it next)
         last = st.rows.last()
         assert last is not None
-        offsets, steps = np.array([last[-1]]), np.array([last[_STEP]])
+        if base + floor <= last[-1] < base + end:
+            ls = max(buf.rfind(b"\n", floor, int(last[-1]) - base) + 1, floor)
+            _walk(buf, floor, end, [ls], range(1), [0], [last[_STEP]], found)
     else:
         block = st.rows.recent(start)
-        offsets, steps = block[:, -1], block[:, _STEP]
-    inside = np.flatnonzero((offsets >= base + floor) & (offsets < base + end))
-    at = offsets[inside].astype(np.int64) - base
-    found: dict[str, dict[int, float]] = {}
-    _attach(buf, floor, end, at, inside, steps, found)
+        offsets = block[:, -1]
+        inside = np.flatnonzero((offsets >= base + floor) & (offsets < base + end))
+        _attach(buf, floor, end, offsets[inside].astype(np.int64) - base, inside, block[:, _STEP], found)
     if not found:
         return
     block = st.rows.recent(start) if block is None else block
