@@ -190,6 +190,11 @@ def test_the_sift_drops_a_row_beside_noise(line: bytes) -> None:
 @given(st.sampled_from(RUN_LINES).flatmap(lambda p: st.from_regex(p, fullmatch=True)))
 @example(b"\t|x= 1.#QNAN |\r")
 @example(b"INFO:tensorflow:global_step/sec: Infinity")
+@example(b"\tA:NaN")
+@example(b" x: nan")
+@example(b" x: -inf")
+@example(b" x: INF")
+@example(b" x: 1.#IND")
 def test_the_sift_keeps_a_row_beside_any_line_of_a_run(line: bytes) -> None:
     """The sift's outline holds for every line the rule's patterns take (a superset): it drops no row they fill."""
     assert _kept(ROW + b"\n" + line + b"\n", 0), line

@@ -55,8 +55,8 @@ def _head(a: np.ndarray, ls: int, le: int) -> bool:
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def _tail(a: np.ndarray, lo: int, le: int) -> bool:
     """Whether the line ending at `le` (its newline, or `end`; its start past `lo`) ends as a side line or a section
-    line may: past a `\\r`, spaces and tabs, a number's last byte (a digit, `.` of `1.`, the ends of nan / inf /
-    MSVC's `1.#QNAN`, `1.#IND`, `1.#INF`: N D F n y f), a running average's `)` or a table's `|`."""
+    line may: past a `\\r`, spaces and tabs, a number's end (a digit, `.` of `1.`, nan / NaN / NAN, inf / Inf / INF,
+    [Ii]nfinity, MSVC's `1.#QNAN`, `1.#IND`), a running average's `)` or a table's `|`."""
     e = le
     if e > lo and a[e - 1] == 13:
         e -= 1
@@ -65,9 +65,25 @@ def _tail(a: np.ndarray, lo: int, le: int) -> bool:
     if e <= lo or a[e - 1] == _NL:
         return False
     c = a[e - 1]
-    if 48 <= c <= 57:
+    if 48 <= c <= 57 or c == 124 or c == 41 or c == 46:
         return True
-    return c == 124 or c == 41 or c == 46 or c == 78 or c == 68 or c == 70 or c == 110 or c == 121 or c == 102
+    if e - lo < 3 or a[e - 2] == _NL or a[e - 3] == _NL:
+        return False
+    b, x = a[e - 2], a[e - 3]
+    if c == 110:  # nan
+        return b == 97 and x == 110
+    if c == 102:  # inf, Inf
+        return b == 110 and (x == 105 or x == 73)
+    if c == 78:  # NaN, NAN (MSVC's QNAN, SNAN)
+        return (b == 97 or b == 65) and x == 78
+    if c == 68 or c == 70:  # MSVC's IND, INF
+        return b == 78 and x == 73
+    if c == 121 and e - lo >= 7:  # [Ii]nfinity
+        for j, w in enumerate((110, 102, 105, 110, 105, 116)):  # noqa: SIM110 (numba: no generator)
+            if a[e - 7 + j] != w:
+                return False
+        return True
+    return False
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
