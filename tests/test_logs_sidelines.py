@@ -7,10 +7,14 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from core.logs.rows.reader import RunReader
-from core.logs.rows.sidelines import side_line
+from core.logs.rows.sidelines import RUN_LINES, side_line
+from core.logs.tokens.sidescan import side_candidates
 from tests.helpers import READ_PATHS, entry_lines, one_log
 
 # entry, the side line's column, its spelling, {row's loss -> the value its side line gives}
@@ -144,3 +148,54 @@ def test_tf_side_values_follow_their_rows(tmp_path: Path) -> None:
 )
 def test_side_line_shapes(line: bytes, read: tuple | None) -> None:
     assert side_line(line) == read
+
+
+def _kept(text: bytes, at: int) -> bool:
+    """Whether the compiled sift (core.logs.tokens.sidescan) keeps the row whose line holds text[at]."""
+    starts = np.empty(1, dtype=np.int64)
+    a = np.frombuffer(text, dtype=np.uint8)
+    return bool(side_candidates(a, np.array([at], dtype=np.int64), 0, len(text), starts)[0])
+
+
+ROW = b"Iteration 180, loss = 6.55607"  # a row's line (caffe-361), beside the line under test
+# noise beside every row of the synthetic logs (benchmarks/synth_noise.py, after Megatron's and MindSpore's): no
+# side line, and none the sift keeps
+NOT_BESIDE = [
+    b"Number of parameters in transformer layers in billions:  0.45",
+    b"[WARNING] DISTRIBUTED(20000,144756014165,python):2026-09-21-14:12:51.000.000 [mindspore/ccsrc] Begin.",
+    b"WARNING:megatron.core.models: the model is built",
+    b" iteration        2/     200 | consumed samples:         2048 | lm loss: 2.291295E+00 | loss scale: 1.0 |x",
+]
+
+
+@pytest.mark.parametrize("entry", sorted({c[0] for c in CASES}))
+def test_the_sift_keeps_every_row_a_side_line_of_its_log_is_beside(entry: str) -> None:
+    """Every side line and section line of the real logs the rule was written from, after a row and before one."""
+    lines = [x for x in entry_lines(entry) if any(p.fullmatch(x) for p in RUN_LINES)]
+    assert lines
+    for line in lines:
+        assert _kept(ROW + b"\n" + line + b"\n", 0), line
+        assert _kept(line + b"\n" + ROW + b"\n", len(line) + 1), line
+
+
+@pytest.mark.parametrize("line", NOT_BESIDE)
+def test_the_sift_drops_a_row_beside_noise(line: bytes) -> None:
+    assert not any(p.fullmatch(line) for p in RUN_LINES)
+    assert not _kept(ROW + b"\n" + line + b"\n", 0)
+    assert not _kept(line + b"\n" + ROW + b"\n", len(line) + 1)
+    assert not _kept(line + b"\n" + ROW + b"\n" + ROW + b"\n", len(line) + 1)  # (the next line is a row's)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(RUN_LINES).flatmap(lambda p: st.from_regex(p, fullmatch=True)))
+@example(b"\t|x= 1.#QNAN |\r")
+@example(b"INFO:tensorflow:global_step/sec: Infinity")
+@example(b"\tA:NaN")
+@example(b" x: nan")
+@example(b" x: -inf")
+@example(b" x: INF")
+@example(b" x: 1.#IND")
+def test_the_sift_keeps_a_row_beside_any_line_of_a_run(line: bytes) -> None:
+    """The sift's outline holds for every line the rule's patterns take (a superset): it drops no row they fill."""
+    assert _kept(ROW + b"\n" + line + b"\n", 0), line
+    assert _kept(line + b"\n" + ROW + b"\n", len(line) + 1), line

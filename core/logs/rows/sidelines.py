@@ -19,12 +19,16 @@ as training's (OLMo's `train/Perplexity=8,641`, which the line alone reads as an
 Its value fills the row's fixed column when the row has none (`lr`), else a column of its own, named as the general
 reader names a key (core.logs.rows.general). Rows and side lines are looked for within one read block (a live tick
 that cuts a step's lines apart attaches none across the cut), after every read path made the block's rows
-(core.logs.rows.parser calls `carry_and_attach` at each block's end), so every path reads them alike.
+(core.logs.rows.parser calls `carry_and_attach` at each block's end), so every path reads them alike. A big
+read's rows are first sifted in one compiled pass (core.logs.tokens.sidescan): a block with no line of a run's
+outline beside a row walks none in Python.
 """
 
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -34,7 +38,7 @@ from core.logs.rows.keylines import record_part
 from core.logs.rows.keys import in_seconds
 from core.logs.tokens.lexicon import NUM, ROW_KEYS, holds_keyword, number
 
-__all__ = ["carry_and_attach", "side_line"]
+__all__ = ["RUN_LINES", "carry_and_attach", "side_line"]
 
 _NUM_GROUPED = rb"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"  # OLMo's `throughput/total_tokens=1,048,576`
 _KEY = rb"[A-Za-z_][\w/.\-]*(?:[ \t][A-Za-z_][\w/.\-]*){0,3}"
@@ -45,11 +49,14 @@ _RE_SIDE = re.compile(
     rb"(?:[ \t]+\([ \t]*" + NUM + rb"[ \t]*\))?[ \t]*\|?[ \t]*\r?"
 )
 _RE_SECTION = re.compile(rb"\|[ \t]*[\w/.\-]+[ \t]*\|[ \t]*\|[ \t]*\r?")  # SB3's `| rollout/   |     |`
+RUN_LINES = (_RE_SIDE, _RE_SECTION)  # every line a row's run may hold: core.logs.tokens.sidescan keeps their outline
 _TRAINING = re.compile(rb"(?i)train(?:ing)?[/_.]")  # a key qualified as training (`train/Perplexity`): no eval
 _STEP = ROW_KEYS.index("step")
 _FIXED = frozenset({"lr", "global_norm", "loss_scale", "throughput", "step_time_ms"})  # a side line may fill
 _RESERVED = frozenset(("rank", "offset", "file", "time", "global_step", "relative_s", "wall_time", *ROW_KEYS))
 _OPENS = frozenset(b" \t|>ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # a side line's first byte: a frame's, a prefix's capital
+_COMPILED = "core.logs.tokens.linescan"  # loaded by a big read's compiled passes: then rows are sifted in numba
+_COMPILED_MIN = 64  # rows of a block from which they are (a live tick's few rows: the walk alone)
 _RUN_MAX = 64  # lines a run is followed through from its row (a table of a few dozen cells)
 
 
@@ -83,17 +90,18 @@ def carry_and_attach(st: FileState, buf: bytes | bytearray, floor: int, base: in
     if start >= n:
         return
     block = None
-    if n - start == 1:  # a live tick's one row: its tuple, no block made (the table takes it next)
+    found: dict[str, dict[int, float]] = {}
+    if n - start == 1:  # a live tick's one row: its tuple, no block made nor numpy called (the table takes it next)
         last = st.rows.last()
         assert last is not None
-        offsets, steps = [last[-1]], [last[_STEP]]
+        if base + floor <= last[-1] < base + end:
+            ls = max(buf.rfind(b"\n", floor, int(last[-1]) - base) + 1, floor)
+            _walk(buf, floor, end, [ls], range(1), [0], [last[_STEP]], found)
     else:
         block = st.rows.recent(start)
-        offsets, steps = block[:, -1].tolist(), block[:, _STEP].tolist()
-    lo, hi = base + floor, base + end
-    inside = [k for k, off in enumerate(offsets) if lo <= off < hi]
-    found: dict[str, dict[int, float]] = {}
-    _attach(buf, floor, end, [int(offsets[k]) - base for k in inside], inside, steps, found)
+        offsets = block[:, -1]
+        inside = np.flatnonzero((offsets >= base + floor) & (offsets < base + end))
+        _attach(buf, floor, end, offsets[inside].astype(np.int64) - base, inside, block[:, _STEP], found)
     if not found:
         return
     block = st.rows.recent(start) if block is None else block
@@ -114,17 +122,46 @@ def _attach(
     buf: bytes | bytearray,
     floor: int,
     end: int,
-    at: list[int],
+    at: np.ndarray,
+    rows: np.ndarray,
+    steps: np.ndarray,
+    found: dict[str, dict[int, float]],
+) -> None:
+    """The side lines around the rows whose lines hold buf[at[k]] (row `rows[k]` of the new rows, whose steps are
+    `steps`), into `found`: column -> {row: value}. A big read's rows are first sifted by one compiled pass
+    (core.logs.tokens.sidescan: only the rows a line beside may continue are walked here)."""
+    walk: Iterable[int]
+    if len(at) >= _COMPILED_MIN and _COMPILED in sys.modules:
+        from core.logs.tokens.sidescan import side_candidates
+
+        line_starts = np.empty(len(at), dtype=np.int64)
+        keep = side_candidates(np.frombuffer(buf, dtype=np.uint8), at, floor, end, line_starts)
+        walk = np.flatnonzero(keep).tolist()
+        if not walk:
+            return
+        starts = line_starts.tolist()
+    else:
+        rfind = buf.rfind
+        starts = [max(rfind(b"\n", floor, p) + 1, floor) for p in at.tolist()]
+        walk = range(len(starts))
+    _walk(buf, floor, end, starts, walk, rows.tolist(), steps.tolist(), found)
+
+
+def _walk(
+    buf: bytes | bytearray,
+    floor: int,
+    end: int,
+    starts: list[int],
+    walk: Iterable[int],
     rows: list[int],
     steps: list[float],
     found: dict[str, dict[int, float]],
 ) -> None:
-    """The side lines around the rows whose lines hold buf[at[k]] (row `rows[k]` of the new rows, whose steps are
-    `steps`), into `found`: column -> {row: value}."""
+    """The side lines around the rows `walk` (indices of `starts`, their lines' starts), into `found`."""
     find, rfind = buf.find, buf.rfind
-    starts = [max(rfind(b"\n", floor, p) + 1, floor) for p in at]
     mine = dict(zip(starts, range(len(rows)), strict=True))
-    for k, ls in enumerate(starts):
+    for k in walk:
+        ls = starts[k]
         taken: list[tuple[str, float, int | None]] = []
         pos = find(b"\n", ls, end) + 1
         for _ in range(_RUN_MAX):  # after the row: its own, up to the next row or a line of another shape

@@ -12,6 +12,7 @@
   exact.py      the long-double division both read MindSpore's 17-18 digit repr floats with
   plain.py      candidate lines that carry nothing, found in one search per chunk
   sortedsearch.py  `np.searchsorted` for ascending queries (line ends, keyword lines): one compiled walk
+  sidescan.py   the rows of a big block a side line may be beside (core.logs.rows.sidelines): one compiled pass
 
 Imports only `core.logs.bytes` and below.
 """

@@ -1,0 +1,124 @@
+"""The rows of a big block that may have a side line beside them (core.logs.rows.sidelines), in one compiled pass.
+
+Why: side lines are rare, but the rule looks at the lines either side of every row of every block; in Python that is
+~2 us a row (a line's start, its next line's, a first byte each), +35-45 % on a 256-rank bulk read. This pass
+walks each row's line and its two neighbours once and keeps a row only when a neighbour may continue its run: a
+line that is not another row's and has a side line's or a section line's outline (its first byte a frame's, `|`,
+`>`, space or tab, or a prefix's: glog's `[IWEF]` and four digits, a capital word and `:`; its last byte, past a
+`\\r`, spaces and tabs, a number's, a `)` or a `|`). That outline holds for every line the rule's patterns take,
+so the rows it drops are exactly rows the rule gives nothing (tests/test_logs_sidelines.py holds the two equal);
+only the kept ones are read in Python.
+
+numba is imported only by a read that already loaded it (core.logs.rows.templated.compiled_passes).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["side_candidates"]
+
+_NL = 10
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _opens(c: int) -> bool:
+    """Whether a line opening with byte `c` may be a side line or a section line: a frame's, a prefix's capital."""
+    return c == 32 or c == 9 or c == 124 or c == 62 or 65 <= c <= 90
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _head(a: np.ndarray, ls: int, le: int) -> bool:
+    """Whether the line a[ls:le] (no newline) opens as a side line or a section line may: a frame's byte (space,
+    tab, `|`, `>`), glog's `[IWEF]` and four digits, or a capital word and `:` (`INFO:tensorflow:`)."""
+    if ls >= le:
+        return False
+    c = a[ls]
+    if c == 32 or c == 9 or c == 124 or c == 62:
+        return True
+    if c < 65 or c > 90:
+        return False
+    if (c == 73 or c == 87 or c == 69 or c == 70) and le - ls > 5:
+        glog = True
+        for j in range(ls + 1, ls + 5):
+            if a[j] < 48 or a[j] > 57:
+                glog = False
+        if glog:
+            return True
+    j = ls + 1
+    while j < le and 65 <= a[j] <= 90:
+        j += 1
+    return j < le and a[j] == 58
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _tail(a: np.ndarray, lo: int, le: int) -> bool:
+    """Whether the line ending at `le` (its newline, or `end`; its start past `lo`) ends as a side line or a section
+    line may: past a `\\r`, spaces and tabs, a number's end (a digit, `.` of `1.`, nan / NaN / NAN, inf / Inf / INF,
+    [Ii]nfinity, MSVC's `1.#QNAN`, `1.#IND`), a running average's `)` or a table's `|`."""
+    e = le
+    if e > lo and a[e - 1] == 13:
+        e -= 1
+    while e > lo and (a[e - 1] == 32 or a[e - 1] == 9):
+        e -= 1
+    if e <= lo or a[e - 1] == _NL:
+        return False
+    c = a[e - 1]
+    if 48 <= c <= 57 or c == 124 or c == 41 or c == 46:
+        return True
+    if e - lo < 3 or a[e - 2] == _NL or a[e - 3] == _NL:
+        return False
+    b, x = a[e - 2], a[e - 3]
+    if c == 110:  # nan
+        return b == 97 and x == 110
+    if c == 102:  # inf, Inf
+        return b == 110 and (x == 105 or x == 73)
+    if c == 78:  # NaN, NAN (MSVC's QNAN, SNAN)
+        return (b == 97 or b == 65) and x == 78
+    if c == 68 or c == 70:  # MSVC's IND, INF
+        return b == 78 and x == 73
+    if c == 121 and e - lo >= 7:  # [Ii]nfinity
+        for j, w in enumerate((110, 102, 105, 110, 105, 116)):  # noqa: SIM110 (numba: no generator)
+            if a[e - 7 + j] != w:
+                return False
+        return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def side_candidates(a: np.ndarray, at: np.ndarray, floor: int, end: int, starts: np.ndarray) -> np.ndarray:
+    """Per row (a position `at[k]` inside its line of a[floor:end]): `starts[k]` its line's start, and whether
+    a line beside it (the next, the one before) may continue its run: not another row's line (the row listed
+    beside it) and of a side line's outline. A row whose line has no newline before `end` is kept."""
+    n = at.size
+    keep = np.zeros(n, dtype=np.bool_)
+    for k in range(n):
+        j = at[k] - 1
+        while j >= floor and a[j] != _NL:
+            j -= 1
+        starts[k] = j + 1
+    for k in range(n):
+        ls = starts[k]
+        j = ls
+        while j < end and a[j] != _NL:
+            j += 1
+        if j >= end:
+            keep[k] = True
+            continue
+        pos = j + 1  # the next line: its first byte, then its end
+        if pos < end and not (k + 1 < n and starts[k + 1] == pos) and _opens(a[pos]):
+            q = pos
+            while q < end and a[q] != _NL:
+                q += 1
+            if _head(a, pos, q) and _tail(a, pos, q):
+                keep[k] = True
+                continue
+        if ls > floor and _tail(a, floor, ls - 1):  # the line before: its end, then its start
+            j = ls - 2
+            while j >= floor and a[j] != _NL:
+                j -= 1
+            pls = j + 1
+            if not (k > 0 and starts[k - 1] == pls) and _head(a, pls, ls - 1) and _tail(a, pls, ls - 1):
+                keep[k] = True
+    return keep
