@@ -109,6 +109,28 @@ _LINE = st.one_of(
     cuts=[0],
     compiled=True,
 )
+@example(  # a column-table row (`train_loss=... val_loss=...` behind colour codes) and a metric of a later line
+    logs=[
+        [b"epoch: 0001, step: 0, loss is 4.52\n"],
+        [
+            b"epoch: 0, step: 0, loss is 4.52\n",
+            b"[2026-11-23 19:07:06] mindcv.utils.callbacks INFO - Epoch: [0/3], batch: [0/8], loss: 4.52, lr: 4.52, "
+            b"time: 4.52s\n",
+            b"[WARNING] ME(7587:140022789684800,MainProcess):2026-11-22-07:09:00.372.000 [mindspore/context.py:1343] "
+            b"For 'context.set_context', the parameter 'device_target' will be deprecated.\n",
+            *[b"epoch: 0, step: 0, loss is 4.52\n"] * 3,
+            b"epoch: 0, step: 123456789012, loss is 4.52\n",
+            b"\x1b[32mstep 0/0 train_loss=4.52 val_loss=4.52\x1b[0m\n",
+            *[b"epoch: 0, step: 0, loss is 4.52\n"] * 4,
+            b"epoch: 0, step: 0, loss is nan\n",
+            b"[INFO] 2026-11-23 19:14:00,332 [mindformers/core/callback/callback.py:747] print_output_info: "
+            b"{ Epoch:[  0/  4], step:[    0/   16], loss:[4.52/4.52], per_step_time: 4503ms, lr: 0.003, "
+            b"overflow cond: False, loss_scale: 1.0, global_norm: [0.73903346], train_throughput_per_npu: 0.000T\n",
+        ],
+    ],
+    cuts=[422],
+    compiled=True,
+)
 def test_ticks_read_together_give_what_each_file_read_alone_gives(
     tmp_path_factory: pytest.TempPathFactory, logs: list[list[bytes]], cuts: list[int], compiled: bool
 ) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -185,6 +186,13 @@ class _Column:
         return np.broadcast_to(np.float64(np.nan), (n,)) if self.arr is None else self.arr[:n]
 
 
+def _first_valued(extras: dict[str, tuple[np.ndarray, np.ndarray]], name: str) -> int:
+    """The first row metric `name` has a value on (not NaN), or a number past every row if it has none."""
+    rows, values = extras[name]
+    valued = rows[values == values]
+    return int(valued.min()) if len(valued) else 1 << 62
+
+
 class MetricTable:
     """Append-only column store of a run's loss rows: one compact array per column (see the module
     docstring), grown with room to spare (pages never written cost no memory)."""
@@ -280,8 +288,10 @@ class MetricTable:
         self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
             self._cols[name].put(start, block[:, i], self._cap)
-        for part in parts:  # a metric seen for the first time: in file order (as when files come one by one)
-            for name in [name for name in part[3] if name not in self._cols]:  # (dict order: not the hash seed's)
+        for part in parts:  # a metric seen for the first time: in file order (as when files come one by one), and
+            new = [name for name in part[3] if name not in self._cols]  # in a file by the first row giving it a value,
+            new.sort(key=partial(_first_valued, part[3]))  # whatever path read it (a batch fills
+            for name in new:  # NaN on rows of other shapes); stable: a line's own order
                 self._cols[name] = _Column(nan=self._nan)
                 self._extra_names.append(name)
         for name, rows, values in by_metric([(len(p[2]), p[3]) for p in parts]):
