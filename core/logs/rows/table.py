@@ -336,7 +336,7 @@ class MetricTable:
         est_codes = [src.code for src in srcs if src.notes.estimating]
         est = self._names_eval_loss(n) if est_codes else None
         sides = [src.code for src in srcs if src.notes.sides], [src.code for src in srcs if not src.notes.any]
-        named = self._named(n) if any(src.notes.epoch_pairs for src in srcs) else None
+        named = self._named(n, None if every else rows) if any(src.notes.epoch_pairs for src in srcs) else None
         if every:
             return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes, est, est_codes, *sides, named)
         out = np.zeros(n, dtype=np.int8)
@@ -349,17 +349,19 @@ class MetricTable:
             None if est is None else est[rows],
             est_codes,
             *sides,
-            None if named is None else named[rows],
+            named,
         )
         return out
 
-    def _named(self, n: int) -> np.ndarray:
-        """Per row of the first n, how many other metrics it names (a number)."""
-        out = np.zeros(n, dtype=np.int64)
+    def _named(self, n: int, rows: np.ndarray | None) -> np.ndarray:
+        """Per row of the first n (or of `rows` among them: the asking files' rows, ~1/9 of the real-corpus folder's
+        table), how many other metrics it names (a number)."""
+        out = np.zeros(n if rows is None else len(rows), dtype=np.int64)
         for name in self._extra_names:
             arr = self._cols[name].arr
             if arr is not None:
-                out += arr[:n] == arr[:n]
+                part = arr[:n] if rows is None else arr[rows]
+                out += part == part
         return out
 
     def _names_eval_loss(self, n: int) -> np.ndarray:
