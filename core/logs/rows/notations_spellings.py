@@ -1,7 +1,7 @@
 """Notations of a key's other spellings and a table's unnamed column, one entry each (as core.logs.rows.notations,
 which reads these after notations_trainers'; split off to keep modules short): a loss key in the plural (`losses:
 X`, one value) and a CSV table whose first column has no name (pandas' `DataFrame.to_csv` of a Keras History: the
-row index, no metric), each with real samples.
+row index, no metric) and its `time` column (a metric of its own), each with real samples.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ _RESTS = "https://github.com/ShaurGaur/ResTS/blob/0114ca2c54e97d3bd5e32a1346933e
 _RESTS_HEADER = (
     ",loss,out1_accuracy,out1_loss,out2_accuracy,out2_loss,val_loss,val_out1_accuracy,val_out1_loss,"
     "val_out2_accuracy,val_out2_loss"
+)
+_SHUFFLENET = (
+    "https://github.com/Ascend/modelzoo/blob/543f0d94c2f8a8f8ba86494b6b159ea7239526c0/built-in/TensorFlow/Benchmark/"
+    "cv/image_classification/Shufflenet_ID0645_for_TensorFlow/tiny_imagenet_logs/training_info.txt"
 )
 
 SPELLINGS: tuple[Notation, ...] = (
@@ -45,6 +49,20 @@ SPELLINGS: tuple[Notation, ...] = (
                 _RESTS,
                 {"loss": 0.7506051659584045, "out1_loss": 0.7235159277915955, "val_loss": 2.675212860107422},
                 header=_RESTS_HEADER,
+            ),
+        ),
+    ),
+    Notation(
+        "csv_table_time_column",
+        "a CSV table's `time` column (`epoch,train_loss,val_loss,train_accuracy,val_accuracy,time`): a metric of its "
+        "own, `time_value` (the row's `time` is the line's wall clock; no unit says whether it is the row's seconds "
+        "or the seconds so far, so no step time either: core.logs.rows.columns)",
+        (
+            NotationSample(
+                "1,4.821,4.263,0.055,0.093,226.068",
+                _SHUFFLENET,
+                {"loss": 4.821, "epoch": 1, "val_loss": 4.263, "val_accuracy": 0.093, "time_value": 226.068},
+                header="epoch,train_loss,val_loss,train_accuracy,val_accuracy,time",
             ),
         ),
     ),
