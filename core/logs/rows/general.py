@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
 from core.logs.rows.keylines import record_part
-from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, not_a_metric, row_loss_first
+from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, no_counter, not_a_metric, row_loss_first
 from core.logs.rows.linetime import RE_LINE_TS, line_time
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
@@ -288,7 +288,7 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if not name:
             continue
         words = name.split("_")
-        timed = (m.group(4) or m.group(5)) and not m.group(2).isdigit()  # `Batch: 0.190s`: a batch's time, no step
+        timed = no_counter(m.group(1), m.group(4) or m.group(5), m.group(2))  # a counter-named key's time, no place
         counter = name in EPOCH_KEYS or name in STEP_KEYS or (words[-1] in ("epoch", "step") and len(words) <= 2)
         if counter and not timed:
             kind = "epoch" if (name in EPOCH_KEYS or words[-1] == "epoch") else "step"

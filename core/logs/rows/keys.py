@@ -8,7 +8,15 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-__all__ = ["auxiliary_part", "glued_to_binary", "in_seconds", "metric_name", "not_a_metric", "row_loss_first"]
+__all__ = [
+    "auxiliary_part",
+    "glued_to_binary",
+    "in_seconds",
+    "metric_name",
+    "no_counter",
+    "not_a_metric",
+    "row_loss_first",
+]
 
 
 def metric_name(key: bytes) -> str:
@@ -69,6 +77,13 @@ def not_a_metric(line: bytes, key: tuple[int, int], value: tuple[int, int], name
         if _RE_POSITION.match(line, value[1]) is not None:  # a qualified counter stays (`inner iter: 3/8`)
             return last not in _COUNTERS or any(_RE_TAG.fullmatch(w) for w in name.split("_"))
     return name in _PROSE and not gap.strip(b" \t")
+
+
+def no_counter(key: bytes, unit: bytes | None, value: bytes) -> bool:
+    """Whether a key named like a step or an epoch counter holds another quantity, a metric: a decimal with a unit
+    (`Batch: 0.190s`, a batch's time), or a decimal under a key joined by `/`, a quantity per step (Jacinle's
+    `time/step=1.016501`, `sec/step : 375.84`); a counter is whole (`train/step': 11` stays the step)."""
+    return bool(unit or b"/" in key) and not value.isdigit()
 
 
 def in_seconds(name: str, unit: bytes | None, tail: bytes) -> bool:

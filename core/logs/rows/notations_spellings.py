@@ -66,4 +66,18 @@ SPELLINGS: tuple[Notation, ...] = (
             ),
         ),
     ),
+    Notation(
+        "per_step_key_joined_by_slash",
+        "a key named like a counter after a `/` (a quantity per step, Jacinle's `time/step=1.016501`) holding a "
+        "decimal: a metric of its own name (`time_step`), never the row's step; a whole number stays a counter "
+        "(core.logs.rows.keys.no_counter)",
+        (
+            NotationSample(
+                "Epoch 15 acc/qa=1.000000 loss=0.046158 loss/qa=0.046158 time/data=0.008719 time/step=1.016501: "
+                "100%|##############################| 1006/1006 [18:08<00:00,  1.08s/it]",
+                "https://github.com/vacancy/NSCL-PyTorch-Release/issues/23",
+                {"loss": 0.046158, "epoch": 15, "time_data": 0.008719, "time_step": 1.016501},
+            ),
+        ),
+    ),
 )
