@@ -65,12 +65,14 @@ def not_a_metric(line: bytes, key: tuple[int, int], value: tuple[int, int], name
     if last == "pid" or name in ("rank", "v_num"):
         return True
     after = line[value[1] : value[1] + 1]
-    if after in (b"-", b"/") and _RE_DATE_TAIL.match(line, value[1]) is not None:
+    whole = line[value[0] : value[1]].isdigit()  # a date's year is whole: a decimal glued to one is a value (LeNet's
+    # `step/sec : 0.0061845779418945312021-03-17 17:56:52.021223: W ...`, a warning glued to the row)
+    if after in (b"-", b"/") and whole and _RE_DATE_TAIL.match(line, value[1]) is not None:
         return True
     if after == b":" and line[value[1] + 1 : value[1] + 3].isdigit():
         return True  # a clock time, hours then minutes (a bar's `Total: 0:03:14 | ETA: 0:00:01`)
     gap = line[key[1] : value[0]]
-    if line[value[0] : value[1]].isdigit():  # a whole number
+    if whole:
         opened = line[key[0] - 1 : key[0]] in (b"(", b"[") and after in (b")", b"]")
         if gap == b":" and (opened or last in _DEVICES):
             return True

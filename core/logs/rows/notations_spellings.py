@@ -20,6 +20,10 @@ _RESTS_HEADER = (
     ",loss,out1_accuracy,out1_loss,out2_accuracy,out2_loss,val_loss,val_out1_accuracy,val_out1_loss,"
     "val_out2_accuracy,val_out2_loss"
 )
+_LENET = (
+    "https://github.com/Ascend/modelzoo/blob/674cec054725b0b3fa21a9378cf71c334e28d721/built-in/TensorFlow/Official/"
+    "nlp/LeNet_ID0127_for_TensorFlow/loss%2Bperf_npu.txt"
+)
 _SHUFFLENET = (
     "https://github.com/Ascend/modelzoo/blob/543f0d94c2f8a8f8ba86494b6b159ea7239526c0/built-in/TensorFlow/Benchmark/"
     "cv/image_classification/Shufflenet_ID0645_for_TensorFlow/tiny_imagenet_logs/training_info.txt"
@@ -77,6 +81,27 @@ SPELLINGS: tuple[Notation, ...] = (
                 "100%|##############################| 1006/1006 [18:08<00:00,  1.08s/it]",
                 "https://github.com/vacancy/NSCL-PyTorch-Release/issues/23",
                 {"loss": 0.046158, "epoch": 15, "time_data": 0.008719, "time_step": 1.016501},
+            ),
+        ),
+    ),
+    Notation(
+        "fields_parted_by_dashes",
+        "fields parted by a run of dashes, `key : value` each (a TF1 ModelZoo loop's `epoch : 0----loss : X----step/"
+        "sec : Y`): every field read, the one after the dashes too (`step_sec`); a decimal glued to a date (a "
+        "warning glued to the row) is still the field's value, a whole number so glued a date's year "
+        "(core.logs.rows.keys.not_a_metric)",
+        (
+            NotationSample(
+                "epoch : 0----loss : 2.623750925064087----step/sec : 7.003568410873413",
+                _LENET,
+                {"loss": 2.623750925064087, "epoch": 0, "step_sec": 7.003568410873413},
+            ),
+            NotationSample(
+                "epoch : 4----loss : 0.01959233358502388----step/sec : 0.0061845779418945312021-03-17 "
+                "17:56:52.021223: W tf_adapter/util/infershape_util.cc:313] "
+                "The InferenceContext of node _SOURCE is null.",
+                _LENET,
+                {"loss": 0.01959233358502388, "epoch": 4, "step_sec": 0.006184577941894531},
             ),
         ),
     ),
