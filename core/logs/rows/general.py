@@ -25,13 +25,13 @@ import re
 from dataclasses import dataclass, field
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
+from core.logs.rows.fieldshapes import other_fields
 from core.logs.rows.keylines import record_part
 from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, no_counter, not_a_metric, row_loss_first
 from core.logs.rows.linetime import RE_LINE_TS, line_time
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
-from core.logs.rows.unitfirst import unit_first
 from core.logs.tokens.lexicon import EVAL_LOSS_KEYS, LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, keyed_start, number
 
 __all__ = [
@@ -304,7 +304,7 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if not_a_metric(line, m.span(1), m.span(2), name):
             continue  # a piece of the line's prefix or position (`(trainer:486)`, `Train: [12/170]`)
         _put(read, name, m.group(2), m.span(2), m.group(4) or m.group(5), line[m.end(2) : m.end()])
-    for unit, span, scale in unit_first(line):  # `(0.512 sec/step)`, `| 113.4k tok/s |`: the unit names it
+    for unit, span, scale in other_fields(line):  # `(0.512 sec/step)`, `LR, 3e-05;`: core.logs.rows.fieldshapes
         if not skip[0] <= span[0] < skip[1] + 1:
             _put(read, metric_name(unit), line[span[0] : span[1]], span, None, b"", scale)
     if "overflow" not in read.fields and (o := _RE_OVERFLOW.search(line)) is not None:

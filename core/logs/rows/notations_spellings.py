@@ -24,6 +24,7 @@ _LENET = (
     "https://github.com/Ascend/modelzoo/blob/674cec054725b0b3fa21a9378cf71c334e28d721/built-in/TensorFlow/Official/"
     "nlp/LeNet_ID0127_for_TensorFlow/loss%2Bperf_npu.txt"
 )
+_PREDNET = "https://github.com/IcarusWizard/prednet-paddle/blob/2d235a5f10932ea3e5fd36080b77dfeda6a0fc29/logs/train.log"
 _SHUFFLENET = (
     "https://github.com/Ascend/modelzoo/blob/543f0d94c2f8a8f8ba86494b6b159ea7239526c0/built-in/TensorFlow/Benchmark/"
     "cv/image_classification/Shufflenet_ID0645_for_TensorFlow/tiny_imagenet_logs/training_info.txt"
@@ -102,6 +103,24 @@ SPELLINGS: tuple[Notation, ...] = (
                 "The InferenceContext of node _SOURCE is null.",
                 _LENET,
                 {"loss": 0.01959233358502388, "epoch": 4, "step_sec": 0.006184577941894531},
+            ),
+        ),
+    ),
+    Notation(
+        "words_then_value_and_unit_in_parentheses",
+        "a field of words, then a value and its unit in parentheses, between commas (PaddlePaddle prednet's `Epoch 0, "
+        "Step 25, total used time 7.178124904632568 (s), avg loss so far is X`): a metric the words name "
+        "(`total_used_time`; core.logs.rows.fieldshapes)",
+        (
+            NotationSample(
+                "Epoch 0, Step 25, total used time 7.178124904632568 (s), avg loss so far is 0.10979227721691132",
+                _PREDNET,
+                {"loss": 0.10979227721691132, "epoch": 0, "step": 25, "total_used_time": 7.178124904632568},
+            ),
+            NotationSample(
+                "Epoch 0, Step 50, total used time 14.059857845306396 (s), avg loss so far is 0.08230332285165787",
+                _PREDNET,
+                {"loss": 0.08230332285165787, "epoch": 0, "step": 50, "total_used_time": 14.059857845306396},
             ),
         ),
     ),
