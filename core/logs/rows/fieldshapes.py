@@ -3,6 +3,8 @@ it (general.py is at the module-length bound). Each is a whole field between the
 its shape, never its digits (the bulk path reuses one parse per line shape):
 
 - a value before its unit, the unit naming it (core.logs.rows.unitfirst: `(0.512 sec/step)`);
+- a `name, value` field between semicolons (a ReID trainer's `Time: ...; Epoch: 69; LR, 2.9999999999999997e-05;
+  pid_loss: nan; ...`: its other fields have `: `, the learning rate a comma);
 - words, then a value and its unit in parentheses, a field between commas (PaddlePaddle prednet's `Epoch 0, Step 25,
   total used time 7.178124904632568 (s), avg loss so far is 0.10979227721691132`): the words name it.
 """
@@ -17,6 +19,7 @@ from core.logs.tokens.lexicon import NUM
 __all__ = ["other_fields"]
 
 _NAME = rb"[A-Za-z][A-Za-z0-9_]*"
+_RE_COMMA_FIELD = re.compile(rb"(?:^|;)[ \t]*(" + _NAME + rb")[ \t]*,[ \t]*(" + NUM + rb")[ \t]*(?=;)")
 _RE_UNIT_AFTER = re.compile(
     rb"(?:^|[,;])[ \t]*(" + _NAME + rb"(?:[ \t]+" + _NAME + rb"){0,4})[ \t]+(" + NUM + rb")[ \t]*"
     rb"\((?:s|sec|secs|seconds)\)[ \t]*(?=[,;]|$)"
@@ -25,8 +28,10 @@ _RE_UNIT_AFTER = re.compile(
 
 def other_fields(line: bytes) -> list[tuple[bytes, tuple[int, int], float]]:
     """(the name, the span of its number, its scale) of each field of `line` in a shape above (`unit_first`'s
-    first). A byte search decides for most lines that none is there."""
+    first). Two byte searches decide for most lines that none is there."""
     out = unit_first(line)
+    if b";" in line:
+        out += [(m.group(1), m.span(2), 1.0) for m in _RE_COMMA_FIELD.finditer(line)]
     if b"(s" in line:
         out += [(m.group(1), m.span(2), 1.0) for m in _RE_UNIT_AFTER.finditer(line)]
     return out

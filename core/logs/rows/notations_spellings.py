@@ -11,6 +11,8 @@ from core.logs.tokens.lexicon import NUM
 
 __all__ = ["SPELLINGS"]
 
+_NAN = float("nan")
+
 _BILSTM_CRF = (
     "https://github.com/Ascend/modelzoo/blob/7f2ad79749cfc13b9954a0938af47daab35a92af/built-in/TensorFlow/Research/"
     "nlp/BiLSTM_CRF_for_TensorFlow/loss%2Bperf_npu.txt"
@@ -25,6 +27,7 @@ _LENET = (
     "nlp/LeNet_ID0127_for_TensorFlow/loss%2Bperf_npu.txt"
 )
 _PREDNET = "https://github.com/IcarusWizard/prednet-paddle/blob/2d235a5f10932ea3e5fd36080b77dfeda6a0fc29/logs/train.log"
+_CSDN = "https://github.com/nengdong96/CSDN/issues/6"
 _SHUFFLENET = (
     "https://github.com/Ascend/modelzoo/blob/543f0d94c2f8a8f8ba86494b6b159ea7239526c0/built-in/TensorFlow/Benchmark/"
     "cv/image_classification/Shufflenet_ID0645_for_TensorFlow/tiny_imagenet_logs/training_info.txt"
@@ -121,6 +124,21 @@ SPELLINGS: tuple[Notation, ...] = (
                 "Epoch 0, Step 50, total used time 14.059857845306396 (s), avg loss so far is 0.08230332285165787",
                 _PREDNET,
                 {"loss": 0.08230332285165787, "epoch": 0, "step": 50, "total_used_time": 14.059857845306396},
+            ),
+        ),
+    ),
+    Notation(
+        "name_comma_value_between_semicolons",
+        "a `name, value` field between semicolons, on a row whose other fields are `name: value` (a ReID trainer's "
+        "`Epoch: 69; LR, 2.9999999999999997e-05; pid_loss: nan; ...`): a metric of that name (`LR`, the lr; "
+        "core.logs.rows.fieldshapes)",
+        (
+            NotationSample(
+                "Time: 2024-10-31 18:32:24; Epoch: 69; LR, 2.9999999999999997e-05; pid_loss: nan;  pid_loss_proj: nan;"
+                "  triplet_loss: nan;  triplet_loss_proj: nan;  rgb_i2t_pid_loss: nan;  ir_i2t_pid_loss: nan;  "
+                "msel_loss: nan;  msel_loss_proj: nan;  ",
+                _CSDN,
+                {"loss": _NAN, "epoch": 69, "lr": 2.9999999999999997e-05, "triplet_loss": _NAN},
             ),
         ),
     ),
