@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
-from core.logs.rows.fieldshapes import other_fields
+from core.logs.rows.fieldshapes import COUNTER_NAME, other_fields
 from core.logs.rows.keylines import record_part
 from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, no_counter, not_a_metric, row_loss_first
 from core.logs.rows.linetime import RE_LINE_TS, line_time
@@ -125,8 +125,8 @@ _RE_KV = re.compile(
 _RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]*(True|False|\d)\b")
 # `epoch 3`, `iter 10/500`, a pipe row's `| batch 250 |` (not `words/batch 906`, a rate), a number sign before the
 # digits (TF speech-commands' `Step #1: rate 0.001000, accuracy 3.00%, cross entropy 4.509356`)
-_RE_PAIR_WORD = re.compile(
-    rb"(?i)(?<![\w./])(epoch|step|iteration|iter|batch)[ \t]+#?(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
+_RE_PAIR_WORD = re.compile(  # or its number first, ending a field (fieldshapes.COUNTER_NAME: `000 epoch, 06000 iter,`)
+    rb"(?i)(?<![\w./])" + COUNTER_NAME + rb"(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
 )
 # a pipe row whose first cell is a bare integer, the iteration (llama2.c's train.py and the nanoGPT-style loops after
 # it: `100000 | loss nan | lr 0.000000e+00 | 2006.12ms | mfu 1.68%`)

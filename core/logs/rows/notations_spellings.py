@@ -28,6 +28,7 @@ _LENET = (
 )
 _PREDNET = "https://github.com/IcarusWizard/prednet-paddle/blob/2d235a5f10932ea3e5fd36080b77dfeda6a0fc29/logs/train.log"
 _CSDN = "https://github.com/nengdong96/CSDN/issues/6"
+_HAKE = "https://github.com/DirtyHarryLYL/HAKE-Action-Torch/issues/34"
 _SHUFFLENET = (
     "https://github.com/Ascend/modelzoo/blob/543f0d94c2f8a8f8ba86494b6b159ea7239526c0/built-in/TensorFlow/Benchmark/"
     "cv/image_classification/Shufflenet_ID0645_for_TensorFlow/tiny_imagenet_logs/training_info.txt"
@@ -139,6 +140,25 @@ SPELLINGS: tuple[Notation, ...] = (
                 "msel_loss: nan;  msel_loss_proj: nan;  ",
                 _CSDN,
                 {"loss": _NAN, "epoch": 69, "lr": 2.9999999999999997e-05, "triplet_loss": _NAN},
+            ),
+        ),
+    ),
+    Notation(
+        "counter_number_before_its_name",
+        "a counter's number before its name, a field ending at a comma (HAKE-Action's `000 epoch, 06000 iter, average "
+        "time X, loss nan`): the row's epoch and step; its epoch's summary `000 epoch training, ..., loss=nan` reads "
+        "the epoch alone, so beside rows with a step it is the epoch's summary (core.logs.rows.perfile), no row",
+        (
+            NotationSample(
+                "000 epoch, 06000 iter, average time 0.6607, loss nan",
+                _HAKE,
+                {"loss": _NAN, "epoch": 0, "step": 6000, "average_time": 0.6607},
+            ),
+            NotationSample(
+                "2021-03-01 00:56:42,407 - __main__ - INFO - 000 epoch training, L_rec=nan, L_cls=nan, L_ae=0.0000, "
+                "loss=nan",
+                _HAKE,
+                {"loss": _NAN, "epoch": 0, "l_ae": 0.0},
             ),
         ),
     ),
