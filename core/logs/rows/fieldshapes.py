@@ -24,9 +24,13 @@ from core.logs.tokens.lexicon import NUM
 __all__ = ["COUNTER_NAME", "other_fields"]
 
 _NAME = rb"[A-Za-z][A-Za-z0-9_]*"
-COUNTER_NAME = rb"(?=(?:\d+[ \t]+(?=\w+(?:[ \t]+[a-z]+)?,))?(epoch|step|iteration|iter|batch)\b)(?:\1[ \t]+#?)?"
+COUNTER_NAME = (
+    rb"(?=[\desib])(?=(?:\d+[ \t]+(?=\w+(?:[ \t]+[a-z]+)?,))?(epoch|step|iteration|iter|batch)\b)(?:\1[ \t]+#?)?"
+)
 """A counter's name before its number (consumed: `epoch 3`, `Step #1`), or after it, ending a field (looked ahead
-at, the number next: `000 epoch,`): the pattern's first group, the name, which the number's group then follows."""
+at, the number next: `000 epoch,`): the pattern's first group, the name, which the number's group then follows. Its
+first character is looked at first (the pattern is case-blind): the look-ahead at every word's start cost 25,792
+corpus loss lines 69 -> 110 ms CPU in `finditer`, with the look 88."""
 _RE_COMMA_FIELD = re.compile(rb"(?:^|;)[ \t]*(" + _NAME + rb")[ \t]*,[ \t]*(" + NUM + rb")[ \t]*(?=;)")
 _RE_UNIT_AFTER = re.compile(
     rb"(?:^|[,;])[ \t]*(" + _NAME + rb"(?:[ \t]+" + _NAME + rb"){0,4})[ \t]+(" + NUM + rb")[ \t]*"
