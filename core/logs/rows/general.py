@@ -112,11 +112,11 @@ _NUMV = (
 # `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`),
 # or a head's name then a dot before a loss or an accuracy (mmseg's `decode.loss_seg`, `aux.acc_seg`; never
 # `callback.py:269`, a source line); a number may be a string, whole between its quotes (fairseq's JSON `"ppl": "2.51"`,
-# a Python dict's `'grad_norm': '6880'`); a key may follow a run of dashes (LeNet's `loss : 2.6----step/sec : 7.0`)
+# a Python dict's `'grad_norm': '6880'`); a key may follow 3 dashes or more (LeNet's `loss : 2.6----step/sec : 7`)
 _KEY = rb"(?:[A-Za-z]\d+\.|[A-Za-z][A-Za-z0-9_]*\.(?=loss|acc))?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _QUOTE = rb"\"(?=" + _NUMV + rb"\")|'(?=" + _NUMV + rb"')"  # the opening quote of a quoted number
 _RE_KV = re.compile(
-    rb"(?:(?<![\w.\-/\\@])|(?<=--))(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
+    rb"(?:(?<![\w.\-/\\@])|(?<=---))(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
     rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(?:" + _QUOTE + rb")?"
     rb"(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
