@@ -7,13 +7,15 @@ The grammar (a line -> what it says):
   splitrows.py  several rows on one line: a counter `Epoch #N` repeated on it (an e-mail's re-wrap) parts it
   keys.py       a metric key's column name and its value's unit (a time without a unit is in seconds)
   unitfirst.py  a value before the unit that names it (`(0.512 sec/step)`, `| 113.4k tok/s |`)
+  fieldshapes.py  metrics in field shapes the `key: value` pair misses (`total used time 7.17 (s)`), unitfirst's too
   linetime.py   a line's leading timestamp as its row's time
   keylines.py   one key per line: a record's parts (SB3's `| key | value |` table, TTS's `| > key: value`) are no
                 rows, only its whole `loss` line is
   notation.py   the shape of a notation entry (`Notation`, `NotationSample`)
   notations_more.py  more notations (the issue-30 gaps' lines), read after notations.py's
   notations_trainers.py  trainers' and tools' own lines (W&B's run summary, an RL trainer's PPO row)
-  notations_spellings.py  a key's other spellings (`losses: X`) and a CSV's unnamed index column, read after those
+  notations_spellings.py  a key's other spellings (`losses: X`), a CSV's unnamed index and `time` columns, fields'
+                other shapes, read after those
   notations_keyed.py  lines found by their start (Marian's row, build-nanogpt's `0 train X`), read with those
   notations.py  every notation as data, one entry each: real samples, the reading they must give, a
                 pattern when the general reader does not read it (`NOTATIONS`)

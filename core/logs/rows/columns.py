@@ -53,7 +53,12 @@ _RE_CELL = re.compile(rb"(" + NUM + rb")(?:/(\d+))?(?:[KMGT]i?B?|B)?")
 _RE_GAP = re.compile(rb"(?<=\S)\s+(?=\S)")  # the space between two names: a table aligns them (two or more)
 _EPOCH, _STEP = ("epoch",), ("step", "iter", "iteration")
 _NOT_CSV_METRICS = frozenset({"rank", "file"})  # a CSV column of these names is none (the reader's own columns, and
-# ROW_KEYS but `lr`: a `time` column says no unit)
+# ROW_KEYS but `lr` and `time`)
+# a CSV's `time` column is a metric of its own (the reader's `time` is the line's wall clock): no unit says whether it
+# is a row's seconds (ShuffleNet's `epoch,train_loss,...,time` 226.068 an epoch) or the seconds so far (smilesVAE's
+# `i,time,loss,similarity`), so it is no step time either; held as `time_value`, as the general reader holds a
+# reserved name (core.logs.rows.general._put)
+_CSV_OWN = {"lr": "lr", "time": "time_value"}
 _PARTS = ("box", "obj", "cls", "total")  # YOLOv3/v5/v7's loss columns, named bare beside `gpu_mem`
 _IN_BYTES = tuple(k for k in LOSS_KEYS if k not in WORD_LOSS_KEYS)  # a loss key inside a name (`box_loss`)
 _IN_NAMES = tuple(k.decode() for k in _IN_BYTES)
@@ -199,10 +204,10 @@ def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
                 read.fields[total] = float(cell[2])
         elif _loss_name(low) or (header.parts and low in _PARTS):
             read.extras[name], read.keys[name] = number(cell[1]), name
-        elif header.sep is not None and (low not in ROW_KEYS or low == "lr") and low not in _NOT_CSV_METRICS:
+        elif header.sep is not None and (low not in ROW_KEYS or low in _CSV_OWN) and low not in _NOT_CSV_METRICS:
             # a CSV table's other columns are the row's metrics (Keras' `accuracy`, `dice_coef`, `lr`, ...): a
             # logger's table of values, unlike a terminal table's counts and sizes (`Instances`, `Size`)
-            column = "lr" if FIXED_ALIASES.get(low) == "lr" else name
+            column = "lr" if FIXED_ALIASES.get(low) == "lr" else _CSV_OWN.get(low, name)
             (read.fields if column == "lr" else read.extras)[column], read.keys[column] = number(cell[1]), name
     if cells[header.loss][2] is not None:  # `1/2` under a loss name is no loss
         return None

@@ -25,13 +25,13 @@ import re
 from dataclasses import dataclass, field
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
+from core.logs.rows.fieldshapes import COUNTER_NAME, other_fields
 from core.logs.rows.keylines import record_part
-from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, not_a_metric, row_loss_first
+from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, no_counter, not_a_metric, row_loss_first
 from core.logs.rows.linetime import RE_LINE_TS, line_time
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
-from core.logs.rows.unitfirst import unit_first
 from core.logs.tokens.lexicon import EVAL_LOSS_KEYS, LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, keyed_start, number
 
 __all__ = [
@@ -112,11 +112,11 @@ _NUMV = (
 # `Top-1`, `Acc@1`) and start with a stage prefix, a letter and digits then a dot (mmdet cascade's `s0.loss_cls`),
 # or a head's name then a dot before a loss or an accuracy (mmseg's `decode.loss_seg`, `aux.acc_seg`; never
 # `callback.py:269`, a source line); a number may be a string, whole between its quotes (fairseq's JSON `"ppl": "2.51"`,
-# a Python dict's `'grad_norm': '6880'`)
+# a Python dict's `'grad_norm': '6880'`); a key may follow 3 dashes or more (LeNet's `loss : 2.6----step/sec : 7`)
 _KEY = rb"(?:[A-Za-z]\d+\.|[A-Za-z][A-Za-z0-9_]*\.(?=loss|acc))?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _QUOTE = rb"\"(?=" + _NUMV + rb"\")|'(?=" + _NUMV + rb"')"  # the opening quote of a quoted number
 _RE_KV = re.compile(
-    rb"(?<![\w.\-/\\@])(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
+    rb"(?:(?<![\w.\-/\\@])|(?<=---))(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
     rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(?:" + _QUOTE + rb")?"
     rb"(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
@@ -125,8 +125,8 @@ _RE_KV = re.compile(
 _RE_OVERFLOW = re.compile(rb"(?i)\boverflow(?:[ _]cond)?[ \t]*[:=][ \t]*\[?[ \t]*(True|False|\d)\b")
 # `epoch 3`, `iter 10/500`, a pipe row's `| batch 250 |` (not `words/batch 906`, a rate), a number sign before the
 # digits (TF speech-commands' `Step #1: rate 0.001000, accuracy 3.00%, cross entropy 4.509356`)
-_RE_PAIR_WORD = re.compile(
-    rb"(?i)(?<![\w./])(epoch|step|iteration|iter|batch)[ \t]+#?(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
+_RE_PAIR_WORD = re.compile(  # or its number first, ending a field (fieldshapes.COUNTER_NAME: `000 epoch, 06000 iter,`)
+    rb"(?i)(?<![\w./])" + COUNTER_NAME + rb"(\d+)(?:[ \t]*/[ \t]*(\d+))?(?![\d.])"
 )
 # a pipe row whose first cell is a bare integer, the iteration (llama2.c's train.py and the nanoGPT-style loops after
 # it: `100000 | loss nan | lr 0.000000e+00 | 2006.12ms | mfu 1.68%`)
@@ -288,7 +288,7 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if not name:
             continue
         words = name.split("_")
-        timed = (m.group(4) or m.group(5)) and not m.group(2).isdigit()  # `Batch: 0.190s`: a batch's time, no step
+        timed = no_counter(m.group(1), m.group(4) or m.group(5), m.group(2))  # a counter-named key's time, no place
         counter = name in EPOCH_KEYS or name in STEP_KEYS or (words[-1] in ("epoch", "step") and len(words) <= 2)
         if counter and not timed:
             kind = "epoch" if (name in EPOCH_KEYS or words[-1] == "epoch") else "step"
@@ -304,7 +304,7 @@ def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
         if not_a_metric(line, m.span(1), m.span(2), name):
             continue  # a piece of the line's prefix or position (`(trainer:486)`, `Train: [12/170]`)
         _put(read, name, m.group(2), m.span(2), m.group(4) or m.group(5), line[m.end(2) : m.end()])
-    for unit, span, scale in unit_first(line):  # `(0.512 sec/step)`, `| 113.4k tok/s |`: the unit names it
+    for unit, span, scale in other_fields(line):  # `(0.512 sec/step)`, `LR, 3e-05;`: core.logs.rows.fieldshapes
         if not skip[0] <= span[0] < skip[1] + 1:
             _put(read, metric_name(unit), line[span[0] : span[1]], span, None, b"", scale)
     if "overflow" not in read.fields and (o := _RE_OVERFLOW.search(line)) is not None:

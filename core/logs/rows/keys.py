@@ -8,7 +8,15 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-__all__ = ["auxiliary_part", "glued_to_binary", "in_seconds", "metric_name", "not_a_metric", "row_loss_first"]
+__all__ = [
+    "auxiliary_part",
+    "glued_to_binary",
+    "in_seconds",
+    "metric_name",
+    "no_counter",
+    "not_a_metric",
+    "row_loss_first",
+]
 
 
 def metric_name(key: bytes) -> str:
@@ -57,18 +65,27 @@ def not_a_metric(line: bytes, key: tuple[int, int], value: tuple[int, int], name
     if last == "pid" or name in ("rank", "v_num"):
         return True
     after = line[value[1] : value[1] + 1]
-    if after in (b"-", b"/") and _RE_DATE_TAIL.match(line, value[1]) is not None:
+    whole = line[value[0] : value[1]].isdigit()  # a date's year is whole: a decimal glued to one is a value (LeNet's
+    # `step/sec : 0.0061845779418945312021-03-17 17:56:52.021223: W ...`, a warning glued to the row)
+    if after in (b"-", b"/") and whole and _RE_DATE_TAIL.match(line, value[1]) is not None:
         return True
     if after == b":" and line[value[1] + 1 : value[1] + 3].isdigit():
         return True  # a clock time, hours then minutes (a bar's `Total: 0:03:14 | ETA: 0:00:01`)
     gap = line[key[1] : value[0]]
-    if line[value[0] : value[1]].isdigit():  # a whole number
+    if whole:
         opened = line[key[0] - 1 : key[0]] in (b"(", b"[") and after in (b")", b"]")
         if gap == b":" and (opened or last in _DEVICES):
             return True
         if _RE_POSITION.match(line, value[1]) is not None:  # a qualified counter stays (`inner iter: 3/8`)
             return last not in _COUNTERS or any(_RE_TAG.fullmatch(w) for w in name.split("_"))
     return name in _PROSE and not gap.strip(b" \t")
+
+
+def no_counter(key: bytes, unit: bytes | None, value: bytes) -> bool:
+    """Whether a key named like a step or an epoch counter holds another quantity, a metric: a decimal with a unit
+    (`Batch: 0.190s`, a batch's time), or a decimal under a key joined by `/`, a quantity per step (Jacinle's
+    `time/step=1.016501`, `sec/step : 375.84`); a counter is whole (`train/step': 11` stays the step)."""
+    return bool(unit or b"/" in key) and not value.isdigit()
 
 
 def in_seconds(name: str, unit: bytes | None, tail: bytes) -> bool:
