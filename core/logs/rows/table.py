@@ -306,6 +306,11 @@ class MetricTable:
 
     def frame(self) -> pd.DataFrame:
         """The first n rows as a DataFrame of views (no copy: pandas keeps one block per column)."""
+        return pd.DataFrame(self.frame_columns(), copy=False)
+
+    def frame_columns(self) -> dict[str, object]:
+        """`frame`'s columns before pandas holds them (a tick's kept rows read them here: ~290 look-ups through the
+        frame cost ~10 ms a tick of the real-corpus folder)."""
         n, fixed = self._n, self._fixed
         data: dict[str, object] = {"rank": fixed["rank"][:n]}
         data.update((k, self._cols[k].view(n)) for k in _FLOAT_NAMES)
@@ -314,7 +319,7 @@ class MetricTable:
             fixed["code"][:n], dtype=pd.CategoricalDtype(self._names), validate=False
         )
         data.update((k, self._cols[k].view(n)) for k in self._extra_names)  # the other metrics, after the fixed ones
-        return pd.DataFrame(data, copy=False)
+        return data
 
     def set_aside(self) -> np.ndarray | None:
         """Per row of the first n, an `Aside` (core.logs.rows.perfile: an epoch summary beside step rows, a step
