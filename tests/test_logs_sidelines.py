@@ -5,6 +5,7 @@ the real lines of the corpus entries each shape was written from (tests/fixtures
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -249,8 +250,11 @@ def _attached(text: bytes, floor: int, base: int, rows: list[tuple[int, float]],
     fs = FileState(LogFile(Path("worker_0.log"), "worker_0.log", "worker", 0, "msrun"))
     for offset, step in rows:
         fs.rows.append(tuple({"loss": 1.0, "step": step, "offset": offset}.get(k, math.nan) for k in ROW_KEYS))
-    name = sidelines._COMPILED if compiled else "core.logs.tokens.no_such_module"
-    with mock.patch.object(sidelines, "_COMPILED", name):
+    import core.logs.tokens.linescan  # noqa: F401  (loaded: the sift is taken)
+
+    with mock.patch.dict(sys.modules):
+        if not compiled:  # as a small read, which never loaded the compiled passes: every row walked
+            del sys.modules["core.logs.tokens.linescan"]
         sidelines.carry_and_attach(fs, bytearray(text), floor, base, len(text), 0)
     block, extras = fs.rows.take_all()
     return (
@@ -267,7 +271,5 @@ def _attached(text: bytes, floor: int, base: int, rows: list[tuple[int, float]],
     (b"Iteration 1, loss = 6.5\n  lr: 0.1\nIteration 2, loss = 6.4\n  lr: 0.2", 0, 0, [(0.0, 1.0), (33.0, 2.0)], False)
 )
 def test_a_ticks_few_rows_sifted_read_as_the_walk_of_every_row(case: tuple) -> None:
-    import core.logs.tokens.linescan  # noqa: F401  (loaded: the sift is taken)
-
     text, floor, base, rows, _ = case
     assert _attached(text, floor, base, rows, True) == _attached(text, floor, base, rows, False)
