@@ -386,7 +386,7 @@ class MetricTable:
             done, out = 0, np.zeros(0, dtype=dtype)
         if done < n:
             if len(out) < n:  # room for half as many rows again: a tick's few rows do not copy the rest
-                grown = np.zeros(n + n // 2, dtype=dtype)
+                grown: np.ndarray = np.zeros(n + n // 2, dtype=dtype)
                 grown[:done] = out[:done]
                 out = grown
             for name in self._extra_names:
