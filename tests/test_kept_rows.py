@@ -89,6 +89,10 @@ class _Table:
             self.cols["acc"] = np.full(n, np.nan)
 
     def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.columns(), copy=False)
+
+    def columns(self) -> dict[str, object]:
+        """The frame's columns before pandas holds them (`MetricTable.frame_columns`)."""
         n = len(self.aside)
         data: dict[str, object] = {}
         for name, col in self.cols.items():
@@ -96,7 +100,7 @@ class _Table:
                 data[name] = pd.Categorical.from_codes(col, dtype=pd.CategoricalDtype(self.names), validate=False)
             else:
                 data[name] = np.broadcast_to(np.float64(np.nan), (n,)) if col is None else col
-        return pd.DataFrame(data, copy=False)
+        return data
 
 
 def _ranks() -> pd.DataFrame:
@@ -131,25 +135,42 @@ def _equal(got: pd.DataFrame, want: pd.DataFrame) -> None:
     ),
     seed=st.integers(0, 2**32 - 1),
     some_evals=st.booleans(),
+    given_columns=st.booleans(),
 )
-@example(ticks=[(5, "grow", 0.5), (0, "flip", 0.0), (3, "drop", 0.5), (4, "widen", 0.5)], seed=1, some_evals=True)
 @example(
-    ticks=[(30, "grow", 0.05), (10, "metric", 0.05), (0, "none_aside", 0.0), (2, "grow", 0.5)], seed=3, some_evals=False
+    ticks=[(5, "grow", 0.5), (0, "flip", 0.0), (3, "drop", 0.5), (4, "widen", 0.5)],
+    seed=1,
+    some_evals=True,
+    given_columns=False,
+)
+@example(
+    ticks=[(5, "grow", 0.5), (0, "flip", 0.0), (3, "drop", 0.5), (4, "widen", 0.5)],
+    seed=1,
+    some_evals=True,
+    given_columns=True,
+)
+@example(
+    ticks=[(30, "grow", 0.05), (10, "metric", 0.05), (0, "none_aside", 0.0), (2, "grow", 0.5)],
+    seed=3,
+    some_evals=False,
+    given_columns=True,
 )
 def test_kept_rows_held_between_ticks_are_the_whole_split_every_time(
-    ticks: list[tuple[int, str, float]], seed: int, some_evals: bool
+    ticks: list[tuple[int, str, float]], seed: int, some_evals: bool, given_columns: bool
 ) -> None:
     """Ticks of new rows with rows set aside, earlier choices flipping, a file dropped, a column widened, a
     metric appearing, no rule asked: each tick's frames equal `split_series` over the whole table, and every
-    frame handed out earlier still holds what it held."""
+    frame handed out earlier still holds what it held; read through the frame or from the columns it was made of
+    (`given_columns`: as the reader hands them over)."""
     table, kept = _Table(np.random.default_rng(seed)), KeptRows()
     handed: list[tuple[pd.DataFrame, list[tuple]]] = []
     for n, event, aside_p in ticks:
         table.event(event)
         table.grow(n, aside_p)
-        metrics, evals, ranks = table.frame(), _evals(some_evals), _ranks()
+        columns = table.columns()
+        metrics, evals, ranks = pd.DataFrame(columns, copy=False), _evals(some_evals), _ranks()
         aside = None if event == "none_aside" else table.aside
-        got = kept.split(metrics, aside, evals, ranks, table.generation)
+        got = kept.split(metrics, aside, evals, ranks, table.generation, columns if given_columns else None)
         want = split_series(metrics, aside, evals, ranks)
         for g, w in zip(got, want, strict=True):
             _equal(g, w)

@@ -5,6 +5,7 @@ the real lines of the corpus entries each shape was written from (tests/fixtures
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -199,3 +200,76 @@ def test_the_sift_keeps_a_row_beside_any_line_of_a_run(line: bytes) -> None:
     """The sift's outline holds for every line the rule's patterns take (a superset): it drops no row they fill."""
     assert _kept(ROW + b"\n" + line + b"\n", 0), line
     assert _kept(line + b"\n" + ROW + b"\n", len(line) + 1), line
+
+
+# a live tick's blocks of a few rows, sifted in one compiled call (sidescan.sift_rows) once a big read loaded the
+# compiled passes, read as the Python walk of every row reads them (tests/helpers' paths read whole logs: these are
+# the blocks a tick cuts, a batch's bytes of other files before them, a last line without its newline)
+_ROW_LINES = [b"Iteration %d, loss = 6.55607", b"I0425 10:12:49.611122  9167 solver.cpp:65] Iteration %d, loss = 2.1"]
+_NOISE = st.one_of(
+    st.sampled_from(NOT_BESIDE),
+    st.binary(max_size=24).filter(lambda b: b"\n" not in b),
+)
+
+
+@st.composite
+def _tick_block(draw: st.DrawFn) -> tuple[bytes, int, int, list[tuple[int, float]], bool]:
+    """(the buffer, `floor`, `base`, the rows (their file offsets and steps), whether the last line ends)."""
+    run = (
+        st.sampled_from(RUN_LINES).flatmap(lambda p: st.from_regex(p, fullmatch=True)).filter(lambda b: b"\n" not in b)
+    )
+    kinds = draw(st.lists(st.sampled_from(["row", "run", "run", "noise"]), min_size=1, max_size=12))
+    before = draw(st.binary(max_size=20))  # another file's bytes in the batch
+    base = draw(st.integers(-len(before), 10_000))
+    text, rows = bytearray(before), []
+    for kind in kinds:
+        if kind == "row":
+            step = draw(st.integers(0, 3))
+            rows.append((float(base + len(text) + draw(st.integers(0, 5))), float(step)))
+            text += draw(st.sampled_from(_ROW_LINES)) % step
+        else:
+            text += draw(run if kind == "run" else _NOISE)
+        text += b"\n"
+    ends = draw(st.booleans())
+    if not ends:
+        text = text[:-1]
+    if draw(st.booleans()):  # a row this block did not read (a batch's earlier block): outside, never walked
+        rows.insert(0, (float(base + len(before) - 1), 0.0))
+    return bytes(text), len(before), base, rows, ends
+
+
+def _attached(text: bytes, floor: int, base: int, rows: list[tuple[int, float]], compiled: bool) -> tuple:
+    """What `carry_and_attach` fills in for the rows, sifted (`compiled`) or walked row by row."""
+    from unittest import mock
+
+    from core.logs.bytes.discover import LogFile
+    from core.logs.rows import sidelines
+    from core.logs.rows.filestate import FileState
+    from core.logs.tokens.bulk import ROW_KEYS
+
+    fs = FileState(LogFile(Path("worker_0.log"), "worker_0.log", "worker", 0, "msrun"))
+    for offset, step in rows:
+        fs.rows.append(tuple({"loss": 1.0, "step": step, "offset": offset}.get(k, math.nan) for k in ROW_KEYS))
+    import core.logs.tokens.linescan  # noqa: F401  (loaded: the sift is taken)
+
+    with mock.patch.dict(sys.modules):
+        if not compiled:  # as a small read, which never loaded the compiled passes: every row walked
+            del sys.modules["core.logs.tokens.linescan"]
+        sidelines.carry_and_attach(fs, bytearray(text), floor, base, len(text), 0)
+    block, extras = fs.rows.take_all()
+    return (
+        block.tobytes(),
+        {k: (r.tolist(), v.tobytes()) for k, (r, v) in extras.items()},
+        dict(fs.metric_keys),
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(_tick_block())
+@example((b"x\nIteration 1, loss = 6.5\n  lr: 0.1\n", 2, 98, [(100.0, 1.0)], True))  # a row opening the block
+@example(
+    (b"Iteration 1, loss = 6.5\n  lr: 0.1\nIteration 2, loss = 6.4\n  lr: 0.2", 0, 0, [(0.0, 1.0), (33.0, 2.0)], False)
+)
+def test_a_ticks_few_rows_sifted_read_as_the_walk_of_every_row(case: tuple) -> None:
+    text, floor, base, rows, _ = case
+    assert _attached(text, floor, base, rows, True) == _attached(text, floor, base, rows, False)

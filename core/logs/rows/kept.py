@@ -12,6 +12,7 @@ Same frames as `split_series` on the same input, every time (tests/test_kept_row
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -70,14 +71,21 @@ class KeptRows:
         self._held: _Held | None = None
 
     def split(
-        self, metrics: pd.DataFrame, aside: np.ndarray | None, evals: pd.DataFrame, ranks: pd.DataFrame, generation: int
+        self,
+        metrics: pd.DataFrame,
+        aside: np.ndarray | None,
+        evals: pd.DataFrame,
+        ranks: pd.DataFrame,
+        generation: int,
+        columns: Mapping[str, object] | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         """`split_series(metrics, aside, evals, ranks)`, where `metrics` is the table's first rows (views) and
-        `generation` changes whenever rows already in the table were removed or renumbered."""
+        `generation` changes whenever rows already in the table were removed or renumbered; `columns`, when given,
+        the values `metrics` was made of (`MetricTable.frame_columns`), read without a look-up through pandas."""
         if aside is None or not aside.any():
             self._held = None  # nothing set aside: the table's own view, and no copy kept
             return metrics, evals, ranks
-        arrays, cats = _arrays(metrics)
+        arrays, cats = _arrays(metrics) if columns is None else _given(columns)
         layout = (generation, *((c, a.dtype, a.strides == (0,)) for c, a in arrays.items()))
         held = self._held
         m = 0 if held is None else len(held.aside)
@@ -117,6 +125,18 @@ def _arrays(metrics: pd.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, pd.
             out[c], cats[c] = col.cat.codes.to_numpy(), col.dtype
         else:
             out[c] = col.to_numpy()
+    return out, cats
+
+
+def _given(columns: Mapping[str, object]) -> tuple[dict[str, np.ndarray], dict[str, pd.CategoricalDtype]]:
+    """`_arrays` of the columns a frame was made of (an ndarray, or a Categorical: its codes and type)."""
+    out: dict[str, np.ndarray] = {}
+    cats: dict[str, pd.CategoricalDtype] = {}
+    for c, col in columns.items():
+        if isinstance(col, pd.Categorical):
+            out[c], cats[c] = col.codes, col.dtype
+        else:
+            out[c] = np.asarray(col)
     return out, cats
 
 

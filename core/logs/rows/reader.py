@@ -457,7 +457,8 @@ class RunReader:
         workers = sorted((st for st in self.files.values() if st.info.role == LogRole.WORKER), key=file_order)
         self._size_table(workers)  # a background catch-up goes on reading after this snapshot
         self._table.update(workers)  # copies only the rows parsed since the last snapshot
-        metrics = self._table.frame() if workers else empty_metrics()
+        columns = self._table.frame_columns() if workers else None
+        metrics = pd.DataFrame(columns, copy=False) if columns is not None else empty_metrics()
         timings, errors = self._timings_and_errors(workers)
         unregistered: set[int] = set()
         for st in self.files.values():
@@ -466,7 +467,7 @@ class RunReader:
         evals = pass_summaries(metrics, self._evals.frame(workers))  # told by the lines' text: before the split
         if workers:  # core.logs.rows.perfile: the training series decided per file
             metrics, evals, ranks = self._kept.split(
-                metrics, self._table.set_aside(), evals, ranks, self._table.generation
+                metrics, self._table.set_aside(), evals, ranks, self._table.generation, columns
             )
         layouts = {st.info.layout for st in workers}
         layout = layouts.pop() if len(layouts) == 1 else ("mixed" if layouts else "none")

@@ -20,15 +20,15 @@ Its value fills the row's fixed column when the row has none (`lr`), else a colu
 reader names a key (core.logs.rows.general). Rows and side lines are looked for within one read block (a live tick
 that cuts a step's lines apart attaches none across the cut), after every read path made the block's rows
 (core.logs.rows.parser calls `carry_and_attach` at each block's end), so every path reads them alike. A big
-read's rows are first sifted in one compiled pass (core.logs.tokens.sidescan): a block with no line of a run's
-outline beside a row walks none in Python.
+read's rows, and once it loaded the compiled passes a live tick's few too, are first sifted in one compiled pass
+(core.logs.tokens.sidescan): a block with no line of a run's outline beside a row walks none in Python.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -56,7 +56,7 @@ _FIXED = frozenset({"lr", "global_norm", "loss_scale", "throughput", "step_time_
 _RESERVED = frozenset(("rank", "offset", "file", "time", "global_step", "relative_s", "wall_time", *ROW_KEYS))
 _OPENS = frozenset(b" \t|>ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # a side line's first byte: a frame's, a prefix's capital
 _COMPILED = "core.logs.tokens.linescan"  # loaded by a big read's compiled passes: then rows are sifted in numba
-_COMPILED_MIN = 64  # rows of a block from which they are (a live tick's few rows: the walk alone)
+_sift_rows: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # sidescan's, once loaded
 _RUN_MAX = 64  # lines a run is followed through from its row (a table of a few dozen cells)
 
 
@@ -91,7 +91,15 @@ def carry_and_attach(st: FileState, buf: bytes | bytearray, floor: int, base: in
         return
     block = None
     found: dict[str, dict[int, float]] = {}
-    if n - start == 1:  # a live tick's one row: its tuple, no block made nor numpy called (the table takes it next)
+    if _COMPILED in sys.modules:  # a big read loaded the compiled passes: every block's rows sifted, a tick's few too
+        if n - start == 1:
+            last = st.rows.last()
+            assert last is not None
+            _sifted(buf, floor, base, end, np.array([last[-1]]), [last[_STEP]], found)
+        else:
+            block = st.rows.recent(start)
+            _sifted(buf, floor, base, end, np.ascontiguousarray(block[:, -1]), block[:, _STEP], found)
+    elif n - start == 1:  # a small read's live tick, one row: its tuple, no block made nor numpy called
         last = st.rows.last()
         assert last is not None
         if base + floor <= last[-1] < base + end:
@@ -101,7 +109,9 @@ def carry_and_attach(st: FileState, buf: bytes | bytearray, floor: int, base: in
         block = st.rows.recent(start)
         offsets = block[:, -1]
         inside = np.flatnonzero((offsets >= base + floor) & (offsets < base + end))
-        _attach(buf, floor, end, offsets[inside].astype(np.int64) - base, inside, block[:, _STEP], found)
+        rfind = buf.rfind
+        starts = [max(rfind(b"\n", floor, p) + 1, floor) for p in (offsets[inside].astype(np.int64) - base).tolist()]
+        _walk(buf, floor, end, starts, range(len(starts)), inside.tolist(), block[:, _STEP].tolist(), found)
     if not found:
         return
     block = st.rows.recent(start) if block is None else block
@@ -118,33 +128,38 @@ def carry_and_attach(st: FileState, buf: bytes | bytearray, floor: int, base: in
             st.rows.add_metric(column, rows + start, values)
 
 
-def _attach(
+def _sifted(
     buf: bytes | bytearray,
     floor: int,
+    base: int,
     end: int,
-    at: np.ndarray,
-    rows: np.ndarray,
-    steps: np.ndarray,
+    offsets: np.ndarray,
+    steps: np.ndarray | list[float],
     found: dict[str, dict[int, float]],
 ) -> None:
-    """The side lines around the rows whose lines hold buf[at[k]] (row `rows[k]` of the new rows, whose steps are
-    `steps`), into `found`: column -> {row: value}. A big read's rows are first sifted by one compiled pass
-    (core.logs.tokens.sidescan: only the rows a line beside may continue are walked here)."""
-    walk: Iterable[int]
-    if len(at) >= _COMPILED_MIN and _COMPILED in sys.modules:
-        from core.logs.tokens.sidescan import side_candidates
+    """The side lines around the rows (their file offsets `offsets`, their steps `steps`) whose lines are in
+    buf[floor:end] (file offset `base` at buf[0]), into `found`: column -> {row: value}. The rows are first sifted
+    in one compiled call (core.logs.tokens.sidescan.sift_rows: ~3 us a block, where the Python walk costs ~5 us a
+    row, and a live tick of the real-corpus folder has ~700 blocks of a few rows); only the rows a line beside may
+    continue are walked here."""
+    global _sift_rows
+    if _sift_rows is None:
+        from core.logs.tokens.sidescan import sift_rows
 
-        line_starts = np.empty(len(at), dtype=np.int64)
-        keep = side_candidates(np.frombuffer(buf, dtype=np.uint8), at, floor, end, line_starts)
-        walk = np.flatnonzero(keep).tolist()
-        if not walk:
-            return
-        starts = line_starts.tolist()
-    else:
-        rfind = buf.rfind
-        starts = [max(rfind(b"\n", floor, p) + 1, floor) for p in at.tolist()]
-        walk = range(len(starts))
-    _walk(buf, floor, end, starts, walk, rows.tolist(), steps.tolist(), found)
+        _sift_rows = sift_rows
+    inside, starts, keep = _sift_rows(np.frombuffer(buf, dtype=np.uint8), offsets, base, floor, end)
+    if keep.any():
+        walk = keep.nonzero()[0].tolist()
+        _walk(
+            buf,
+            floor,
+            end,
+            starts.tolist(),
+            walk,
+            inside.tolist(),
+            steps if isinstance(steps, list) else steps.tolist(),
+            found,
+        )
 
 
 def _walk(
