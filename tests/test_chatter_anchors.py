@@ -8,12 +8,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
-from core.logs.rows.failures import _CHATTER_ANCHORS
+from core.logs.rows.failures import CHATTER_SEARCH
 from core.logs.tokens.anchors import AnchorSearch
 
 pytest.importorskip("numba")
 
-SEARCH = AnchorSearch(_CHATTER_ANCHORS)
+SEARCH = CHATTER_SEARCH
+_CHATTER_ANCHORS = CHATTER_SEARCH.literals
 
 
 def _every_start(buf: bytes, literals: tuple[bytes, ...], lo: int, end: int) -> list[int]:

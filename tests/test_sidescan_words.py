@@ -13,12 +13,12 @@ pytest.importorskip("numba")
 
 from core.logs.tokens import sidescan
 
-_opens, _head, _tail = sidescan._opens.py_func, sidescan._head.py_func, sidescan._tail.py_func
+_opens, _head, _tail = (f.py_func for f in (sidescan.run_line_opens, sidescan.run_line_head, sidescan.run_line_tail))
 
 
 def _byte_walk(a: np.ndarray, at: np.ndarray, floor: int, end: int) -> tuple[list[int], list[bool]]:
-    """The sift before this round, a byte a step (its loops as they were; `_head` / `_tail` / `_opens` are
-    the module's own, unchanged)."""
+    """The sift before this round, a byte a step (its loops as they were; the outline tests are the module's own,
+    unchanged)."""
     n = at.size
     starts, keep = [0] * n, [False] * n
     for k in range(n):

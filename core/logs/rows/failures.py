@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from core.logs.rows.filestate import FileState
 
 __all__ = [
+    "CHATTER_SEARCH",
     "CHATTER_WINDOW",
     "CUT_TRACEBACK",
     "INTERRUPTED",
@@ -91,7 +92,7 @@ _CHATTER_ANCHORS = tuple(
         + [a for report in LAUNCHER_REPORTS if report.chatter for a in report.anchors]
     )
 )
-_CHATTER_SEARCH = AnchorSearch(_CHATTER_ANCHORS)
+CHATTER_SEARCH = AnchorSearch(_CHATTER_ANCHORS)  # (their one search: `chatter_failures`)
 # python logging's `[%(asctime)s] [%(levelname)s]` at a chatter level (DeepSpeed's launcher; hydra's
 # `[%(asctime)s][%(name)s][%(levelname)s]`, fairseq's), which no scan makes a candidate either
 # (core.logs.tokens.bulk.STAMPED_ERROR takes only the error levels): searched for a chatter report
@@ -426,7 +427,7 @@ def chatter_failures(st: FileState, buf: bytes | bytearray, floor: int, base: in
     if st.chatter_at and min(st.chatter_at) < base + cut:
         _drop_chatter(st, base + cut)
     le = max(floor, cut)
-    for at in _CHATTER_SEARCH.starts(buf, le, end):  # (all anchors in one pass once the compiled scans are loaded)
+    for at in CHATTER_SEARCH.starts(buf, le, end):  # (all anchors in one pass once the compiled scans are loaded)
         if at < le:
             continue  # another anchor of a line already read
         ls = max(buf.rfind(b"\n", floor, at) + 1, floor)

@@ -18,19 +18,19 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["side_candidates"]
+__all__ = ["run_line_head", "run_line_opens", "run_line_tail", "side_candidates"]  # (the outline: also tests')
 
 _NL = 10
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _opens(c: int) -> bool:
+def run_line_opens(c: int) -> bool:
     """Whether a line opening with byte `c` may be a side line or a section line: a frame's, a prefix's capital."""
     return c == 32 or c == 9 or c == 124 or c == 62 or 65 <= c <= 90
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _head(a: np.ndarray, ls: int, le: int) -> bool:
+def run_line_head(a: np.ndarray, ls: int, le: int) -> bool:
     """Whether the line a[ls:le] (no newline) opens as a side line or a section line may: a frame's byte (space,
     tab, `|`, `>`), glog's `[IWEF]` and four digits, or a capital word and `:` (`INFO:tensorflow:`)."""
     if ls >= le:
@@ -54,7 +54,7 @@ def _head(a: np.ndarray, ls: int, le: int) -> bool:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _tail(a: np.ndarray, lo: int, le: int) -> bool:
+def run_line_tail(a: np.ndarray, lo: int, le: int) -> bool:
     """Whether the line ending at `le` (its newline, or `end`; its start past `lo`) ends as a side line or a section
     line may: past a `\\r`, spaces and tabs, a number's end (a digit, `.` of `1.`, nan / NaN / NAN, inf / Inf / INF,
     [Ii]nfinity, MSVC's `1.#QNAN`, `1.#IND`), a running average's `)` or a table's `|`."""
@@ -147,13 +147,13 @@ def side_candidates(a: np.ndarray, at: np.ndarray, floor: int, end: int, starts:
             keep[k] = True
             continue
         pos = j + 1  # the next line: its first byte, then its end
-        if pos < end and not (k + 1 < n and starts[k + 1] == pos) and _opens(a[pos]):
+        if pos < end and not (k + 1 < n and starts[k + 1] == pos) and run_line_opens(a[pos]):
             q = _newline_after(a, w, pos, end)
-            if _head(a, pos, q) and _tail(a, pos, q):
+            if run_line_head(a, pos, q) and run_line_tail(a, pos, q):
                 keep[k] = True
                 continue
-        if ls > floor and _tail(a, floor, ls - 1):  # the line before: its end, then its start
+        if ls > floor and run_line_tail(a, floor, ls - 1):  # the line before: its end, then its start
             pls = _newline_before(a, w, ls - 2, floor) + 1
-            if not (k > 0 and starts[k - 1] == pls) and _head(a, pls, ls - 1) and _tail(a, pls, ls - 1):
+            if not (k > 0 and starts[k - 1] == pls) and run_line_head(a, pls, ls - 1) and run_line_tail(a, pls, ls - 1):
                 keep[k] = True
     return keep
