@@ -79,3 +79,8 @@ def test_real_chatter_lines_at_a_window_end(line: str) -> None:
     got = SEARCH.starts(text, lo, len(text), compiled=True)
     assert got == SEARCH.starts(text, lo, len(text), compiled=False)
     assert got and all(len(text) - len(line) - 1 <= at < len(text) for at in got)
+
+
+def test_a_literal_of_one_byte_is_refused() -> None:
+    with pytest.raises(ValueError, match="fewer than 2 bytes"):
+        AnchorSearch((b"crash.pt", b"K"))

@@ -21,6 +21,8 @@ class AnchorSearch:
     """A set of literals (each at least 2 bytes) searched together; `starts` lists where any of them starts."""
 
     def __init__(self, literals: tuple[bytes, ...]) -> None:
+        if any(len(lit) < 2 for lit in literals):
+            raise ValueError("a literal of fewer than 2 bytes (the compiled pass steps by byte pairs)")
         self.literals = literals
         self._flat = np.frombuffer(b"".join(literals), dtype=np.uint8)
         self._bounds = np.cumsum([0, *map(len, literals)]).astype(np.int64)
