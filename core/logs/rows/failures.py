@@ -29,11 +29,13 @@ from core.logs.rows.launches import superseded_launch
 from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, host_prefix, line_rank
 from core.logs.rows.processes import process_rank
 from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
+from core.logs.tokens.anchors import AnchorSearch
 
 if TYPE_CHECKING:
     from core.logs.rows.filestate import FileState
 
 __all__ = [
+    "CHATTER_SEARCH",
     "CHATTER_WINDOW",
     "CUT_TRACEBACK",
     "INTERRUPTED",
@@ -90,6 +92,7 @@ _CHATTER_ANCHORS = tuple(
         + [a for report in LAUNCHER_REPORTS if report.chatter for a in report.anchors]
     )
 )
+CHATTER_SEARCH = AnchorSearch(_CHATTER_ANCHORS)  # (their one search: `chatter_failures`)
 # python logging's `[%(asctime)s] [%(levelname)s]` at a chatter level (DeepSpeed's launcher; hydra's
 # `[%(asctime)s][%(name)s][%(levelname)s]`, fairseq's), which no scan makes a candidate either
 # (core.logs.tokens.bulk.STAMPED_ERROR takes only the error levels): searched for a chatter report
@@ -413,7 +416,7 @@ CHATTER_WINDOW = 32 << 10
 def chatter_failures(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
     """The file's lines that a chatter-level failure kind names (MindSpore's `[WARNING] ... IntHandler] Process N
     receive KeyboardInterrupt signal.`) and that start within the last `CHATTER_WINDOW` bytes of what was read, as
-    its error rows in file order. No scan makes a chatter line a candidate, so one literal search per anchor over
+    its error rows in file order. No scan makes a chatter line a candidate, so a search for the anchors (one pass) over
     the end of the block (`buf[floor:end]`, file offset `base` at `buf[0]`) finds them; a row whose line is no
     longer within the window (more was read after it) goes. A line is within the last bytes of its own block
     whenever it is within the file's, so a one-shot read and a live one that read the same bytes list the same
@@ -423,17 +426,16 @@ def chatter_failures(st: FileState, buf: bytes | bytearray, floor: int, base: in
     cut = end - CHATTER_WINDOW  # (in `buf`: may lie before this read's bytes, in earlier reads)
     if st.chatter_at and min(st.chatter_at) < base + cut:
         _drop_chatter(st, base + cut)
-    lo = max(floor, cut)
-    for anchor in _CHATTER_ANCHORS:
-        at = buf.find(anchor, lo, end)
-        while at != -1:
-            ls = max(buf.rfind(b"\n", floor, at) + 1, floor)
-            le = buf.find(b"\n", at, end)
-            le = end if le == -1 else le
-            line = bytes(buf[ls:le]).rstrip(b"\r")
-            if ls >= cut and _chatter_level(line):
-                _add_chatter_failure(st, line, base + ls)
-            at = buf.find(anchor, le, end) if le < end else -1
+    le = max(floor, cut)
+    for at in CHATTER_SEARCH.starts(buf, le, end):  # (all anchors in one pass once the compiled scans are loaded)
+        if at < le:
+            continue  # another anchor of a line already read
+        ls = max(buf.rfind(b"\n", floor, at) + 1, floor)
+        le = buf.find(b"\n", at, end)
+        le = end if le == -1 else le
+        line = bytes(buf[ls:le]).rstrip(b"\r")
+        if ls >= cut and _chatter_level(line):
+            _add_chatter_failure(st, line, base + ls)
 
 
 def _chatter_level(line: bytes) -> bool:

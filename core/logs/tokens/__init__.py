@@ -13,6 +13,8 @@
   plain.py      candidate lines that carry nothing, found in one search per chunk
   sortedsearch.py  `np.searchsorted` for ascending queries (line ends, keyword lines): one compiled walk
   sidescan.py   the rows of a big block a side line may be beside (core.logs.rows.sidelines): one compiled pass
+  anchors.py    where any of a few literals starts (the chatter failures' anchors): one search for all of them
+  anchorscan.py  its compiled pass (a Wu-Manber search), used once a big read loaded the compiled scans
 
 Imports only `core.logs.bytes` and below.
 """

@@ -7,7 +7,8 @@ line that is not another row's and has a side line's or a section line's outline
 `>`, space or tab, or a prefix's: glog's `[IWEF]` and four digits, a capital word and `:`; its last byte, past a
 `\\r`, spaces and tabs, a number's, a `)` or a `|`). That outline holds for every line the rule's patterns take,
 so the rows it drops are exactly rows the rule gives nothing (tests/test_logs_sidelines.py holds the two equal);
-only the kept ones are read in Python.
+only the kept ones are read in Python. Its line walks go 8 bytes a step between a newline's word and the bytes
+either side (a row's line is ~100-300 bytes; a byte a step was ~2/3 of the pass: tests/test_sidescan_words.py).
 
 numba is imported only by a read that already loaded it (core.logs.rows.templated.compiled_passes).
 """
@@ -17,19 +18,19 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["side_candidates"]
+__all__ = ["run_line_head", "run_line_opens", "run_line_tail", "side_candidates"]  # (the outline: also tests')
 
 _NL = 10
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _opens(c: int) -> bool:
+def run_line_opens(c: int) -> bool:
     """Whether a line opening with byte `c` may be a side line or a section line: a frame's, a prefix's capital."""
     return c == 32 or c == 9 or c == 124 or c == 62 or 65 <= c <= 90
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _head(a: np.ndarray, ls: int, le: int) -> bool:
+def run_line_head(a: np.ndarray, ls: int, le: int) -> bool:
     """Whether the line a[ls:le] (no newline) opens as a side line or a section line may: a frame's byte (space,
     tab, `|`, `>`), glog's `[IWEF]` and four digits, or a capital word and `:` (`INFO:tensorflow:`)."""
     if ls >= le:
@@ -53,7 +54,7 @@ def _head(a: np.ndarray, ls: int, le: int) -> bool:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _tail(a: np.ndarray, lo: int, le: int) -> bool:
+def run_line_tail(a: np.ndarray, lo: int, le: int) -> bool:
     """Whether the line ending at `le` (its newline, or `end`; its start past `lo`) ends as a side line or a section
     line may: past a `\\r`, spaces and tabs, a number's end (a digit, `.` of `1.`, nan / NaN / NAN, inf / Inf / INF,
     [Ii]nfinity, MSVC's `1.#QNAN`, `1.#IND`), a running average's `)` or a table's `|`."""
@@ -86,6 +87,49 @@ def _tail(a: np.ndarray, lo: int, le: int) -> bool:
     return False
 
 
+_NLS = np.uint64(0x0A0A0A0A0A0A0A0A)  # a newline in every byte of a word
+_ONES = np.uint64(0x0101010101010101)
+_HIGHS = np.uint64(0x8080808080808080)
+_ZERO = np.uint64(0)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _holds_newline(x: np.uint64) -> bool:
+    """Whether the 8 bytes of word `x` hold a newline (the classic zero-byte test on `x ^ _NLS`: exact as to
+    whether, the bytes themselves are then looked at)."""
+    y = x ^ _NLS
+    return ((y - _ONES) & ~y & _HIGHS) != _ZERO
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _newline_after(a: np.ndarray, w: np.ndarray, j: int, end: int) -> int:
+    """The first newline of a[j:end], or `end`: 8 bytes a step through `w` (a's whole words) between a newline's
+    word and the bytes either side (a row's line is ~100-300 bytes: a byte a step was most of this pass)."""
+    while j < end and j & 7:
+        if a[j] == _NL:
+            return j
+        j += 1
+    while j + 8 <= end and not _holds_newline(w[j >> 3]):
+        j += 8
+    while j < end and a[j] != _NL:
+        j += 1
+    return j
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _newline_before(a: np.ndarray, w: np.ndarray, j: int, floor: int) -> int:
+    """The last newline of a[floor:j + 1], or `floor - 1`: as `_newline_after`, backwards."""
+    while j >= floor and (j + 1) & 7:
+        if a[j] == _NL:
+            return j
+        j -= 1
+    while j - 7 >= floor and not _holds_newline(w[(j - 7) >> 3]):
+        j -= 8
+    while j >= floor and a[j] != _NL:
+        j -= 1
+    return j
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def side_candidates(a: np.ndarray, at: np.ndarray, floor: int, end: int, starts: np.ndarray) -> np.ndarray:
     """Per row (a position `at[k]` inside its line of a[floor:end]): `starts[k]` its line's start, and whether
@@ -93,33 +137,24 @@ def side_candidates(a: np.ndarray, at: np.ndarray, floor: int, end: int, starts:
     beside it) and of a side line's outline. A row whose line has no newline before `end` is kept."""
     n = at.size
     keep = np.zeros(n, dtype=np.bool_)
+    w = a[: a.size - a.size % 8].view(np.uint64)
     for k in range(n):
-        j = at[k] - 1
-        while j >= floor and a[j] != _NL:
-            j -= 1
-        starts[k] = j + 1
+        starts[k] = _newline_before(a, w, at[k] - 1, floor) + 1
     for k in range(n):
         ls = starts[k]
-        j = ls
-        while j < end and a[j] != _NL:
-            j += 1
+        j = _newline_after(a, w, ls, end)
         if j >= end:
             keep[k] = True
             continue
         pos = j + 1  # the next line: its first byte, then its end
-        if pos < end and not (k + 1 < n and starts[k + 1] == pos) and _opens(a[pos]):
-            q = pos
-            while q < end and a[q] != _NL:
-                q += 1
-            if _head(a, pos, q) and _tail(a, pos, q):
+        if pos < end and not (k + 1 < n and starts[k + 1] == pos) and run_line_opens(a[pos]):
+            q = _newline_after(a, w, pos, end)
+            if run_line_head(a, pos, q) and run_line_tail(a, pos, q):
                 keep[k] = True
                 continue
-        if ls > floor and _tail(a, floor, ls - 1):  # the line before: its end, then its start
-            j = ls - 2
-            while j >= floor and a[j] != _NL:
-                j -= 1
-            pls = j + 1
-            if not (k > 0 and starts[k - 1] == pls) and _head(a, pls, ls - 1) and _tail(a, pls, ls - 1):
+        if ls > floor and run_line_tail(a, floor, ls - 1):  # the line before: its end, then its start
+            pls = _newline_before(a, w, ls - 2, floor) + 1
+            if not (k > 0 and starts[k - 1] == pls) and run_line_head(a, pls, ls - 1) and run_line_tail(a, pls, ls - 1):
                 keep[k] = True
     return keep
 
