@@ -3,7 +3,11 @@ on the real lines of its log (the source beside each), on every read path:
 
 - Open MPI's signal report (mindspore-lab/mindyolo#242): its head `*** Process received signal ***` says a signal
   came, not which ("signal received", weight 1); its next line `Signal: Segmentation fault (11)` names it, also
-  behind the `[host:pid] ` prefix of a paste that indents every line.
+  behind the `[host:pid] ` prefix of a paste that indents every line;
+- a chained traceback (Jeen-Freecs/kd_thesis's wandb output.log): Python's fixed line between two tracebacks (`The
+  above exception was the direct cause of the following exception:`, `During handling of the above exception, another
+  exception occurred:`) is kept on the earlier failure (core.logs.rows.chains), and diagnose names the rank's failure
+  by the chain's last exception (core.logs.judgement.naming), the one that ended the run.
 """
 
 from __future__ import annotations
@@ -15,12 +19,19 @@ import pytest
 from core.logs import read_run
 from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
+from core.logs.rows.chains import CHAIN_LINES, chained
 from core.logs.rows.failures import failure_weight, fatal_reason
+from core.logs.rows.reader import RunReader
 from tests.helpers import READ_PATHS, entry_lines, one_log
 
 PATHS = READ_PATHS
 # github.com/mindspore-lab/mindyolo/issues/242: one wrapped row, its step-time line, Open MPI's report, all indented
 MINDYOLO_242 = "mindyolo-wrapped-epoch-step-row-then-segfault-signal-11_mindyolo-242"
+# github.com/Jeen-Freecs/kd_thesis wandb/run-20251028_205425-7534idpa/files/output.log: a chain of four tracebacks
+KD_THESIS = (
+    "wandb-output-log-lightning-bar-collapsed-to-one-line-then-wandb-authenticationerror-at-epoch-17_kd-thesis-7534idpa"
+)
+AUTH = "wandb.errors.errors.AuthenticationError: An error occurred while verifying the API key."
 
 
 def test_open_mpi_s_report_head_says_less_than_its_signal_line() -> None:
@@ -46,3 +57,79 @@ def test_the_report_s_head_alone_still_ends_the_rank(tmp_path: Path, path: str) 
     # a paste that keeps only the report's first line (tactcomplabs/rev#78's, behind mindyolo-242's prefix)
     snap = read_run(one_log(tmp_path, entry_lines(MINDYOLO_242)[3:4]), settings=PATHS[path])
     assert "Process received signal" in failed_ranks(snap)[0]
+
+
+# ----------------------------------------------------------------------------- a chained traceback
+
+
+def test_the_chain_s_fixed_lines_are_the_real_ones() -> None:
+    lines = {line.decode() for line in entry_lines(KD_THESIS)}
+    assert set(CHAIN_LINES) <= lines
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_chain_is_named_by_its_last_exception_on_every_path(tmp_path: Path, path: str) -> None:
+    snap = read_run(one_log(tmp_path, entry_lines(KD_THESIS)), settings=PATHS[path])
+    [group] = diagnose(snap).failure_groups
+    assert group.exception == AUTH
+    # the chain's earlier failures are still listed, each with the fixed line that led on from it
+    exc = snap.errors[snap.errors["kind"] == "exception"]
+    assert exc["message"].iloc[0] == "TimeoutError: The read operation timed out"
+    assert [chained(str(c)) for c in exc["context"]] == [True] * (len(exc) - 1) + [False]
+
+
+def test_the_fixed_line_is_found_when_a_tick_ends_before_the_next_header(tmp_path: Path) -> None:
+    lines = entry_lines(KD_THESIS)
+    cut = lines.index(CHAIN_LINES[1].encode()) + 2  # the live tick ends after the fixed line and its blank line
+    assert lines[cut].startswith(b"Traceback")
+    log = tmp_path / "output.log"
+    log.write_bytes(b"\n".join(lines[:cut]) + b"\n")
+    reader = RunReader(tmp_path)
+    reader.refresh()
+    with log.open("ab") as f:
+        f.write(b"\n".join(lines[cut:]) + b"\n")
+    reader.refresh()
+    [group] = diagnose(reader.snapshot()).failure_groups
+    assert group.exception == AUTH
+
+
+@pytest.mark.parametrize("tag", ["", "[rank1]: ", "[1,1]<stderr>:"])
+def test_a_chain_behind_a_launcher_s_tag(tmp_path: Path, tag: str) -> None:
+    # kd_thesis's last two exceptions, shortened, each line behind a launcher's tag (the blank lines too)
+    raw = [
+        "Traceback (most recent call last):",
+        '  File "/venv/kd-env/lib/python3.11/site-packages/requests/adapters.py", line 690, in send',
+        "    raise ReadTimeout(e, request=request)",
+        "urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool(host='api.wandb.ai', port=443): Read timed out.",
+        "",
+        CHAIN_LINES[0],
+        "",
+        "Traceback (most recent call last):",
+        '  File "/venv/kd-env/lib/python3.11/site-packages/wandb/sdk/wandb_login.py", line 350, in _verify_login',
+        "    raise AuthenticationError(",
+        AUTH,
+    ]
+    snap = read_run(one_log(tmp_path, [(tag + line).encode() for line in raw]))
+    [group] = diagnose(snap).failure_groups
+    assert group.exception == AUTH
+
+
+def test_an_exception_with_no_chain_line_before_the_next_traceback_keeps_the_first_name(tmp_path: Path) -> None:
+    # two tracebacks one after the other with no chain line: two failures, the first names the rank (as before)
+    lines = entry_lines(KD_THESIS)
+    first = lines.index(b"TimeoutError: The read operation timed out")
+    last = lines.index(AUTH.encode())
+    kept = lines[: first + 1] + lines[lines.index(CHAIN_LINES[0].encode(), first) + 2 : last + 1]
+    kept = [line for line in kept if line not in {c.encode() for c in CHAIN_LINES}]
+    [group] = diagnose(read_run(one_log(tmp_path, kept))).failure_groups
+    assert group.exception == "TimeoutError: The read operation timed out"
+
+
+def test_a_chain_cut_by_the_log_s_end_is_named_by_its_last_whole_exception(tmp_path: Path) -> None:
+    lines = entry_lines(KD_THESIS)
+    end = lines.index(
+        b"urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool(host='api.wandb.ai', port=443): "
+        b"Read timed out. (read timeout=20)"
+    )
+    [group] = diagnose(read_run(one_log(tmp_path, lines[: end + 6]))).failure_groups  # the next header, one frame
+    assert group.exception.startswith("urllib3.exceptions.ReadTimeoutError: ")

@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 
 from core.logs.judgement.metrics import infer_steps_per_epoch
+from core.logs.judgement.naming import naming_failure
 from core.logs.judgement.reasons import launcher_reason, with_own_words
 from core.logs.judgement.status import first_of_each_rank, nonfinite_by_rank
 from core.logs.judgement.victims import first_failure, received_only
 from core.logs.rows.cells import as_float, as_int
-from core.logs.rows.failures import failure_weight
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
 from core.logs.rows.snapshot import RunSnapshot
 from core.logs.rows.taskends import kills_only
@@ -354,9 +354,7 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
         evidence.extend(ended["message"].astype(str))
         said = ""
         if not exc.empty:
-            pairs = zip(exc["kind"], exc["message"], strict=True)
-            weight = [4 if k == ErrorKind.NAN else failure_weight(str(m)) for k, m in pairs]
-            key = _normalise(str(exc.iloc[weight.index(max(weight))]["message"]))  # the best-named, first
+            key = _normalise(str(exc.iloc[naming_failure(exc)]["message"]))  # the best-named, first (judgement.naming)
             times = exc["log_time"].dropna()
         else:
             key, said = launcher_reason(rows, ended)

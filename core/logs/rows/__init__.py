@@ -28,6 +28,7 @@ The grammar (a line -> what it says):
   launches.py   several launches in one file: a traceback after a hole of NULs (a truncation under a running
                 writer) supersedes one before it
   tracebacks.py a traceback's header opens a failure, its exception line closes it (context, time, rank)
+  chains.py     a chained traceback: Python's fixed line between two tracebacks, kept on the earlier failure
   linekinds.py  what a line is to the line-by-line parser, told by its text alone
   lineprefix.py a file's own line prefix, learnt from a traceback header found inside a line (a pipeline's
                 `svc_1  | `, loguru's or glog's head): the failure's later lines are read behind it
