@@ -7,7 +7,8 @@ on the real lines of its log (the source beside each), on every read path:
 - a chained traceback (Jeen-Freecs/kd_thesis's wandb output.log): Python's fixed line between two tracebacks (`The
   above exception was the direct cause of the following exception:`, `During handling of the above exception, another
   exception occurred:`) is kept on the earlier failure (core.logs.rows.chains), and diagnose names the rank's failure
-  by the chain's last exception (core.logs.judgement.naming), the one that ended the run.
+  by the chain's last exception (core.logs.judgement.naming), the one that ended the run;
+- a live tick's error frame (core.logs.rows.snapshot.SideFrames) is rebuilt when an error is replaced in place.
 """
 
 from __future__ import annotations
@@ -133,3 +134,31 @@ def test_a_chain_cut_by_the_log_s_end_is_named_by_its_last_whole_exception(tmp_p
     )
     [group] = diagnose(read_run(one_log(tmp_path, lines[: end + 6]))).failure_groups  # the next header, one frame
     assert group.exception.startswith("urllib3.exceptions.ReadTimeoutError: ")
+
+
+# ----------------------------------------------------------------------------- a live tick's error frame
+
+
+def test_a_live_tick_s_error_frame_follows_errors_replaced_in_place(tmp_path: Path) -> None:
+    # a traceback's exception line replaces its cut failure, and training after it turns it into an error line: the
+    # count of errors stays, the frame the snapshot keeps between ticks must not (it said "cut off" and failed rank 0)
+    lines = [
+        b"epoch: 1 step: 1, loss is 2.0",
+        b"Traceback (most recent call last):",
+        b'  File "dl.py", line 9',
+        b"TimeoutError: read",
+        b"epoch: 1 step: 2, loss is 1.9",
+    ]
+    log = tmp_path / "train.log"
+    log.write_bytes(b"")
+    reader = RunReader(tmp_path)
+    kinds = []
+    for line in lines:
+        with log.open("ab") as f:
+            f.write(line + b"\n")
+        reader.refresh()
+        errors = reader.snapshot().errors
+        kinds.append(list(zip(errors["kind"], errors["message"], strict=True)))
+    assert kinds[3] == [("exception", "TimeoutError: read")]
+    assert kinds[4] == [("error_log", "TimeoutError: read")]
+    assert failed_ranks(reader.snapshot()) == failed_ranks(read_run(tmp_path)) == {}
