@@ -8,6 +8,8 @@ on the real lines of its log (the source beside each), on every read path:
   above exception was the direct cause of the following exception:`, `During handling of the above exception, another
   exception occurred:`) is kept on the earlier failure (core.logs.rows.chains), and diagnose names the rank's failure
   by the chain's last exception (core.logs.judgement.naming), the one that ended the run;
+- Slurm's kill followed by one late row (coqui-ai/STT#2238): the row the killed task flushed after slurmstepd's
+  lines is no training after the kill (core.logs.rows.kills); two rows after it still are;
 - a live tick's error frame (core.logs.rows.snapshot.SideFrames) is rebuilt when an error is replaced in place.
 """
 
@@ -32,6 +34,8 @@ MINDYOLO_242 = "mindyolo-wrapped-epoch-step-row-then-segfault-signal-11_mindyolo
 KD_THESIS = (
     "wandb-output-log-lightning-bar-collapsed-to-one-line-then-wandb-authenticationerror-at-epoch-17_kd-thesis-7534idpa"
 )
+# github.com/coqui-ai/STT/issues/2238: three rows, slurmstepd's memory-limit kill and CANCELLED, one row after them
+COQUI_2238 = "pipe-epoch-training-steps-loss-then-slurmstepd-memory-limit-cancelled_coqui-stt-2238"
 AUTH = "wandb.errors.errors.AuthenticationError: An error occurred while verifying the API key."
 
 
@@ -134,6 +138,53 @@ def test_a_chain_cut_by_the_log_s_end_is_named_by_its_last_whole_exception(tmp_p
     )
     [group] = diagnose(read_run(one_log(tmp_path, lines[: end + 6]))).failure_groups  # the next header, one frame
     assert group.exception.startswith("urllib3.exceptions.ReadTimeoutError: ")
+
+
+# ----------------------------------------------------------------------------- a scheduler's kill, then one late row
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_slurm_s_kill_then_one_late_row_ends_the_run_on_every_path(tmp_path: Path, path: str) -> None:
+    lines = entry_lines(COQUI_2238)
+    assert lines[-1].startswith(b"Epoch 0 |   Training") and b"CANCELLED AT" in lines[-2]
+    snap = read_run(one_log(tmp_path, lines), settings=PATHS[path])
+    assert len(snap.metrics) == 4  # the late row is a row
+    assert list(failed_ranks(snap)) == [0]
+    [group] = diagnose(snap).failure_groups
+    assert group.exception.startswith("slurmstepd: error: Job 7518 exceeded memory limit")
+
+
+def test_the_late_row_read_in_a_later_tick_still_leaves_the_kill(tmp_path: Path) -> None:
+    lines = entry_lines(COQUI_2238)
+    log = tmp_path / "train.log"
+    log.write_bytes(b"")
+    reader = RunReader(tmp_path)
+    for line in lines:  # one line a tick: the table takes the rows between the kill and the late row
+        with log.open("ab") as f:
+            f.write(line + b"\n")
+        reader.refresh()
+        reader.snapshot()  # (the table takes the rows read so far)
+    assert list(failed_ranks(reader.snapshot())) == [0]
+
+
+@pytest.mark.parametrize("live", [False, True])
+def test_two_rows_after_the_kill_are_a_run_that_went_on(tmp_path: Path, live: bool) -> None:
+    # the real lines and one more row of the same shape after the late one (a requeued job writing on)
+    lines = [*entry_lines(COQUI_2238), b"Epoch 0 |   Training | Elapsed Time: 0:00:16 | Steps: 97 | Loss: 23.911020"]
+    log = tmp_path / "train.log"
+    if live:
+        log.write_bytes(b"")
+        reader = RunReader(tmp_path)
+        for line in lines:
+            with log.open("ab") as f:
+                f.write(line + b"\n")
+            reader.refresh()
+            reader.snapshot()
+        snap = reader.snapshot()
+    else:
+        snap = read_run(one_log(tmp_path, lines))
+    assert failed_ranks(snap) == {}
+    assert (snap.errors["kind"] == "error_log").sum() == 2  # the kill and the cancel, listed as error lines
 
 
 # ----------------------------------------------------------------------------- a live tick's error frame

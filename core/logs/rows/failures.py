@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from core.logs.bytes.discover import LogRole
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import JOB_RANK, ErrorKind, ErrorRow, add_error, last_log_time
+from core.logs.rows.kills import flushed_after_kill
 from core.logs.rows.launches import superseded_launch
 from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, host_prefix, line_rank
 from core.logs.rows.processes import process_rank
@@ -490,7 +491,11 @@ def trained_on(st: FileState) -> None:
     for i, err in enumerate(st.errors):
         # (a launcher's word that it killed its workers, too: a relaunch that trains on did not end there)
         killed = err.kind == ErrorKind.TASK_EXIT and kills_only(err.message)
-        if (err.kind == ErrorKind.EXCEPTION or killed) and err.offset < after(err.rank):
+        if (
+            (err.kind == ErrorKind.EXCEPTION or killed)
+            and err.offset < after(err.rank)
+            and not flushed_after_kill(st, err)
+        ):
             st.errors[i] = replace(err, kind=ErrorKind.ERROR_LOG)
 
 
