@@ -10,6 +10,8 @@ on the real lines of its log (the source beside each), on every read path:
   by the chain's last exception (core.logs.judgement.naming), the one that ended the run;
 - Slurm's kill followed by one late row (coqui-ai/STT#2238): the row the killed task flushed after slurmstepd's
   lines is no training after the kill (core.logs.rows.kills); two rows after it still are;
+- a launch appended after a failure (Sunting78/PP-Industry's workerlog.1): the file's opening printed again after a
+  failure makes it the earlier launch's (core.logs.rows.relaunch);
 - a live tick's error frame (core.logs.rows.snapshot.SideFrames) is rebuilt when an error is replaced in place.
 """
 
@@ -25,7 +27,7 @@ from core.logs.judgement.status import failed_ranks
 from core.logs.rows.chains import CHAIN_LINES, chained
 from core.logs.rows.failures import failure_weight, fatal_reason
 from core.logs.rows.reader import RunReader
-from tests.helpers import READ_PATHS, entry_lines, one_log
+from tests.helpers import READ_PATHS, REAL_LOGS, entry_lines, one_log
 
 PATHS = READ_PATHS
 # github.com/mindspore-lab/mindyolo/issues/242: one wrapped row, its step-time line, Open MPI's report, all indented
@@ -36,6 +38,8 @@ KD_THESIS = (
 )
 # github.com/coqui-ai/STT/issues/2238: three rows, slurmstepd's memory-limit kill and CANCELLED, one row after them
 COQUI_2238 = "pipe-epoch-training-steps-loss-then-slurmstepd-memory-limit-cancelled_coqui-stt-2238"
+# github.com/Sunting78/PP-Industry log/workerlog.1 (and .0): launch 1 SIGTERM'd, launch 2 appended, completes on rank 0
+PADDLESEG = "paddleseg-2-workerlogs-sigterm-relaunch-then-16000-iters-complete_pp-industry-workerlog"
 AUTH = "wandb.errors.errors.AuthenticationError: An error occurred while verifying the API key."
 
 
@@ -213,3 +217,46 @@ def test_a_live_tick_s_error_frame_follows_errors_replaced_in_place(tmp_path: Pa
     assert kinds[3] == [("exception", "TimeoutError: read")]
     assert kinds[4] == [("error_log", "TimeoutError: read")]
     assert failed_ranks(reader.snapshot()) == failed_ranks(read_run(tmp_path)) == {}
+
+
+# ----------------------------------------------------------------------------- a relaunch appended after a failure
+
+
+def _rank1_lines() -> list[bytes]:
+    [log] = [p for p in (REAL_LOGS / PADDLESEG / "log").iterdir() if p.name == "workerlog.1"]
+    return log.read_bytes().splitlines()
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_failure_before_the_file_s_opening_again_is_the_earlier_launch_s(tmp_path: Path, path: str) -> None:
+    lines = _rank1_lines()
+    fatal = next(i for i, line in enumerate(lines) if line.startswith(b"FatalError: "))
+    assert lines[fatal + 4 : fatal + 6] == lines[:2]  # the relaunch's opening, after the report and a blank line
+    snap = read_run(one_log(tmp_path, lines), settings=PATHS[path])
+    assert failed_ranks(snap) == {}
+    assert "error_log" in set(snap.errors["kind"])  # the earlier launch's failure is still listed
+    # without the relaunch the failure ends the rank
+    assert list(failed_ranks(read_run(one_log(tmp_path, lines[: fatal + 4]), settings=PATHS[path]))) == [0]
+
+
+def test_the_opening_written_over_two_live_ticks_is_found(tmp_path: Path) -> None:
+    log = tmp_path / "workerlog.0"
+    log.write_bytes(b"")
+    reader = RunReader(tmp_path)
+    for line in _rank1_lines():
+        with log.open("ab") as f:
+            f.write(line + b"\n")
+        reader.refresh()
+        reader.snapshot()
+    assert failed_ranks(reader.snapshot()) == {}
+
+
+def test_one_line_printed_again_or_a_failure_after_the_relaunch_still_fails(tmp_path: Path) -> None:
+    lines = _rank1_lines()
+    fatal = next(i for i, line in enumerate(lines) if line.startswith(b"FatalError: "))
+    # the first line alone again (a warning printed twice) is no relaunch
+    once = [*lines[: fatal + 4], lines[0], b"W0306 19:40:53.167418 23873 gpu_resources.cc:91] device: 1"]
+    assert list(failed_ranks(read_run(one_log(tmp_path, once)))) == [0]
+    # the relaunch's own failure (the first launch's report again, after the opening) ends the rank
+    again = [*lines, *lines[fatal - 3 : fatal + 3]]
+    assert list(failed_ranks(read_run(one_log(tmp_path, again)))) == [0]

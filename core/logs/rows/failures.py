@@ -29,6 +29,7 @@ from core.logs.rows.kills import flushed_after_kill
 from core.logs.rows.launches import superseded_launch
 from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, host_prefix, line_rank
 from core.logs.rows.processes import process_rank
+from core.logs.rows.relaunch import relaunched
 from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
 
 if TYPE_CHECKING:
@@ -397,6 +398,7 @@ def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: in
     _keep_cut(st, bytes(st.tb_carry))
     trained_on(st)
     superseded_launch(st)
+    relaunched(st, buf, floor, base, end)  # (the file's opening printed again: core.logs.rows.relaunch)
 
 
 INTERRUPTED = "interrupted"  # the kind of a Ctrl-C / SIGINT report (core.logs.rows.failure_kinds_more)
