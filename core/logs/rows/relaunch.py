@@ -41,8 +41,10 @@ def opening_lines(head: bytes) -> bytes | None:
 def relaunched(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
     """After a read of buf[floor:end] (file offset `base` at buf[0]): the failures before the file's opening lines
     printed again become error lines."""
+    if not st.errors or (opening := opening_lines(st.head[:_HEAD])) is None:
+        return
     first = next((e.offset for e in st.errors if e.kind == ErrorKind.EXCEPTION), None)
-    if first is None or (opening := opening_lines(st.head[:_HEAD])) is None:
+    if first is None:
         return
     needle = b"\n" + opening
     if end - floor < LOOKBACK - _HEAD and st.tail:  # a short read: with the bytes before it (the tail holds it too)
