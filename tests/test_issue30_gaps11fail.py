@@ -260,3 +260,37 @@ def test_one_line_printed_again_or_a_failure_after_the_relaunch_still_fails(tmp_
     # the relaunch's own failure (the first launch's report again, after the opening) ends the rank
     again = [*lines, *lines[fatal - 3 : fatal + 3]]
     assert list(failed_ranks(read_run(one_log(tmp_path, again)))) == [0]
+
+
+# ----------------------------------------------------------------------------- torchrun's Root Cause
+
+# github.com/vllm-project/speculators/issues/1115: `Failures:` ranks 3 (13:02:58), 0 and 2 (13:03:29); Root Cause rank 1
+SPECULATORS = "torchrun-childfailed-failures-ranks-3-0-2-root-cause-rank-1-npu_speculators-1115"
+# a 2-rank run's report whose Root Cause is rank 0 (its other failure, rank 1, at the same second)
+MSFREB = "torchrun-2-ranks-metriclogger-total-loss-then-typeerror-save-model-childfailederror_msfreb-train-log-err"
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_the_report_s_block_times_make_its_root_cause_the_likely_one(tmp_path: Path, path: str) -> None:
+    lines = entry_lines(SPECULATORS)
+    snap = read_run(one_log(tmp_path, lines), settings=PATHS[path])
+    tasks = snap.errors[snap.errors["kind"] == "task_exit"]
+    when = {int(r): t for r, t in zip(tasks["rank"], tasks["log_time"], strict=True)}
+    assert when[1] == when[3] < when[0] == when[2]  # 13:02:58 before 13:03:29, as the blocks' `time` fields say
+    assert when[0] - when[1] == 31
+    assert diagnose(snap).root_cause == 1  # the report's `Root Cause (first observed failure):` rank
+
+
+def test_a_report_whose_root_cause_is_rank_0_agrees() -> None:
+    text = b"".join(p.read_bytes() for p in (REAL_LOGS / MSFREB / "log").rglob("*") if p.is_file())
+    cause = text[text.index(b"Root Cause (first observed failure):") :]
+    assert b"rank      : 0 (local_rank: 0)" in cause
+    assert diagnose(read_run(REAL_LOGS / MSFREB / "log")).root_cause == 0
+
+
+def test_a_time_field_of_another_block_is_not_taken(tmp_path: Path) -> None:
+    # a block cut before its `time` field (the paste kept its `[N]:` line and `rank` only): no time
+    lines = [b"[0]:", b"  time      : 2026-09-07_13:02:58", b"  host      : localhost", b"[1]:"]
+    lines += [b"  host      : localhost", b"  rank      : 1 (local_rank: 1)"]
+    snap = read_run(one_log(tmp_path, lines))
+    assert snap.errors["log_time"].isna().all()

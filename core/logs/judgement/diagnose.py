@@ -356,9 +356,10 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
         if not exc.empty:
             key = _normalise(str(exc.iloc[naming_failure(exc)]["message"]))  # the best-named, first (judgement.naming)
             times = exc["log_time"].dropna()
+            times = times if not times.empty else ended["log_time"].dropna()  # (a launcher's report's time)
         else:
             key, said = launcher_reason(rows, ended)
-            times = pd.Series(dtype=float)
+            times = ended["log_time"].dropna()  # (a launcher's report may say when: rows.childfailed)
         if not times.empty:
             t, src = float(times.min()), "log time"
         elif rank in ranks.index and not math.isnan(mtime := as_float(ranks.at[rank, "mtime"])):

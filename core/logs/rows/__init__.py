@@ -26,6 +26,7 @@ The grammar (a line -> what it says):
   failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
   taskends.py   a launcher's word that its tasks ended badly (`task_end`), compiled from the `LauncherReport`s
   kills.py      a scheduler's kill followed by one row only (the killed task's late flush) still ended the run
+  childfailed.py  when each failure of torchrun's ChildFailedError report happened (its block's `time` field)
   relaunch.py   a launch appended after a failure (the file's opening lines again): the failure was the earlier one's
   launches.py   several launches in one file: a traceback after a hole of NULs (a truncation under a running
                 writer) supersedes one before it
