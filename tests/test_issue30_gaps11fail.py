@@ -27,6 +27,7 @@ from core.logs.judgement.status import failed_ranks
 from core.logs.rows.chains import CHAIN_LINES, chained
 from core.logs.rows.failures import failure_weight, fatal_reason
 from core.logs.rows.reader import RunReader
+from core.logs.rows.relaunch import opening_lines
 from tests.helpers import READ_PATHS, REAL_LOGS, entry_lines, one_log
 
 PATHS = READ_PATHS
@@ -254,6 +255,9 @@ def test_the_opening_written_over_two_live_ticks_is_found(tmp_path: Path) -> Non
 def test_one_line_printed_again_or_a_failure_after_the_relaunch_still_fails(tmp_path: Path) -> None:
     lines = _rank1_lines()
     fatal = next(i for i, line in enumerate(lines) if line.startswith(b"FatalError: "))
+    # a file opening with one line printed twice has no opening a relaunch is told by (a warning it repeats)
+    assert opening_lines(((lines[0] + b"\n") * 2)[:256]) is None
+    assert opening_lines(b"\n".join(lines)[:256]) is not None
     # the first line alone again (a warning printed twice) is no relaunch
     once = [*lines[: fatal + 4], lines[0], b"W0306 19:40:53.167418 23873 gpu_resources.cc:91] device: 1"]
     assert list(failed_ranks(read_run(one_log(tmp_path, once)))) == [0]

@@ -7,9 +7,11 @@ industry-workerlog): the file opens with `/ssd3/.../sklearn/utils/validation.py:
 Version classes are deprecated. ...` and `  LARGE_SPARSE_SUPPORTED = LooseVersion(scipy_version) >= '0.14.0'`; after
 the first launch's Paddle `FatalError:` (its `Termination signal` is the user's SIGTERM) the same two lines start
 the second launch, which completes on rank 0. The rule: when the file's opening (its first 256 bytes, a whole line and
-the start of the next at least: one repeated line is as likely a warning printed again) comes again, from a line's
-start, after a failure, the failures before them become error lines (still listed), as a traceback
-before a hole of NULs does (core.logs.rows.launches). A failure of the new launch, after its opening, stays.
+the start of another at least: one line, or a line printed again, is as likely a warning repeated) comes again, from a
+line's start after a failure, and not also between the file's start and the failure (a pattern the file repeats:
+MindSpore's `Bad performance attention` warning, tests/test_issue30_judgegaps.py), the failures before it become error
+lines (still listed), as a traceback before a hole of NULs does (core.logs.rows.launches). A failure of the new
+launch, after its opening, stays.
 
 Searched after each read in the read's bytes, or, for a short read (a live tick), in the file's last bytes kept
 across reads (`FileState.tail`), so the opening written over two ticks is found; a long read whose first bytes
@@ -35,7 +37,9 @@ def opening_lines(head: bytes) -> bytes | None:
     """The file's opening a relaunch prints again: its first bytes (`head`, up to 256), when they hold a whole line
     and the start of another that is not blank, else None (one line alone is as likely a warning printed again)."""
     nl = head.find(b"\n")
-    return head if nl >= 0 and head[nl + 1 :].strip() and head[:nl].strip() else None
+    if nl < 0 or not head[:nl].strip() or not (rest := head[nl + 1 :]).strip():
+        return None
+    return None if head.startswith(rest) or rest.startswith(head[: nl + 1]) else head  # (a line again: a repeat)
 
 
 def relaunched(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
@@ -48,11 +52,13 @@ def relaunched(st: FileState, buf: bytes | bytearray, floor: int, base: int, end
         return
     needle = b"\n" + opening
     if end - floor < LOOKBACK - _HEAD and st.tail:  # a short read: with the bytes before it (the tail holds it too)
-        text = b"".join(st.tail)
-        at, start = text.rfind(needle, max(0, first - (base + end - len(text)))), base + end - len(text)
+        text: bytes | bytearray = b"".join(st.tail)
+        start, lo = base + end - len(text), 0
     else:
-        at, start = buf.rfind(needle, max(floor, first - base), end), base
-    if at < 0:
+        text, start, lo = buf, base, floor
+    at = text.rfind(needle, max(lo, first - start), len(text) if text is not buf else end)
+    # an opening that also came again before the failure is a pattern the file repeats (a warning each step), no launch
+    if at < 0 or text.find(needle, lo, max(lo, first - start)) >= 0:
         return
     cut = start + at + 1
     for i, err in enumerate(st.errors):
