@@ -4,7 +4,7 @@ on the real lines of its log (the source beside each), on every read path:
 - Marian's spdlog `[date] Error: ` lines (marian-nmt/marian-dev#439): a `[date]` stamp before `Error:` is an error
   level of the candidate scans, its `CUDA error 2 'out of memory'` and `Error: Aborted from ...` are failure kinds;
 - Slurm's kill (coqui-ai/STT#2238): `Job N exceeded memory limit (...), being killed` is a failure kind (the entry's
-  gap stays: the row written after the kill's lines undoes it, failures.trained_on);
+  gap stayed in round 10: the row written after the kill's lines undid it; round 11 closed it, core.logs.rows.kills);
 - several launches appended to one workerlog (PommesPeter/IBOT-Paddle): a top-level traceback (every frame `in
   <module>`, an import that failed) is superseded by a later traceback of the same rank (core.logs.rows.launches);
 - TensorFlow's FATAL log line (Ascend/modelzoo's PWC-Net job): `<date> <time>: F file:line] message` is the "fatal

@@ -97,7 +97,9 @@ def test_a_traceback_after_a_hole_of_nuls_supersedes_the_one_before(tmp_path: Pa
     snap = read_entry(tmp_path, NEUROSLM, path)
     assert "enforce fail at inline_container.cc" in failed_ranks(snap)[0]
     [group] = diagnose(snap).failure_groups
-    assert group.ranks == [0] and group.exception.startswith("RuntimeError: ios_base::badbit set")
+    # named by its chain's last exception (round 11, core.logs.judgement.naming): the enforce fail was raised while
+    # the `ios_base::badbit set` one was handled (`During handling of the above exception, ...`) and ended the run
+    assert group.ranks == [0] and group.exception.startswith("RuntimeError: [enforce fail at inline_container.cc")
     assert "IndentationError" in " ".join(snap.errors.loc[snap.errors["kind"] == "error_log", "message"])
 
 

@@ -3,6 +3,8 @@
   status.py     `rank_status` (`RankState`) and the one failure judgement (`failed_ranks`) that `watch`,
                 `diagnose` and the Monitor all use; `tail_lines`
   diagnose.py   stragglers, hung ranks, failure groups and the first failing rank, overflow and norm spikes
+  naming.py     which of a rank's failures names it: the best-named, never an exception a chained traceback went on
+                from
   victims.py    ranks only stopped from outside (a launcher's SIGTERM): no root cause; the root cause's group
   reasons.py    a failure group's reason where a launcher, msrun or the scheduler said it: paraphrase and the
                 line's own words

@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 
 from core.logs.judgement.metrics import infer_steps_per_epoch
+from core.logs.judgement.naming import naming_failure
 from core.logs.judgement.reasons import launcher_reason, with_own_words
 from core.logs.judgement.status import first_of_each_rank, nonfinite_by_rank
 from core.logs.judgement.victims import first_failure, received_only
 from core.logs.rows.cells import as_float, as_int
-from core.logs.rows.failures import failure_weight
 from core.logs.rows.filestate import FATAL_KINDS, ErrorKind
 from core.logs.rows.snapshot import RunSnapshot
 from core.logs.rows.taskends import kills_only
@@ -354,13 +354,12 @@ def _failure_groups(snap: RunSnapshot) -> tuple[list[FailureGroup], list[str]]:
         evidence.extend(ended["message"].astype(str))
         said = ""
         if not exc.empty:
-            pairs = zip(exc["kind"], exc["message"], strict=True)
-            weight = [4 if k == ErrorKind.NAN else failure_weight(str(m)) for k, m in pairs]
-            key = _normalise(str(exc.iloc[weight.index(max(weight))]["message"]))  # the best-named, first
+            key = _normalise(str(exc.iloc[naming_failure(exc)]["message"]))  # the best-named, first (judgement.naming)
             times = exc["log_time"].dropna()
+            times = times if not times.empty else ended["log_time"].dropna()  # (a launcher's report's time)
         else:
             key, said = launcher_reason(rows, ended)
-            times = pd.Series(dtype=float)
+            times = ended["log_time"].dropna()  # (a launcher's report may say when: rows.childfailed)
         if not times.empty:
             t, src = float(times.min()), "log time"
         elif rank in ranks.index and not math.isnan(mtime := as_float(ranks.at[rank, "mtime"])):

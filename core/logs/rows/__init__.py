@@ -27,9 +27,13 @@ The grammar (a line -> what it says):
   failure_entry.py  the shape of a failure-kind entry (`FailureKind`, `LauncherReport`, `FailureSample`)
   failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
   taskends.py   a launcher's word that its tasks ended badly (`task_end`), compiled from the `LauncherReport`s
+  kills.py      a scheduler's kill followed by one row only (the killed task's late flush) still ended the run
+  childfailed.py  when each failure of torchrun's ChildFailedError report happened (its block's `time` field)
+  relaunch.py   a launch appended after a failure (the file's opening lines again): the failure was the earlier one's
   launches.py   several launches in one file: a traceback after a hole of NULs (a truncation under a running
                 writer) supersedes one before it
   tracebacks.py a traceback's header opens a failure, its exception line closes it (context, time, rank)
+  chains.py     a chained traceback: Python's fixed line between two tracebacks, kept on the earlier failure
   linekinds.py  what a line is to the line-by-line parser, told by its text alone
   lineprefix.py a file's own line prefix, learnt from a traceback header found inside a line (a pipeline's
                 `svc_1  | `, loguru's or glog's head): the failure's later lines are read behind it

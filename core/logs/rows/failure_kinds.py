@@ -99,15 +99,15 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
     ),
     # the shell's or the kernel's word on a dead process: `run.sh: line 7: 4242 Killed  python train.py`,
     # `Segmentation fault (core dumped)`, `Fatal Python error: Segmentation fault`, `Out of memory: Killed process`;
-    # OpenMPI's report (behind its `[host:pid] ` prefix): `*** Process received signal ***`,
-    # `Signal: Segmentation fault (11)`
+    # OpenMPI's report (behind its `[host:pid] ` prefix, kept when a paste indents it): `Signal: Segmentation fault
+    # (11)` (its first line, `*** Process received signal ***`, says no signal: "signal received", failure_kinds_late)
     FailureKind(
         "signal",
         # (a paste's Markdown emphasis around the whole word is the word: `**Killed**`, fastmaskrcnn-172)
         rb"^\s*(?:\*\*|__?)?(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?[.!]?(?:\*\*|__?)?\s*$|"
         rb"(?:^|\s)\d+\s+(?:" + _SIGNALS + rb")(?:\s*\(core dumped\))?(?:\s|$)|"
         rb"\(core dumped\)|Fatal Python error|Killed process \d+|Out of memory: Kill|"
-        rb"\*\*\* Process received signal \*\*\*|^\s*Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"
+        rb"^\s*(?:\[[A-Za-z0-9][\w.\-]*:\d+\] )?Signal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)\s*$|"
         # (the report's other lines, `Failing at address: 0xb8`, ...: the "signal report" kind, failure_kinds_more)
         # absl's / glog's failure handler (Ray actors): `*** SIGSEGV received at time=1785913868 on cpu 169 ***`
         rb"\*\*\* SIG[A-Z]+ received at time=|"
@@ -118,14 +118,13 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
         (
             *(b"Segmentation fault", b"Aborted", b"Killed", b"Bus error", b"Illegal instruction"),
             *(b"Floating point exception", b"(core dumped)", b"Fatal Python error", b"Out of memory: Kill"),
-            *(b"Process received signal", b"Signal: ", b" received at time=", b"aught signal "),
+            *(b"Signal: ", b" received at time=", b"aught signal "),
             b") received by PID ",
         ),
         (
-            FailureSample("*** Process received signal ***", "tactcomplabs/rev#78"),
             FailureSample("Signal: Segmentation fault (11)", "tactcomplabs/rev#78"),
             FailureSample(
-                "[m2301007135:374576] *** Process received signal ***",
+                "  [m2301007135:374576] Signal: Segmentation fault (11)",
                 "mindspore-lab/mindyolo#242 (tests/fixtures/real_logs/openmpi-segfault-after-loss_mindyolo-242)",
             ),
             FailureSample(

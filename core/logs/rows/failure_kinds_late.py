@@ -18,6 +18,24 @@ _ZH_SIGNALS = "|".join(_ZH_WORDS).encode()
 _ZH_CORE = "(?:\\(|（)核心已转储(?:\\)|）)".encode()
 
 LATE_KINDS: tuple[FailureKind, ...] = (
+    # OpenMPI's signal report opens with `*** Process received signal ***` (behind its `[host:pid] ` prefix): a process
+    # died of a signal, not which one. Weight 1: the report's next line, `Signal: Segmentation fault (11)` (the "signal"
+    # kind), names it, and a paste that keeps only this line still ends the rank
+    FailureKind(
+        "signal received",
+        rb"\*\*\* Process received signal \*\*\*",
+        (b"Process received signal",),
+        (
+            FailureSample("*** Process received signal ***", "tactcomplabs/rev#78"),
+            FailureSample(
+                "  [m2301007135:374576] *** Process received signal ***",
+                _CORPUS.format(
+                    "mindspore-lab/mindyolo#242", "mindyolo-wrapped-epoch-step-row-then-segfault-signal-11_mindyolo-242"
+                ),
+            ),
+        ),
+        weight=1,
+    ),
     # A process's own excepthook that logs the exception it did not catch, then exits: OLMo's (olmo.util.excepthook,
     # `log.critical("Uncaught %s: %s", type name, value)`, the traceback below it when kept). `Uncaught` before an
     # exception's class name and a colon: the failure and its cause on one line (a pasted log often keeps only it).

@@ -23,11 +23,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.logs.bytes.discover import LogRole
+from core.logs.rows.childfailed import report_times
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import JOB_RANK, ErrorKind, ErrorRow, add_error, last_log_time
+from core.logs.rows.kills import flushed_after_kill
 from core.logs.rows.launches import superseded_launch
 from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, host_prefix, line_rank
 from core.logs.rows.processes import process_rank
+from core.logs.rows.relaunch import relaunched
 from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
 from core.logs.tokens.anchors import AnchorSearch
 
@@ -399,6 +402,8 @@ def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: in
     _keep_cut(st, bytes(st.tb_carry))
     trained_on(st)
     superseded_launch(st)
+    relaunched(st, buf, floor, base, end)  # (the file's opening printed again: core.logs.rows.relaunch)
+    report_times(st, buf, floor, base)  # (torchrun's report blocks' times: core.logs.rows.childfailed)
 
 
 INTERRUPTED = "interrupted"  # the kind of a Ctrl-C / SIGINT report (core.logs.rows.failure_kinds_more)
@@ -492,7 +497,11 @@ def trained_on(st: FileState) -> None:
     for i, err in enumerate(st.errors):
         # (a launcher's word that it killed its workers, too: a relaunch that trains on did not end there)
         killed = err.kind == ErrorKind.TASK_EXIT and kills_only(err.message)
-        if (err.kind == ErrorKind.EXCEPTION or killed) and err.offset < after(err.rank):
+        if (
+            (err.kind == ErrorKind.EXCEPTION or killed)
+            and err.offset < after(err.rank)
+            and not flushed_after_kill(st, err)
+        ):
             st.errors[i] = replace(err, kind=ErrorKind.ERROR_LOG)
 
 

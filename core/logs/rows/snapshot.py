@@ -245,7 +245,8 @@ class SideFrames:
         tkey = tuple((id(st), id(st.timings), len(st.timings)) for st in workers)
         if self._timings is None or self._timings[0] != tkey:
             self._timings = (tkey, self._timing_table.frame(workers))
-        ekey = tuple((id(st), id(st.errors), len(st.errors), st.pid) for st in files)  # (the workers' pids too)
+        # (the rows themselves: a failure trained past or a traceback's exception replaces one in place)
+        ekey = tuple((id(st), tuple(st.errors), st.pid) for st in files)  # (the workers' pids too)
         if self._errors is None or self._errors[0] != ekey:
             self._errors = (ekey, error_frame(workers, files))
         return self._timings[1], self._errors[1]

@@ -7,6 +7,7 @@ ranks) is the failure side's, beside core.logs.rows.failures.
 
 from __future__ import annotations
 
+from core.logs.rows.chains import note_chain
 from core.logs.rows.failures import (
     CUT_TRACEBACK,
     add_line_failure,
@@ -38,6 +39,7 @@ def traceback_header(
     failure says meanwhile (IPython's header names the exception: `failures.ipython_header`)."""
     off = base + ls
     cut_by_next(st, buf, base, ls, carry_max, floor)
+    note_chain(st, buf, floor, ls, off, rank)  # (a chain's fixed line before it: core.logs.rows.chains)
     st.tb_start = off
     st.tb_carry = b""
     st.tb_time = time_before(st, buf, floor, ls)

@@ -83,6 +83,7 @@ class Rows:
     the take."""
 
     __slots__ = (
+        "_before",
         "_blocks",
         "_extras",
         "_first",
@@ -104,6 +105,7 @@ class Rows:
         self._n = 0
         self._taken = 0
         self._last: tuple | None = None  # kept by take()
+        self._before: tuple | None = None  # the row before it, kept by take()
         self._first: tuple | None = None  # kept by the first take()
         # the ranks lines name when one stream carries several (core.logs.rows.lineranks): the rows that
         # name one, as parts of (row numbers, ranks); none at all for a stream without (its file's rank)
@@ -175,6 +177,20 @@ class Rows:
             return self._tail[-1]
         return tuple(self._blocks[-1][-1].tolist()) if self._blocks else self._last
 
+    def before_last(self) -> tuple | None:
+        """The row before the last (outlives a take): whether one row or more came after a line (a process killed
+        from outside flushes at most the row it was writing: core.logs.rows.kills)."""
+        seen = False
+        for row in reversed(self._tail):
+            if seen:
+                return row
+            seen = True
+        for block in reversed(self._blocks):
+            if len(block) > (0 if seen else 1):
+                return tuple(block[-1 if seen else -2].tolist())
+            seen = seen or len(block) == 1
+        return self._last if seen else self._before
+
     def first(self) -> tuple | None:
         """The file's first row (outlives a take): where its steps began (a relaunch starts over)."""
         if self._first is not None:
@@ -192,6 +208,7 @@ class Rows:
         """`take`, with the other metrics: name -> (row numbers within the taken block, in order; values)."""
         self._flush()
         self._first = self.first()
+        self._before = self.before_last()
         self._last = self.last()
         if self.named_ranks:
             self.by_rank = self.per_rank()
