@@ -1,5 +1,5 @@
 """The training series decided per file (issue 30 item 2), over a file's rows so far, at snapshot time: a
-line's text alone cannot tell these apart, the file's other rows can. Four rules, each per file:
+line's text alone cannot tell these apart, the file's other rows can. The rules, each per file:
 
 - epoch summaries: in a file whose rows with a step outnumber its rows with an epoch and no step, these are
   summaries (Oscar-Paddle's `** ** Epoch [N] done! Training loss: X ** **`): evaluation rows, as fairseq's
@@ -24,6 +24,11 @@ line's text alone cannot tell these apart, the file's other rows can. Four rules
   a file of only such lines keeps them (`Epoch [001/300] - Train Loss: X, Valid Loss: Y`), and so do rows of the
   training rows' own shape that name one now and then (a progress bar's postfix gains `val_loss=` after a
   validation). A NaN evaluation loss is stored as naming none: such a row stays (as the step printed twice decides);
+- averages: in a file whose rows carry two loss wordings, one a key that says it averages (core.logs.rows.wording:
+  `avg_loss=`, `Average Train Loss:`), the rows of that wording are summaries (evaluation rows) when the file's
+  other rows are as many or more (T5-Finetune's `Epoch 20 - Average Train Loss: 0.0038` after the epoch's `Epoch 20
+  - Batch loss: X` rows, a GRPO trainer's `[step 50] avg_loss=-0.0054 acc=0.7600` between `grpo_loss is X and kl
+  is Y` rows); a file of only such rows keeps them (MST's `Avg. Loss`, `Epoch N completed with avg loss`);
 - a step's side rows: rows naming no step and no epoch are a step's other losses, dropped, where most of a file's
   (and rank's) rows with a step are followed by exactly k of them before the next (one to `_SIDE_MAX`; more where
   an evaluation's lines, no rows, print their own between, fewer where a copy was cut; the last step's any number)
@@ -252,13 +257,15 @@ def set_aside(
     side_codes: Sequence[int] = (),
     only_sides: Sequence[int] = (),
     named: np.ndarray | None = None,
+    averaged: np.ndarray | None = None,
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
     files `epoch_codes`, the estimates rule (`estimates`: whether each row names an evaluation loss) only in
     files `estimate_codes`, the side rows' only in files `side_codes`; files `only_sides` (asked for that rule
     alone) are held to no other rule; `named`: per row, how many other metrics it names (the epoch printed twice
-    is told by it; None: no file has such pairs)."""
+    is told by it; None: no file has such pairs); `averaged`: per row, whether its loss key says it averages
+    (core.logs.rows.wording; None: no row's does)."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -283,8 +290,17 @@ def set_aside(
         where = pick(np.isin(code, estimate_codes))
         est = where & pick(estimates)
         aside[est & ~np.isin(shape, shape[where & ~est])] = Aside.EVAL  # no row naming none has their shape
+    held = None  # rows the side rows' rule counts: all but the averages set aside
+    if averaged is not None:
+        _averages(aside, c, pick(averaged))
+        held = ~(pick(averaged) & (aside == Aside.EVAL))
     if len(side_codes):
-        aside[_side_rows(r, step, epoch) & pick(np.isin(code, side_codes))] = Aside.DROP
+        if held is None:
+            sides = _side_rows(r, step, epoch)
+        else:
+            sides = np.zeros(len(code), dtype=bool)
+            sides[held] = _side_rows(r[held], step[held], epoch[held])
+        aside[sides & pick(np.isin(code, side_codes))] = Aside.DROP
     echo = pair[(loss[pair] == loss[pair + 1]) | (np.isnan(loss[pair]) & np.isnan(loss[pair + 1]))]
     named = np.bitwise_count(sign)  # how many values each row names
     marked = np.zeros(len(code), dtype=bool)
@@ -344,11 +360,27 @@ def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray) -> np.ndarray
         n_steps = int(after[-1])
         if not len(side) or n_steps < 2 or after[side[0]] == 0:
             continue
-        gaps = np.bincount(after[side], minlength=n_steps + 1)[1:-1]  # side rows between two rows with a step
-        k = int(np.argmax(np.bincount(gaps))) if len(gaps) else 0  # the most common gap
-        if 1 <= k <= _SIDE_MAX and 2 * int((gaps == k).sum()) > len(gaps):
+        if _follow(after[side], n_steps):
             out[a + side] = True
     return out
+
+
+def _follow(after: np.ndarray, n_steps: int) -> bool:
+    """Whether side rows, given how many rows with a step come before each (at least one), follow most rows with a
+    step as exactly k of them (one to `_SIDE_MAX`), the last step's any number."""
+    gaps = np.bincount(after, minlength=n_steps + 1)[1:-1]  # side rows between two rows with a step
+    k = int(np.argmax(np.bincount(gaps))) if len(gaps) else 0  # the most common gap
+    return 1 <= k <= _SIDE_MAX and 2 * int((gaps == k).sum()) > len(gaps)
+
+
+def _averages(aside: np.ndarray, c: np.ndarray, averaged: np.ndarray) -> None:
+    """Two loss wordings in one file, one of them an average's (see the module's doc): of a file's rows still kept,
+    those whose loss key says it averages are summaries (evaluation rows) where its other rows are as many or more."""
+    kept = aside == Aside.KEEP
+    size = int(c.max()) + 1 if len(c) else 0
+    n_avg = np.bincount(c[kept & averaged], minlength=size)
+    n_other = np.bincount(c[kept & ~averaged], minlength=size)
+    aside[kept & averaged & ((n_avg > 0) & (n_other >= n_avg))[c]] = Aside.EVAL
 
 
 def _floats(columns: Mapping[str, np.ndarray | None], name: str, n: int) -> np.ndarray:

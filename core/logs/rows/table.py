@@ -36,6 +36,7 @@ from core.logs.rows.filestate import FileState, note_key
 from core.logs.rows.nanroom import NanRooms, copy_values
 from core.logs.rows.perfile import Notes, estimate_name, note_epochs, note_many, set_aside
 from core.logs.rows.room import room
+from core.logs.rows.wording import averaged_rows
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -320,7 +321,7 @@ class MetricTable:
         printed twice in a rarer shape, an echo of a row in another shape, a step's side rows); None when no file's
         notes say a rule may apply (the cheap path of every tick). Decided over each file's rows so far, so every
         read path (and a tick cut anywhere) gives the same answer once the same rows are read."""
-        srcs = [src for src in self._sources.values() if src.notes.any or src.notes.sides]
+        srcs = [src for src in self._sources.values() if src.notes.any or src.notes.sides or src.rows.averaged]
         if not srcs:
             return None
         n = self._n
@@ -337,8 +338,10 @@ class MetricTable:
         est = self._names_eval_loss(n) if est_codes else None
         sides = [src.code for src in srcs if src.notes.sides], [src.code for src in srcs if not src.notes.any]
         named = self._named(n, None if every else rows) if any(src.notes.epoch_pairs for src in srcs) else None
+        avg = averaged_rows(code, self._fixed["offset"][:n], [(s.code, s.rows) for s in srcs])
         if every:
-            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes, est, est_codes, *sides, named)
+            rank = self._fixed["rank"][:n]
+            return set_aside(code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg)
         out = np.zeros(n, dtype=np.int8)
         out[rows] = set_aside(
             code[rows],
@@ -350,6 +353,7 @@ class MetricTable:
             est_codes,
             *sides,
             named,
+            None if avg is None else avg[rows],
         )
         return out
 

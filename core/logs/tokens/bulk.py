@@ -93,6 +93,7 @@ class Rows:
         "_rank_parts",
         "_tail",
         "_taken",
+        "averaged",
         "by_rank",
     )
 
@@ -111,6 +112,7 @@ class Rows:
         self._pending_ranks: tuple[list[int], list[int]] | None = None
         # per rank a line named (None: the rows naming none), its row count and last row, once any line named one
         self.by_rank: dict[int | None, tuple[int, tuple]] = {}
+        self.averaged: list[int] = []  # file offsets of rows whose loss key says it averages (core.logs.rows.wording)
 
     def __len__(self) -> int:
         return self._n

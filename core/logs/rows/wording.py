@@ -1,0 +1,78 @@
+"""A row's loss key worded as an average (issue 30, round 11): which rows of a file took their loss from a key
+that says it averages (`avg_loss=`, `Average Train Loss:`), for the per-file series choice (core.logs.rows.perfile's
+`averages`). A line's text alone cannot say whether such a row is the series (MST's `Avg. Loss` rows, a file of
+`Epoch N completed with avg loss` lines) or a summary of the rows around it (T5-Finetune's `Epoch 20 - Average
+Train Loss: 0.0038` after the epoch's `Epoch 20 - Batch loss: X` rows; a GRPO trainer's `[step 50]
+avg_loss=-0.0054 acc=0.7600` between its `grpo_loss is X and kl is Y` rows): the file's other rows can, so each
+row carries its wording here and the file decides.
+
+Noted at the end of every read block on every path (core.logs.rows.sidelines' `carry_and_attach` calls `note`),
+from the lines of the block's rows, in a file whose first row names no step (a script's own prints: an epoch's
+loss, a debug dict, a loss with no step); in a file whose first row names one (a trainer's: a big run's
+LossMonitor lines) a second wording is left to the step printed twice (perfile), and no line is looked at (a
+search of every block's bytes cost a 256-rank synthetic read, 947 MB, 22.5 s of CPU beside its 1.7 s). A row is
+worded as an average when its line holds the key followed by the row's own loss and no other loss (a line
+naming a loss and, beside it, an average of it, Tacotron's `Step 1 [65.278 sec/step, loss=10.38053,
+avg_loss=10.38053, ...]`, is a row of its loss key's wording, the average a metric of it).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from core.logs.rows.filestate import FileState
+from core.logs.tokens.bulk import Rows
+from core.logs.tokens.lexicon import NUM, ROW_KEYS, number
+
+__all__ = ["note"]
+
+_STEP, _LOSS = ROW_KEYS.index("step"), ROW_KEYS.index("loss")
+_RE_AVERAGE = re.compile(
+    rb"(?i)(?<![A-Za-z])(?:avg|average|mean)[ ._]{0,2}(?:train(?:ing)?[ _])?loss(?![A-Za-z])[\"'`]?\s{0,3}[:=]?\s{0,3}("
+    + NUM
+    + rb")"
+)
+
+_RE_LOSS = re.compile(rb"(?i)loss")
+
+
+def note(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int, start: int) -> None:
+    """Note which of `st`'s rows from `start` on (read from buf[floor:end], file offset buf index + `base`) took
+    their loss from a key worded as an average: their lines' file offsets go to `st.rows.averaged`. Looked for
+    only in a file whose first row names no step: a trainer's stepped rows (a big run's LossMonitor lines) pay
+    one check per block."""
+    rows = st.rows
+    first = rows.first()
+    if first is None or first[_STEP] == first[_STEP]:
+        return
+    if len(rows) - start == 1:
+        last = rows.last()
+        assert last is not None
+        offsets, losses = [int(last[-1])], [last[_LOSS]]
+    else:
+        block = rows.recent(start)
+        offsets, losses = block[:, -1].astype(np.int64).tolist(), block[:, _LOSS].tolist()
+    for at, loss in zip(offsets, losses, strict=True):
+        ls = at - base
+        if not floor <= ls < end:
+            continue
+        le = buf.find(b"\n", ls, end)
+        le = end if le < 0 else le
+        m = _RE_AVERAGE.search(buf, ls, le)
+        if m is None or not (loss == number(m[1]) or (loss != loss and number(m[1]) != number(m[1]))):
+            continue
+        if len(_RE_LOSS.findall(buf, ls, le)) == 1:  # no other loss on its line: the row's own
+            rows.averaged.append(at)
+
+
+def averaged_rows(code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]]) -> np.ndarray | None:
+    """Per row of a table (its file `code`, line `offset`), whether its loss key says it averages (`files`: each
+    file's code and rows, whose `averaged` lists the offsets); None when no file has such a row."""
+    out = None
+    for c, rows in files:
+        if rows.averaged:
+            out = np.zeros(len(code), dtype=bool) if out is None else out
+            out |= (code == c) & np.isin(offset, rows.averaged)
+    return out
