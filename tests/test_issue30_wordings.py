@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.logs import ReaderSettings
 from core.logs.rows.reader import RunReader
 from core.logs.rows.snapshot import RunSnapshot
-from tests.helpers import READ_PATHS
+from tests.helpers import READ_PATHS, read_entry
 
 # 1025378573/T5-Finetune train.log (2da528c1), lines 215-218: an epoch's batch rows, then its average
 T5_BATCH = "2025-03-02 08:16:2{t} - INFO - Epoch {e} - Batch loss: {x}\n"
@@ -26,6 +26,10 @@ GRPO_AVERAGE = "[step {s}] avg_loss={x} acc=0.7600\n"
 # mindspore-lab/models' CMF (FSCIL 3D) training.log (corpus entry epoch-avg-loss-nan-then-finite-appended-
 # restarts-chinese_models-cmf-fscil-3d): an epoch's loss worded as an average, the file's only rows
 CMF = "2024-10-14 18:35:40,330 - __main__ - INFO - Epoch {e} completed with avg loss: {x}, learning rate: 0.003000\n"
+KOTLINDL = "kotlindl-debug-batch-stat-and-ends-with-loss-nan-lines_kotlindl-8"
+PPO_ENTRY = (
+    "ppo-step-pipe-loss-kl-plus-bracket-avg-loss-plus-policy-value-dicts-gemma-lora-mps_posttraining-llm-small-ppo-log"
+)
 TACOTRON = "Step {s:7d} [65.278 sec/step, loss={x}, avg_loss={a}, load_time=0.000, train_time=65.278]\n"
 
 
@@ -84,12 +88,14 @@ def test_an_average_beside_the_loss_on_its_line_leaves_the_row_alone(tmp_path: P
     assert snap.metrics["loss"].tolist() == pytest.approx([0.5, *losses])
 
 
+@pytest.mark.parametrize("log", ["t5", "ppo"])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(min_value=0, max_value=10_000))
-def test_a_live_tick_cut_anywhere_sets_the_averages_aside_alike(
-    tmp_path_factory: pytest.TempPathFactory, cut: int
+def test_a_live_tick_cut_anywhere_sets_the_rows_aside_alike(
+    tmp_path_factory: pytest.TempPathFactory, log: str, cut: int
 ) -> None:
-    text, _, averages = _t5(epochs=2, batches=4)
+    """Read in two ticks cut at any byte, the rows and the evaluation rows are those of one read."""
+    text = _t5(epochs=2, batches=4)[0] if log == "t5" else _ppo(steps=4)[0]
     data = text.encode()
     cut %= len(data) + 1
     folder = tmp_path_factory.mktemp("tick")
@@ -106,4 +112,54 @@ def test_a_live_tick_cut_anywhere_sets_the_averages_aside_alike(
     once = _snapshot(whole.parent)
     cols = ["rank", "epoch", "step", "loss"]
     pd.testing.assert_frame_equal(live.metrics[cols], once.metrics[cols], check_dtype=False)
-    assert live.evals["value"].tolist() == once.evals["value"].tolist() == pytest.approx(averages)
+    assert live.evals["value"].tolist() == once.evals["value"].tolist()
+    assert len(once.metrics) == (8 if log == "t5" else 4)
+
+
+# JunyiJ/PostTraining-LLM-Small logs/ppo_20251228_1.log (90cc326c), lines 180-185: a step's debug dict (no step),
+# its gradient check, the step row, then the running average
+PPO_STEP = (
+    "{{'prompt_id_length': 98, 'tokens_shape': (8, 371), 'attention_mask_shape': (8, 371), 'truncated': [False, "
+    "False, False, False, False, False, False, False], 'steps_taken': 273, 'ratio_mean': tensor(1.0003, "
+    "device='mps:0', grad_fn=<DivBackward0>), 'adv_mean': tensor(0.3632, device='mps:0'), 'reward_mean': "
+    "tensor(-0.0006, device='mps:0'), 'policy_loss': {p}, 'value_loss': 0.4983491897583008}}\n"
+    "--- Gradient Check ---\nAverage LoRA Gradient Magnitude: 0.0002310272\n"
+    "Step: {s} | Loss: {x} | KL: -0.0000\n[step {s}] avg_loss={a} acc=0.5000\n"
+)
+
+
+def _ppo(steps: int = 5) -> tuple[str, list[float]]:
+    text, rows = "", []
+    for s in range(1, steps + 1):
+        rows.append(round(0.004 + s / 1000, 4))
+        text += PPO_STEP.format(p=-0.00027 * s, s=s, x=f"{rows[-1]:.4f}", a=f"{sum(rows) / s:.4f}")
+    return text, rows
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_debug_dict_before_each_step_row_is_no_training_row(tmp_path: Path, path: str) -> None:
+    text, rows = _ppo()
+    (tmp_path / "ppo_20251228_1.log").write_text(text)
+    snap = _snapshot(tmp_path, READ_PATHS[path])
+    assert snap.metrics["loss"].tolist() == pytest.approx(rows), path
+    assert snap.metrics["step"].tolist() == [1, 2, 3, 4, 5]
+
+
+def test_a_loss_with_no_step_after_the_last_step_row_keeps_the_dicts(tmp_path: Path) -> None:
+    """Mirrored side rows hold none after the last step row: a file that prints one there keeps its rows."""
+    text, rows = _ppo(steps=4)
+    (tmp_path / "ppo.log").write_text(text + "{'policy_loss': 0.25, 'value_loss': 0.5}\n")
+    assert len(_snapshot(tmp_path).metrics) == 2 * len(rows) + 1
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+@pytest.mark.parametrize("entry", [KOTLINDL, PPO_ENTRY])
+def test_rows_with_no_step_before_each_step_row_are_side_rows_only_naming_a_part(
+    tmp_path: Path, path: str, entry: str
+) -> None:
+    """KotlinDL's `Batch stat: { lossValue: NaN ... }` before each `Training batch N ends with loss NaN.` is its
+    batch's loss printed twice (16 rows, as the corpus entry counts); the PPO debug dict's `'policy_loss': X`
+    before each `Step: N | Loss: L` row is a part of the loss (9 rows, one a step)."""
+    snap = read_entry(tmp_path, entry, path)
+    assert len(snap.metrics) == (16 if entry == KOTLINDL else 9), path
+    assert snap.metrics["step"].isna().sum() == (8 if entry == KOTLINDL else 0)

@@ -35,7 +35,11 @@ line's text alone cannot tell these apart, the file's other rows can. The rules,
   and none comes before its first such row (WS-DAN's `Epoch: [0][10/250]<TAB>... Loss 12.6626 (12.3890)` row,
   then `cos_sim_loss  0.293 (0.294)`, `neg_cos_sim_loss  0.160 (0.165)` and `loss1,loss2,loss3,feature_center_loss
   6.23 6.24 6.23 0.68` after every one): a trainer printing its loss with no step between rows that name one prints
-  a varying number of them, or some before the first.
+  a varying number of them, or some before the first. Mirrored, where each such row's loss key names a part of the
+  loss (core.logs.rows.wording: `policy_loss`, not KotlinDL's `lossValue`, which is its step's loss printed
+  twice): exactly k of them before each row with a step (the first step's any number) and none after the last (a
+  PPO trainer's debug dict `{..., 'policy_loss': X, 'value_loss': Y}` before each `Step: N | Loss: L | KL: K`
+  row); the averages set aside (above) are not counted;
 
 "Values named" (a row's signature) are its numeric columns that hold a number, the time and the loss left out
 (a line may or may not print a time; every row has a loss, and a NaN loss is no other shape). A live tick and a
@@ -258,6 +262,7 @@ def set_aside(
     only_sides: Sequence[int] = (),
     named: np.ndarray | None = None,
     averaged: np.ndarray | None = None,
+    parts: np.ndarray | None = None,
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
@@ -265,7 +270,8 @@ def set_aside(
     files `estimate_codes`, the side rows' only in files `side_codes`; files `only_sides` (asked for that rule
     alone) are held to no other rule; `named`: per row, how many other metrics it names (the epoch printed twice
     is told by it; None: no file has such pairs); `averaged`: per row, whether its loss key says it averages
-    (core.logs.rows.wording; None: no row's does)."""
+    (core.logs.rows.wording; None: no row's does); `parts`: whether it names one of the loss's parts (`policy_loss`:
+    the mirrored side rows must)."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -295,11 +301,12 @@ def set_aside(
         _averages(aside, c, pick(averaged))
         held = ~(pick(averaged) & (aside == Aside.EVAL))
     if len(side_codes):
+        part = None if parts is None else pick(parts)
         if held is None:
-            sides = _side_rows(r, step, epoch)
+            sides = _side_rows(r, step, epoch, part)
         else:
             sides = np.zeros(len(code), dtype=bool)
-            sides[held] = _side_rows(r[held], step[held], epoch[held])
+            sides[held] = _side_rows(r[held], step[held], epoch[held], None if part is None else part[held])
         aside[sides & pick(np.isin(code, side_codes))] = Aside.DROP
     echo = pair[(loss[pair] == loss[pair + 1]) | (np.isnan(loss[pair]) & np.isnan(loss[pair + 1]))]
     named = np.bitwise_count(sign)  # how many values each row names
@@ -346,9 +353,10 @@ def _epoch_twice(
     aside[at[many[at + 1] < many[at]] + 1] = Aside.EVAL
 
 
-def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray) -> np.ndarray:
+def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray, parts: np.ndarray | None = None) -> np.ndarray:
     """Which rows are a step's side rows (see the module's doc), given each row's file and rank `r` (sorted), step and
-    epoch: per file and rank, as many rows with no step and no epoch after each row with a step."""
+    epoch: per file and rank, as many rows with no step and no epoch after each row with a step (or, all naming a
+    part of the loss, `parts`, before each)."""
     out = np.zeros(len(r), dtype=bool)
     stepped, unplaced = step == step, (step != step) & (epoch != epoch)
     if not unplaced.any() or stepped.sum() < 2:
@@ -358,9 +366,13 @@ def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray) -> np.ndarray
         after = np.cumsum(stepped[a:b])  # per row, how many rows with a step come before it or are it
         side = np.flatnonzero(unplaced[a:b])
         n_steps = int(after[-1])
-        if not len(side) or n_steps < 2 or after[side[0]] == 0:
+        if not len(side) or n_steps < 2:
             continue
-        if _follow(after[side], n_steps):
+        if after[side[0]] > 0 and _follow(after[side], n_steps):
+            out[a + side] = True
+            continue
+        mirrored = parts is not None and bool(parts[a + side].all()) and after[side[-1]] < n_steps
+        if mirrored and _follow(n_steps - after[side], n_steps):  # before each (the first step's any number)
             out[a + side] = True
     return out
 

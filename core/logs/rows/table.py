@@ -36,7 +36,7 @@ from core.logs.rows.filestate import FileState, note_key
 from core.logs.rows.nanroom import NanRooms, copy_values
 from core.logs.rows.perfile import Notes, estimate_name, note_epochs, note_many, set_aside
 from core.logs.rows.room import room
-from core.logs.rows.wording import averaged_rows
+from core.logs.rows.wording import worded_rows
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -338,10 +338,12 @@ class MetricTable:
         est = self._names_eval_loss(n) if est_codes else None
         sides = [src.code for src in srcs if src.notes.sides], [src.code for src in srcs if not src.notes.any]
         named = self._named(n, None if every else rows) if any(src.notes.epoch_pairs for src in srcs) else None
-        avg = averaged_rows(code, self._fixed["offset"][:n], [(s.code, s.rows) for s in srcs])
+        worded = [(s.code, s.rows) for s in srcs]
+        avg = worded_rows(code, self._fixed["offset"][:n], worded)
+        part = worded_rows(code, self._fixed["offset"][:n], worded, parts=True)
         if every:
             rank = self._fixed["rank"][:n]
-            return set_aside(code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg)
+            return set_aside(code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg, part)
         out = np.zeros(n, dtype=np.int8)
         out[rows] = set_aside(
             code[rows],
@@ -354,6 +356,7 @@ class MetricTable:
             *sides,
             named,
             None if avg is None else avg[rows],
+            None if part is None else part[rows],
         )
         return out
 

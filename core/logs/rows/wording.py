@@ -1,10 +1,12 @@
-"""A row's loss key worded as an average (issue 30, round 11): which rows of a file took their loss from a key
+"""A row's loss key's wording (issue 30, round 11): which rows of a file took their loss from a key
 that says it averages (`avg_loss=`, `Average Train Loss:`), for the per-file series choice (core.logs.rows.perfile's
 `averages`). A line's text alone cannot say whether such a row is the series (MST's `Avg. Loss` rows, a file of
 `Epoch N completed with avg loss` lines) or a summary of the rows around it (T5-Finetune's `Epoch 20 - Average
 Train Loss: 0.0038` after the epoch's `Epoch 20 - Batch loss: X` rows; a GRPO trainer's `[step 50]
 avg_loss=-0.0054 acc=0.7600` between its `grpo_loss is X and kl is Y` rows): the file's other rows can, so each
-row carries its wording here and the file decides.
+row carries its wording here and the file decides. Likewise a loss key naming one of the loss's parts
+(`policy_loss`, not `lossValue` nor `total_loss`): a PPO trainer's debug dict `{..., 'policy_loss': X, ...}` with
+no step before each `Step: N | Loss: L` row is a side row of that step (perfile's side rows, mirrored).
 
 Noted at the end of every read block on every path (core.logs.rows.sidelines' `carry_and_attach` calls `note`),
 from the lines of the block's rows, in a file whose first row names no step (a script's own prints: an epoch's
@@ -26,7 +28,7 @@ from core.logs.rows.filestate import FileState
 from core.logs.tokens.bulk import Rows
 from core.logs.tokens.lexicon import NUM, ROW_KEYS, number
 
-__all__ = ["note"]
+__all__ = ["note", "worded_rows"]
 
 _STEP, _LOSS = ROW_KEYS.index("step"), ROW_KEYS.index("loss")
 _RE_AVERAGE = re.compile(
@@ -36,6 +38,9 @@ _RE_AVERAGE = re.compile(
 )
 
 _RE_LOSS = re.compile(rb"(?i)loss")
+_RE_PART = re.compile(rb"(?<![A-Za-z])([A-Za-z]+)_loss[\"'`]?\s{0,3}[:=]\s{0,3}(" + NUM + rb")")
+_WHOLE = frozenset({b"avg", b"average", b"mean", b"train", b"training", b"total", b"batch", b"running", b"lm"})
+"""Words before `_loss` that name the loss itself, not one of its parts."""
 
 
 def note(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int, start: int) -> None:
@@ -61,18 +66,28 @@ def note(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int,
         le = buf.find(b"\n", ls, end)
         le = end if le < 0 else le
         m = _RE_AVERAGE.search(buf, ls, le)
-        if m is None or not (loss == number(m[1]) or (loss != loss and number(m[1]) != number(m[1]))):
-            continue
-        if len(_RE_LOSS.findall(buf, ls, le)) == 1:  # no other loss on its line: the row's own
-            rows.averaged.append(at)
+        if m is not None and _same(loss, m[1]) and len(_RE_LOSS.findall(buf, ls, le)) == 1:
+            rows.averaged.append(at)  # no other loss on its line: the row's own
+        elif any(_same(loss, p[2]) and p[1].lower() not in _WHOLE for p in _RE_PART.finditer(buf, ls, le)):
+            rows.parts.append(at)
 
 
-def averaged_rows(code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]]) -> np.ndarray | None:
-    """Per row of a table (its file `code`, line `offset`), whether its loss key says it averages (`files`: each
-    file's code and rows, whose `averaged` lists the offsets); None when no file has such a row."""
+def _same(loss: float, raw: bytes) -> bool:
+    """Whether the row's loss is the number `raw` (NaN alike): the key before it is the row's loss key."""
+    value = number(raw)
+    return loss == value or (loss != loss and value != value)
+
+
+def worded_rows(
+    code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]], parts: bool = False
+) -> np.ndarray | None:
+    """Per row of a table (its file `code`, line `offset`), whether its loss key says it averages (`parts`: names
+    one of the loss's parts; `files`: each file's code and rows, whose `averaged` and `parts` list the offsets);
+    None when no file has such a row."""
     out = None
     for c, rows in files:
-        if rows.averaged:
+        offsets = rows.parts if parts else rows.averaged
+        if offsets:
             out = np.zeros(len(code), dtype=bool) if out is None else out
-            out |= (code == c) & np.isin(offset, rows.averaged)
+            out |= (code == c) & np.isin(offset, offsets)
     return out

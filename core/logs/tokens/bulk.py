@@ -95,6 +95,7 @@ class Rows:
         "_taken",
         "averaged",
         "by_rank",
+        "parts",
     )
 
     def __init__(self) -> None:
@@ -113,6 +114,7 @@ class Rows:
         # per rank a line named (None: the rows naming none), its row count and last row, once any line named one
         self.by_rank: dict[int | None, tuple[int, tuple]] = {}
         self.averaged: list[int] = []  # file offsets of rows whose loss key says it averages (core.logs.rows.wording)
+        self.parts: list[int] = []  # ... and of rows whose loss key names a part of the loss (`policy_loss`)
 
     def __len__(self) -> int:
         return self._n
