@@ -26,6 +26,9 @@ GRPO_AVERAGE = "[step {s}] avg_loss={x} acc=0.7600\n"
 # mindspore-lab/models' CMF (FSCIL 3D) training.log (corpus entry epoch-avg-loss-nan-then-finite-appended-
 # restarts-chinese_models-cmf-fscil-3d): an epoch's loss worded as an average, the file's only rows
 CMF = "2024-10-14 18:35:40,330 - __main__ - INFO - Epoch {e} completed with avg loss: {x}, learning rate: 0.003000\n"
+# tangzyer/mixmatchonsubset nohup.log (4b7392fb), lines 6-8: an epoch's training loss, its loss on the evaluation
+# split's true labels, its accuracy
+MIXMATCH = "Epoch {e} Train Loss: {x}\nEpoch: {e} True Loss: {y}\nEpoch: {e} Val Acc: 0.1015\n"
 KOTLINDL = "kotlindl-debug-batch-stat-and-ends-with-loss-nan-lines_kotlindl-8"
 PPO_ENTRY = (
     "ppo-step-pipe-loss-kl-plus-bracket-avg-loss-plus-policy-value-dicts-gemma-lora-mps_posttraining-llm-small-ppo-log"
@@ -88,14 +91,14 @@ def test_an_average_beside_the_loss_on_its_line_leaves_the_row_alone(tmp_path: P
     assert snap.metrics["loss"].tolist() == pytest.approx([0.5, *losses])
 
 
-@pytest.mark.parametrize("log", ["t5", "ppo"])
+@pytest.mark.parametrize("log", ["t5", "ppo", "mixmatch"])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(min_value=0, max_value=10_000))
 def test_a_live_tick_cut_anywhere_sets_the_rows_aside_alike(
     tmp_path_factory: pytest.TempPathFactory, log: str, cut: int
 ) -> None:
     """Read in two ticks cut at any byte, the rows and the evaluation rows are those of one read."""
-    text = _t5(epochs=2, batches=4)[0] if log == "t5" else _ppo(steps=4)[0]
+    text = {"t5": _t5(epochs=2, batches=4)[0], "ppo": _ppo(steps=4)[0], "mixmatch": _mixmatch(4)[0]}[log]
     data = text.encode()
     cut %= len(data) + 1
     folder = tmp_path_factory.mktemp("tick")
@@ -113,7 +116,7 @@ def test_a_live_tick_cut_anywhere_sets_the_rows_aside_alike(
     cols = ["rank", "epoch", "step", "loss"]
     pd.testing.assert_frame_equal(live.metrics[cols], once.metrics[cols], check_dtype=False)
     assert live.evals["value"].tolist() == once.evals["value"].tolist()
-    assert len(once.metrics) == (8 if log == "t5" else 4)
+    assert len(once.metrics) == {"t5": 8, "ppo": 4, "mixmatch": 4}[log]
 
 
 # JunyiJ/PostTraining-LLM-Small logs/ppo_20251228_1.log (90cc326c), lines 180-185: a step's debug dict (no step),
@@ -163,3 +166,29 @@ def test_rows_with_no_step_before_each_step_row_are_side_rows_only_naming_a_part
     snap = read_entry(tmp_path, entry, path)
     assert len(snap.metrics) == (16 if entry == KOTLINDL else 9), path
     assert snap.metrics["step"].isna().sum() == (8 if entry == KOTLINDL else 0)
+
+
+def _mixmatch(epochs: int) -> tuple[str, list[float], list[float]]:
+    train = [711.0006169080734 / (e + 1) for e in range(epochs)]
+    true = [941.9947493076324 / (e + 1) for e in range(epochs)]
+    return (
+        "".join(MIXMATCH.format(e=e, x=x, y=y) for e, (x, y) in enumerate(zip(train, true, strict=True))),
+        train,
+        true,
+    )
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_an_epochs_other_loss_beside_its_train_loss_is_an_evaluation_row(tmp_path: Path, path: str) -> None:
+    text, train, true = _mixmatch(5)
+    (tmp_path / "nohup.log").write_text(text)
+    snap = _snapshot(tmp_path, READ_PATHS[path])
+    assert snap.metrics["loss"].tolist() == pytest.approx(train), path
+    assert snap.evals[snap.evals["name"] == "loss"]["value"].tolist() == pytest.approx(true)
+
+
+def test_an_epochs_loss_in_one_wording_stays_its_rows(tmp_path: Path) -> None:
+    """Two rows an epoch, neither naming training: the loss printed twice stays two rows (as the corpus counts)."""
+    text = "".join(f"Epoch {e} Loss: {1.0 / (e + 1)}\nEpoch: {e} True Loss: {2.0 / (e + 1)}\n" for e in range(4))
+    (tmp_path / "nohup.log").write_text(text)
+    assert len(_snapshot(tmp_path).metrics) == 8

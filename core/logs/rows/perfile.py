@@ -24,6 +24,10 @@ line's text alone cannot tell these apart, the file's other rows can. The rules,
   a file of only such lines keeps them (`Epoch [001/300] - Train Loss: X, Valid Loss: Y`), and so do rows of the
   training rows' own shape that name one now and then (a progress bar's postfix gains `val_loss=` after a
   validation). A NaN evaluation loss is stored as naming none: such a row stays (as the step printed twice decides);
+- an epoch printed twice in two wordings: of two neighbouring rows of one file and rank with no step and one epoch,
+  one whose loss key names training (core.logs.rows.wording: `Train Loss:`, `train_loss=`), the other is an
+  evaluation row (MixMatch's `Epoch: 1499 True Loss: X`, its loss on the evaluation split's true labels, beside
+  `Epoch 1499 Train Loss: Y`);
 - averages: in a file whose rows carry two loss wordings, one a key that says it averages (core.logs.rows.wording:
   `avg_loss=`, `Average Train Loss:`), the rows of that wording are summaries (evaluation rows) when the file's
   other rows are as many or more (T5-Finetune's `Epoch 20 - Average Train Loss: 0.0038` after the epoch's `Epoch 20
@@ -263,6 +267,7 @@ def set_aside(
     named: np.ndarray | None = None,
     averaged: np.ndarray | None = None,
     parts: np.ndarray | None = None,
+    trained: np.ndarray | None = None,
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
@@ -271,7 +276,7 @@ def set_aside(
     alone) are held to no other rule; `named`: per row, how many other metrics it names (the epoch printed twice
     is told by it; None: no file has such pairs); `averaged`: per row, whether its loss key says it averages
     (core.logs.rows.wording; None: no row's does); `parts`: whether it names one of the loss's parts (`policy_loss`:
-    the mirrored side rows must)."""
+    the mirrored side rows must); `trained`: whether it names training (`Train Loss:`)."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -296,6 +301,8 @@ def set_aside(
         where = pick(np.isin(code, estimate_codes))
         est = where & pick(estimates)
         aside[est & ~np.isin(shape, shape[where & ~est])] = Aside.EVAL  # no row naming none has their shape
+    if trained is not None:
+        _epoch_worded_twice(aside, r, step, epoch, pick(trained))
     held = None  # rows the side rows' rule counts: all but the averages set aside
     if averaged is not None:
         _averages(aside, c, pick(averaged))
@@ -351,6 +358,22 @@ def _epoch_twice(
     many = often[shape]  # how many of the file's rows have each row's shape
     aside[at[many[at] < many[at + 1]]] = Aside.EVAL
     aside[at[many[at + 1] < many[at]] + 1] = Aside.EVAL
+
+
+def _epoch_worded_twice(
+    aside: np.ndarray, r: np.ndarray, step: np.ndarray, epoch: np.ndarray, trained: np.ndarray
+) -> None:
+    """The epoch printed twice in two wordings (see the module's doc): of two neighbouring rows of one file and rank
+    with no step and one epoch, one whose loss key names training, the other is an evaluation row."""
+    at = np.flatnonzero(
+        (r[1:] == r[:-1])
+        & np.isnan(step[1:])
+        & np.isnan(step[:-1])
+        & (epoch[1:] == epoch[:-1])
+        & (trained[1:] != trained[:-1])
+    )
+    other = np.where(trained[at], at + 1, at)
+    aside[other[aside[other] == Aside.KEEP]] = Aside.EVAL
 
 
 def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray, parts: np.ndarray | None = None) -> np.ndarray:

@@ -321,7 +321,11 @@ class MetricTable:
         printed twice in a rarer shape, an echo of a row in another shape, a step's side rows); None when no file's
         notes say a rule may apply (the cheap path of every tick). Decided over each file's rows so far, so every
         read path (and a tick cut anywhere) gives the same answer once the same rows are read."""
-        srcs = [src for src in self._sources.values() if src.notes.any or src.notes.sides or src.rows.averaged]
+        srcs = [
+            src
+            for src in self._sources.values()
+            if src.notes.any or src.notes.sides or src.rows.averaged or _two_wordings(src)
+        ]
         if not srcs:
             return None
         n = self._n
@@ -340,10 +344,11 @@ class MetricTable:
         named = self._named(n, None if every else rows) if any(src.notes.epoch_pairs for src in srcs) else None
         worded = [(s.code, s.rows) for s in srcs]
         avg = worded_rows(code, self._fixed["offset"][:n], worded)
-        part = worded_rows(code, self._fixed["offset"][:n], worded, parts=True)
+        part = worded_rows(code, self._fixed["offset"][:n], worded, "parts")
+        trained = worded_rows(code, self._fixed["offset"][:n], worded, "trained")
         if every:
             rank = self._fixed["rank"][:n]
-            return set_aside(code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg, part)
+            return set_aside(code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg, part, trained)
         out = np.zeros(n, dtype=np.int8)
         out[rows] = set_aside(
             code[rows],
@@ -357,6 +362,7 @@ class MetricTable:
             named,
             None if avg is None else avg[rows],
             None if part is None else part[rows],
+            None if trained is None else trained[rows],
         )
         return out
 
@@ -426,6 +432,11 @@ class MetricTable:
             if col.arr is not None:
                 col.arr = col.moved(col.arr[: self._n][keep], cap)
         self._cap, self._n = cap, kept
+
+
+def _two_wordings(src: _Source) -> bool:
+    """Whether a file's rows with an epoch and no step may be of two wordings, one naming training (perfile)."""
+    return 0 < len(src.rows.trained) < src.notes.epoch_only
 
 
 def eval_frame(workers: list[FileState]) -> pd.DataFrame:

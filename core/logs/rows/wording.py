@@ -6,7 +6,9 @@ Train Loss: 0.0038` after the epoch's `Epoch 20 - Batch loss: X` rows; a GRPO tr
 avg_loss=-0.0054 acc=0.7600` between its `grpo_loss is X and kl is Y` rows): the file's other rows can, so each
 row carries its wording here and the file decides. Likewise a loss key naming one of the loss's parts
 (`policy_loss`, not `lossValue` nor `total_loss`): a PPO trainer's debug dict `{..., 'policy_loss': X, ...}` with
-no step before each `Step: N | Loss: L` row is a side row of that step (perfile's side rows, mirrored).
+no step before each `Step: N | Loss: L` row is a side row of that step (perfile's side rows, mirrored); and one
+naming training (`Train Loss:`): MixMatch's `Epoch: 1499 True Loss: X` beside `Epoch 1499 Train Loss: Y` is the
+epoch's other loss (perfile's epoch printed twice, by wording).
 
 Noted at the end of every read block on every path (core.logs.rows.sidelines' `carry_and_attach` calls `note`),
 from the lines of the block's rows, in a file whose first row names no step (a script's own prints: an epoch's
@@ -38,6 +40,7 @@ _RE_AVERAGE = re.compile(
 )
 
 _RE_LOSS = re.compile(rb"(?i)loss")
+_RE_TRAIN = re.compile(rb"(?i)(?<![A-Za-z])train(?:ing)?[ _]?loss(?![A-Za-z])[\"'`]?\s{0,3}[:=]?\s{0,3}(" + NUM + rb")")
 _RE_PART = re.compile(rb"(?<![A-Za-z])([A-Za-z]+)_loss[\"'`]?\s{0,3}[:=]\s{0,3}(" + NUM + rb")")
 _WHOLE = frozenset({b"avg", b"average", b"mean", b"train", b"training", b"total", b"batch", b"running", b"lm"})
 """Words before `_loss` that name the loss itself, not one of its parts."""
@@ -70,6 +73,8 @@ def note(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int,
             rows.averaged.append(at)  # no other loss on its line: the row's own
         elif any(_same(loss, p[2]) and p[1].lower() not in _WHOLE for p in _RE_PART.finditer(buf, ls, le)):
             rows.parts.append(at)
+        elif (t := _RE_TRAIN.search(buf, ls, le)) is not None and _same(loss, t[1]):
+            rows.trained.append(at)
 
 
 def _same(loss: float, raw: bytes) -> bool:
@@ -79,14 +84,14 @@ def _same(loss: float, raw: bytes) -> bool:
 
 
 def worded_rows(
-    code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]], parts: bool = False
+    code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]], wording: str = "averaged"
 ) -> np.ndarray | None:
-    """Per row of a table (its file `code`, line `offset`), whether its loss key says it averages (`parts`: names
-    one of the loss's parts; `files`: each file's code and rows, whose `averaged` and `parts` list the offsets);
-    None when no file has such a row."""
+    """Per row of a table (its file `code`, line `offset`), whether its loss key says it averages (`wording`
+    "parts": names one of the loss's parts, "trained": names training; `files`: each file's code and rows, whose
+    `averaged`, `parts` and `trained` list the offsets); None when no file has such a row."""
     out = None
     for c, rows in files:
-        offsets = rows.parts if parts else rows.averaged
+        offsets = getattr(rows, wording)
         if offsets:
             out = np.zeros(len(code), dtype=bool) if out is None else out
             out |= (code == c) & np.isin(offset, offsets)

@@ -96,6 +96,7 @@ class Rows:
         "averaged",
         "by_rank",
         "parts",
+        "trained",
     )
 
     def __init__(self) -> None:
@@ -115,6 +116,7 @@ class Rows:
         self.by_rank: dict[int | None, tuple[int, tuple]] = {}
         self.averaged: list[int] = []  # file offsets of rows whose loss key says it averages (core.logs.rows.wording)
         self.parts: list[int] = []  # ... and of rows whose loss key names a part of the loss (`policy_loss`)
+        self.trained: list[int] = []  # ... and of rows whose loss key names training (`Train Loss:`)
 
     def __len__(self) -> int:
         return self._n
