@@ -50,7 +50,8 @@ def note(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int,
     """Note which of `st`'s rows from `start` on (read from buf[floor:end], file offset buf index + `base`) took
     their loss from a key worded as an average: their lines' file offsets go to `st.rows.averaged`. Looked for
     only in a file whose first row names no step: a trainer's stepped rows (a big run's LossMonitor lines) pay
-    one check per block."""
+    one check per block. Looked at once per line shape (its text, digits left out): the key whose number is the
+    row's loss is at one place in every line of a shape."""
     rows = st.rows
     first = rows.first()
     if first is None or first[_STEP] == first[_STEP]:
@@ -62,19 +63,37 @@ def note(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int,
     else:
         block = rows.recent(start)
         offsets, losses = block[:, -1].astype(np.int64).tolist(), block[:, _LOSS].tolist()
+    lists = (None, rows.averaged, rows.parts, rows.trained)
     for at, loss in zip(offsets, losses, strict=True):
         ls = at - base
         if not floor <= ls < end:
             continue
         le = buf.find(b"\n", ls, end)
         le = end if le < 0 else le
-        m = _RE_AVERAGE.search(buf, ls, le)
-        if m is not None and _same(loss, m[1]) and len(_RE_LOSS.findall(buf, ls, le)) == 1:
-            rows.averaged.append(at)  # no other loss on its line: the row's own
-        elif any(_same(loss, p[2]) and p[1].lower() not in _WHOLE for p in _RE_PART.finditer(buf, ls, le)):
-            rows.parts.append(at)
-        elif (t := _RE_TRAIN.search(buf, ls, le)) is not None and _same(loss, t[1]):
-            rows.trained.append(at)
+        shape = bytes(buf[ls:le]).translate(None, b"0123456789")  # one look per line shape, not per line
+        kind = rows.shapes.get(shape)
+        if kind is None:
+            kind = _wording(buf, ls, le, loss)
+            if len(rows.shapes) < _SHAPES:
+                rows.shapes[shape] = kind
+        into = lists[kind]
+        if into is not None:
+            into.append(at)
+
+
+_SHAPES = 64  # line shapes a file remembers the wording of (beyond: each line is looked at; ~13 kB a file)
+
+
+def _wording(buf: bytes | bytearray, ls: int, le: int, loss: float) -> int:
+    """The wording of the loss key of the row read from buf[ls:le]: 1 an average's, 2 a part's, 3 training's, 0
+    none of these."""
+    m = _RE_AVERAGE.search(buf, ls, le)
+    if m is not None and _same(loss, m[1]) and len(_RE_LOSS.findall(buf, ls, le)) == 1:
+        return 1  # no other loss on its line: the row's own
+    if any(_same(loss, p[2]) and p[1].lower() not in _WHOLE for p in _RE_PART.finditer(buf, ls, le)):
+        return 2
+    t = _RE_TRAIN.search(buf, ls, le)
+    return 3 if t is not None and _same(loss, t[1]) else 0
 
 
 def _same(loss: float, raw: bytes) -> bool:

@@ -96,6 +96,7 @@ class Rows:
         "averaged",
         "by_rank",
         "parts",
+        "shapes",
         "trained",
     )
 
@@ -117,6 +118,7 @@ class Rows:
         self.averaged: list[int] = []  # file offsets of rows whose loss key says it averages (core.logs.rows.wording)
         self.parts: list[int] = []  # ... and of rows whose loss key names a part of the loss (`policy_loss`)
         self.trained: list[int] = []  # ... and of rows whose loss key names training (`Train Loss:`)
+        self.shapes: dict[bytes, int] = {}  # line shape -> its wording (which list above), once looked at
 
     def __len__(self) -> int:
         return self._n
