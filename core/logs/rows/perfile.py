@@ -1,5 +1,5 @@
 """The training series decided per file (issue 30 item 2), over a file's rows so far, at snapshot time: a
-line's text alone cannot tell these apart, the file's other rows can. Four rules, each per file:
+line's text alone cannot tell these apart, the file's other rows can. The rules, each per file:
 
 - epoch summaries: in a file whose rows with a step outnumber its rows with an epoch and no step, these are
   summaries (Oscar-Paddle's `** ** Epoch [N] done! Training loss: X ** **`): evaluation rows, as fairseq's
@@ -24,13 +24,26 @@ line's text alone cannot tell these apart, the file's other rows can. Four rules
   a file of only such lines keeps them (`Epoch [001/300] - Train Loss: X, Valid Loss: Y`), and so do rows of the
   training rows' own shape that name one now and then (a progress bar's postfix gains `val_loss=` after a
   validation). A NaN evaluation loss is stored as naming none: such a row stays (as the step printed twice decides);
+- an epoch printed twice in two wordings: of two neighbouring rows of one file and rank with no step and one epoch,
+  one whose loss key names training (core.logs.rows.wording: `Train Loss:`, `train_loss=`), the other is an
+  evaluation row (MixMatch's `Epoch: 1499 True Loss: X`, its loss on the evaluation split's true labels, beside
+  `Epoch 1499 Train Loss: Y`);
+- averages: in a file whose rows carry two loss wordings, one a key that says it averages (core.logs.rows.wording:
+  `avg_loss=`, `Average Train Loss:`), the rows of that wording are summaries (evaluation rows) when the file's
+  other rows are as many or more (T5-Finetune's `Epoch 20 - Average Train Loss: 0.0038` after the epoch's `Epoch 20
+  - Batch loss: X` rows, a GRPO trainer's `[step 50] avg_loss=-0.0054 acc=0.7600` between `grpo_loss is X and kl
+  is Y` rows); a file of only such rows keeps them (MST's `Avg. Loss`, `Epoch N completed with avg loss`);
 - a step's side rows: rows naming no step and no epoch are a step's other losses, dropped, where most of a file's
   (and rank's) rows with a step are followed by exactly k of them before the next (one to `_SIDE_MAX`; more where
   an evaluation's lines, no rows, print their own between, fewer where a copy was cut; the last step's any number)
   and none comes before its first such row (WS-DAN's `Epoch: [0][10/250]<TAB>... Loss 12.6626 (12.3890)` row,
   then `cos_sim_loss  0.293 (0.294)`, `neg_cos_sim_loss  0.160 (0.165)` and `loss1,loss2,loss3,feature_center_loss
   6.23 6.24 6.23 0.68` after every one): a trainer printing its loss with no step between rows that name one prints
-  a varying number of them, or some before the first.
+  a varying number of them, or some before the first. Mirrored, where each such row's loss key names a part of the
+  loss (core.logs.rows.wording: `policy_loss`, not KotlinDL's `lossValue`, which is its step's loss printed
+  twice): exactly k of them before each row with a step (the first step's any number) and none after the last (a
+  PPO trainer's debug dict `{..., 'policy_loss': X, 'value_loss': Y}` before each `Step: N | Loss: L | KL: K`
+  row); the averages set aside (above) are not counted;
 
 "Values named" (a row's signature) are its numeric columns that hold a number, the time and the loss left out
 (a line may or may not print a time; every row has a loss, and a NaN loss is no other shape). A live tick and a
@@ -252,13 +265,18 @@ def set_aside(
     side_codes: Sequence[int] = (),
     only_sides: Sequence[int] = (),
     named: np.ndarray | None = None,
+    averaged: np.ndarray | None = None,
+    parts: np.ndarray | None = None,
+    trained: np.ndarray | None = None,
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
     files `epoch_codes`, the estimates rule (`estimates`: whether each row names an evaluation loss) only in
     files `estimate_codes`, the side rows' only in files `side_codes`; files `only_sides` (asked for that rule
     alone) are held to no other rule; `named`: per row, how many other metrics it names (the epoch printed twice
-    is told by it; None: no file has such pairs)."""
+    is told by it; None: no file has such pairs); `averaged`: per row, whether its loss key says it averages
+    (core.logs.rows.wording; None: no row's does); `parts`: whether it names one of the loss's parts (`policy_loss`:
+    the mirrored side rows must); `trained`: whether it names training (`Train Loss:`)."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -283,8 +301,20 @@ def set_aside(
         where = pick(np.isin(code, estimate_codes))
         est = where & pick(estimates)
         aside[est & ~np.isin(shape, shape[where & ~est])] = Aside.EVAL  # no row naming none has their shape
+    if trained is not None:
+        _epoch_worded_twice(aside, r, step, epoch, pick(trained))
+    held = None  # rows the side rows' rule counts: all but the averages set aside
+    if averaged is not None:
+        _averages(aside, c, pick(averaged))
+        held = ~(pick(averaged) & (aside == Aside.EVAL))
     if len(side_codes):
-        aside[_side_rows(r, step, epoch) & pick(np.isin(code, side_codes))] = Aside.DROP
+        part = None if parts is None else pick(parts)
+        if held is None:
+            sides = _side_rows(r, step, epoch, part)
+        else:
+            sides = np.zeros(len(code), dtype=bool)
+            sides[held] = _side_rows(r[held], step[held], epoch[held], None if part is None else part[held])
+        aside[sides & pick(np.isin(code, side_codes))] = Aside.DROP
     echo = pair[(loss[pair] == loss[pair + 1]) | (np.isnan(loss[pair]) & np.isnan(loss[pair + 1]))]
     named = np.bitwise_count(sign)  # how many values each row names
     marked = np.zeros(len(code), dtype=bool)
@@ -330,9 +360,26 @@ def _epoch_twice(
     aside[at[many[at + 1] < many[at]] + 1] = Aside.EVAL
 
 
-def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray) -> np.ndarray:
+def _epoch_worded_twice(
+    aside: np.ndarray, r: np.ndarray, step: np.ndarray, epoch: np.ndarray, trained: np.ndarray
+) -> None:
+    """The epoch printed twice in two wordings (see the module's doc): of two neighbouring rows of one file and rank
+    with no step and one epoch, one whose loss key names training, the other is an evaluation row."""
+    at = np.flatnonzero(
+        (r[1:] == r[:-1])
+        & np.isnan(step[1:])
+        & np.isnan(step[:-1])
+        & (epoch[1:] == epoch[:-1])
+        & (trained[1:] != trained[:-1])
+    )
+    other = np.where(trained[at], at + 1, at)
+    aside[other[aside[other] == Aside.KEEP]] = Aside.EVAL
+
+
+def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray, parts: np.ndarray | None = None) -> np.ndarray:
     """Which rows are a step's side rows (see the module's doc), given each row's file and rank `r` (sorted), step and
-    epoch: per file and rank, as many rows with no step and no epoch after each row with a step."""
+    epoch: per file and rank, as many rows with no step and no epoch after each row with a step (or, all naming a
+    part of the loss, `parts`, before each)."""
     out = np.zeros(len(r), dtype=bool)
     stepped, unplaced = step == step, (step != step) & (epoch != epoch)
     if not unplaced.any() or stepped.sum() < 2:
@@ -342,13 +389,33 @@ def _side_rows(r: np.ndarray, step: np.ndarray, epoch: np.ndarray) -> np.ndarray
         after = np.cumsum(stepped[a:b])  # per row, how many rows with a step come before it or are it
         side = np.flatnonzero(unplaced[a:b])
         n_steps = int(after[-1])
-        if not len(side) or n_steps < 2 or after[side[0]] == 0:
+        if not len(side) or n_steps < 2:
             continue
-        gaps = np.bincount(after[side], minlength=n_steps + 1)[1:-1]  # side rows between two rows with a step
-        k = int(np.argmax(np.bincount(gaps))) if len(gaps) else 0  # the most common gap
-        if 1 <= k <= _SIDE_MAX and 2 * int((gaps == k).sum()) > len(gaps):
+        if after[side[0]] > 0 and _follow(after[side], n_steps):
+            out[a + side] = True
+            continue
+        mirrored = parts is not None and bool(parts[a + side].all()) and after[side[-1]] < n_steps
+        if mirrored and _follow(n_steps - after[side], n_steps):  # before each (the first step's any number)
             out[a + side] = True
     return out
+
+
+def _follow(after: np.ndarray, n_steps: int) -> bool:
+    """Whether side rows, given how many rows with a step come before each (at least one), follow most rows with a
+    step as exactly k of them (one to `_SIDE_MAX`), the last step's any number."""
+    gaps = np.bincount(after, minlength=n_steps + 1)[1:-1]  # side rows between two rows with a step
+    k = int(np.argmax(np.bincount(gaps))) if len(gaps) else 0  # the most common gap
+    return 1 <= k <= _SIDE_MAX and 2 * int((gaps == k).sum()) > len(gaps)
+
+
+def _averages(aside: np.ndarray, c: np.ndarray, averaged: np.ndarray) -> None:
+    """Two loss wordings in one file, one of them an average's (see the module's doc): of a file's rows still kept,
+    those whose loss key says it averages are summaries (evaluation rows) where its other rows are as many or more."""
+    kept = aside == Aside.KEEP
+    size = int(c.max()) + 1 if len(c) else 0
+    n_avg = np.bincount(c[kept & averaged], minlength=size)
+    n_other = np.bincount(c[kept & ~averaged], minlength=size)
+    aside[kept & averaged & ((n_avg > 0) & (n_other >= n_avg))[c]] = Aside.EVAL
 
 
 def _floats(columns: Mapping[str, np.ndarray | None], name: str, n: int) -> np.ndarray:

@@ -36,6 +36,7 @@ from core.logs.rows.filestate import FileState, carry_over, note_key
 from core.logs.rows.general import FIXED_ALIASES, metric_name
 from core.logs.rows.keylines import record_part
 from core.logs.rows.keys import in_seconds
+from core.logs.rows.wording import note as note_wording
 from core.logs.tokens.lexicon import NUM, ROW_KEYS, holds_keyword, number
 
 __all__ = ["RUN_LINES", "carry_and_attach", "side_line"]
@@ -89,6 +90,7 @@ def carry_and_attach(st: FileState, buf: bytes | bytearray, floor: int, base: in
     st.side_seen = n
     if start >= n:
         return
+    note_wording(st, buf, floor, base, end, start)
     block = None
     found: dict[str, dict[int, float]] = {}
     if _COMPILED in sys.modules:  # a big read loaded the compiled passes: every block's rows sifted, a tick's few too

@@ -36,6 +36,7 @@ from core.logs.rows.filestate import FileState, note_key
 from core.logs.rows.nanroom import NanRooms, copy_values
 from core.logs.rows.perfile import Notes, estimate_name, note_epochs, note_many, set_aside
 from core.logs.rows.room import room
+from core.logs.rows.wording import worded_rows
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -326,7 +327,11 @@ class MetricTable:
         printed twice in a rarer shape, an echo of a row in another shape, a step's side rows); None when no file's
         notes say a rule may apply (the cheap path of every tick). Decided over each file's rows so far, so every
         read path (and a tick cut anywhere) gives the same answer once the same rows are read."""
-        srcs = [src for src in self._sources.values() if src.notes.any or src.notes.sides]
+        srcs = [
+            src
+            for src in self._sources.values()
+            if src.notes.any or src.notes.sides or src.rows.averaged or _two_wordings(src)
+        ]
         if not srcs:
             return None
         n = self._n
@@ -343,8 +348,13 @@ class MetricTable:
         est = self._names_eval_loss(n) if est_codes else None
         sides = [src.code for src in srcs if src.notes.sides], [src.code for src in srcs if not src.notes.any]
         named = self._named(n, None if every else rows) if any(src.notes.epoch_pairs for src in srcs) else None
+        worded = [(s.code, s.rows) for s in srcs]
+        avg = worded_rows(code, self._fixed["offset"][:n], worded)
+        part = worded_rows(code, self._fixed["offset"][:n], worded, "parts")
+        trained = worded_rows(code, self._fixed["offset"][:n], worded, "trained")
         if every:
-            return set_aside(code, self._fixed["rank"][:n], cols, asked, epoch_codes, est, est_codes, *sides, named)
+            rank = self._fixed["rank"][:n]
+            return set_aside(code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg, part, trained)
         out = np.zeros(n, dtype=np.int8)
         out[rows] = set_aside(
             code[rows],
@@ -356,6 +366,9 @@ class MetricTable:
             est_codes,
             *sides,
             named,
+            None if avg is None else avg[rows],
+            None if part is None else part[rows],
+            None if trained is None else trained[rows],
         )
         return out
 
@@ -442,6 +455,11 @@ class MetricTable:
             if col.arr is not None:
                 col.arr = col.moved(col.arr[: self._n][keep], cap)
         self._cap, self._n = cap, kept
+
+
+def _two_wordings(src: _Source) -> bool:
+    """Whether a file's rows with an epoch and no step may be of two wordings, one naming training (perfile)."""
+    return 0 < len(src.rows.trained) < src.notes.epoch_only
 
 
 def eval_frame(workers: list[FileState]) -> pd.DataFrame:

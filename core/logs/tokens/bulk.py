@@ -94,7 +94,11 @@ class Rows:
         "_rank_parts",
         "_tail",
         "_taken",
+        "averaged",
         "by_rank",
+        "parts",
+        "shapes",
+        "trained",
     )
 
     def __init__(self) -> None:
@@ -113,6 +117,10 @@ class Rows:
         self._pending_ranks: tuple[list[int], list[int]] | None = None
         # per rank a line named (None: the rows naming none), its row count and last row, once any line named one
         self.by_rank: dict[int | None, tuple[int, tuple]] = {}
+        self.averaged: list[int] = []  # file offsets of rows whose loss key says it averages (core.logs.rows.wording)
+        self.parts: list[int] = []  # ... and of rows whose loss key names a part of the loss (`policy_loss`)
+        self.trained: list[int] = []  # ... and of rows whose loss key names training (`Train Loss:`)
+        self.shapes: dict[bytes, int] = {}  # line shape -> its wording (which list above), once looked at
 
     def __len__(self) -> int:
         return self._n
