@@ -127,9 +127,10 @@ def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
     - a row with an epoch and no step is an evaluation row when the file's rows with a step outnumber them;
     - two neighbouring rows of one rank with one step and different names: the row whose names fewer of the
       file's rows have is an evaluation row;
-    - two neighbouring rows of one rank with one loss (a number) and different names: the row naming fewer
-      values (as many: the later row) is dropped, when such rows are at least half of the file's rows naming
-      what it names;
+    - two neighbouring rows of one rank with one loss (a number, or NaN on both unless they name two different
+      steps: Caffe's `Train net output #0: loss = -nan` after `Iteration 100, loss = -nan`) and different names:
+      the row naming fewer values (as many: the later row) is dropped, when such rows are at least half of the
+      file's rows naming what it names;
     - a row naming an evaluation loss beside its loss (nanoGPT's estimate line) is an evaluation row when the
       file's other rows are more than twice as many and none of them has its shape."""
     epoch, step, loss = (ROW_FIELDS.index(k) for k in ("epoch", "step", "loss"))
@@ -151,7 +152,12 @@ def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
                 continue
             if a[step] == b[step] and shape_count[_named(a)] != shape_count[_named(b)]:
                 evaluation.add(i if shape_count[_named(a)] < shape_count[_named(b)] else j)
-            if a[loss] == b[loss]:  # as many named: the later row is the echo
+            nan_at_one_step = (
+                a[loss] != a[loss]
+                and b[loss] != b[loss]
+                and not (a[step] != b[step] and a[step] == a[step] and b[step] == b[step])
+            )
+            if a[loss] == b[loss] or nan_at_one_step:  # as many named: the later row is the echo
                 fewer = i if len(_named(a)) < len(_named(b)) else j
                 echoes.setdefault(_named(reads[fewer][0]), set()).add(fewer)
     # estimates: rows naming an evaluation loss (a number) beside their loss, in a file whose rows with a step or
@@ -271,6 +277,15 @@ def test_one_shot_rows_match_line_by_line_reference(
     read_block=st.sampled_from([300, 512, 4096]),
     prefetch_min=st.sampled_from([1, 100, 1 << 20]),
     block_min=st.sampled_from([1, 3, 64]),
+)
+@example(  # two NaN rows naming two different steps are two rows, not a row and its echo (drawn by hypothesis)
+    data=b" iteration      700/    3000 | learning rate 6.300E-06 | lm loss NAN | loss scale 64.0 |\n"
+    b" iteration      0/  0 | elapsed time per iteration (ms): 865.2 | learning rate: 4.52 | lm loss: nan |"
+    b" loss scale: 1.0 | grad norm: 0.231 |\nEpoch 1 completed with avg loss: 2.4179, learning rate: 0.003\n",
+    cuts=[],
+    read_block=300,
+    prefetch_min=1,
+    block_min=1,
 )
 @example(  # a frame whose traceback header was cut opens the traceback on every path: the indented line is its frame
     data=b'[rank2]:   File "/lus/scratch/builder/pytorch_dist_resnet_benchmark.py", line 301, in <module>\n'

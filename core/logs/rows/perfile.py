@@ -315,7 +315,9 @@ def set_aside(
             sides = np.zeros(len(code), dtype=bool)
             sides[held] = _side_rows(r[held], step[held], epoch[held], None if part is None else part[held])
         aside[sides & pick(np.isin(code, side_codes))] = Aside.DROP
-    echo = pair[(loss[pair] == loss[pair + 1]) | (np.isnan(loss[pair]) & np.isnan(loss[pair + 1]))]
+    apart = step[pair] != step[pair + 1]  # two steps named and not one (NaN on either side: False)
+    nan_twice = np.isnan(loss[pair]) & np.isnan(loss[pair + 1]) & ~apart  # a NaN echoed at its step (Caffe's)
+    echo = pair[(loss[pair] == loss[pair + 1]) | nan_twice]
     named = np.bitwise_count(sign)  # how many values each row names
     marked = np.zeros(len(code), dtype=bool)
     marked[echo[named[echo] < named[echo + 1]]] = True
