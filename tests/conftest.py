@@ -122,3 +122,17 @@ def netns_node() -> Iterator[NetnsNode]:
     finally:
         _ip("netns", "del", node.name)
         _ip("link", "del", "ssv0")
+
+
+# Files whose tests start real runs (MindSpore under msrun / mpirun / Slurm, MindFormers) or drive Chromium against a
+# served app: under xdist (scripts/test.sh runs `-n 2 --dist loadgroup`) they stay one group, run one after another on
+# one worker as without xdist, so two real runs never share the machine's cores and every timeout keeps its meaning.
+_REAL_RUN_MARKS = ("integration", "browser")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test's xdist group: the real-run files' group, else its own file (its module fixtures set up once)."""
+    real_run_files = {item.path for item in items if any(item.get_closest_marker(m) for m in _REAL_RUN_MARKS)}
+    for item in items:
+        group = "real-runs" if item.path in real_run_files else item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
