@@ -25,4 +25,6 @@ export PATH="$PWD/.venv/bin:$PATH"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy  # types of core, app and pages ([tool.mypy] in pyproject.toml): 0 errors
-exec .venv/bin/python -m pytest "$@"
+# Two xdist workers, a file on one worker; the files with real runs and browser tests are one unit, run at the
+# usual priority, the rest a little lower (tests/conftest.py); SHARDSCOPE_TEST_WORKERS=0 runs it in one process.
+exec .venv/bin/python -m pytest -n "${SHARDSCOPE_TEST_WORKERS:-2}" --dist loadfile "$@"

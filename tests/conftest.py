@@ -8,13 +8,16 @@ Both need root and Debian's packages; without them the tests that use them are s
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -122,3 +125,52 @@ def netns_node() -> Iterator[NetnsNode]:
     finally:
         _ip("netns", "del", node.name)
         _ip("link", "del", "ssv0")
+
+
+# Files whose tests start real runs (MindSpore under msrun / mpirun / Slurm, MindFormers) or drive Chromium against a
+# served app. Under xdist (scripts/test.sh runs `-n 2 --dist loadfile`) each file runs on one worker (its module
+# fixtures set up once: the corpus test's CLI runs ahead of its tests), and these files are one unit, run one after
+# another on one worker as without xdist, so two real runs never share the machine's cores.
+_REAL_RUN_MARK = re.compile(r"pytest\.mark\.(?:integration|browser)\b")
+_OTHERS_NICENESS = 5  # the other tests yield the cores to a real run (CFS: ~1/4 of a core's share when both want it)
+
+
+@functools.cache
+def _real_run_files() -> frozenset[str]:
+    """The test files (as node ids start: `tests/test_x.py`) that mark a test integration or browser."""
+    here = Path(__file__).resolve().parent
+    return frozenset(
+        f"{here.name}/{p.name}" for p in here.glob("test_*.py") if _REAL_RUN_MARK.search(p.read_text(encoding="utf-8"))
+    )
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile`, with the real-run files as one file (xdist's `loadgroup` marks are lost on pytest 9: it
+    renames `item._nodeid`, which pytest 9's node ids no longer read)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class RealRunsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "real runs" if path in _real_run_files() else path
+
+    return RealRunsTogether(config, log)
+
+
+@pytest.fixture(autouse=True)
+def _real_runs_first(request: pytest.FixtureRequest) -> None:
+    """Under xdist, a worker runs a real-run file's tests at its usual priority and every other test a little
+    lower (what they start inherits it), so a real run keeps the cores it had without xdist and its timeouts keep
+    their meaning, while the other tests use the time it waits. Lowering a priority back needs root; elsewhere
+    the worker stays lower once it ran another test (slower, never wrong)."""
+    if not hasattr(request.config, "workerinput"):
+        return
+    path = request.node.nodeid.split("::", 1)[0]
+    wanted = 0 if path in _real_run_files() else _OTHERS_NICENESS
+    try:
+        if os.getpriority(os.PRIO_PROCESS, 0) != wanted:
+            os.setpriority(os.PRIO_PROCESS, 0, wanted)
+    except OSError:
+        pass
