@@ -213,3 +213,24 @@ def frames_held_each_tick(
         handed.append((got, got.copy(deep=True)))
     for frame, copy in handed:
         pd.testing.assert_frame_equal(frame, copy, check_exact=True)
+
+
+def cut_tick_and_once(root: Path, name: str, data: bytes, cut: int) -> tuple[RunSnapshot, RunSnapshot]:
+    """`data` as file `name` read live in two ticks cut at byte `cut`, and read once: (live, once). The per-file
+    series rules must judge a file alike however its bytes arrived."""
+    from core.logs.rows.reader import RunReader
+
+    (root / "tick").mkdir()
+    path = root / "tick" / name
+    path.write_bytes(data[:cut])
+    reader = RunReader(path.parent)
+    reader.refresh()
+    reader.snapshot()
+    with path.open("ab") as f:
+        f.write(data[cut:])
+    reader.refresh()
+    (root / "whole").mkdir()
+    (root / "whole" / name).write_bytes(data)
+    once = RunReader(root / "whole", one_shot=True)
+    once.refresh()
+    return reader.snapshot(), once.snapshot()

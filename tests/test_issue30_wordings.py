@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.logs import ReaderSettings
 from core.logs.rows.reader import RunReader
 from core.logs.rows.snapshot import RunSnapshot
-from tests.helpers import READ_PATHS, read_entry
+from tests.helpers import READ_PATHS, cut_tick_and_once, read_entry
 
 # 1025378573/T5-Finetune train.log (2da528c1), lines 215-218: an epoch's batch rows, then its average
 T5_BATCH = "2025-03-02 08:16:2{t} - INFO - Epoch {e} - Batch loss: {x}\n"
@@ -101,18 +101,7 @@ def test_a_live_tick_cut_anywhere_sets_the_rows_aside_alike(
     text = {"t5": _t5(epochs=2, batches=4)[0], "ppo": _ppo(steps=4)[0], "mixmatch": _mixmatch(4)[0]}[log]
     data = text.encode()
     cut %= len(data) + 1
-    folder = tmp_path_factory.mktemp("tick")
-    path = folder / "train.log"
-    path.write_bytes(data[:cut])
-    reader = RunReader(folder)
-    reader.refresh()
-    reader.snapshot()
-    with path.open("ab") as f:
-        f.write(data[cut:])
-    reader.refresh()
-    live = reader.snapshot()
-    (whole := tmp_path_factory.mktemp("whole") / "train.log").write_bytes(data)
-    once = _snapshot(whole.parent)
+    live, once = cut_tick_and_once(tmp_path_factory.mktemp("ticks"), "train.log", data, cut)
     cols = ["rank", "epoch", "step", "loss"]
     pd.testing.assert_frame_equal(live.metrics[cols], once.metrics[cols], check_dtype=False)
     assert live.evals["value"].tolist() == once.evals["value"].tolist()

@@ -21,7 +21,7 @@ from core.cli.watch import summary as watch_summary
 from core.logs import ReaderSettings
 from core.logs.rows.reader import RunReader
 from core.logs.rows.snapshot import RunSnapshot, pass_summaries
-from tests.helpers import READ_PATHS
+from tests.helpers import READ_PATHS, cut_tick_and_once
 
 STEP = "01/02/2022 23:11:34 - INFO - Epoch: [{e}], step: [{s}], lr: 0.000010, batch_loss: {b}, avg_loss: 0.0669\n"
 DONE = "01/03/2022 02:19:43 - INFO - ** ** Epoch [{e}] done! Training loss: {x} ** **\n"
@@ -94,18 +94,7 @@ def test_a_live_tick_cut_anywhere_gives_the_same_series(tmp_path_factory: pytest
     text = DONE.format(e=0, x=0.9) + text  # a summary before any step row: a summary once step rows come
     data = text.encode()
     cut %= len(data) + 1
-    folder = tmp_path_factory.mktemp("tick")
-    path = folder / "workerlog.0"
-    path.write_bytes(data[:cut])
-    reader = RunReader(folder)
-    reader.refresh()
-    reader.snapshot()
-    with path.open("ab") as f:
-        f.write(data[cut:])
-    reader.refresh()
-    live = reader.snapshot()
-    (whole := tmp_path_factory.mktemp("whole") / "workerlog.0").write_bytes(data)
-    once = _snapshot(whole.parent)
+    live, once = cut_tick_and_once(tmp_path_factory.mktemp("ticks"), "workerlog.0", data, cut)
     cols = ["rank", "epoch", "step", "loss"]
     pd.testing.assert_frame_equal(live.metrics[cols], once.metrics[cols], check_dtype=False)
     assert live.evals["value"].tolist() == once.evals["value"].tolist()
