@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from core.logs.rows.reader import read_run
-from core.run.processes import ENV_RUN_ID
+from core.run.processes import ENV_RUN_DIR, ENV_RUN_ID
 from core.workspace import REPO_ROOT
 from tests.browser import free_port
 
@@ -129,11 +129,15 @@ def test_stop_leaves_nothing(tmp_path: Path) -> None:
     assert stopped.returncode == 0 and "no process of it is left" in stopped.stdout, stopped.stdout + stopped.stderr
     out, _err = proc.communicate(timeout=120)
     assert f"run {run_id} stopped" in out and proc.returncode != 0
+    # The run's processes carry its id AND its folder: another test's run (another workspace) may have started in
+    # the same second and so have the same id (`new_run_id` is a time stamp and a name); it is not this run's.
+    tag = {ENV_RUN_ID: run_id, ENV_RUN_DIR: str((runs / run_id).resolve())}
     left = []
     for candidate in psutil.process_iter(["pid"]):
         try:
-            if candidate.environ().get(ENV_RUN_ID) == run_id:
-                left.append(candidate)
+            env = candidate.environ()
+            if all(env.get(key) == value for key, value in tag.items()):
+                left.append((candidate.pid, candidate.cmdline()))
         except psutil.Error:
             continue
     assert left == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -101,10 +102,17 @@ def test_browser_planner_chart_apply_and_screenshot(tmp_path: Path) -> None:
         yaml_before = page.locator("[data-testid='stCode']").first.inner_text()
         table = page.locator("[data-testid='stDataFrame']").nth(1)  # 0: the selected recipe's breakdown
         table.scroll_into_view_if_needed()
-        box = table.bounding_box()
-        page.mouse.click(box["x"] + 14, box["y"] + 35 + 2 * 35 + 17)  # the third row's selection box
-        wait_idle(page)
-        assert page.locator("[data-testid='stCode']").first.inner_text() != yaml_before  # its YAML now
+        code = page.locator("[data-testid='stCode']").first
+        for _attempt in range(3):  # the grid is a canvas: a click before it has drawn its rows selects nothing
+            box = table.bounding_box()
+            page.mouse.click(box["x"] + 14, box["y"] + 35 + 2 * 35 + 17)  # the third row's selection box
+            wait_idle(page)
+            deadline = time.time() + 20
+            while code.inner_text() == yaml_before and time.time() < deadline:
+                page.wait_for_timeout(250)
+            if code.inner_text() != yaml_before:
+                break
+        assert code.inner_text() != yaml_before  # its YAML now
         page.get_by_role("button", name="Apply: make it the current design").click()
         # the message, not the Apply button ("... the current design", still drawn while a loaded page reruns)
         page.get_by_text(re.compile(r"^Current design ")).wait_for(timeout=60_000)
