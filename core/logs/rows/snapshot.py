@@ -71,7 +71,9 @@ class RunSnapshot:
     metric column -> the key as the logs spell it (`step_time_ms` <- `per_step_time`), for every
     metric the loss lines carry (the columns of `metrics` beyond METRIC_COLUMNS are such metrics).
     A file whose lines name their ranks (core.logs.rows.lineranks) gives every such rank its rows, error
-    lines and a row of `ranks`; hosts: the series of a pdsh stream's hosts whose lines name no rank -> host.
+    lines and a row of `ranks`; so does a launcher's report for every rank it names (core.logs.rows.runranks:
+    the file's own rank then a row only when the file has lines of its own); hosts: the series of a pdsh
+    stream's hosts whose lines name no rank -> host.
     """
 
     log_dir: Path
@@ -250,7 +252,8 @@ RANK_COLUMNS = [
 
 def rank_table(workers: list[FileState], unregistered: set[int]) -> pd.DataFrame:
     """Per-rank facts for `rank_status`: last step and loss, activity, whether it finished, what was dropped.
-    A file whose lines name several ranks gives each of them a row (its activity and size are the file's).
+    A file whose lines name several ranks gives each of them a row (its activity and size are the file's): the
+    ranks core.logs.rows.runranks.stream_ranks says it gives, a launcher's reported ones among them.
     Built column by column (a live tick rebuilds it: row dicts cost 1,024 ranks ~10 ms)."""
     by_rank: dict[int, list[tuple[FileState, int, tuple | None]]] = {}
     for st in workers:
