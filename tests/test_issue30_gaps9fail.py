@@ -6,7 +6,9 @@ checked on the real lines of its log (the source beside each), on every read pat
 - a lone stream opening with a launcher's reports of failed tasks and holding nothing of a rank but them
   (yolov5#4409's events, Lightning-AI/litData#340's flattened ChildFailedError rows for ranks 2-7): its ranks are the
   reported tasks, so watch counts the ranks the judgement names (not a rank 0 of its own beside them); lines of its
-  own before the report (PaddleClas#727) or a report naming the file's own rank (SLRT#66) keep the file that rank's;
+  own before the report (PaddleClas#727) or a report naming the file's own rank (SLRT#66) keep the file's rank among
+  the run's ranks, beside the reported ones (since stop 47 the reported ranks are ranks of the run there too:
+  core.logs.rows.runranks);
 - a traceback after a hole of NULs (a file truncated under a running writer: the bytes before the hole are another
   launch's) supersedes one before it (github.com/269652/neuroslm training.err).
 """
@@ -65,19 +67,20 @@ def test_a_stream_of_its_own_rank_keeps_that_rank_beside_the_reported_ones(
 ) -> None:
     """SLRT#66: torchrun's report cut to entries 4-7 and its `Root Cause` rank 0 (a report naming the file's rank);
     PaddleClas#727: the config echo before `ABORT!!! ... rank=[1, 2, 3]` (lines of its own before the report): the
-    file is rank 0's, as a single file is, the reported ranks fail beside it, uncounted."""
+    file's rank 0 is a rank of the run, as a single file's is, and so is every rank the report names (stop 47)."""
     snap = read_run(one_log(tmp_path, entry_lines(entry)), settings=PATHS[path])
     assert sorted(failed_ranks(snap)) == failed
-    assert sorted(int(r) for r in rank_status(snap)["rank"]) == [0]
+    assert sorted(int(r) for r in rank_status(snap)["rank"]) == sorted({0, *failed})
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_a_stream_with_a_row_of_its_own_keeps_its_own_rank(tmp_path: Path, path: str) -> None:
-    """The rule is for a stream of reports alone: with a row of its own the stream is its rank's (as before this
-    round), the reports still fail the ranks they name."""
+    """The rule is for a stream of reports alone: with a row of its own the stream's rank is a rank of the run (as
+    before this round), and the ranks its reports name fail beside it, ranks of the run too (stop 47)."""
     snap = read_run(one_log(tmp_path, [LOSS, *entry_lines(YOLO_4409)]), settings=PATHS[path])
     assert sorted(failed_ranks(snap)) == [2, 3]
-    assert sorted(int(r) for r in rank_status(snap)["rank"]) == [0]
+    assert sorted(int(r) for r in rank_status(snap)["rank"]) == [0, 2, 3]
+    assert rank_status(snap).set_index("rank").loc[0, "n_loss"] == 1
 
 
 # github.com/269652/neuroslm/blob/db478cd567ca54784b74b71b13f4cd3f92892ddd/training.err: a relaunch's IndentationError,

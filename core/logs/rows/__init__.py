@@ -28,7 +28,8 @@ The grammar (a line -> what it says):
   failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
   taskends.py   a launcher's word that its tasks ended badly (`task_end`), compiled from the `LauncherReport`s
   kills.py      a scheduler's kill followed by one row only (the killed task's late flush) still ended the run
-  childfailed.py  when each failure of torchrun's ChildFailedError report happened (its block's `time` field)
+  childfailed.py  when each failure of torchrun's ChildFailedError report happened (its block's `time` field), whose
+                its blocks' `traceback :` fields are, and when its header is the job's word
   relaunch.py   a launch appended after a failure (the file's opening lines again): the failure was the earlier one's
   launches.py   several launches in one file: a traceback after a hole of NULs (a truncation under a running
                 writer) supersedes one before it
@@ -76,6 +77,8 @@ A file's lines -> rows (the same reading on every path):
                 a tick ~5 ms each)
   nanroom.py    storage for the table's other metrics: a copy-on-write mapping of one NaN file, so a row no line
                 names a metric on reads NaN without a write (a tick wrote NaN into ~270 columns)
+  runranks.py   which ranks a file makes ranks of the run (a launcher's reported ranks, its own rank when it has
+                lines of its own) and which of its error lines are the job's (the launcher's)
   snapshot.py   `RunSnapshot`, what a read hands over; cells.py: typed numbers from its cells
   reader.py     `RunReader` / `read_run`: every file from its saved offset to its last complete line
 

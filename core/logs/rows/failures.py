@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.logs.bytes.discover import LogRole
-from core.logs.rows.childfailed import report_times
+from core.logs.rows.childfailed import report_blocks
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import JOB_RANK, ErrorKind, ErrorRow, add_error, last_log_time
 from core.logs.rows.kills import flushed_after_kill
@@ -403,7 +403,7 @@ def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: in
     trained_on(st)
     superseded_launch(st)
     relaunched(st, buf, floor, base, end)  # (the file's opening printed again: core.logs.rows.relaunch)
-    report_times(st, buf, floor, base)  # (torchrun's report blocks' times: core.logs.rows.childfailed)
+    report_blocks(st, buf, floor, base)  # (torchrun's report blocks' times and fields: core.logs.rows.childfailed)
 
 
 INTERRUPTED = "interrupted"  # the kind of a Ctrl-C / SIGINT report (core.logs.rows.failure_kinds_more)

@@ -279,7 +279,7 @@ class FileState:
     cut_from: FileState | None = None  # that part, until the content after the cut says whether it was a relaunch
     truncations: int = 0
     bar: BarRow | None = None  # the last row a progress bar's line gave (core.logs.rows.redraws)
-    named_memo: tuple = ()  # the ranks its error/eval lines name, and what they were counted on (rows.snapshot)
+    named_memo: tuple = ()  # the ranks its error/eval lines name, and what they were counted on (rows.runranks)
     procs: ProcessRanks = field(default_factory=ProcessRanks)  # its error lines' processes (rows.processes)
     chatter_at: list[int] = field(default_factory=list)  # offsets of its chatter-level failure rows (rows.failures)
     hole_end: int = -1  # file offset just past its last hole of NULs (a truncation under a writer: rows.launches)

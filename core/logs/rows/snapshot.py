@@ -16,8 +16,8 @@ from core.logs.bytes.discover import LogFile
 from core.logs.bytes.rawio import line_number
 from core.logs.rows.filestate import FATAL_KINDS, JOB_RANK, ErrorKind, ErrorRow, FileState
 from core.logs.rows.perfile import Aside
+from core.logs.rows.runranks import jobs_word, launcher_reports, stream_ranks
 from core.logs.rows.table import EVAL_COLUMNS
-from core.logs.rows.taskends import kills_only, launcher_traceback, spawn_traceback
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -71,7 +71,9 @@ class RunSnapshot:
     metric column -> the key as the logs spell it (`step_time_ms` <- `per_step_time`), for every
     metric the loss lines carry (the columns of `metrics` beyond METRIC_COLUMNS are such metrics).
     A file whose lines name their ranks (core.logs.rows.lineranks) gives every such rank its rows, error
-    lines and a row of `ranks`; hosts: the series of a pdsh stream's hosts whose lines name no rank -> host.
+    lines and a row of `ranks`; so does a launcher's report for every rank it names (core.logs.rows.runranks:
+    the file's own rank then a row only when the file has lines of its own); hosts: the series of a pdsh
+    stream's hosts whose lines name no rank -> host.
     """
 
     log_dir: Path
@@ -126,17 +128,16 @@ def timing_frame(workers: list[FileState]) -> pd.DataFrame:
 
 def error_frame(workers: list[FileState], files: list[FileState]) -> pd.DataFrame:
     """Every file's errors (an error's rank from its pid when it has none, the pid's worker's; the launcher's own
-    traceback is the job's, rank -1, when its report names the failed ranks: `_launcher_reports`; so is a spawning
-    parent's beside another rank's failure: `_spawn_parent`)."""
+    traceback when its report names the failed ranks, and a spawning parent's beside another rank's failure, are
+    the job's, rank -1: core.logs.rows.runranks.jobs_word)."""
     pid_to_rank = {st.pid: st.info.rank for st in workers if st.pid is not None}
     error_rows: list[tuple] = []
     for st in files:
-        reported = _launcher_reports(st)
+        reported = launcher_reports(st)
         for i, err in enumerate(st.errors):
             if err.line is None:
                 err = st.errors[i] = err.with_line(line_number(st.info.path, err.offset))
-            launcher = reported and err.kind == ErrorKind.EXCEPTION and launcher_traceback(err.context)
-            if launcher or _spawn_parent(st, err):
+            if jobs_word(st, err, reported):
                 err = replace(err, rank=JOB_RANK)
             elif err.rank is None and err.pid is not None:
                 err = replace(err, rank=_pid_rank(err, st, pid_to_rank))
@@ -154,28 +155,6 @@ def _pid_rank(err: ErrorRow, st: FileState, pid_to_rank: dict[int, int | None]) 
     if rank is None and err.kind == ErrorKind.WORKER_EXIT and st.info.layout == "single":
         return st.info.rank
     return rank
-
-
-def _spawn_parent(st: FileState, err: ErrorRow) -> bool:
-    """Whether `err` is a spawning parent's traceback (core.logs.rows.taskends.spawn_traceback) in a file that names
-    another rank's failure (icefall's `(1/4) Saving batch to`, a spawn report's `-- Process 2 terminated`): the job's
-    word on that child (rank -1), not a failure of the file's own rank; alone, it stays its rank's."""
-    return (
-        err.kind == ErrorKind.EXCEPTION
-        and spawn_traceback(err.context)
-        and any(e.kind in FATAL_KINDS and e.rank is not None and 0 <= e.rank != err.rank for e in st.errors)
-    )
-
-
-def _launcher_reports(st: FileState) -> bool:
-    """Whether the file holds a launcher's report naming a task that failed (torchrun's `failed (exitcode: -9)
-    local_rank: 3`): then the traceback the launcher raised after it (`bin/torchrun`, ..., `raise ChildFailedError(`,
-    whole or cut) is that report's, not the file's rank's failure, nor the root cause. A report that it only killed
-    its workers (DeepSpeed's `Killing subprocess`) names no failed task: the traceback stays the file's."""
-    return any(
-        e.kind == ErrorKind.TASK_EXIT and e.rank is not None and e.rank >= 0 and not kills_only(e.message)
-        for e in st.errors
-    )
 
 
 class TimingTable:
@@ -252,70 +231,6 @@ class SideFrames:
         return self._timings[1], self._errors[1]
 
 
-def _stream_ranks(st: FileState) -> dict[int, tuple[int, tuple | None]]:
-    """The ranks one file's rows and error lines belong to, each with its row count and last row: its own
-    rank alone, unless its lines name ranks (core.logs.rows.lineranks: one stream of several). Then every
-    rank they name, and its own rank when rows name none (an untagged HF dict row before a `[rank2]:` watchdog
-    line is the stream's own rank 0's, ms-swift#3264) or nothing does (an mpirun stream whose every line is
-    tagged `[1,1]` is rank 1's, not rank 0's too)."""
-    own = st.info.rank if st.info.rank is not None else -1
-    per = st.rows.per_rank()
-    named = _named_ranks(st)
-    if not per and not len(st.rows) and not named and (reported := _reported_only(st)):
-        return {r: (0, None) for r in reported}
-    if not per and named <= {own}:
-        return {own: (len(st.rows), st.rows.last())}
-    out: dict[int, tuple[int, tuple | None]] = {r: (0, None) for r in named}
-    for rank, (n, last) in per.items():
-        out[own if rank is None else rank] = (n, last)
-    if not out or (not per and len(st.rows)):
-        out[own] = (len(st.rows), st.rows.last())
-    return out
-
-
-def _reported_only(st: FileState) -> list[int]:
-    """The tasks a launcher's reports name failed, in a lone stream (layout `single`: no rank in its name) that opens
-    with such a report and holds nothing of its own rank: no row, no error or evaluation line, no report naming it
-    (torchelastic's JSON events naming `global_rank` 2 and 3, yolov5#4409; torchrun's flattened ChildFailedError rows
-    for ranks 2-7, litData#340). Such a paste is the launcher's word on those ranks, not a rank 0's log: they are its
-    ranks, so watch counts the ranks the judgement names. A stream with lines of its own before the report (Paddle's
-    config echo, then `ABORT!!! ... rank=[1, 2, 3]`, PaddleClas#727) or a report naming the file's rank (a `Root
-    Cause` rank 0, SLRT#66) stays that rank's, as a single file is (the reported ranks fail, uncounted)."""
-    if st.info.layout != "single":
-        return []
-    reports = [
-        e
-        for e in st.errors
-        if e.kind == ErrorKind.TASK_EXIT and e.rank is not None and e.rank >= 0 and not kills_only(e.message)
-    ]
-    reported = {e.rank for e in reports if e.rank is not None}
-    if not reports or min(e.offset for e in reports) != 0 or st.info.rank in reported:
-        return []
-    return sorted(reported)
-
-
-def _named_ranks(st: FileState) -> set[int]:
-    """The ranks the file's error and evaluation lines name (a rank with evaluation lines only: WeNet's CV).
-    Counted again only when a line was added: both lists only grow (a reset file gets new ones), and at
-    1,024 ranks recounting every file's lines cost each live tick ~5 ms; the evaluation entries (tens of
-    thousands in an eval-heavy log) only from the first one not counted yet."""
-    key = (id(st.errors), len(st.errors), id(st.evals), len(st.evals))
-    if st.named_memo and st.named_memo[0] == key:
-        return st.named_memo[1]
-    by_evals: set[int] = set()
-    done = 0  # evaluation entries already counted (the same list, grown since)
-    if st.named_memo and st.named_memo[0][2] == key[2]:
-        by_evals, done = st.named_memo[2], st.named_memo[0][3]
-    by_evals = by_evals | {e[6] for e in st.evals[done:] if e[6] is not None}
-    named = {
-        e.rank
-        for e in st.errors
-        if e.rank is not None and e.rank >= 0 and e.kind != ErrorKind.TASK_EXIT and not _spawn_parent(st, e)
-    }
-    st.named_memo = (key, named | by_evals, by_evals)
-    return st.named_memo[1]
-
-
 RANK_COLUMNS = [
     "rank",
     "files",
@@ -337,11 +252,12 @@ RANK_COLUMNS = [
 
 def rank_table(workers: list[FileState], unregistered: set[int]) -> pd.DataFrame:
     """Per-rank facts for `rank_status`: last step and loss, activity, whether it finished, what was dropped.
-    A file whose lines name several ranks gives each of them a row (its activity and size are the file's).
+    A file whose lines name several ranks gives each of them a row (its activity and size are the file's): the
+    ranks core.logs.rows.runranks.stream_ranks says it gives, a launcher's reported ones among them.
     Built column by column (a live tick rebuilds it: row dicts cost 1,024 ranks ~10 ms)."""
     by_rank: dict[int, list[tuple[FileState, int, tuple | None]]] = {}
     for st in workers:
-        for rank, (n, last_row) in _stream_ranks(st).items():
+        for rank, (n, last_row) in stream_ranks(st).items():
             by_rank.setdefault(rank, []).append((st, n, last_row))
     if not by_rank:
         return pd.DataFrame([], columns=RANK_COLUMNS)

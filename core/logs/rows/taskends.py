@@ -114,10 +114,11 @@ _RE_FRAME = re.compile(r'File "([^"\n]+)", line \d+')
 # The outermost frame of a traceback the launcher raised itself (a worker's own script is there otherwise): torchrun's
 # console script (`.../bin/torchrun`, hpcaitech/ColossalAI#3514; on Windows `torchrun-script.py`,
 # `torchrun.exe\__main__.py`), `python -m torch.distributed.run` / `.launch` (past runpy's frames), DeepSpeed's and
-# Accelerate's launchers
+# Accelerate's launchers; torch elastic's agent (`torch/distributed/launcher/api.py`, `in launch_agent`: only the
+# launcher runs it), the outermost frame of its traceback cut at the start (vllm-project/speculators#1115)
 _RE_LAUNCHER_ENTRY = re.compile(
     r"(?:^|[/\\])(?:(?:torchrun|deepspeed|accelerate)(?:-script\.py|\.exe[/\\]__main__\.py)?"
-    r"|torch[/\\]distributed[/\\](?:run|launch)\.py"
+    r"|torch[/\\]distributed[/\\](?:run|launch|launcher[/\\]api)\.py"
     r"|deepspeed[/\\]launcher[/\\](?:runner|launch)\.py"
     r"|accelerate[/\\]commands[/\\](?:launch|accelerate_cli)\.py)$"
 )
