@@ -98,3 +98,43 @@ def test_word_walk_is_the_byte_walk(
         want_starts, want_keep = _byte_walk(a, at, floor, end)
         assert starts.tolist() == want_starts
         assert keep.tolist() == want_keep
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, st.integers(0, 15), st.data())
+@example([(b"  lr = 0.001 nan", 40, b"\n"), (b"Iteration 180, loss = 6.55607", 40, b"\n")] * 3, 0, None)
+def test_lines_looked_up_are_the_lines_walked(
+    parts: list[tuple[bytes, int, bytes]], pad: int, data: st.DataObject | None
+) -> None:
+    """The sift given the block scan's newlines (round 16 bulkspeed: a batch's lines are looked up among them, not
+    walked) keeps the rows and finds the starts the walk does, on any window of any text; `sift_rows` given a whole
+    batch's newlines (other files' before and after the window) or none gives the same rows too."""
+    text = b"x" * pad + b"".join(line[:cut] + nl for line, cut, nl in parts)
+    if data is not None and data.draw(st.booleans()):
+        text = text.rstrip(b"\n")  # a last line without its newline
+    size = len(text)
+    floor, end = (0, size) if data is None else (data.draw(st.integers(0, size)), 0)
+    end = size if data is None else data.draw(st.integers(floor, size))
+    line_starts = [i for i in range(floor, end) if i == floor or text[i - 1] == 10]
+    picks = sorted(
+        set(line_starts if data is None else data.draw(st.lists(st.sampled_from(line_starts))) if line_starts else [])
+    )
+    if data is not None and picks and data.draw(st.booleans()):  # a position inside its line, not its start
+        picks = [min(p + data.draw(st.integers(0, 5)), end - 1) if end > p else p for p in picks]
+    at = np.array(sorted(set(picks)), dtype=np.int64)
+    every = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == 10).astype(np.int64)
+    window = every[(every >= floor) & (every < end)]
+    for buf in (text, bytearray(text)):
+        a = np.frombuffer(buf, dtype=np.uint8)
+        walked, looked = np.empty(at.size, dtype=np.int64), np.empty(at.size, dtype=np.int64)
+        keep_walked = sidescan.side_candidates(a, at, floor, end, walked)
+        keep_looked = sidescan.side_candidates_at(a, at, floor, end, window, looked)
+        assert looked.tolist() == walked.tolist() == _byte_walk(a, at, floor, end)[0]
+        assert keep_looked.tolist() == keep_walked.tolist()
+        base = 1000  # file offsets: a row outside the window and a NaN offset are not sifted
+        offsets = np.array([floor - 1 + base, *(at + base), np.nan, end + base], dtype=np.float64)
+        with_all = sidescan.sift_rows(a, offsets, base, floor, end, every)
+        alone = sidescan.sift_rows(a, offsets, base, floor, end, np.empty(0, dtype=np.int64))
+        for got, want in zip(with_all, alone, strict=True):
+            assert got.tolist() == want.tolist()
+        assert with_all[2].tolist() == keep_walked.tolist()

@@ -85,7 +85,6 @@ __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser"
 _NAN = float("nan")
 _OFFSET = ROW_KEYS.index("offset")
 
-
 _RE_UNREGISTERED = re.compile(rb"Node (\d+) has unregistered")
 
 
@@ -175,7 +174,7 @@ class Parser:
         self._emit(
             st, buf, starts, others, rows_through, block, extras, span, base, end, obs_time, metrics, named, bars, wide
         )
-        self._carry_traceback(st, buf, base, end)
+        self._carry_traceback(st, buf, base, end, nl)
 
     def feed_many(
         self,
@@ -249,7 +248,7 @@ class Parser:
                 bars,
                 wide[w0:w1],
             )
-            self._carry_traceback(st, buf, shift, hi)
+            self._carry_traceback(st, buf, shift, hi, newlines)
         self._floor = 0
 
     def _emit(
@@ -389,10 +388,11 @@ class Parser:
             else:
                 self.parse_line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
 
-    def _carry_traceback(self, st: FileState, buf: bytes | bytearray, base: int, end: int) -> None:
-        """Keep the bytes of a traceback still being written, for its context once it ends; and settle
-        which failures ended the rank (core.logs.rows.failures.settle)."""
-        carry_and_attach(st, buf, self._floor, base, end, self.settings.tb_carry_max)
+    def _carry_traceback(
+        self, st: FileState, buf: bytes | bytearray, base: int, end: int, nl: np.ndarray | None = None
+    ) -> None:
+        """Keep a traceback still being written, settle the failures that ended the rank; `nl`: the block's newlines."""
+        carry_and_attach(st, buf, self._floor, base, end, self.settings.tb_carry_max, nl)
         settle(st, buf, self._floor, base, end)
 
     def parse_line(

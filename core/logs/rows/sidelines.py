@@ -59,6 +59,7 @@ _OPENS = frozenset(b" \t|>ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # a side line's first by
 _COMPILED = "core.logs.tokens.linescan"  # loaded by a big read's compiled passes: then rows are sifted in numba
 _sift_rows: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # sidescan's, once loaded
 _RUN_MAX = 64  # lines a run is followed through from its row (a table of a few dozen cells)
+_NO_NEWLINES = np.empty(0, dtype=np.int64)  # the block's newlines not known: the compiled sift walks the lines
 
 
 def side_line(line: bytes) -> tuple[str, float, int | None] | None:
@@ -81,9 +82,19 @@ def side_line(line: bytes) -> tuple[str, float, int | None] | None:
     return column + "\0" + name, value, None if at is None else int(at)
 
 
-def carry_and_attach(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int, carry_max: int) -> None:
+def carry_and_attach(
+    st: FileState,
+    buf: bytes | bytearray,
+    floor: int,
+    base: int,
+    end: int,
+    carry_max: int,
+    newlines: np.ndarray | None = None,
+) -> None:
     """The end of a read block of `st` (its bytes buf[floor:end], at file offset buf index + `base`): keep a
-    traceback's bytes (core.logs.rows.filestate.carry_over), and attach the side lines of the block's rows."""
+    traceback's bytes (core.logs.rows.filestate.carry_over), and attach the side lines of the block's rows.
+    `newlines`: the block's scan's (every newline of buf[floor:end] among them, ascending), so the compiled sift
+    looks the rows' lines up instead of walking them; None: walked."""
     carry_over(st, buf, floor, base, end, carry_max)
     n = len(st.rows)
     start = max(st.side_seen, n - st.rows.untaken)
@@ -97,10 +108,10 @@ def carry_and_attach(st: FileState, buf: bytes | bytearray, floor: int, base: in
         if n - start == 1:
             last = st.rows.last()
             assert last is not None
-            _sifted(buf, floor, base, end, np.array([last[-1]]), [last[_STEP]], found)
+            _sifted(buf, floor, base, end, np.array([last[-1]]), [last[_STEP]], found, newlines)
         else:
             block = st.rows.recent(start)
-            _sifted(buf, floor, base, end, np.ascontiguousarray(block[:, -1]), block[:, _STEP], found)
+            _sifted(buf, floor, base, end, np.ascontiguousarray(block[:, -1]), block[:, _STEP], found, newlines)
     elif n - start == 1:  # a small read's live tick, one row: its tuple, no block made nor numpy called
         last = st.rows.last()
         assert last is not None
@@ -138,18 +149,20 @@ def _sifted(
     offsets: np.ndarray,
     steps: np.ndarray | list[float],
     found: dict[str, dict[int, float]],
+    newlines: np.ndarray | None = None,
 ) -> None:
     """The side lines around the rows (their file offsets `offsets`, their steps `steps`) whose lines are in
     buf[floor:end] (file offset `base` at buf[0]), into `found`: column -> {row: value}. The rows are first sifted
     in one compiled call (core.logs.tokens.sidescan.sift_rows: ~3 us a block, where the Python walk costs ~5 us a
-    row, and a live tick of the real-corpus folder has ~700 blocks of a few rows); only the rows a line beside may
-    continue are walked here."""
+    row, and a live tick of the real-corpus folder has ~700 blocks of a few rows; `newlines`: the block's, looked
+    up there); only the rows a line beside may continue are walked here."""
     global _sift_rows
     if _sift_rows is None:
         from core.logs.tokens.sidescan import sift_rows
 
         _sift_rows = sift_rows
-    inside, starts, keep = _sift_rows(np.frombuffer(buf, dtype=np.uint8), offsets, base, floor, end)
+    nl = _NO_NEWLINES if newlines is None else newlines
+    inside, starts, keep = _sift_rows(np.frombuffer(buf, dtype=np.uint8), offsets, base, floor, end, nl)
     if keep.any():
         walk = keep.nonzero()[0].tolist()
         _walk(
