@@ -229,6 +229,7 @@ def failure_glued_to_bar(line: bytes) -> int:
 #   `Progress: 19.0%  words/sec/thread: 59  lr: 0.242889  loss: 20.702034  eta: 125h56m Segmentation fault`
 _SIGNAL_WORDS = (b"Segmentation fault", b"Aborted", b"Killed", b"Bus error", b"Illegal instruction")
 _SIGNAL_ENDS = (*_SIGNAL_WORDS, b"Floating point exception", b"(core dumped)")
+_SIGNAL_LAST = (*(end[-1:] for end in _SIGNAL_ENDS), b".", b"!", b" ", b"\t", b"\r")  # (one test on most lines)
 _RE_SIGNAL_END = re.compile(
     rb"(?<![A-Za-z])(?:" + b"|".join(_SIGNAL_ENDS[:-1]) + rb")(?:[ \t]*\(core dumped\))?[.!]?[ \t]*\r?$"
 )
@@ -250,4 +251,4 @@ def failure_glued(line: bytes) -> int:
     (`failure_glued_to_bar`) or a row's line (`signal_glued_to_row`)."""
     if (b"it/s" in line or b"s/it" in line) and (at := failure_glued_to_bar(line)):
         return at
-    return signal_glued_to_row(line)
+    return signal_glued_to_row(line) if line[-1:] in _SIGNAL_LAST else 0
