@@ -225,6 +225,36 @@ LATE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=3,
     ),
+    # A process's word that it received a stop signal from outside (a `kill`, a scheduler's stop, a closed terminal's
+    # SIGHUP), after which it ends its run: torch's elastic agent (torchrun) `Received N death signal, shutting down
+    # workers` (it then sends its workers the signal and raises SignalException; python logging's or glog's WARNING,
+    # `Signals.SIGTERM` in some versions), and PyTorch Lightning's signal connector `Received SIGTERM: 15` behind its
+    # `[rank: N] ` (the local rank; a rank source, core.logs.rows.lineranks), glued to the rank's progress bar when it
+    # lands mid-redraw (EAGNet's logs/train.out: `... train_total_loss=0.375][rank: 2] Received SIGTERM: 15`, read in
+    # tests/test_issue30_r11fail.py). A stop from outside (core.logs.rows.failures.STOP_KINDS); weight 1: the
+    # SignalException traceback or a rank's own failure line, when there, says as much or more
+    FailureKind(
+        "stop signal",
+        rb"\bReceived (?:\d+|(?:Signals\.)?SIG[A-Z]+) death signal\b|\bReceived SIGTERM: \d+",
+        (b" death signal", b"Received SIGTERM: "),
+        (
+            FailureSample(
+                " 16%|\u2588\u258b        | 4084/25120 [3:02:22<16:20:02,  2.80s/it]WARNING:torch.distributed.elastic."
+                "agent.server.api:Received 1 death signal, shutting down workers",
+                "github.com/modelscope/ms-swift/issues/64 (HF Trainer under torchrun; the agent then sends SIGHUP to "
+                "the workers)",
+            ),
+            FailureSample(
+                "W1227 22:43:28.153000 54958 torch/distributed/elastic/agent/server/api.py:725] Received 15 death "
+                "signal, shutting down workers",
+                _CORPUS.format(
+                    "OLMo fork's train.log, then SignalException",
+                    "olmo-step-block-indented-ce-loss-37-rows-then-sigterm-signalexception_olmo-fork-150m-train-log",
+                ),
+            ),
+        ),
+        weight=1,
+    ),
 )
 
 

@@ -409,7 +409,7 @@ def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: in
 INTERRUPTED = "interrupted"  # the kind of a Ctrl-C / SIGINT report (core.logs.rows.failure_kinds_more)
 # the kinds that say the run was stopped from outside (a Ctrl-C, the scheduler's time limit or its cancel, a shell's
 # `Terminated`), not that it crashed
-STOP_KINDS = frozenset({INTERRUPTED, "job cancelled", "Slurm cancelled", "terminated"})
+STOP_KINDS = frozenset({INTERRUPTED, "job cancelled", "Slurm cancelled", "terminated", "stop signal"})
 
 
 # How far from the end of what was read a chatter-level failure line counts: the lines that say how a run ended are

@@ -25,6 +25,7 @@ __all__ = [
     "after_learnt_prefix",
     "failure_after_prefix",
     "failure_after_tag",
+    "failure_glued",
     "failure_glued_to_bar",
     "first_pid",
     "has_keyword",
@@ -66,7 +67,7 @@ def reaches_metric_line(line: bytes, traceback_pending: bool) -> bool:
     """Whether `Parser.parse_line` hands this line (of a worker log, no user regex) to `metric_line`, the
     only place a shape is learnt from when lines are read one by one: what `templated.learn_sample` may learn.
     `traceback_pending`: a traceback header came before (an indented line is then one of its frames)."""
-    if line.startswith(ERROR_PREFIXES) or failure_glued_to_bar(line):
+    if line.startswith(ERROR_PREFIXES) or failure_glued(line):
         return False
     tagged = (line[:1] in TAG_STARTS or line[:1].isalnum()) and failure_after_prefix(line, traceback_pending)[0]
     if tagged or header_inside(line):  # (a prefix learnt from an earlier line: the file's state, not the text's)
@@ -218,3 +219,36 @@ def failure_glued_to_bar(line: bytes) -> int:
         if rest and not rest[:1].isspace() and (failure_after_prefix(rest, False)[0] or _failure_line(rest, False)):
             return close + 1
     return 0
+
+
+# The shell's report of a job a signal ended (the "signal" kind's words: `Segmentation fault`, `Killed`, ... maybe
+# `(core dumped)`) starts on the column where the job's output stopped: after a progress line redrawn with `\r` and
+# no newline at its end (fastText's `Progress: ... loss: ... eta: ...`), it is glued to that line, whose last draw is
+# a row. Only behind a line holding a loss keyword (a row's draw) and ending the line: `4242 Killed` after a script's
+# name is the "signal" kind's own shape. Real line (epfml/sent2vec#45, the pasted output's last line):
+#   `Progress: 19.0%  words/sec/thread: 59  lr: 0.242889  loss: 20.702034  eta: 125h56m Segmentation fault`
+_SIGNAL_WORDS = (b"Segmentation fault", b"Aborted", b"Killed", b"Bus error", b"Illegal instruction")
+_SIGNAL_ENDS = (*_SIGNAL_WORDS, b"Floating point exception", b"(core dumped)")
+_SIGNAL_LAST = (*(end[-1:] for end in _SIGNAL_ENDS), b".", b"!", b" ", b"\t", b"\r")  # (one test on most lines)
+_RE_SIGNAL_END = re.compile(
+    rb"(?<![A-Za-z])(?:" + b"|".join(_SIGNAL_ENDS[:-1]) + rb")(?:[ \t]*\(core dumped\))?[.!]?[ \t]*\r?$"
+)
+
+
+def signal_glued_to_row(line: bytes) -> int:
+    """Where the shell's signal report glued to the end of a row's line starts (the caller reads the row before it and
+    the report as a line of its own), 0 when none. A pure function of the text."""
+    if not line.rstrip().removesuffix(b".").removesuffix(b"!").endswith(_SIGNAL_ENDS):
+        return 0
+    m = _RE_SIGNAL_END.search(line)
+    if m is None or not line[: m.start()].strip() or not holds_keyword(line[: m.start()].lower()):
+        return 0
+    return m.start()
+
+
+def failure_glued(line: bytes) -> int:
+    """Where a failure's line glued to the end of another starts, 0 when none: behind a progress bar's draw
+    (`failure_glued_to_bar`) or a row's line (`signal_glued_to_row`)."""
+    if (b"it/s" in line or b"s/it" in line) and (at := failure_glued_to_bar(line)):
+        return at
+    return signal_glued_to_row(line) if line[-1:] in _SIGNAL_LAST else 0

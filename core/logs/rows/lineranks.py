@@ -9,6 +9,7 @@ A launcher or a trainer that writes every rank into one stream says whose line i
   WeNet                 `... DEBUG TRAIN Batch 4/203700 loss 12.646465 ... lr 0.00032621 rank 0`  at the end
   FunASR                `... - train, rank: 2, epoch: 0/500, ... (loss_avg_rank: 0.998), ...`  a `rank: N,` field
   srun --label          `1: {'loss': 10.57, 'learning_rate': 0.0006, 'epoch': 0.0012}`  prefix `N: ` before a record
+  Lightning             `[rank: 2] Received SIGTERM: 15`  prefix `[rank: N] ` (rank_prefixed_message, the local rank)
   trainer's tag         `0: [RANK 3] Epoch 0 | Batchsize: 32 | Steps: 235 | Loss: 0.2446`  `[RANK N] ` (its global
                         rank; behind srun's label too, where it wins)
   Determined            `<>        [2021-12-07 10:43:00] ef45fdce [rank=1] || Traceback ...`  prefix of a trial log
@@ -103,6 +104,9 @@ _SRUN = re.compile(rb"(\d{1,5}): (?=[{\[]|\d{4}-\d\d-\d\d)")
 # Megatron's per-rank memory report or a library's message (verl's `[Rank 0] Saved model`, DeepSpeed's `[Rank -1]`),
 # read in the corpus as no prefix (tests/fixtures/real_logs/README.md)
 _RANK_TAG = re.compile(rb"\[RANK (\d+)\] ")
+# PyTorch Lightning's `rank_prefixed_message` (its seed, signal and DDP messages on every process): `[rank: N] ` before
+# the message, N the process's local rank (its rank on one node)
+_LIGHTNING = re.compile(rb"\[rank: (\d+)\] ")
 # torch_npu's error prefix names the process's rank (`-1`: not known yet, no rank)
 _NPU = re.compile(rb"\(PID:\d+, Device:\d+, RankID:(\d+)\)")
 # icefall's logger (icefall.utils.setup_logger, used by k2/lhotse recipes and icefall-style trainers) puts
@@ -276,6 +280,25 @@ RANK_SOURCES: tuple[RankSource, ...] = (
         ),
     ),
     RankSource(
+        "Lightning [rank: N]",
+        _LIGHTNING,
+        (
+            RankSample(
+                b"[rank: 2] Received SIGTERM: 15",
+                2,
+                None,
+                "github.com/TengFeiyang01/EAGNet/blob/7a1815b159d8b85408d1dfa940ef3523c6405fd4/logs/train.out (glued "
+                "to rank 0's progress bar there; Lightning DDP on 5 GPUs under nohup)",
+            ),
+            RankSample(
+                b"[rank: 4] Global seed set to 2023",
+                4,
+                None,
+                "github.com/TengFeiyang01/EAGNet/blob/7a1815b159d8b85408d1dfa940ef3523c6405fd4/logs/train.out",
+            ),
+        ),
+    ),
+    RankSource(
         "Determined [rank=N] ||",
         _DETERMINED,
         (
@@ -433,7 +456,7 @@ def _rank_in(body: bytes) -> tuple[int, int] | None:
     if b"worker_" in body[:_GREP_HEAD] and (m := _GREP.match(body)) is not None:
         return m.span(1)
     if body[:1] == b"[":
-        m = _MPIRUN.match(body) or _TORCH.match(body) or _RANK_TAG.match(body)
+        m = _MPIRUN.match(body) or _TORCH.match(body) or _RANK_TAG.match(body) or _LIGHTNING.match(body)
         if m is not None:
             return m.span(1)
     if b"[rank=" in body and (m := _DETERMINED.match(body)) is not None:

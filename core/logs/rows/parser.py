@@ -56,7 +56,7 @@ from core.logs.rows.linekinds import (
     TRACEBACK,
     after_learnt_prefix,
     failure_after_prefix,
-    failure_glued_to_bar,
+    failure_glued,
     first_pid,
     has_keyword,
     holds_keyword,
@@ -405,10 +405,10 @@ class Parser:
             return
         info = st.info
         rank = info.rank if info.role in (LogRole.WORKER, LogRole.ERRORS) else JOB_RANK
-        if (b"it/s" in line or b"s/it" in line) and (glued := failure_glued_to_bar(line)):
+        if glued := failure_glued(line):  # behind a progress bar's draw or a row's line (rows.linekinds)
             if metrics and self.user is None and line[glued - 5 : glued] not in (b"it/s]", b"s/it]"):
                 self.metric_line(st, line[:glued], base + ls, obs_time)  # the draw's postfix row (`loss=2.3]`)
-            line, ls = line[glued:], ls + glued  # a failure glued behind a progress bar's draw (its own line)
+            line, ls = line[glued:], ls + glued  # the failure glued behind it: its own line
         pending, tagged = st.tb_start is not None, False
         if (line[:1] in TAG_STARTS or line[:1].isalnum()) and (tag := failure_after_prefix(line, pending))[0]:
             # a failure after a tag (`[1,2]<stderr>:`, `[rank6]:`, `worker-1: `): of its rank, else its host's series
