@@ -39,7 +39,7 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
     """The training rows of a worker log and their other metrics, one line at a time with the public
     `read_loss` (the general reader): every line but errors, traceback frames, exception and timing lines
     (also behind a launcher's tag: `[1,2]<stderr>:Traceback ...`), and a progress bar's redraws (a NaN bar
-    drawn again at its counter on the next line; a moved bar whose values stayed)."""
+    drawn again at its counter on the next line; a bar moved on the next line whose values stayed)."""
     rows, pending_traceback, pos = [], False, 0
     hosts: dict[str | None, int] = {}
     last_bar: tuple[bytes, int] | None = None  # a progress bar's last draw that gave a row: (counter, line)
@@ -98,11 +98,12 @@ def reference_reads(data: bytes) -> list[tuple[tuple, dict[str, float]]]:
             if bar and after_bar and last_bar is not None:  # core.logs.rows.redraws, stated plainly
                 if row[ROW_FIELDS.index("loss")] != row[ROW_FIELDS.index("loss")]:  # NaN: the counter decides
                     redraw = bar == last_bar[0] and i == last_bar[1] + 1
-                else:  # the bar moved and every value but the time stayed
+                else:  # the bar moved (counter, time or rate), on the next line, and every value but the time stayed
                     values = [k for k in ROW_FIELDS if k != "time"]
                     prev, prev_extras = rows[-1][0], rows[-1][1]
                     redraw = (
                         bar != last_bar[0]
+                        and i == last_bar[1] + 1
                         and _bits([[row[ROW_FIELDS.index(k)] for k in values]])
                         == _bits([[prev[ROW_FIELDS.index(k)] for k in values]])
                         and r.extras.keys() == prev_extras.keys()

@@ -37,6 +37,7 @@ class FileProgress(Protocol):
     """What a UTF-16 read advances of a file's parse state (`core.logs.rows.filestate.FileState` has it)."""
 
     consumed: int
+    decoded: int
     dropped_bytes: int
     dropped_lines: int
     errors: list[Any]  # of LineNumbered rows (a list is invariant: `list[ErrorRow]` is no `list[LineNumbered]`)
@@ -130,15 +131,19 @@ def read_utf16(
     block: int,
 ) -> int:
     """Parse the complete lines of a UTF-16 log from `st.consumed` to about `end` with `feed` (the
-    parser's); the raw offset reached. Rows keep raw byte offsets; errors get the file's line numbers,
-    counted in the decoded text; a line longer than `block` is dropped and counted."""
+    parser's); the raw offset reached. Rows and errors are placed in the decoded text (`st.decoded`: where the
+    decoded lines read so far end), so a line's offset and the next line's are neighbours whatever the blocks or live
+    ticks the file was read in, as in one read (a bar's redraw is told by it: core.logs.rows.redraws); errors get the
+    file's line numbers, counted in the decoded text; a line longer than `block` is dropped and counted."""
     dropping = False
-    for base, upto, text in utf16_blocks(f, st.consumed, end, block, codec):
+    for raw_base, upto, text in utf16_blocks(f, st.consumed, end, block, codec):
         if text is None:
-            st.dropped_bytes += upto - base
+            st.dropped_bytes += upto - raw_base
             st.dropped_lines += not dropping
         elif text:
+            base = st.decoded
             feed(st, text, base, now, len(text))
+            st.decoded += len(text)
             before = None
             # this block's errors (the newest; a pending traceback's may have been replaced, not appended)
             for i in range(len(st.errors) - 1, -1, -1):
@@ -146,7 +151,7 @@ def read_utf16(
                 if err.offset < base:
                     break
                 if err.line is None:
-                    before = before or line_number(st.info.path, base) or 1
+                    before = before or line_number(st.info.path, raw_base) or 1
                     st.errors[i] = err.with_line(before + text.count(b"\n", 0, max(0, err.offset - base)))
         dropping = text is None
         st.consumed = upto

@@ -248,6 +248,7 @@ class FileState:
     skipping: bool = False  # inside an over-long line: drop bytes until its newline
     dropped_bytes: int = 0
     dropped_lines: int = 0
+    decoded: int = 0  # a UTF-16 file: its lines read so far, decoded, end there (their offsets: core.logs.bytes.utf16)
     head: bytes = b""
     ino: int = -1
     size: int = 0
@@ -261,8 +262,7 @@ class FileState:
     tb_time: float = _NAN  # time of the last stamped line before the pending traceback's header
     line_prefix: re.Pattern[bytes] | None = None  # the prefix a pipeline puts on its lines (rows.lineprefix)
     columns: ColumnHeader | None = None  # the last column table's header: its rows carry no key (rows.columns)
-    # the last bytes of earlier reads, where a traceback's time may be (parser LOOKBACK): the reads' own bytes
-    # objects, joined only when a traceback asks (`time_before`); `tail_len` bytes in all
+    # the last bytes of earlier reads, where a traceback's time may be (parser LOOKBACK; joined by time_before)
     tail: tuple[bytes, ...] = ()
     tail_len: int = 0
     rows: Rows = field(default_factory=Rows)  # ROW_KEYS rows, file order

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from core.logs.rows.failure_kinds import FAILURE_KINDS
 from core.logs.rows.fieldshapes import COUNTER_NAME, other_fields
 from core.logs.rows.keylines import record_part
-from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, no_counter, not_a_metric, row_loss_first
+from core.logs.rows.keys import in_seconds, metric_name, no_counter, no_key, not_a_metric, row_loss_first
 from core.logs.rows.linetime import RE_LINE_TS, line_time
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
@@ -280,7 +280,7 @@ _TUPLE_OPEN = (b"('", b'("')
 def _metrics(read: LineRead, line: bytes, skip: tuple[int, int]) -> None:
     """Every `key: number` of the line (but the loss key's own value at `skip`) into fields/extras."""
     for m in _RE_KV.finditer(line):
-        if skip[0] <= m.start(2) < skip[1] + 1 or glued_to_binary(line, m.start(1)):
+        if skip[0] <= m.start(2) < skip[1] + 1 or no_key(line, m.start(1), m.end(2)):
             continue
         if line[m.end(1) : m.end(1) + 2] in _TUPLE_SEP and line[m.start(1) - 2 : m.start(1)] not in _TUPLE_OPEN:
             continue  # `'name', value` only inside a `('name', value)` tuple (a list of strings is no metric)

@@ -14,6 +14,7 @@ __all__ = [
     "in_seconds",
     "metric_name",
     "no_counter",
+    "no_key",
     "not_a_metric",
     "row_loss_first",
 ]
@@ -118,6 +119,16 @@ def glued_to_binary(line: bytes, start: int) -> bool:
             continue
         return unicodedata.category(text[-1])[0] not in "PSZ"  # after a letter the word began before
     return True
+
+
+def no_key(line: bytes, key_start: int, value_end: int) -> bool:
+    """Whether a `key: number` pair (its key at `key_start`, its number ending at `value_end`) is none: its key
+    glued to binary bytes (`glued_to_binary`), or its number a progress bar's percentage, `%|` right after it
+    (tqdm's `Training:   4%|4     | 10/250 [...]`, `Steps:  93%|...`: the bar's description is no key of it, no
+    metric and no step; a `Training` column of 4, 5, 6 ... once made every redraw of a bar a row of its own).
+    Real line: tests/fixtures/real_logs/utf16-powershell-capture-tqdm-loss-postfix-then-typeerror-at-checkpoint-
+    save_ammr-train-output (ML-Research-Implementation/Adaptive-Memory-Framework-, train_output.log)."""
+    return glued_to_binary(line, key_start) or line[value_end : value_end + 2] == b"%|"
 
 
 # the words naming a loss term that is no model's training objective of its own: an RL critic's value loss

@@ -6,7 +6,7 @@ row index, no metric) and its `time` column (a metric of its own), each with rea
 
 from __future__ import annotations
 
-from core.logs.rows.notation import Notation, NotationSample
+from core.logs.rows.notation import CORPUS, Notation, NotationSample
 from core.logs.tokens.lexicon import NUM
 
 __all__ = ["SPELLINGS"]
@@ -159,6 +159,29 @@ SPELLINGS: tuple[Notation, ...] = (
                 "loss=nan",
                 _HAKE,
                 {"loss": _NAN, "epoch": 0, "l_ae": 0.0},
+            ),
+        ),
+    ),
+    Notation(
+        "bar_description_before_its_percentage",
+        "a progress bar's description before its percentage, `Training:   4%|` (tqdm's `{desc}: {percentage}%|`): the "
+        "percentage is no value of the description's word, neither a metric nor a step (`Steps:  93%|`); the loss is "
+        "in the bar's postfix (core.logs.rows.keys.no_key)",
+        (
+            NotationSample(
+                "Training:   4%|4         | 10/250 [00:12<04:53,  1.22s/it, Loss=10003.225, QA=10003.184, Budg=0.000, "
+                "Entr=4.139]",
+                "https://github.com/ML-Research-Implementation/Adaptive-Memory-Framework-/blob/"
+                "7e56a494862033c30c21e98e3a2f46eb189ac4eb/train_output.log",
+                {"loss": 10003.225, "qa": 10003.184, "budg": 0.0, "entr": 4.139, "training": None},
+            ),
+            NotationSample(
+                "Steps:  93%|" + "\u2588" * 45 + "\u258e   | 800/864 [32:34<04:51,  4.56s/it, loss=0.0491, lr=0.0001]",
+                CORPUS.format(
+                    "https://github.com/johnman3032/simple-lora-dreambooth-trainer/issues/2",
+                    "diffusers-lora-steps-bar-glued-to-accelerate-checkpoint-info_simple-lora-dreambooth-trainer-2",
+                ),
+                {"loss": 0.0491, "lr": 0.0001, "step": None, "steps": None},
             ),
         ),
     ),

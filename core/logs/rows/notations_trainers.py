@@ -338,7 +338,8 @@ TRAINERS: tuple[Notation, ...] = (
         "YOLOv3/v5/v7's training table, its loss parts named bare beside `gpu_mem` (`Epoch gpu_mem box obj cls "
         "[total] labels img_size`: no loss key in the header): the `total` column is the loss, with none the first "
         "part (`box`, as the first loss column of Ultralytics' `box_loss cls_loss dfl_loss` table); the other parts "
-        "are its metrics, the row the bar's last draw (core.logs.rows.columns)",
+        "are its metrics, the row the bar's last draw (core.logs.rows.columns), a failure glued behind it too (the "
+        "draw is read, then the failure: core.logs.rows.linekinds.failure_glued_to_bar)",
         (
             NotationSample(
                 "     0/299     5.05G   0.06359   0.03304         0         0      1280: 100%|\u2588\u2588\u2588"
@@ -346,6 +347,13 @@ TRAINERS: tuple[Notation, ...] = (
                 _YOLOV5,
                 {"loss": 0.06359, "epoch": 0, "obj": 0.03304, "cls": 0.0},
                 header=_YOLOV5_HEADER,
+            ),
+            NotationSample(
+                "     1/299     5.53G   0.08231   0.02054         0    0.1029        40       640:  36%|\u2588\u2588"
+                "\u2588\u258c      | 303/836 [01:46<03:02,  2.91it/s]Segmentation fault",
+                "https://github.com/Bobo-y/flexible-yolov5/issues/11",
+                {"loss": 0.1029, "epoch": 1, "box": 0.08231, "obj": 0.02054, "cls": 0.0},
+                header="     Epoch   gpu_mem       box       obj       cls     total   targets  img_size",
             ),
             NotationSample(_YOLOV5_HEADER, _YOLOV5, None),
         ),

@@ -17,12 +17,7 @@ from core.logs.bytes.discover import LogRole
 from core.logs.rows import linekinds, templated
 from core.logs.rows.columnfile import take_header, take_row
 from core.logs.rows.evalshapes import EvalShapes
-from core.logs.rows.failures import (
-    add_level_error,
-    add_line_failure,
-    ipython_header,
-    settle,
-)
+from core.logs.rows.failures import add_level_error, add_line_failure, ipython_header, settle
 from core.logs.rows.filestate import (
     FATAL_KINDS,
     JOB_RANK,
@@ -408,6 +403,8 @@ class Parser:
         if glued := failure_glued(line):  # behind a progress bar's draw or a row's line (rows.linekinds)
             if metrics and self.user is None and line[glued - 5 : glued] not in (b"it/s]", b"s/it]"):
                 self.metric_line(st, line[:glued], base + ls, obs_time)  # the draw's postfix row (`loss=2.3]`)
+            elif metrics and self.user is None and st.columns is not None:  # its column table's row (YOLOv5's bar
+                take_row(st, line[:glued], base + ls, obs_time, base + le)  # glued to `Segmentation fault`)
             line, ls = line[glued:], ls + glued  # the failure glued behind it: its own line
         pending, tagged = st.tb_start is not None, False
         if (line[:1] in TAG_STARTS or line[:1].isalnum()) and (tag := failure_after_prefix(line, pending))[0]:

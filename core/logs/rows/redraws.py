@@ -5,10 +5,16 @@ values at counter n, then `update(1)` draws the same values at n + 1 (VeOmni's `
 loss: 11.41, ...]` twice); a description `step 14/36 completed (loss: 0.248...)` is drawn again when the bar
 moves (llama-recipes, torchtune's `1|26|Loss: 1.24`). A log keeps every draw. What makes a line a redraw:
 it is a progress-bar line (tqdm's `N/M [elapsed<eta` counter, `bar_line`), the row just before it came from
-a bar line too, the bar moved since its last draw (its counter or elapsed time differ from the bar's last
-line's, a redraw's too: the bar's own, not the row's) and the values stayed (every column and metric but the
-line's time). Equal values alone never merge rows: two identical LossMonitor lines are two steps, and so are two
-identical bar lines (nothing was redrawn). So Lightning's bar, which moves its counter with the last step's
+a bar line too, on the very line before it (no other line between), the bar moved since its last draw (its
+counter, elapsed time or rate differ from the bar's last line's, a redraw's too: the bar's own, not the row's;
+tqdm's `close()` draws the last state again with the whole run's rate, AMMR's `250/250 [06:10<00:00, 1.48s/it`
+after `1.57s/it`) and the values stayed (every column and metric but the line's time). A bar whose postfix is set
+every N steps draws it again at each counter between: one row per postfix drawn (AMMR's `Loss=` every 10 steps).
+Equal values alone never merge rows: two identical LossMonitor lines are two steps, and so are two
+identical bar lines (nothing was redrawn), and so is a draw after another line: a line printed between two draws
+(DeepSpeed's `OVERFLOW! Rank 0 Skipping step` once per step, trlx#319) says the loop went on, and the same values
+drawn after it are the next step's (PPO's skipped steps over one rollout batch give equal losses, steps 77 to 79).
+So Lightning's bar, which moves its counter with the last step's
 postfix and then draws the new postfix at that counter (`5/517 [00:03<05:51, 1.46it/s, loss=1.63]` twice),
 gives one row per step even where a rounded loss stays the same (NeMo's `loss=1.63` steps 4 to 6).
 
@@ -36,7 +42,10 @@ __all__ = ["BarRow", "Bars", "bar_line", "bar_of", "bar_rows", "block_redraws", 
 
 # tqdm's counter and times: `26/101 [06:45<17:27, 13.96s/it]`, `0/3828049 [00:04<?, ?it/s, ...]`, `1.84M/1.84M
 # [00:00<00:00, ...]` (matched by digit classes only: every line of one shape is a bar line or none is)
-_RE_BAR = re.compile(rb"(?<![\w.])\d+(?:\.\d+)?[kMGT]?/\d+(?:\.\d+)?[kMGT]?[ \t]*\[[\d:]+<(?:[\d:]+|\?)[,\]]")
+_RE_BAR = re.compile(
+    rb"(?<![\w.])\d+(?:\.\d+)?[kMGT]?/\d+(?:\.\d+)?[kMGT]?[ \t]*\[[\d:]+<(?:[\d:]+|\?)[,\]]"
+    rb"(?:[ \t]*(?:\d+(?:\.\d+)?|\?)[kMGT]?[A-Za-z]*/[A-Za-z]+)?"  # its rate (`1.57s/it`, `?it/s`): close() redraws it
+)
 _VALUES = len(ROW_KEYS) - 2  # every column but the line's time and offset (the last two)
 _LOSS, _OFFSET = ROW_KEYS.index("loss"), len(ROW_KEYS) - 1
 
@@ -94,9 +103,9 @@ def _counter(bar: bytes) -> bytes:
 
 
 def _again(last_bar: bytes, bar: bytes, nan_loss: bool, next_line: bool) -> bool:
-    """Whether a draw of equal values is the last draw's state drawn again: its bar moved; with a NaN loss (no
-    evidence of equal values) its counter stayed, on the very next line."""
-    return _counter(last_bar) == _counter(bar) and next_line if nan_loss else last_bar != bar
+    """Whether a draw of equal values is the last draw's state drawn again: on the very next line, its bar moved;
+    with a NaN loss (no evidence of equal values) its counter stayed."""
+    return next_line and (_counter(last_bar) == _counter(bar) if nan_loss else last_bar != bar)
 
 
 def redraw(
@@ -126,7 +135,7 @@ def block_redraws(
     n_rows: int,
 ) -> np.ndarray:
     """Which rows of a bulk part are redraws (a mask): a bar row reading what the row before it read, that
-    one a bar row too, its bar moved, or with a NaN loss its counter stayed on the next line (`bars`: each
+    one a bar row on the line before, its bar moved, or with a NaN loss its counter stayed (`bars`: each
     row's bar, `ends`: where each row's line ends; the part's first row: against `last`, when the file's last
     row, `n_rows`, was it)."""
     same = np.zeros(len(part), dtype=bool)
@@ -136,9 +145,10 @@ def block_redraws(
         for col in extras.values():
             x, y = col[1:], col[:-1]
             eq &= (x == y) | (np.isnan(x) & np.isnan(y))
-        again = bars[1:] != bars[:-1]
+        next_line = part[1:, _OFFSET].astype(np.int64) == ends[:-1] + 1
+        again = (bars[1:] != bars[:-1]) & next_line
         for i in np.flatnonzero(eq & np.isnan(a[:, _LOSS])).tolist():  # rare: NaN draws decided one by one
-            again[i] = _again(bars[i], bars[i + 1], True, int(part[i + 1, _OFFSET]) == int(ends[i]) + 1)
+            again[i] = _again(bars[i], bars[i + 1], True, bool(next_line[i]))
         same[1:] = eq & (bars[1:] != b"") & (bars[:-1] != b"") & again
     if len(part) and bars[0]:
         first = {name: float(col[0]) for name, col in extras.items()}
