@@ -27,20 +27,12 @@ from dataclasses import dataclass, field
 from core.logs.rows.failure_kinds import FAILURE_KINDS
 from core.logs.rows.fieldshapes import COUNTER_NAME, other_fields
 from core.logs.rows.keylines import record_part
-from core.logs.rows.keys import (
-    LOSS_KEY_HEAD,
-    eval_key,
-    glued_to_binary,
-    in_seconds,
-    metric_name,
-    no_counter,
-    not_a_metric,
-    row_loss_first,
-)
+from core.logs.rows.keys import glued_to_binary, in_seconds, metric_name, no_counter, not_a_metric, row_loss_first
 from core.logs.rows.linetime import RE_LINE_TS, line_time
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
+from core.logs.rows.splitkeys import LOSS_KEY_HEAD, eval_key
 from core.logs.tokens.lexicon import LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, keyed_start, number
 
 __all__ = [
@@ -252,7 +244,7 @@ def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], t
 
 def _is_eval(line: bytes, key_start: int) -> bool:
     """A loss key qualified by val/eval/test (or avg on a line without train, epoch or step), an eval word
-    before it, or one naming an eval loss itself (core.logs.rows.keys.eval_key: llm.c's `tel`, `valloss`)."""
+    before it, or one naming an eval loss itself (core.logs.rows.splitkeys.eval_key: llm.c's `tel`, `valloss`)."""
     q = _RE_QUALIFIER.search(line, max(0, key_start - 48), key_start)
     words = {w.lower() for w in re.split(rb"[ \t_]+", q.group(1)) if w} if q else set()
     if words & _EVAL_QUAL or eval_key(line, key_start):

@@ -8,12 +8,8 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from core.logs.tokens.lexicon import LOSS_KEYS
-
 __all__ = [
-    "LOSS_KEY_HEAD",
     "auxiliary_part",
-    "eval_key",
     "glued_to_binary",
     "in_seconds",
     "metric_name",
@@ -133,21 +129,6 @@ def auxiliary_part(line: bytes, key_start: int) -> bool:
     """Whether the loss key at `key_start` (its `loss`, after `_`) names an auxiliary term: among a line's parts
     with no whole loss, the policy's (`actor/pg_loss`) is the row's loss before these (veRL's PPO row)."""
     return _RE_AUXILIARY.search(line, max(0, key_start - 8), key_start) is not None
-
-
-LOSS_KEY_HEAD = (
-    rb"(?<![a-z0-9])(?:(?:tr|train|training|val|valid|test|eval|dev)(?=loss))?(?:" + b"|".join(LOSS_KEYS) + rb")"
-)
-"""A loss key's word, any case (core.logs.tokens.lexicon.LOSS_KEYS, for the general reader's `_RE_LOSS_KEY`), maybe
-after a split's name glued to it (DISGEN's `Epoch: 01, trloss: 1.4891, ..., valloss: 0.7609, ...`): that split's
-loss, `tr`/`train` training's (`eval_key`: `valloss` an evaluation's)."""
-_RE_EVAL_KEY = re.compile(rb"(?i)(?:val|valid|test|eval|dev)loss|tel")  # lexicon.EVAL_LOSS_KEYS: llm.c's `tel`
-
-
-def eval_key(line: bytes, key_start: int) -> bool:
-    """Whether the loss key at `key_start` names an evaluation's loss itself: llm.c's `tel` (the loss key of
-    core.logs.tokens.lexicon.EVAL_LOSS_KEYS), or an eval split glued to `loss` (`valloss`, `testloss`)."""
-    return _RE_EVAL_KEY.match(line, key_start) is not None
 
 
 # what may stand before a bare `loss` key (not `_`: `mse_loss` is a part)
