@@ -33,6 +33,12 @@ KOTLINDL = "kotlindl-debug-batch-stat-and-ends-with-loss-nan-lines_kotlindl-8"
 PPO_ENTRY = (
     "ppo-step-pipe-loss-kl-plus-bracket-avg-loss-plus-policy-value-dicts-gemma-lora-mps_posttraining-llm-small-ppo-log"
 )
+# evjeny/EAST log_train.txt (1fc92a5d), lines 3-4: a batch's loss parts on a line of their own, then the batch's row
+EAST = (
+    "2021-05-03 03:53:27,049 [MainThread  ] [INFO ]  classify loss is {c:.8f}, angle loss is 0.64980108, iou loss "
+    "is 5.86592913\n2021-05-03 03:53:27,794 [MainThread  ] [INFO ]  Epoch is [1/600], mini-batch is [{b}/1600], "
+    "time consumption is 1.32521653, batch_loss is {x:.8f}\n"
+)
 TACOTRON = "Step {s:7d} [65.278 sec/step, loss={x}, avg_loss={a}, load_time=0.000, train_time=65.278]\n"
 
 
@@ -91,21 +97,21 @@ def test_an_average_beside_the_loss_on_its_line_leaves_the_row_alone(tmp_path: P
     assert snap.metrics["loss"].tolist() == pytest.approx([0.5, *losses])
 
 
-@pytest.mark.parametrize("log", ["t5", "ppo", "mixmatch"])
+@pytest.mark.parametrize("log", ["t5", "ppo", "mixmatch", "east"])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(min_value=0, max_value=10_000))
 def test_a_live_tick_cut_anywhere_sets_the_rows_aside_alike(
     tmp_path_factory: pytest.TempPathFactory, log: str, cut: int
 ) -> None:
     """Read in two ticks cut at any byte, the rows and the evaluation rows are those of one read."""
-    text = {"t5": _t5(epochs=2, batches=4)[0], "ppo": _ppo(steps=4)[0], "mixmatch": _mixmatch(4)[0]}[log]
+    text = {"t5": _t5(2, 4)[0], "ppo": _ppo(steps=4)[0], "mixmatch": _mixmatch(4)[0], "east": _east(4)[0]}[log]
     data = text.encode()
     cut %= len(data) + 1
     live, once = cut_tick_and_once(tmp_path_factory.mktemp("ticks"), "train.log", data, cut)
     cols = ["rank", "epoch", "step", "loss"]
     pd.testing.assert_frame_equal(live.metrics[cols], once.metrics[cols], check_dtype=False)
     assert live.evals["value"].tolist() == once.evals["value"].tolist()
-    assert len(once.metrics) == {"t5": 8, "ppo": 4, "mixmatch": 4}[log]
+    assert len(once.metrics) == {"t5": 8, "ppo": 4, "mixmatch": 4, "east": 4}[log]
 
 
 # JunyiJ/PostTraining-LLM-Small logs/ppo_20251228_1.log (90cc326c), lines 180-185: a step's debug dict (no step),
@@ -155,6 +161,24 @@ def test_rows_with_no_step_before_each_step_row_are_side_rows_only_naming_a_part
     snap = read_entry(tmp_path, entry, path)
     assert len(snap.metrics) == (16 if entry == KOTLINDL else 9), path
     assert snap.metrics["step"].isna().sum() == (8 if entry == KOTLINDL else 0)
+
+
+def _east(batches: int) -> tuple[str, list[float]]:
+    rows = [13.2807436 / b for b in range(1, batches + 1)]
+    return "".join(EAST.format(c=0.9 + b / 100, b=b, x=x) for b, x in enumerate(rows, 1)), rows
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_batchs_loss_parts_on_a_line_before_each_batch_row_are_no_training_rows(tmp_path: Path, path: str) -> None:
+    """EAST's `classify loss is X, angle loss is Y, iou loss is Z` (parts joined to `loss` by a space, `is` their
+    separator) before each `Epoch is [1/600], mini-batch is [N/1600], ... batch_loss is L` row (the counters read
+    after `is`, in brackets): one training row a batch, its step the mini-batch."""
+    text, rows = _east(6)
+    (tmp_path / "log_train.txt").write_text(text)
+    snap = _snapshot(tmp_path, READ_PATHS[path])
+    assert snap.metrics["loss"].tolist() == pytest.approx(rows), path
+    assert snap.metrics["step"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert snap.metrics["epoch"].tolist() == [1] * 6
 
 
 def _mixmatch(epochs: int) -> tuple[str, list[float], list[float]]:

@@ -464,6 +464,9 @@ _SCAN_BYTES = st.sampled_from(
         *(b"[2017-10-24 10:08:5] Ep. 1 : Up. 5 :", b" : Up. ", b"[2017-10-24", b" 10:08:52]", b"Ep. 1 : Up. :"),
         # build-nanogpt's `0 train 11.226211` at a line's start (KEYED_START), split, in any case, near misses
         *(b"0 train 1", b"12 TRAIN 3", b" train ", b"train", b"0 train x", b"0  train 1", b"0 train", b"7 trains 1"),
+        # PaddlePaddle v1's `Pass: 0, Batch: 1, ` at a line's start (KEYED_START), split, in any case, near misses
+        *(b"Pass: 0, Batch: 1, ", b"PASS 12, batch 3, ", b"pass", b"Pass:", b", Batch: ", b", batch 7", b", "),
+        *(b"Pass:  0, Batch: 1, ", b"Pass: 0,Batch: 1, ", b"Pass: 0, Batch: 1,", b"Pass:: 0, ", b"Passes 0, Batch 1, "),
         # launcher tags that make a `[` line a candidate (issue 30): `[1,2]<stderr>:`, `[rank6]:`, `[host:pid] `
         *(b"1", b",", b":", b"]", b"-", b".", b"_", b"rank", b"[1,2]", b"[rank6]:", b"[uk:60506] ", b"[uk:6]"),
         *(b"[6]<", b"<", b"[12]"),  # horovodrun's `[6]<stderr>:`

@@ -6,6 +6,7 @@ The grammar (a line -> what it says):
   linetemplates.py  line shapes (`LineTemplate`: one parse reused for every line of the same shape)
   splitrows.py  several rows on one line: a counter `Epoch #N` repeated on it (an e-mail's re-wrap) parts it
   keys.py       a metric key's column name and its value's unit (a time without a unit is in seconds)
+  splitkeys.py  a split's name glued to a loss key (`trloss`, `valloss`): the reader's loss key, an eval's
   unitfirst.py  a value before the unit that names it (`(0.512 sec/step)`, `| 113.4k tok/s |`)
   fieldshapes.py  metrics in field shapes the `key: value` pair misses (`total used time 7.17 (s)`), unitfirst's too
   linetime.py   a line's leading timestamp as its row's time
@@ -16,7 +17,9 @@ The grammar (a line -> what it says):
   notations_trainers.py  trainers' and tools' own lines (W&B's run summary, an RL trainer's PPO row)
   notations_spellings.py  a key's other spellings (`losses: X`), a CSV's unnamed index and `time` columns, fields'
                 other shapes, read after those
-  notations_keyed.py  lines found by their start (Marian's row, build-nanogpt's `0 train X`), read with those
+  notations_keyed.py  lines found by their start (Marian's row, build-nanogpt's `0 train X`, Paddle v1's `Pass: N,
+                Batch: N, Cost X`), read with those
+  notations_shapes.py  round 11's line shapes (`trloss`, `Epoch is [1/600]`, `Epoch: 1| loss`), read after those
   notations.py  every notation as data, one entry each: real samples, the reading they must give, a
                 pattern when the general reader does not read it (`NOTATIONS`)
   formats.py    the suites' sample lines (`FORMATS`, the `suite` notations) + `parse_loss_line`, the user regex

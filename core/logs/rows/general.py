@@ -32,7 +32,8 @@ from core.logs.rows.linetime import RE_LINE_TS, line_time
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
-from core.logs.tokens.lexicon import EVAL_LOSS_KEYS, LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, keyed_start, number
+from core.logs.rows.splitkeys import LOSS_KEY_HEAD, eval_key
+from core.logs.tokens.lexicon import LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, keyed_start, number
 
 __all__ = [
     "FIXED_ALIASES",
@@ -64,7 +65,7 @@ _RE_LOSS_KEY = re.compile(
     # (a rate's unit may follow the key, `Training Loss per 100 steps: 1.35`; a bracketed key closes, loguru's
     # `| [Loss] nan |`)
     # (a criterion's class ending a key, `Loss` after a small letter: `train/CrossEntropyLoss=9.064`; no table cell)
-    rb"(?i)(?:(?<![a-z0-9])(?:" + b"|".join(LOSS_KEYS) + rb")|(?-i:(?<=[a-z])Loss)(?![a-z0-9])(?![ \t]*\|))"
+    rb"(?i)(?:" + LOSS_KEY_HEAD + rb"|(?-i:(?<=[a-z])Loss)(?![a-z0-9])(?![ \t]*\|))"
     rb"(?:[ \t]+per[ \t]+(?:\d+[ \t]+)?[a-z]+(?=[ \t]*[:=]))?"
     # (a parenthesised qualifier may follow it, tqdm's postfix `loss (batch)=0.0278`, never an eval split's name;
     # or `so far`, a running value's words: `avg loss so far is 0.1098`)
@@ -116,7 +117,7 @@ _NUMV = (
 _KEY = rb"(?:[A-Za-z]\d+\.|[A-Za-z][A-Za-z0-9_]*\.(?=loss|acc))?" + _WORD + rb"(?:[/\-@][A-Za-z0-9_]+)*"
 _QUOTE = rb"\"(?=" + _NUMV + rb"\")|'(?=" + _NUMV + rb"')"  # the opening quote of a quoted number
 _RE_KV = re.compile(
-    rb"(?:(?<![\w.\-/\\@])|(?<=---))(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+" + _KEY + rb"){0,5})['\"]?"
+    rb"(?:(?<![\w.\-/\\@])|(?<=---))(" + _KEY + rb"(?:[ \t]*\([A-Za-z/%]+\)|[ \t]+(?!is\b)" + _KEY + rb"){0,5})['\"]?"
     rb"(?:[ \t]*(?:is\b|[:=])[ \t]*|[ \t]*(?=\[)|(?<=['\"]),[ \t]*)[\[(]?[ \t]*(?:" + _QUOTE + rb")?"
     rb"(" + _NUMV + rb")(?![A-Za-z]{1,3}\d)"
     rb"(?:[ \t]*/[ \t]*(" + _NUMV + rb"))?(?:(ms|s)(?![A-Za-z])|[A-Za-z%]+|[ \t]+(ms|s)(?![A-Za-z]))?[ \t]*[\])]?"
@@ -146,7 +147,8 @@ _NUMBER_TAIL = frozenset(
 
 EPOCH_KEYS = frozenset({"epoch", "epochs", "cur_epoch", "epoch_num"})
 STEP_KEYS = frozenset({"s"}) | frozenset(  # `s`: llm.c's step, `s:0 trl:11.0091 lr:0.000001 norm:15.37`
-    {"step", "steps", "global_step", "cur_step", "step_num", "batch", "iteration", "iter", "iters", "it", "global_iter"}
+    {"step", "steps", "global_step", "cur_step", "step_num", "batch", "mini_batch", "minibatch", "iteration", "iter"}
+    | {"iters", "it", "global_iter"}
 )
 # `Steps: 3741` beside an epoch, no total, on a line naming an evaluation split: the epoch's step count, so an epoch
 # summary (core.logs.rows.perfile; Time-Series-Library's `Epoch: 1, Steps: 3741 | Train Loss: ... Vali Loss: ...`);
@@ -165,21 +167,8 @@ FIXED_ALIASES: dict[str, str] = {
 }
 """Normalised key -> the fixed column it fills (ROW_FIELDS); any other key is a column of its own."""
 _RESERVED = frozenset(
-    {
-        "rank",
-        "offset",
-        "file",
-        "time",
-        "global_step",
-        "relative_s",
-        "wall_time",
-        "epoch",
-        "step",
-        "loss",
-        "epochs_total",
-        "steps_total",
-        "overflow",
-    }
+    {"rank", "offset", "file", "time", "global_step", "relative_s", "wall_time", "epoch", "step", "loss"}
+    | {"epochs_total", "steps_total", "overflow"}
 )
 
 
@@ -255,10 +244,10 @@ def _loss_value(line: bytes, pos: int) -> tuple[float, float, tuple[int, int], t
 
 def _is_eval(line: bytes, key_start: int) -> bool:
     """A loss key qualified by val/eval/test (or avg on a line without train, epoch or step), an eval word
-    before it, or one naming an eval loss itself (EVAL_LOSS_KEYS: llm.c's `tel`)."""
+    before it, or one naming an eval loss itself (core.logs.rows.splitkeys.eval_key: llm.c's `tel`, `valloss`)."""
     q = _RE_QUALIFIER.search(line, max(0, key_start - 48), key_start)
     words = {w.lower() for w in re.split(rb"[ \t_]+", q.group(1)) if w} if q else set()
-    if words & _EVAL_QUAL or line[key_start : key_start + 3].lower() in EVAL_LOSS_KEYS:
+    if words & _EVAL_QUAL or eval_key(line, key_start):
         return True
     if words & {b"avg", b"average", b"mean"} and b"train" not in words and not _RE_TRAIN_CONTEXT.search(line):
         return True

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from core.logs.rows.notation import CORPUS, Notation, NotationSample
 from core.logs.rows.notations_more import MORE
+from core.logs.rows.notations_shapes import SHAPES
 from core.logs.rows.notations_spellings import SPELLINGS
 from core.logs.rows.notations_trainers import TRAINERS
 from core.logs.tokens.lexicon import NUM
@@ -495,4 +496,5 @@ NOTATIONS: tuple[Notation, ...] = (
     *MORE,  # core.logs.rows.notations_more
     *TRAINERS,  # core.logs.rows.notations_trainers
     *SPELLINGS,  # core.logs.rows.notations_spellings
+    *SHAPES,  # core.logs.rows.notations_shapes
 )

@@ -1,5 +1,6 @@
 """Notations of lines found by their start (core.logs.tokens.lexicon.KEYED_START: no loss keyword on them), one entry
-each with real samples: Marian's `Ep. : Up. : Cost` row and build-nanogpt's `<step> train <value>`. Read with
+each with real samples: Marian's `Ep. : Up. : Cost` row, build-nanogpt's `<step> train <value>` and PaddlePaddle
+v1's `Pass: N, Batch: N, TrainCost: X`. Read with
 core.logs.rows.notations_trainers' (split off to keep modules short).
 """
 
@@ -14,6 +15,7 @@ _NANOGPT_LOG = CORPUS.format(
     "https://github.com/fibonacci-2/aladdin/blob/4972d368a3c37ff9ce898010270c77006a7fff84/log/log.txt",
     "build-nanogpt-bare-step-train-value-lines-no-loss-word-173-rows_aladdin-log-txt",
 )
+_PADDLESPEECH = "https://github.com/PaddlePaddle/PaddleSpeech/issues/112"
 _MARIAN_ENTRY = "marian-ep-up-cost-rows-then-util-exception-illegal-memory-access-core-dumped_marian-120"
 
 KEYED: tuple[Notation, ...] = (
@@ -45,5 +47,22 @@ KEYED: tuple[Notation, ...] = (
             NotationSample("1 train 11.192025", _NANOGPT_LOG, {"loss": 11.192025, "step": 1}),
         ),
         pattern=rb"(?i)^(?P<step>\d+) train (?P<loss>" + NUM + rb")[ \t]*$",
+    ),
+    Notation(
+        "paddle_v1_pass_batch_cost",
+        "PaddlePaddle v1's event handler's row (DeepSpeech2's `Pass: 0, Batch: 1, TrainCost: 93.167046`; the book's "
+        "`Pass 0, Batch 0, Cost 2.30`): a keyword line by its start (core.logs.tokens.lexicon.KEYED_START), the pass "
+        "the epoch, the batch the step, `Cost` / `TrainCost` the training loss (the objective the trainer minimises, "
+        "as Marian's `Cost`; a `cost` elsewhere is no loss key: `time cost`, `batch_cost` are times)",
+        (
+            NotationSample(
+                "Pass: 0, Batch: 1, TrainCost: 93.167046", _PADDLESPEECH, {"loss": 93.167046, "epoch": 0, "step": 1}
+            ),
+            NotationSample(
+                "Pass: 0, Batch: 13, TrainCost: 37.709978", _PADDLESPEECH, {"loss": 37.709978, "epoch": 0, "step": 13}
+            ),
+        ),
+        pattern=rb"(?i)^pass:?[ \t]+(?P<epoch>\d+),[ \t]+batch:?[ \t]+(?P<step>\d+),[ \t]+(?:train[ _]?)?cost:?[ \t]*"
+        rb"(?P<loss>" + NUM + rb")(?![\w.])",
     ),
 )

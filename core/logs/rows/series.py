@@ -7,14 +7,16 @@ by the line's text alone (every line of one shape alike: the bulk path reuses on
 - an evaluation's results as TF Estimator writes them to its summary (`Saving dict for global step 100: global_step =
   100, loss = 2.0213404, ...`): the evaluation at that step, beside the `loss = X, step = N` training rows;
 - an epoch's summary in a pipe table: the epoch a field of its own (`| epoch 010 |`, fairseq's `train | epoch 002
-  | loss 9.803 | ...`) on a line that reads no step, where the per-step lines say where they are within the epoch
-  (`| epoch 010  2000 / 8223 loss=1.27`, `train_inner | epoch 003:      5 / 356 loss=9.44`);
+  | loss 9.803 | ...`; at a line's start, before two pipes at least: a table's, never a 2D-liveness script's
+  `Epoch: 1| train loss: X` rows) on a line that reads no step, where the per-step lines say where they are within
+  the epoch (`| epoch 010  2000 / 8223 loss=1.27`, `train_inner | epoch 003:      5 / 356 loss=9.44`);
 - a run's final loss, the loss key after the word `final` (maybe with `train` / `training` between) on a line that
   reads no step and no epoch (a QLoRA script's `📊 Final training loss: 1.1465217211914063` after training ends).
-- a part of a printed results block: after Python logging's default prefix (`INFO:__main__:`), an indented message
-  of one key and its value alone (a custom LoRA trainer's `INFO:__main__:   Loss: 0.4887` under its
-  `INFO:__main__:📊 Evaluation Results:` line, beside `   Perplexity: 1.63`): a training loop prints a row on one
-  line, unindented; an indented key alone is a block's line.
+- a part of a printed results block: after Python logging's default prefix (`INFO:__main__:`), or a level then
+  ` :: ` (Levanter's `... - levanter.eval - eval.py:131 - INFO ::  loss: 11.185`, under its `INFO :: eval loss:
+  11.185`), an indented message of one key and its value alone (a custom LoRA trainer's `INFO:__main__:   Loss:
+  0.4887` under its `INFO:__main__:📊 Evaluation Results:` line, beside `   Perplexity: 1.63`): a training loop
+  prints a row on one line, unindented; an indented key alone is a block's line.
 """
 
 from __future__ import annotations
@@ -32,9 +34,15 @@ RE_SUMMARY = re.compile(
 )
 _RE_FINAL = re.compile(rb"(?i)(?<![a-z])final[ \t_]+(?:train(?:ing)?[ \t_]+)?loss[ \t]*[:=]")
 _RE_BLOCK_PART = re.compile(
-    rb"(?:INFO|WARNING|DEBUG):[\w.]+:[ \t]{2,}[A-Za-z][A-Za-z_ ]*?[ \t]*[:=][ \t]*" + NUM + rb"[ \t]*\r?$"
+    rb"(?:INFO|WARNING|DEBUG)(?::[\w.]+:[ \t]{2,}|[ \t]*::[ \t]{2,})[A-Za-z][A-Za-z_ ]*?[ \t]*[:=][ \t]*"
+    + NUM
+    + rb"[ \t]*\r?$"
 )
-_RE_EPOCH_FIELD = re.compile(rb"(?i)(?:^|\|)[ \t]*epoch[ \t]*:?[ \t]*\d+[ \t]*\|")
+# the epoch a field between pipes (`| epoch 010 |`), or first on a line of pipe fields (fairseq's `epoch 001 | loss
+# 9.803 | nll_loss 9.6 | ...`): a table; never one pipe after a line's epoch, a script's `Epoch: 1| train loss: X`
+_RE_EPOCH_FIELD = re.compile(
+    rb"(?i)\|[ \t]*epoch[ \t]*:?[ \t]*\d+[ \t]*\||^[ \t]*epoch[ \t]*:?[ \t]*\d+[ \t]*\|[^|\n]*\|"
+)
 
 
 def summary_line(line: bytes, fields: Mapping[str, float]) -> bool:
@@ -42,6 +50,6 @@ def summary_line(line: bytes, fields: Mapping[str, float]) -> bool:
     if RE_SUMMARY.search(line) is not None:
         return True
     unplaced = "step" not in fields and "epoch" not in fields  # no step, no epoch: no training row's place
-    if unplaced and (_RE_FINAL.search(line) is not None or _RE_BLOCK_PART.match(line) is not None):
+    if unplaced and (_RE_FINAL.search(line) is not None or _RE_BLOCK_PART.search(line) is not None):
         return True
     return "step" not in fields and _RE_EPOCH_FIELD.search(line) is not None

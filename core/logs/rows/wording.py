@@ -5,8 +5,9 @@ that says it averages (`avg_loss=`, `Average Train Loss:`), for the per-file ser
 Train Loss: 0.0038` after the epoch's `Epoch 20 - Batch loss: X` rows; a GRPO trainer's `[step 50]
 avg_loss=-0.0054 acc=0.7600` between its `grpo_loss is X and kl is Y` rows): the file's other rows can, so each
 row carries its wording here and the file decides. Likewise a loss key naming one of the loss's parts
-(`policy_loss`, not `lossValue` nor `total_loss`): a PPO trainer's debug dict `{..., 'policy_loss': X, ...}` with
-no step before each `Step: N | Loss: L` row is a side row of that step (perfile's side rows, mirrored); and one
+(`policy_loss`, `classify loss`, not `lossValue` nor `total_loss`): a PPO trainer's debug dict `{...,
+'policy_loss': X, ...}` with no step before each `Step: N | Loss: L` row is a side row of that step (perfile's
+side rows, mirrored; EAST's `classify loss is X, angle loss is Y, iou loss is Z` before each batch row); and one
 naming training (`Train Loss:`): MixMatch's `Epoch: 1499 True Loss: X` beside `Epoch 1499 Train Loss: Y` is the
 epoch's other loss (perfile's epoch printed twice, by wording).
 
@@ -41,8 +42,13 @@ _RE_AVERAGE = re.compile(
 
 _RE_LOSS = re.compile(rb"(?i)loss")
 _RE_TRAIN = re.compile(rb"(?i)(?<![A-Za-z])train(?:ing)?[ _]?loss(?![A-Za-z])[\"'`]?\s{0,3}[:=]?\s{0,3}(" + NUM + rb")")
-_RE_PART = re.compile(rb"(?<![A-Za-z])([A-Za-z]+)_loss[\"'`]?\s{0,3}[:=]\s{0,3}(" + NUM + rb")")
-_WHOLE = frozenset({b"avg", b"average", b"mean", b"train", b"training", b"total", b"batch", b"running", b"lm"})
+# a part's name joined to `loss` by `_` or a space (EAST's `classify loss is 0.9168, angle loss is 0.6498, iou loss
+# is 5.8659` before each `Epoch is [1/600], mini-batch is [1/1600], ..., batch_loss is 13.2807` row)
+_RE_PART = re.compile(rb"(?<![A-Za-z])([A-Za-z]+)[_ ]loss[\"'`]?\s{0,3}(?:[:=]|is\b)\s{0,3}(" + NUM + rb")")
+_WHOLE = frozenset(
+    {b"avg", b"average", b"mean", b"train", b"training", b"total", b"batch", b"running", b"lm", b"the", b"final"}
+    | {b"overall", b"tot", b"epoch", b"step", b"iter", b"iteration", b"global"}
+)
 """Words before `_loss` that name the loss itself, not one of its parts."""
 
 

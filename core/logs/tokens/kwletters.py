@@ -39,6 +39,7 @@ def cross_entropy(a: np.ndarray, first: int, end: int) -> bool:
 
 _STAMP = np.frombuffer(b"[dddd-dd-dd dd:dd:dd] ep. ", dtype=np.uint8).copy()  # `d` a digit, a letter any case
 _UP, _COLON, _TRAIN = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b" : up. ", b" :", b" train "))
+_PASS, _BATCH, _COMMA = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b"pass", b", batch", b", "))
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
@@ -72,14 +73,34 @@ def _marian_start(a: np.ndarray, i: int, end: int) -> bool:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _colon_digits_then(a: np.ndarray, j: int, end: int, text: np.ndarray) -> int:
+    """Where an optional `:`, one space, digits, then `text` (any case) at `a[j]` end, or -1 (-1 when `j` is)."""
+    if 0 <= j < end and a[j] == 58:
+        j += 1
+    if j < 0 or j >= end or a[j] != 32:
+        return -1
+    return _digits_then(a, j + 1, end, text)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _paddle_start(a: np.ndarray, i: int, end: int) -> bool:
+    """Whether the line at `a[i]` begins as `Pass: 0, Batch: 1, ` (PaddlePaddle v1's event handler's row; the
+    colons optional: `Pass 0, Batch 0, Cost 2.30`)."""
+    j = _colon_digits_then(a, i + 4 if follows(a, i, end, _PASS) else -1, end, _BATCH)
+    return _colon_digits_then(a, j, end, _COMMA) >= 0
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def keyed_start(a: np.ndarray, i: int, end: int) -> bool:
     """Whether the line at `a[i]` begins as core.logs.tokens.lexicon.KEYED_START, `s:<digits> trl:` or
-    `s:<digits> tel:` in any case (llm.c's main.log), Marian's `[<stamp>] Ep. N : Up. N :` or build-nanogpt's
-    `<digits> train `: tested once a line, at its start."""
+    `s:<digits> tel:` in any case (llm.c's main.log), Marian's `[<stamp>] Ep. N : Up. N :`, build-nanogpt's
+    `<digits> train ` or PaddlePaddle v1's `Pass: N, Batch: N, `: tested once a line, at its start."""
     if i < end and a[i] == 91:  # (a `[` then a digit first: MindSpore's `[INFO]` turned away without a call)
         return i + 1 < end and 48 <= a[i + 1] <= 57 and _marian_start(a, i, end)
     if i < end and 48 <= a[i] <= 57:  # build-nanogpt's `0 train 11.226211`
         return _digits_then(a, i, end, _TRAIN) >= 0  # (the value's spelling is the notation's: `-1.#INF`, `nan`)
+    if i < end and (a[i] | 32) == 112:  # PaddlePaddle v1's `Pass: 0, Batch: 1, TrainCost: 93.167046`
+        return _paddle_start(a, i, end)
     if i + 1 >= end or (a[i] | 32) != 115 or a[i + 1] != 58:
         return False
     j = i + 2

@@ -80,11 +80,15 @@ the compiled scan (core.logs.tokens.linescan, tested against it), the small read
 `lm loss PPL`), and looking for it cost the compiled scan a fifth more (a `pp` pair in every word, measured)."""
 
 
-KEYED_START = rb"s:\d+ t(?:rl|el):|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] ep\. \d+ : up\. \d+ :|\d+ train "
+KEYED_START = (
+    rb"s:\d+ t(?:rl|el):|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] ep\. \d+ : up\. \d+ :|\d+ train |pass:? \d+, batch:? \d+, "
+)
 """A metric line by its start, in any case: llm.c's main.log `s:0 trl:11.0091 lr:0.000001 norm:15.37` and
 `s:0 tel:11.0092` (its step, then its one loss key), Marian's `[2017-10-24 10:08:52] Ep. 1 : Up. 590 : Sen. 308701 :
-Cost 85.70 : ...` (its stamp, epoch and update; its loss named `Cost`, core.logs.rows.notations_trainers), and
-build-nanogpt's log.txt `0 train 11.226211` (step, split word, value: its loss named by no key). Their
+Cost 85.70 : ...` (its stamp, epoch and update; its loss named `Cost`, core.logs.rows.notations_keyed),
+build-nanogpt's log.txt `0 train 11.226211` (step, split word, value: its loss named by no key), and PaddlePaddle
+v1's event handler's `Pass: 0, Batch: 1, TrainCost: 93.167046` (DeepSpeech2; the book's `Pass 0, Batch 0, Cost
+2.30`: pass and batch, then its loss named `Cost`, core.logs.rows.notations_keyed). Their
 keys are looked for there only, not in every word as KEYWORDS are: WORD_LOSS_KEYS there cost the compiled scan a
 fifth more (19-27 %, measured on 7-25 MB)."""
 
