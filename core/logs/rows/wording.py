@@ -23,6 +23,7 @@ avg_loss=10.38053, ...]`, is a row of its loss key's wording, the average a metr
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from core.logs.rows.filestate import FileState
 from core.logs.tokens.bulk import Rows
 from core.logs.tokens.lexicon import NUM, ROW_KEYS, number
 
-__all__ = ["note", "worded_rows"]
+__all__ = ["WordedRows", "note", "worded_rows"]
 
 _STEP, _LOSS = ROW_KEYS.index("step"), ROW_KEYS.index("loss")
 _RE_AVERAGE = re.compile(
@@ -115,3 +116,98 @@ def worded_rows(
             out = np.zeros(len(code), dtype=bool) if out is None else out
             out |= (code == c) & np.isin(offset, offsets)
     return out
+
+
+_BITS = ("averaged", "parts", "trained")  # a row's wordings as bits 1, 2, 4 of `WordedRows.flags`
+
+
+@dataclass
+class _Looked:
+    """How far one file's list of one wording (`Rows.averaged`, ...) was looked at."""
+
+    seen: int = 0  # its offsets so far given to the rows
+    lo: int = 0  # those before are at or below the file's rows so far: no later row is one of them
+    lo_max: float = -np.inf  # the largest of those
+
+
+@dataclass
+class _FileWords:
+    rows_max: float  # the largest offset of the file's rows flagged so far
+    lists: list[_Looked] = field(default_factory=lambda: [_Looked() for _ in _BITS])
+
+
+class WordedRows:
+    """`worded_rows` of every wording, per row of a table that only grows between ticks, each row's flags set once:
+    a tick looks at its new rows and its files' newly noted offsets only (the whole table's walk, per file and
+    wording, cost ~25 ms a tick of the 1,024-rank real-corpus folder, benchmarks/README_logs.md round 17).
+
+    Exact, not assumed: `note` notes only rows the table has not taken (core.logs.rows.sidelines'
+    `carry_and_attach` starts at the file's untaken rows), and a file's offsets rise in file order, so a new
+    offset is past every row taken before and a new row past every offset noted before; where either does not hold
+    (a row's offset met again, an offset noted of an older row) the file's rows are flagged afresh from its whole
+    lists. A new `generation` (the table's rows removed or renumbered) flags every row afresh."""
+
+    def __init__(self) -> None:
+        self._generation = -1
+        self._done = 0  # rows flagged
+        self._flags = np.zeros(0, dtype=np.int8)
+        self._files: dict[int, _FileWords] = {}  # file code -> how far its lists were looked at
+
+    def flags(self, generation: int, code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]]) -> np.ndarray:
+        """Per row of the table (its file `code`, line `offset`: the table's first n rows) its wordings as bits (1
+        averaged, 2 parts, 4 trained: `worded_rows` of each); `files`: every file's code and rows with a noted
+        offset (a file noting its first has its older rows looked at once)."""
+        n = len(code)
+        if generation != self._generation or self._done > n:
+            self._generation, self._done, self._files = generation, 0, {}
+            self._flags = np.zeros(0, dtype=np.int8)
+        done = self._done
+        if len(self._flags) < n:  # room for half as many rows again: a tick's rows do not copy the rest
+            grown = np.zeros(n + n // 2, dtype=np.int8)
+            grown[:done] = self._flags[:done]
+            self._flags = grown
+        new_code = code[done:n]
+        for c, rows in files:
+            state = self._files.get(c)
+            if state is None:
+                old = offset[:done][code[:done] == c]
+                state = self._files[c] = _FileWords(float(old.max()) if len(old) else -np.inf)
+            at = np.flatnonzero(new_code == c) + done
+            if not self._add(state, rows, at, offset[at]):
+                self._afresh(c, state, rows, code, offset)
+        self._done = n
+        return self._flags[:n]
+
+    def _add(self, state: _FileWords, rows: Rows, at: np.ndarray, new: np.ndarray) -> bool:
+        """Flag a file's new rows (`at`, their offsets `new`) and look at its newly noted offsets; False (nothing
+        changed) when an offset may be an older row's or a new row may be an older offset's."""
+        lists = [getattr(rows, name) for name in _BITS]
+        ends = [len(offs) for offs in lists]  # (a background read may note more meanwhile: the next tick's)
+        low = float(new.min()) if len(new) else np.inf
+        for looked, offs, end in zip(state.lists, lists, ends, strict=True):
+            if (end > looked.seen and min(offs[looked.seen : end]) <= state.rows_max) or low <= looked.lo_max:
+                return False
+        state.rows_max = max(state.rows_max, float(new.max()) if len(new) else -np.inf)
+        for bit, looked, offs, end in zip((1, 2, 4), state.lists, lists, ends, strict=True):
+            if len(new) and end > looked.lo:
+                self._flags[at[np.isin(new, offs[looked.lo : end])]] |= bit
+            looked.seen = end
+            while looked.lo < end and offs[looked.lo] <= state.rows_max:  # rows past these: not theirs
+                looked.lo_max = max(looked.lo_max, offs[looked.lo])
+                looked.lo += 1
+        return True
+
+    def _afresh(self, c: int, state: _FileWords, rows: Rows, code: np.ndarray, offset: np.ndarray) -> None:
+        """Flag every row of file `c` from its whole lists (the rare case `_add` refuses)."""
+        at = np.flatnonzero(code == c)
+        mine = offset[at]
+        self._flags[at] = 0
+        state.rows_max = float(mine.max()) if len(mine) else -np.inf
+        for bit, looked, name in zip((1, 2, 4), state.lists, _BITS, strict=True):
+            offs = getattr(rows, name)
+            end = len(offs)
+            self._flags[at[np.isin(mine, offs[:end])]] |= bit
+            looked.seen, looked.lo, looked.lo_max = end, 0, -np.inf
+            while looked.lo < end and offs[looked.lo] <= state.rows_max:
+                looked.lo_max = max(looked.lo_max, offs[looked.lo])
+                looked.lo += 1
