@@ -128,8 +128,8 @@ def _file(rank: int) -> FileState:
 
 _STEP = st.tuples(
     st.integers(0, 2),  # the file
-    st.lists(st.integers(0, 40), max_size=4),  # its new rows' offsets (repeated, falling now and then)
-    st.lists(st.tuples(st.sampled_from(["averaged", "parts", "trained"]), st.integers(0, 40)), max_size=3),
+    st.lists(st.integers(-2, 40), max_size=4),  # its new rows' offsets (repeated, falling now and then)
+    st.lists(st.tuples(st.sampled_from(["averaged", "parts", "trained"]), st.integers(-2, 40)), max_size=3),
 )
 
 

@@ -166,36 +166,25 @@ class WordedRows:
             grown = np.zeros(n + n // 2, dtype=np.int8)
             grown[:done] = self._flags[:done]
             self._flags = grown
-        new_code = code[done:n]
+        new_code, new_off = code[done:n], offset[done:n]
+        lows, highs = _bounds(new_code, new_off, max((c for c, _ in files), default=-1) + 1)
+        base = min(int(new_off.min()), 0) if len(new_off) else 0  # a row as one key: code * span + offset - base
+        span = int(new_off.max()) + 1 - base if len(new_off) else 0
+        pending: list[list[int]] = [[] for _ in _BITS]  # keys of offsets the new rows may be, per wording
         for c, rows in files:
             state = self._files.get(c)
             if state is None:
                 old = offset[:done][code[:done] == c]
                 state = self._files[c] = _FileWords(float(old.max()) if len(old) else -np.inf)
-            at = np.flatnonzero(new_code == c) + done
-            if not self._add(state, rows, at, offset[at]):
+            if not _add(state, rows, (lows[c], highs[c]), (c * span - base, base), pending):
                 self._afresh(c, state, rows, code, offset)
+        if any(pending):
+            keys = new_code.astype(np.int64) * span + new_off - base
+            for bit, wanted in zip((1, 2, 4), pending, strict=True):
+                if wanted:
+                    self._flags[np.flatnonzero(np.isin(keys, wanted)) + done] |= bit
         self._done = n
         return self._flags[:n]
-
-    def _add(self, state: _FileWords, rows: Rows, at: np.ndarray, new: np.ndarray) -> bool:
-        """Flag a file's new rows (`at`, their offsets `new`) and look at its newly noted offsets; False (nothing
-        changed) when an offset may be an older row's or a new row may be an older offset's."""
-        lists = [getattr(rows, name) for name in _BITS]
-        ends = [len(offs) for offs in lists]  # (a background read may note more meanwhile: the next tick's)
-        low = float(new.min()) if len(new) else np.inf
-        for looked, offs, end in zip(state.lists, lists, ends, strict=True):
-            if (end > looked.seen and min(offs[looked.seen : end]) <= state.rows_max) or low <= looked.lo_max:
-                return False
-        state.rows_max = max(state.rows_max, float(new.max()) if len(new) else -np.inf)
-        for bit, looked, offs, end in zip((1, 2, 4), state.lists, lists, ends, strict=True):
-            if len(new) and end > looked.lo:
-                self._flags[at[np.isin(new, offs[looked.lo : end])]] |= bit
-            looked.seen = end
-            while looked.lo < end and offs[looked.lo] <= state.rows_max:  # rows past these: not theirs
-                looked.lo_max = max(looked.lo_max, offs[looked.lo])
-                looked.lo += 1
-        return True
 
     def _afresh(self, c: int, state: _FileWords, rows: Rows, code: np.ndarray, offset: np.ndarray) -> None:
         """Flag every row of file `c` from its whole lists (the rare case `_add` refuses)."""
@@ -211,3 +200,39 @@ class WordedRows:
             while looked.lo < end and offs[looked.lo] <= state.rows_max:
                 looked.lo_max = max(looked.lo_max, offs[looked.lo])
                 looked.lo += 1
+
+
+def _add(
+    state: _FileWords, rows: Rows, bounds: tuple[float, float], key: tuple[int, int], pending: list[list[int]]
+) -> bool:
+    """Look at a file's new rows (`bounds`: their lowest and highest offsets) and newly noted offsets: the offsets
+    its new rows may be go to `pending` (per wording, as keys: key[0] + offset, offsets from key[1] on); False
+    (nothing changed) when an offset may be an older row's or a new row may be an older offset's."""
+    low, high = bounds
+    first, base = key
+    lists = [getattr(rows, name) for name in _BITS]
+    ends = [len(offs) for offs in lists]  # (a background read may note more meanwhile: the next tick's)
+    for looked, offs, end in zip(state.lists, lists, ends, strict=True):
+        if (end > looked.seen and min(offs[looked.seen : end]) <= state.rows_max) or low <= looked.lo_max:
+            return False
+    state.rows_max = max(state.rows_max, high)
+    for into, looked, offs, end in zip(pending, state.lists, lists, ends, strict=True):
+        if high >= low:  # new rows: the offsets not yet below every row may be theirs (none past the highest)
+            into.extend(first + off for off in offs[looked.lo : end] if base <= off <= high)
+        looked.seen = end
+        while looked.lo < end and offs[looked.lo] <= state.rows_max:  # rows past these: not theirs
+            looked.lo_max = max(looked.lo_max, offs[looked.lo])
+            looked.lo += 1
+    return True
+
+
+def _bounds(code: np.ndarray, offset: np.ndarray, k: int) -> tuple[list[float], list[float]]:
+    """Per file code below `k`, the lowest and highest `offset` of its rows among these (inf, -inf: none): one pass
+    for every file (the corpus folder's tick: ~135 worded files, ~80 with new offsets; each file's rows gathered
+    and matched alone cost ~7 ms)."""
+    lows, highs = np.full(k, np.inf), np.full(k, -np.inf)
+    if k and len(code):
+        mine = code < k
+        np.minimum.at(lows, code[mine], offset[mine])
+        np.maximum.at(highs, code[mine], offset[mine])
+    return lows.tolist(), highs.tolist()
