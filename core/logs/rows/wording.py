@@ -108,7 +108,8 @@ def worded_rows(
 ) -> np.ndarray | None:
     """Per row of a table (its file `code`, line `offset`), whether its loss key says it averages (`wording`
     "parts": names one of the loss's parts, "trained": names training; `files`: each file's code and rows, whose
-    `averaged`, `parts` and `trained` list the offsets); None when no file has such a row."""
+    `averaged`, `parts` and `trained` list the offsets); None when no file has such a row. Over the whole table:
+    the definition `WordedRows` (a tick's rows flagged once) is held to (tests/test_table_worded.py)."""
     out = None
     for c, rows in files:
         offsets = getattr(rows, wording)
@@ -132,6 +133,8 @@ class _Looked:
 
 @dataclass
 class _FileWords:
+    """How far one file's rows and lists were looked at."""
+
     rows_max: float  # the largest offset of the file's rows flagged so far
     lists: list[_Looked] = field(default_factory=lambda: [_Looked() for _ in _BITS])
 
