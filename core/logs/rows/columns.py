@@ -34,6 +34,7 @@ not only the ones worth it: a file without a header pays one quick test per line
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -173,6 +174,35 @@ def _cells(line: bytes, n: int, sep: bytes | None = None) -> list[re.Match[bytes
     return None if any(c is None for c in cells) else cells  # type: ignore[return-value]
 
 
+_SKIP, _FIELD, _COUNT, _EXTRA = range(4)  # what a column's cell is (`_kinds`)
+
+
+@functools.lru_cache(maxsize=256)
+def _kinds(header: ColumnHeader) -> tuple[tuple[int, str, str], ...]:
+    """Per column of a training table's header: (what its cell is, the column it fills, the key as spelled or, for
+    a count, its total's column). Decided once per header: every row of a table asked it of every cell (~3,150 asks
+    of a tick of the real-corpus folder, benchmarks/README_logs.md round 17)."""
+    out: list[tuple[int, str, str]] = []
+    for i, name in enumerate(header.names):
+        low = name.lower()
+        if not name:  # a CSV's unnamed index column (`_csv_header`): a row number, no metric
+            out.append((_SKIP, "", ""))
+        elif i == header.loss:
+            out.append((_FIELD, "loss", name))
+        elif low in _EPOCH or low in _STEP:
+            out.append((_COUNT, *(("epoch", "epochs_total") if low in _EPOCH else ("step", "steps_total"))))
+        elif _loss_name(low) or (header.parts and low in _PARTS):
+            out.append((_EXTRA, name, name))
+        elif header.sep is not None and (low not in ROW_KEYS or low in _CSV_OWN) and low not in _NOT_CSV_METRICS:
+            # a CSV table's other columns are the row's metrics (Keras' `accuracy`, `dice_coef`, `lr`, ...): a
+            # logger's table of values, unlike a terminal table's counts and sizes (`Instances`, `Size`)
+            column = "lr" if FIXED_ALIASES.get(low) == "lr" else _CSV_OWN.get(low, name)
+            out.append((_FIELD if column == "lr" else _EXTRA, column, name))
+        else:
+            out.append((_SKIP, "", ""))
+    return tuple(out)
+
+
 def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
     """What a row under `header` says (an evaluation for a per-class table's `all` row), None when the line is
     no row of it."""
@@ -191,24 +221,15 @@ def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
     if cells is None:
         return None
     read = LineRead()
-    for i, (name, cell) in enumerate(zip(header.names, cells, strict=True)):
-        low = name.lower()
-        if not name:  # a CSV's unnamed index column (`_csv_header`): a row number, no metric
-            continue
-        if i == header.loss:
-            read.fields["loss"], read.keys["loss"] = number(cell[1]), name
-        elif low in _EPOCH or low in _STEP:
-            at, total = ("epoch", "epochs_total") if low in _EPOCH else ("step", "steps_total")
-            read.fields[at] = number(cell[1])
+    for (kind, column, name), cell in zip(_kinds(header), cells, strict=True):
+        if kind == _COUNT:
+            read.fields[column] = number(cell[1])
             if cell[2] is not None:
-                read.fields[total] = float(cell[2])
-        elif _loss_name(low) or (header.parts and low in _PARTS):
-            read.extras[name], read.keys[name] = number(cell[1]), name
-        elif header.sep is not None and (low not in ROW_KEYS or low in _CSV_OWN) and low not in _NOT_CSV_METRICS:
-            # a CSV table's other columns are the row's metrics (Keras' `accuracy`, `dice_coef`, `lr`, ...): a
-            # logger's table of values, unlike a terminal table's counts and sizes (`Instances`, `Size`)
-            column = "lr" if FIXED_ALIASES.get(low) == "lr" else _CSV_OWN.get(low, name)
-            (read.fields if column == "lr" else read.extras)[column], read.keys[column] = number(cell[1]), name
+                read.fields[name] = float(cell[2])  # (`name`: the count's total)
+        elif kind == _EXTRA:
+            read.extras[column], read.keys[column] = number(cell[1]), name
+        elif kind == _FIELD:
+            read.fields[column], read.keys[column] = number(cell[1]), name
     if cells[header.loss][2] is not None:  # `1/2` under a loss name is no loss
         return None
     return read

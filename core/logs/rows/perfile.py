@@ -285,20 +285,21 @@ def set_aside(
     step, loss = pick(_floats(columns, "step", len(code))), pick(_floats(columns, "loss", len(code)))
     epoch = pick(_floats(columns, "epoch", len(code)))
     sign = pick(column_signatures(columns))
+    among = functools.partial(_among, files, c)  # per row (in `r`'s order), whether its file is one of these
     aside = np.zeros(len(code), dtype=np.int8)
-    aside[pick(np.isin(code, epoch_codes)) & np.isnan(step) & ~np.isnan(epoch)] = Aside.EVAL
+    aside[among(epoch_codes) & np.isnan(step) & ~np.isnan(epoch)] = Aside.EVAL
     shape = c << _SIGN_BITS | sign  # a file's shape: its index among the files, then its signature
     often = np.bincount(shape)
     pair = np.flatnonzero((r[1:] == r[:-1]) & (sign[1:] != sign[:-1]))  # `r` holds the file and the rank
     if len(only_sides):
-        pair = pair[~pick(np.isin(code, only_sides))[pair]]
+        pair = pair[~among(only_sides)[pair]]
     twice = pair[step[pair] == step[pair + 1]]
     aside[twice[often[shape[twice]] < often[shape[twice + 1]]]] = Aside.EVAL
     aside[twice[often[shape[twice + 1]] < often[shape[twice]]] + 1] = Aside.EVAL
     if named is not None:
         _epoch_twice(aside, r, c, step, epoch, sign, pick(named))
     if estimates is not None and len(estimate_codes):
-        where = pick(np.isin(code, estimate_codes))
+        where = among(estimate_codes)
         est = where & pick(estimates)
         aside[est & ~np.isin(shape, shape[where & ~est])] = Aside.EVAL  # no row naming none has their shape
     if trained is not None:
@@ -314,7 +315,7 @@ def set_aside(
         else:
             sides = np.zeros(len(code), dtype=bool)
             sides[held] = _side_rows(r[held], step[held], epoch[held], None if part is None else part[held])
-        aside[sides & pick(np.isin(code, side_codes))] = Aside.DROP
+        aside[sides & among(side_codes)] = Aside.DROP
     apart = step[pair] != step[pair + 1]  # two steps named and not one (NaN on either side: False)
     nan_twice = np.isnan(loss[pair]) & np.isnan(loss[pair + 1]) & ~apart  # a NaN echoed at its step (Caffe's)
     echo = pair[(loss[pair] == loss[pair + 1]) | nan_twice]
@@ -331,6 +332,13 @@ def set_aside(
     out = np.empty_like(aside)
     out[order] = aside
     return out
+
+
+def _among(files: np.ndarray, c: np.ndarray, codes: Sequence[int]) -> np.ndarray:
+    """Per row (`c`: its file's index in `files`, the asked files sorted), whether its file is one of `codes`: looked
+    up among the handful of files, not per row (`np.isin` over the asking files' ~27k rows, five times, cost the
+    real-corpus folder's tick ~4 ms)."""
+    return np.isin(files, codes)[c]
 
 
 _SIGN_BITS = 12  # a signature's bits (_N_FLOAT of them)

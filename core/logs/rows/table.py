@@ -36,7 +36,7 @@ from core.logs.rows.filestate import FileState, note_key
 from core.logs.rows.nanroom import NanRooms, copy_values
 from core.logs.rows.perfile import Notes, estimate_name, note_epochs, note_many, set_aside
 from core.logs.rows.room import room
-from core.logs.rows.wording import worded_rows
+from core.logs.rows.wording import WordedRows
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 
 _N_FLOAT = len(ROW_KEYS) - 1  # every row key but the byte offset is a numeric column of the table
@@ -213,6 +213,7 @@ class MetricTable:
         self._nan = NanRooms()  # their columns' storage (core.logs.rows.nanroom)
         self.generation = 0  # bumped whenever rows already here are removed or renumbered (`_drop`)
         self._row_sums: dict[str, tuple[int, int, np.ndarray]] = {}  # (generation, rows summed, sums): `_per_row`
+        self._worded = WordedRows()  # each row's loss key wordings, flagged once (`worded`)
 
     @property
     def extra_names(self) -> list[str]:
@@ -348,10 +349,11 @@ class MetricTable:
         est = self._names_eval_loss(n) if est_codes else None
         sides = [src.code for src in srcs if src.notes.sides], [src.code for src in srcs if not src.notes.any]
         named = self._named(n, None if every else rows) if any(src.notes.epoch_pairs for src in srcs) else None
-        worded = [(s.code, s.rows) for s in srcs]
-        avg = worded_rows(code, self._fixed["offset"][:n], worded)
-        part = worded_rows(code, self._fixed["offset"][:n], worded, "parts")
-        trained = worded_rows(code, self._fixed["offset"][:n], worded, "trained")
+        bits = self.worded() if every else self.worded()[rows]
+        avg, part, trained = (
+            ((bits & (1 << k)) != 0) if any(getattr(s.rows, name) for s in srcs) else None
+            for k, name in enumerate(("averaged", "parts", "trained"))
+        )
         if every:
             rank = self._fixed["rank"][:n]
             return set_aside(code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg, part, trained)
@@ -366,11 +368,18 @@ class MetricTable:
             est_codes,
             *sides,
             named,
-            None if avg is None else avg[rows],
-            None if part is None else part[rows],
-            None if trained is None else trained[rows],
+            avg,
+            part,
+            trained,
         )
         return out
+
+    def worded(self) -> np.ndarray:
+        """Per row of the first n, its loss key's wordings as bits (1 an average's, 2 a part's, 4 training's:
+        core.logs.rows.wording's `worded_rows` of each), each row flagged once (`WordedRows`)."""
+        n, fixed = self._n, self._fixed
+        files = [(s.code, s.rows) for s in self._sources.values() if s.rows.averaged or s.rows.parts or s.rows.trained]
+        return self._worded.flags(self.generation, fixed["code"][:n], fixed["offset"][:n], files)
 
     def _named(self, n: int, rows: np.ndarray | None) -> np.ndarray:
         """Per row of the first n (or of `rows` among them: the asking files' rows), how many other metrics it names

@@ -24,6 +24,7 @@ avg_loss=10.38053, ...]`, is a row of its loss key's wording, the average a metr
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from core.logs.rows.filestate import FileState
 from core.logs.tokens.bulk import Rows
 from core.logs.tokens.lexicon import NUM, ROW_KEYS, number
 
-__all__ = ["note", "worded_rows"]
+__all__ = ["WordedRows", "note", "worded_rows"]
 
 _STEP, _LOSS = ROW_KEYS.index("step"), ROW_KEYS.index("loss")
 _RE_AVERAGE = re.compile(
@@ -113,7 +114,8 @@ def worded_rows(
 ) -> np.ndarray | None:
     """Per row of a table (its file `code`, line `offset`), whether its loss key says it averages (`wording`
     "parts": names one of the loss's parts, "trained": names training; `files`: each file's code and rows, whose
-    `averaged`, `parts` and `trained` list the offsets); None when no file has such a row."""
+    `averaged`, `parts` and `trained` list the offsets); None when no file has such a row. Over the whole table:
+    the definition `WordedRows` (a tick's rows flagged once) is held to (tests/test_table_worded.py)."""
     out = None
     for c, rows in files:
         offsets = getattr(rows, wording)
@@ -121,3 +123,125 @@ def worded_rows(
             out = np.zeros(len(code), dtype=bool) if out is None else out
             out |= (code == c) & np.isin(offset, offsets)
     return out
+
+
+_BITS = ("averaged", "parts", "trained")  # a row's wordings as bits 1, 2, 4 of `WordedRows.flags`
+
+
+@dataclass
+class _Looked:
+    """How far one file's list of one wording (`Rows.averaged`, ...) was looked at."""
+
+    seen: int = 0  # its offsets so far given to the rows
+    lo: int = 0  # those before are at or below the file's rows so far: no later row is one of them
+    lo_max: float = -np.inf  # the largest of those
+
+
+@dataclass
+class _FileWords:
+    """How far one file's rows and lists were looked at."""
+
+    rows_max: float  # the largest offset of the file's rows flagged so far
+    lists: list[_Looked] = field(default_factory=lambda: [_Looked() for _ in _BITS])
+
+
+class WordedRows:
+    """`worded_rows` of every wording, per row of a table that only grows between ticks, each row's flags set once:
+    a tick looks at its new rows and its files' newly noted offsets only (the whole table's walk, per file and
+    wording, cost ~25 ms a tick of the 1,024-rank real-corpus folder, benchmarks/README_logs.md round 17).
+
+    Exact, not assumed: `note` notes only rows the table has not taken (core.logs.rows.sidelines'
+    `carry_and_attach` starts at the file's untaken rows), and a file's offsets rise in file order, so a new
+    offset is past every row taken before and a new row past every offset noted before; where either does not hold
+    (a row's offset met again, an offset noted of an older row) the file's rows are flagged afresh from its whole
+    lists. A new `generation` (the table's rows removed or renumbered) flags every row afresh."""
+
+    def __init__(self) -> None:
+        self._generation = -1
+        self._done = 0  # rows flagged
+        self._flags = np.zeros(0, dtype=np.int8)
+        self._files: dict[int, _FileWords] = {}  # file code -> how far its lists were looked at
+
+    def flags(self, generation: int, code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]]) -> np.ndarray:
+        """Per row of the table (its file `code`, line `offset`: the table's first n rows) its wordings as bits (1
+        averaged, 2 parts, 4 trained: `worded_rows` of each); `files`: every file's code and rows with a noted
+        offset (a file noting its first has its older rows looked at once)."""
+        n = len(code)
+        if generation != self._generation or self._done > n:
+            self._generation, self._done, self._files = generation, 0, {}
+            self._flags = np.zeros(0, dtype=np.int8)
+        done = self._done
+        if len(self._flags) < n:  # room for half as many rows again: a tick's rows do not copy the rest
+            grown = np.zeros(n + n // 2, dtype=np.int8)
+            grown[:done] = self._flags[:done]
+            self._flags = grown
+        new_code, new_off = code[done:n], offset[done:n]
+        lows, highs = _bounds(new_code, new_off, max((c for c, _ in files), default=-1) + 1)
+        base = min(int(new_off.min()), 0) if len(new_off) else 0  # a row as one key: code * span + offset - base
+        span = int(new_off.max()) + 1 - base if len(new_off) else 0
+        pending: list[list[int]] = [[] for _ in _BITS]  # keys of offsets the new rows may be, per wording
+        for c, rows in files:
+            state = self._files.get(c)
+            if state is None:
+                old = offset[:done][code[:done] == c]
+                state = self._files[c] = _FileWords(float(old.max()) if len(old) else -np.inf)
+            if not _add(state, rows, (lows[c], highs[c]), (c * span - base, base), pending):
+                self._afresh(c, state, rows, code, offset)
+        if any(pending):
+            keys = new_code.astype(np.int64) * span + new_off - base
+            for bit, wanted in zip((1, 2, 4), pending, strict=True):
+                if wanted:
+                    self._flags[np.flatnonzero(np.isin(keys, wanted)) + done] |= bit
+        self._done = n
+        return self._flags[:n]
+
+    def _afresh(self, c: int, state: _FileWords, rows: Rows, code: np.ndarray, offset: np.ndarray) -> None:
+        """Flag every row of file `c` from its whole lists (the rare case `_add` refuses)."""
+        at = np.flatnonzero(code == c)
+        mine = offset[at]
+        self._flags[at] = 0
+        state.rows_max = float(mine.max()) if len(mine) else -np.inf
+        for bit, looked, name in zip((1, 2, 4), state.lists, _BITS, strict=True):
+            offs = getattr(rows, name)
+            end = len(offs)
+            self._flags[at[np.isin(mine, offs[:end])]] |= bit
+            looked.seen, looked.lo, looked.lo_max = end, 0, -np.inf
+            while looked.lo < end and offs[looked.lo] <= state.rows_max:
+                looked.lo_max = max(looked.lo_max, offs[looked.lo])
+                looked.lo += 1
+
+
+def _add(
+    state: _FileWords, rows: Rows, bounds: tuple[float, float], key: tuple[int, int], pending: list[list[int]]
+) -> bool:
+    """Look at a file's new rows (`bounds`: their lowest and highest offsets) and newly noted offsets: the offsets
+    its new rows may be go to `pending` (per wording, as keys: key[0] + offset, offsets from key[1] on); False
+    (nothing changed) when an offset may be an older row's or a new row may be an older offset's."""
+    low, high = bounds
+    first, base = key
+    lists = [getattr(rows, name) for name in _BITS]
+    ends = [len(offs) for offs in lists]  # (a background read may note more meanwhile: the next tick's)
+    for looked, offs, end in zip(state.lists, lists, ends, strict=True):
+        if (end > looked.seen and min(offs[looked.seen : end]) <= state.rows_max) or low <= looked.lo_max:
+            return False
+    state.rows_max = max(state.rows_max, high)
+    for into, looked, offs, end in zip(pending, state.lists, lists, ends, strict=True):
+        if high >= low:  # new rows: the offsets not yet below every row may be theirs (none past the highest)
+            into.extend(first + off for off in offs[looked.lo : end] if base <= off <= high)
+        looked.seen = end
+        while looked.lo < end and offs[looked.lo] <= state.rows_max:  # rows past these: not theirs
+            looked.lo_max = max(looked.lo_max, offs[looked.lo])
+            looked.lo += 1
+    return True
+
+
+def _bounds(code: np.ndarray, offset: np.ndarray, k: int) -> tuple[list[float], list[float]]:
+    """Per file code below `k`, the lowest and highest `offset` of its rows among these (inf, -inf: none): one pass
+    for every file (the corpus folder's tick: ~135 worded files, ~80 with new offsets; each file's rows gathered
+    and matched alone cost ~7 ms)."""
+    lows, highs = np.full(k, np.inf), np.full(k, -np.inf)
+    if k and len(code):
+        mine = code < k
+        np.minimum.at(lows, code[mine], offset[mine])
+        np.maximum.at(highs, code[mine], offset[mine])
+    return lows.tolist(), highs.tolist()
