@@ -69,12 +69,11 @@ _LINES = st.sampled_from(
 _TEXT = st.lists(st.tuples(_LINES, st.integers(0, 120), st.sampled_from([b"\n", b"\r\n"])), min_size=1, max_size=30)
 
 
-@settings(max_examples=300, deadline=None)
-@given(_TEXT, st.integers(0, 15), st.data())
-@example([(b"Iteration 180, loss = 6.55607", 40, b"\n")] * 3, 0, None)
-def test_word_walk_is_the_byte_walk(
+def _drawn_window(
     parts: list[tuple[bytes, int, bytes]], pad: int, data: st.DataObject | None
-) -> None:
+) -> tuple[bytes, int, int, np.ndarray]:
+    """A drawn text, a window [floor, end) of it, and row positions in it: line starts, or (drawn) a few bytes
+    inside their lines; the whole text and every line start for an `@example` (data None)."""
     text = b"x" * pad + b"".join(line[:cut] + nl for line, cut, nl in parts)
     if data is not None and data.draw(st.booleans()):
         text = text.rstrip(b"\n")  # a last line without its newline
@@ -90,7 +89,16 @@ def test_word_walk_is_the_byte_walk(
     )
     if data is not None and picks and data.draw(st.booleans()):  # a position inside its line, not its start
         picks = [min(p + data.draw(st.integers(0, 5)), end - 1) if end > p else p for p in picks]
-    at = np.array(sorted(set(picks)), dtype=np.int64)
+    return text, floor, end, np.array(sorted(set(picks)), dtype=np.int64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, st.integers(0, 15), st.data())
+@example([(b"Iteration 180, loss = 6.55607", 40, b"\n")] * 3, 0, None)
+def test_word_walk_is_the_byte_walk(
+    parts: list[tuple[bytes, int, bytes]], pad: int, data: st.DataObject | None
+) -> None:
+    text, floor, end, at = _drawn_window(parts, pad, data)
     for buf in (text, bytearray(text)):
         a = np.frombuffer(buf, dtype=np.uint8)
         starts = np.empty(at.size, dtype=np.int64)
@@ -109,19 +117,7 @@ def test_lines_looked_up_are_the_lines_walked(
     """The sift given the block scan's newlines (round 16 bulkspeed: a batch's lines are looked up among them, not
     walked) keeps the rows and finds the starts the walk does, on any window of any text; `sift_rows` given a whole
     batch's newlines (other files' before and after the window) or none gives the same rows too."""
-    text = b"x" * pad + b"".join(line[:cut] + nl for line, cut, nl in parts)
-    if data is not None and data.draw(st.booleans()):
-        text = text.rstrip(b"\n")  # a last line without its newline
-    size = len(text)
-    floor, end = (0, size) if data is None else (data.draw(st.integers(0, size)), 0)
-    end = size if data is None else data.draw(st.integers(floor, size))
-    line_starts = [i for i in range(floor, end) if i == floor or text[i - 1] == 10]
-    picks = sorted(
-        set(line_starts if data is None else data.draw(st.lists(st.sampled_from(line_starts))) if line_starts else [])
-    )
-    if data is not None and picks and data.draw(st.booleans()):  # a position inside its line, not its start
-        picks = [min(p + data.draw(st.integers(0, 5)), end - 1) if end > p else p for p in picks]
-    at = np.array(sorted(set(picks)), dtype=np.int64)
+    text, floor, end, at = _drawn_window(parts, pad, data)
     every = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == 10).astype(np.int64)
     window = every[(every >= floor) & (every < end)]
     for buf in (text, bytearray(text)):
