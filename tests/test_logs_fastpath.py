@@ -122,7 +122,7 @@ def _named(row: tuple) -> frozenset[str]:
     return frozenset(k for k, v in zip(ROW_FIELDS, row, strict=False) if k not in ("time", "loss") and v == v)
 
 
-def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+def per_file_series(reads: list[tuple], data: bytes = b"") -> tuple[list[tuple], list[tuple]]:
     """One file's reads (row, extras, the rank its line names) split by the per-file series rules, stated
     plainly (core.logs.rows.perfile is the code under test): (training reads, evaluation reads).
     - a row with an epoch and no step is an evaluation row when the file's rows with a step outnumber them;
@@ -133,7 +133,13 @@ def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
       the row naming fewer values (as many: the later row) is dropped, when such rows are at least half of the
       file's rows naming what it names;
     - a row naming an evaluation loss beside its loss (nanoGPT's estimate line) is an evaluation row when the
-      file's other rows are more than twice as many and none of them has its shape."""
+      file's other rows are more than twice as many and none of them has its shape;
+    - in a file whose first row names no step, rows whose loss key says it averages (`avg loss`, `Average Train
+      Loss`, the line's only loss word) are evaluation rows when the file's other rows kept are as many or more;
+    - a step's side rows: a rank's rows naming no step and no epoch (the averages set aside not counted) are
+      dropped when none comes before its first row with a step and, between its rows with a step, the commonest
+      count of them (the smaller on a tie) is one to eight and holds between more than half of those rows (the
+      file's step-less rows at least half as many as its gaps between rows with a step)."""
     epoch, step, loss = (ROW_FIELDS.index(k) for k in ("epoch", "step", "loss"))
     epoch_only = sum(row[epoch] == row[epoch] and row[step] != row[step] for row, _, _ in reads)
     stepped = sum(row[step] == row[step] for row, _, _ in reads) > epoch_only
@@ -169,20 +175,72 @@ def per_file_series(reads: list[tuple]) -> tuple[list[tuple], list[tuple]]:
         plain = {_named(row) for i, (row, _, _) in enumerate(reads) if i not in est}
         evaluation |= {i for i in est if _named(reads[i][0]) not in plain}
     dropped = {i for shape, rows in echoes.items() if 2 * len(rows) >= shape_count[shape] for i in rows}
+    averaged = _averaged_reads(reads, data) - evaluation - dropped
+    if averaged and len(reads) - len(evaluation | dropped | averaged) >= len(averaged):
+        evaluation |= averaged
+    dropped |= _side_reads(reads, {who: [i for i in mine if i not in averaged] for who, mine in by_rank.items()})
     kept = [read for i, read in enumerate(reads) if i not in evaluation and i not in dropped]
     return kept, [read for i, read in enumerate(reads) if i in evaluation - dropped]
 
 
+_RE_AVERAGED = re.compile(
+    rb"(?i)(?<![A-Za-z])(?:avg|average|mean)[ ._]{0,2}(?:train(?:ing)?[ _])?loss(?![A-Za-z])"
+    rb"[\"'`]?\s{0,3}[:=]?\s{0,3}(\S+)"
+)
+
+
+def _averaged_reads(reads: list[tuple], data: bytes) -> set[int]:
+    """The reads whose loss key says it averages (per_file_series' averages rule), in a file whose first row names
+    no step."""
+    step, loss = ROW_FIELDS.index("step"), ROW_FIELDS.index("loss")
+    if not reads or reads[0][0][step] == reads[0][0][step]:
+        return set()
+    out = set()
+    for i, (row, _, _) in enumerate(reads):
+        at = int(row[-1])
+        line = data[at:].split(b"\n", 1)[0]
+        m = _RE_AVERAGED.search(line)
+        if m is None or len(re.findall(rb"(?i)loss", line)) != 1:
+            continue
+        try:
+            value = float(m[1].rstrip(b",;)]}"))
+        except ValueError:
+            continue
+        if value == row[loss] or (value != value and row[loss] != row[loss]):
+            out.add(i)
+    return out
+
+
+def _side_reads(reads: list[tuple], by_rank: dict[object, list[int]]) -> set[int]:
+    """The reads that are a step's side rows (per_file_series' last rule)."""
+    epoch, step = ROW_FIELDS.index("epoch"), ROW_FIELDS.index("step")
+    unplaced = {i for i, (row, _, _) in enumerate(reads) if row[step] != row[step] and row[epoch] != row[epoch]}
+    n_stepped = sum(row[step] == row[step] for row, _, _ in reads)
+    if not unplaced or n_stepped < 2 or 2 * len(unplaced) < n_stepped - 1:
+        return set()
+    out: set[int] = set()
+    for mine in by_rank.values():
+        stepped = [i for i in mine if reads[i][0][step] == reads[i][0][step]]
+        sides = [i for i in mine if i in unplaced]
+        if len(stepped) < 2 or not sides or sides[0] < stepped[0]:
+            continue
+        gaps = [sum(a < i < b for i in sides) for a, b in itertools.pairwise(stepped)]
+        k = min(set(gaps), key=lambda g: (-gaps.count(g), g))
+        if 1 <= k <= 8 and 2 * gaps.count(k) > len(gaps):
+            out |= set(sides)
+    return out
+
+
 def reference_rows(data: bytes) -> list[tuple]:
     """The training rows of one file, the per-file series rules applied."""
-    return [row for row, _, _ in per_file_series(reference_reads(data))[0]]
+    return [row for row, _, _ in per_file_series(reference_reads(data), data)[0]]
 
 
 def _extras_match(snap, data: bytes) -> bool:
     """Every other metric column of the snapshot holds exactly the reference's values (NaN elsewhere)."""
     reads = reference_reads(data)
     names = {n for _, extras, _ in reads for n in extras}  # every metric the file names is a column
-    reads = per_file_series(reads)[0]
+    reads = per_file_series(reads, data)[0]
     extra_cols = [c for c in snap.metrics.columns if c not in logs.ROW_KEYS and c not in ("rank", "file")]
     if set(extra_cols) != names:
         return False
@@ -252,6 +310,16 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
 @example(
     data=b"[1,0]<stdout>:epoch: 1 step: 3, loss is 2.5\n[1,1]<stdout>:epoch: 1 step: 3, loss is 2.5, lr: 0.1\n" * 2,
     block_min=1,
+)
+@example(  # a first row worded as an average beside as many other rows: a summary (hypothesis, stop 47)
+    data=b"Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003\nepoch: 0001, step: 0, loss is 4.52\n",
+    block_min=1,
+)
+@example(  # a step-less row between two stepped rows: a step's side row, dropped (hypothesis, stop 47)
+    data=b"epoch: 0001, step: 54 loss is 4.52\n[auc-dnn3] 2021-10-02 20:13:30,249 (trainer:653) INFO: 4epoch:train:"
+    b"201-225batch: l1_loss=0.252, mse_loss=0.070, loss=0.345, optim0_lr0=1.000e-03\n"
+    b"epoch: 0001 step: 123456789012, loss is 4.52\n",
+    block_min=5,
 )
 @example(  # an estimate line (its own shape, naming val_loss) after rows naming none: an evaluation row (hypothesis)
     data=b"epoch: 0001, step: 1910, loss is 0\nepoch: 0001 step: 1391, loss is .5\n"
