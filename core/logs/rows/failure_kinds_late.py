@@ -148,11 +148,13 @@ LATE_KINDS: tuple[FailureKind, ...] = (
     ),
     # A CUDA runtime call that failed, as a C++ trainer's check macro reports it: the error's code, then its
     # message quoted (Marian's CUDA_CHECK: `CUDA error 2 'out of memory' - <file>:<line>: cudaMalloc(&data_, size)`,
-    # behind its logger's `[date] Error: `). The cause itself (an out-of-memory, a launch failure): weight 3
+    # behind its logger's `[date] Error: `; darknet's check_error: `CUDA Error: out of memory`, the runtime's own
+    # words, then its `error()`'s `Assertion `0' failed.`, a consequence). The cause itself (an out-of-memory, a
+    # launch failure): weight 3
     FailureKind(
         "CUDA error",
-        rb"\bCUDA error \d+ '[^'\n]+'",
-        (b"CUDA error ",),
+        rb"\bCUDA error \d+ '[^'\n]+'|\bCUDA Error: out of memory\b",
+        (b"CUDA error ", b"ut of memory"),
         (
             FailureSample(
                 "[2019-04-15 08:34:14] Error: CUDA error 2 'out of memory' - /data/home/mt/tools/marian/src/tensors/"
@@ -160,6 +162,13 @@ LATE_KINDS: tuple[FailureKind, ...] = (
                 _CORPUS.format(
                     "marian-nmt/marian-dev#439, the log's second-to-last line",
                     "marian-valid-lines-only-then-tcmalloc-and-cuda-oom-abort_marian-dev-439",
+                ),
+            ),
+            FailureSample(
+                "CUDA Error: out of memory",
+                _CORPUS.format(
+                    "pjreddie/darknet#491, two lines before `Assertion `0' failed.` and `Aborted (core dumped)`",
+                    "darknet-avg-loss-row-then-resize-cuda-oom-aborted_darknet-491",
                 ),
             ),
         ),
