@@ -461,6 +461,8 @@ def _pattern_read(line: bytes) -> LineRead | None:
         for span, name in taken.items():
             _set(read, name, to_float(m.group(name)), name, span)
         _metrics(read, line, m.span("loss"))
+        if b"|" in line:  # a pipe table's `key value` fields too, as after a loss key (HiFi-TSE's `| sep -2.7 |`)
+            _space_metrics(read, line, m.span("loss"), fields_only=True)
         for column in [c for c in read.extras if taken.get(read.spans[c], c) != c]:  # a group's value read again:
             read.keys[taken[read.spans.pop(column)]] = read.keys.pop(column)  # the group's column, by the line's key
             del read.extras[column]
