@@ -75,7 +75,14 @@ SPELLINGS: tuple[Notation, ...] = (
                 "  Iter: [700/1348]   Freq 248.9   loss_source 2.127   loss_st 0.782   loss_ml 3387.675   "
                 "loss_target 0.000   loss_total 114.824   [2019-10-31 09:08:53]",
                 _MAR,
-                {"loss": 114.824, "step": 700, "steps_total": 1348},
+                {
+                    "loss": 114.824,
+                    "step": 700,
+                    "steps_total": 1348,
+                    "freq": 248.9,
+                    "loss_source": 2.127,
+                    "loss_ml": 3387.675,
+                },
             ),
             NotationSample(
                 "  Iter: [1200/1348]   Freq 252.7   loss_source nan   loss_st nan   loss_ml nan   loss_target 0.000   "
