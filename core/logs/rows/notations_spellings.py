@@ -61,7 +61,7 @@ SPELLINGS: tuple[Notation, ...] = (
         ),
         pattern=rb"(?i)(?<=\|)[ \t]*loss_(?!(?:scale|scaler|weight|weights|coef|coeff|factor|ratio|lambda|"
         rb"val|valid|validation|eval|evaluation|test|testing|dev)(?![a-z0-9]))[a-z0-9]+(?:_[a-z0-9]+)*[ \t]+"
-        rb"(?P<loss>[-+]?(?:\d*\.\d+(?:e[-+]?\d+)?|nan|infinity|inf))[ \t]*(?=\||$)",
+        rb"(?P<loss>[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)|\d*\.\d+(?:e[-+]?\d+)?|nan|infinity|inf))[ \t]*(?=\||$)",
     ),
     Notation(
         "loss_total_by_suffix_spaced",
@@ -98,7 +98,7 @@ SPELLINGS: tuple[Notation, ...] = (
             ),
         ),
         pattern=rb"(?i)(?<![a-z0-9_./\-])loss_(?:total|sum)[ \t]+"
-        rb"(?P<loss>[-+]?(?:\d*\.\d+(?:e[-+]?\d+)?|nan|infinity|inf))(?![\w.])",
+        rb"(?P<loss>[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)|\d*\.\d+(?:e[-+]?\d+)?|nan|infinity|inf))(?![\w.])",
     ),
     Notation(
         "loss_key_in_the_plural",
