@@ -138,6 +138,13 @@ _RULES: list[tuple[re.Pattern[str], LogRole, str]] = [
     (re.compile(r"(?:^|/)rank[_-]?(\d+)/[^/]+\." + _LOG_EXT + "$"), LogRole.WORKER, "rank_dir"),
     # a prefix before the rank word too: Swin Transformer's and X-CLIP's `log_rank0.txt` (one file per rank)
     (re.compile(r"(?:^|/)(?:[\w-]+[._-])?rank[_-]?(\d+)\." + _LOG_EXT + "$"), LogRole.WORKER, "rank_dir"),
+    # one file per device named by its number, maybe after a prefix (SPADE-DLinkNet's `logs/gpu0.log`, `gpu1.log`:
+    # one print log per GPU, https://github.com/choiszt/spade_dlinknet/tree/0b2ae8f/logs): the device is the rank
+    (
+        re.compile(r"(?:^|/)(?:[\w-]+[._-])?(?:gpu|npu|device|card)[_-]?(\d+)\." + _LOG_EXT + "$"),
+        LogRole.WORKER,
+        "rank_dir",
+    ),
     # Paddle's launcher (`python -m paddle.distributed.launch`): `log/workerlog.N` per rank, beside its `endpoints.log`
     (re.compile(r"(?:^|/)workerlog\.(\d+)$"), LogRole.WORKER, "paddle"),
 ]

@@ -447,6 +447,9 @@ def reads_nothing(line: bytes) -> bool:
 _NOTATION_PATTERNS = tuple(re.compile(n.pattern) for n in NOTATIONS if n.pattern is not None)
 
 
+_RE_SPACED_VALUE = re.compile(rb"\w[ \t]+\Z")  # a value after its key's word and spaces alone
+
+
 def _pattern_read(line: bytes) -> LineRead | None:
     """A line of a notation read by its pattern: its named groups are the columns, then the line's other
     `key: number` pairs as on any loss line; None when no pattern matches."""
@@ -461,6 +464,12 @@ def _pattern_read(line: bytes) -> LineRead | None:
         for span, name in taken.items():
             _set(read, name, to_float(m.group(name)), name, span)
         _metrics(read, line, m.span("loss"))
+        # no separator between the loss's key and value: nor between the others' (MAR's `Freq 248.2   loss_source
+        # 2.152   ...   loss_total 116.117`); else a pipe table's `key value` fields too (HiFi-TSE's `| sep -2.7 |`)
+        if _RE_SPACED_VALUE.search(line, 0, m.start("loss")):
+            _space_metrics(read, line, m.span("loss"))
+        elif b"|" in line:
+            _space_metrics(read, line, m.span("loss"), fields_only=True)
         for column in [c for c in read.extras if taken.get(read.spans[c], c) != c]:  # a group's value read again:
             read.keys[taken[read.spans.pop(column)]] = read.keys.pop(column)  # the group's column, by the line's key
             del read.extras[column]

@@ -34,7 +34,72 @@ _SHUFFLENET = (
     "cv/image_classification/Shufflenet_ID0645_for_TensorFlow/tiny_imagenet_logs/training_info.txt"
 )
 
+_MAR = "https://github.com/KovenYu/MAR/issues/30"
+
+_HIFI_TSE = "https://github.com/HailongDing/HiFi_TSE/blob/20f5a4266d6b1486f00ffed092470a666c27499f/doc/train.log"
+
 SPELLINGS: tuple[Notation, ...] = (
+    Notation(
+        "loss_named_by_suffix_in_a_pipe_field",
+        "the loss key with a suffix, `loss_<name>`, then a space and its value as a whole field between pipes, no "
+        "separator (HiFi-TSE's `step  705000 | phase 2 | loss_G -2.6541 | sep -2.7236 | ... | lr 1.32e-04 | rss "
+        "1283MB | 1.52s`): the training loss, as loss_named_by_suffix's `loss_<name>: X` is (the first such field; "
+        "`loss_scale` and a loss's weight are settings), the table's other `key value` fields its metrics",
+        (
+            NotationSample(
+                "step  705000 | phase 2 | loss_G -2.6541 | sep -2.7236 | phase_l 0.0944 | amp_l 0.0223 | rms 1.06 | "
+                "lr 1.32e-04 | rss 1283MB | 1.52s",
+                _HIFI_TSE,
+                {"loss": -2.6541, "step": 705000, "sep": -2.7236, "phase_l": 0.0944, "lr": 1.32e-04},
+            ),
+            NotationSample(
+                "step 1499000 | phase 2 | loss_G -6.5031 | sep -6.5696 | phase_l 0.1056 | amp_l 0.0137 | rms 0.90 | "
+                "lr 1.00e-05 | rss 1506MB | 0.25s",
+                _HIFI_TSE,
+                {"loss": -6.5031, "step": 1499000, "rms": 0.9},
+            ),
+        ),
+        pattern=rb"(?i)(?<=\|)[ \t]*loss_(?!(?:scale|scaler|weight|weights|coef|coeff|factor|ratio|lambda|"
+        rb"val|valid|validation|eval|evaluation|test|testing|dev)(?![a-z0-9]))[a-z0-9]+(?:_[a-z0-9]+)*[ \t]+"
+        rb"(?P<loss>[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)|\d*\.\d+(?:e[-+]?\d+)?|nan|infinity|inf))[ \t]*(?=\||$)",
+    ),
+    Notation(
+        "loss_total_by_suffix_spaced",
+        "the total loss named by a suffix, `loss_total` (or `loss_sum`), then spaces and its value, no separator, "
+        "beside its parts named the same way (MAR's `Iter: [600/1348]   Freq 248.2   loss_source 2.152   ...   "
+        "loss_total 116.117   [2019-10-31 09:07:41]`): the total is the training loss, as a total outranks its "
+        "parts (core.logs.rows.keys.row_loss_first); the value a decimal or a NaN / infinity (a bare integer is a "
+        "count); a separated `loss_<name>: X` is loss_named_by_suffix's",
+        (
+            NotationSample(
+                "  Iter: [700/1348]   Freq 248.9   loss_source 2.127   loss_st 0.782   loss_ml 3387.675   "
+                "loss_target 0.000   loss_total 114.824   [2019-10-31 09:08:53]",
+                _MAR,
+                {
+                    "loss": 114.824,
+                    "step": 700,
+                    "steps_total": 1348,
+                    "freq": 248.9,
+                    "loss_source": 2.127,
+                    "loss_ml": 3387.675,
+                },
+            ),
+            NotationSample(
+                "  Iter: [1200/1348]   Freq 252.7   loss_source nan   loss_st nan   loss_ml nan   loss_target 0.000   "
+                "loss_total nan   [2019-10-31 09:14:49]",
+                _MAR,
+                {"loss": _NAN, "step": 1200},
+            ),
+            NotationSample(  # the epoch's results under the split's name in bold: a summary (core.logs.rows.series)
+                "  **Train**  loss_source nan   loss_st nan   loss_ml nan   loss_target 0.000   loss_total nan",
+                _MAR,
+                None,
+                eval=True,
+            ),
+        ),
+        pattern=rb"(?i)(?<![a-z0-9_./\-])loss_(?:total|sum)[ \t]+"
+        rb"(?P<loss>[-+]?(?:\d\.#(?:QNAN|SNAN|IND|INF)|\d*\.\d+(?:e[-+]?\d+)?|nan|infinity|inf))(?![\w.])",
+    ),
     Notation(
         "loss_key_in_the_plural",
         "the loss key in the plural before one value, `losses: X` (a TF1 custom loop's `step: N, cost time: Ts, "

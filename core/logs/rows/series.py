@@ -16,7 +16,9 @@ by the line's text alone (every line of one shape alike: the bulk path reuses on
   ` :: ` (Levanter's `... - levanter.eval - eval.py:131 - INFO ::  loss: 11.185`, under its `INFO :: eval loss:
   11.185`), an indented message of one key and its value alone (a custom LoRA trainer's `INFO:__main__:   Loss:
   0.4887` under its `INFO:__main__:📊 Evaluation Results:` line, beside `   Perplexity: 1.63`): a training loop
-  prints a row on one line, unindented; an indented key alone is a block's line.
+  prints a row on one line, unindented; an indented key alone is a block's line;
+- a split's results under its name in bold markup, on a line that reads no step and no epoch (MAR's `**Train**
+  loss_source nan ... loss_total nan` after the epoch's `Iter: [N/M]` rows): a heading, never a row's place.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ _RE_BLOCK_PART = re.compile(
     + NUM
     + rb"[ \t]*\r?$"
 )
+# a split's name alone in bold markup heading a line, its results (MAR's `  **Train**  loss_source nan   ...
+# loss_total nan` after the epoch's `Iter: [N/M] ... loss_total X` rows, then `  **Test**  r1 0.000`): a heading
+_RE_SPLIT_HEAD = re.compile(rb"(?i)^[ \t]*\*\*[ \t]*(?:train(?:ing)?|val\w*|test\w*|eval\w*)[ \t]*\*\*")
 # the epoch a field between pipes (`| epoch 010 |`), or first on a line of pipe fields (fairseq's `epoch 001 | loss
 # 9.803 | nll_loss 9.6 | ...`): a table; never one pipe after a line's epoch, a script's `Epoch: 1| train loss: X`
 _RE_EPOCH_FIELD = re.compile(
@@ -50,6 +55,10 @@ def summary_line(line: bytes, fields: Mapping[str, float]) -> bool:
     if RE_SUMMARY.search(line) is not None:
         return True
     unplaced = "step" not in fields and "epoch" not in fields  # no step, no epoch: no training row's place
-    if unplaced and (_RE_FINAL.search(line) is not None or _RE_BLOCK_PART.search(line) is not None):
+    if unplaced and (
+        _RE_FINAL.search(line) is not None
+        or _RE_BLOCK_PART.search(line) is not None
+        or _RE_SPLIT_HEAD.match(line) is not None
+    ):
         return True
     return "step" not in fields and _RE_EPOCH_FIELD.search(line) is not None
