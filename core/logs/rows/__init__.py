@@ -31,6 +31,8 @@ The grammar (a line -> what it says):
   failures.py   failure lines by kind behind any prefix, compiled from failure_kinds.py; which failures ended a rank
   taskends.py   a launcher's word that its tasks ended badly (`task_end`), compiled from the `LauncherReport`s
   kills.py      a scheduler's kill followed by one row only (the killed task's late flush) still ended the run
+  trainedon.py  failures that training rows of their own rank followed did not end it (undone when those rows
+                turn out another rank's)
   childfailed.py  when each failure of torchrun's ChildFailedError report happened (its block's `time` field), whose
                 its blocks' `traceback :` fields are, and when its header is the job's word
   relaunch.py   a launch appended after a failure (the file's opening lines again): the failure was the earlier one's

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -26,12 +25,12 @@ from core.logs.bytes.discover import LogRole
 from core.logs.rows.childfailed import report_blocks
 from core.logs.rows.failure_kinds import FAILURE_KINDS, LAUNCHER_REPORTS
 from core.logs.rows.filestate import JOB_RANK, ErrorKind, ErrorRow, add_error, last_log_time
-from core.logs.rows.kills import flushed_after_kill
 from core.logs.rows.launches import superseded_launch
 from core.logs.rows.lineranks import LAUNCHER_TAG, TORCH_TAG, host_prefix, line_rank
 from core.logs.rows.processes import process_rank
 from core.logs.rows.relaunch import relaunched
-from core.logs.rows.taskends import TaskEnd, kills_only, task_end, task_end_words
+from core.logs.rows.taskends import TaskEnd, task_end, task_end_words
+from core.logs.rows.trainedon import trained_on
 from core.logs.tokens.anchors import AnchorSearch
 
 if TYPE_CHECKING:
@@ -484,36 +483,3 @@ def _add_chatter_failure(st: FileState, line: bytes, off: int) -> None:
         add_error(st, ErrorKind.EXCEPTION, msg, "", off, _own(st), st.pid, obs_time, last_log_time(line))
     st.errors[at:] = [*st.errors[n:], *st.errors[at:n]]
     st.chatter_at.append(off)
-
-
-def trained_on(st: FileState) -> None:
-    """Failures followed by training rows in the same file did not end the rank (a caught exception
-    printed, a retried download, an `[ERROR]` the run survived): they stay listed, as error lines.
-    One rule for `watch`, `diagnose` and the Monitor, which all judge by the error kinds."""
-    last = st.rows.last()
-    if last is None or not st.errors:
-        return
-    after = _last_row_at(st)
-    for i, err in enumerate(st.errors):
-        # (a launcher's word that it killed its workers, too: a relaunch that trains on did not end there)
-        killed = err.kind == ErrorKind.TASK_EXIT and kills_only(err.message)
-        if (
-            (err.kind == ErrorKind.EXCEPTION or killed)
-            and err.offset < after(err.rank)
-            and not flushed_after_kill(st, err)
-        ):
-            st.errors[i] = replace(err, kind=ErrorKind.ERROR_LOG)
-
-
-def _last_row_at(st: FileState) -> Callable[[int | None], float]:
-    """Where the last training row of a rank is in the file (-1: none): the file's last row, or, when its
-    lines name their ranks (one stream of several), the last row of the rank the error names (another
-    rank training on says nothing of this one)."""
-    if not st.rows.named_ranks:
-        end = float((st.rows.last() or (-1.0,))[-1])
-        return lambda _rank: end
-    own = st.info.rank
-    at = {rank: float(last[-1]) for rank, (_, last) in st.rows.per_rank().items()}
-    if None in at:  # rows naming no rank are the file's own
-        at[own] = max(at.pop(None), at.get(own, -1.0))
-    return lambda rank: at.get(own if rank is None else rank, -1.0)

@@ -1,6 +1,5 @@
 """One file's parse state and what the parser's paths add to it (rows, reads, errors' kinds), shared by
-`core.logs.rows.parser` (which fills it), `core.logs.rows.table` and the reader (which read it).
-"""
+`core.logs.rows.parser` (which fills it), `core.logs.rows.table` and the reader (which read it)."""
 
 from __future__ import annotations
 
@@ -54,9 +53,9 @@ JOB_RANK = -1
 class ErrorRow:
     """One error line of a file, as the snapshot's errors frame has it (ERROR_COLUMNS, `kind` as its string).
 
-    Frozen: what changes after the line is read (its line number, found once the snapshot is taken; a
-    failure that training followed, now an error line; a cut traceback's context) is a new row in its place.
-    `rank` is the rank the line names when one stream carries several, else its file's (None: from `pid`)."""
+    Frozen: what changes after the line is read (its line number, found once the snapshot is taken; a failure that
+    training followed, now an error line, `demoted` from its kind; a cut traceback's context) is a new row in its
+    place. `rank` is the rank the line names when one stream carries several, else its file's (None: from `pid`)."""
 
     rank: int | None
     kind: ErrorKind
@@ -68,6 +67,7 @@ class ErrorRow:
     time: float
     log_time: float = _NAN
     line: int | None = None  # 1-based line number, counted when the snapshot needs it
+    demoted: ErrorKind | None = None  # the fatal kind training rows after it took away (core.logs.rows.trainedon)
 
     def with_line(self, line: int | None) -> ErrorRow:
         return replace(self, line=line)
