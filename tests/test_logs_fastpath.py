@@ -365,7 +365,8 @@ def test_one_shot_rows_match_line_by_line_reference(
     block_min=1,
 )
 @example(  # a tagged traceback header, rows, then an untagged row naming rank 0 (hypothesis, stop 47)
-    data=b"epoch: 0, step: 0, loss is 4.52\nepoch: 0001, step: 0, loss is 4.52\n[rank2]: Traceback (most recent call last):\n"
+    data=b"epoch: 0, step: 0, loss is 4.52\nepoch: 0001, step: 0, loss is 4.52\n"
+    b"[rank2]: Traceback (most recent call last):\n"
     b"epoch: 0, step: 0, loss is 4.52\nepoch: 0, step: 0, loss is 4.52\nepoch: 0, step: 0, loss is 4.52\n"
     b"epoch: 0001, step: 0, loss is 4.52\n2023-01-30 18:47:07,107 DEBUG TRAIN Batch 4/203700 loss 12.646465 loss_att "
     b"10.921429 lr 0.00032621 rank 0\n",
