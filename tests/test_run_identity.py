@@ -75,15 +75,23 @@ def _start(tmp_path: Path, ws: Path, name: str, code: int = 0) -> tuple[RunRecor
         return any(_name(p) == "tail" for p in RunProcesses.of(record).live())
 
     assert _wait_for(tail_up), [p.cmdline() for p in RunProcesses.of(record).live()]
-    time.sleep(0.6)  # the loop's `sleep 0.1` come and go: keep only what has lasted longer
 
-    def lasting(proc: psutil.Process) -> bool:
-        try:
-            return proc.name() != "sleep" and time.time() - proc.create_time() > 0.5
-        except psutil.NoSuchProcess:
-            return False  # one of the loop's sleeps, gone meanwhile
+    def lasting() -> set[int]:
+        out = set()
+        for proc in RunProcesses.of(record).live():
+            try:
+                if proc.name() != "sleep" and time.time() - proc.create_time() > 0.5:
+                    out.add(proc.pid)
+            except psutil.NoSuchProcess:
+                continue  # one of the loop's sleeps, gone meanwhile
+        return out
 
-    return record, sorted(p.pid for p in RunProcesses.of(record).live() if lasting(p))
+    # The loop's `sleep 0.1` come and go; one forked but not yet exec'd is still named `bash`, and on a loaded
+    # machine it may be older than 0.5 s: only what two looks 0.6 s apart both find has lasted (wrapper, bash, tail).
+    time.sleep(0.6)
+    first = lasting()
+    time.sleep(0.6)
+    return record, sorted(first & lasting())
 
 
 @pytest.fixture(autouse=True)
