@@ -18,7 +18,6 @@ from core.logs.bytes.discover import LogFile
 from core.logs.rows.filestate import FileState
 from core.logs.rows.reader import RunReader
 from core.logs.rows.table import MetricTable
-from core.logs.rows.wording import worded_rows
 from core.logs.tokens.bulk import ROW_KEYS, Rows
 from tests.helpers import REAL_LOGS
 
@@ -37,6 +36,18 @@ _ENTRIES = (
 )
 _LOGS = [next(p for p in (REAL_LOGS / name / "log").rglob("*") if p.is_file()).read_bytes() for name in _ENTRIES]
 _WORDINGS = ((1, "averaged"), (2, "parts"), (4, "trained"))
+
+
+def worded_rows(code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]], wording: str) -> np.ndarray | None:
+    """The definition `WordedRows` is held to, over the whole table: per row (its file `code`, line `offset`), whether
+    its file's `wording` list (`averaged`, `parts`, `trained`) holds its offset; None when no file has such a row."""
+    out = None
+    for c, rows in files:
+        offsets = getattr(rows, wording)
+        if offsets:
+            out = np.zeros(len(code), dtype=bool) if out is None else out
+            out |= (code == c) & np.isin(offset, offsets)
+    return out
 
 
 def _whole(table: MetricTable, rows_by_name: dict[str, Rows]) -> np.ndarray:

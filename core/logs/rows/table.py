@@ -375,8 +375,8 @@ class MetricTable:
         return out
 
     def worded(self) -> np.ndarray:
-        """Per row of the first n, its loss key's wordings as bits (1 an average's, 2 a part's, 4 training's:
-        core.logs.rows.wording's `worded_rows` of each), each row flagged once (`WordedRows`)."""
+        """Per row of the first n, its loss key's wordings as bits (1 an average's, 2 a part's, 4 training's;
+        core.logs.rows.wording, each row flagged once (`WordedRows`)."""
         n, fixed = self._n, self._fixed
         files = [(s.code, s.rows) for s in self._sources.values() if s.rows.averaged or s.rows.parts or s.rows.trained]
         return self._worded.flags(self.generation, fixed["code"][:n], fixed["offset"][:n], files)

@@ -32,7 +32,7 @@ from core.logs.rows.filestate import FileState
 from core.logs.tokens.bulk import Rows
 from core.logs.tokens.lexicon import NUM, ROW_KEYS, number
 
-__all__ = ["WordedRows", "note", "worded_rows"]
+__all__ = ["WordedRows", "note"]
 
 _STEP, _LOSS = ROW_KEYS.index("step"), ROW_KEYS.index("loss")
 _RE_AVERAGE = re.compile(
@@ -109,22 +109,6 @@ def _same(loss: float, raw: bytes) -> bool:
     return loss == value or (loss != loss and value != value)
 
 
-def worded_rows(
-    code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]], wording: str = "averaged"
-) -> np.ndarray | None:
-    """Per row of a table (its file `code`, line `offset`), whether its loss key says it averages (`wording`
-    "parts": names one of the loss's parts, "trained": names training; `files`: each file's code and rows, whose
-    `averaged`, `parts` and `trained` list the offsets); None when no file has such a row. Over the whole table:
-    the definition `WordedRows` (a tick's rows flagged once) is held to (tests/test_table_worded.py)."""
-    out = None
-    for c, rows in files:
-        offsets = getattr(rows, wording)
-        if offsets:
-            out = np.zeros(len(code), dtype=bool) if out is None else out
-            out |= (code == c) & np.isin(offset, offsets)
-    return out
-
-
 _BITS = ("averaged", "parts", "trained")  # a row's wordings as bits 1, 2, 4 of `WordedRows.flags`
 
 
@@ -146,9 +130,10 @@ class _FileWords:
 
 
 class WordedRows:
-    """`worded_rows` of every wording, per row of a table that only grows between ticks, each row's flags set once:
-    a tick looks at its new rows and its files' newly noted offsets only (the whole table's walk, per file and
-    wording, cost ~25 ms a tick of the 1,024-rank real-corpus folder, benchmarks/README_logs.md round 17).
+    """Each row's loss wordings (its file's `averaged`, `parts`, `trained` offsets that name it), per row of a table
+    that only grows between ticks, each row's flags set once: a tick looks at its new rows and its files' newly
+    noted offsets only (the whole table's walk, per file and wording, cost ~25 ms a tick of the 1,024-rank
+    real-corpus folder, benchmarks/README_logs.md round 17).
 
     Exact, not assumed: `note` notes only rows the table has not taken (core.logs.rows.sidelines'
     `carry_and_attach` starts at the file's untaken rows), and a file's offsets rise in file order, so a new
@@ -164,7 +149,7 @@ class WordedRows:
 
     def flags(self, generation: int, code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]]) -> np.ndarray:
         """Per row of the table (its file `code`, line `offset`: the table's first n rows) its wordings as bits (1
-        averaged, 2 parts, 4 trained: `worded_rows` of each); `files`: every file's code and rows with a noted
+        averaged, 2 parts, 4 trained); `files`: every file's code and rows with a noted
         offset (a file noting its first has its older rows looked at once)."""
         n = len(code)
         if generation != self._generation or self._done > n:
