@@ -10,8 +10,8 @@ The grammar (a line -> what it says):
   unitfirst.py  a value before the unit that names it (`(0.512 sec/step)`, `| 113.4k tok/s |`)
   fieldshapes.py  metrics in field shapes the `key: value` pair misses (`total used time 7.17 (s)`), unitfirst's too
   linetime.py   a line's leading timestamp as its row's time
-  keylines.py   one key per line: a record's parts (SB3's `| key | value |` table, TTS's `| > key: value`) are no
-                rows, only its whole `loss` line is
+  keylines.py   one key per line: a record's parts (SB3's `| key | value |` table, TTS's `| > key: value`, a `loss/`
+                group's) are no rows, only its whole `loss` line is (a lone `mean loss: X` too)
   notation.py   the shape of a notation entry (`Notation`, `NotationSample`)
   notations_more.py  more notations (the issue-30 gaps' lines), read after notations.py's
   notations_trainers.py  trainers' and tools' own lines (W&B's run summary, an RL trainer's PPO row)
@@ -20,6 +20,8 @@ The grammar (a line -> what it says):
   notations_keyed.py  lines found by their start (Marian's row, build-nanogpt's `0 train X`, Paddle v1's `Pass: N,
                 Batch: N, Cost X`), read with those
   notations_shapes.py  round 11's line shapes (`trloss`, `Epoch is [1/600]`, `Epoch: 1| loss`), read after those
+  notations_blocks.py  round 12's one-key-per-line blocks (a lone `mean loss: X`, `mean loss/overall_loss: X`),
+                read after those
   notations.py  every notation as data, one entry each: real samples, the reading they must give, a
                 pattern when the general reader does not read it (`NOTATIONS`)
   formats.py    the suites' sample lines (`FORMATS`, the `suite` notations) + `parse_loss_line`, the user regex

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from core.logs.rows.failure_kinds import FAILURE_KINDS
 from core.logs.rows.fieldshapes import COUNTER_NAME, other_fields
-from core.logs.rows.keylines import record_part
+from core.logs.rows.keylines import lone_average, record_part
 from core.logs.rows.keys import in_seconds, metric_name, no_counter, no_key, not_a_metric, row_loss_first
 from core.logs.rows.linetime import RE_LINE_TS, line_time
 from core.logs.rows.notations import NOTATIONS
@@ -250,7 +250,7 @@ def _is_eval(line: bytes, key_start: int) -> bool:
     if words & _EVAL_QUAL or eval_key(line, key_start):
         return True
     if words & {b"avg", b"average", b"mean"} and b"train" not in words and not _RE_TRAIN_CONTEXT.search(line):
-        return True
+        return not lone_average(line)  # a record's whole loss alone on its line (core.logs.rows.keylines)
     return _RE_EVAL_WORD.search(line, 0, key_start) is not None
 
 
@@ -382,7 +382,7 @@ def read_line(line: bytes | str) -> LineRead | None:
         up = [m.end() for m in _RE_CURSOR_UP.finditer(line)]
         line = _RE_ANSI.sub(b"", line[up[-1] :] if up and _RE_LOSS_KEY.search(line, up[-1]) else line)
     read = None
-    if (b"|" in line or b"wandb:" in line) and record_part(line):
+    if (b"|" in line or b"wandb:" in line or b"oss/" in line or b" : " in line) and record_part(line):
         return None  # a part of a one-key-per-line record (SB3's table, TTS's `| > `): only its whole loss is a row
     if any(any(a in line for a in anchors) and kind.search(line) for anchors, kind in _QUOTING_FAILURES):
         return None  # the failure quoting the loss that ended the run, not a row

@@ -18,6 +18,7 @@ says the line gives no training row; `eval=True` says it is an evaluation (or su
 from __future__ import annotations
 
 from core.logs.rows.notation import CORPUS, Notation, NotationSample
+from core.logs.rows.notations_blocks import BLOCKS
 from core.logs.rows.notations_more import MORE
 from core.logs.rows.notations_shapes import SHAPES
 from core.logs.rows.notations_spellings import SPELLINGS
@@ -497,4 +498,5 @@ NOTATIONS: tuple[Notation, ...] = (
     *TRAINERS,  # core.logs.rows.notations_trainers
     *SPELLINGS,  # core.logs.rows.notations_spellings
     *SHAPES,  # core.logs.rows.notations_shapes
+    *BLOCKS,  # core.logs.rows.notations_blocks
 )

@@ -139,10 +139,10 @@ def signatures(block: np.ndarray) -> np.ndarray:
     return column_signatures({name: block[:, i] for i, name in enumerate(ROW_KEYS[:_N_FLOAT])})
 
 
-def column_signatures(columns: Mapping[str, np.ndarray | None]) -> np.ndarray:
-    """`signatures` of rows given as columns (ROW_FIELDS name -> values; None: a column no row names, an
-    integer column: one every row names), one pass per column a row names."""
-    n = next(len(c) for c in columns.values() if c is not None)
+def column_signatures(columns: Mapping[str, np.ndarray | None], n: int = -1) -> np.ndarray:
+    """`signatures` of `n` rows given as columns (ROW_FIELDS name -> values; None: a column no row names, an
+    integer column: one every row names; all None: a lone NaN loss), one pass per column a row names."""
+    n = n if n >= 0 else next(len(c) for c in columns.values() if c is not None)
     out = np.zeros(n, dtype=np.int64)
     for i, name in enumerate(ROW_KEYS[:_N_FLOAT]):
         col = columns.get(name)
@@ -284,7 +284,7 @@ def set_aside(
     c, r = pick(key >> 32), pick(key)
     step, loss = pick(_floats(columns, "step", len(code))), pick(_floats(columns, "loss", len(code)))
     epoch = pick(_floats(columns, "epoch", len(code)))
-    sign = pick(column_signatures(columns))
+    sign = pick(column_signatures(columns, len(code)))
     among = functools.partial(_among, files, c)  # per row (in `r`'s order), whether its file is one of these
     aside = np.zeros(len(code), dtype=np.int8)
     aside[among(epoch_codes) & np.isnan(step) & ~np.isnan(epoch)] = Aside.EVAL
