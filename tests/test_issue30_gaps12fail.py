@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.logs import read_run
+from core.logs.judgement.diagnose import diagnose
 from core.logs.judgement.status import failed_ranks
 from core.logs.rows.relaunch import opening_lines, opening_shape
 from tests.helpers import READ_PATHS, cut_tick_and_once, entry_lines, one_log
@@ -126,3 +127,31 @@ def test_an_opening_that_is_a_failure_s_own_lines_is_no_launch_s_start(tmp_path:
     assert b"[1,37]<stderr>:F0911" in lines[0] and b"[1,4]<stderr>:F0911" in lines[2]
     snap = read_run(one_log(tmp_path, lines), settings=READ_PATHS[path])
     assert sorted(failed_ranks(snap)) == [4, 37]
+
+
+# ----------------------------------------------------------------------------- a C++ exception's origin line
+
+# github.com/zd11024/NaviLLM/issues/34: a paste hard-wrapped at 102 columns that opens with c10::Error's origin line
+NAVILLM = "hard-wrapped-watchdog-frames-then-torchrun-exitcode-minus-6-traceback_navillm-34"
+# github.com/huggingface/trl/issues/1405: rank 3's tagged watchdog lines, then the untagged origin line and frames
+TRL_1405 = "nccl-watchdog-rank3-then-frames_trl-1405"
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_a_paste_that_kept_only_the_origin_line_is_named_by_it(tmp_path: Path, path: str) -> None:
+    lines = entry_lines(NAVILLM)
+    assert lines[0].startswith(b"Exception raised from ncclCommWatchdog at ")
+    snap = read_run(one_log(tmp_path, lines), settings=READ_PATHS[path])
+    assert list(failed_ranks(snap)) == [0]
+    [group] = diagnose(snap).failure_groups  # named by its best-named failure, not the agent's cut traceback after it
+    assert "ncclCommWatchdog" in group.exception
+
+
+@pytest.mark.parametrize("path", sorted(READ_PATHS))
+def test_the_origin_line_after_a_failure_goes_on_with_it(tmp_path: Path, path: str) -> None:
+    lines = entry_lines(TRL_1405)
+    at = next(i for i, line in enumerate(lines) if line.startswith(b"Exception raised from checkTimeout"))
+    assert lines[at - 1].startswith(b"[rank3]:")  # the watchdog's tagged line just before it; the origin is untagged
+    snap = read_run(one_log(tmp_path, lines), settings=READ_PATHS[path])
+    assert list(failed_ranks(snap)) == [3]  # no failure of the stream's own rank 0 from the untagged line
+    assert not any(str(m).startswith("Exception raised from") for m in snap.errors["message"])
