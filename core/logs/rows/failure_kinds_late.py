@@ -274,7 +274,8 @@ LATE_KINDS: tuple[FailureKind, ...] = (
         (b"Exception raised from ",),
         (
             FailureSample(
-                "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1186 (mo",
+                "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1186 "
+                "(mo",
                 _CORPUS.format(
                     "zd11024/NaviLLM#34, the paste's first line",
                     "hard-wrapped-watchdog-frames-then-torchrun-exitcode-minus-6-traceback_navillm-34",
