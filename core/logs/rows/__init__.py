@@ -37,7 +37,8 @@ The grammar (a line -> what it says):
                 turn out another rank's)
   childfailed.py  when each failure of torchrun's ChildFailedError report happened (its block's `time` field), whose
                 its blocks' `traceback :` fields are, and when its header is the job's word
-  relaunch.py   a launch appended after a failure (the file's opening lines again): the failure was the earlier one's
+  relaunch.py   a launch appended after a failure (the file's opening lines again, maybe with other numbers): the
+                failure was the earlier one's
   launches.py   several launches in one file: a traceback after a hole of NULs (a truncation under a running
                 writer) supersedes one before it
   tracebacks.py a traceback's header opens a failure, its exception line closes it (context, time, rank)

@@ -264,6 +264,26 @@ LATE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=1,
     ),
+    # c10::Error's origin line, which every PyTorch C++ exception's message carries after its words: `Exception raised
+    # from <function> at <file>:<line> (most recent call first):`, then its frames. It says a C++ exception ended the
+    # process, and where; its words, when kept (a `what():`, a `RuntimeError: `, the watchdog's line), name it better:
+    # weight 1. Alone it is all a paste may keep (zd11024/NaviLLM#34, hard-wrapped at 102 columns, opens with it)
+    FailureKind(
+        "C++ exception origin",
+        rb"^\s*Exception raised from [A-Za-z_~][\w:<>~]* at \S+:\d+",
+        (b"Exception raised from ",),
+        (
+            FailureSample(
+                "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1186 "
+                "(mo",
+                _CORPUS.format(
+                    "zd11024/NaviLLM#34, the paste's first line",
+                    "hard-wrapped-watchdog-frames-then-torchrun-exitcode-minus-6-traceback_navillm-34",
+                ),
+            ),
+        ),
+        weight=1,
+    ),
 )
 
 

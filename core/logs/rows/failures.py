@@ -241,6 +241,9 @@ def add_level_error(st: FileState, line: bytes, off: int, rank: int | None, obs_
         add_error(st, kind, msg, "", off, rank, st.pid, obs_time, lt)
 
 
+ORIGIN = "C++ exception origin"  # (core.logs.rows.failure_kinds_late): a failure of its own only when none precedes it
+
+
 def add_line_failure(
     st: FileState, line: bytes, off: int, rank: int | None, obs_time: float, tagged: bool = False
 ) -> bool:
@@ -254,8 +257,10 @@ def add_line_failure(
         for task in ended.ranks:
             add_error(st, ErrorKind.TASK_EXIT, ended.message(task), text, off, task, None, obs_time)
         return True
-    if fatal_reason(line) is None:
+    if (reason := fatal_reason(line)) is None:
         return False
+    if reason == ORIGIN and st.errors and st.errors[-1].kind == ErrorKind.EXCEPTION:
+        return True  # a C++ exception's origin line goes on with the failure just read: its words name it, and its rank
     text = line.decode("utf-8", "replace").strip()
     if st.info.layout == "single" and not tagged:
         if (named := RE_LEVEL_RANK.search(line)) is not None:
