@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -154,7 +155,9 @@ def test_a_real_log_s_lines_give_one_parser_the_rows_a_fresh_parser_gives_each(p
 
 @settings(max_examples=25, deadline=None)
 @given(path=st.sampled_from(ANSI_LOGS), data=st.data())
-def test_a_live_read_cut_anywhere_gives_the_rows_of_one_read(path: Path, data: st.DataObject, tmp_path_factory) -> None:
+def test_a_live_read_cut_anywhere_gives_the_rows_of_one_read(
+    path: Path, data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """A real log with terminal codes read live in two ticks cut at any byte (the second tick's copies read by the
     shapes the first learnt) and read once: the same table."""
     raw = path.read_bytes()
