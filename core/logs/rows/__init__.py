@@ -73,6 +73,7 @@ A file's lines -> rows (the same reading on every path):
   redraws.py    a progress bar's redraw of the same values (tqdm's `N/M [elapsed<eta`) is no second row
   templated.py  lines of a known shape as rows in numpy
   evalshapes.py evaluation lines of a known shape read by their template (no row: the bulk path leaves them)
+  ansishapes.py loss lines with terminal codes of a known shape read by a template of what is left of them
   plainmemo.py  plain lines read to nothing, remembered by their text: the bulk path skips their copies
   smallfiles.py many short rank logs parsed together in batches
   perfile.py    the training series decided per file over its rows (epoch summaries beside step rows, a step

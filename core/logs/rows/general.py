@@ -60,10 +60,8 @@ _RE_WRAPPER = re.compile(_WRAPPER + rb"[ \t]*(?:\[[ \t]*)?(?=" + NUM + rb")")
 _RE_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 _RE_CURSOR_UP = re.compile(rb"\x1b\[[0-9]*[AF]")  # what precedes a cursor-up is another line (a bar's draw)
 _RE_LOSS_KEY = re.compile(
-    # (Chinese `为` / `是`, "is", may stand before the separator, which may be a full-width colon:
-    # `valid loss 为: 3.37`)
-    # (a rate's unit may follow the key, `Training Loss per 100 steps: 1.35`; a bracketed key closes, loguru's
-    # `| [Loss] nan |`)
+    # (Chinese `为` / `是`, "is", may stand before the separator, a full-width colon too: `valid loss 为: 3.37`)
+    # (a rate's unit may follow the key, `Training Loss per 100 steps: 1.35`; a bracketed key closes: `| [Loss] nan |`)
     # (a criterion's class ending a key, `Loss` after a small letter: `train/CrossEntropyLoss=9.064`; no table cell)
     rb"(?i)(?:" + LOSS_KEY_HEAD + rb"|(?-i:(?<=[a-z])Loss)(?![a-z0-9])(?![ \t]*\|))"
     rb"(?:[ \t]+per[ \t]+(?:\d+[ \t]+)?[a-z]+(?=[ \t]*[:=]))?"
@@ -86,10 +84,9 @@ _RE_LOSS_KEY = re.compile(
     # a Python (name, value) tuple: FunASR's `[('loss_att', 0.858), ('acc', 0.657), ('loss', 0.998)]`
     rb"(?:" + b"|".join(rb"(?<=\(['\"]" + k + rb")" for k in LOSS_KEYS) + rb")['\"],[ \t]*)"
 )
-# A line that carries training progress: an `avg loss` on it is the epoch's training loss
-# (`Epoch 1 completed with avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary
-# (an epoch or step with its number: MindFormers' `epoch_end: ... per step time: 7.5 ms, avg loss: 2.4` repeats
-# the step's row as the sink's average, and stays out)
+# A line that carries training progress: an `avg loss` on it is the epoch's training loss (`Epoch 1 completed with
+# avg loss: 2.4179, learning rate: 0.003`), not an evaluation summary (an epoch or step with its number: MindFormers'
+# `epoch_end: ... per step time: 7.5 ms, avg loss: 2.4` repeats the step's row as the sink's average, and stays out)
 # A perplexity where a line has no loss key: a series of its own, evaluation (DeepSpeed's `Step at 4 with
 # Perplexity: nan`, OpenNMT's `Validation perplexity: 23.9`), never the training loss
 _RE_PERPLEXITY_KEY = re.compile(rb"(?i)(?<![a-z0-9])(?:" + b"|".join(PERPLEXITY_KEYS) + rb")\b")
@@ -373,14 +370,19 @@ def _loss_keys(line: bytes) -> list[re.Match[bytes]]:
 _QUOTING_FAILURES = tuple((k.anchors, re.compile(k.pattern)) for k in FAILURE_KINDS if k.quotes_loss)
 
 
+def without_ansi(line: bytes) -> bytes:
+    """What `read_line` reads of a line: from a bar's last cursor-up a loss key follows, terminal codes dropped."""
+    if b"\x1b" not in line:
+        return line
+    up = [m.end() for m in _RE_CURSOR_UP.finditer(line)]
+    return _RE_ANSI.sub(b"", line[up[-1] :] if up and _RE_LOSS_KEY.search(line, up[-1]) else line)
+
+
 def read_line(line: bytes | str) -> LineRead | None:
     """The scalars of one line, or None when it carries no loss (and is no evaluation line)."""
     if isinstance(line, str):
         line = line.encode("utf-8", "replace")
-    line = line.rstrip(b"\r\n")
-    if b"\x1b" in line:
-        up = [m.end() for m in _RE_CURSOR_UP.finditer(line)]
-        line = _RE_ANSI.sub(b"", line[up[-1] :] if up and _RE_LOSS_KEY.search(line, up[-1]) else line)
+    line = without_ansi(line.rstrip(b"\r\n"))
     read = None
     if (b"|" in line or b"wandb:" in line or b"oss/" in line or b" : " in line) and record_part(line):
         return None  # a part of a one-key-per-line record (SB3's table, TTS's `| > `): only its whole loss is a row

@@ -15,6 +15,7 @@ import numpy as np
 
 from core.logs.bytes.discover import LogRole
 from core.logs.rows import linekinds, templated
+from core.logs.rows.ansishapes import AnsiShapes
 from core.logs.rows.columnfile import take_header, take_row
 from core.logs.rows.evalshapes import EvalShapes
 from core.logs.rows.failures import add_level_error, add_line_failure, ipython_header, settle
@@ -35,14 +36,7 @@ from core.logs.rows.filestate import (
     row_rank,
     row_tuple,
 )
-from core.logs.rows.formats import (
-    ERROR_PREFIXES,
-    LogFormat,
-    line_time,
-    parse_step_time_line,
-    read_loss,
-    to_float,
-)
+from core.logs.rows.formats import ERROR_PREFIXES, LogFormat, line_time, parse_step_time_line, read_loss, to_float
 from core.logs.rows.general import LineRead
 from core.logs.rows.linekinds import (
     FRAME,
@@ -93,6 +87,7 @@ class Parser:
         self._templates: dict[bytes, LineTemplate | None] = {}
         self._shapes = Shapes()  # the same templates packed for the compiled match, for the bulk path
         self._eval_shapes = EvalShapes()  # evaluation lines' shapes (no row: the bulk path leaves them here)
+        self._ansi = AnsiShapes()  # shapes of lines with terminal codes (read with the codes dropped)
         self.seam = Seam(self.settings)  # which path reads a block, and what each path read
         self._rng = np.random.default_rng(0)  # which lines teach shapes (seeded: a read is reproducible)
         self._scratch = bytearray()  # the lower-cased copy of a block (core.logs.tokens.bulk.keyword_starts)
@@ -487,6 +482,8 @@ class Parser:
         if not holds_keyword(line.lower()):
             return False
         key = shape_key(line)
+        if (ansi := self._ansi.take(st, key, line, off, obs_time, end)) is not None:
+            return ansi
         template = self._templates.get(key)
         if template is not None and template.applies(line):  # a shape read before: numbers at the same places
             if template.row:
@@ -506,6 +503,7 @@ class Parser:
         read = read_loss(line)
         if read is not None:
             add_read(st, read, off, obs_time, row_rank(st, line), bar_of(line), end)
+        self._ansi.learn(key, line, read)
         if template is None and b"\x1b" not in line:  # (its row shape may be known from a bulk read's sample)
             self._eval_shapes.learn(key, line, read)
         if key not in self._templates and b"\x1b" not in line:

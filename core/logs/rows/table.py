@@ -34,7 +34,7 @@ import pandas as pd
 
 from core.logs.rows.filestate import FileState, note_key
 from core.logs.rows.nanroom import NanRooms, copy_values
-from core.logs.rows.perfile import Notes, estimate_name, note_epochs, note_many, set_aside
+from core.logs.rows.perfile import Notes, estimate_name, note_epochs_many, note_many, set_aside
 from core.logs.rows.room import room
 from core.logs.rows.wording import WordedRows
 from core.logs.tokens.bulk import ROW_KEYS, Rows
@@ -284,9 +284,9 @@ class MetricTable:
             named_eval = [idx[values == values] for name, (idx, values) in extras.items() if estimate_name(name)]
             if named_eval:
                 src.notes.estimates += len(np.unique(np.concatenate(named_eval)))
-        for src, _, rows, extras in parts:  # an epoch printed twice: perfile's step printed twice, by epoch
-            if src.notes.epoch_only:  # (from its first such row on: a pair across two ticks is noted)
-                note_epochs(src.notes, rows, extras)
+        epochs = [(src.notes, rows, extras) for src, _, rows, extras in parts if src.notes.epoch_only]
+        if epochs:  # an epoch printed twice: perfile's step printed twice, by epoch (from a file's first such row on:
+            note_epochs_many(*map(list, zip(*epochs, strict=True)))  # a pair across two ticks is noted), one pass
         start, end = self._n, self._n + len(block)
         self.reserve(end)
         for i, name in enumerate(_FLOAT_NAMES):
