@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from core.logs.rows.notation import CORPUS, Notation, NotationSample
 from core.logs.rows.notations_more import MORE
+from core.logs.rows.notations_rows12 import ROWS12
 from core.logs.rows.notations_shapes import SHAPES
 from core.logs.rows.notations_spellings import SPELLINGS
 from core.logs.rows.notations_trainers import TRAINERS
@@ -497,4 +498,5 @@ NOTATIONS: tuple[Notation, ...] = (
     *TRAINERS,  # core.logs.rows.notations_trainers
     *SPELLINGS,  # core.logs.rows.notations_spellings
     *SHAPES,  # core.logs.rows.notations_shapes
+    *ROWS12,  # core.logs.rows.notations_rows12
 )
