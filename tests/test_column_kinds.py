@@ -20,10 +20,12 @@ _VALUE = st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: round(x, 4))
 
 
 def _expected(names: list[str], values: list[float]) -> tuple[dict[str, float], dict[str, float]]:
-    """(fields, extras) a row must give: the first loss-named column is the loss, the others' own names say."""
+    """(fields, extras) a row must give: the column named `loss` itself is the loss (round 12: the loss beside its
+    parts, Lightning's `train/loss_simple_step,...,train/loss_step`), else the first loss-named column; the others'
+    own names say."""
     fields: dict[str, float] = {}
     extras: dict[str, float] = {}
-    loss = next(i for i, n in enumerate(names) if "loss" in n)
+    loss = names.index("loss") if "loss" in names else next(i for i, n in enumerate(names) if "loss" in n)
     for i, (name, value) in enumerate(zip(names, values, strict=True)):
         if i == loss:
             fields["loss"] = value

@@ -22,6 +22,7 @@ The grammar (a line -> what it says):
   notations_shapes.py  round 11's line shapes (`trloss`, `Epoch is [1/600]`, `Epoch: 1| loss`), read after those
   notations_blocks.py  round 12's one-key-per-line blocks (a lone `mean loss: X`, `mean loss/overall_loss: X`),
                 read after those
+  notations_rows12.py  round 12's (`val=0.55` a metric before the loss, a CSV's date column), read after those
   notations.py  every notation as data, one entry each: real samples, the reading they must give, a
                 pattern when the general reader does not read it (`NOTATIONS`)
   formats.py    the suites' sample lines (`FORMATS`, the `suite` notations) + `parse_loss_line`, the user regex

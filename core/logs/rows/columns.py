@@ -52,7 +52,7 @@ _MIN_NAMES = 3  # a header names three columns or more (two words are any text's
 _RE_NAME = re.compile(rb"[A-Za-z][\w@.:/\-]*(?:\([A-Za-z][\w@.:\-]*)?\)?")  # `GPU_mem`, `Box(P`, `train/box_loss`
 _RE_CELL = re.compile(rb"(" + NUM + rb")(?:/(\d+))?(?:[KMGT]i?B?|B)?")
 _RE_GAP = re.compile(rb"(?<=\S)\s+(?=\S)")  # the space between two names: a table aligns them (two or more)
-_EPOCH, _STEP = ("epoch",), ("step", "iter", "iteration")
+_EPOCH, _STEP = ("epoch",), ("step", "iter", "iteration", "global_step")
 _NOT_CSV_METRICS = frozenset({"rank", "file"})  # a CSV column of these names is none (the reader's own columns, and
 # ROW_KEYS but `lr` and `time`)
 # a CSV's `time` column is a metric of its own (the reader's `time` is the line's wall clock): no unit says whether it
@@ -65,6 +65,20 @@ _IN_BYTES = tuple(k for k in LOSS_KEYS if k not in WORD_LOSS_KEYS)  # a loss key
 _IN_NAMES = tuple(k.decode() for k in _IN_BYTES)
 _WHOLE_NAMES = frozenset(k.decode() for k in WORD_LOSS_KEYS)  # a loss key only as the whole name (llm.c's `trl`)
 _RE_WORD_KEY = re.compile(rb"(?<![a-z0-9])(?:" + b"|".join(WORD_LOSS_KEYS) + rb")(?![a-z0-9])")
+# a CSV cell holding a date and time (Lightning's CSVLogger's `created_at`, `2025-11-07 06:02:10.484610`): when the
+# row was written, no number and no word
+_RE_STAMP = re.compile(rb"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?")
+# the loss itself by its name: `loss`, maybe under the training split's namespace and with a logger's aggregation
+# suffix (Lightning's `train/loss_step`, `loss_epoch`), where its parts are columns beside it (`train/loss_simple_step`)
+_RE_WHOLE_LOSS = re.compile(r"(?:train(?:ing)?/)?loss(?:_step|_epoch)?")
+
+
+def _loss_column(lows: list[str]) -> int | None:
+    """The training loss's column of a header's lower-cased names: the one named the loss itself where one is (a
+    logger of values writes the loss's parts beside it, StableSR's `train/loss_simple_step,train/loss_vlb_step,
+    train/loss_step`), else the first loss column (core.logs.tokens.lexicon.LOSS_KEYS); None: no loss column."""
+    whole = next((i for i, n in enumerate(lows) if _RE_WHOLE_LOSS.fullmatch(n)), None)
+    return whole if whole is not None else next((i for i, n in enumerate(lows) if _loss_name(n)), None)
 
 
 def _loss_name(low: str) -> bool:
@@ -112,7 +126,7 @@ def _csv_header(text: bytes, sep: bytes = b",") -> ColumnHeader | None:
     if len(cells) < least or any(_RE_NAME.fullmatch(c) is None or _RE_CELL.fullmatch(c) for c in cells[unnamed:]):
         return None
     names = tuple(c.decode("ascii", "replace") for c in cells)
-    loss = next((i for i, n in enumerate(names) if _loss_name(n.lower())), None)
+    loss = _loss_column([n.lower() for n in names])
     return None if loss is None else ColumnHeader(names, loss, sep)
 
 
@@ -134,7 +148,7 @@ def header_of(line: bytes) -> ColumnHeader | None:
     if 2 * sum(len(g) > 1 for g in gaps) < len(gaps):  # a sentence (`Using loss function X`), not names over columns
         return None
     lows = [n.lower() for n in names]
-    loss = next((i for i, n in enumerate(lows) if _loss_name(n)), None)
+    loss = _loss_column(lows)
     if loss is not None:
         return ColumnHeader(names, loss)
     if "gpu_mem" in lows and {"box", "obj"} <= set(lows):  # the loss parts named bare: the total, else the first
@@ -163,15 +177,18 @@ def header_shape(shape: bytes) -> bool:
     return header_of(shape.replace(b"#", b"0")) is not None
 
 
-def _cells(line: bytes, n: int, sep: bytes | None = None) -> list[re.Match[bytes]] | None:
-    """The `n` cells of a row's last draw (before its bar's `: `; a CSV row's parted by `sep`), None when it has
-    another count or a word."""
+def _cells(line: bytes, n: int, sep: bytes | None = None) -> list[re.Match[bytes] | None] | None:
+    """The `n` cells of a row's last draw (before its bar's `: `; a CSV row's parted by `sep`, where a date and time
+    is a cell of no value, None), None when it has another count or a word."""
     draw = line.rsplit(b"\r", 1)[-1]
     words = [w.strip() for w in draw.split(sep)] if sep else draw.split(b": ", 1)[0].split()
     if len(words) != n:
         return None
     cells = [_RE_CELL.fullmatch(w) for w in words]
-    return None if any(c is None for c in cells) else cells  # type: ignore[return-value]
+    if sep is not None:
+        stamps = [c is None and _RE_STAMP.fullmatch(w) is not None for c, w in zip(cells, words, strict=True)]
+        return None if any(c is None and not t for c, t in zip(cells, stamps, strict=True)) else cells
+    return None if any(c is None for c in cells) else cells
 
 
 _SKIP, _FIELD, _COUNT, _EXTRA = range(4)  # what a column's cell is (`_kinds`)
@@ -215,13 +232,19 @@ def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
             return None
         read = LineRead(eval=True)
         for name, cell in zip(header.names[1:], cells, strict=True):
-            read.extras[name] = number(cell[1])
+            if cell is not None:  # (a space-parted row's cells are all numbers: `_cells`)
+                read.extras[name] = number(cell[1])
         return read
     cells = _cells(line, len(header.names), header.sep)
     if cells is None:
         return None
+    loss = cells[header.loss]
+    if loss is None or loss[2] is not None:  # `1/2` (or a date) under a loss name is no loss
+        return None
     read = LineRead()
     for (kind, column, name), cell in zip(_kinds(header), cells, strict=True):
+        if cell is None:  # a date and time (`_cells`): when the row was written
+            continue
         if kind == _COUNT:
             read.fields[column] = number(cell[1])
             if cell[2] is not None:
@@ -230,6 +253,4 @@ def read_row(header: ColumnHeader, line: bytes) -> LineRead | None:
             read.extras[column], read.keys[column] = number(cell[1]), name
         elif kind == _FIELD:
             read.fields[column], read.keys[column] = number(cell[1]), name
-    if cells[header.loss][2] is not None:  # `1/2` under a loss name is no loss
-        return None
     return read

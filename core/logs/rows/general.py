@@ -32,7 +32,7 @@ from core.logs.rows.linetime import RE_LINE_TS, line_time
 from core.logs.rows.notations import NOTATIONS
 from core.logs.rows.series import RE_SUMMARY as _RE_SUMMARY
 from core.logs.rows.series import summary_line
-from core.logs.rows.splitkeys import LOSS_KEY_HEAD, eval_key
+from core.logs.rows.splitkeys import LOSS_KEY_HEAD, eval_key, split_score
 from core.logs.tokens.lexicon import LOSS_KEYS, NUM, PERPLEXITY_KEYS, ROW_FIELDS, keyed_start, number
 
 __all__ = [
@@ -248,7 +248,7 @@ def _is_eval(line: bytes, key_start: int) -> bool:
         return True
     if words & {b"avg", b"average", b"mean"} and b"train" not in words and not _RE_TRAIN_CONTEXT.search(line):
         return not lone_average(line)  # a record's whole loss alone on its line (core.logs.rows.keylines)
-    return _RE_EVAL_WORD.search(line, 0, key_start) is not None
+    return any(not split_score(line, m.end()) for m in _RE_EVAL_WORD.finditer(line, 0, key_start))
 
 
 def _set(read: LineRead, column: str, value: float, key: str, span: tuple[int, int]) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from core.logs.rows.notation import CORPUS, Notation, NotationSample
 from core.logs.rows.notations_blocks import BLOCKS
 from core.logs.rows.notations_more import MORE
+from core.logs.rows.notations_rows12 import ROWS12
 from core.logs.rows.notations_shapes import SHAPES
 from core.logs.rows.notations_spellings import SPELLINGS
 from core.logs.rows.notations_trainers import TRAINERS
@@ -499,4 +500,5 @@ NOTATIONS: tuple[Notation, ...] = (
     *SPELLINGS,  # core.logs.rows.notations_spellings
     *SHAPES,  # core.logs.rows.notations_shapes
     *BLOCKS,  # core.logs.rows.notations_blocks
+    *ROWS12,  # core.logs.rows.notations_rows12
 )
