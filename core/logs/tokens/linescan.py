@@ -425,6 +425,12 @@ def _digits4(a: np.ndarray, p: int) -> bool:
     return 48 <= a[p] <= 57 and 48 <= a[p + 1] <= 57 and 48 <= a[p + 2] <= 57 and 48 <= a[p + 3] <= 57
 
 
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _triple(c: int, d: int, e: int) -> int:
+    """core.logs.tokens.plain.triple, compiled: the table index of three bytes."""
+    return ((np.int64(c) << 10) ^ (np.int64(d) << 5) ^ np.int64(e)) & 32767
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def worth_lines(
     a: np.ndarray,
@@ -435,24 +441,24 @@ def worth_lines(
     lit_len: np.ndarray,
     first_lo: np.ndarray,
     first_hi: np.ndarray,
-    pairs: np.ndarray,
+    triples: np.ndarray,
 ) -> np.ndarray:
     """Per line [starts, ends), whether it holds one of the literals or a CANN error code (`[A-Z][0-9]{4}`).
 
     Literal k is `literals[lit_start[k]:lit_start[k] + lit_len[k]]`; those beginning with byte c are
-    k in [first_lo[c], first_hi[c]) (core.logs.tokens.plain packs them); `pairs[256 * c + d]` says whether one
-    begins with the bytes c, d (every literal has two or more). A pair that begins none costs one table
-    look-up, so a line without any is read at about a byte a nanosecond."""
+    k in [first_lo[c], first_hi[c]) (core.logs.tokens.plain packs them); `triples[_triple(c, d, e)]` says whether
+    one may begin with the bytes c, d, e (every literal has three or more; a hash: a superset). Three bytes that
+    begin none cost one table look-up, so a line without any is read at about a byte a nanosecond."""
     out = np.zeros(starts.size, dtype=np.bool_)
     for i in range(starts.size):
         e = ends[i]
         p = starts[i]
-        while p + 1 < e:
+        while p + 2 < e:  # (a literal or a code needs three bytes or more)
             c = a[p]
             if 65 <= c <= 90 and p + 5 <= e and _digits4(a, p + 1):  # a CANN code: EI0002, EE9999, ...
                 out[i] = True
                 break
-            if not pairs[256 * c + a[p + 1]]:
+            if not triples[_triple(c, a[p + 1], a[p + 2])]:
                 p += 1
                 continue
             for k in range(first_lo[c], first_hi[c]):
@@ -501,4 +507,4 @@ def warm_up() -> None:
     fixed_numbers(chunk, starts + 13, one + 3, np.empty(1))
     stamp_parts(chunk, starts[:0], 0, 0, 0, one[:0], one[:0], one[:0])
     table = np.zeros(256, dtype=np.int64)
-    worth_lines(chunk, starts, newlines[1:], mask, one * 0, one, table, table, np.zeros(1 << 16, dtype=np.bool_))
+    worth_lines(chunk, starts, newlines[1:], mask, one * 0, one, table, table, np.zeros(1 << 15, dtype=np.bool_))
