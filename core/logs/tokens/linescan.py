@@ -282,19 +282,16 @@ def as_shape(x: np.uint64) -> np.uint64:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _load8(a: np.ndarray, words: np.ndarray, p: int) -> np.uint64:
-    """The eight bytes a[p:p + 8] as one little-endian word, from the aligned words around them."""
-    q = p >> 3
-    r = p & 7
-    if r == 0:
-        return words[q]
-    if q + 1 < words.size:
-        shift = np.uint64(8 * r)
-        return (words[q] >> shift) | (words[q + 1] << (np.uint64(64) - shift))
-    v = np.uint64(0)
-    for k in range(8):
-        v |= np.uint64(a[p + k]) << np.uint64(8 * k)
-    return v
+def _same_bytes(a: np.ndarray, start: int, n: int, masks: np.ndarray, base: int) -> bool:
+    """Whether a[start:start + n] with digits as `#` is masks[base:base + n] (a line in the bytes past the
+    whole words: byte by byte)."""
+    for b in range(n):
+        c = a[start + b]
+        if 48 <= c <= 57:
+            c = 35  # a digit is "#" in a shape
+        if c != masks[base + b]:
+            return False
+    return True
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -306,46 +303,45 @@ def match_shapes(
     lengths: np.ndarray,  # noqa: ARG001 (Shapes.packed's order; by_length and length_from say it now)
     offsets: np.ndarray,
     masks: np.ndarray,
-    mask_words: np.ndarray,
     digit_from: np.ndarray,
     digit_pos: np.ndarray,
     digit_byte: np.ndarray,
     by_length: np.ndarray,
     length_from: np.ndarray,
+    at_from: np.ndarray,
+    at_mask: np.ndarray,
+    at_care: np.ndarray,
 ) -> np.ndarray:
     """Per line [starts, ends), the index of the first template it matches, -1 for none.
 
-    Template t is `masks[offsets[t]:offsets[t] + lengths[t]]` (the line shape: every digit as `#`; the
-    offsets are multiples of 8, `mask_words` is `masks` as words) plus its digits inside words,
-    `(digit_pos, digit_byte)[digit_from[t]:digit_from[t + 1]]`. A line matches when it has the
-    template's length, its bytes with digits as `#` are the mask, and those digits are the template's.
-    `words`: `a` as aligned words; lines are compared eight bytes at a time, their last bytes one by one.
-    Only the templates of the line's length are tried: `by_length[length_from[n]:length_from[n + 1]]`, in
-    the order learnt (real noise lines carry their own thread ids and numbers: hundreds of shapes)."""
+    Template t is `masks[offsets[t]:offsets[t] + lengths[t]]` (the line shape: every digit as `#`) plus its
+    digits inside words, `(digit_pos, digit_byte)[digit_from[t]:digit_from[t + 1]]`. A line matches when it
+    has the template's length, its bytes with digits as `#` are the mask, and those digits are the template's.
+    `words`: `a` as aligned words; a line starting at byte r of a word is compared a whole word at a time with
+    the mask shifted to r (core.logs.rows.templated.aligned_masks: at_mask, its bytes; at_care, which bytes are
+    the line's), a line reaching past the whole words byte by byte. Only the templates of the line's length are
+    tried: `by_length[length_from[n]:length_from[n + 1]]`, in the order learnt (real noise lines carry their own
+    thread ids and numbers: hundreds of shapes)."""
     out = np.full(starts.size, -1, dtype=np.int64)
     for i in range(starts.size):
         start = starts[i]
         n = ends[i] - start
         if n + 1 >= length_from.size:
             continue
+        q = start >> 3
+        r = start & 7
         for j in range(length_from[n], length_from[n + 1]):
             t = by_length[j]
-            base = offsets[t]
-            same = True
-            k = 0
-            while k + 8 <= n:
-                if as_shape(_load8(a, words, start + k)) != mask_words[(base + k) >> 3]:
-                    same = False
-                    break
-                k += 8
-            if same:
-                for b in range(k, n):
-                    c = a[start + b]
-                    if 48 <= c <= 57:
-                        c = 35  # a digit is "#" in a shape
-                    if c != masks[base + b]:
+            f = at_from[8 * t + r]
+            w = at_from[8 * t + r + 1] - f
+            if q + w <= words.size:
+                same = True
+                for k in range(w):
+                    if as_shape(words[q + k]) & at_care[f + k] != at_mask[f + k]:
                         same = False
                         break
+            else:
+                same = _same_bytes(a, start, n, masks, offsets[t])
             if same:
                 for d in range(digit_from[t], digit_from[t + 1]):
                     if a[start + digit_pos[d]] != digit_byte[d]:
@@ -489,6 +485,7 @@ def warm_up() -> None:
     mask = np.frombuffer(b"[INFO] loss: #.#", dtype=np.uint8).copy()  # 16 bytes: one template, as Shapes packs it
     one = np.zeros(1, dtype=np.int64)
     no_digits = np.zeros(0, dtype=np.uint8)
+    at = np.zeros(9, dtype=np.int64)  # (no word at any alignment: the types only, nothing read)
     match_shapes(
         chunk,
         words_of(chunk),
@@ -497,12 +494,14 @@ def warm_up() -> None:
         one + 16,
         one * 0,
         mask,
-        mask.view(np.uint64),
         np.zeros(2, np.int64),
         one[:0],
         no_digits,
         one * 0,
         np.concatenate([np.zeros(17, np.int64), np.ones(2, np.int64)]),
+        at,
+        mask.view(np.uint64),
+        mask.view(np.uint64),
     )
     fixed_numbers(chunk, starts + 13, one + 3, np.empty(1))
     stamp_parts(chunk, starts[:0], 0, 0, 0, one[:0], one[:0], one[:0])
