@@ -161,8 +161,9 @@ def aligned_masks(keys: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray
             mask_parts.append(bytes(r) + key + bytes(after))
             care_parts.append(bytes(r) + b"\xff" * n + bytes(after))
             words.append(words[-1] + w)
-    at_mask = np.frombuffer(b"".join(mask_parts) + bytes(8), dtype=np.uint64)  # (never empty)
-    at_care = np.frombuffer(b"".join(care_parts) + bytes(8), dtype=np.uint64)
+    # (never empty; copies: a read-only array is another type to the compiled match, compiled again)
+    at_mask = np.frombuffer(b"".join(mask_parts) + bytes(8), dtype=np.uint64).copy()
+    at_care = np.frombuffer(b"".join(care_parts) + bytes(8), dtype=np.uint64).copy()
     return np.array(words, dtype=np.int64), at_mask, at_care
 
 
