@@ -310,19 +310,18 @@ def _numbers(
     chunk: np.ndarray, starts: np.ndarray, columns: tuple[tuple[str, int, int, float, bool], ...]
 ) -> np.ndarray:
     """`float` of every number column of the lines (n, columns), all columns in one compiled pass
-    (exact where one IEEE operation is), numpy's correctly rounded string cast for the rest
-    (17-digit mantissas, nan/inf)."""
+    (exact where one IEEE operation is: core.logs.tokens.numscan.column_numbers), numpy's correctly rounded
+    string cast for the rest (17-digit mantissas, nan/inf)."""
     begin = np.array([c[1] for c in columns], dtype=np.int64)
     width = np.array([c[2] - c[1] for c in columns], dtype=np.int64)
-    pos = (starts[:, None] + begin[None, :]).ravel()
-    widths = np.ascontiguousarray(np.broadcast_to(width, (len(starts), len(columns)))).ravel()
-    values = np.empty(len(pos))
-    ok = compiled_passes().fixed_numbers(chunk, pos, widths, values)
+    values = np.empty((len(starts), len(columns)))
+    ok = compiled_passes().column_numbers(chunk, starts, begin, width, values)
     rest = np.flatnonzero(~ok)
-    if len(rest):
-        texts = chunk[np.minimum(pos[rest][:, None] + np.arange(int(widths[rest].max())), len(chunk) - 1)]
-        values[rest] = _parse_texts(texts, widths[rest])
-    return values.reshape(len(starts), len(columns))
+    if len(rest):  # (in the flat order: line by line, its columns in turn)
+        pos, widths = starts[rest // len(columns)] + begin[rest % len(columns)], width[rest % len(columns)]
+        texts = chunk[np.minimum(pos[:, None] + np.arange(int(widths.max())), len(chunk) - 1)]
+        values.ravel()[rest] = _parse_texts(texts, widths)
+    return values
 
 
 def _times(chunk: np.ndarray, starts: np.ndarray, template: LineTemplate, obs_time: float) -> np.ndarray:

@@ -34,9 +34,19 @@ import numpy as np
 
 from core.logs.tokens import jitcache  # noqa: F401  (numba's cache folder, set before any decoration)
 from core.logs.tokens.kwletters import ENT, PERPLE, cross_entropy, follows, keyed_start
+from core.logs.tokens.numscan import column_numbers, fixed_numbers
 from core.logs.tokens.stamps import stamp_parts, stamped_error
 
-__all__ = ["fixed_numbers", "match_shapes", "scan_block", "stamp_parts", "warm_up", "words_of", "worth_lines"]
+__all__ = [
+    "column_numbers",
+    "fixed_numbers",
+    "match_shapes",
+    "scan_block",
+    "stamp_parts",
+    "warm_up",
+    "words_of",
+    "worth_lines",
+]
 
 _LO = np.uint64(0x0101010101010101)
 _HI = np.uint64(0x8080808080808080)
@@ -53,7 +63,6 @@ _SEVEN = np.uint64(7)
 _TOP = np.uint64(56)
 _BYTE_FLAG = np.uint64(0x80)  # the flag bit of a word's first byte
 _INDEX = np.uint64(0x0001020304050607)  # (flag >> 7) * this: the flagged byte's index in the top byte
-_POW10_EXACT = np.array([10.0**k for k in range(23)])  # every 10**k, k <= 22, is a double exactly
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -354,69 +363,6 @@ def match_shapes(
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def fixed_numbers(a: np.ndarray, pos: np.ndarray, width: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """`float(a[pos:pos + width])` of each span where the result is exact in one IEEE operation, and
-    whether it was: `[+-]digits[.digits][(e|E)[+-]digits]` with a mantissa <= 2**53 and a power of ten
-    <= 22 either way (Clinger's fast path: both operands exact, one correctly rounded multiply or
-    divide, so bit for bit what `float` gives). Anything else (17-digit mantissas, nan, inf) is left
-    to the caller's exact path (`ok` False)."""
-    ok = np.zeros(pos.size, dtype=np.bool_)
-    for i in range(pos.size):
-        p = pos[i]
-        e = p + width[i]
-        neg = False
-        if p < e and (a[p] == 45 or a[p] == 43):  # - +
-            neg = a[p] == 45
-            p += 1
-        mantissa = 0
-        digits = 0
-        frac = 0
-        dot = False
-        good = True
-        while p < e:
-            c = a[p]
-            if 48 <= c <= 57:
-                if digits < 19:
-                    mantissa = mantissa * 10 + (c - 48)
-                digits += 1
-                if dot:
-                    frac += 1
-            elif c == 46 and not dot:
-                dot = True
-            else:
-                break
-            p += 1
-        if digits == 0 or digits > 16:
-            good = False
-        power = 0
-        if good and p < e:
-            if a[p] != 69 and a[p] != 101:  # e E
-                good = False
-            else:
-                p += 1
-                eneg = False
-                if p < e and (a[p] == 45 or a[p] == 43):
-                    eneg = a[p] == 45
-                    p += 1
-                edigits = 0
-                while p < e and 48 <= a[p] <= 57 and edigits < 4:
-                    power = power * 10 + (a[p] - 48)
-                    edigits += 1
-                    p += 1
-                if edigits == 0 or p != e:
-                    good = False
-                if eneg:
-                    power = -power
-        power -= frac
-        if not good or mantissa > 9007199254740992 or power > 22 or power < -22:
-            continue
-        value = float(mantissa) * _POW10_EXACT[power] if power >= 0 else float(mantissa) / _POW10_EXACT[-power]
-        values[i] = -value if neg else value
-        ok[i] = True
-    return ok
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False)
 def _digits4(a: np.ndarray, p: int) -> bool:
     return 48 <= a[p] <= 57 and 48 <= a[p + 1] <= 57 and 48 <= a[p + 2] <= 57 and 48 <= a[p + 3] <= 57
 
@@ -504,6 +450,7 @@ def warm_up() -> None:
         mask.view(np.uint64),
     )
     fixed_numbers(chunk, starts + 13, one + 3, np.empty(1))
+    column_numbers(chunk, starts, one + 13, one + 3, np.empty((len(starts), 1)))
     stamp_parts(chunk, starts[:0], 0, 0, 0, one[:0], one[:0], one[:0])
     table = np.zeros(256, dtype=np.int64)
     worth_lines(chunk, starts, newlines[1:], mask, one * 0, one, table, table, np.zeros(1 << 15, dtype=np.bool_))
