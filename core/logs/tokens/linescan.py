@@ -368,7 +368,7 @@ def _digits4(a: np.ndarray, p: int) -> bool:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
-def _triple(c: int, d: int, e: int) -> int:
+def _triple(c: int, d: int, e: int) -> np.int64:
     """core.logs.tokens.plain.triple, compiled: the table index of three bytes."""
     return ((np.int64(c) << 10) ^ (np.int64(d) << 5) ^ np.int64(e)) & 32767
 
