@@ -989,6 +989,7 @@ def test_warm_up_loads_every_compiled_pass_a_read_uses(tmp_path: Path) -> None:
         linescan.newline_from,
         linescan.match_shapes,
         linescan.fixed_numbers,
+        linescan.column_numbers,
         linescan.stamp_parts,
         linescan.worth_lines,
     )

@@ -27,6 +27,7 @@ from core.logs.tokens.plain import WorthScan
 
 __all__ = [
     "Shapes",
+    "aligned_masks",
     "compiled_passes",
     "extra_names",
     "learn_shape",
@@ -115,9 +116,10 @@ class Shapes:
         return sorted(indices, key=lambda t: (first[len(self._keys[t])], t))
 
     def packed(self) -> tuple[np.ndarray, ...]:
-        """(lengths, offsets, masks, masks as words, digit_from, digit_pos, digit_byte, by_length,
-        length_from) for `match_shapes`: each mask starts at a multiple of 8 bytes, so it is compared a word
-        at a time; the templates of length n are by_length[length_from[n]:length_from[n + 1]]."""
+        """(lengths, offsets, masks, digit_from, digit_pos, digit_byte, by_length, length_from, at_from, at_mask,
+        at_care) for `match_shapes`: the masks end to end (each from a multiple of 8 bytes); the templates of length
+        n are by_length[length_from[n]:length_from[n + 1]]; and each mask as the words a line of its length
+        starting at byte r of a word spans (`aligned_masks`), so a line is compared a whole word at a time."""
         if self._packed is None:
             lengths = np.array([len(k) for k in self._keys], dtype=np.int64)
             padded = (lengths + 7) // 8 * 8
@@ -134,10 +136,35 @@ class Shapes:
             span = np.arange(int(lengths.max(initial=0)) + 2)
             length_from = np.searchsorted(lengths[by_length], span).astype(np.int64)
             self._packed = (
-                *(lengths, offsets, masks, masks.view(np.uint64), digit_from, digit_pos, digit_byte),
-                *(by_length.astype(np.int64), length_from),
+                *(lengths, offsets, masks, digit_from, digit_pos, digit_byte),
+                *(by_length.astype(np.int64), length_from, *aligned_masks(self._keys)),
             )
         return self._packed
+
+
+def aligned_masks(keys: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(at_from, at_mask, at_care): shape `keys[t]` as the words a line starting at byte r of a word spans
+    (`r` bytes before it, the rest of its last word after it) is at_mask[at_from[8 t + r]:at_from[8 t + r + 1]],
+    its bytes 0 in those places, and at_care the same words with 0xFF at its bytes, 0 elsewhere.
+
+    Why: the compiled match loaded each eight bytes of a line from two words (a line starts anywhere) and
+    compared its last bytes one by one; against the mask shifted to the line's own start, each word of the
+    line is loaded once, whole (a MindCV log's loss lines: ~16 words each)."""
+    mask_parts: list[bytes] = []
+    care_parts: list[bytes] = []
+    words = [0]
+    for key in keys:
+        n = len(key)
+        for r in range(8):
+            w = (r + n + 7) // 8
+            after = 8 * w - r - n
+            mask_parts.append(bytes(r) + key + bytes(after))
+            care_parts.append(bytes(r) + b"\xff" * n + bytes(after))
+            words.append(words[-1] + w)
+    # (never empty; copies: a read-only array is another type to the compiled match, compiled again)
+    at_mask = np.frombuffer(b"".join(mask_parts) + bytes(8), dtype=np.uint64).copy()
+    at_care = np.frombuffer(b"".join(care_parts) + bytes(8), dtype=np.uint64).copy()
+    return np.array(words, dtype=np.int64), at_mask, at_care
 
 
 def template_block(
@@ -283,19 +310,18 @@ def _numbers(
     chunk: np.ndarray, starts: np.ndarray, columns: tuple[tuple[str, int, int, float, bool], ...]
 ) -> np.ndarray:
     """`float` of every number column of the lines (n, columns), all columns in one compiled pass
-    (exact where one IEEE operation is), numpy's correctly rounded string cast for the rest
-    (17-digit mantissas, nan/inf)."""
+    (exact where one IEEE operation is: core.logs.tokens.numscan.column_numbers), numpy's correctly rounded
+    string cast for the rest (17-digit mantissas, nan/inf)."""
     begin = np.array([c[1] for c in columns], dtype=np.int64)
     width = np.array([c[2] - c[1] for c in columns], dtype=np.int64)
-    pos = (starts[:, None] + begin[None, :]).ravel()
-    widths = np.ascontiguousarray(np.broadcast_to(width, (len(starts), len(columns)))).ravel()
-    values = np.empty(len(pos))
-    ok = compiled_passes().fixed_numbers(chunk, pos, widths, values)
+    values = np.empty((len(starts), len(columns)))
+    ok = compiled_passes().column_numbers(chunk, starts, begin, width, values)
     rest = np.flatnonzero(~ok)
-    if len(rest):
-        texts = chunk[np.minimum(pos[rest][:, None] + np.arange(int(widths[rest].max())), len(chunk) - 1)]
-        values[rest] = _parse_texts(texts, widths[rest])
-    return values.reshape(len(starts), len(columns))
+    if len(rest):  # (in the flat order: line by line, its columns in turn)
+        pos, widths = starts[rest // len(columns)] + begin[rest % len(columns)], width[rest % len(columns)]
+        texts = chunk[np.minimum(pos[:, None] + np.arange(int(widths.max())), len(chunk) - 1)]
+        values.ravel()[rest] = _parse_texts(texts, widths)
+    return values
 
 
 def _times(chunk: np.ndarray, starts: np.ndarray, template: LineTemplate, obs_time: float) -> np.ndarray:

@@ -3,6 +3,7 @@
   lexicon.py    what a number is, a row's fields, the level tags, the loss-naming keywords every path finds
                 lines by (`KEYWORDS`: one definition for every stage above)
   linescan.py   the compiled passes (numba): newlines, candidate and keyword lines, shapes, exact decimals
+  numscan.py    the compiled reading of decimals at known spans (a template's number columns), exact or left
   stamps.py     a `[date]` stamp before an error level (a candidate of the compiled scan); a stamp's digits
   kwletters.py  the keywords' letters around a byte the compiled scan flagged (inlined into its kernel)
   kwsearch.py   the lines holding a loss keyword (or a keyed start), by literal searches: the scans' definition

@@ -34,9 +34,19 @@ import numpy as np
 
 from core.logs.tokens import jitcache  # noqa: F401  (numba's cache folder, set before any decoration)
 from core.logs.tokens.kwletters import ENT, PERPLE, cross_entropy, follows, keyed_start
+from core.logs.tokens.numscan import column_numbers, fixed_numbers
 from core.logs.tokens.stamps import stamp_parts, stamped_error
 
-__all__ = ["fixed_numbers", "match_shapes", "scan_block", "stamp_parts", "warm_up", "words_of", "worth_lines"]
+__all__ = [
+    "column_numbers",
+    "fixed_numbers",
+    "match_shapes",
+    "scan_block",
+    "stamp_parts",
+    "warm_up",
+    "words_of",
+    "worth_lines",
+]
 
 _LO = np.uint64(0x0101010101010101)
 _HI = np.uint64(0x8080808080808080)
@@ -53,7 +63,6 @@ _SEVEN = np.uint64(7)
 _TOP = np.uint64(56)
 _BYTE_FLAG = np.uint64(0x80)  # the flag bit of a word's first byte
 _INDEX = np.uint64(0x0001020304050607)  # (flag >> 7) * this: the flagged byte's index in the top byte
-_POW10_EXACT = np.array([10.0**k for k in range(23)])  # every 10**k, k <= 22, is a double exactly
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -282,19 +291,16 @@ def as_shape(x: np.uint64) -> np.uint64:
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _load8(a: np.ndarray, words: np.ndarray, p: int) -> np.uint64:
-    """The eight bytes a[p:p + 8] as one little-endian word, from the aligned words around them."""
-    q = p >> 3
-    r = p & 7
-    if r == 0:
-        return words[q]
-    if q + 1 < words.size:
-        shift = np.uint64(8 * r)
-        return (words[q] >> shift) | (words[q + 1] << (np.uint64(64) - shift))
-    v = np.uint64(0)
-    for k in range(8):
-        v |= np.uint64(a[p + k]) << np.uint64(8 * k)
-    return v
+def _same_bytes(a: np.ndarray, start: int, n: int, masks: np.ndarray, base: int) -> bool:
+    """Whether a[start:start + n] with digits as `#` is masks[base:base + n] (a line in the bytes past the
+    whole words: byte by byte)."""
+    for b in range(n):
+        c = a[start + b]
+        if 48 <= c <= 57:
+            c = 35  # a digit is "#" in a shape
+        if c != masks[base + b]:
+            return False
+    return True
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -306,46 +312,45 @@ def match_shapes(
     lengths: np.ndarray,  # noqa: ARG001 (Shapes.packed's order; by_length and length_from say it now)
     offsets: np.ndarray,
     masks: np.ndarray,
-    mask_words: np.ndarray,
     digit_from: np.ndarray,
     digit_pos: np.ndarray,
     digit_byte: np.ndarray,
     by_length: np.ndarray,
     length_from: np.ndarray,
+    at_from: np.ndarray,
+    at_mask: np.ndarray,
+    at_care: np.ndarray,
 ) -> np.ndarray:
     """Per line [starts, ends), the index of the first template it matches, -1 for none.
 
-    Template t is `masks[offsets[t]:offsets[t] + lengths[t]]` (the line shape: every digit as `#`; the
-    offsets are multiples of 8, `mask_words` is `masks` as words) plus its digits inside words,
-    `(digit_pos, digit_byte)[digit_from[t]:digit_from[t + 1]]`. A line matches when it has the
-    template's length, its bytes with digits as `#` are the mask, and those digits are the template's.
-    `words`: `a` as aligned words; lines are compared eight bytes at a time, their last bytes one by one.
-    Only the templates of the line's length are tried: `by_length[length_from[n]:length_from[n + 1]]`, in
-    the order learnt (real noise lines carry their own thread ids and numbers: hundreds of shapes)."""
+    Template t is `masks[offsets[t]:offsets[t] + lengths[t]]` (the line shape: every digit as `#`) plus its
+    digits inside words, `(digit_pos, digit_byte)[digit_from[t]:digit_from[t + 1]]`. A line matches when it
+    has the template's length, its bytes with digits as `#` are the mask, and those digits are the template's.
+    `words`: `a` as aligned words; a line starting at byte r of a word is compared a whole word at a time with
+    the mask shifted to r (core.logs.rows.templated.aligned_masks: at_mask, its bytes; at_care, which bytes are
+    the line's), a line reaching past the whole words byte by byte. Only the templates of the line's length are
+    tried: `by_length[length_from[n]:length_from[n + 1]]`, in the order learnt (real noise lines carry their own
+    thread ids and numbers: hundreds of shapes)."""
     out = np.full(starts.size, -1, dtype=np.int64)
     for i in range(starts.size):
         start = starts[i]
         n = ends[i] - start
         if n + 1 >= length_from.size:
             continue
+        q = start >> 3
+        r = start & 7
         for j in range(length_from[n], length_from[n + 1]):
             t = by_length[j]
-            base = offsets[t]
-            same = True
-            k = 0
-            while k + 8 <= n:
-                if as_shape(_load8(a, words, start + k)) != mask_words[(base + k) >> 3]:
-                    same = False
-                    break
-                k += 8
-            if same:
-                for b in range(k, n):
-                    c = a[start + b]
-                    if 48 <= c <= 57:
-                        c = 35  # a digit is "#" in a shape
-                    if c != masks[base + b]:
+            f = at_from[8 * t + r]
+            w = at_from[8 * t + r + 1] - f
+            if q + w <= words.size:
+                same = True
+                for k in range(w):
+                    if as_shape(words[q + k]) & at_care[f + k] != at_mask[f + k]:
                         same = False
                         break
+            else:
+                same = _same_bytes(a, start, n, masks, offsets[t])
             if same:
                 for d in range(digit_from[t], digit_from[t + 1]):
                     if a[start + digit_pos[d]] != digit_byte[d]:
@@ -358,71 +363,14 @@ def match_shapes(
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def fixed_numbers(a: np.ndarray, pos: np.ndarray, width: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """`float(a[pos:pos + width])` of each span where the result is exact in one IEEE operation, and
-    whether it was: `[+-]digits[.digits][(e|E)[+-]digits]` with a mantissa <= 2**53 and a power of ten
-    <= 22 either way (Clinger's fast path: both operands exact, one correctly rounded multiply or
-    divide, so bit for bit what `float` gives). Anything else (17-digit mantissas, nan, inf) is left
-    to the caller's exact path (`ok` False)."""
-    ok = np.zeros(pos.size, dtype=np.bool_)
-    for i in range(pos.size):
-        p = pos[i]
-        e = p + width[i]
-        neg = False
-        if p < e and (a[p] == 45 or a[p] == 43):  # - +
-            neg = a[p] == 45
-            p += 1
-        mantissa = 0
-        digits = 0
-        frac = 0
-        dot = False
-        good = True
-        while p < e:
-            c = a[p]
-            if 48 <= c <= 57:
-                if digits < 19:
-                    mantissa = mantissa * 10 + (c - 48)
-                digits += 1
-                if dot:
-                    frac += 1
-            elif c == 46 and not dot:
-                dot = True
-            else:
-                break
-            p += 1
-        if digits == 0 or digits > 16:
-            good = False
-        power = 0
-        if good and p < e:
-            if a[p] != 69 and a[p] != 101:  # e E
-                good = False
-            else:
-                p += 1
-                eneg = False
-                if p < e and (a[p] == 45 or a[p] == 43):
-                    eneg = a[p] == 45
-                    p += 1
-                edigits = 0
-                while p < e and 48 <= a[p] <= 57 and edigits < 4:
-                    power = power * 10 + (a[p] - 48)
-                    edigits += 1
-                    p += 1
-                if edigits == 0 or p != e:
-                    good = False
-                if eneg:
-                    power = -power
-        power -= frac
-        if not good or mantissa > 9007199254740992 or power > 22 or power < -22:
-            continue
-        value = float(mantissa) * _POW10_EXACT[power] if power >= 0 else float(mantissa) / _POW10_EXACT[-power]
-        values[i] = -value if neg else value
-        ok[i] = True
-    return ok
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False)
 def _digits4(a: np.ndarray, p: int) -> bool:
     return 48 <= a[p] <= 57 and 48 <= a[p + 1] <= 57 and 48 <= a[p + 2] <= 57 and 48 <= a[p + 3] <= 57
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _triple(c: int, d: int, e: int) -> np.int64:
+    """core.logs.tokens.plain.triple, compiled: the table index of three bytes."""
+    return ((np.int64(c) << 10) ^ (np.int64(d) << 5) ^ np.int64(e)) & 32767
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -435,24 +383,24 @@ def worth_lines(
     lit_len: np.ndarray,
     first_lo: np.ndarray,
     first_hi: np.ndarray,
-    pairs: np.ndarray,
+    triples: np.ndarray,
 ) -> np.ndarray:
     """Per line [starts, ends), whether it holds one of the literals or a CANN error code (`[A-Z][0-9]{4}`).
 
     Literal k is `literals[lit_start[k]:lit_start[k] + lit_len[k]]`; those beginning with byte c are
-    k in [first_lo[c], first_hi[c]) (core.logs.tokens.plain packs them); `pairs[256 * c + d]` says whether one
-    begins with the bytes c, d (every literal has two or more). A pair that begins none costs one table
-    look-up, so a line without any is read at about a byte a nanosecond."""
+    k in [first_lo[c], first_hi[c]) (core.logs.tokens.plain packs them); `triples[_triple(c, d, e)]` says whether
+    one may begin with the bytes c, d, e (every literal has three or more; a hash: a superset). Three bytes that
+    begin none cost one table look-up, so a line without any is read at about a byte a nanosecond."""
     out = np.zeros(starts.size, dtype=np.bool_)
     for i in range(starts.size):
         e = ends[i]
         p = starts[i]
-        while p + 1 < e:
+        while p + 2 < e:  # (a literal or a code needs three bytes or more)
             c = a[p]
             if 65 <= c <= 90 and p + 5 <= e and _digits4(a, p + 1):  # a CANN code: EI0002, EE9999, ...
                 out[i] = True
                 break
-            if not pairs[256 * c + a[p + 1]]:
+            if not triples[_triple(c, a[p + 1], a[p + 2])]:
                 p += 1
                 continue
             for k in range(first_lo[c], first_hi[c]):
@@ -483,6 +431,7 @@ def warm_up() -> None:
     mask = np.frombuffer(b"[INFO] loss: #.#", dtype=np.uint8).copy()  # 16 bytes: one template, as Shapes packs it
     one = np.zeros(1, dtype=np.int64)
     no_digits = np.zeros(0, dtype=np.uint8)
+    at = np.zeros(9, dtype=np.int64)  # (no word at any alignment: the types only, nothing read)
     match_shapes(
         chunk,
         words_of(chunk),
@@ -491,14 +440,17 @@ def warm_up() -> None:
         one + 16,
         one * 0,
         mask,
-        mask.view(np.uint64),
         np.zeros(2, np.int64),
         one[:0],
         no_digits,
         one * 0,
         np.concatenate([np.zeros(17, np.int64), np.ones(2, np.int64)]),
+        at,
+        mask.view(np.uint64),
+        mask.view(np.uint64),
     )
     fixed_numbers(chunk, starts + 13, one + 3, np.empty(1))
+    column_numbers(chunk, starts, one + 13, one + 3, np.empty((len(starts), 1)))
     stamp_parts(chunk, starts[:0], 0, 0, 0, one[:0], one[:0], one[:0])
     table = np.zeros(256, dtype=np.int64)
-    worth_lines(chunk, starts, newlines[1:], mask, one * 0, one, table, table, np.zeros(1 << 16, dtype=np.bool_))
+    worth_lines(chunk, starts, newlines[1:], mask, one * 0, one, table, table, np.zeros(1 << 15, dtype=np.bool_))
