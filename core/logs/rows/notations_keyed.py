@@ -1,7 +1,7 @@
 """Notations of lines found by their start (core.logs.tokens.lexicon.KEYED_START: no loss keyword on them), one entry
 each with real samples: Marian's `Ep. : Up. : Cost` row, build-nanogpt's `<step> train <value>`, PaddlePaddle
-v1's `Pass: N, Batch: N, TrainCost: X`, YOLACT's `[ 0] N || B: X | ... | T: X ||` and the char-RNN tutorial's
-`N N% (Nm Ns) X`. Read with
+v1's `Pass: N, Batch: N, TrainCost: X`, YOLACT's `[ 0] N || B: X | ... | T: X ||`, the char-RNN tutorial's
+`N N% (Nm Ns) X` and a torch scalar printed alone, `tensor(X, device='cuda:0')`. Read with
 core.logs.rows.notations_trainers' (split off to keep modules short).
 """
 
@@ -26,6 +26,10 @@ _CHAR_RNN = CORPUS.format(
     "char-rnn-bare-loss-column-turns-nan-no-loss-word_pytorch-tutorials-847",
 )
 _YOLACT_LETTERS = (b"B", b"C", b"M", b"P", b"D", b"E", b"S", b"I")  # its train.py's `loss_types`, in print order
+_CHATGLM = CORPUS.format(
+    "https://github.com/lich99/ChatGLM-finetune-LoRA/issues/32",
+    "print-loss-tensor-then-nan-to-the-end_chatglm-finetune-lora-32",
+)
 _MARIAN_ENTRY = "marian-ep-up-cost-rows-then-util-exception-illegal-memory-access-core-dumped_marian-120"
 
 KEYED: tuple[Notation, ...] = (
@@ -123,5 +127,27 @@ KEYED: tuple[Notation, ...] = (
             ),
         ),
         pattern=rb"^(?P<step>\d+) \d+% \(\d+m \d+s\) (?P<loss>" + NUM + rb")(?![\w.])",
+    ),
+    Notation(
+        "lone_scalar_tensor",
+        "A torch scalar printed alone on its line, `tensor(3.2207, device='cuda:0')` (a script's `print(loss)` of "
+        "the loss tensor, maybe `.detach().float()`; a keyword line by its start, core.logs.tokens.lexicon."
+        "KEYED_START): its value is a training row's loss. Only a whole line of one scalar: `tensor(...)` beside a "
+        "bar or another tensor (Lightning's `tensor(8.8201, device='cuda:1', grad_fn=<MeanBackward1>) tensor(0.0025, "
+        "...)`, two values of the user's print) or a matrix `tensor([[...` is no row",
+        (
+            NotationSample("tensor(3.2207, device='cuda:0')", _CHATGLM, {"loss": 3.2207}),
+            NotationSample("tensor(nan, device='cuda:0')", _CHATGLM, {"loss": float("nan")}),
+            NotationSample(
+                "tensor(8.8201, device='cuda:1', grad_fn=<MeanBackward1>) tensor(0.0025, device='cuda:1')",
+                CORPUS.format(
+                    "https://github.com/Lightning-AI/pytorch-lightning/issues/3441",
+                    "lightning-bar-glued-to-per-device-tensor-prints-cuda-0-1_lightning-3441",
+                ),
+                None,
+            ),
+        ),
+        pattern=rb"^tensor\((?P<loss>" + NUM + rb")(?:, device='[\w:]+')?(?:, grad_fn=<\w+>)?(?:, requires_grad=True)?"
+        rb"\)[ \t]*$",
     ),
 )
