@@ -546,6 +546,31 @@ _SCAN_BYTES = st.sampled_from(
         # PaddlePaddle v1's `Pass: 0, Batch: 1, ` at a line's start (KEYED_START), split, in any case, near misses
         *(b"Pass: 0, Batch: 1, ", b"PASS 12, batch 3, ", b"pass", b"Pass:", b", Batch: ", b", batch 7", b", "),
         *(b"Pass:  0, Batch: 1, ", b"Pass: 0,Batch: 1, ", b"Pass: 0, Batch: 1,", b"Pass:: 0, ", b"Passes 0, Batch 1, "),
+        # YOLACT's `[  0]     520 || `, char-RNN's `5000 5% (0m 12s) `, a torch scalar's `tensor(3.2` (KEYED_START),
+        # near misses
+        *(
+            b"[  0]     520 || ",
+            b"[12] 3 || ",
+            b"[100] 7 || ",
+            b"[ 0]",
+            b"[1 0] 5 || ",
+            b"] 5 || ",
+            b" || ",
+            b"[  0]520 || ",
+            b"[ 0] 5 |",
+            b"[ x] 5 || ",
+        ),
+        *(
+            b"tensor(3.2",
+            b"Tensor(-1",
+            b"tensor(nan",
+            b"tensor([[",
+            b"tensor(",
+            b"tensor( 1",
+            b"tensors(1",
+            b"tensor(na",
+        ),
+        *(b"5000 5% (0m 12s) ", b"10 1% (", b"1m 4s) ", b"7 7%  (0m 1s) ", b"5 5% (0m 1s)", b"5 5% (1h 2s) ", b"% ("),
         # launcher tags that make a `[` line a candidate (issue 30): `[1,2]<stderr>:`, `[rank6]:`, `[host:pid] `
         *(b"1", b",", b":", b"]", b"-", b".", b"_", b"rank", b"[1,2]", b"[rank6]:", b"[uk:60506] ", b"[uk:6]"),
         *(b"[6]<", b"<", b"[12]"),  # horovodrun's `[6]<stderr>:`

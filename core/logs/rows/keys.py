@@ -45,6 +45,7 @@ _LEVEL_HEADS = frozenset({b"INFO", b"WARN", b"ERRO", b"DEBU", b"CRIT", b"FATA", 
 # a device's name and index, as torch prints it (`device='cuda:0'`, `Device=xla:1/0`): no scalar
 _DEVICES = frozenset({"cuda", "xla", "npu", "gpu", "cpu", "mps", "xpu", "hpu", "tpu"})
 # a date after a number (`TrackerProcessLogger: 2022-06-01 10:06:44`, `[2019/06/24 16:20:47`)
+_RE_DAYS = re.compile(rb" days?, \d\d?:\d\d:\d\d")  # the days of a timedelta's `2 days, 4:31:22`
 _RE_DATE_TAIL = re.compile(rb"[-/]\d\d?[-/]\d\d?(?!\d)")
 _COUNTERS = frozenset({"iter", "iters", "iteration", "step", "steps", "batch", "it"})
 _RE_TAG = re.compile(r"[a-z]+\d+")  # `E104 iter[ 14/ 15]`: the epoch's tag, a column per epoch
@@ -58,9 +59,10 @@ def not_a_metric(line: bytes, key: tuple[int, int], value: tuple[int, int], name
     a logger's source location `(trainer:486)`; a device `cuda:0`; a process id (Ray's `(Actor pid=32167)`);
     Lightning's `v_num=13` (the logger's version the bar shows on its own: one run's name, maybe `1-02`);
     the rank (`Rank: 0`: the line's rank, core.logs.rows.lineranks); a date (`Logger: 2022-06-01`); a clock time
-    (`ETA: 0:00:01`); a position in a count `Train: [12/170]`, `E104 iter[ 14/ 15]` (an integer out of an integer:
-    which one, not how much; epoch and step keys are read before, a qualified counter `inner iter: 3/8` stays) or in
-    a range `train:7126-7500batch`; a word of prose before a number (`kl:388.6 in 3.7s`).
+    (`ETA: 0:00:01`) or a duration's days (`ETA: 2 days, 4:31:22`); a position in a count `Train: [12/170]`, `E104
+    iter[ 14/ 15]` (an integer out of an integer: which one, not how much; epoch and step keys are read before, a
+    qualified counter `inner iter: 3/8` stays) or in a range `train:7126-7500batch`; a word of prose before a number
+    (`kl:388.6 in 3.7s`).
     Only the line's text and where its digits are decide, never their values (core.logs.rows.linetemplates)."""
     last = name.rpartition("_")[2]
     if last == "pid" or name in ("rank", "v_num"):
@@ -72,6 +74,8 @@ def not_a_metric(line: bytes, key: tuple[int, int], value: tuple[int, int], name
         return True
     if after == b":" and line[value[1] + 1 : value[1] + 3].isdigit():
         return True  # a clock time, hours then minutes (a bar's `Total: 0:03:14 | ETA: 0:00:01`)
+    if after == b" " and whole and _RE_DAYS.match(line, value[1]) is not None:
+        return True  # a duration over a day as Python's timedelta prints it (YOLACT's `ETA: 2 days, 4:31:22`)
     gap = line[key[1] : value[0]]
     if whole:
         opened = line[key[0] - 1 : key[0]] in (b"(", b"[") and after in (b")", b"]")

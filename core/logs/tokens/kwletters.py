@@ -40,6 +40,8 @@ def cross_entropy(a: np.ndarray, first: int, end: int) -> bool:
 _STAMP = np.frombuffer(b"[dddd-dd-dd dd:dd:dd] ep. ", dtype=np.uint8).copy()  # `d` a digit, a letter any case
 _UP, _COLON, _TRAIN = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b" : up. ", b" :", b" train "))
 _PASS, _BATCH, _COMMA = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b"pass", b", batch", b", "))
+_TENSOR, _NAN = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b"tensor(", b"nan"))
+_PIPES, _PCT, _MIN, _SEC = (np.frombuffer(w, dtype=np.uint8).copy() for w in (b" || ", b"% (", b"m ", b"s) "))
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
@@ -90,15 +92,64 @@ def _paddle_start(a: np.ndarray, i: int, end: int) -> bool:
     return _colon_digits_then(a, j, end, _COMMA) >= 0
 
 
+@numba.njit(cache=True, nogil=True, boundscheck=False)  # (not inlined: rare, kept out of the hot loop)
+def _bracket_count_start(a: np.ndarray, i: int, end: int) -> bool:
+    """Whether the line at `a[i]` (a `[`, its `]` four bytes on) begins as `[  0]     520 || ` (YOLACT's row:
+    the epoch padded to three, the iteration, `||`)."""
+    j = i + 1
+    while j < i + 3 and a[j] == 32:
+        j += 1
+    k = j
+    while k < i + 4 and 48 <= a[k] <= 57:
+        k += 1
+    if k != i + 4 or i + 6 >= end or a[i + 5] != 32:
+        return False
+    k = i + 5
+    while k + 1 < end and a[k + 1] == 32:
+        k += 1
+    return _digits_then(a, k + 1, end, _PIPES) >= 0
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
+def _digit_start(a: np.ndarray, i: int, end: int) -> bool:
+    """Whether the line at `a[i]` (a digit) begins as `0 train ` (build-nanogpt's row) or `5000 5% (0m 12s) `
+    (iteration, percent done, elapsed: the PyTorch char-RNN tutorial's progress row): the digits read once."""
+    k = i
+    while k < end and 48 <= a[k] <= 57:
+        k += 1
+    if k + 2 >= end or a[k] != 32:
+        return False
+    if 48 <= a[k + 1] <= 57:
+        j = _digits_then(a, k + 1, end, _PCT)
+        j = _digits_then(a, j, end, _MIN) if j >= 0 else -1
+        return j >= 0 and _digits_then(a, j, end, _SEC) >= 0
+    return _digits_then(a, i, end, _TRAIN) >= 0  # (the value's spelling is the notation's: `-1.#INF`, `nan`)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)  # (not inlined: rare, kept out of the hot loop)
+def _tensor_start(a: np.ndarray, i: int, end: int) -> bool:
+    """Whether the line at `a[i]` (a `t`) begins as `tensor(` then a number's first byte (`-`, a digit, `nan`): a
+    torch scalar printed alone (`print(loss)`), read by notations_keyed.lone_scalar_tensor."""
+    if not follows(a, i, end, _TENSOR) or i + 8 > end:
+        return False
+    c = a[i + 7]
+    return c == 45 or 48 <= c <= 57 or follows(a, i + 7, end, _NAN)
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def keyed_start(a: np.ndarray, i: int, end: int) -> bool:
     """Whether the line at `a[i]` begins as core.logs.tokens.lexicon.KEYED_START, `s:<digits> trl:` or
     `s:<digits> tel:` in any case (llm.c's main.log), Marian's `[<stamp>] Ep. N : Up. N :`, build-nanogpt's
-    `<digits> train ` or PaddlePaddle v1's `Pass: N, Batch: N, `: tested once a line, at its start."""
+    `<digits> train `, PaddlePaddle v1's `Pass: N, Batch: N, `, YOLACT's `[  N] N || `, char-RNN's
+    `N N% (Nm Ns) ` or a torch scalar's `tensor(N`: tested once a line, at its start."""
     if i < end and a[i] == 91:  # (a `[` then a digit first: MindSpore's `[INFO]` turned away without a call)
+        if i + 4 < end and a[i + 4] == 93:  # YOLACT's `[  0]     520 || B: 3.451 | ... | T: 12.031 || ...`
+            return _bracket_count_start(a, i, end)
         return i + 1 < end and 48 <= a[i + 1] <= 57 and _marian_start(a, i, end)
-    if i < end and 48 <= a[i] <= 57:  # build-nanogpt's `0 train 11.226211`
-        return _digits_then(a, i, end, _TRAIN) >= 0  # (the value's spelling is the notation's: `-1.#INF`, `nan`)
+    if i < end and 48 <= a[i] <= 57:  # build-nanogpt's `0 train 11.226211`, char-RNN's `5000 5% (0m 12s) 2.4177`
+        return _digit_start(a, i, end)
+    if i < end and (a[i] | 32) == 116:  # a torch scalar printed alone, `tensor(3.2207, device='cuda:0')`
+        return _tensor_start(a, i, end)
     if i < end and (a[i] | 32) == 112:  # PaddlePaddle v1's `Pass: 0, Batch: 1, TrainCost: 93.167046`
         return _paddle_start(a, i, end)
     if i + 1 >= end or (a[i] | 32) != 115 or a[i + 1] != 58:

@@ -18,7 +18,8 @@ __all__ = ["keyword_lines", "keyword_positions", "keyword_starts"]
 # checked in the block itself (`cross entropy`: a NUL, 0x20 OR-ed, would read as its space)
 _ORED = {kw: bytes(c | 0x20 for c in kw) for kw in KEYWORDS}
 _KEYED_HEADS = (b"\ns:", b"\nS:", b"\n[")  # how a KEYED_START line begins: a block without one is not searched
-_RE_DIGIT_HEAD = re.compile(rb"(?i)\n(?:\d+ t|pass:? \d)")  # (build-nanogpt's `0 train X`, Paddle v1's `Pass: 0, `)
+# build-nanogpt's `0 train X`, Paddle v1's `Pass: 0, `, char-RNN's `5000 5% (0m 12s) `, a torch scalar's `tensor(3.2`
+_RE_DIGIT_HEAD = re.compile(rb"(?i)\n(?:\d+ (?:t|\d+% )|pass:? \d|tensor\()")
 _RE_KEYED_LINE = re.compile(
     rb"(?i)\n(?:" + KEYED_START + rb")"
 )  # a line's start as llm.c's `s:0 trl:` (lexicon.KEYED_START)

@@ -82,15 +82,20 @@ the compiled scan (core.logs.tokens.linescan, tested against it), the small read
 
 KEYED_START = (
     rb"s:\d+ t(?:rl|el):|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] ep\. \d+ : up\. \d+ :|\d+ train |pass:? \d+, batch:? \d+, "
+    rb"|\[(?=[ \d]{3}\]) *\d+\] +\d+ \|\| |\d+ \d+% \(\d+m \d+s\) |tensor\((?:-|\d|nan)"
 )
 """A metric line by its start, in any case: llm.c's main.log `s:0 trl:11.0091 lr:0.000001 norm:15.37` and
 `s:0 tel:11.0092` (its step, then its one loss key), Marian's `[2017-10-24 10:08:52] Ep. 1 : Up. 590 : Sen. 308701 :
 Cost 85.70 : ...` (its stamp, epoch and update; its loss named `Cost`, core.logs.rows.notations_keyed),
 build-nanogpt's log.txt `0 train 11.226211` (step, split word, value: its loss named by no key), and PaddlePaddle
 v1's event handler's `Pass: 0, Batch: 1, TrainCost: 93.167046` (DeepSpeech2; the book's `Pass 0, Batch 0, Cost
-2.30`: pass and batch, then its loss named `Cost`, core.logs.rows.notations_keyed). Their
-keys are looked for there only, not in every word as KEYWORDS are: WORD_LOSS_KEYS there cost the compiled scan a
-fifth more (19-27 %, measured on 7-25 MB)."""
+2.30`: pass and batch, then its loss named `Cost`, core.logs.rows.notations_keyed), YOLACT's `[  0]     520 || B:
+3.451 | ... | T: 12.031 || ...` (epoch in brackets padded to three, iteration, then `||` and its losses by one letter
+each, `T` their total) and the PyTorch char-RNN tutorial's `5000 5% (0m 12s) 2.4177 Coelho / Portuguese ✓`
+(iteration, percent done, elapsed, then the running loss with no key), and a torch scalar printed alone,
+`tensor(3.2207, device='cuda:0')` (a script's `print(loss)`: its value the loss). Their keys are looked for there
+only, not in every word as KEYWORDS are: WORD_LOSS_KEYS there cost the compiled scan a fifth more (19-27 %, measured
+on 7-25 MB)."""
 
 _RE_KEYWORD = re.compile(b"|".join(re.escape(word) for word in KEYWORDS))  # one search: 1.5x faster than `in` x 5
 _RE_KEYED_START = re.compile(KEYED_START)
