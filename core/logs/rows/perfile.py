@@ -17,7 +17,9 @@ line's text alone cannot tell these apart, the file's other rows can. The rules,
   least half of that shape's rows in the file are such echoes (TFLearn's `Training Step: 8 | total loss: 2.03040`
   before `| Adam | epoch: 001 | loss: 2.03040 - acc: 0.2720 -- iter: 00512/55000`; LlamaFactory's callbacks line
   `{'loss': 6.8404, 'learning_rate': 5.0000e-05, 'epoch': 17.35, 'throughput': 439.09}` before the Trainer's own
-  `{'loss': 6.8404, 'grad_norm': 0.0, 'learning_rate': 5e-05, 'epoch': 17.35, ...}`): one row per step;
+  `{'loss': 6.8404, 'grad_norm': 0.0, 'learning_rate': 5e-05, 'epoch': 17.35, ...}`): one row per step; a row
+  a second logger printed again (core.logs.rows.echoes: `INFO:tensorflow:loss = X, step = 1` then absl's `I0529
+  ...] loss = X, step = 1`) is dropped whatever its shape;
 - estimates: rows that name an evaluation loss beside their loss (nanoGPT's `step 250: train loss X, val loss Y`,
   an estimate over both splits every eval_interval) are evaluation rows in a file whose rows naming none are more
   than twice as many, when no such row has their shape (`iter 240: loss Z, time ..ms, mfu ..%` names a step time):
@@ -303,6 +305,7 @@ def set_aside(
     averaged: np.ndarray | None = None,
     parts: np.ndarray | None = None,
     trained: np.ndarray | None = None,
+    echoed: np.ndarray | None = None,
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
@@ -311,7 +314,8 @@ def set_aside(
     alone) are held to no other rule; `named`: per row, how many other metrics it names (the epoch printed twice
     is told by it; None: no file has such pairs); `averaged`: per row, whether its loss key says it averages
     (core.logs.rows.wording; None: no row's does); `parts`: whether it names one of the loss's parts (`policy_loss`:
-    the mirrored side rows must); `trained`: whether it names training (`Train Loss:`)."""
+    the mirrored side rows must); `trained`: whether it names training (`Train Loss:`); `echoed`: whether a second
+    logger printed it again (core.logs.rows.echoes): dropped."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -362,6 +366,8 @@ def set_aside(
     if len(fewer):  # a shape's echoes dropped where they are at least half of its rows in the file
         echoes = np.bincount(shape[fewer], minlength=len(often))
         aside[fewer[2 * echoes[shape[fewer]] >= often[shape[fewer]]]] = Aside.DROP
+    if echoed is not None:
+        aside[pick(echoed)] = Aside.DROP
     if order is None:
         return aside
     out = np.empty_like(aside)
