@@ -348,6 +348,7 @@ class MetricTable:
         est_codes = [src.code for src in srcs if src.notes.estimating]
         est = self._names_eval_loss(n) if est_codes else None
         sides = [src.code for src in srcs if src.notes.sides], [src.code for src in srcs if not src.notes.any]
+        loops = [src.code for src in srcs if src.notes.loops]
         named = self._named(n, None if every else rows) if any(src.notes.epoch_pairs for src in srcs) else None
         bits = self.worded() if every else self.worded()[rows]
         avg, part, trained, echoed = (
@@ -357,7 +358,7 @@ class MetricTable:
         if every:
             rank = self._fixed["rank"][:n]
             return set_aside(
-                code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg, part, trained, echoed
+                code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg, part, trained, echoed, loops
             )
         out = np.zeros(n, dtype=np.int8)
         out[rows] = set_aside(
@@ -374,6 +375,7 @@ class MetricTable:
             part,
             trained,
             echoed,
+            loops,
         )
         return out
 
