@@ -80,6 +80,7 @@ A file's lines -> rows (the same reading on every path):
   perfile.py    the training series decided per file over its rows (epoch summaries beside step rows, a step
                 printed twice in a rarer shape, a step's echo naming fewer values, an average beside its rows)
   wording.py    which rows' loss key says it averages (`avg_loss=`) or names a part (`policy_loss`), for perfile.py
+  echoes.py     which rows a second logger printed again (`INFO:tensorflow:` then absl's `I0529 ...]`), for perfile.py
   table.py      the run's loss table, grown in place; asks perfile.py which rows are set aside; evaltable.py its
                 evaluation entries, converted once each; kept.py the rows a file's series choice keeps, held
                 between a watcher's snapshots (each tick appends its own)

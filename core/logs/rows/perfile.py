@@ -17,7 +17,9 @@ line's text alone cannot tell these apart, the file's other rows can. The rules,
   least half of that shape's rows in the file are such echoes (TFLearn's `Training Step: 8 | total loss: 2.03040`
   before `| Adam | epoch: 001 | loss: 2.03040 - acc: 0.2720 -- iter: 00512/55000`; LlamaFactory's callbacks line
   `{'loss': 6.8404, 'learning_rate': 5.0000e-05, 'epoch': 17.35, 'throughput': 439.09}` before the Trainer's own
-  `{'loss': 6.8404, 'grad_norm': 0.0, 'learning_rate': 5e-05, 'epoch': 17.35, ...}`): one row per step;
+  `{'loss': 6.8404, 'grad_norm': 0.0, 'learning_rate': 5e-05, 'epoch': 17.35, ...}`): one row per step; a row
+  a second logger printed again (core.logs.rows.echoes: `INFO:tensorflow:loss = X, step = 1` then absl's `I0529
+  ...] loss = X, step = 1`) is dropped whatever its shape;
 - estimates: rows that name an evaluation loss beside their loss (nanoGPT's `step 250: train loss X, val loss Y`,
   an estimate over both splits every eval_interval) are evaluation rows in a file whose rows naming none are more
   than twice as many, when no such row has their shape (`iter 240: loss Z, time ..ms, mfu ..%` names a step time):
@@ -33,6 +35,10 @@ line's text alone cannot tell these apart, the file's other rows can. The rules,
   other rows are as many or more (T5-Finetune's `Epoch 20 - Average Train Loss: 0.0038` after the epoch's `Epoch 20
   - Batch loss: X` rows, a GRPO trainer's `[step 50] avg_loss=-0.0054 acc=0.7600` between `grpo_loss is X and kl
   is Y` rows); a file of only such rows keeps them (MST's `Avg. Loss`, `Epoch N completed with avg loss`);
+- another loop: in a file whose rows with a step and an epoch outnumber those with a step and no epoch, these
+  are an evaluation pass's where their counter counts to a total no row with an epoch counts to (GluonNLP's dev
+  `[Batch 10/35] loss=0.7468, metrics:accuracy:0.6750` after `Now we are doing evaluation on dev`, between the
+  epochs' `[Epoch 3 Batch 80/82] loss=0.3076, lr=0.0000083, metrics:accuracy:0.9077`): a loop over other data;
 - a step's side rows: rows naming no step and no epoch are a step's other losses, dropped, where most of a file's
   (and rank's) rows with a step are followed by exactly k of them before the next (one to `_SIDE_MAX`; more where
   an evaluation's lines, no rows, print their own between, fewer where a copy was cut; the last step's any number)
@@ -101,11 +107,18 @@ class Notes:
     unplaced: int = 0  # rows with no step and no epoch
     epoch_pairs: int = 0  # neighbouring rows with no step, one epoch, naming different numbers of other metrics
     last_place: tuple[float, int] | None = None  # the last row's epoch when it has no step, and its other metrics
+    loose: int = 0  # rows with a step and no epoch
 
     @property
     def any(self) -> bool:
         """Whether a rule but the side rows' may apply (those the file's `sides` says)."""
-        return bool(self.pairs or self.summaries or self.estimating or self.epoch_pairs)
+        return bool(self.pairs or self.summaries or self.estimating or self.epoch_pairs or self.loops)
+
+    @property
+    def loops(self) -> bool:
+        """Whether the file's rows with a step and no epoch may be another loop's (an evaluation pass): its rows
+        with a step and an epoch outnumber them."""
+        return 0 < 2 * self.loose < self.stepped
 
     @property
     def sides(self) -> bool:
@@ -167,6 +180,7 @@ def note(notes: Notes, rows: np.ndarray) -> None:
             step, loss, last = row[_STEP], row[_LOSS], notes.last
             if step == step:
                 notes.stepped += 1
+                notes.loose += row[_EPOCH] != row[_EPOCH]
             elif row[_EPOCH] == row[_EPOCH]:
                 notes.epoch_only += 1
             else:
@@ -180,6 +194,7 @@ def note(notes: Notes, rows: np.ndarray) -> None:
     notes.stepped += len(rows) - int(no_step.sum())
     notes.epoch_only += int((no_step & ~np.isnan(rows[:, _EPOCH])).sum())
     notes.unplaced += int((no_step & np.isnan(rows[:, _EPOCH])).sum())
+    notes.loose += int((~no_step & np.isnan(rows[:, _EPOCH])).sum())
     last = notes.last if notes.last is not None else [np.nan] * rows.shape[1]
     before_step = np.concatenate([[last[_STEP]], step[:-1]])
     before_loss = np.concatenate([[last[_LOSS]], loss[:-1]])
@@ -264,6 +279,7 @@ def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int])
     stepped = np.bincount(seg[~no_step], minlength=k).tolist()
     epoch_only = np.bincount(seg[no_step & ~np.isnan(block[:, _EPOCH])], minlength=k).tolist()
     unplaced = np.bincount(seg[no_step & np.isnan(block[:, _EPOCH])], minlength=k).tolist()
+    loose = np.bincount(seg[~no_step & np.isnan(block[:, _EPOCH])], minlength=k).tolist()
     lasts = [x.last if x.last is not None else [np.nan] * block.shape[1] for x in notes]
     before_step, before_loss = np.empty(len(block)), np.empty(len(block))
     before_step[1:], before_loss[1:] = step[:-1], loss[:-1]
@@ -284,6 +300,7 @@ def note_many(notes: Sequence[Notes], block: np.ndarray, lengths: Sequence[int])
         x.stepped += stepped[i]
         x.epoch_only += epoch_only[i]
         x.unplaced += unplaced[i]
+        x.loose += loose[i]
         x.pairs += pairs[i]
     for i, row in zip(np.flatnonzero(sizes > 0).tolist(), last_rows, strict=True):
         notes[i].last = row
@@ -303,6 +320,8 @@ def set_aside(
     averaged: np.ndarray | None = None,
     parts: np.ndarray | None = None,
     trained: np.ndarray | None = None,
+    echoed: np.ndarray | None = None,
+    loop_codes: Sequence[int] = (),
 ) -> np.ndarray:
     """An `Aside` per given row (its file `code`, `rank`, ROW_FIELDS `columns` as `column_signatures` takes
     them; every row of the files `asked`, in table order): the rules above, the epoch-summary rule only in
@@ -311,7 +330,8 @@ def set_aside(
     alone) are held to no other rule; `named`: per row, how many other metrics it names (the epoch printed twice
     is told by it; None: no file has such pairs); `averaged`: per row, whether its loss key says it averages
     (core.logs.rows.wording; None: no row's does); `parts`: whether it names one of the loss's parts (`policy_loss`:
-    the mirrored side rows must); `trained`: whether it names training (`Train Loss:`)."""
+    the mirrored side rows must); `trained`: whether it names training (`Train Loss:`); `echoed`: whether a second
+    logger printed it again (core.logs.rows.echoes): dropped; the other loop's rule only in files `loop_codes`."""
     files = np.array(sorted(set(asked)), dtype=np.int64)  # a handful: the files whose notes say a rule may apply
     key = np.searchsorted(files, code).astype(np.int64) << 32 | (rank.astype(np.int64) & 0xFFFFFFFF)
     order = None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")  # each rank's rows in order
@@ -362,6 +382,10 @@ def set_aside(
     if len(fewer):  # a shape's echoes dropped where they are at least half of its rows in the file
         echoes = np.bincount(shape[fewer], minlength=len(often))
         aside[fewer[2 * echoes[shape[fewer]] >= often[shape[fewer]]]] = Aside.DROP
+    if echoed is not None:
+        aside[pick(echoed)] = Aside.DROP
+    if len(loop_codes):
+        _other_loop(aside, among(loop_codes), c, step, epoch, pick(_floats(columns, "steps_total", len(code))))
     if order is None:
         return aside
     out = np.empty_like(aside)
@@ -451,6 +475,18 @@ def _follow(after: np.ndarray, n_steps: int) -> bool:
     gaps = np.bincount(after, minlength=n_steps + 1)[1:-1]  # side rows between two rows with a step
     k = int(np.argmax(np.bincount(gaps))) if len(gaps) else 0  # the most common gap
     return 1 <= k <= _SIDE_MAX and 2 * int((gaps == k).sum()) > len(gaps)
+
+
+def _other_loop(
+    aside: np.ndarray, where: np.ndarray, c: np.ndarray, step: np.ndarray, epoch: np.ndarray, total: np.ndarray
+) -> None:
+    """Another loop's rows (see the module's doc): of a file's rows with a step counted to a total, those with no
+    epoch whose total none of its rows with an epoch counts to are evaluation rows."""
+    counted = where & (step == step) & (total == total)
+    loose = counted & (epoch != epoch) & (aside == Aside.KEEP)
+    if loose.any():
+        key = c + 1j * total  # a file and a total
+        aside[loose & ~np.isin(key, key[counted & (epoch == epoch)])] = Aside.EVAL
 
 
 def _averages(aside: np.ndarray, c: np.ndarray, averaged: np.ndarray) -> None:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from core.logs.rows.echoes import note as note_echoes
 from core.logs.rows.filestate import FileState, carry_over, note_key
 from core.logs.rows.general import FIXED_ALIASES, metric_name
 from core.logs.rows.keylines import record_part
@@ -102,6 +103,7 @@ def carry_and_attach(
     if start >= n:
         return
     note_wording(st, buf, floor, base, end, start)
+    note_echoes(st, buf, floor, base, end, start)
     block = None
     found: dict[str, dict[int, float]] = {}
     if _COMPILED in sys.modules:  # a big read loaded the compiled passes: every block's rows sifted, a tick's few too

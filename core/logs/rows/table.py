@@ -331,7 +331,7 @@ class MetricTable:
         srcs = [
             src
             for src in self._sources.values()
-            if src.notes.any or src.notes.sides or src.rows.averaged or _two_wordings(src)
+            if src.notes.any or src.notes.sides or src.rows.averaged or src.rows.echoed or _two_wordings(src)
         ]
         if not srcs:
             return None
@@ -348,15 +348,18 @@ class MetricTable:
         est_codes = [src.code for src in srcs if src.notes.estimating]
         est = self._names_eval_loss(n) if est_codes else None
         sides = [src.code for src in srcs if src.notes.sides], [src.code for src in srcs if not src.notes.any]
+        loops = [src.code for src in srcs if src.notes.loops]
         named = self._named(n, None if every else rows) if any(src.notes.epoch_pairs for src in srcs) else None
         bits = self.worded() if every else self.worded()[rows]
-        avg, part, trained = (
+        avg, part, trained, echoed = (
             ((bits & (1 << k)) != 0) if any(getattr(s.rows, name) for s in srcs) else None
-            for k, name in enumerate(("averaged", "parts", "trained"))
+            for k, name in enumerate(("averaged", "parts", "trained", "echoed"))
         )
         if every:
             rank = self._fixed["rank"][:n]
-            return set_aside(code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg, part, trained)
+            return set_aside(
+                code, rank, cols, asked, epoch_codes, est, est_codes, *sides, named, avg, part, trained, echoed, loops
+            )
         out = np.zeros(n, dtype=np.int8)
         out[rows] = set_aside(
             code[rows],
@@ -371,14 +374,20 @@ class MetricTable:
             avg,
             part,
             trained,
+            echoed,
+            loops,
         )
         return out
 
     def worded(self) -> np.ndarray:
-        """Per row of the first n, its loss key's wordings as bits (1 an average's, 2 a part's, 4 training's;
-        core.logs.rows.wording, each row flagged once (`WordedRows`)."""
+        """Per row of the first n, its loss key's wordings as bits (1 an average's, 2 a part's, 4 training's; 8 a
+        second logger's echo, core.logs.rows.echoes), core.logs.rows.wording, each row flagged once (`WordedRows`)."""
         n, fixed = self._n, self._fixed
-        files = [(s.code, s.rows) for s in self._sources.values() if s.rows.averaged or s.rows.parts or s.rows.trained]
+        files = [
+            (s.code, s.rows)
+            for s in self._sources.values()
+            if s.rows.averaged or s.rows.parts or s.rows.trained or s.rows.echoed
+        ]
         return self._worded.flags(self.generation, fixed["code"][:n], fixed["offset"][:n], files)
 
     def _named(self, n: int, rows: np.ndarray | None) -> np.ndarray:

@@ -109,7 +109,9 @@ def _same(loss: float, raw: bytes) -> bool:
     return loss == value or (loss != loss and value != value)
 
 
-_BITS = ("averaged", "parts", "trained")  # a row's wordings as bits 1, 2, 4 of `WordedRows.flags`
+_BITS = ("averaged", "parts", "trained", "echoed")  # a row's wordings as bits 1, 2, 4 of `WordedRows.flags`; 8: an
+# echo by a second logger (core.logs.rows.echoes), flagged alike
+_FLAG_BITS = tuple(1 << k for k in range(len(_BITS)))
 
 
 @dataclass
@@ -149,7 +151,7 @@ class WordedRows:
 
     def flags(self, generation: int, code: np.ndarray, offset: np.ndarray, files: list[tuple[int, Rows]]) -> np.ndarray:
         """Per row of the table (its file `code`, line `offset`: the table's first n rows) its wordings as bits (1
-        averaged, 2 parts, 4 trained); `files`: every file's code and rows with a noted
+        averaged, 2 parts, 4 trained, 8 echoed); `files`: every file's code and rows with a noted
         offset (a file noting its first has its older rows looked at once)."""
         n = len(code)
         if generation != self._generation or self._done > n:
@@ -174,7 +176,7 @@ class WordedRows:
                 self._afresh(c, state, rows, code, offset)
         if any(pending):
             keys = new_code.astype(np.int64) * span + new_off - base
-            for bit, wanted in zip((1, 2, 4), pending, strict=True):
+            for bit, wanted in zip(_FLAG_BITS, pending, strict=True):
                 if wanted:
                     self._flags[np.flatnonzero(np.isin(keys, wanted)) + done] |= bit
         self._done = n
@@ -186,7 +188,7 @@ class WordedRows:
         mine = offset[at]
         self._flags[at] = 0
         state.rows_max = float(mine.max()) if len(mine) else -np.inf
-        for bit, looked, name in zip((1, 2, 4), state.lists, _BITS, strict=True):
+        for bit, looked, name in zip(_FLAG_BITS, state.lists, _BITS, strict=True):
             offs = getattr(rows, name)
             end = len(offs)
             self._flags[at[np.isin(mine, offs[:end])]] |= bit

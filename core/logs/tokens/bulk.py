@@ -96,6 +96,8 @@ class Rows:
         "_taken",
         "averaged",
         "by_rank",
+        "echo_last",
+        "echoed",
         "parts",
         "shapes",
         "trained",
@@ -121,6 +123,8 @@ class Rows:
         self.parts: list[int] = []  # ... and of rows whose loss key names a part of the loss (`policy_loss`)
         self.trained: list[int] = []  # ... and of rows whose loss key names training (`Train Loss:`)
         self.shapes: dict[bytes, int] = {}  # line shape -> its wording (which list above), once looked at
+        self.echoed: list[int] = []  # ... and of rows a second logger printed again (core.logs.rows.echoes)
+        self.echo_last: tuple[float, int, bytes] | None = None  # the last row's loss, logger and message (echoes)
 
     def __len__(self) -> int:
         return self._n
