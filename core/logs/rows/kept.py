@@ -5,7 +5,10 @@ a tick at 512 ranks). Here the kept rows are compacted once and each tick append
 copy is built again only when what it was built from changed: an earlier row's choice (a file's choice is
 decided over its rows so far and can flip), the table's rows (a file dropped: rotation, truncation, a
 relaunch) or its columns (a metric added, a column's type widened). Past the rows a snapshot shows, arrays
-are only ever appended to, and rebuilt into new arrays, so a frame handed out never changes.
+are only ever appended to, and rebuilt into new arrays, so a frame handed out never changes. The float64
+columns (the table's metrics, most NaN on most rows) are as sparse as the table's (`_Sparse`: no array while
+NaN on every kept row, else a NaN room written only where a value is): ~705 MB written NaN on that folder's
+first snapshot before, ~25 MB of pages now.
 
 Same frames as `split_series` on the same input, every time (tests/test_kept_rows.py).
 """
