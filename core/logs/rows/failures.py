@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 import time
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -95,6 +97,7 @@ _CHATTER_ANCHORS = tuple(
     )
 )
 CHATTER_SEARCH = AnchorSearch(_CHATTER_ANCHORS)  # (their one search: `chatter_failures`)
+_ONE_LINE = not any(b"\n" in anchor for anchor in _CHATTER_ANCHORS)  # (`chatter_by_file`)
 # python logging's `[%(asctime)s] [%(levelname)s]` at a chatter level (DeepSpeed's launcher; hydra's
 # `[%(asctime)s][%(name)s][%(levelname)s]`, fairseq's), which no scan makes a candidate either
 # (core.logs.tokens.bulk.STAMPED_ERROR takes only the error levels): searched for a chatter report
@@ -398,16 +401,35 @@ def cut_by_next(st: FileState, buf: bytes | bytearray, base: int, ls: int, limit
     _keep_cut(st, seen[:limit])
 
 
-def settle(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
+def settle(
+    st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int, chatter: list[int] | None = None
+) -> None:
     """After each block read (`buf[floor:end]`, file offset `base` at `buf[0]`): the failures printed at a chatter
-    level in it (`chatter_failures`); an open traceback's failure holds what was read of it (should the log end
-    there), and failures followed by training are no longer failures (`trained_on`)."""
-    chatter_failures(st, buf, floor, base, end)
-    _keep_cut(st, bytes(st.tb_carry))
+    level in it (`chatter_failures`; `chatter`: its anchors' starts there, from a batch's one search); an open
+    traceback's failure holds what was read of it (should the log end there), and failures followed by training
+    are no longer failures (`trained_on`). The steps after the chatter's do nothing to a file without errors, and
+    `report_blocks` nothing when no error was read in this block: skipped then (a live tick's files mostly)."""
+    chatter_failures(st, buf, floor, base, end, chatter)
+    if st.tb_start is not None:
+        _keep_cut(st, bytes(st.tb_carry))
+    if not st.errors:
+        return
     trained_on(st)
     superseded_launch(st)
     relaunched(st, buf, floor, base, end)  # (the file's opening printed again: core.logs.rows.relaunch)
-    report_blocks(st, buf, floor, base)  # (torchrun's report blocks' times and fields: core.logs.rows.childfailed)
+    if st.errors[-1].offset >= base + floor:  # (each of its passes walks back from the last error to this block's)
+        report_blocks(st, buf, floor, base)  # (torchrun's report blocks' times and fields: core.logs.rows.childfailed)
+
+
+def chatter_by_file(buf: bytes | bytearray, spans: Sequence[tuple[int, int]]) -> list[list[int] | None]:
+    """The chatter anchors' starts in each file's bytes buf[lo:hi] of a batch (`spans`), from one search over the
+    batch (a live tick's ~1,000 files: one compiled call, not one each). Only when every file's bytes lie within
+    its `CHATTER_WINDOW` and no anchor holds a newline (a hit then never spans two files); else None each."""
+    if not spans or not _ONE_LINE or any(hi - lo > CHATTER_WINDOW for lo, hi in spans):
+        return [None] * len(spans)
+    hits = CHATTER_SEARCH.starts(buf, spans[0][0], spans[-1][1])
+    cuts = [(bisect_left(hits, lo), bisect_left(hits, hi)) for lo, hi in spans]
+    return [hits[a:b] for a, b in cuts]
 
 
 INTERRUPTED = "interrupted"  # the kind of a Ctrl-C / SIGINT report (core.logs.rows.failure_kinds_more)
@@ -422,21 +444,24 @@ STOP_KINDS = frozenset({INTERRUPTED, "job cancelled", "Slurm cancelled", "termin
 CHATTER_WINDOW = 32 << 10
 
 
-def chatter_failures(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
+def chatter_failures(
+    st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int, found: list[int] | None = None
+) -> None:
     """The file's lines that a chatter-level failure kind names (MindSpore's `[WARNING] ... IntHandler] Process N
     receive KeyboardInterrupt signal.`) and that start within the last `CHATTER_WINDOW` bytes of what was read, as
     its error rows in file order. No scan makes a chatter line a candidate, so a search for the anchors (one pass) over
     the end of the block (`buf[floor:end]`, file offset `base` at `buf[0]`) finds them; a row whose line is no
     longer within the window (more was read after it) goes. A line is within the last bytes of its own block
     whenever it is within the file's, so a one-shot read and a live one that read the same bytes list the same
-    rows; a line that is no chatter was `parse_line`'s."""
+    rows; a line that is no chatter was `parse_line`'s. `found`: the anchors' starts in buf[floor:end], searched."""
     if not _CHATTER_ANCHORS:
         return
     cut = end - CHATTER_WINDOW  # (in `buf`: may lie before this read's bytes, in earlier reads)
     if st.chatter_at and min(st.chatter_at) < base + cut:
         _drop_chatter(st, base + cut)
     le = max(floor, cut)
-    for at in CHATTER_SEARCH.starts(buf, le, end):  # (all anchors in one pass once the compiled scans are loaded)
+    # (all anchors in one pass once the compiled scans are loaded)
+    for at in CHATTER_SEARCH.starts(buf, le, end) if found is None else found:
         if at < le:
             continue  # another anchor of a line already read
         ls = max(buf.rfind(b"\n", floor, at) + 1, floor)

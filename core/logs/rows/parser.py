@@ -18,7 +18,7 @@ from core.logs.rows import linekinds, templated
 from core.logs.rows.ansishapes import AnsiShapes
 from core.logs.rows.columnfile import take_header, take_row
 from core.logs.rows.evalshapes import EvalShapes
-from core.logs.rows.failures import add_level_error, add_line_failure, ipython_header, settle
+from core.logs.rows.failures import add_level_error, add_line_failure, chatter_by_file, ipython_header, settle
 from core.logs.rows.filestate import (
     FATAL_KINDS,
     JOB_RANK,
@@ -73,6 +73,8 @@ __all__ = ["FATAL_KINDS", "MAX_PARTIAL_LINE", "ErrorKind", "FileState", "Parser"
 
 _NAN = float("nan")
 _OFFSET = ROW_KEYS.index("offset")
+_Nl = np.ndarray | None  # a block's newlines, when its scan found them
+_Hits = list[int] | None  # the chatter anchors' starts in a block, when a batch searched once (chatter_by_file)
 
 _RE_UNREGISTERED = re.compile(rb"Node (\d+) has unregistered")
 
@@ -209,8 +211,9 @@ class Parser:
         if len(block):  # offsets in the file, not in the batch
             block[row_spans[0, 0] : row_spans[-1, 1], _OFFSET] += np.repeat(shifts, row_spans[:, 1] - row_spans[:, 0])
         other_spans, wide_spans = np.searchsorted(others, spans).tolist(), np.searchsorted(wide, spans).tolist()
-        for (st, lo, hi), shift, rows, (o0, o1), (w0, w1) in zip(
-            items, shifts.tolist(), map(tuple, row_spans.tolist()), other_spans, wide_spans, strict=True
+        chatter = chatter_by_file(buf, [(lo, hi) for _, lo, hi in items])  # (the chatter anchors: one search)
+        for (st, lo, hi), shift, rows, (o0, o1), (w0, w1), hits in zip(
+            items, shifts.tolist(), map(tuple, row_spans.tolist()), other_spans, wide_spans, chatter, strict=True
         ):
             cols: set[str] = set()
             if used and rows[1] > rows[0]:
@@ -238,7 +241,7 @@ class Parser:
                 bars,
                 wide[w0:w1],
             )
-            self._carry_traceback(st, buf, shift, hi, newlines)
+            self._carry_traceback(st, buf, shift, hi, newlines, hits)
         self._floor = 0
 
     def _emit(
@@ -379,11 +382,12 @@ class Parser:
                 self.parse_line(st, buf, ls, find(b"\n", ls, end), base, obs_time, metrics)
 
     def _carry_traceback(
-        self, st: FileState, buf: bytes | bytearray, base: int, end: int, nl: np.ndarray | None = None
+        self, st: FileState, buf: bytes | bytearray, base: int, end: int, nl: _Nl = None, chatter: _Hits = None
     ) -> None:
-        """Keep a traceback still being written, settle the failures that ended the rank; `nl`: the block's newlines."""
+        """Keep a traceback still being written, settle the failures that ended the rank; `nl`: the block's newlines,
+        `chatter`: the chatter anchors' starts in the block (a batch's one search: `chatter_by_file`)."""
         carry_and_attach(st, buf, self._floor, base, end, self.settings.tb_carry_max, nl)
-        settle(st, buf, self._floor, base, end)
+        settle(st, buf, self._floor, base, end, chatter)
 
     def parse_line(
         self, st: FileState, buf: bytes | bytearray, ls: int, le: int, base: int, obs_time: float, metrics: bool
