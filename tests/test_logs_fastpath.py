@@ -139,7 +139,9 @@ def per_file_series(reads: list[tuple], data: bytes = b"") -> tuple[list[tuple],
     - a step's side rows: a rank's rows naming no step and no epoch (the averages set aside not counted) are
       dropped when none comes before its first row with a step and, between its rows with a step, the commonest
       count of them (the smaller on a tie) is one to eight and holds between more than half of those rows (the
-      file's step-less rows at least half as many as its gaps between rows with a step)."""
+      file's step-less rows at least half as many as its gaps between rows with a step);
+    - another loop: where a file's rows with a step and no epoch are fewer than half its rows with a step, those
+      of them counted to a total are evaluation rows when rows with an epoch count to totals and none to theirs."""
     epoch, step, loss = (ROW_FIELDS.index(k) for k in ("epoch", "step", "loss"))
     epoch_only = sum(row[epoch] == row[epoch] and row[step] != row[step] for row, _, _ in reads)
     stepped = sum(row[step] == row[step] for row, _, _ in reads) > epoch_only
@@ -179,8 +181,22 @@ def per_file_series(reads: list[tuple], data: bytes = b"") -> tuple[list[tuple],
     if averaged and len(reads) - len(evaluation | dropped | averaged) >= len(averaged):
         evaluation |= averaged
     dropped |= _side_reads(reads, {who: [i for i in mine if i not in averaged] for who, mine in by_rank.items()})
+    evaluation |= _other_loop_reads(reads) - evaluation - dropped
     kept = [read for i, read in enumerate(reads) if i not in evaluation and i not in dropped]
     return kept, [read for i, read in enumerate(reads) if i in evaluation - dropped]
+
+
+def _other_loop_reads(reads: list[tuple]) -> set[int]:
+    """The reads of another loop (per_file_series' rule): rows with a step, no epoch and a total of their own."""
+    epoch, step, total = (ROW_FIELDS.index(k) for k in ("epoch", "step", "steps_total"))
+    with_step = [i for i, (row, _, _) in enumerate(reads) if row[step] == row[step]]
+    loose = [i for i in with_step if reads[i][0][epoch] != reads[i][0][epoch]]
+    if not 0 < 2 * len(loose) < len(with_step):
+        return set()
+    totals = {reads[i][0][total] for i in with_step if i not in loose and reads[i][0][total] == reads[i][0][total]}
+    return {
+        i for i in loose if totals and reads[i][0][total] == reads[i][0][total] and reads[i][0][total] not in totals
+    }
 
 
 _RE_AVERAGED = re.compile(
@@ -320,6 +336,11 @@ def _small_blocks(read_block: int, prefetch_min: int, block_min: int) -> ReaderS
     b"201-225batch: l1_loss=0.252, mse_loss=0.070, loss=0.345, optim0_lr0=1.000e-03\n"
     b"epoch: 0001 step: 123456789012, loss is 4.52\n",
     block_min=5,
+)
+@example(  # another loop's rows: a counter to a total no epoch row counts to (GluonNLP's dev pass, round 12)
+    data=b"[Epoch 3 Batch 78/82] loss=0.3076, lr=0.0000083\n[Epoch 3 Batch 80/82] loss=0.3071, lr=0.0000083\n"
+    b"[Epoch 3 Batch 82/82] loss=0.3070, lr=0.0000083\n[Batch 10/35] loss=0.7468, metrics:accuracy:0.6750\n",
+    block_min=1,
 )
 @example(  # an estimate line (its own shape, naming val_loss) after rows naming none: an evaluation row (hypothesis)
     data=b"epoch: 0001, step: 1910, loss is 0\nepoch: 0001 step: 1391, loss is .5\n"

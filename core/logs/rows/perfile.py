@@ -36,7 +36,8 @@ line's text alone cannot tell these apart, the file's other rows can. The rules,
   - Batch loss: X` rows, a GRPO trainer's `[step 50] avg_loss=-0.0054 acc=0.7600` between `grpo_loss is X and kl
   is Y` rows); a file of only such rows keeps them (MST's `Avg. Loss`, `Epoch N completed with avg loss`);
 - another loop: in a file whose rows with a step and an epoch outnumber those with a step and no epoch, these
-  are an evaluation pass's where their counter counts to a total no row with an epoch counts to (GluonNLP's dev
+  are an evaluation pass's where their counter counts to a total and the rows with an epoch count to others, never
+  to it (GluonNLP's dev
   `[Batch 10/35] loss=0.7468, metrics:accuracy:0.6750` after `Now we are doing evaluation on dev`, between the
   epochs' `[Epoch 3 Batch 80/82] loss=0.3076, lr=0.0000083, metrics:accuracy:0.9077`): a loop over other data;
 - a step's side rows: rows naming no step and no epoch are a step's other losses, dropped, where most of a file's
@@ -485,8 +486,9 @@ def _other_loop(
     counted = where & (step == step) & (total == total)
     loose = counted & (epoch != epoch) & (aside == Aside.KEEP)
     if loose.any():
-        key = c + 1j * total  # a file and a total
-        aside[loose & ~np.isin(key, key[counted & (epoch == epoch)])] = Aside.EVAL
+        key, epoched = c + 1j * total, counted & (epoch == epoch)  # a file and a total; the epochs' rows counted
+        # (only in a file whose epochs' rows count to a total of their own: the training loop's count is known)
+        aside[loose & np.isin(c, c[epoched]) & ~np.isin(key, key[epoched])] = Aside.EVAL
 
 
 def _averages(aside: np.ndarray, c: np.ndarray, averaged: np.ndarray) -> None:
