@@ -40,13 +40,13 @@ _MTIME = 1_700_000_000.0  # both copies' mtime: a group timed by the file's mtim
 
 
 def _log(entry: str) -> tuple[str, bytes, int, int]:
-    """The entry's log file (name, bytes) and the span of the report: its header line's start, the end of the
-    line after its Root Cause block's `rank` line."""
-    [path] = [p for p in (REAL_LOGS / entry / "log").rglob("*") if p.is_file()]
+    """The entry's log file holding the report (name, bytes) and the span of the report: its header line's start,
+    the end of the line after its Root Cause block's `rank` line (the file's end when the log ends before it)."""
+    [path] = [p for p in (REAL_LOGS / entry / "log").rglob("*") if p.is_file() and b"Root Cause" in p.read_bytes()]
     data = path.read_bytes()
     head = data.rfind(b"\n", 0, data.index(b"ChildFailedError:")) + 1
-    rank = data.index(b"rank", data.index(b"Root Cause", head))
-    end = data.find(b"\n", data.index(b"\n", rank) + 1)
+    rank = data.find(b"rank", data.index(b"Root Cause", head))
+    end = -1 if rank < 0 else data.find(b"\n", data.index(b"\n", rank) + 1)
     return path.name, data, head, len(data) if end < 0 else end + 1
 
 
@@ -57,6 +57,7 @@ def _live_and_once(root: Path, name: str, data: bytes, cut: int) -> tuple[RunSna
     (root / "once").mkdir()
     live_path, once_path = root / "live" / name, root / "once" / name
     live_path.write_bytes(data[:cut])
+    os.utime(live_path, (_MTIME, _MTIME))  # (a tick that adds nothing keeps the mtime the first one saw)
     reader = RunReader(live_path.parent)
     reader.refresh()
     reader.snapshot()
@@ -121,8 +122,10 @@ def test_a_report_cut_anywhere_is_judged_as_one_read(
 
 
 def test_the_reports_hold_what_is_cut() -> None:
-    """No empty test: each log holds the header before its Root Cause block, which names a rank."""
+    """No empty test: each log holds the header before its Root Cause block, which names a rank (but insightface-
+    2182's, cut before it: its header stays the file's rank however it is read)."""
     for entry in ENTRIES:
         _, data, head, end = _log(entry)
         report = data[head:end]
-        assert report.index(b"ChildFailedError:") < report.index(b"Root Cause") < report.rindex(b"rank")
+        assert report.index(b"ChildFailedError:") < report.index(b"Root Cause")
+        assert (report.rfind(b"rank") > report.index(b"Root Cause")) == ("insightface" not in entry)
