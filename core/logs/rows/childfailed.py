@@ -12,7 +12,8 @@ in the same block is when torch's agent observed that failure, and its Root Caus
 time (torch.distributed.elastic's first observed failure). The time becomes the task's error's log time, so
 `diagnose` orders the report's ranks as torchrun does (its likely root cause is the Root Cause's rank, ties aside:
 the lower rank then, as for any two failures at the same second). The time line is no candidate line of the scans:
-it is read from the bytes before the `rank` line after each read (a block cut by the read's start keeps no time).
+it is read from the bytes before the `rank` line after each read, and the tail of the file's earlier reads
+(`FileState.tail`) when the block began in one of them: a live tick cut inside a block reads what one read reads.
 
 A block's `traceback :` field after its `rank` line (`  traceback : Signal 15 (SIGTERM) received by PID 14691`, rank
 2's in speculators#1115; read as a signal failure) is that rank's word, not the stream's own rank's: it takes the
@@ -20,7 +21,9 @@ rank of the report line just before it in its block (`field_ranks`). The report'
 raises (`torch.distributed.elastic.multiprocessing.errors.ChildFailedError:`, with or without the launcher's frames
 above it), is the job's word (rank -1) once the report's `Root Cause` block names its rank (ZhehengJiangLancaster/
 AMVUR#2: the root cause is rank 2, not the stream's rank 0); cut before that rank (deepinsight/insightface#2182),
-the header stands for the root cause the reader could not see, the file's rank (`root_named`).
+the header stands for the root cause the reader could not see, the file's rank (`root_named`). A live tick cut
+between the header and the Root Cause block's `rank` line leaves the header its file's rank until a later read reads
+that line: that read re-attributes it (the heading looked for in the tail of earlier reads too), as one read does.
 """
 
 from __future__ import annotations
@@ -46,29 +49,44 @@ _RE_TRACEBACK_FIELD = re.compile(r"^\s*traceback\s*: ")
 _FIELDS_MAX = 300  # the bytes from a block's `rank` line to its `traceback` field (`exitcode`, `error_file` between)
 
 
-def report_blocks(st: FileState, buf: bytes | bytearray, floor: int, base: int) -> None:
-    """After a read of buf[floor:] (file offset `base` at buf[0]): the report's blocks read in it give their tasks
-    their time (`report_times`) and their `traceback :` fields their rank (`field_ranks`)."""
-    report_times(st, buf, floor, base)
+def report_blocks(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
+    """After a read of buf[floor:end] (file offset `base` at buf[0]): the report's blocks read in it give their
+    tasks their time (`report_times`), their `traceback :` fields their rank (`field_ranks`) and its header the
+    job's rank once the Root Cause block names its rank (`root_named`)."""
+    report_times(st, buf, floor, base, end)
     field_ranks(st, base + floor)
-    root_named(st, buf, floor, base)
+    root_named(st, buf, floor, base, end)
+
+
+def _block_before(st: FileState, buf: bytes | bytearray, floor: int, end: int, at: int) -> bytes:
+    """The `_BLOCK_MAX` bytes before buf[at] (this read's bytes: buf[floor:end]): this read's, and before them the
+    tail of the file's earlier reads (`FileState.tail`, which ends at buf[end]: `carry_over` ran first), so a block
+    a live tick cut is read whole, as one read reads it."""
+    lo = at - _BLOCK_MAX
+    if lo >= floor or not st.tail:
+        return bytes(buf[max(floor, lo) : at])
+    text = b"".join(st.tail)
+    first = end - len(text)  # (where text[0] would be in buf)
+    if first > floor:  # a read longer than the tail: nothing of earlier reads in it
+        return bytes(buf[floor:at])
+    return text[max(0, lo - first) : at - first]
 
 
 _RE_HEADER = re.compile(r"\bChildFailedError:\s*$")
 _ROOT = b"Root Cause (first observed failure)"
 
 
-def root_named(st: FileState, buf: bytes | bytearray, floor: int, base: int) -> None:
+def root_named(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
     """When a task report read in buf[floor:] is the `Root Cause` block's (its heading within `_BLOCK_MAX` bytes
-    before it, no other block's `[N]:` line between), the report headers before it are the job's (rank -1)."""
+    before it, no other block's `[N]:` line between; an earlier read's bytes too), the report headers before it are
+    the job's (rank -1)."""
     for i in range(len(st.errors) - 1, -1, -1):
         err = st.errors[i]
         if err.offset < base + floor:
             return
         if err.kind != ErrorKind.TASK_EXIT or err.rank is None or err.rank < 0:
             continue
-        at = err.offset - base
-        block = bytes(buf[max(floor, at - _BLOCK_MAX) : at])
+        block = _block_before(st, buf, floor, end, err.offset - base)
         root = block.rfind(_ROOT)
         if root < 0 or block.count(b"\n[", root) > 1:
             continue
@@ -100,17 +118,16 @@ def field_ranks(st: FileState, start: int) -> None:
             st.errors[i] = replace(err, rank=task.rank)
 
 
-def report_times(st: FileState, buf: bytes | bytearray, floor: int, base: int) -> None:
-    """After a read of buf[floor:] (file offset `base` at buf[0]): the report's task errors read in it get their
-    block's time as their log time."""
+def report_times(st: FileState, buf: bytes | bytearray, floor: int, base: int, end: int) -> None:
+    """After a read of buf[floor:end] (file offset `base` at buf[0]): the report's task errors read in it get their
+    block's time as their log time (the block's first lines maybe an earlier read's: `_block_before`)."""
     for i in range(len(st.errors) - 1, -1, -1):
         err = st.errors[i]
         if err.offset < base + floor:
             return
         if err.kind != ErrorKind.TASK_EXIT or not math.isnan(err.log_time) or not _RE_RANK_FIELD.match(err.context):
             continue
-        at = err.offset - base
-        block = bytes(buf[max(floor, at - _BLOCK_MAX) : at])
+        block = _block_before(st, buf, floor, end, err.offset - base)
         found = list(_RE_BLOCK.finditer(block))
         if not found or b"\n[" in block[found[-1].end() - 1 :]:  # (another block's `[N]:` after it: not its own)
             continue

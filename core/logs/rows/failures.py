@@ -418,7 +418,7 @@ def settle(
     superseded_launch(st)
     relaunched(st, buf, floor, base, end)  # (the file's opening printed again: core.logs.rows.relaunch)
     if st.errors[-1].offset >= base + floor:  # (each of its passes walks back from the last error to this block's)
-        report_blocks(st, buf, floor, base)  # (torchrun's report blocks' times and fields: core.logs.rows.childfailed)
+        report_blocks(st, buf, floor, base, end)  # (torchrun's report blocks: core.logs.rows.childfailed)
 
 
 def chatter_by_file(buf: bytes | bytearray, spans: Sequence[tuple[int, int]]) -> list[list[int] | None]:
