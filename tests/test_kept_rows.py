@@ -26,6 +26,7 @@ from core.logs.rows.snapshot import split_series
 from core.logs.rows.table import EVAL_COLUMNS
 from tests.helpers import bits, same_reading, series_line, series_log
 
+_NAN_BITS = np.float64(np.nan).view(np.uint64)  # the NaN a numpy fill writes (a column of it alone holds no array)
 EVENTS = ("grow", "flip", "drop", "widen", "metric", "none_aside")
 
 
@@ -288,3 +289,119 @@ def test_a_tick_copies_only_its_own_new_kept_rows(tmp_path: Path) -> None:
     assert len(last.metrics) == len(snaps[-1].metrics) + 1 + 25 and last.evals.empty
     assert not np.shares_memory(snaps[-1].metrics["loss"].to_numpy(), last.metrics["loss"].to_numpy())
     assert [bits(s.metrics) for s in snaps] == held
+
+
+def _sparse_table(
+    rng: np.random.Generator, ticks: list[tuple[int, tuple[float, ...], bool]]
+) -> list[tuple[dict[str, object], np.ndarray, int]]:
+    """The table's columns after each tick (rows appended; a `drop` tick first removes a file's rows and bumps the
+    generation), its metrics mostly NaN: each tick gives metric j a value on a row with chance `p[j]` (0: none
+    this tick), on rows kept and set aside alike; and the rows' choices."""
+    n_metrics = max(len(p) for _, p, _ in ticks)
+    cols: dict[str, np.ndarray] = {
+        "rank": np.zeros(0, dtype=np.int64),
+        "epoch": np.zeros(0, dtype=np.int16),
+        "step": np.zeros(0, dtype=np.int32),
+        "loss": np.zeros(0),
+        "time": np.zeros(0),
+        "offset": np.zeros(0, dtype=np.int64),
+        "file": np.zeros(0, dtype=np.int8),
+        **{f"m{j}": np.zeros(0) for j in range(n_metrics)},
+    }
+    aside, generation, out = np.zeros(0, dtype=np.int8), 0, []
+    for n, chances, drop in ticks:
+        if drop and len(aside):
+            keep = np.flatnonzero(cols["file"] != cols["file"][rng.integers(0, len(aside))])
+            cols, aside, generation = {c: a[keep] for c, a in cols.items()}, aside[keep], generation + 1
+        k = len(aside)
+        new: dict[str, np.ndarray] = {
+            "rank": rng.integers(0, 3, n),
+            "epoch": rng.integers(0, 3, n),
+            "step": np.arange(k, k + n),
+            "loss": rng.choice([0.5, np.nan, -0.0], n),
+            "time": rng.choice([np.nan, 1.7e9], n),
+            "offset": np.arange(k, k + n) * 10,
+            "file": rng.integers(0, 3, n),
+        }
+        for j in range(n_metrics):
+            p = chances[j] if j < len(chances) else 0.0
+            new[f"m{j}"] = np.where(rng.random(n) < p, rng.choice([0.25, -0.0, np.inf, -np.nan], n), np.nan)
+        cols = {c: np.concatenate([a, new[c].astype(a.dtype)]) for c, a in cols.items()}
+        choice = rng.choice([Aside.KEEP, Aside.EVAL, Aside.DROP], n, p=[0.9, 0.05, 0.05]).astype(np.int8)
+        aside = np.concatenate([aside, choice])
+        columns: dict[str, object] = dict(cols)
+        columns["file"] = pd.Categorical.from_codes(
+            cols["file"], dtype=pd.CategoricalDtype(["a.log", "b.log", "c.log"]), validate=False
+        )
+        out.append((columns, aside, generation))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    ticks=st.lists(
+        st.tuples(
+            st.integers(0, 2500),
+            st.lists(st.sampled_from([0.0, 0.0, 0.001, 0.02, 0.6]), min_size=1, max_size=6).map(tuple),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    seed=st.integers(0, 2**32 - 1),
+)
+@example(  # a metric valued once, then NaN while the kept rows outgrow its room, then valued again
+    ticks=[(900, (0.01, 0.0), False), (2000, (0.0, 0.0), False), (2500, (0.0, 0.0), False), (50, (0.5, 0.0), True)],
+    seed=7,
+)
+def test_sparse_kept_columns_are_the_whole_split_and_hold_only_valued_columns(
+    ticks: list[tuple[int, tuple[float, ...], bool]], seed: int
+) -> None:
+    """Metrics NaN on most rows, some on every kept row (valued only on rows set aside, or nowhere), grown over
+    ticks past the rooms they start in, a file dropped (a new generation): every tick's frames equal
+    `split_series`, frames handed out keep their values, and a metric NaN on every kept row is the zero-stride
+    NaN view (no array held)."""
+    kept, handed = KeptRows(), []
+    for columns, aside, generation in _sparse_table(np.random.default_rng(seed), ticks):
+        metrics = pd.DataFrame(columns, copy=False)
+        got = kept.split(metrics, aside, _evals(False), _ranks(), generation, columns)
+        want = split_series(metrics, aside, _evals(False), _ranks())
+        for g, w in zip(got, want, strict=True):
+            _equal(g, w)
+        if aside.any() and len(got[0]):
+            for c in [c for c in got[0].columns if c.startswith("m")]:
+                values = got[0][c].to_numpy()
+                assert (values.strides == (0,)) == (values.view(np.uint64) == _NAN_BITS).all(), c
+        handed.append((got[0], bits(got[0])))
+    for frame, held in handed:
+        assert bits(frame) == held
+
+
+def test_kept_rows_hold_no_dense_copy_of_metrics_nan_on_every_kept_row() -> None:
+    """2,000 metrics, each valued only on the rows set aside (an evaluation line's own metrics) but one valued on
+    a few kept rows: the kept rows hold the fixed columns and that one metric, not 2,000 columns written NaN
+    (~32 MB at 2,000 rows)."""
+    rng, n = np.random.default_rng(0), 2000
+    aside = np.where(np.arange(n) % 10 == 9, Aside.EVAL, Aside.KEEP).astype(np.int8)
+    columns: dict[str, object] = {
+        "rank": rng.integers(0, 4, n).astype(np.int64),
+        "epoch": np.zeros(n, dtype=np.int16),
+        "step": np.arange(n, dtype=np.int32),
+        "loss": rng.random(n),
+        "time": np.full(n, np.nan),  # no stamps: no array held either
+        "offset": np.arange(n, dtype=np.int64),
+        "file": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), dtype=pd.CategoricalDtype(["a.log"])),
+    }
+    for j in range(2000):
+        columns[f"m{j}"] = np.where(aside == Aside.EVAL, 0.5, np.nan)
+    columns["m0"] = np.where(np.arange(n) % 500 == 0, 0.25, np.nan)  # on 4 kept rows
+    metrics = pd.DataFrame(columns, copy=False)
+    kept = KeptRows()
+    got = kept.split(metrics, aside, _evals(False), _ranks(), 0, columns)
+    for g, w in zip(got, split_series(metrics, aside, _evals(False), _ranks()), strict=True):
+        _equal(g, w)
+    k = len(got[0])
+    assert k == 1800
+    assert kept.nbytes <= k * (8 + 2 + 4 + 8 + 8 + 1 + 8)  # rank, epoch, step, loss, offset, file codes, m0: no more
+    assert got[0]["m1"].to_numpy().strides == (0,) and got[0]["m0"].to_numpy().strides == (8,)
+    assert got[0]["m0"].notna().sum() == 4
