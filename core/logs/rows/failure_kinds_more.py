@@ -318,7 +318,8 @@ MORE_KINDS: tuple[FailureKind, ...] = (
             ),
             FailureSample(  # the paste's first line, its level prefix cut (the next lines' `[rankN]:[E ...]` kept)
                 "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1892, OpType=ALLREDUCE, "
-                "NumelIn=574105888, NumelOut=574105888, Timeout(ms)=600000) ran for 600016 milliseconds before timing out.",
+                "NumelIn=574105888, NumelOut=574105888, Timeout(ms)=600000) ran for 600016 milliseconds before timing "
+                "out.",
                 _CORPUS.format(
                     "VITA-MLLM/VITA-Audio#34",
                     "nccl-allreduce-watchdog-timeout-bracketed-date-rank-prefix_vita-audio-34",
