@@ -124,7 +124,15 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     return 48 <= b <= 57 and stamped_error(a, line, end)
 
 
-KEYWORDS_TESTED = (b"loss", b"xent", b"cross_entropy", b"cross entropy", b"perplexity", b"val")  # scan_kernel's
+KEYWORDS_TESTED = (
+    b"loss",
+    b"xent",
+    b"cross_entropy",
+    b"cross entropy",
+    b"crossentropy",
+    b"perplexity",
+    b"val",
+)  # scan_kernel's
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
