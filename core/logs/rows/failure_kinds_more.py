@@ -301,10 +301,10 @@ MORE_KINDS: tuple[FailureKind, ...] = (
     # read by the collective time-out kind; a pasted log is often cut inside it, before `timeout` (a window's end,
     # a line-length limit), or before it, its `[E ...ProcessGroupNCCL.cpp:N]` level prefix left out (the paste's
     # first line starts at `[Rank 0] Watchdog`). Its first words are printed for nothing else: the time-out, whatever
-    # follows them (a line at error level is the time-out kind's, read first)
+    # follows them (a whole line at error level is the time-out kind's)
     FailureKind(
         "collective time-out (cut)",
-        rb"\bWatchdog caught collective\b",
+        rb"\bWatchdog caught collective\b(?! operation timeout)|^\[Rank \d+\] Watchdog caught collective\b",
         (b"Watchdog caught collective",),
         (
             FailureSample(
