@@ -595,6 +595,8 @@ _SCAN_BYTES = st.sampled_from(
         # launcher tags that make a `[` line a candidate (issue 30): `[1,2]<stderr>:`, `[rank6]:`, `[host:pid] `
         *(b"1", b",", b":", b"]", b"-", b".", b"_", b"rank", b"[1,2]", b"[rank6]:", b"[uk:60506] ", b"[uk:6]"),
         *(b"[6]<", b"<", b"[12]"),  # horovodrun's `[6]<stderr>:`
+        # a process group's message, its prefix cut (`[Rank 0] Watchdog ...`, VITA-MLLM/VITA-Audio#34), near misses
+        *(b"[Rank 0] ", b"[Rank ", b"Rank", b"[Rank -1]", b"[Rank0", b"[RANK 3] ", b"[Rankx"),
         # a `[date]` stamp before an error level, maybe after one word (DeepSpeed's launcher, torch's elastic agent)
         *(b"[2023-05-11 07:34:44,846] ", b"[2", b"] ", b"[ERROR]", b"ERROR", b"FATAL", b"CRITICAL", b"CRITICA"),
         *(b"torch.api:", b"x" * 30),

@@ -288,6 +288,12 @@ MD_BAR = (
     "```bash\nEpoch: 1\nLearning rate: 0.005000\nTrain Epoch: 1 Loss: 5.872 Acc@1 3.611 Acc@5 11.045: "
     "100%|██████████| 10010/10010 [3:06:24<00:00,  1.12s/it]\n```\n"
 )
+# a DGL GraphSAGE run kept as `loss.md` (SijingYu/GraphSAGE_MultiGPU, corpus entry dgl-graphsage-epoch-step-loss-
+# pipes-eval-test-acc_graphsage-multigpu-loss-md): a code block of the curves' arrays, then the run's rows
+MD_LOSS = (
+    "```python\nloss_4 = np.array([4.260439383677947, 1.6890802750220666])\n```\n\n"
+    "Epoch 00000 | Step 00000 | Loss 6.1411 | Train Acc 0.0160 | Speed (samples/sec) nan | GPU 296.2 MB\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -297,6 +303,8 @@ MD_BAR = (
         ("train.log.json", MMCV_JSON, 1.5689),
         ("log_output.md", MD_BAR, 5.872),
         ("training_logs.md", MD_BAR, 5.872),
+        ("loss.md", MD_LOSS, 6.1411),  # named for the losses it holds
+        ("train_losses.md", MD_LOSS, 6.1411),
     ],
 )
 def test_a_log_named_text_file_alone_is_rank_zero(tmp_path: Path, name: str, text: str, loss: float) -> None:
@@ -309,7 +317,9 @@ def test_a_log_named_text_file_alone_is_rank_zero(tmp_path: Path, name: str, tex
     assert snap.metrics["loss"].tolist() == [loss]
 
 
-@pytest.mark.parametrize("name", ["README.md", "catalog.md", "logging.json", "changelog.md", "blog.json"])
+@pytest.mark.parametrize(
+    "name", ["README.md", "catalog.md", "logging.json", "changelog.md", "blog.json", "glossary.md", "lossless.md"]
+)
 def test_a_document_not_named_log_is_never_read(tmp_path: Path, name: str) -> None:
     _write(tmp_path / name, MMCV_JSON)
     assert _workers(tmp_path) == []

@@ -165,11 +165,12 @@ _LOGLIKE = re.compile(
 # file under the name it writes it by: Ultralytics' `results.csv` (a CSV row per epoch), detectron2's JSONWriter
 # `metrics.json` (a JSON line per logging period); a table under a `.csv`/`.tsv` name saying log, results, metrics,
 # history or epochs (Keras' `pd.DataFrame(history.history).to_csv(...)`: ResTS's `ResTS15epochs-full.csv`).
-# Console output pasted into a `.md` whose name says output or results (`terminal_output_300_epochs.md`).
+# Console output pasted into a `.md` whose name says output or results (`terminal_output_300_epochs.md`), or the
+# losses it holds (a DGL example's run kept as `loss.md`: its rows under a code block of the curves' arrays).
 _LOG_NAMED_TEXT = re.compile(
     r"(?:^|/)(?:(?:[^/]*[^a-z/])?logs?(?:[^a-z/][^/]*)?\.(?:json|md)|(?:trainer_state|metrics)\.json"
     r"|(?:[^/]*[^a-z/])?(?:logs?|results|metrics|history|epochs?)(?:[^a-z/][^/]*)?\.(?:csv|tsv)"
-    r"|(?:[^/]*[^a-z/])?(?:output|results)(?:[^a-z/][^/]*)?\.md)$",
+    r"|(?:[^/]*[^a-z/])?(?:output|results|loss(?:es)?)(?:[^a-z/][^/]*)?\.md)$",
     re.IGNORECASE,
 )
 _PRIORITY = {

@@ -284,6 +284,24 @@ LATE_KINDS: tuple[FailureKind, ...] = (
         ),
         weight=1,
     ),
+    # A caching memory allocator's last word (nnabla's, on stderr): one failed allocation frees the cache and retries
+    # (`Failed to allocate. Freeing memory cache and retrying.`, no failure: the retry may succeed); `Failed to
+    # allocate again.` says the retry failed too, the device's memory is exhausted and the allocation raises (nnabla's
+    # `Error during forward propagation:` and the graph's function list follow)
+    FailureKind(
+        "allocation failed again",
+        rb"^\s*Failed to allocate again\b",
+        (b"Failed to allocate again",),
+        (
+            FailureSample(
+                "Failed to allocate again.",
+                _CORPUS.format(
+                    "sony/ai-research-code#54",
+                    "nnabla-failed-to-allocate-again-forward-propagation-epoch-1_sony-ai-research-code-54",
+                ),
+            ),
+        ),
+    ),
 )
 
 

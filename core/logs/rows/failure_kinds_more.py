@@ -299,11 +299,12 @@ MORE_KINDS: tuple[FailureKind, ...] = (
     ),
     # torch's NCCL watchdog on a time-out (`[Rank 5] Watchdog caught collective operation timeout: WorkNCCL(...)`) is
     # read by the collective time-out kind; a pasted log is often cut inside it, before `timeout` (a window's end,
-    # a line-length limit). Its first words are printed for nothing else: the time-out, whatever follows them (a
-    # line that holds the whole phrase is the time-out kind's, at error level)
+    # a line-length limit), or before it, its `[E ...ProcessGroupNCCL.cpp:N]` level prefix left out (the paste's
+    # first line starts at `[Rank 0] Watchdog`). Its first words are printed for nothing else: the time-out, whatever
+    # follows them (a whole line at error level is the time-out kind's)
     FailureKind(
         "collective time-out (cut)",
-        rb"\bWatchdog caught collective\b(?! operation timeout)",
+        rb"\bWatchdog caught collective\b(?! operation timeout)|^\[Rank \d+\] Watchdog caught collective\b",
         (b"Watchdog caught collective",),
         (
             FailureSample(
@@ -314,6 +315,15 @@ MORE_KINDS: tuple[FailureKind, ...] = (
                     "line-numbered-paste-hf-dict-row-bars-then-rank5-watchdog-cut_llamafactory-8261",
                 ),
                 rank=5,
+            ),
+            FailureSample(  # the paste's first line, its level prefix cut (the next lines' `[rankN]:[E ...]` kept)
+                "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1892, OpType=ALLREDUCE, "
+                "NumelIn=574105888, NumelOut=574105888, Timeout(ms)=600000) ran for 600016 milliseconds before timing "
+                "out.",
+                _CORPUS.format(
+                    "VITA-MLLM/VITA-Audio#34",
+                    "nccl-allreduce-watchdog-timeout-bracketed-date-rank-prefix_vita-audio-34",
+                ),
             ),
         ),
     ),

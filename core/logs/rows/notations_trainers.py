@@ -55,6 +55,10 @@ _HOROVOD_1737 = CORPUS.format(
     "https://github.com/horovod/horovod/issues/1737",
     "horovod-stderr-tf-estimator-cross-entropy-rank0-diverges_horovod-1737",
 )
+_SSD = CORPUS.format(
+    "https://github.com/Sparks-zs/mxnet-object-detection/blob/33302a42b6002e1007e2e407bf5bfcde3527e780/log/train.log",
+    "ssd-crossentropy-smoothl1-rows-no-loss-word-val-ap_mxnet-object-detection-train",
+)
 _DSCNN = CORPUS.format(
     "https://github.com/Ascend/modelzoo/blob/1b7996a5c98f01f57ed796b1967b96b27e6e4362/contrib/Research/speech/ds-cnn/"
     "ds-cnn_tf_hw81087854/train.log",
@@ -137,10 +141,10 @@ TRAINERS: tuple[Notation, ...] = (
     ),
     Notation(
         "loss_named_cross_entropy",
-        "a loss named `cross_entropy` or `cross entropy` with no `loss` word (core.logs.tokens.lexicon.LOSS_KEYS): "
-        "TF Estimator's LoggingTensorHook `cross_entropy = X, learning_rate = Y, ...` (here behind mpirun's rank "
-        "tag) and TF speech-commands' `Step #1: rate R, accuracy A%, cross entropy X` (its step after a `#`); "
-        "the other values are metrics",
+        "a loss named `cross_entropy`, `cross entropy` or `CrossEntropy` with no `loss` word "
+        "(core.logs.tokens.lexicon.LOSS_KEYS): TF Estimator's LoggingTensorHook `cross_entropy = X, learning_rate "
+        "= Y, ...` (here behind mpirun's rank tag), TF speech-commands' `Step #1: rate R, accuracy A%, cross entropy "
+        "X` (its step after a `#`) and GluonCV SSD's `CrossEntropy=X, SmoothL1=Y`; the other values are metrics",
         (
             NotationSample(
                 "[1,0]<stderr>:INFO:tensorflow:cross_entropy = 3936.8564, learning_rate = 0.013941194, "
@@ -158,6 +162,12 @@ TRAINERS: tuple[Notation, ...] = (
                 "cross entropy 4.509356",
                 _DSCNN,
                 {"loss": 4.509356, "step": 1, "rate": 0.001},
+            ),
+            NotationSample(  # GluonCV SSD's loss metrics run together, no `loss` word (round 12 set-aside)
+                "2020-08-31 14:53:06,644 - train_net.py[line:175] - INFO: [Epoch 0][Batch 0], Speed: 0.926 "
+                "samples/sec, CrossEntropy=1.83e+00, SmoothL1=3.00e-03, val_AP=0.136",
+                _SSD,
+                {"loss": 1.83, "epoch": 0, "smoothl1": 0.003},
             ),
         ),
     ),

@@ -59,9 +59,14 @@ STAMPED_ERROR = (
 )
 # A log viewer's line number before every line of a paste (`[1763] ` then the log's own line, hiyouga/LlamaFactory#8261)
 # is no chatter either: what follows it is read as any line (a failure behind it teaches the file its prefix,
-# core.logs.rows.lineprefix). Two to nine digits: a one-digit `[2] ` is as likely a stamp's or a counter's
+# core.logs.rows.lineprefix). Two to nine digits: a one-digit `[2] ` is as likely a stamp's or a counter's.
+# torch's process-group messages name their rank first, `[Rank 0] Watchdog caught collective operation timeout: ...`:
+# a paste that cut the line's `[E ...ProcessGroupNCCL.cpp:N] ` prefix away starts with it (VITA-MLLM/VITA-Audio#34,
+# corpus entry nccl-allreduce-watchdog-timeout-bracketed-date-rank-prefix_vita-audio-34), a candidate too
 CANDIDATE_START = (
-    rb"(?:[^\[\n]|\[[EC]|\[\d+,|\[\d+\]<|\[\d{2,9}\] |\[rank\d|\[[A-Za-z0-9][\w.\-]*:\d+\] |" + STAMPED_ERROR + rb")"
+    rb"(?:[^\[\n]|\[[EC]|\[\d+,|\[\d+\]<|\[\d{2,9}\] |\[rank\d|\[Rank \d|\[[A-Za-z0-9][\w.\-]*:\d+\] |"
+    + STAMPED_ERROR
+    + rb")"
 )
 RE_SCAN = re.compile(rb"\n" + CANDIDATE_START)
 RE_CANDIDATE_AT = re.compile(CANDIDATE_START)

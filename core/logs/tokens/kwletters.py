@@ -31,10 +31,13 @@ def follows(a: np.ndarray, i: int, end: int, text: np.ndarray) -> bool:
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
 def cross_entropy(a: np.ndarray, first: int, end: int) -> bool:
-    """Whether the `ss` at `a[first]` (its `o` seen) is `cross_entropy`'s / `cross entropy`'s: only an `oss` asks."""
+    """Whether the `ss` at `a[first]` (its `o` seen) is `cross_entropy`'s / `cross entropy`'s / `crossentropy`'s: only
+    an `oss` asks."""
     if first < 3 or (a[first - 2] | 32) != 114 or (a[first - 3] | 32) != 99 or first + 2 >= end:
         return False
-    return (a[first + 2] == 95 or a[first + 2] == 32) and follows(a, first + 3, end, _ENTROPY)
+    if a[first + 2] == 95 or a[first + 2] == 32:
+        return follows(a, first + 3, end, _ENTROPY)
+    return follows(a, first + 2, end, _ENTROPY)
 
 
 _STAMP = np.frombuffer(b"[dddd-dd-dd dd:dd:dd] ep. ", dtype=np.uint8).copy()  # `d` a digit, a letter any case

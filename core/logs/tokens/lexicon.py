@@ -47,11 +47,13 @@ NOISE_PREFIXES = (b"[WARNING]", b"[INFO]", b"[DEBUG]")
 ERROR_PREFIXES = (b"[ERROR]", b"[CRITICAL]", b"[EXCEPTION]")
 """MindSpore's level tags for error lines."""
 
-LOSS_KEYS = (b"loss", b"xent", b"cross_entropy", b"cross entropy", b"trl", b"tel")
+LOSS_KEYS = (b"loss", b"xent", b"cross_entropy", b"cross entropy", b"crossentropy", b"trl", b"tel")
 """Words that name a training loss on a line, any case: `loss` (alone or qualified: `lm loss`, `train_loss`),
 `xent`, cross entropy (OpenNMT-py's `Step 50/100000; acc: 3.94; ppl: 3245.38; xent: 8.09; lr: ...`), and cross
 entropy spelt out, TF's `INFO:tensorflow:cross_entropy = 3.2162714, learning_rate = ...` (Estimator's logging
-hook) and `Step #1: rate 0.001000, accuracy 3.00%, cross entropy 4.509356` (the speech-commands trainer); llm.c's
+hook), or run together, GluonCV's SSD trainer's `[Epoch 0][Batch 0], Speed: ..., CrossEntropy=1.83e+00,
+SmoothL1=3.00e-03` (its mx.metric.Loss names; the scan's `oss` check reads all three), and `Step #1: rate
+0.001000, accuracy 3.00%, cross entropy 4.509356` (the speech-commands trainer); llm.c's
 `trl` and `tel`, its train and eval loss (`s:0 trl:11.0091 lr:0.000001 norm:15.37`, `s:0 tel:11.0092`), `tel` an
 evaluation's (EVAL_LOSS_KEYS), found by a line's start (KEYED_START). As a key each is a word of its own (`Intel`,
 `ctrl` hold none)."""

@@ -81,7 +81,7 @@ def _host_char(c: int) -> bool:
 def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     """Whether the line starting at `line` is a candidate by its first bytes (core.logs.tokens.bulk.CANDIDATE_START):
     not `[` nor empty, or `[E` / `[C`, or a launcher's tag `[1,2]...`, `[6]<...`, `[rank6...`, `[host:pid] `, a line
-    number `[1763] `, or a `[date]` stamp before an error level (`Error:` too)."""
+    number `[1763] `, a process group's `[Rank 6 ...`, or a `[date]` stamp before an error level (`Error:` too)."""
     if line >= end:
         return False
     first = a[line]
@@ -92,13 +92,15 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     b = a[line + 1]
     if b == 69 or b == 67:
         return True
-    if b == 114:  # [rank + a digit
+    if b == 114 or b == 82:  # [rank + a digit, or [Rank + a space + a digit (torch's `[Rank 0] Watchdog ...`)
+        p = line + 5 + (b == 82)
         return (
-            line + 5 < end
+            p < end
             and a[line + 2] == 97
             and a[line + 3] == 110
             and a[line + 4] == 107
-            and 48 <= a[line + 5] <= 57
+            and (b == 114 or a[line + 5] == 32)
+            and 48 <= a[p] <= 57
         )
     if not (48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122):
         return False
@@ -122,7 +124,15 @@ def _candidate(a: np.ndarray, line: int, end: int) -> bool:
     return 48 <= b <= 57 and stamped_error(a, line, end)
 
 
-KEYWORDS_TESTED = (b"loss", b"xent", b"cross_entropy", b"cross entropy", b"perplexity", b"val")  # scan_kernel's
+KEYWORDS_TESTED = (
+    b"loss",
+    b"xent",
+    b"cross_entropy",
+    b"cross entropy",
+    b"crossentropy",
+    b"perplexity",
+    b"val",
+)  # scan_kernel's
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, inline="always")
